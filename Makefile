@@ -1,0 +1,22 @@
+# s3sweep: the two commands a new user needs are `make demo` and `make test`.
+CARGO ?= cargo
+
+.PHONY: demo test lint fmt build-release
+
+## The main job: the local sweep on the embedded S3 server (about a minute).
+demo:
+	$(CARGO) run --release --bin s3sweep -- local
+
+## Every test: formatting, lints, unit, integration and CLI tests.
+test: lint
+	$(CARGO) test --all-targets
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+build-release:
+	$(CARGO) build --release

@@ -1,0 +1,510 @@
+//! The s3sweep command line: `local` (the whole demo on the embedded server), `run`
+//! (a sweep request against any endpoint or real AWS), `seed` (write test objects) and
+//! `serve` (the embedded server alone). Thin: parsing and printing only.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use s3sweep::client::{ClientOptions, CredentialSource, SweepClient};
+use s3sweep::report::{render_tables, ConfigResult, SweepResult};
+use s3sweep::request::{KeyTemplate, Plan, SweepRequest};
+use s3sweep::seed::{seed, SeedSpec};
+use s3sweep::server::{self, LatencyProfile, ServerConfig, LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
+use s3sweep::sweep::{self, Observer, SweepOptions};
+use s3sweep::usage;
+
+#[derive(Parser)]
+#[command(
+    name = "s3sweep",
+    version,
+    about = "How fast can many small S3 objects be read in parallel, and why does it stop getting faster?"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The demo: start the embedded S3 server with a Standard-like and an Express-like
+    /// bucket, write the test objects, sweep both, print a table per bucket.
+    Local(LocalArgs),
+    /// Run a sweep request (the Lambda's event JSON) against an endpoint or real AWS;
+    /// prints the result JSON on stdout and the tables on stderr.
+    Run(RunArgs),
+    /// Write test objects to a bucket, skipping keys that exist, and record the keys
+    /// written in a manifest.
+    Seed(SeedArgs),
+    /// Run the embedded S3 server until interrupted.
+    Serve(ServeArgs),
+}
+
+#[derive(Args)]
+struct LocalArgs {
+    /// Objects per bucket.
+    #[arg(long, default_value_t = 1000)]
+    objects: u32,
+    /// Worker counts, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,20,32,64,128,256")]
+    workers: Vec<u32>,
+    /// Object size in bytes.
+    #[arg(long, default_value_t = 46_080)]
+    size: u64,
+    /// Most connections per endpoint (default: the largest worker count).
+    #[arg(long)]
+    pool: Option<u32>,
+    /// Repetitions of each configuration.
+    #[arg(long, default_value_t = 1)]
+    repetitions: u32,
+    /// Also write the result JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Run the server inside this process instead of a child process (its CPU then
+    /// counts as client CPU).
+    #[arg(long)]
+    in_process: bool,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The request: a JSON file in the Lambda's event format.
+    #[arg(long)]
+    event: PathBuf,
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Also write the result JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Skip the first-request check of each bucket.
+    #[arg(long)]
+    no_preflight: bool,
+}
+
+#[derive(Args)]
+struct TargetArgs {
+    /// S3 endpoint, e.g. http://127.0.0.1:9000 for `s3sweep serve`. Without it, AWS.
+    #[arg(long)]
+    endpoint: Option<String>,
+    /// Region (default: from the AWS configuration, else us-east-1).
+    #[arg(long)]
+    region: Option<String>,
+    /// With --endpoint: use the AWS credential chain instead of the embedded server's
+    /// fixed credentials.
+    #[arg(long)]
+    aws_credentials: bool,
+}
+
+impl TargetArgs {
+    fn options(&self) -> ClientOptions {
+        match &self.endpoint {
+            Some(url) => ClientOptions {
+                endpoint: Some(url.clone()),
+                region: Some(self.region.clone().unwrap_or_else(|| "us-east-1".into())),
+                credentials: if self.aws_credentials {
+                    CredentialSource::Chain
+                } else {
+                    CredentialSource::Local
+                },
+            },
+            None => ClientOptions {
+                endpoint: None,
+                region: self.region.clone(),
+                credentials: CredentialSource::Chain,
+            },
+        }
+    }
+}
+
+#[derive(Args)]
+struct SeedArgs {
+    /// Bucket to write to.
+    #[arg(long)]
+    bucket: String,
+    /// Key template; `{i}` becomes 0..count.
+    #[arg(long, default_value = "test/{i}/vectors")]
+    key_template: String,
+    /// Objects to write.
+    #[arg(long, default_value_t = 1000)]
+    count: u32,
+    /// Object size in bytes.
+    #[arg(long, default_value_t = 46_080)]
+    size: u64,
+    /// PUTs in flight.
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    /// Manifest file recording the keys written (default: s3sweep-manifest-BUCKET.json).
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+    /// Create the bucket first if it does not exist (embedded server or general purpose buckets).
+    #[arg(long)]
+    create_bucket: bool,
+    #[command(flatten)]
+    target: TargetArgs,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Port on 127.0.0.1 (0: any free port; the chosen one is printed).
+    #[arg(long, default_value_t = 9000)]
+    port: u16,
+    /// A bucket to create, with its latency profile (none, express, standard); repeatable.
+    #[arg(long = "bucket", value_name = "NAME=PROFILE")]
+    buckets: Vec<String>,
+    /// Latency profile of buckets created later by clients.
+    #[arg(long, default_value = "none")]
+    default_profile: LatencyProfile,
+    /// Seed of the latency draws.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Local(args) => local(args).await,
+            Command::Run(args) => run(args).await,
+            Command::Seed(args) => seed_cmd(args).await,
+            Command::Serve(args) => serve(args).await,
+        }
+    })
+}
+
+/// Prints one line per finished configuration on stderr.
+struct Lines;
+
+impl Observer for Lines {
+    fn config_finished(&self, r: &ConfigResult) {
+        eprintln!(
+            "  {:<16} workers {:>4} rep {}: {:>8.0} ms  {:>8.0} objects/s  ttfb p50 {:>7.2} ms  errors {}",
+            r.bucket,
+            r.workers,
+            r.repetition,
+            r.wall_ms,
+            r.objects_per_s,
+            r.ttfb_ms.p50,
+            r.errors.short()
+        );
+    }
+}
+
+fn write_json(path: &Path, result: &SweepResult) -> Result<()> {
+    let text = serde_json::to_string_pretty(result)?;
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+async fn local(args: LocalArgs) -> Result<()> {
+    let buckets = vec![
+        ("standard-like".to_string(), LatencyProfile::Standard),
+        ("express-like".to_string(), LatencyProfile::Express),
+    ];
+    let max_workers = args.workers.iter().copied().max().unwrap_or(1);
+    let mut request = SweepRequest::new(buckets.iter().map(|(b, _)| b.clone()).collect());
+    request.object_count = args.objects;
+    request.workers = args.workers.clone();
+    request.pool_connections = args.pool.unwrap_or(max_workers);
+    request.repetitions = args.repetitions;
+    let plan = Plan::from_request(request).map_err(|e| anyhow::anyhow!("{e}"))?;
+
+    // The server runs in a child process by default so its CPU is not counted as the
+    // client's.
+    let server = if args.in_process {
+        let running = server::start(ServerConfig {
+            buckets: buckets.clone(),
+            ..ServerConfig::default()
+        })
+        .await?;
+        LocalServer::InProcess(running)
+    } else {
+        LocalServer::spawn(&buckets).await?
+    };
+    let endpoint = server.endpoint();
+    eprintln!("embedded S3 server at {endpoint} ({})", server.describe());
+
+    let client = SweepClient::new(ClientOptions::local(&endpoint)).await?;
+    let seed_started = Instant::now();
+    for (bucket, _) in &buckets {
+        let s3 = client.s3(s3sweep::client::RequestSettings {
+            max_attempts: 3,
+            first_byte_timeout: Duration::from_secs(10),
+            attempt_timeout: Duration::from_secs(30),
+        });
+        seed(
+            &s3,
+            Some(&endpoint),
+            &SeedSpec {
+                bucket: bucket.clone(),
+                keys: KeyTemplate::parse(&plan.keys().as_template(), plan.object_count())
+                    .map_err(anyhow::Error::msg)?,
+                object_count: plan.object_count(),
+                object_size_bytes: args.size,
+                concurrency: 64,
+                skip_existing: false,
+            },
+        )
+        .await?;
+    }
+    eprintln!(
+        "wrote {} objects of {} bytes to each bucket in {} ms; sweeping workers {:?} (pool {} connections)",
+        plan.object_count(),
+        args.size,
+        seed_started.elapsed().as_millis(),
+        plan.workers(),
+        plan.pool_connections()
+    );
+    let server_cpu_before = server.cpu_time();
+    let requests_before = client.transport().counters().requests_sent;
+    let result = sweep::run(
+        &client,
+        &plan,
+        &SweepOptions {
+            runner: "local".into(),
+            ..SweepOptions::default()
+        },
+        Arc::new(Lines),
+    )
+    .await;
+    let requests = client.transport().counters().requests_sent - requests_before;
+    let server_cpu = match (server_cpu_before, server.cpu_time()) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
+    println!();
+    print!("{}", render_tables(&result));
+    if let Some(cpu) = server_cpu {
+        println!(
+            "embedded server CPU: {:.3} ms per GET ({} GETs incl. warm-up); client peak RSS {} MiB",
+            cpu.as_secs_f64() * 1000.0 / requests.max(1) as f64,
+            requests,
+            usage::peak_rss_bytes() >> 20
+        );
+    }
+    if let Some(path) = &args.json {
+        write_json(path, &result)?;
+        eprintln!("result JSON written to {}", path.display());
+    }
+    server.stop().await;
+    Ok(())
+}
+
+enum LocalServer {
+    InProcess(server::RunningServer),
+    Child {
+        child: tokio::process::Child,
+        endpoint: String,
+    },
+}
+
+impl LocalServer {
+    async fn spawn(buckets: &[(String, LatencyProfile)]) -> Result<Self> {
+        let exe = std::env::current_exe().context("finding the s3sweep executable")?;
+        let mut cmd = tokio::process::Command::new(exe);
+        cmd.arg("serve").arg("--port").arg("0");
+        for (b, p) in buckets {
+            cmd.arg("--bucket").arg(format!("{b}={p}"));
+        }
+        cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).stdin(Stdio::null());
+        cmd.kill_on_drop(true);
+        // SAFETY: prctl in the child before exec only sets its parent-death signal.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().context("starting the embedded server")?;
+        let stdout = child.stdout.take().context("server stdout")?;
+        let mut lines = BufReader::new(stdout).lines();
+        let endpoint = tokio::time::timeout(Duration::from_secs(30), async {
+            while let Some(line) = lines.next_line().await? {
+                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+                    return Ok::<_, std::io::Error>(Some(url.to_string()));
+                }
+            }
+            Ok(None)
+        })
+        .await
+        .context("the embedded server did not start within 30 s")??
+        .context("the embedded server exited before printing its address")?;
+        // Keep draining its stdout so it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok(LocalServer::Child { child, endpoint })
+    }
+
+    fn endpoint(&self) -> String {
+        match self {
+            LocalServer::InProcess(s) => s.endpoint(),
+            LocalServer::Child { endpoint, .. } => endpoint.clone(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            LocalServer::InProcess(_) => "in this process".into(),
+            LocalServer::Child { child, .. } => format!("child process {}", child.id().unwrap_or(0)),
+        }
+    }
+
+    fn cpu_time(&self) -> Option<Duration> {
+        match self {
+            LocalServer::InProcess(_) => None,
+            LocalServer::Child { child, .. } => child.id().and_then(usage::child_cpu_time),
+        }
+    }
+
+    async fn stop(self) {
+        match self {
+            LocalServer::InProcess(s) => s.shutdown().await,
+            LocalServer::Child { mut child, .. } => {
+                let _ = child.kill().await;
+            }
+        }
+    }
+}
+
+async fn run(args: RunArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&args.event).with_context(|| format!("reading {}", args.event.display()))?;
+    let plan = Plan::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", args.event.display()))?;
+    let client = SweepClient::new(args.target.options()).await?;
+    if !args.no_preflight {
+        sweep::preflight(&client, &plan)
+            .await
+            .map_err(|e| anyhow::anyhow!("{}: {e}", e.error_type()))?;
+    }
+    eprintln!(
+        "sweeping {} bucket(s), workers {:?}, {} objects each, {} requests in all",
+        plan.buckets().len(),
+        plan.workers(),
+        plan.object_count(),
+        plan.total_requests()
+    );
+    let result = sweep::run(
+        &client,
+        &plan,
+        &SweepOptions {
+            runner: "cli".into(),
+            ..SweepOptions::default()
+        },
+        Arc::new(Lines),
+    )
+    .await;
+    eprint!("\n{}", render_tables(&result));
+    println!("{}", serde_json::to_string_pretty(&result)?);
+    if let Some(path) = &args.json {
+        write_json(path, &result)?;
+    }
+    Ok(())
+}
+
+async fn seed_cmd(args: SeedArgs) -> Result<()> {
+    if let Err(msg) = s3sweep::request::check_bucket_name(&args.bucket) {
+        bail!("--bucket: {msg}");
+    }
+    let keys = KeyTemplate::parse(&args.key_template, args.count.max(1) - 1)
+        .map_err(|m| anyhow::anyhow!("--key-template: {m}"))?;
+    if args.count == 0 {
+        bail!("--count: must be at least 1");
+    }
+    let client = SweepClient::new(args.target.options()).await?;
+    let s3 = client.s3(s3sweep::client::RequestSettings {
+        max_attempts: 3,
+        first_byte_timeout: Duration::from_secs(10),
+        attempt_timeout: Duration::from_secs(60),
+    });
+    if args.create_bucket {
+        match s3.create_bucket().bucket(&args.bucket).send().await {
+            Ok(_) => eprintln!("created bucket {}", args.bucket),
+            Err(e) => {
+                let code = e
+                    .as_service_error()
+                    .and_then(aws_sdk_s3::error::ProvideErrorMetadata::code);
+                if !matches!(code, Some("BucketAlreadyOwnedByYou")) {
+                    bail!(
+                        "creating bucket {}: {}",
+                        args.bucket,
+                        aws_sdk_s3::error::DisplayErrorContext(&e)
+                    );
+                }
+            }
+        }
+    }
+    let started = Instant::now();
+    let manifest = seed(
+        &s3,
+        client.endpoint(),
+        &SeedSpec {
+            bucket: args.bucket.clone(),
+            keys,
+            object_count: args.count,
+            object_size_bytes: args.size,
+            concurrency: args.concurrency,
+            skip_existing: true,
+        },
+    )
+    .await?;
+    let path = args
+        .manifest
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("s3sweep-manifest-{}.json", args.bucket)));
+    manifest.save(&path)?;
+    eprintln!(
+        "wrote {} objects to {} ({} already there, left alone) in {} ms; keys written are recorded in {}",
+        manifest.written.len(),
+        args.bucket,
+        manifest.skipped_existing,
+        started.elapsed().as_millis(),
+        path.display()
+    );
+    Ok(())
+}
+
+async fn serve(args: ServeArgs) -> Result<()> {
+    let mut buckets = Vec::new();
+    let mut problems = Vec::new();
+    for spec in &args.buckets {
+        let (name, profile) = spec.split_once('=').unwrap_or((spec.as_str(), "none"));
+        match (
+            s3sweep::request::check_bucket_name(name),
+            profile.parse::<LatencyProfile>(),
+        ) {
+            (Ok(()), Ok(p)) => buckets.push((name.to_string(), p)),
+            (Err(m), _) | (_, Err(m)) => problems.push(format!("--bucket {spec}: {m}")),
+        }
+    }
+    if !problems.is_empty() {
+        bail!("{}", problems.join("; "));
+    }
+    let running = server::start(ServerConfig {
+        addr: std::net::SocketAddr::from(([127, 0, 0, 1], args.port)),
+        buckets: buckets.clone(),
+        default_profile: args.default_profile,
+        seed: args.seed,
+    })
+    .await
+    .with_context(|| format!("binding 127.0.0.1:{}", args.port))?;
+    println!("s3sweep serve: listening on {}", running.endpoint());
+    println!("credentials: access key {LOCAL_ACCESS_KEY}, secret key {LOCAL_SECRET_KEY} (path-style addressing, region us-east-1)");
+    for (b, p) in &buckets {
+        println!("bucket {b}: latency profile {p}");
+    }
+    use std::io::Write;
+    std::io::stdout().flush()?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    running.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,29 @@
+//! s3sweep measures how fast many small objects can be read from S3 in parallel,
+//! bucket by bucket and concurrency level by concurrency level.
+//!
+//! # Map of the crate
+//!
+//! - [`request`]: the sweep request (the Lambda's event, `s3sweep run --event`'s file)
+//!   and its validation into a [`request::Plan`] that cannot hold invalid values.
+//! - [`client`]: the one S3 client per process: the AWS SDK on a transport we own
+//!   (hyper-util's pool with a per-host connection cap, `TCP_NODELAY`, counters).
+//! - [`sweep`]: the engine: bucket x workers x repetition, exactly `workers` GETs in
+//!   flight, bodies drained and counted, failures counted by kind.
+//! - [`report`]: the result document (`s3sweep.result/v1`), percentiles, summaries and
+//!   the human tables.
+//! - [`seed`]: writes the test objects (skipping keys already there) and records what
+//!   it wrote in a manifest.
+//! - [`server`]: the embedded S3-compatible server (s3s) with per-bucket latency
+//!   profiles, for laptops and tests.
+//! - [`usage`]: CPU time, peak memory and machine facts.
+//!
+//! The binaries are thin: `src/bin/s3sweep.rs` (the CLI) parses arguments and calls
+//! into these modules.
+
+pub mod client;
+pub mod report;
+pub mod request;
+pub mod seed;
+pub mod server;
+pub mod sweep;
+pub mod usage;
