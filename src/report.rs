@@ -265,6 +265,9 @@ pub struct BucketSummary {
     pub speedup_over_one_worker: Option<f64>,
     /// Failed requests over every configuration of the bucket.
     pub errors_total: u64,
+    /// The knee: the smallest worker count whose median throughput is within 10% of
+    /// the best. More workers than this buy less than 10%.
+    pub knee_workers: Option<u32>,
 }
 
 /// A configuration that was not run.
@@ -307,6 +310,21 @@ fn median_walls(results: &[ConfigResult], bucket: &str) -> Vec<(u32, f64, f64, u
         .collect()
 }
 
+/// The knee of a throughput curve: the smallest worker count whose throughput is at
+/// least 90% of the best. `points` are (workers, objects per second) in any order.
+pub fn knee(points: &[(u32, f64)]) -> Option<u32> {
+    let best = points
+        .iter()
+        .map(|p| p.1)
+        .filter(|t| t.is_finite())
+        .max_by(f64::total_cmp)?;
+    points
+        .iter()
+        .filter(|p| p.1.is_finite() && p.1 >= 0.9 * best)
+        .map(|p| p.0)
+        .min()
+}
+
 /// Summaries per bucket, in the order buckets appear. Configurations with errors still
 /// count: a fast run that failed half its requests is not the best, so the best is the
 /// fastest among worker counts without errors when there is one.
@@ -333,6 +351,13 @@ pub fn summarize(results: &[ConfigResult]) -> Vec<BucketSummary> {
                 .copied()
                 .expect("a bucket in results has at least one row");
             let one = walls.iter().find(|w| w.0 == 1).map(|w| w.1);
+            let knee_workers = knee(
+                &walls
+                    .iter()
+                    .filter(|w| w.3 == 0)
+                    .map(|w| (w.0, w.2))
+                    .collect::<Vec<_>>(),
+            );
             BucketSummary {
                 bucket: bucket.to_string(),
                 best_workers: best.0,
@@ -345,6 +370,7 @@ pub fn summarize(results: &[ConfigResult]) -> Vec<BucketSummary> {
                     .filter(|r| r.bucket == bucket)
                     .map(|r| r.errors.total)
                     .sum(),
+                knee_workers,
             }
         })
         .collect()
@@ -398,6 +424,9 @@ pub fn render_tables(result: &SweepResult) -> String {
         );
         if let (Some(one), Some(speedup)) = (summary.one_worker_wall_ms, summary.speedup_over_one_worker) {
             let _ = write!(out, "; 1 worker: {one:.0} ms, speedup {speedup:.1}x");
+        }
+        if let Some(k) = summary.knee_workers {
+            let _ = write!(out, "; knee at {k} workers");
         }
         if summary.errors_total > 0 {
             let _ = write!(out, "; {} failed requests", summary.errors_total);
@@ -473,6 +502,37 @@ mod tests {
         assert_eq!(s[0].errors_total, 3);
         assert_eq!(s[1].best_workers, 2);
         assert_eq!(s[1].one_worker_wall_ms, None);
+    }
+
+    #[test]
+    fn knee_of_the_seed_curves() {
+        // CONTEXT.md's curves as objects/s (1000 objects / wall seconds).
+        let rate = |ms: f64| 1000.0 / (ms / 1000.0);
+        let express: Vec<(u32, f64)> = [
+            (1, 7831.0),
+            (2, 4037.0),
+            (4, 2625.0),
+            (8, 2826.0),
+            (16, 2668.0),
+            (20, 2410.0),
+        ]
+        .iter()
+        .map(|&(w, ms)| (w, rate(ms)))
+        .collect();
+        let standard: Vec<(u32, f64)> = [
+            (1, 47625.0),
+            (2, 17334.0),
+            (4, 6993.0),
+            (8, 3508.0),
+            (16, 2868.0),
+            (20, 2587.0),
+        ]
+        .iter()
+        .map(|&(w, ms)| (w, rate(ms)))
+        .collect();
+        assert_eq!(knee(&express), Some(4));
+        assert_eq!(knee(&standard), Some(16));
+        assert_eq!(knee(&[]), None);
     }
 
     #[test]
