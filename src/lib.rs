@@ -16,11 +16,16 @@
 //! - [`server`]: the embedded S3-compatible server (s3s) with per-bucket latency
 //!   profiles, for laptops and tests.
 //! - [`usage`]: CPU time, peak memory and machine facts.
+//! - [`lambda`]: the Lambda function's settings (from its environment only), handler,
+//!   deadline reading and progress log lines; errors become `Diagnostic`s with a
+//!   stable `errorType`.
 //!
 //! The binaries are thin: `src/bin/s3sweep.rs` (the CLI) parses arguments and calls
-//! into these modules.
+//! into these modules; `src/bin/s3sweep-lambda.rs` builds one [`lambda::Function`] and
+//! runs it under `lambda_runtime`.
 
 pub mod client;
+pub mod lambda;
 pub mod report;
 pub mod request;
 pub mod seed;
