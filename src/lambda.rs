@@ -45,7 +45,7 @@ pub const MAX_PLAUSIBLE_REMAINING: Duration = Duration::from_secs(905);
 pub const MAX_LAMBDA_CONFIGURATIONS: u64 = 2_000;
 
 /// The function's settings, read once from its environment at start-up.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct FunctionSettings {
     /// How to build the one S3 client.
     pub client: ClientOptions,
@@ -143,8 +143,19 @@ pub enum InvocationError {
     #[error("{0}")]
     InvalidEvent(RequestError),
     /// The first request to a bucket failed in a way every later one would too.
-    #[error("{0}")]
+    #[error("{}", start_message(.0))]
     Start(StartError),
+}
+
+/// The start error's advice, plus what only applies to a function with the
+/// template's role.
+fn start_message(err: &StartError) -> String {
+    match err {
+        StartError::AccessDenied { .. } => format!(
+            "{err}. Note: without s3:ListBucket (the template grants only s3:GetObject), S3 also answers 403 for a key that does not exist, so check the objects were written (`make seed-aws`, or `s3sweep seed`)"
+        ),
+        _ => err.to_string(),
+    }
 }
 
 impl InvocationError {
@@ -260,6 +271,7 @@ impl Function {
             workers = ?plan.workers(),
             object_count = plan.object_count(),
             requests = plan.total_requests(),
+            deadline_unix_ms = context.deadline,
             remaining_ms = remaining.map(|d| d.as_millis() as u64),
             cold_start,
             "sweep starting"
@@ -296,8 +308,7 @@ impl Function {
 /// The event as a plan, with the one limit only the Lambda has: its response size.
 pub fn validate_event(payload: Value) -> Result<Plan, RequestError> {
     let plan = Plan::from_value(payload)?;
-    let configurations =
-        plan.buckets().len() as u64 * plan.workers().len() as u64 * u64::from(plan.repetitions());
+    let configurations = plan.buckets().len() as u64 * plan.workers().len() as u64 * u64::from(plan.repetitions());
     if configurations > MAX_LAMBDA_CONFIGURATIONS {
         return Err(RequestError {
             problems: vec![FieldProblem {
