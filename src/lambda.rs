@@ -54,6 +54,8 @@ pub struct FunctionSettings {
     pub safety_margin: Duration,
     /// `AWS_REGION` of the function, recorded in the result.
     pub region: Option<String>,
+    /// Fan-out: the most invocations, the function to invoke (see [`crate::fanout`]).
+    pub fanout: crate::fanout::FanoutSettings,
 }
 
 /// A function environment that cannot work. Every bad variable is named.
@@ -124,11 +126,13 @@ impl FunctionSettings {
                 }
             },
         };
+        let fanout = crate::fanout::FanoutSettings::from_lookup(&get, &mut problems);
         if problems.is_empty() {
             Ok(FunctionSettings {
                 client,
                 safety_margin,
                 region,
+                fanout,
             })
         } else {
             Err(SettingsError { problems })
@@ -146,6 +150,9 @@ pub enum InvocationError {
     /// The first request to a bucket failed in a way every later one would too.
     #[error("{}", start_message(.0))]
     Start(StartError),
+    /// A fan-out was asked for but this process cannot invoke its function.
+    #[error("{0}")]
+    Fanout(crate::fanout::FanoutError),
 }
 
 /// The start error's advice, plus what only applies to a function with the
@@ -167,6 +174,7 @@ impl InvocationError {
         match self {
             InvocationError::InvalidEvent(_) => "InvalidEvent",
             InvocationError::Start(e) => e.error_type(),
+            InvocationError::Fanout(_) => "FanoutUnavailable",
         }
     }
 }
@@ -224,13 +232,15 @@ pub struct Function {
     settings: FunctionSettings,
     cold: AtomicBool,
     observer: Arc<dyn Observer>,
+    invoker: Option<crate::fanout::Invoker>,
 }
 
 impl Function {
     /// Builds the S3 client from the settings (once per execution environment).
     pub async fn new(settings: FunctionSettings) -> Result<Self, ClientError> {
         let client = SweepClient::new(settings.client.clone()).await?;
-        Ok(Self::with_client(client, settings))
+        let invoker = crate::fanout::Invoker::new(&settings.fanout).await;
+        Ok(Self::with_client(client, settings).with_invoker(invoker))
     }
 
     /// A function around an existing client.
@@ -240,7 +250,14 @@ impl Function {
             settings,
             cold: AtomicBool::new(true),
             observer: Arc::new(LogProgress),
+            invoker: None,
         }
+    }
+
+    /// The same function with a Lambda client for fan-out.
+    pub fn with_invoker(mut self, invoker: crate::fanout::Invoker) -> Self {
+        self.invoker = Some(invoker);
+        self
     }
 
     /// The client every invocation uses.
@@ -261,9 +278,9 @@ impl Function {
         let (payload, context) = event.into_parts();
         let cold_start = self.cold.swap(false, Ordering::Relaxed);
         let remaining = remaining_time(context.deadline, SystemTime::now());
-        let deadline = remaining.map(|left| started + left);
+        let mut deadline = remaining.map(|left| started + left);
 
-        let plan = validate_event(payload).map_err(|err| {
+        let plan = validate_event_with(payload, &self.settings.fanout).map_err(|err| {
             tracing::warn!(error_type = "InvalidEvent", error = %err, "invalid event");
             InvocationError::InvalidEvent(err)
         })?;
@@ -281,12 +298,23 @@ impl Function {
             tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
             InvocationError::Start(err)
         })?;
+        if plan.fanout().is_some() {
+            return self.coordinate(&plan, &context, cold_start, remaining, deadline).await;
+        }
+        // A child stops in time for its coordinator to merge (its own deadline is later).
+        if let Some(finish_by) = plan.finish_by_unix_ms() {
+            let until = UNIX_EPOCH + Duration::from_millis(finish_by);
+            let left = until.duration_since(SystemTime::now()).unwrap_or_default();
+            let by = started + started.elapsed() + left;
+            deadline = Some(deadline.map_or(by, |d| d.min(by)));
+        }
 
         let options = SweepOptions {
             runner: "lambda".into(),
             deadline,
             safety_margin: self.settings.safety_margin,
             lambda: Some(lambda_environment(&context, &self.settings, cold_start, remaining)),
+            child: crate::fanout::ChildOptions::of(&plan),
         };
         let result = sweep::run(&self.client, &plan, &options, self.observer.clone()).await;
         if result.truncated {
@@ -306,10 +334,82 @@ impl Function {
     }
 }
 
+impl Function {
+    /// The coordinator's side of a fan-out: invoke the children, merge their rows.
+    async fn coordinate(
+        &self,
+        plan: &Plan,
+        context: &Context,
+        cold_start: bool,
+        remaining: Option<Duration>,
+        deadline: Option<Instant>,
+    ) -> Result<SweepResult, InvocationError> {
+        use crate::fanout::{self, FanoutError};
+        let invoker = self
+            .invoker
+            .as_ref()
+            .ok_or(InvocationError::Fanout(FanoutError::NoInvoker))?;
+        let function = self.settings.fanout.function_name.clone().unwrap_or_default();
+        let started_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let started = Instant::now();
+        tracing::info!(function = %function, fanout = ?plan.fanout(), "fan-out starting");
+        let (start_unix_ms, outcomes) = fanout::invoke_children(
+            invoker,
+            &self.settings.fanout,
+            plan,
+            deadline,
+            self.settings.safety_margin,
+        )
+        .await
+        .map_err(InvocationError::Fanout)?;
+        let environment = fanout::environment(
+            &self.client,
+            lambda_environment(context, &self.settings, cold_start, remaining),
+        );
+        let mut result = fanout::merged_result(environment, plan, &function, start_unix_ms, outcomes);
+        result.started_unix_ms = started_unix_ms;
+        result.total_wall_ms = crate::report::round3(started.elapsed().as_secs_f64() * 1000.0);
+        if let Some(f) = &result.fanout {
+            tracing::info!(
+                children_ok = f.children_ok,
+                children_failed = f.children_failed,
+                configurations = result.results.len(),
+                "fan-out finished"
+            );
+        }
+        Ok(result)
+    }
+}
+
 /// The event as a plan, with the one limit only the Lambda has: its response size.
 pub fn validate_event(payload: Value) -> Result<Plan, RequestError> {
+    validate_event_with(payload, &crate::fanout::FanoutSettings::default())
+}
+
+/// [`validate_event`] with the function's fan-out settings: `fanout.invocations` is
+/// capped by `FanoutMax`, and the rows a coordinator keeps (children x configurations)
+/// by the response limit.
+pub fn validate_event_with(payload: Value, fanout: &crate::fanout::FanoutSettings) -> Result<Plan, RequestError> {
     let plan = Plan::from_value(payload)?;
     let configurations = plan.buckets().len() as u64 * plan.workers().len() as u64 * u64::from(plan.repetitions());
+    let mut problems: Vec<FieldProblem> = fanout.check(&plan).into_iter().collect();
+    if let Some(f) = plan.fanout() {
+        let rows = configurations * u64::from(f.invocations);
+        if rows > MAX_LAMBDA_CONFIGURATIONS && problems.is_empty() {
+            problems.push(FieldProblem {
+                field: "fanout.invocations".into(),
+                message: format!(
+                    "{} invocations x {configurations} configurations = {rows} child rows; a Lambda result holds at most {MAX_LAMBDA_CONFIGURATIONS} (6 MB response limit): fewer invocations or configurations",
+                    f.invocations
+                ),
+            });
+        }
+    }
+    if !problems.is_empty() {
+        return Err(RequestError { problems });
+    }
     if configurations > MAX_LAMBDA_CONFIGURATIONS {
         return Err(RequestError {
             problems: vec![FieldProblem {

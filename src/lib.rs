@@ -16,6 +16,9 @@
 //! - [`server`]: the embedded S3-compatible server (s3s) with per-bucket latency
 //!   profiles, for laptops and tests.
 //! - [`usage`]: CPU time, peak memory and machine facts.
+//! - [`fanout`]: one sweep over N invocations of the function: the coordinator's
+//!   child events (shards, shared start), invoking them (aws-sdk-lambda, no retries),
+//!   and the merge of their rows (summed counts, merged hdrhistograms, common window).
 //! - [`lambda`]: the Lambda function's settings (from its environment only), handler,
 //!   deadline reading and progress log lines; errors become `Diagnostic`s with a
 //!   stable `errorType`.
@@ -25,6 +28,7 @@
 //! runs it under `lambda_runtime`.
 
 pub mod client;
+pub mod fanout;
 pub mod lambda;
 pub mod report;
 pub mod request;

@@ -38,6 +38,10 @@ pub struct SweepResult {
     pub truncated: bool,
     /// Configurations not run, and why.
     pub skipped: Vec<SkippedConfig>,
+    /// A fan-out coordinator's result: the children, their failures and the merge.
+    /// `results` then holds the merged rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<crate::fanout::FanoutReport>,
 }
 
 /// What produced the result.
@@ -264,6 +268,10 @@ pub struct ConfigResult {
     pub connect_ms_total: f64,
     /// S3 Express `CreateSession` calls made during the configuration.
     pub session_requests: u64,
+    /// Fan-out children only: the timed phase's wall-clock window and serialized
+    /// latency histograms, so the coordinator can merge rows (see [`crate::fanout`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child: Option<crate::fanout::ChildMeasure>,
     /// Up to three distinct error messages, for a first look at failures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_samples: Vec<String>,
@@ -479,6 +487,7 @@ pub(crate) mod tests_support {
             errors: e,
             retries: 0,
             bytes: 0,
+            child: None,
             wall_ms,
             objects_per_s: 100_000.0 / wall_ms,
             mib_per_s: 0.0,
@@ -604,6 +613,7 @@ mod tests {
             results,
             truncated: false,
             skipped: vec![],
+            fanout: None,
         };
         let text = render_tables(&result);
         assert!(text.contains("bucket a-bucket"));

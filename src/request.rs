@@ -51,6 +51,11 @@ pub const INDEX_PLACEHOLDER: &str = "{i}";
 /// | `timeouts_ms.first_byte` | 10000 | from sending a request to its response headers |
 /// | `timeouts_ms.attempt` | 30000 | one attempt, from sending to the last body byte |
 /// | `max_attempts` | 1 | attempts per request; retries are counted separately |
+/// | `role` | `coordinator` | `child` for an invocation a fan-out coordinator started |
+/// | `fanout` | none | `{"invocations": N, "start_delay_ms": D, "split": "shard"\|"replicate"}`, see [`crate::fanout`] |
+/// | `key_range` | all keys | `{"start": a, "end": b}`: read only objects a..b (a child's shard) |
+/// | `start_unix_ms` | none | wall-clock time the first configuration's timed phase waits for |
+/// | `finish_by_unix_ms` | none | wall-clock time a child must be done by (set by its coordinator) |
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepRequest {
@@ -71,6 +76,22 @@ pub struct SweepRequest {
     pub shuffle: bool,
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// `coordinator` (the default) or `child`; children never fan out.
+    #[serde(default, skip_serializing_if = "crate::fanout::Role::is_coordinator")]
+    pub role: crate::fanout::Role,
+    /// Fan the sweep out over this many invocations of the function.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<crate::fanout::FanoutRequest>,
+    /// Only objects `start..end` (a child's shard); all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_range: Option<crate::fanout::KeyRange>,
+    /// Wall-clock ms since the epoch the first configuration's timed phase waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_unix_ms: Option<u64>,
+    /// Wall-clock ms since the epoch by which a child must be done (its coordinator's
+    /// deadline less the safety margin); no configuration starts that would end later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_by_unix_ms: Option<u64>,
     #[serde(default)]
     pub timeouts_ms: TimeoutsMs,
     #[serde(default = "default_max_attempts")]
@@ -149,6 +170,11 @@ impl SweepRequest {
             warmup: true,
             shuffle: true,
             seed: default_seed(),
+            role: crate::fanout::Role::Coordinator,
+            fanout: None,
+            key_range: None,
+            start_unix_ms: None,
+            finish_by_unix_ms: None,
             timeouts_ms: TimeoutsMs::default(),
             max_attempts: default_max_attempts(),
         }
@@ -329,6 +355,8 @@ impl Plan {
                 None
             }
         };
+        crate::fanout::check_request(&request, &mut problems);
+        let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
         if request.workers.is_empty() {
             bad("workers".into(), "must list at least one worker count".into());
         }
@@ -446,7 +474,30 @@ impl Plan {
         self.request.buckets.len() as u64
             * self.request.workers.len() as u64
             * u64::from(self.request.repetitions)
-            * u64::from(self.request.object_count)
+            * u64::from(self.key_range().len() as u32)
+    }
+    /// `coordinator` or `child`.
+    pub fn role(&self) -> crate::fanout::Role {
+        self.request.role
+    }
+    /// The fan-out asked for, if any (never on a child).
+    pub fn fanout(&self) -> Option<&crate::fanout::FanoutRequest> {
+        self.request.fanout.as_ref()
+    }
+    /// Indices of the objects this sweep reads: `key_range`, or `0..object_count`.
+    pub fn key_range(&self) -> std::ops::Range<u32> {
+        match self.request.key_range {
+            Some(r) => r.start..r.end,
+            None => 0..self.request.object_count,
+        }
+    }
+    /// The time a child must be done by, ms since the Unix epoch.
+    pub fn finish_by_unix_ms(&self) -> Option<u64> {
+        self.request.finish_by_unix_ms
+    }
+    /// The shared start time a child waits for, ms since the Unix epoch.
+    pub fn start_unix_ms(&self) -> Option<u64> {
+        self.request.start_unix_ms
     }
 }
 
@@ -462,6 +513,11 @@ fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<FieldProblem>) 
         "warmup",
         "shuffle",
         "seed",
+        "role",
+        "fanout",
+        "key_range",
+        "start_unix_ms",
+        "finish_by_unix_ms",
         "timeouts_ms",
         "max_attempts",
     ];
@@ -511,6 +567,7 @@ fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<FieldProblem>) 
     if let Some(v) = map.remove("seed") {
         field(v, "seed", "a whole number", problems, &mut request.seed);
     }
+    crate::fanout::typed_fields(&mut map, problems, &mut request);
     if let Some(v) = map.remove("max_attempts") {
         field(v, "max_attempts", "a whole number", problems, &mut request.max_attempts);
     }
@@ -553,7 +610,7 @@ fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<FieldProblem>) 
     request
 }
 
-fn field<T: serde::de::DeserializeOwned>(
+pub(crate) fn field<T: serde::de::DeserializeOwned>(
     value: Value,
     name: &str,
     expected: &str,
@@ -575,7 +632,7 @@ fn trim_serde(msg: &str) -> String {
 }
 
 /// A short description of a JSON value, never its whole text (strings may be huge).
-fn kind_of(v: &Value) -> String {
+pub(crate) fn kind_of(v: &Value) -> String {
     match v {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
@@ -587,7 +644,7 @@ fn kind_of(v: &Value) -> String {
 }
 
 /// An unknown field's name as given, or a quoted preview when it is long or odd.
-fn field_name(key: &str) -> String {
+pub(crate) fn field_name(key: &str) -> String {
     let plain = key.len() <= 60 && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if plain && !key.is_empty() {
         key.to_string()

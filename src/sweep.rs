@@ -55,6 +55,9 @@ pub struct SweepOptions {
     pub safety_margin: Duration,
     /// Lambda facts for the environment block.
     pub lambda: Option<crate::report::LambdaEnvironment>,
+    /// Fan-out child: wait until this wall-clock time before the timed phase of the
+    /// first configuration, and add [`crate::fanout::ChildMeasure`] to every row.
+    pub child: Option<crate::fanout::ChildOptions>,
 }
 
 /// Why a sweep could not start: the first request to a bucket failed in a way that
@@ -111,7 +114,7 @@ pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), StartErr
     client.transport().configure(transport_settings(plan));
     let s3 = client.s3(request_settings(plan));
     for bucket in plan.buckets() {
-        let key = plan.keys().key(0);
+        let key = plan.keys().key(plan.key_range().start);
         let outcome = get_one(&s3, bucket, &key, plan.attempt_timeout() * plan.max_attempts()).await;
         if let Err((kind, detail)) = outcome.result {
             let bucket = bucket.clone();
@@ -165,7 +168,14 @@ pub async fn run(
                         continue;
                     }
                 }
-                let result = run_config(client, &s3, plan, bucket, workers, repetition, &observer).await;
+                let child = options.child.map(|mut c| {
+                    // Only the first configuration waits for the shared start.
+                    if !results.is_empty() {
+                        c.start_at = None;
+                    }
+                    c
+                });
+                let result = run_config(client, &s3, plan, (bucket, workers, repetition), child, &observer).await;
                 observer.config_finished(&result);
                 results.push(result);
             }
@@ -194,6 +204,7 @@ pub async fn run(
         results,
         summary,
         skipped,
+        fanout: None,
     }
 }
 
@@ -228,7 +239,7 @@ pub fn deadline_blocks(now: Instant, deadline: Instant, estimate: Duration, marg
 
 /// The order objects are read in one configuration.
 fn key_order(plan: &Plan, workers: u32, repetition: u32) -> Vec<u32> {
-    let mut order: Vec<u32> = (0..plan.object_count()).collect();
+    let mut order: Vec<u32> = plan.key_range().collect();
     if plan.shuffle() {
         let seed = plan.seed() ^ (u64::from(workers) << 32) ^ u64::from(repetition);
         order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
@@ -329,9 +340,8 @@ async fn run_config(
     client: &SweepClient,
     s3: &aws_sdk_s3::Client,
     plan: &Plan,
-    bucket: &str,
-    workers: u32,
-    repetition: u32,
+    (bucket, workers, repetition): (&str, u32, u32),
+    child: Option<crate::fanout::ChildOptions>,
     observer: &Arc<dyn Observer>,
 ) -> ConfigResult {
     let order = Arc::new(key_order(plan, workers, repetition));
@@ -340,6 +350,11 @@ async fn run_config(
     if plan.warmup() {
         warm_up(s3, plan, bucket, workers, &order, whole_request).await;
     }
+    if let Some(at) = child.and_then(|c| c.start_at) {
+        if let Ok(wait) = at.duration_since(SystemTime::now()) {
+            tokio::time::sleep(wait).await;
+        }
+    }
     let requests = order.len() as u64;
     observer.config_started(bucket, workers, repetition, requests);
     let recorder = Arc::new(Recorder::new((workers as usize).min(8)));
@@ -347,6 +362,7 @@ async fn run_config(
     let counters_before = client.transport().counters();
     let cpu_before = usage::process_cpu_time();
     let start = Instant::now();
+    let started_at = SystemTime::now();
     let mut tasks = tokio::task::JoinSet::new();
     let spawned = (workers as usize).min(order.len());
     for w in 0..spawned {
@@ -398,6 +414,7 @@ async fn run_config(
         errors,
         retries: counters.requests_sent.saturating_sub(requests),
         bytes,
+        child: child.map(|_| crate::fanout::ChildMeasure::new(started_at, wall, [&ttfb, &ttlb, &pool_wait])),
         wall_ms: round3(wall_s * 1000.0),
         objects_per_s: round3(ok as f64 / wall_s),
         mib_per_s: round3(bytes as f64 / wall_s / (1024.0 * 1024.0)),
