@@ -673,7 +673,24 @@ fn function_error_of(header: &str, body: &[u8]) -> ChildError {
 fn classify_invoke_error(
     err: &SdkError<aws_sdk_lambda::operation::invoke::InvokeError, aws_smithy_runtime_api::http::Response>,
 ) -> ChildError {
-    let message = DisplayErrorContext(err).to_string();
+    // `cargo lambda watch` answers a function error with a 500 and the child's
+    // `{errorType, errorMessage}` (Lambda itself: 200 and `X-Amz-Function-Error`).
+    if let SdkError::ServiceError(e) = err {
+        if let Some(body) = e.raw().body().bytes() {
+            if serde_json::from_slice::<Value>(body).is_ok_and(|v| v.get("errorType").is_some()) {
+                return function_error_of("Unhandled", body);
+            }
+        }
+    }
+    let mut message = DisplayErrorContext(err).to_string();
+    if message.len() > 500 {
+        let mut end = 500;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push_str("...");
+    }
     let (kind, error_type) = match err {
         SdkError::TimeoutError(_) => ("timeout", None),
         SdkError::DispatchFailure(f) if f.is_timeout() => ("timeout", None),

@@ -183,6 +183,13 @@ struct Emulator {
 impl Emulator {
     /// `cargo lambda watch` for the `s3sweep-lambda` binary, JSON logs into a file.
     fn start(cargo_lambda: &Path, endpoint: &str, log: &Path) -> Emulator {
+        Emulator::start_with(cargo_lambda, endpoint, log, None)
+    }
+
+    /// With `fanout`: up to `concurrency` instances, the function's Lambda client
+    /// pointed at the emulator's own Invoke API (`AWS_ENDPOINT_URL_LAMBDA`, dummy
+    /// credentials), and the extra environment variables.
+    fn start_with(cargo_lambda: &Path, endpoint: &str, log: &Path, fanout: Option<(u32, &[(&str, &str)])>) -> Emulator {
         for _ in 0..3 {
             let port = free_port();
             let file = std::fs::File::create(log).unwrap();
@@ -193,10 +200,18 @@ impl Emulator {
                 .args(["--invoke-address", "127.0.0.1", "--invoke-port", &port.to_string()])
                 .args(["--env-var", &format!("S3SWEEP_ENDPOINT_URL={endpoint}")])
                 .args(["--env-var", "AWS_LAMBDA_LOG_FORMAT=JSON"])
-                .args(["--env-var", "AWS_LAMBDA_LOG_LEVEL=INFO"])
-                .stdin(Stdio::null())
-                .stdout(file.try_clone().unwrap())
-                .stderr(file);
+                .args(["--env-var", "AWS_LAMBDA_LOG_LEVEL=INFO"]);
+            if let Some((concurrency, vars)) = fanout {
+                cmd.args(["--concurrency", &concurrency.to_string()])
+                    .args(["--env-var", &format!("AWS_ENDPOINT_URL_LAMBDA=http://127.0.0.1:{port}")])
+                    .args(["--env-var", "AWS_REGION=us-east-1"])
+                    .args(["--env-var", "AWS_ACCESS_KEY_ID=emulator"])
+                    .args(["--env-var", "AWS_SECRET_ACCESS_KEY=emulator"]);
+                for (name, value) in vars {
+                    cmd.args(["--env-var", &format!("{name}={value}")]);
+                }
+            }
+            cmd.stdin(Stdio::null()).stdout(file.try_clone().unwrap()).stderr(file);
             let mut group = Group::spawn("cargo lambda watch", &mut cmd);
             let start = Instant::now();
             while start.elapsed() < Duration::from_secs(60) {
@@ -491,4 +506,232 @@ fn the_function_under_cargo_lambda_watch() {
         deadline,
         lambda["remaining_ms_at_start"]
     );
+}
+
+/// The fan-out under the emulator: a coordinator with N=3 invokes its own function
+/// through the emulator's Invoke API (`AWS_ENDPOINT_URL_LAMBDA`); the merged counts
+/// must equal the sum of the children's. A second emulator breaks child 1's event
+/// (test-only `S3SWEEP_FANOUT_TEST_BREAK_CHILD`), so that invocation really fails with
+/// `InvalidEvent`: the result names it and still merges the other two. A child event
+/// asking to fan out again, and more invocations than `FanoutMax`, are rejected.
+#[test]
+fn fan_out_under_cargo_lambda_watch() {
+    let test_start = Instant::now();
+    let Some(cargo_lambda) = cargo_lambda() else {
+        if std::env::var("S3SWEEP_SKIP_EMULATOR").as_deref() == Ok("1") {
+            eprintln!("SKIPPED the fan-out emulator test: S3SWEEP_SKIP_EMULATOR=1 and cargo-lambda is not installed");
+            return;
+        }
+        panic!(
+            "cargo-lambda not found: run `make tools`, or set CARGO_LAMBDA; S3SWEEP_SKIP_EMULATOR=1 skips this test"
+        );
+    };
+    let tmp = std::env::temp_dir().join(format!("s3sweep-fanout-emulator-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    const OBJECTS: u64 = 60;
+    const N: u64 = 3;
+    let (server, endpoint) = start_server(&[("express-like", "express")]);
+    let out = run_bounded(
+        "s3sweep seed",
+        Command::new(S3SWEEP)
+            .args(["seed", "--endpoint", &endpoint, "--bucket", "express-like"])
+            .args([
+                "--count",
+                &OBJECTS.to_string(),
+                "--size",
+                &OBJECT_SIZE_BYTES.to_string(),
+            ])
+            .arg("--manifest")
+            .arg(tmp.join("manifest.json")),
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "seed: {}", String::from_utf8_lossy(&out.stderr));
+
+    let vars: &[(&str, &str)] = &[
+        ("S3SWEEP_FANOUT_FUNCTION", "s3sweep-lambda"),
+        ("S3SWEEP_FANOUT_MAX", "3"),
+    ];
+    let mut emulator = Emulator::start_with(&cargo_lambda, &endpoint, &tmp.join("watch.log"), Some((4, vars)));
+    let broken_vars: &[(&str, &str)] = &[
+        ("S3SWEEP_FANOUT_FUNCTION", "s3sweep-lambda"),
+        ("S3SWEEP_FANOUT_TEST_BREAK_CHILD", "1"),
+    ];
+    let mut broken = Emulator::start_with(
+        &cargo_lambda,
+        &endpoint,
+        &tmp.join("watch-broken.log"),
+        Some((4, broken_vars)),
+    );
+
+    let event_path = tmp.join("fanout.json");
+    let event = serde_json::json!({
+        "buckets": ["express-like"],
+        "object_count": OBJECTS,
+        "workers": [1, 4],
+        "pool_connections": 4,
+        "fanout": {"invocations": N, "start_delay_ms": 1500, "split": "shard"}
+    });
+    std::fs::write(&event_path, event.to_string()).unwrap();
+    let invoke = |emulator: &mut Emulator, limit: Duration| -> Value {
+        let out = emulator.invoke(&event_path, limit);
+        assert!(
+            out.status.success(),
+            "fan-out failed:\n{}\nemulator log:\n{}",
+            error_text(&out),
+            emulator.log()
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    };
+
+    // 1. N=3, all children well: exact merged counts.
+    let result = invoke(&mut emulator, FIRST_INVOKE_LIMIT);
+    assert_eq!(result["schema"], "s3sweep.result/v1");
+    let fanout = &result["fanout"];
+    assert_eq!(fanout["function_name"], "s3sweep-lambda");
+    assert_eq!(fanout["invocations"], N);
+    assert_eq!(fanout["children_ok"], N, "{fanout}");
+    assert_eq!(fanout["children_failed"], 0);
+    let children = fanout["children"].as_array().unwrap();
+    assert_eq!(children.len() as u64, N);
+    let mut covered = Vec::new();
+    for (i, c) in children.iter().enumerate() {
+        assert_eq!(c["index"], i as u64);
+        assert_eq!(c["status"], "ok");
+        assert_eq!(
+            c["cold_start"], true,
+            "each child is the first invocation of its instance: {c}"
+        );
+        covered.push((
+            c["key_range"]["start"].as_u64().unwrap(),
+            c["key_range"]["end"].as_u64().unwrap(),
+        ));
+    }
+    assert_eq!(
+        covered,
+        vec![(0, 20), (20, 40), (40, 60)],
+        "contiguous shards of the keys"
+    );
+    let rows = result["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "one merged row per configuration");
+    let start_unix_ms = fanout["start_unix_ms"].as_f64().unwrap();
+    for (k, (row, workers)) in rows.iter().zip([1u64, 4]).enumerate() {
+        let at = format!("merged row {workers} workers");
+        assert_eq!(row["workers"], workers, "{at}");
+        let child_rows: Vec<&Value> = children.iter().map(|c| &c["results"][k]).collect();
+        let sum = |f: &str| child_rows.iter().map(|r| r[f].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(row["requests"].as_u64(), Some(sum("requests")), "{at}");
+        assert_eq!(row["requests"].as_u64(), Some(OBJECTS), "{at}: each object once");
+        assert_eq!(row["ok"].as_u64(), Some(OBJECTS), "{at}: {row}");
+        assert_eq!(row["ok"].as_u64(), Some(sum("ok")), "{at}");
+        assert_eq!(row["bytes"].as_u64(), Some(sum("bytes")), "{at}");
+        assert_eq!(row["bytes"].as_u64(), Some(OBJECTS * OBJECT_SIZE_BYTES), "{at}");
+        assert_eq!(row["errors"]["total"], 0, "{at}");
+        let counts: u64 = child_rows.iter().map(|r| r["ttfb_ms"]["count"].as_u64().unwrap()).sum();
+        assert_eq!(
+            row["ttfb_ms"]["count"].as_u64(),
+            Some(counts),
+            "{at}: histograms merged"
+        );
+        assert!(
+            row.get("child").is_none(),
+            "{at}: no serialized histograms in merged rows"
+        );
+        // The common window spans every child's own window.
+        let starts: Vec<f64> = child_rows
+            .iter()
+            .map(|r| r["child"]["started_unix_ms"].as_f64().unwrap())
+            .collect();
+        let ends: Vec<f64> = child_rows
+            .iter()
+            .map(|r| r["child"]["finished_unix_ms"].as_f64().unwrap())
+            .collect();
+        let window = ends.iter().cloned().fold(f64::MIN, f64::max) - starts.iter().cloned().fold(f64::MAX, f64::min);
+        let wall = row["wall_ms"].as_f64().unwrap();
+        assert!(approx(wall, window, 0.001), "{at}: wall {wall} vs window {window}");
+        for r in &child_rows {
+            assert!(r["wall_ms"].as_f64().unwrap() <= wall + 0.01, "{at}");
+            assert!(
+                r["child"].get("histograms").is_none(),
+                "{at}: kept rows drop histograms"
+            );
+        }
+        let rate = row["objects_per_s"].as_f64().unwrap();
+        assert!(approx(rate, OBJECTS as f64 / (wall / 1000.0), 0.01), "{at}: {rate}");
+        let config = &fanout["configurations"][k];
+        assert_eq!(config["children"], N, "{at}");
+        assert_eq!(config["workers_total"], N * workers, "{at}");
+        if k == 0 {
+            // Everyone waited for the shared start before the first timed phase.
+            for s in &starts {
+                assert!(
+                    *s >= start_unix_ms - 1.0,
+                    "{at}: a child started at {s}, before {start_unix_ms}"
+                );
+            }
+            assert!(config["start_spread_ms"].as_f64().unwrap() < 1000.0, "{at}: {config}");
+        }
+    }
+
+    // 2. A child event asking to fan out again is rejected.
+    let nested = tmp.join("nested.json");
+    std::fs::write(
+        &nested,
+        r#"{"buckets": ["express-like"], "object_count": 6, "role": "child", "fanout": {"invocations": 2}}"#,
+    )
+    .unwrap();
+    let out = emulator.invoke(&nested, INVOKE_LIMIT);
+    let text = error_text(&out);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("Error: InvalidEvent"), "{text}");
+    assert!(
+        text.contains("`fanout`") && text.contains("never fans out again"),
+        "{text}"
+    );
+
+    // 3. More invocations than FanoutMax (3 here).
+    let over = tmp.join("over.json");
+    std::fs::write(
+        &over,
+        r#"{"buckets": ["express-like"], "object_count": 6, "fanout": {"invocations": 4}}"#,
+    )
+    .unwrap();
+    let out = emulator.invoke(&over, INVOKE_LIMIT);
+    let text = error_text(&out);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("`fanout.invocations`") && text.contains("FanoutMax"),
+        "{text}"
+    );
+
+    // 4. Child 1's invocation fails: named, and the other two still merged.
+    let result = invoke(&mut broken, FIRST_INVOKE_LIMIT);
+    let fanout = &result["fanout"];
+    assert_eq!(fanout["children_ok"], 2, "{fanout}");
+    assert_eq!(fanout["children_failed"], 1);
+    let failed = &fanout["children"][1];
+    assert_eq!(failed["status"], "failed");
+    assert_eq!(failed["error"]["kind"], "function_error", "{failed}");
+    assert_eq!(failed["error"]["error_type"], "InvalidEvent", "{failed}");
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("broken_by_test_hook"),
+        "{failed}"
+    );
+    for row in result["results"].as_array().unwrap() {
+        assert_eq!(row["requests"].as_u64(), Some(OBJECTS - OBJECTS / N), "{row}");
+        assert_eq!(row["ok"].as_u64(), Some(OBJECTS - OBJECTS / N), "{row}");
+    }
+    for config in fanout["configurations"].as_array().unwrap() {
+        assert_eq!(config["children"], 2);
+    }
+    std::fs::write(tmp.join("../s3sweep-fanout-last.json"), result.to_string()).ok();
+
+    drop(emulator);
+    drop(broken);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&tmp);
+    eprintln!("fan-out emulator test: {} ms", test_start.elapsed().as_millis());
 }
