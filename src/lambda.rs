@@ -126,7 +126,7 @@ impl FunctionSettings {
                 }
             },
         };
-        let fanout = crate::fanout::FanoutSettings::from_lookup(&get, &mut problems);
+        let fanout = crate::fanout::FanoutSettings::from_lookup(get, &mut problems);
         if problems.is_empty() {
             Ok(FunctionSettings {
                 client,
