@@ -2,7 +2,7 @@
 //! the embedded server on 127.0.0.1:0): a child reads only its shard, waits for the
 //! shared start before its first timed phase, serializes its histograms, and stops by
 //! `finish_by_unix_ms`; a coordinator that cannot invoke its function says so with a
-//! stable `errorType`. The coordinator itself runs under `cargo lambda watch` in
+//! stable `errorType`; the CLI refuses a fan-out event. The coordinator itself runs under `cargo lambda watch` in
 //! tests/lambda_emulator.rs.
 
 use std::sync::Arc;
@@ -181,4 +181,19 @@ async fn a_coordinator_that_cannot_invoke_says_so() {
     assert!(d.error_message.contains("`fanout.invocations`"), "{}", d.error_message);
     assert!(d.error_message.contains("S3SWEEP_FANOUT_MAX"), "{}", d.error_message);
     server.shutdown().await;
+}
+
+#[test]
+fn the_cli_refuses_a_fan_out_event() {
+    let event = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("events/fanout.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_s3sweep"))
+        .args(["run", "--event"])
+        .arg(&event)
+        .args(["--endpoint", "http://127.0.0.1:9"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`fanout` needs the Lambda function"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }

@@ -376,6 +376,12 @@ impl LocalServer {
 async fn run(args: RunArgs) -> Result<()> {
     let text = std::fs::read_to_string(&args.event).with_context(|| format!("reading {}", args.event.display()))?;
     let plan = Plan::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", args.event.display()))?;
+    if plan.fanout().is_some() {
+        anyhow::bail!(
+            "{}: `fanout` needs the Lambda function, which invokes itself N times (README \"Fan-out\"); remove the field for a sweep from this machine",
+            args.event.display()
+        );
+    }
     let client = SweepClient::new(args.target.options()).await?;
     if !args.no_preflight {
         sweep::preflight(&client, &plan)
