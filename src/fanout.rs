@@ -1367,6 +1367,51 @@ mod tests {
     }
 
     #[test]
+    fn invoke_errors_are_classified() {
+        use aws_sdk_lambda::operation::invoke::InvokeError;
+        use aws_sdk_lambda::types::error::TooManyRequestsException;
+        use aws_smithy_runtime_api::http::{Response, StatusCode};
+        use aws_smithy_types::body::SdkBody;
+        let response = |status: u16, body: &str| {
+            Response::new(StatusCode::try_from(status).unwrap(), SdkBody::from(body.to_string()))
+        };
+        let throttled = SdkError::service_error(
+            InvokeError::TooManyRequestsException(TooManyRequestsException::builder().message("Rate exceeded").build()),
+            response(429, r#"{"message": "Rate exceeded"}"#),
+        );
+        assert_eq!(classify_invoke_error(&throttled).kind, "throttled");
+        let generic = InvokeError::generic(aws_smithy_types::error::ErrorMetadata::builder().code("X").build());
+        assert_eq!(
+            classify_invoke_error(&SdkError::service_error(generic, response(429, "{}"))).kind,
+            "throttled"
+        );
+        let timeout: SdkError<InvokeError, Response> = SdkError::timeout_error("operation timed out");
+        assert_eq!(classify_invoke_error(&timeout).kind, "timeout");
+        // The emulator's function error: a 500 whose body is the child's error.
+        let generic = InvokeError::generic(aws_smithy_types::error::ErrorMetadata::builder().build());
+        let emulated = SdkError::service_error(
+            generic,
+            response(
+                500,
+                r#"{"errorType": "ObjectNotFound", "errorMessage": "object missing"}"#,
+            ),
+        );
+        let e = classify_invoke_error(&emulated);
+        assert_eq!(e.kind, "function_error");
+        assert_eq!(e.error_type.as_deref(), Some("ObjectNotFound"));
+        let generic = InvokeError::generic(
+            aws_smithy_types::error::ErrorMetadata::builder()
+                .code("ResourceNotFoundException")
+                .build(),
+        );
+        let missing = SdkError::service_error(generic, response(404, &"x".repeat(5000)));
+        let e = classify_invoke_error(&missing);
+        assert_eq!(e.kind, "invoke_failed");
+        assert_eq!(e.error_type.as_deref(), Some("ResourceNotFoundException"));
+        assert!(e.message.len() <= 503, "{}", e.message.len());
+    }
+
+    #[test]
     fn function_errors_are_named() {
         let e = function_error_of(
             "Unhandled",
