@@ -12,15 +12,17 @@
 //! keeps it inside the coordinator's own deadline. Children never fan out again: a
 //! child event with `fanout` is rejected in validation.
 //!
-//! A child waits for the shared start once, before the timed phase of its *first*
-//! configuration (after that configuration's warm-up, so cold connections do not eat
-//! into the aligned window). Later configurations start as soon as the previous one
-//! ends: children cannot talk to each other and configuration durations are not known
-//! in advance, so no later barrier time could be agreed on. How far children drifted
-//! apart is measured instead: every merged configuration reports the spread of the
-//! children's start and finish times, and its throughput is taken over the common
-//! window (first start to last finish), so drift lowers the figure rather than
-//! flattering it.
+//! By default a child waits for the shared start once, before the timed phase of its
+//! *first* configuration (after that configuration's warm-up, so cold connections do
+//! not eat into the aligned window). Later configurations start as soon as the
+//! previous one ends: children cannot talk to each other and configuration durations
+//! are not known in advance, so no later barrier time can be agreed on by itself. A
+//! user who knows a bound gives `fanout.slot_ms`: configuration k's timed phase then
+//! starts at the shared start + k x `slot_ms` in every child, so children begin every
+//! configuration together (one that overruns its slot delays the next). Either way the
+//! drift is measured: every merged configuration reports the spread of the children's
+//! start and finish times, and its throughput is taken over the common window (first
+//! start to last finish), so drift lowers the figure rather than flattering it.
 //!
 //! Children add a [`ChildMeasure`] to every row: the timed phase's wall-clock window
 //! and the latency histograms serialized (hdrhistogram V2 + deflate, base64). The
@@ -66,6 +68,8 @@ pub const MAX_INVOCATIONS: u32 = 1_000;
 pub const DEFAULT_START_DELAY_MS: u64 = 2_000;
 /// Largest `fanout.start_delay_ms`.
 pub const MAX_START_DELAY_MS: u64 = 60_000;
+/// Longest schedule of slots (configurations x `slot_ms`): Lambda's 15 minutes.
+pub const MAX_SLOTS_MS: u64 = 900_000;
 /// How far in the future a child's `start_unix_ms` may be (delay plus clock skew).
 pub const MAX_START_AHEAD_MS: u64 = MAX_START_DELAY_MS + 10_000;
 /// Wait for an invocation when the coordinator has no deadline (the emulator): Lambda's
@@ -113,6 +117,10 @@ pub struct FanoutRequest {
     /// `shard` (default) or `replicate`.
     #[serde(default)]
     pub split: Split,
+    /// With a slot, children align every configuration: configuration k's timed phase
+    /// starts at the shared start + k x `slot_ms`. Without, only the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_ms: Option<u64>,
 }
 
 fn default_start_delay_ms() -> u64 {
@@ -137,10 +145,10 @@ pub(crate) fn typed_fields(map: &mut Map<String, Value>, problems: &mut Vec<Fiel
         match v {
             Value::Object(mut f) => {
                 for key in f.keys() {
-                    if !["invocations", "start_delay_ms", "split"].contains(&key.as_str()) {
+                    if !["invocations", "start_delay_ms", "split", "slot_ms"].contains(&key.as_str()) {
                         problems.push(FieldProblem {
                             field: format!("fanout.{}", field_name(key)),
-                            message: "unknown field; known fields are invocations, start_delay_ms, split".into(),
+                            message: "unknown field; known fields are invocations, start_delay_ms, split, slot_ms".into(),
                         });
                     }
                 }
@@ -148,6 +156,7 @@ pub(crate) fn typed_fields(map: &mut Map<String, Value>, problems: &mut Vec<Fiel
                     invocations: 1,
                     start_delay_ms: DEFAULT_START_DELAY_MS,
                     split: Split::Shard,
+                    slot_ms: None,
                 };
                 match f.remove("invocations") {
                     None => problems.push(FieldProblem {
@@ -169,6 +178,15 @@ pub(crate) fn typed_fields(map: &mut Map<String, Value>, problems: &mut Vec<Fiel
                         "a whole number of milliseconds",
                         problems,
                         &mut fanout.start_delay_ms,
+                    );
+                }
+                if let Some(v) = f.remove("slot_ms") {
+                    field(
+                        v,
+                        "fanout.slot_ms",
+                        "a whole number of milliseconds",
+                        problems,
+                        &mut fanout.slot_ms,
                     );
                 }
                 if let Some(v) = f.remove("split") {
@@ -203,6 +221,15 @@ pub(crate) fn typed_fields(map: &mut Map<String, Value>, problems: &mut Vec<Fiel
             "milliseconds since the Unix epoch",
             problems,
             &mut request.start_unix_ms,
+        );
+    }
+    if let Some(v) = map.remove("config_slot_ms") {
+        field(
+            v,
+            "config_slot_ms",
+            "a whole number of milliseconds",
+            problems,
+            &mut request.config_slot_ms,
         );
     }
     if let Some(v) = map.remove("finish_by_unix_ms") {
@@ -258,7 +285,20 @@ pub(crate) fn check_request(request: &SweepRequest, problems: &mut Vec<FieldProb
                 format!("must be at most {MAX_START_DELAY_MS} ms, got {}", f.start_delay_ms),
             );
         }
+        if let Some(slot) = f.slot_ms {
+            let configurations =
+                request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions);
+            if slot == 0 || slot.saturating_mul(configurations) > MAX_SLOTS_MS {
+                bad(
+                    "fanout.slot_ms",
+                    format!(
+                        "must be at least 1 ms, and {configurations} configurations x slot_ms at most {MAX_SLOTS_MS} ms (Lambda's 15 minutes), got {slot}"
+                    ),
+                );
+            }
+        }
         for (name, set) in [
+            ("config_slot_ms", request.config_slot_ms.is_some()),
             ("key_range", request.key_range.is_some()),
             ("start_unix_ms", request.start_unix_ms.is_some()),
             ("finish_by_unix_ms", request.finish_by_unix_ms.is_some()),
@@ -279,6 +319,14 @@ pub(crate) fn check_request(request: &SweepRequest, problems: &mut Vec<FieldProb
                     "must satisfy start < end <= object_count ({}), got start {} end {}",
                     request.object_count, r.start, r.end
                 ),
+            );
+        }
+    }
+    if let Some(slot) = request.config_slot_ms {
+        if slot == 0 || slot > MAX_SLOTS_MS || request.start_unix_ms.is_none() {
+            bad(
+                "config_slot_ms",
+                format!("must be 1 to {MAX_SLOTS_MS} ms and come with start_unix_ms, got {slot}"),
             );
         }
     }
@@ -366,8 +414,11 @@ impl FanoutSettings {
 /// What a sweep run as a child does beyond the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChildOptions {
-    /// Wait until then before the timed phase of the first configuration.
+    /// Wait until then before the timed phase of the first configuration (with
+    /// `slot`: of configuration 0 in plan order).
     pub start_at: Option<SystemTime>,
+    /// Configuration k (plan order, skipped ones counted) starts at `start_at + k x slot`.
+    pub slot: Option<Duration>,
 }
 
 impl ChildOptions {
@@ -377,7 +428,19 @@ impl ChildOptions {
             start_at: plan
                 .start_unix_ms()
                 .and_then(|ms| UNIX_EPOCH.checked_add(Duration::from_millis(ms))),
+            slot: plan.request().config_slot_ms.map(Duration::from_millis),
         })
+    }
+
+    /// The options for configuration `index` (plan order): with slots, its own start
+    /// time; without, the shared start for the first configuration run, none after.
+    pub fn for_configuration(self, index: usize, first_run: bool) -> ChildOptions {
+        let start_at = match (self.start_at, self.slot) {
+            (Some(at), Some(slot)) => Some(at + slot * index as u32),
+            (at, None) if first_run => at,
+            _ => None,
+        };
+        ChildOptions { start_at, ..self }
     }
 }
 
@@ -565,6 +628,7 @@ pub fn child_requests(plan: &Plan, start_unix_ms: u64, finish_by_unix_ms: Option
             request.role = Role::Child;
             request.fanout = None;
             request.start_unix_ms = Some(start_unix_ms);
+            request.config_slot_ms = f.slot_ms;
             request.finish_by_unix_ms = finish_by_unix_ms;
             match f.split {
                 Split::Shard => {
@@ -797,6 +861,7 @@ pub fn merge(
         invocations: outcomes.len() as u32,
         start_delay_ms: 0,
         split: Split::Shard,
+        slot_ms: None,
     });
     let ok: Vec<(&ChildOutcome, &SweepResult)> = outcomes
         .iter()
@@ -1332,9 +1397,57 @@ mod tests {
         // A plain request echoes none of the fan-out fields.
         let plain = Plan::from_value(json!({"buckets": ["b-1"]})).unwrap();
         let echoed = serde_json::to_value(plain.request()).unwrap();
-        for f in ["role", "fanout", "key_range", "start_unix_ms", "finish_by_unix_ms"] {
+        for f in [
+            "role",
+            "fanout",
+            "key_range",
+            "start_unix_ms",
+            "finish_by_unix_ms",
+            "config_slot_ms",
+        ] {
             assert!(echoed.get(f).is_none(), "{f} echoed in {echoed}");
         }
+    }
+
+    #[test]
+    fn slots_align_every_configuration() {
+        let start = UNIX_EPOCH + Duration::from_secs(1_000);
+        let first_only = ChildOptions {
+            start_at: Some(start),
+            slot: None,
+        };
+        assert_eq!(first_only.for_configuration(0, true).start_at, Some(start));
+        assert_eq!(
+            first_only.for_configuration(3, true).start_at,
+            Some(start),
+            "first run after skips"
+        );
+        assert_eq!(first_only.for_configuration(1, false).start_at, None);
+        let slotted = ChildOptions {
+            start_at: Some(start),
+            slot: Some(Duration::from_millis(250)),
+        };
+        assert_eq!(slotted.for_configuration(0, true).start_at, Some(start));
+        assert_eq!(
+            slotted.for_configuration(4, false).start_at,
+            Some(start + Duration::from_secs(1))
+        );
+        // Validation: the schedule fits in 15 minutes; a child slot needs a start.
+        let err = Plan::from_value(json!({
+            "buckets": ["b-1"], "workers": [1, 2, 4], "fanout": {"invocations": 2, "slot_ms": 300_001}
+        }))
+        .unwrap_err();
+        assert_eq!(err.fields(), vec!["fanout.slot_ms"]);
+        let err = Plan::from_value(json!({"buckets": ["b-1"], "role": "child", "config_slot_ms": 100})).unwrap_err();
+        assert_eq!(err.fields(), vec!["config_slot_ms"]);
+        let p = Plan::from_value(json!({
+            "buckets": ["b-1"], "workers": [1, 2], "fanout": {"invocations": 2, "slot_ms": 5000}
+        }))
+        .unwrap();
+        let children = child_requests(&p, now_unix_ms() + 1000, None);
+        assert_eq!(children[1].1.config_slot_ms, Some(5000));
+        let child = Plan::from_value(serde_json::to_value(&children[1].1).unwrap()).unwrap();
+        assert_eq!(ChildOptions::of(&child).unwrap().slot, Some(Duration::from_secs(5)));
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub const INDEX_PLACEHOLDER: &str = "{i}";
 /// | `key_range` | all keys | `{"start": a, "end": b}`: read only objects a..b (a child's shard) |
 /// | `start_unix_ms` | none | wall-clock time the first configuration's timed phase waits for |
 /// | `finish_by_unix_ms` | none | wall-clock time a child must be done by (set by its coordinator) |
+/// | `config_slot_ms` | none | a child's slot per configuration (from `fanout.slot_ms`) |
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepRequest {
@@ -92,6 +93,10 @@ pub struct SweepRequest {
     /// deadline less the safety margin); no configuration starts that would end later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_by_unix_ms: Option<u64>,
+    /// A child's slot per configuration: configuration k starts at `start_unix_ms` +
+    /// k x this (set by the coordinator from `fanout.slot_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_slot_ms: Option<u64>,
     #[serde(default)]
     pub timeouts_ms: TimeoutsMs,
     #[serde(default = "default_max_attempts")]
@@ -175,6 +180,7 @@ impl SweepRequest {
             key_range: None,
             start_unix_ms: None,
             finish_by_unix_ms: None,
+            config_slot_ms: None,
             timeouts_ms: TimeoutsMs::default(),
             max_attempts: default_max_attempts(),
         }
@@ -518,6 +524,7 @@ fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<FieldProblem>) 
         "key_range",
         "start_unix_ms",
         "finish_by_unix_ms",
+        "config_slot_ms",
         "timeouts_ms",
         "max_attempts",
     ];

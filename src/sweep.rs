@@ -153,9 +153,12 @@ pub async fn run(
     let s3 = client.s3(request_settings(plan));
     let mut results: Vec<ConfigResult> = Vec::new();
     let mut skipped = Vec::new();
+    let mut index = 0usize;
     for bucket in plan.buckets() {
         for &workers in plan.workers() {
             for repetition in 1..=plan.repetitions() {
+                index += 1;
+                let index = index - 1;
                 if let Some(deadline) = options.deadline {
                     let estimate = estimate_duration(&results, bucket);
                     if let Some(reason) = deadline_blocks(Instant::now(), deadline, estimate, options.safety_margin) {
@@ -168,13 +171,7 @@ pub async fn run(
                         continue;
                     }
                 }
-                let child = options.child.map(|mut c| {
-                    // Only the first configuration waits for the shared start.
-                    if !results.is_empty() {
-                        c.start_at = None;
-                    }
-                    c
-                });
+                let child = options.child.map(|c| c.for_configuration(index, results.is_empty()));
                 let result = run_config(client, &s3, plan, (bucket, workers, repetition), child, &observer).await;
                 observer.config_finished(&result);
                 results.push(result);

@@ -704,7 +704,12 @@ fn fan_out_under_cargo_lambda_watch() {
         "{text}"
     );
 
-    // 4. Child 1's invocation fails: named, and the other two still merged.
+    // 4. Child 1's invocation fails: named, and the other two still merged. This run
+    // also gives every configuration a 1 s slot, so children start each one together.
+    const SLOT_MS: f64 = 1000.0;
+    let mut slotted = event.clone();
+    slotted["fanout"]["slot_ms"] = serde_json::json!(SLOT_MS as u64);
+    std::fs::write(&event_path, slotted.to_string()).unwrap();
     let result = invoke(&mut broken, FIRST_INVOKE_LIMIT);
     let fanout = &result["fanout"];
     assert_eq!(fanout["children_ok"], 2, "{fanout}");
@@ -724,8 +729,19 @@ fn fan_out_under_cargo_lambda_watch() {
         assert_eq!(row["requests"].as_u64(), Some(OBJECTS - OBJECTS / N), "{row}");
         assert_eq!(row["ok"].as_u64(), Some(OBJECTS - OBJECTS / N), "{row}");
     }
-    for config in fanout["configurations"].as_array().unwrap() {
+    let start_unix_ms = fanout["start_unix_ms"].as_f64().unwrap();
+    for (k, config) in fanout["configurations"].as_array().unwrap().iter().enumerate() {
         assert_eq!(config["children"], 2);
+        let slot_start = start_unix_ms + k as f64 * SLOT_MS;
+        let first = config["first_start_unix_ms"].as_f64().unwrap();
+        assert!(
+            first >= slot_start - 1.0,
+            "configuration {k} started at {first}, before its slot {slot_start}"
+        );
+        assert!(
+            config["start_spread_ms"].as_f64().unwrap() < 500.0,
+            "configuration {k}: {config}"
+        );
     }
     std::fs::write(tmp.join("../s3sweep-fanout-last.json"), result.to_string()).ok();
 
