@@ -315,7 +315,6 @@ impl Function {
             safety_margin: self.settings.safety_margin,
             lambda: Some(lambda_environment(&context, &self.settings, cold_start, remaining)),
             child: crate::fanout::ChildOptions::of(&plan),
-            ..SweepOptions::default()
         };
         let result = sweep::run(&self.client, &plan, &options, self.observer.clone()).await;
         if result.truncated {
