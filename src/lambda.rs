@@ -7,6 +7,10 @@
 //! here is testable without the Lambda service: call [`Function::handle`] with a
 //! `LambdaEvent` and a `Context` carrying whatever deadline the test needs.
 //!
+//! An event with a `fanout` field makes the handler a coordinator: it invokes its own
+//! function N times and returns the merged result ([`crate::fanout`]); an event with
+//! `role: "child"` is one of those invocations.
+//!
 //! Security: the S3 endpoint comes only from the function's environment
 //! (`S3SWEEP_ENDPOINT_URL`); the event schema has no such field and rejects unknown
 //! fields, so an event cannot point the function at another host.
