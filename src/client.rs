@@ -164,6 +164,9 @@ struct Counters {
     connections_open: AtomicI64,
 }
 
+/// Size of each connection's read buffer.
+const READ_BUFFER_BYTES: usize = 64 * 1024;
+
 type Stack = LimitedConnector<hyper_rustls::HttpsConnector<TcpConnector>>;
 
 /// One generation of the pool: the hyper client and its per-host connection caps.
@@ -277,6 +280,9 @@ fn build_pool(settings: TransportSettings, tls: &rustls::ClientConfig, counters:
     let client = HyperClient::builder(TokioExecutor::new())
         .pool_timer(TokioTimer::new())
         .pool_idle_timeout(Duration::from_secs(60))
+        // One 64 KiB read buffer per connection instead of hyper's adaptive one that
+        // starts at 8 KiB: a 46 KB body arrives in one or two reads, not five or six.
+        .http1_read_buf_exact_size(READ_BUFFER_BYTES)
         .build(stack);
     Pool { settings, client }
 }
