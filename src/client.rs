@@ -382,7 +382,9 @@ fn classify_hyper_error(err: BoxError) -> ConnectorError {
             return ConnectorError::user(err);
         }
         if hyper_err.is_incomplete_message() {
-            return ConnectorError::other(err, Some(ErrorKind::TransientError));
+            // The server closed the connection before a whole response: a connection
+            // failure (counted as `connection`, retried as transient), not "other".
+            return ConnectorError::io(err);
         }
         if hyper_err.is_closed() || hyper_err.is_canceled() || find_source::<std::io::Error>(hyper_err).is_some() {
             return ConnectorError::io(err);
