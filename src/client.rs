@@ -36,7 +36,6 @@ use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
-use aws_smithy_types::retry::ErrorKind;
 use http::Uri;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector as TcpConnector};
 use hyper_util::client::legacy::Client as HyperClient;

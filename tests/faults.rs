@@ -131,8 +131,16 @@ async fn each_fault_kind_is_counted_exactly_under_its_error_kind() {
         ));
         assert!(n > 0, "{kind}: the seeded draw injected nothing; pick another rate");
         assert_eq!(injected.injected_total, n, "{kind}: only this kind was injected");
-        assert_eq!(injected.get_requests, u64::from(OBJECTS), "{kind}: one GET per object reached the server");
-        assert_eq!(sent, u64::from(OBJECTS), "{kind}: the client sent one attempt per object");
+        assert_eq!(
+            injected.get_requests,
+            u64::from(OBJECTS),
+            "{kind}: one GET per object reached the server"
+        );
+        assert_eq!(
+            sent,
+            u64::from(OBJECTS),
+            "{kind}: the client sent one attempt per object"
+        );
         assert_eq!(row.requests, u64::from(OBJECTS));
         assert_eq!(counted, n, "{kind}: {row:?}");
         assert_eq!(row.errors.total, n, "{kind}: every error is an injected fault: {row:?}");
@@ -184,7 +192,10 @@ async fn retries_are_counted_apart_from_first_attempts() {
     assert_eq!(row.retries, sent - row.requests);
     // Each faulted attempt either was retried or is the request's final error.
     assert_eq!(injected.injected_total, row.errors.total + row.retries, "{row:?}");
-    assert!(row.retries > 0, "some faults are retryable (503, 500, resets, late first byte)");
+    assert!(
+        row.retries > 0,
+        "some faults are retryable (503, 500, resets, late first byte)"
+    );
     assert_eq!(row.errors.other, 0, "every failure has a kind: {row:?}");
     assert_eq!(row.bytes, row.ok * SIZE);
     // Body faults are not retried (the body is the caller's): each is a final error.

@@ -186,7 +186,12 @@ impl HttpBody for CutBody {
                 this.socket.arm_reset();
                 Poll::Ready(Some(Err("injected fault: reset-mid-body".into())))
             }
-            _ => Poll::Ready(Some(Err(format!("injected fault: {} (stalled {} ms)", this.kind, pause.as_millis()).into()))),
+            _ => Poll::Ready(Some(Err(format!(
+                "injected fault: {} (stalled {} ms)",
+                this.kind,
+                pause.as_millis()
+            )
+            .into()))),
         }
     }
 }

@@ -222,7 +222,10 @@ impl FaultTally {
 
     /// One line: `get_requests=N slow-down=N ...` (kinds with zero left out).
     pub fn line(&self) -> String {
-        let mut s = format!("get_requests={} injected_total={}", self.get_requests, self.injected_total);
+        let mut s = format!(
+            "get_requests={} injected_total={}",
+            self.get_requests, self.injected_total
+        );
         for (k, v) in &self.injected {
             if *v > 0 {
                 s.push_str(&format!(" {k}={v}"));
@@ -249,7 +252,9 @@ pub struct Faults {
 
 impl fmt::Debug for Faults {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Faults").field("tally", &self.tally()).finish_non_exhaustive()
+        f.debug_struct("Faults")
+            .field("tally", &self.tally())
+            .finish_non_exhaustive()
     }
 }
 
@@ -343,7 +348,10 @@ impl Faults {
         for s in &profile.specs {
             acc += s.rate;
             if u < acc {
-                let slot = FaultKind::ALL.iter().position(|k| *k == s.kind).expect("every kind is in ALL");
+                let slot = FaultKind::ALL
+                    .iter()
+                    .position(|k| *k == s.kind)
+                    .expect("every kind is in ALL");
                 self.counts[slot].fetch_add(1, Ordering::Relaxed);
                 return Some(s.kind);
             }
@@ -447,10 +455,16 @@ mod tests {
         assert_eq!(f.spec.kind, FaultKind::StallBody);
         assert_eq!(f.spec.rate, 0.25);
         let err = "Bad_Bucket=explode:1.5".parse::<BucketFault>().unwrap_err();
-        assert!(err.contains("Bad_Bucket") && err.contains("explode") && err.contains("1.5"), "{err}");
+        assert!(
+            err.contains("Bad_Bucket") && err.contains("explode") && err.contains("1.5"),
+            "{err}"
+        );
         assert!("b-1=slow-down".parse::<BucketFault>().unwrap_err().contains("':'"));
         assert!("slow-down:0.1".parse::<BucketFault>().unwrap_err().contains("'='"));
-        assert!("b-1=slow-down:x".parse::<BucketFault>().unwrap_err().contains("not a number"));
+        assert!("b-1=slow-down:x"
+            .parse::<BucketFault>()
+            .unwrap_err()
+            .contains("not a number"));
     }
 
     #[test]
@@ -458,11 +472,17 @@ mod tests {
         let f = Faults::new(1);
         let spec = |kind, rate| FaultSpec { kind, rate };
         assert!(matches!(
-            f.set("b-1", vec![spec(FaultKind::SlowDown, 0.7), spec(FaultKind::StallBody, 0.4)]),
+            f.set(
+                "b-1",
+                vec![spec(FaultKind::SlowDown, 0.7), spec(FaultKind::StallBody, 0.4)]
+            ),
             Err(FaultError::RatesOverOne { .. })
         ));
         assert!(matches!(
-            f.set("b-1", vec![spec(FaultKind::SlowDown, 0.1), spec(FaultKind::SlowDown, 0.1)]),
+            f.set(
+                "b-1",
+                vec![spec(FaultKind::SlowDown, 0.1), spec(FaultKind::SlowDown, 0.1)]
+            ),
             Err(FaultError::Duplicate { .. })
         ));
         assert!(matches!(
