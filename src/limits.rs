@@ -66,7 +66,7 @@ pub fn raise_nofile() -> FdLimits {
     let Some((soft, hard)) = current() else {
         return nofile();
     };
-    let target = if hard == libc::RLIM_INFINITY as u64 {
+    let target = if hard == libc::RLIM_INFINITY {
         UNLIMITED_CAP
     } else {
         hard
