@@ -242,3 +242,77 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     body.to_string()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preflight_survives_transient_faults_and_names_persistent_ones() {
+    let bucket = "preflight-bucket".to_string();
+    let (server, client) = seeded_server(std::slice::from_ref(&bucket)).await;
+    let plan = plan(&bucket, 1, 1);
+    // Half of all GETs answer 503 or reset: the preflight retries rather than aborting.
+    server
+        .faults()
+        .set(
+            &bucket,
+            vec![
+                FaultSpec {
+                    kind: FaultKind::SlowDown,
+                    rate: 0.15,
+                },
+                FaultSpec {
+                    kind: FaultKind::ResetBeforeHeaders,
+                    rate: 0.15,
+                },
+            ],
+        )
+        .unwrap();
+    let before = server.faults().tally();
+    let mut failed = 0u64;
+    for _ in 0..20 {
+        if let Err(e) = sweep::preflight(&client, &plan).await {
+            // Only a run of PREFLIGHT_TRIES faults in a row may stop it.
+            assert!(
+                matches!(
+                    e,
+                    sweep::StartError::Other { .. } | sweep::StartError::Unreachable { .. }
+                ),
+                "{e}"
+            );
+            failed += 1;
+        }
+    }
+    let tally = server.faults().tally().since(&before);
+    eprintln!("preflight under 30% faults: {failed} of 20 gave up; {}", tally.line());
+    assert!(tally.injected_total >= 3, "{}", tally.line());
+    // Each fault was followed by another try, except the last of a run that gave up.
+    assert_eq!(
+        tally.get_requests,
+        20 + tally.injected_total - failed,
+        "{}",
+        tally.line()
+    );
+    assert_eq!(
+        tally.injected_total - failed,
+        tally.get_requests - 20,
+        "every retry followed a fault"
+    );
+    assert!(failed * u64::from(sweep::PREFLIGHT_TRIES) <= tally.injected_total);
+    assert!(failed <= 2, "{failed} of 20 preflights gave up at 30% transient faults");
+    // Every GET throttled: the preflight gives up after its tries and says why.
+    server
+        .faults()
+        .set(
+            &bucket,
+            vec![FaultSpec {
+                kind: FaultKind::SlowDown,
+                rate: 1.0,
+            }],
+        )
+        .unwrap();
+    let before = server.faults().tally();
+    let err = sweep::preflight(&client, &plan).await.unwrap_err();
+    assert!(err.to_string().contains("SlowDown"), "{err}");
+    assert_eq!(
+        server.faults().tally().since(&before).get_requests,
+        u64::from(sweep::PREFLIGHT_TRIES)
+    );
+}
