@@ -16,11 +16,11 @@ use s3sweep::sweep::{self, Quiet, SweepOptions};
 const OBJECTS: u32 = 60;
 const SIZE: u64 = 8192;
 /// Client limits of these tests; the server's timing faults last longer.
-const FIRST_BYTE_MS: u64 = 800;
-const ATTEMPT_MS: u64 = 1500;
+const FIRST_BYTE_MS: u64 = 1500;
+const ATTEMPT_MS: u64 = 3000;
 const TIMING: FaultTiming = FaultTiming {
-    stall_ms: 6_000,
-    late_first_byte_ms: 2_500,
+    stall_ms: 12_000,
+    late_first_byte_ms: 5_000,
 };
 
 /// The error kind a fault must be counted under.
