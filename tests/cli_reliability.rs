@@ -86,7 +86,7 @@ fn http_get(addr: &str, path: &str) -> String {
     out.split_once("\r\n\r\n").unwrap().1.to_string()
 }
 
-fn seed(endpoint: &str, bucket: &str, template: &str, count: u32, manifest: &PathBuf) -> Output {
+fn seed(endpoint: &str, bucket: &str, template: &str, count: u32, manifest: &std::path::Path) -> Output {
     let count = count.to_string();
     let manifest = manifest.display().to_string();
     run(&[
