@@ -107,10 +107,9 @@ fn seed(endpoint: &str, bucket: &str, template: &str, count: u32, manifest: &std
 }
 
 fn sweep(endpoint: &str, event: &str, extra: &[&str]) -> (Output, serde_json::Value) {
-    let path = tmp(&format!(
-        "event-{:x}.json",
-        event.len() ^ extra.len() << 20 ^ event.as_ptr() as usize
-    ));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = tmp(&format!("event-{n}.json"));
     std::fs::write(&path, event).unwrap();
     let p = path.display().to_string();
     let mut args = vec!["run", "--event", &p, "--endpoint", endpoint];
