@@ -266,6 +266,23 @@ fn too_few_file_descriptors_is_a_clear_error() {
     assert!(err.contains("not enough file descriptors"), "{err}");
     assert!(err.contains("pool_connections"), "{err}");
     assert!(err.contains("256"), "{err}");
+    // A low soft limit under a high hard one is raised, and the run goes ahead (to an
+    // endpoint where nothing listens: the preflight says so).
+    let hard = s3sweep::limits::nofile().hard;
+    if hard >= 2048 {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -Sn 256 && exec {BIN} run --event {} --endpoint http://127.0.0.1:9",
+                event.display()
+            ))
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("not enough file descriptors"), "{err}");
+        assert!(err.contains("EndpointUnreachable"), "{err}");
+    }
     let _ = std::fs::remove_file(event);
 }
 
