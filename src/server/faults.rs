@@ -211,10 +211,15 @@ impl FaultTally {
         let injected: BTreeMap<String, u64> = self
             .injected
             .iter()
-            .map(|(k, v)| (k.clone(), v - earlier.injected.get(k).copied().unwrap_or(0)))
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    v.saturating_sub(earlier.injected.get(k).copied().unwrap_or(0)),
+                )
+            })
             .collect();
         FaultTally {
-            get_requests: self.get_requests - earlier.get_requests,
+            get_requests: self.get_requests.saturating_sub(earlier.get_requests),
             injected_total: injected.values().sum(),
             injected,
         }
