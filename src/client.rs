@@ -36,7 +36,6 @@ use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
-use aws_smithy_types::retry::ErrorKind;
 use http::Uri;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector as TcpConnector};
 use hyper_util::client::legacy::Client as HyperClient;
@@ -388,7 +387,9 @@ fn classify_hyper_error(err: BoxError) -> ConnectorError {
             return ConnectorError::user(err);
         }
         if hyper_err.is_incomplete_message() {
-            return ConnectorError::other(err, Some(ErrorKind::TransientError));
+            // The server closed the connection before a whole response: a connection
+            // failure (counted as `connection`, retried as transient), not "other".
+            return ConnectorError::io(err);
         }
         if hyper_err.is_closed() || hyper_err.is_canceled() || find_source::<std::io::Error>(hyper_err).is_some() {
             return ConnectorError::io(err);

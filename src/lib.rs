@@ -13,6 +13,10 @@
 //!   the human tables.
 //! - [`seed`]: writes the test objects (skipping keys already there) and records what
 //!   it wrote in a manifest.
+//! - [`clean`]: deletes exactly the keys a seed manifest records (never a listing),
+//!   and takes them out of the manifest.
+//! - [`limits`]: the file-descriptor budget: raises the soft `RLIMIT_NOFILE` and says
+//!   clearly when a sweep needs more descriptors than allowed.
 //! - [`server`]: the embedded S3-compatible server (s3s) with per-bucket latency
 //!   profiles, for laptops and tests.
 //! - [`usage`]: CPU time, peak memory and machine facts.
@@ -20,7 +24,9 @@
 //! The binaries are thin: `src/bin/s3sweep.rs` (the CLI) parses arguments and calls
 //! into these modules.
 
+pub mod clean;
 pub mod client;
+pub mod limits;
 pub mod report;
 pub mod request;
 pub mod seed;

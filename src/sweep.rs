@@ -104,15 +104,37 @@ fn request_settings(plan: &Plan) -> RequestSettings {
     }
 }
 
+/// Tries the preflight gives a bucket whose first read fails in a way that may pass
+/// (throttling, 5xx, a timeout, a dropped connection): one bad response on a bad day
+/// must not abort a whole sweep.
+pub const PREFLIGHT_TRIES: u32 = 3;
+
+fn is_transient(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::Throttled | ErrorKind::ServerError | ErrorKind::Timeout | ErrorKind::Connection
+    )
+}
+
 /// Reads the first object of every bucket once, so a sweep that cannot work fails
 /// fast with a [`StartError`] that says how to fix it, instead of counting the same
-/// failure a million times.
+/// failure a million times. Transient failures get [`PREFLIGHT_TRIES`] tries.
 pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), StartError> {
     client.transport().configure(transport_settings(plan));
     let s3 = client.s3(request_settings(plan));
     for bucket in plan.buckets() {
         let key = plan.keys().key(0);
-        let outcome = get_one(&s3, bucket, &key, plan.attempt_timeout() * plan.max_attempts()).await;
+        let limit = plan.attempt_timeout() * plan.max_attempts();
+        let mut outcome = get_one(&s3, bucket, &key, limit).await;
+        for _ in 1..PREFLIGHT_TRIES {
+            match &outcome.result {
+                Err((kind, _)) if is_transient(*kind) => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    outcome = get_one(&s3, bucket, &key, limit).await;
+                }
+                _ => break,
+            }
+        }
         if let Err((kind, detail)) = outcome.result {
             let bucket = bucket.clone();
             let lower = detail.to_ascii_lowercase();

@@ -47,6 +47,21 @@ enum Command {
     Seed(SeedArgs),
     /// Run the embedded S3 server until interrupted.
     Serve(ServeArgs),
+    /// Delete exactly the keys a seed manifest records (nothing else: no listing, no
+    /// prefix or bucket deletes) and take them out of the manifest.
+    Clean(CleanArgs),
+}
+
+#[derive(Args)]
+struct CleanArgs {
+    /// The manifest `seed` wrote.
+    #[arg(long)]
+    manifest: PathBuf,
+    /// Keys per DeleteObjects request (1 to 1000).
+    #[arg(long, default_value_t = 1000)]
+    batch: usize,
+    #[command(flatten)]
+    target: TargetArgs,
 }
 
 #[derive(Args)]
@@ -166,6 +181,18 @@ struct ServeArgs {
     /// Seed of the latency draws.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Inject a fault into a bucket's GETs: BUCKET=KIND:RATE, KIND one of slow-down,
+    /// internal-error, access-denied, reset-before-headers, reset-mid-body, stall-body,
+    /// late-first-byte, truncated-body; RATE 0..1. Repeatable. The tally is served at
+    /// GET /_s3sweep/faults and printed on exit.
+    #[arg(long = "fault", value_name = "BUCKET=KIND:RATE")]
+    faults: Vec<String>,
+    /// How long a stall-body fault stalls, in ms.
+    #[arg(long, default_value_t = 60_000)]
+    stall_ms: u64,
+    /// How late a late-first-byte fault answers, in ms.
+    #[arg(long, default_value_t = 15_000)]
+    late_first_byte_ms: u64,
 }
 
 fn main() -> Result<()> {
@@ -174,6 +201,11 @@ fn main() -> Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
         .init();
     let cli = Cli::parse();
+    // Many pooled connections need many descriptors: lift the soft limit to the hard one.
+    let fd_limits = s3sweep::limits::raise_nofile();
+    if let Some(from) = fd_limits.raised_from {
+        tracing::debug!(from, to = fd_limits.soft, "raised the soft RLIMIT_NOFILE");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         match cli.command {
@@ -181,6 +213,7 @@ fn main() -> Result<()> {
             Command::Run(args) => run(args).await,
             Command::Seed(args) => seed_cmd(args).await,
             Command::Serve(args) => serve(args).await,
+            Command::Clean(args) => clean_cmd(args).await,
         }
     })
 }
@@ -220,6 +253,12 @@ async fn local(args: LocalArgs) -> Result<()> {
     request.pool_connections = args.pool.unwrap_or(max_workers);
     request.repetitions = args.repetitions;
     let plan = Plan::from_request(request).map_err(|e| anyhow::anyhow!("{e}"))?;
+    s3sweep::limits::check_budget(
+        &s3sweep::limits::nofile(),
+        plan.pool_connections(),
+        plan.buckets().len(),
+        args.in_process,
+    )?;
 
     // The server runs in a child process by default so its CPU is not counted as the
     // client's.
@@ -380,6 +419,12 @@ impl LocalServer {
 async fn run(args: RunArgs) -> Result<()> {
     let text = std::fs::read_to_string(&args.event).with_context(|| format!("reading {}", args.event.display()))?;
     let plan = Plan::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", args.event.display()))?;
+    s3sweep::limits::check_budget(
+        &s3sweep::limits::nofile(),
+        plan.pool_connections(),
+        plan.buckets().len(),
+        false,
+    )?;
     let client = SweepClient::new(args.target.options()).await?;
     if !args.no_preflight {
         sweep::preflight(&client, &plan)
@@ -486,6 +531,17 @@ async fn serve(args: ServeArgs) -> Result<()> {
             (Err(m), _) | (_, Err(m)) => problems.push(format!("--bucket {spec}: {m}")),
         }
     }
+    let mut faults = Vec::new();
+    for spec in &args.faults {
+        match spec.parse::<server::BucketFault>() {
+            Ok(f) => faults.push(f),
+            Err(m) => problems.push(format!("--fault {m}")),
+        }
+    }
+    // Rates of one bucket must not add up to more than 1, and no kind twice.
+    if let Err(e) = server::Faults::new(0).set_all(&faults) {
+        problems.push(format!("--fault: {e}"));
+    }
     if !problems.is_empty() {
         bail!("{}", problems.join("; "));
     }
@@ -502,6 +558,17 @@ async fn serve(args: ServeArgs) -> Result<()> {
     for (b, p) in &buckets {
         println!("bucket {b}: latency profile {p}");
     }
+    running.faults().set_timing(server::FaultTiming {
+        stall_ms: args.stall_ms,
+        late_first_byte_ms: args.late_first_byte_ms,
+    });
+    running.faults().set_all(&faults)?;
+    for f in &faults {
+        println!("bucket {}: fault {} at rate {}", f.bucket, f.spec.kind, f.spec.rate);
+    }
+    if !faults.is_empty() {
+        println!("fault tally: GET {}{}", running.endpoint(), server::FAULTS_PATH);
+    }
     use std::io::Write;
     std::io::stdout().flush()?;
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -509,6 +576,51 @@ async fn serve(args: ServeArgs) -> Result<()> {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
     }
+    let tally = running.faults().tally();
     running.shutdown().await;
+    println!("s3sweep serve: faults injected: {}", tally.line());
+    eprintln!("s3sweep serve: faults injected: {}", tally.line());
+    Ok(())
+}
+
+async fn clean_cmd(args: CleanArgs) -> Result<()> {
+    use s3sweep::clean;
+    if !(1..=clean::MAX_BATCH).contains(&args.batch) {
+        bail!(
+            "--batch: must be between 1 and {}, got {}",
+            clean::MAX_BATCH,
+            args.batch
+        );
+    }
+    let manifest = clean::load_manifest(&args.manifest)?;
+    let endpoint = clean::endpoint_for(&manifest, args.target.endpoint.as_deref())?;
+    let target = TargetArgs {
+        endpoint,
+        region: args.target.region.clone(),
+        aws_credentials: args.target.aws_credentials,
+    };
+    let client = SweepClient::new(target.options()).await?;
+    let s3 = client.s3(s3sweep::client::RequestSettings {
+        max_attempts: 3,
+        first_byte_timeout: Duration::from_secs(10),
+        attempt_timeout: Duration::from_secs(60),
+    });
+    let outcome = clean::clean(&s3, &manifest, args.batch).await;
+    let left = clean::without(&manifest, &outcome.deleted);
+    clean::write_manifest(&args.manifest, &left)?;
+    eprintln!(
+        "deleted {} of the {} keys recorded in {} (bucket {}); {} left in the manifest",
+        outcome.deleted.len(),
+        manifest.written.len(),
+        args.manifest.display(),
+        manifest.bucket,
+        left.written.len()
+    );
+    if let Some((key, why)) = outcome.failed.first() {
+        bail!(
+            "{} key(s) could not be deleted and stay in the manifest; first: {key}: {why}",
+            outcome.failed.len()
+        );
+    }
     Ok(())
 }
