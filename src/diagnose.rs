@@ -142,9 +142,8 @@ impl PhaseRecorder {
             let mut s = self.shards[shard % self.shards.len()]
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            if cold.connections > 0 {
-                let per = cold.connect_ns / cold.connections / 1000;
-                let _ = s.connect_us.record_n(per, cold.connections);
+            if let Some(per_ns) = cold.connect_ns.checked_div(cold.connections) {
+                let _ = s.connect_us.record_n(per_ns / 1000, cold.connections);
                 s.connections += cold.connections;
             }
             s.sessions += cold.sessions;
