@@ -224,7 +224,7 @@ pub struct ClientSide {
     /// Little's law: successful GETs per second x their mean time to last byte.
     pub mean_in_flight: f64,
     /// `mean_in_flight` over the requests the engine could have in flight
-    /// (`min(workers, pool_connections, requests)`).
+    /// ([`possible_in_flight`]).
     pub in_flight_ratio: f64,
 }
 
@@ -237,15 +237,21 @@ pub struct ClientMeasure {
     pub peak_rss_bytes: u64,
 }
 
+/// Requests the engine could keep in flight on average: `min(workers, pool)`, less the
+/// last round that runs part empty (N requests in rounds of W average N / ceil(N / W)).
+pub fn possible_in_flight(row: &ConfigResult) -> f64 {
+    let w = u64::from(row.workers.min(row.pool_connections)).max(1);
+    let n = row.requests.max(1);
+    n as f64 / n.div_ceil(w) as f64
+}
+
 /// The client side of a finished row.
 pub fn client_side(row: &ConfigResult, m: ClientMeasure) -> ClientSide {
     let wall_ms = row.wall_ms.max(1e-6);
     let threads = m.runtime_worker_threads.max(1);
     let vcpus = m.vcpus.max(1);
     let mean_in_flight = row.objects_per_s * row.ttlb_ms.mean / 1000.0;
-    let possible = u64::from(row.workers.min(row.pool_connections))
-        .min(row.requests)
-        .max(1) as f64;
+    let possible = possible_in_flight(row);
     ClientSide {
         vcpus,
         runtime_worker_threads: threads,
@@ -522,9 +528,9 @@ pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis
     }
     if verdict != Verdict::Pool && client.in_flight_ratio < 0.7 && row.workers > 1 && row.ok > 0 {
         notes.push(format!(
-            "only {:.1} of {} possible requests were in flight on average: the rest of the time went to work between requests",
+            "only {:.1} of {:.1} possible requests were in flight on average: the workers spent the rest between requests (client work, scheduling) or waiting for the slowest to finish",
             client.mean_in_flight,
-            row.workers.min(row.pool_connections)
+            possible_in_flight(row)
         ));
     }
     Diagnosis {
@@ -636,8 +642,9 @@ pub struct ModelInputs {
 /// Fits `X = min(C / R, K)` to `(C, X)` points (requests in flight, objects/s) by least
 /// squares in log space: for every split of the points sorted by C into a rising part
 /// and a plateau, R is the geometric mean of C / X over the rising part and K the
-/// geometric mean of X over the plateau; the split with the smallest error wins. The
-/// plateau is dropped when it sits within 10% of where the line would be anyway.
+/// geometric mean of X over the plateau; the split with the smallest error wins. A
+/// plateau needs at least two points (one low last point is a curve still rising, more
+/// slowly), and is dropped when it sits within 10% of where the line would be anyway.
 /// Returns (R in seconds, K or None, rms log error).
 pub fn fit_curve(points: &[(f64, f64)]) -> Option<(f64, Option<f64>, f64)> {
     let mut pts: Vec<(f64, f64)> = points
@@ -664,6 +671,9 @@ pub fn fit_curve(points: &[(f64, f64)]) -> Option<(f64, Option<f64>, f64)> {
     for split in 1..=n {
         let rising = &pts[..split];
         let r = (rising.iter().map(|&(c, x)| (c / x).ln()).sum::<f64>() / split as f64).exp();
+        if split < n && n - split < 2 {
+            continue;
+        }
         let k = if split < n {
             let flat = &pts[split..];
             Some((flat.iter().map(|p| p.1.ln()).sum::<f64>() / flat.len() as f64).exp())
@@ -859,7 +869,7 @@ pub fn compare(analyses: &[CurveAnalysis], result: &SweepResult) -> Vec<BucketCo
             _ => "no verdicts to compare".to_string(),
         };
         let explanation = format!(
-            "{} is {}x faster at one worker, where a request's latency is all there is (fitted latency ratio {}x), and {best:.2}x faster at the best worker count; {why}",
+            "{} is {}x as fast at one worker, where a request's latency is all there is (fitted latency ratio {}x), and {best:.2}x as fast at the best worker count; {why}",
             fast.bucket,
             one.map_or("?".to_string(), |o| format!("{o:.1}")),
             latency_ratio.map_or("?".to_string(), |l| format!("{l:.1}")),
@@ -876,6 +886,37 @@ pub fn compare(analyses: &[CurveAnalysis], result: &SweepResult) -> Vec<BucketCo
     out
 }
 
+/// Latency per request this many times the bucket's lowest means requests queue.
+pub const QUEUEING_FACTOR: f64 = 2.0;
+
+/// Adds a note to rows whose steady latency is [`QUEUEING_FACTOR`] times the lowest of
+/// their bucket: the requests queued somewhere (the server, the network, the client's
+/// scheduler), so more workers add waiting rather than throughput.
+fn queueing_notes(rows: &mut [ConfigResult]) {
+    let p50 = |r: &ConfigResult| r.breakdown.as_ref().map_or(r.ttlb_ms.p50, |b| b.steady_ttlb_ms.p50);
+    let mut lowest: BTreeMap<String, (f64, u32)> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.ok > 0 && p50(r) > 0.0) {
+        let e = lowest.entry(r.bucket.clone()).or_insert((f64::MAX, 0));
+        if p50(r) < e.0 {
+            *e = (p50(r), r.workers);
+        }
+    }
+    for r in rows.iter_mut() {
+        let Some(&(low, at)) = lowest.get(&r.bucket) else {
+            continue;
+        };
+        let now = p50(r);
+        if now >= QUEUEING_FACTOR * low {
+            if let Some(d) = r.diagnosis.as_mut() {
+                d.figures.insert("ttlb_ms_p50_lowest_of_bucket".into(), round3(low));
+                d.notes.push(format!(
+                    "requests took {now:.1} ms (p50) against {low:.1} ms at {at} worker(s): they queue somewhere (server, network or the client's scheduler), so more workers add waiting, not throughput"
+                ));
+            }
+        }
+    }
+}
+
 fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
@@ -890,6 +931,7 @@ pub fn annotate(result: &mut SweepResult, thresholds: &Thresholds) {
     for row in &mut result.results {
         row.diagnosis = Some(diagnose_row(row, vcpus, thresholds));
     }
+    queueing_notes(&mut result.results);
     let mut analyses = Vec::new();
     for summary in &result.summary {
         let rows: Vec<&ConfigResult> = result.results.iter().filter(|r| r.bucket == summary.bucket).collect();
@@ -1350,6 +1392,45 @@ mod tests {
         let (r, k, _) = fit_curve(&[(1.0, 100.0), (2.0, 101.0), (4.0, 99.0)]).unwrap();
         assert!((r - 0.01).abs() < 1e-6);
         assert!((k.unwrap() - 100.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn one_low_last_point_is_not_a_plateau() {
+        // 39, 302, 846 objects/s at 1, 8, 32 workers: still rising, more slowly.
+        let (r, k, _) = fit_curve(&[(1.0, 39.0), (8.0, 302.0), (32.0, 846.0)]).unwrap();
+        assert_eq!(k, None);
+        assert!(r > 0.025 && r < 0.04, "{r}");
+    }
+
+    #[test]
+    fn possible_in_flight_counts_the_last_round() {
+        let mut r = row("b", 32, 1, 100.0, 0);
+        r.pool_connections = 64;
+        assert_eq!(possible_in_flight(&r), 25.0);
+        r.pool_connections = 4;
+        assert_eq!(possible_in_flight(&r), 4.0);
+        r.workers = 200;
+        r.pool_connections = 500;
+        assert_eq!(possible_in_flight(&r), 100.0);
+    }
+
+    #[test]
+    fn queueing_is_noted_against_the_buckets_lowest_latency() {
+        let mut one = healthy();
+        one.workers = 1;
+        one.ttlb_ms = pct(10.0);
+        let mut many = healthy();
+        many.workers = 32;
+        many.ttlb_ms = pct(40.0);
+        let mut rows = vec![one, many];
+        for r in &mut rows {
+            r.diagnosis = Some(diagnose_row(r, 2, &Thresholds::default()));
+        }
+        queueing_notes(&mut rows);
+        assert!(!rows[0].diagnosis.as_ref().unwrap().notes.iter().any(|n| n.contains("queue")));
+        let d = rows[1].diagnosis.as_ref().unwrap();
+        assert!(d.notes.iter().any(|n| n.contains("queue")), "{d:?}");
+        assert_eq!(d.figures["ttlb_ms_p50_lowest_of_bucket"], 10.0);
     }
 
     #[test]
