@@ -386,6 +386,10 @@ pub struct Diagnosis {
     pub notes: Vec<String>,
 }
 
+/// A `client_cpu` verdict whose cores busy are below this share of the CPU threshold
+/// (with the runtime busy) is a client starved of CPU rather than one using it all.
+pub const STARVED_SHARE: f64 = 0.5;
+
 /// One-worker latency in this window suggests the 40 ms delayed-ACK stall.
 pub const DELAYED_ACK_WINDOW_MS: (f64, f64) = (38.0, 50.0);
 
@@ -465,16 +469,26 @@ pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis
         fig("runtime_busy_ratio", busy_share);
         fig("cpu_ms_per_get", row.cpu_ms_per_get);
         fig("objects_per_s", row.objects_per_s);
-        (
-            Verdict::ClientCpu,
+        let starved = cpu_share < STARVED_SHARE * t.cpu_busy_share;
+        fig("starved", if starved { 1.0 } else { 0.0 });
+        let explanation = if starved {
+            format!(
+                "the client's threads always had work (runtime busy {:.0}% of the time) but got only {:.2} of {:.0} cores: it is starved of CPU by other processes on the machine (or a fractional Lambda vCPU), {:.3} ms CPU per GET; more workers or lower latency will not help, more CPU will",
+                100.0 * busy_share,
+                client.cores_busy,
+                cores,
+                row.cpu_ms_per_get
+            )
+        } else {
             format!(
                 "the client's CPU sets the pace: {:.2} cores busy of {:.0} usable, runtime threads busy {:.0}% of the time, {:.3} ms CPU per GET; lower latency or more workers will not help, more vCPUs or a cheaper client will",
                 client.cores_busy,
                 cores,
                 100.0 * busy_share,
                 row.cpu_ms_per_get
-            ),
-        )
+            )
+        };
+        (Verdict::ClientCpu, explanation)
     } else if pool_share >= t.pool_wait_share {
         fig("pool_wait_ms_mean", pool_wait_ms);
         fig("ttlb_ms_mean", latency_ms);
@@ -1219,6 +1233,9 @@ mod tests {
         let d = diagnose_row(&r, 2, &t);
         assert_eq!(d.verdict, Verdict::ClientCpu, "{d:?}");
         assert_eq!(d.figures["runtime_busy_ratio"], 0.9);
+        // 0.2 cores busy of 1 usable while the runtime had work: starved.
+        assert_eq!(d.figures["starved"], 1.0);
+        assert!(d.explanation.contains("starved"), "{}", d.explanation);
         // 80% is below the threshold.
         let mut r = healthy();
         r.client = Some(client_side(
@@ -1427,7 +1444,13 @@ mod tests {
             r.diagnosis = Some(diagnose_row(r, 2, &Thresholds::default()));
         }
         queueing_notes(&mut rows);
-        assert!(!rows[0].diagnosis.as_ref().unwrap().notes.iter().any(|n| n.contains("queue")));
+        assert!(!rows[0]
+            .diagnosis
+            .as_ref()
+            .unwrap()
+            .notes
+            .iter()
+            .any(|n| n.contains("queue")));
         let d = rows[1].diagnosis.as_ref().unwrap();
         assert!(d.notes.iter().any(|n| n.contains("queue")), "{d:?}");
         assert_eq!(d.figures["ttlb_ms_p50_lowest_of_bucket"], 10.0);
