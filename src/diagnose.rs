@@ -651,6 +651,9 @@ pub struct ModelInputs {
     pub bandwidth_ceiling_mib_per_s: Option<f64>,
     pub object_size_bytes: f64,
     pub objects: u64,
+    /// The configuration with the most workers was `client_cpu`-bound: the plateau
+    /// is the client's CPU ceiling as measured, and scales with the cores.
+    pub plateau_is_client_cpu: bool,
 }
 
 /// Fits `X = min(C / R, K)` to `(C, X)` points (requests in flight, objects/s) by least
@@ -720,7 +723,17 @@ fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f
             best = (x, name);
         }
     };
+    let scale = if inputs.cores_scale_with_vcpus {
+        cores / fit.client_cores.max(1.0)
+    } else {
+        1.0
+    };
     match (fit.client_cpu_ms_per_request, fit.plateau_objects_per_s) {
+        (_, Some(k)) if inputs.plateau_is_client_cpu => {
+            // The plateau's own rows were client-CPU-bound: it is the CPU ceiling as
+            // measured (starvation and all), and it moves with the cores.
+            consider(k * scale, "client_cpu");
+        }
         (Some(c), plateau) if c > 0.0 => {
             let ceiling = cores * 1000.0 / c;
             consider(ceiling, "client_cpu");
@@ -735,11 +748,6 @@ fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f
         }
         (_, Some(k)) => {
             // No CPU measurement: read the plateau as client CPU (c / P = 1 / K).
-            let scale = if inputs.cores_scale_with_vcpus {
-                cores / fit.client_cores.max(1.0)
-            } else {
-                1.0
-            };
             consider(k * scale, "client_cpu");
         }
         _ => {}
@@ -988,6 +996,7 @@ pub fn annotate(result: &mut SweepResult, thresholds: &Thresholds) {
             bandwidth_ceiling_mib_per_s: thresholds.bandwidth_ceiling_mib_per_s,
             object_size_bytes: size,
             objects: rows.first().map_or(1, |r| r.requests),
+            plateau_is_client_cpu: verdicts.last().is_some_and(|v| v.1 == Verdict::ClientCpu),
         };
         analyses.push(analyse_curve(&summary.bucket, &points, &inputs, verdicts));
     }
@@ -1329,6 +1338,7 @@ mod tests {
             bandwidth_ceiling_mib_per_s: None,
             object_size_bytes: 46_080.0,
             objects: 1000,
+            plateau_is_client_cpu: false,
         }
     }
 
@@ -1397,6 +1407,42 @@ mod tests {
             (b.predictions[2].objects_per_s - 2275.6).abs() < 1.0,
             "{:?}",
             b.predictions[2]
+        );
+    }
+
+    #[test]
+    fn a_client_cpu_plateau_scales_with_cores_and_another_does_not() {
+        // 5 ms per request, flat at 5,000 objects/s from 32 workers, 0.2 ms CPU per GET
+        // on 2 cores (a 10,000/s ceiling the plateau does not reach).
+        let curve: Vec<(u32, f64, f64)> = [(1u32, 200.0), (8, 1600.0), (32, 5000.0), (64, 5050.0), (128, 4950.0)]
+            .iter()
+            .map(|&(w, x)| (w, f64::from(w), x))
+            .collect();
+        let inputs = ModelInputs {
+            client_cpu_ms_per_request: Some(0.2),
+            client_cores: 2.0,
+            cores_scale_with_vcpus: true,
+            ..python()
+        };
+        let other = analyse_curve("x", &curve, &inputs, vec![]);
+        assert_eq!(other.predictions[2].limit, "plateau", "{:?}", other.predictions);
+        assert!((other.predictions[2].objects_per_s - 5000.0).abs() < 100.0);
+        let cpu = analyse_curve(
+            "x",
+            &curve,
+            &ModelInputs {
+                plateau_is_client_cpu: true,
+                ..inputs
+            },
+            vec![],
+        );
+        assert_eq!(cpu.predictions[1].limit, "client_cpu");
+        assert!((cpu.predictions[1].objects_per_s - 5000.0).abs() < 100.0);
+        // 6 vCPUs: 3x the 2-core plateau.
+        assert!(
+            (cpu.predictions[2].objects_per_s - 15_000.0).abs() < 300.0,
+            "{:?}",
+            cpu.predictions
         );
     }
 
