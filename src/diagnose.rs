@@ -599,6 +599,13 @@ pub struct Prediction {
     pub limit: String,
 }
 
+/// The verdict at one worker count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerVerdict {
+    pub workers: u32,
+    pub verdict: Verdict,
+}
+
 /// The analysis of one bucket's curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CurveAnalysis {
@@ -610,7 +617,7 @@ pub struct CurveAnalysis {
     /// Why, in plain words (including "the curve was still rising").
     pub recommendation: String,
     /// Verdicts by worker count (first repetition's row), in order run.
-    pub verdicts: Vec<(u32, Verdict)>,
+    pub verdicts: Vec<WorkerVerdict>,
     pub fit: Option<ModelFit>,
     pub predictions: Vec<Prediction>,
 }
@@ -764,7 +771,7 @@ pub fn analyse_curve(
     bucket: &str,
     points: &[(u32, f64, f64)],
     inputs: &ModelInputs,
-    verdicts: Vec<(u32, Verdict)>,
+    verdicts: Vec<WorkerVerdict>,
 ) -> CurveAnalysis {
     let knee_workers = knee(&points.iter().map(|p| (p.0, p.2)).collect::<Vec<_>>());
     let max_workers = points.iter().map(|p| p.0).max().unwrap_or(1);
@@ -968,7 +975,10 @@ pub fn annotate(result: &mut SweepResult, thresholds: &Thresholds) {
         for &w in &workers {
             let same: Vec<&&ConfigResult> = rows.iter().filter(|r| r.workers == w).collect();
             if let Some(d) = same.first().and_then(|r| r.diagnosis.as_ref()) {
-                verdicts.push((w, d.verdict));
+                verdicts.push(WorkerVerdict {
+                    workers: w,
+                    verdict: d.verdict,
+                });
             }
             if same.iter().any(|r| r.errors.total > 0) {
                 continue;
@@ -996,7 +1006,7 @@ pub fn annotate(result: &mut SweepResult, thresholds: &Thresholds) {
             bandwidth_ceiling_mib_per_s: thresholds.bandwidth_ceiling_mib_per_s,
             object_size_bytes: size,
             objects: rows.first().map_or(1, |r| r.requests),
-            plateau_is_client_cpu: verdicts.last().is_some_and(|v| v.1 == Verdict::ClientCpu),
+            plateau_is_client_cpu: verdicts.last().is_some_and(|v| v.verdict == Verdict::ClientCpu),
         };
         analyses.push(analyse_curve(&summary.bucket, &points, &inputs, verdicts));
     }
@@ -1013,9 +1023,9 @@ pub fn annotate(result: &mut SweepResult, thresholds: &Thresholds) {
 // ---------------------------------------------------------------------------------
 
 /// Compact verdict runs: `1-4 latency, 8-256 client_cpu`.
-fn verdict_runs(verdicts: &[(u32, Verdict)]) -> String {
+fn verdict_runs(verdicts: &[WorkerVerdict]) -> String {
     let mut runs: Vec<(u32, u32, Verdict)> = Vec::new();
-    for &(w, v) in verdicts {
+    for &WorkerVerdict { workers: w, verdict: v } in verdicts {
         match runs.last_mut() {
             Some(last) if last.2 == v => last.1 = w,
             _ => runs.push((w, w, v)),
@@ -1504,13 +1514,16 @@ mod tests {
 
     #[test]
     fn verdict_runs_are_compact() {
-        let v = vec![
+        let v: Vec<WorkerVerdict> = [
             (1, Verdict::Latency),
             (2, Verdict::Latency),
             (8, Verdict::ClientCpu),
             (16, Verdict::ClientCpu),
             (32, Verdict::Pool),
-        ];
+        ]
+        .iter()
+        .map(|&(workers, verdict)| WorkerVerdict { workers, verdict })
+        .collect();
         assert_eq!(verdict_runs(&v), "1-2 latency, 8-16 client_cpu, 32 pool");
     }
 
