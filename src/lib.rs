@@ -9,6 +9,10 @@
 //!   (hyper-util's pool with a per-host connection cap, `TCP_NODELAY`, counters).
 //! - [`sweep`]: the engine: bucket x workers x repetition, exactly `workers` GETs in
 //!   flight, bodies drained and counted, failures counted by kind.
+//! - [`diagnose`]: why each configuration ran as fast as it did: the per-request
+//!   breakdown (cold requests apart), client CPU and requests in flight, a verdict per
+//!   configuration, and per bucket the knee, a fit of the throughput model and its
+//!   predictions.
 //! - [`report`]: the result document (`s3sweep.result/v1`), percentiles, summaries and
 //!   the human tables.
 //! - [`seed`]: writes the test objects (skipping keys already there) and records what
@@ -27,6 +31,7 @@
 pub mod clean;
 pub mod client;
 pub mod limits;
+pub mod diagnose;
 pub mod report;
 pub mod request;
 pub mod seed;

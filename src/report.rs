@@ -38,6 +38,9 @@ pub struct SweepResult {
     pub truncated: bool,
     /// Configurations not run, and why.
     pub skipped: Vec<SkippedConfig>,
+    /// Per-bucket curve analysis, model predictions and bucket comparisons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<crate::diagnose::Analysis>,
 }
 
 /// What produced the result.
@@ -249,6 +252,15 @@ pub struct ConfigResult {
     /// Up to three distinct error messages, for a first look at failures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_samples: Vec<String>,
+    /// Where the time went, cold requests apart from steady ones (see [`crate::diagnose`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<crate::diagnose::Breakdown>,
+    /// CPU, runtime threads, memory and requests in flight of the client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<crate::diagnose::ClientSide>,
+    /// What bound this configuration, with the figures that decided it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<crate::diagnose::Diagnosis>,
 }
 
 /// The best configuration of one bucket.
@@ -393,7 +405,9 @@ pub fn render_tables(result: &SweepResult) -> String {
             "pool wait p50 ms",
             "cpu ms/GET",
             "conns",
+            "in flight",
             "errors",
+            "verdict",
         ]);
         for r in result.results.iter().filter(|r| r.bucket == summary.bucket) {
             table.add_row(vec![
@@ -407,10 +421,14 @@ pub fn render_tables(result: &SweepResult) -> String {
                 format!("{:.2}", r.pool_wait_ms.p50),
                 format!("{:.3}", r.cpu_ms_per_get),
                 r.connections_opened.to_string(),
+                r.client
+                    .as_ref()
+                    .map_or("-".into(), |c| format!("{:.1}", c.mean_in_flight)),
                 r.errors.short(),
+                r.diagnosis.as_ref().map_or("-", |d| d.verdict.name()).to_string(),
             ]);
         }
-        for i in 0..10 {
+        for i in 0..11 {
             if let Some(col) = table.column_mut(i) {
                 col.set_cell_alignment(CellAlignment::Right);
             }
@@ -431,8 +449,11 @@ pub fn render_tables(result: &SweepResult) -> String {
         if summary.errors_total > 0 {
             let _ = write!(out, "; {} failed requests", summary.errors_total);
         }
-        out.push_str("\n\n");
+        out.push('\n');
+        out.push_str(&crate::diagnose::render_bucket(result, &summary.bucket));
+        out.push('\n');
     }
+    out.push_str(&crate::diagnose::render_comparisons(result));
     if result.truncated {
         let _ = writeln!(
             out,
@@ -473,6 +494,9 @@ pub(crate) mod tests_support {
             connect_ms_total: 0.0,
             session_requests: 0,
             error_samples: vec![],
+            breakdown: None,
+            client: None,
+            diagnosis: None,
         }
     }
 }
@@ -586,6 +610,7 @@ mod tests {
             results,
             truncated: false,
             skipped: vec![],
+            analysis: None,
         };
         let text = render_tables(&result);
         assert!(text.contains("bucket a-bucket"));

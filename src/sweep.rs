@@ -22,7 +22,8 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use tokio::sync::Semaphore;
 
-use crate::client::{RequestSettings, SweepClient, TransportSettings};
+use crate::client::{ColdProbe, RequestSettings, SweepClient, TransportSettings, COLD_PROBE};
+use crate::diagnose::{ClientMeasure, PhaseRecorder};
 use crate::report::{
     round3, summarize, ConfigResult, Environment, ErrorCounts, ErrorKind, Percentiles, SkippedConfig, SweepResult,
     ToolInfo, SCHEMA,
@@ -55,6 +56,8 @@ pub struct SweepOptions {
     pub safety_margin: Duration,
     /// Lambda facts for the environment block.
     pub lambda: Option<crate::report::LambdaEnvironment>,
+    /// Rules of the per-configuration verdicts (and a known bandwidth ceiling).
+    pub thresholds: crate::diagnose::Thresholds,
 }
 
 /// Why a sweep could not start: the first request to a bucket failed in a way that
@@ -194,7 +197,7 @@ pub async fn run(
         }
     }
     let summary = summarize(&results);
-    SweepResult {
+    let mut result = SweepResult {
         schema: SCHEMA.to_string(),
         tool: ToolInfo::current(),
         environment: Environment {
@@ -216,7 +219,10 @@ pub async fn run(
         results,
         summary,
         skipped,
-    }
+        analysis: None,
+    };
+    crate::diagnose::annotate(&mut result, &options.thresholds);
+    result
 }
 
 /// How long the next configuration of `bucket` may take: the last one of the same
@@ -365,6 +371,8 @@ async fn run_config(
     let requests = order.len() as u64;
     observer.config_started(bucket, workers, repetition, requests);
     let recorder = Arc::new(Recorder::new((workers as usize).min(8)));
+    let phases = Arc::new(PhaseRecorder::new((workers as usize).min(8)));
+    let busy_before = crate::diagnose::runtime_busy();
     let next = Arc::new(AtomicUsize::new(0));
     let counters_before = client.transport().counters();
     let cpu_before = usage::process_cpu_time();
@@ -380,7 +388,9 @@ async fn run_config(
         let pool = pool.clone();
         let recorder = recorder.clone();
         let observer = observer.clone();
-        tasks.spawn(async move {
+        let phases = phases.clone();
+        let probe = Arc::new(ColdProbe::default());
+        tasks.spawn(COLD_PROBE.scope(probe.clone(), async move {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&index) = order.get(i) else { break };
@@ -392,9 +402,11 @@ async fn run_config(
                 drop(permit);
                 outcome.pool_wait = pool_wait;
                 recorder.record(w, &outcome);
-                observer.request_done(outcome.result.is_ok());
+                let ok = outcome.result.is_ok();
+                phases.record(w, ok, outcome.ttfb, outcome.ttlb, probe.take(), i == 0);
+                observer.request_done(ok);
             }
-        });
+        }));
     }
     while let Some(joined) = tasks.join_next().await {
         if let Err(err) = joined {
@@ -403,6 +415,10 @@ async fn run_config(
     }
     let wall = start.elapsed();
     let cpu = usage::process_cpu_time().saturating_sub(cpu_before);
+    let busy = match (busy_before, crate::diagnose::runtime_busy()) {
+        (Some((a, _)), Some((b, n))) => (b.saturating_sub(a), n),
+        _ => (Duration::ZERO, 1),
+    };
     let counters = client.transport().counters().since(&counters_before);
     let (ttfb, ttlb, pool_wait) = recorder.merged();
     let (errors, error_samples) = recorder.errors.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -410,7 +426,7 @@ async fn run_config(
     let bytes = recorder.bytes.load(Ordering::Relaxed);
     let wall_s = wall.as_secs_f64().max(1e-9);
     let cpu_ms = cpu.as_secs_f64() * 1000.0;
-    ConfigResult {
+    let mut row = ConfigResult {
         bucket: bucket.to_string(),
         workers,
         repetition,
@@ -432,7 +448,20 @@ async fn run_config(
         connect_ms_total: round3(counters.connect_ns as f64 / 1e6),
         session_requests: counters.session_requests,
         error_samples,
-    }
+        breakdown: Some(phases.finish()),
+        client: None,
+        diagnosis: None,
+    };
+    row.client = Some(crate::diagnose::client_side(
+        &row,
+        ClientMeasure {
+            runtime_busy: busy.0,
+            runtime_worker_threads: busy.1,
+            vcpus: usage::vcpus() as u32,
+            peak_rss_bytes: usage::peak_rss_bytes(),
+        },
+    ));
+    row
 }
 
 /// Untimed requests before a configuration so its connections are already open:

@@ -217,3 +217,53 @@ fn bad_serve_flags_are_errors() {
     assert!(err.contains("Bad_Name"), "{err}");
     assert!(err.contains("slow"), "{err}");
 }
+
+#[test]
+fn local_prints_verdicts_recommendations_and_the_comparison() {
+    let json = std::env::temp_dir().join(format!("s3sweep-diagnose-{}.json", std::process::id()));
+    let out = run(&[
+        "local",
+        "--runtime-threads",
+        "1",
+        "--objects",
+        "40",
+        "--workers",
+        "1,8",
+        "--size",
+        "4096",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tables = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "verdict",
+        "in flight",
+        "verdicts: ",
+        "model: R = ",
+        "predicted: ",
+        "recommended: ",
+        "express-like vs standard-like",
+    ] {
+        assert!(tables.contains(needle), "{needle:?} missing in\n{tables}");
+    }
+    let result: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(result["environment"]["runtime_worker_threads"], 1);
+    for row in result["results"].as_array().unwrap() {
+        assert!(row["diagnosis"]["verdict"].is_string(), "{row}");
+        assert_eq!(row["client"]["runtime_worker_threads"], 1, "{row}");
+    }
+    let comparison = &result["analysis"]["comparisons"][0];
+    assert_eq!(comparison["faster_bucket"], "express-like");
+    assert!(comparison["one_worker_speedup"].as_f64().unwrap() > 1.5, "{comparison}");
+    let _ = std::fs::remove_file(json);
+}
+
+#[test]
+fn bad_diagnosis_flags_are_all_named() {
+    let out = run(&["local", "--runtime-threads", "0", "--bandwidth-mib-s=-5"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--runtime-threads"), "{err}");
+    assert!(err.contains("--bandwidth-mib-s"), "{err}");
+}

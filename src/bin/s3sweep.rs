@@ -32,6 +32,14 @@ use s3sweep::usage;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Worker threads of the async runtime that sends the requests (default: one per
+    /// vCPU). `--runtime-threads 1` shows what a client serialised on one core does.
+    #[arg(long, global = true)]
+    runtime_threads: Option<usize>,
+    /// Known network ceiling in MiB/s (measured or configured): configurations near it
+    /// get the `bandwidth` verdict, and the model uses it. Default: unknown.
+    #[arg(long, global = true)]
+    bandwidth_mib_s: Option<f64>,
 }
 
 #[derive(Subcommand)]
@@ -206,11 +214,29 @@ fn main() -> Result<()> {
     if let Some(from) = fd_limits.raised_from {
         tracing::debug!(from, to = fd_limits.soft, "raised the soft RLIMIT_NOFILE");
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let mut problems = Vec::new();
+    if cli.runtime_threads == Some(0) {
+        problems.push("--runtime-threads: must be at least 1".to_string());
+    }
+    let thresholds = s3sweep::diagnose::Thresholds {
+        bandwidth_ceiling_mib_per_s: cli.bandwidth_mib_s,
+        ..Default::default()
+    };
+    if let Err(e) = thresholds.validate() {
+        problems.push(format!("--bandwidth-mib-s: {e}"));
+    }
+    if !problems.is_empty() {
+        bail!("{}", problems.join("; "));
+    }
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = cli.runtime_threads {
+        builder.worker_threads(n);
+    }
+    let runtime = builder.enable_all().build()?;
     runtime.block_on(async move {
         match cli.command {
-            Command::Local(args) => local(args).await,
-            Command::Run(args) => run(args).await,
+            Command::Local(args) => local(args, thresholds).await,
+            Command::Run(args) => run(args, thresholds).await,
             Command::Seed(args) => seed_cmd(args).await,
             Command::Serve(args) => serve(args).await,
             Command::Clean(args) => clean_cmd(args).await,
@@ -241,7 +267,7 @@ fn write_json(path: &Path, result: &SweepResult) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
-async fn local(args: LocalArgs) -> Result<()> {
+async fn local(args: LocalArgs, thresholds: s3sweep::diagnose::Thresholds) -> Result<()> {
     let buckets = vec![
         ("standard-like".to_string(), LatencyProfile::Standard),
         ("express-like".to_string(), LatencyProfile::Express),
@@ -313,6 +339,7 @@ async fn local(args: LocalArgs) -> Result<()> {
         &plan,
         &SweepOptions {
             runner: "local".into(),
+            thresholds,
             ..SweepOptions::default()
         },
         Arc::new(Lines),
@@ -416,7 +443,7 @@ impl LocalServer {
     }
 }
 
-async fn run(args: RunArgs) -> Result<()> {
+async fn run(args: RunArgs, thresholds: s3sweep::diagnose::Thresholds) -> Result<()> {
     let text = std::fs::read_to_string(&args.event).with_context(|| format!("reading {}", args.event.display()))?;
     let plan = Plan::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", args.event.display()))?;
     s3sweep::limits::check_budget(
@@ -443,6 +470,7 @@ async fn run(args: RunArgs) -> Result<()> {
         &plan,
         &SweepOptions {
             runner: "cli".into(),
+            thresholds,
             ..SweepOptions::default()
         },
         Arc::new(Lines),
