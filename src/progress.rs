@@ -1,1 +1,1 @@
-
+//! Progress bars.
