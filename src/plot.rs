@@ -39,7 +39,12 @@ static REGISTER: Once = Once::new();
 
 fn register_font() {
     REGISTER.call_once(|| {
-        for style in [FontStyle::Normal, FontStyle::Bold, FontStyle::Italic, FontStyle::Oblique] {
+        for style in [
+            FontStyle::Normal,
+            FontStyle::Bold,
+            FontStyle::Italic,
+            FontStyle::Oblique,
+        ] {
             // The font is bundled and known good; a failure would show as missing text.
             let _ = plotters::style::register_font("sans-serif", style, FONT);
         }
@@ -165,8 +170,41 @@ pub fn render_rgb(result: &SweepResult, width: u32, height: u32) -> Result<Vec<u
 /// Draws the plot as an SVG document.
 pub fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
     let mut s = String::new();
-    draw(SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area(), result)?;
+    draw(
+        SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area(),
+        result,
+    )?;
     Ok(s)
+}
+
+/// A circle around the knee and its label above it.
+macro_rules! knee_marker {
+    ($at:expr, $workers:expr, $col:expr) => {
+        EmptyElement::at($at)
+            + Circle::new((0, 0), 12, $col.stroke_width(3))
+            + Text::new(
+                format!("knee {}", $workers),
+                (-28, -34),
+                ("sans-serif", 17).into_font().color(&$col),
+            )
+    };
+}
+
+/// Labels a log axis at 1, 2 and 5 times a power of ten only, so labels never crowd.
+fn log_label(v: &f64) -> String {
+    if *v <= 0.0 {
+        return String::new();
+    }
+    let mantissa = v / 10f64.powf(v.log10().floor());
+    if [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 0.01) {
+        if *v >= 1.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v}")
+        }
+    } else {
+        String::new()
+    }
 }
 
 fn err<E: std::fmt::Display>(e: E) -> PlotError {
@@ -205,11 +243,11 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
         result.environment.vcpus,
         result.request.repetitions
     );
-    let root = root
-        .titled(&title, ("sans-serif", 26).into_font())
-        .map_err(err)?;
+    let root = root.titled(&title, ("sans-serif", 26).into_font()).map_err(err)?;
     let panels = root.split_evenly((2, 2));
-    let workers = curves.iter().flat_map(|c| c.points.iter().map(|p| f64::from(p.workers)));
+    let workers = curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| f64::from(p.workers)));
     let (wlo, whi) = workers.fold((f64::INFINITY, 0.0f64), |(lo, hi), w| (lo.min(w), hi.max(w)));
     let x_range = (wlo / 1.5)..(whi * 1.5);
     let label_font = ("sans-serif", 16);
@@ -235,6 +273,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             .y_desc("objects/s")
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| format!("{y:.0}"))
+            .light_line_style(RGBColor(238, 238, 238))
             .label_style(label_font)
             .draw()
             .map_err(err)?;
@@ -257,13 +296,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             if let Some(k) = c.knee_workers {
                 if let Some(p) = c.points.iter().find(|p| p.workers == k) {
                     let at = (f64::from(k), p.objects_per_s);
-                    chart
-                        .draw_series([
-                            Circle::new(at, 11, col.stroke_width(3)).into_dyn(),
-                            Text::new(format!("knee {k}"), at, ("sans-serif", 16).into_font().color(&col))
-                                .into_dyn(),
-                        ])
-                        .map_err(err)?;
+                    chart.draw_series([knee_marker!(at, k, col)]).map_err(err)?;
                 }
             }
         }
@@ -292,7 +325,8 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             .x_desc("workers (requests in flight)")
             .y_desc("wall ms")
             .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| format!("{y:.0}"))
+            .y_label_formatter(&log_label)
+            .light_line_style(RGBColor(238, 238, 238))
             .label_style(label_font)
             .draw()
             .map_err(err)?;
@@ -312,13 +346,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             if let Some(k) = c.knee_workers {
                 if let Some(p) = c.points.iter().find(|p| p.workers == k && p.wall_ms > 0.0) {
                     let at = (f64::from(k), p.wall_ms);
-                    chart
-                        .draw_series([
-                            Circle::new(at, 11, col.stroke_width(3)).into_dyn(),
-                            Text::new(format!("knee {k}"), at, ("sans-serif", 16).into_font().color(&col))
-                                .into_dyn(),
-                        ])
-                        .map_err(err)?;
+                    chart.draw_series([knee_marker!(at, k, col)]).map_err(err)?;
                 }
             }
         }
@@ -351,7 +379,8 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             .x_desc("workers (requests in flight)")
             .y_desc("ttfb ms")
             .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| format!("{y:.1}"))
+            .y_label_formatter(&log_label)
+            .light_line_style(RGBColor(238, 238, 238))
             .label_style(label_font)
             .draw()
             .map_err(err)?;
@@ -407,7 +436,8 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             .configure_mesh()
             .x_desc("request to last byte, ms (points: p50, p90, p99, max)")
             .y_desc("fraction of requests")
-            .x_label_formatter(&|x| format!("{x:.1}"))
+            .x_label_formatter(&log_label)
+            .light_line_style(RGBColor(238, 238, 238))
             .y_label_formatter(&|y| format!("{y:.2}"))
             .label_style(label_font)
             .draw()
@@ -447,11 +477,7 @@ mod tests {
     pub(crate) fn seed_result() -> SweepResult {
         let mut results = Vec::new();
         for (bucket, walls, ttfb) in [
-            (
-                "express-like",
-                [7831.0, 4037.0, 2625.0, 2826.0, 2668.0, 2410.0],
-                5.0,
-            ),
+            ("express-like", [7831.0, 4037.0, 2625.0, 2826.0, 2668.0, 2410.0], 5.0),
             (
                 "standard-like",
                 [47625.0, 17334.0, 6993.0, 3508.0, 2868.0, 2587.0],
