@@ -555,7 +555,11 @@ pub fn render_cost(report: &CostReport, preset: &str) -> String {
             "assumed: not run in Lambda"
         }
     );
-    let _ = writeln!(out, "{table}");
+    if preset == comfy_table::presets::ASCII_MARKDOWN {
+        let _ = writeln!(out, "\n{table}\n");
+    } else {
+        let _ = writeln!(out, "{table}");
+    }
     let _ = write!(out, "total {}", usd(report.total_usd));
     match (&report.cheapest, report.target_wall_ms) {
         (Some(c), Some(t)) => {

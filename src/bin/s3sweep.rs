@@ -1,10 +1,10 @@
 //! The s3sweep command line: `local` (the whole demo on the embedded server), `run`
 //! (a sweep request against any endpoint or real AWS), `seed` (write test objects) and
-//! `serve` (the embedded server alone). Thin: parsing and printing only.
+//! `serve` (the embedded server alone), `report` (tables, Markdown, cost and plots of a
+//! result file) and `compare` (two results side by side). Thin: parsing and printing only.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -12,11 +12,15 @@ use clap::{Args, Parser, Subcommand};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use s3sweep::client::{ClientOptions, CredentialSource, SweepClient};
-use s3sweep::report::{render_tables, ConfigResult, SweepResult};
+use s3sweep::compare::{self, CompareOptions};
+use s3sweep::cost::{self, CostOverrides};
+use s3sweep::plot;
+use s3sweep::progress::ProgressMode;
+use s3sweep::report::{render_markdown, render_tables, SweepResult};
 use s3sweep::request::{KeyTemplate, Plan, SweepRequest};
 use s3sweep::seed::{seed, SeedSpec};
 use s3sweep::server::{self, LatencyProfile, ServerConfig, LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
-use s3sweep::sweep::{self, Observer, SweepOptions};
+use s3sweep::sweep::{self, SweepOptions};
 use s3sweep::usage;
 
 #[derive(Parser)]
@@ -43,6 +47,69 @@ enum Command {
     Seed(SeedArgs),
     /// Run the embedded S3 server until interrupted.
     Serve(ServeArgs),
+    /// Read a result JSON (from `local --json`, `run` or the Lambda) and print its
+    /// tables and cost, or Markdown, or draw its plot.
+    Report(ReportArgs),
+    /// Line up the configurations of two results (or two buckets of one) with ratios
+    /// B/A, flagging differences beyond the runs' own spread.
+    Compare(CompareArgs),
+}
+
+/// How results are shown.
+#[derive(Args, Clone)]
+struct OutputArgs {
+    /// Draw the plot into this file (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Print the tables as Markdown, for pasting into issues.
+    #[arg(long)]
+    markdown: bool,
+    /// No progress bars or per-configuration lines on stderr.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// The result JSON.
+    result: PathBuf,
+    /// Draw the plot into this file (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Print the tables as Markdown.
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
+    /// Print the result document itself (validated, pretty-printed).
+    #[arg(long)]
+    json: bool,
+    /// Lambda memory (MB) for the cost estimate, instead of the function's own (in
+    /// Lambda) or `prices.lambda_memory_mb` of the request (elsewhere).
+    #[arg(long, value_name = "MB")]
+    lambda_memory_mb: Option<u32>,
+    /// Name the cheapest configuration whose median wall time is within this many ms
+    /// (instead of the request's `target_wall_ms`).
+    #[arg(long, value_name = "MS")]
+    target_wall_ms: Option<u64>,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    /// The baseline result JSON.
+    a: PathBuf,
+    /// The result compared with it (default: A again, to compare two of its buckets).
+    b: Option<PathBuf>,
+    /// The bucket of A to compare.
+    #[arg(long)]
+    bucket_a: Option<String>,
+    /// The bucket of B to compare.
+    #[arg(long)]
+    bucket_b: Option<String>,
+    /// Print the tables as Markdown.
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -69,6 +136,11 @@ struct LocalArgs {
     /// counts as client CPU).
     #[arg(long)]
     in_process: bool,
+    /// Name the cheapest configuration within this wall time (ms) in the cost summary.
+    #[arg(long, value_name = "MS")]
+    target_wall_ms: Option<u64>,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(Args)]
@@ -84,6 +156,8 @@ struct RunArgs {
     /// Skip the first-request check of each bucket.
     #[arg(long)]
     no_preflight: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(Args)]
@@ -177,26 +251,98 @@ fn main() -> Result<()> {
             Command::Run(args) => run(args).await,
             Command::Seed(args) => seed_cmd(args).await,
             Command::Serve(args) => serve(args).await,
+            Command::Report(args) => report(args),
+            Command::Compare(args) => compare_cmd(args),
         }
     })
 }
 
-/// Prints one line per finished configuration on stderr.
-struct Lines;
+/// The tables and the cost, for people (or as Markdown).
+fn human(result: &SweepResult, markdown: bool, overrides: CostOverrides) -> String {
+    let preset = if markdown {
+        comfy_table::presets::ASCII_MARKDOWN
+    } else {
+        comfy_table::presets::UTF8_FULL_CONDENSED
+    };
+    let tables = if markdown {
+        render_markdown(result)
+    } else {
+        render_tables(result)
+    };
+    format!(
+        "{tables}{}",
+        cost::render_cost(&cost::cost_report(result, overrides), preset)
+    )
+}
 
-impl Observer for Lines {
-    fn config_finished(&self, r: &ConfigResult) {
-        eprintln!(
-            "  {:<16} workers {:>4} rep {}: {:>8.0} ms  {:>8.0} objects/s  ttfb p50 {:>7.2} ms  errors {}",
-            r.bucket,
-            r.workers,
-            r.repetition,
-            r.wall_ms,
-            r.objects_per_s,
-            r.ttfb_ms.p50,
-            r.errors.short()
+fn write_plot(result: &SweepResult, path: &Path) -> Result<()> {
+    plot::render_file(result, path).with_context(|| format!("writing the plot {}", path.display()))?;
+    eprintln!("plot written to {}", path.display());
+    Ok(())
+}
+
+fn read_result(path: &Path) -> Result<SweepResult> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    compare::parse_result(&text).with_context(|| format!("reading {}", path.display()))
+}
+
+fn report(args: ReportArgs) -> Result<()> {
+    let result = read_result(&args.result)?;
+    if let Some(m) = args.lambda_memory_mb {
+        if !cost::LAMBDA_MEMORY_MB.contains(&m) {
+            bail!("--lambda-memory-mb: must be between 128 and 10240, got {m}");
+        }
+    }
+    if args.target_wall_ms == Some(0) {
+        bail!("--target-wall-ms: must be at least 1");
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print!(
+            "{}",
+            human(
+                &result,
+                args.markdown,
+                CostOverrides {
+                    lambda_memory_mb: args.lambda_memory_mb,
+                    target_wall_ms: args.target_wall_ms,
+                }
+            )
         );
     }
+    if let Some(path) = &args.plot {
+        write_plot(&result, path)?;
+    }
+    Ok(())
+}
+
+fn compare_cmd(args: CompareArgs) -> Result<()> {
+    let a = read_result(&args.a)?;
+    let (b, same_file) = match &args.b {
+        Some(path) => (read_result(path)?, false),
+        None => (a.clone(), true),
+    };
+    let comparison = compare::compare(
+        &a,
+        &b,
+        &CompareOptions {
+            bucket_a: args.bucket_a.clone(),
+            bucket_b: args.bucket_b.clone(),
+            same_file,
+        },
+    )?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&comparison)?);
+    } else {
+        let preset = if args.markdown {
+            comfy_table::presets::ASCII_MARKDOWN
+        } else {
+            comfy_table::presets::UTF8_FULL_CONDENSED
+        };
+        print!("{}", compare::render(&comparison, preset));
+    }
+    Ok(())
 }
 
 fn write_json(path: &Path, result: &SweepResult) -> Result<()> {
@@ -215,6 +361,9 @@ async fn local(args: LocalArgs) -> Result<()> {
     request.workers = args.workers.clone();
     request.pool_connections = args.pool.unwrap_or(max_workers);
     request.repetitions = args.repetitions;
+    request.target_wall_ms = args.target_wall_ms;
+    // The Express-like bucket is priced as S3 Express One Zone.
+    request.prices.express_buckets = vec!["express-like".to_string()];
     let plan = Plan::from_request(request).map_err(|e| anyhow::anyhow!("{e}"))?;
 
     // The server runs in a child process by default so its CPU is not counted as the
@@ -272,7 +421,7 @@ async fn local(args: LocalArgs) -> Result<()> {
             runner: "local".into(),
             ..SweepOptions::default()
         },
-        Arc::new(Lines),
+        ProgressMode::for_stderr(args.output.quiet).observer(),
     )
     .await;
     let requests = client.transport().counters().requests_sent - requests_before;
@@ -281,7 +430,7 @@ async fn local(args: LocalArgs) -> Result<()> {
         _ => None,
     };
     println!();
-    print!("{}", render_tables(&result));
+    print!("{}", human(&result, args.output.markdown, CostOverrides::default()));
     if let Some(cpu) = server_cpu {
         println!(
             "embedded server CPU: {:.3} ms per GET ({} GETs incl. warm-up); client peak RSS {} MiB",
@@ -293,6 +442,9 @@ async fn local(args: LocalArgs) -> Result<()> {
     if let Some(path) = &args.json {
         write_json(path, &result)?;
         eprintln!("result JSON written to {}", path.display());
+    }
+    if let Some(path) = &args.output.plot {
+        write_plot(&result, path)?;
     }
     server.stop().await;
     Ok(())
@@ -396,13 +548,18 @@ async fn run(args: RunArgs) -> Result<()> {
             runner: "cli".into(),
             ..SweepOptions::default()
         },
-        Arc::new(Lines),
+        ProgressMode::for_stderr(args.output.quiet).observer(),
     )
     .await;
-    eprint!("\n{}", render_tables(&result));
+    if !args.output.quiet {
+        eprint!("\n{}", human(&result, args.output.markdown, CostOverrides::default()));
+    }
     println!("{}", serde_json::to_string_pretty(&result)?);
     if let Some(path) = &args.json {
         write_json(path, &result)?;
+    }
+    if let Some(path) = &args.output.plot {
+        write_plot(&result, path)?;
     }
     Ok(())
 }
