@@ -497,7 +497,9 @@ pub fn usd(x: f64) -> String {
     } else if x >= 0.01 {
         format!("${x:.4}")
     } else {
-        format!("${x:.3e}")
+        // Three significant digits, never scientific notation.
+        let decimals = (2 - x.abs().log10().floor() as i32).clamp(4, 12) as usize;
+        format!("${x:.decimals$}")
     }
 }
 
@@ -672,6 +674,9 @@ mod tests {
     fn usd_formatting() {
         assert_eq!(usd(0.0), "$0");
         assert_eq!(usd(1.5), "$1.5000");
-        assert_eq!(usd(0.0004), "$4.000e-4");
+        assert_eq!(usd(0.0004), "$0.000400");
+        assert_eq!(usd(0.0012), "$0.00120");
+        assert_eq!(usd(1.672e-4), "$0.000167");
+        assert_eq!(usd(0.000_016_666_7), "$0.0000167");
     }
 }

@@ -219,7 +219,8 @@ fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     if !lo.is_finite() {
         return 0.1..10.0;
     }
-    (lo / 1.6)..(hi * 1.6)
+    // plotters labels a log axis from the first power of ten in range: start at one.
+    10f64.powf((lo / 1.15).log10().floor())..(hi * 1.5)
 }
 
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
@@ -274,6 +275,8 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| format!("{y:.0}"))
             .light_line_style(RGBColor(238, 238, 238))
+            .x_max_light_lines(1)
+            .y_max_light_lines(1)
             .label_style(label_font)
             .draw()
             .map_err(err)?;
@@ -326,7 +329,10 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             .y_desc("wall ms")
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&log_label)
+            .y_labels(30)
             .light_line_style(RGBColor(238, 238, 238))
+            .x_max_light_lines(1)
+            .y_max_light_lines(1)
             .label_style(label_font)
             .draw()
             .map_err(err)?;
@@ -380,7 +386,10 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             .y_desc("ttfb ms")
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&log_label)
+            .y_labels(30)
             .light_line_style(RGBColor(238, 238, 238))
+            .x_max_light_lines(1)
+            .y_max_light_lines(1)
             .label_style(label_font)
             .draw()
             .map_err(err)?;
@@ -437,7 +446,10 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             .x_desc("request to last byte, ms (points: p50, p90, p99, max)")
             .y_desc("fraction of requests")
             .x_label_formatter(&log_label)
+            .x_labels(30)
             .light_line_style(RGBColor(238, 238, 238))
+            .x_max_light_lines(1)
+            .y_max_light_lines(1)
             .y_label_formatter(&|y| format!("{y:.2}"))
             .label_style(label_font)
             .draw()
