@@ -670,6 +670,96 @@ mod tests {
         assert_eq!(problems_of(serde_json::json!(3)), vec!["prices"]);
     }
 
+    fn result(rows: Vec<ConfigResult>, lambda_mb: Option<u32>, arch: &str) -> SweepResult {
+        use crate::report::{summarize, Environment, LambdaEnvironment, ToolInfo, SCHEMA};
+        SweepResult {
+            schema: SCHEMA.into(),
+            tool: ToolInfo::current(),
+            environment: Environment {
+                runner: if lambda_mb.is_some() { "lambda" } else { "cli" }.into(),
+                os: "linux".into(),
+                arch: arch.into(),
+                vcpus: 2,
+                runtime_worker_threads: 2,
+                memory_total_bytes: None,
+                region: "us-east-1".into(),
+                endpoint: None,
+                lambda: lambda_mb.map(|m| LambdaEnvironment {
+                    function_name: Some("s3sweep".into()),
+                    function_version: None,
+                    memory_size_mb: Some(m),
+                    cold_start: false,
+                }),
+            },
+            request: crate::request::SweepRequest::new(vec!["std-bucket".into()]),
+            started_unix_ms: 0,
+            total_wall_ms: 0.0,
+            summary: summarize(&rows),
+            results: rows,
+            truncated: false,
+            skipped: vec![],
+        }
+    }
+
+    #[test]
+    fn lambda_memory_and_architecture_come_from_the_lambda() {
+        let r = result(vec![row("std-bucket", 1, 1, 1000.0, 0)], Some(1769), "aarch64");
+        let c = cost_report(&r, CostOverrides::default());
+        assert!(c.lambda.measured_in_lambda);
+        assert_eq!(c.lambda.memory_mb, 1769);
+        assert_eq!(c.lambda.architecture, Architecture::Arm64);
+        assert_eq!(c.lambda.gb_s_usd, 0.000_013_333_4);
+        assert!((c.rows[0].lambda_gb_s - 1769.0 / 1024.0).abs() < 1e-12);
+        // Outside Lambda: the assumption, or the override.
+        let r = result(vec![row("std-bucket", 1, 1, 1000.0, 0)], None, "x86_64");
+        let c = cost_report(&r, CostOverrides::default());
+        assert!(!c.lambda.measured_in_lambda);
+        assert_eq!(c.lambda.memory_mb, 10_240);
+        assert_eq!(c.lambda.architecture, Architecture::X86_64);
+        let c = cost_report(
+            &r,
+            CostOverrides {
+                lambda_memory_mb: Some(512),
+                target_wall_ms: None,
+            },
+        );
+        assert_eq!(c.lambda.memory_mb, 512);
+    }
+
+    #[test]
+    fn cheapest_within_the_target() {
+        // More workers: shorter wall, less Lambda time, same GETs, so cheaper; but the
+        // 16-worker configuration failed requests and is never named.
+        let rows = vec![
+            row("std-bucket", 1, 1, 4000.0, 0),
+            row("std-bucket", 4, 1, 1000.0, 0),
+            row("std-bucket", 8, 1, 600.0, 0),
+            row("std-bucket", 16, 1, 100.0, 5),
+        ];
+        let r = result(rows, None, "x86_64");
+        let none = cost_report(&r, CostOverrides::default());
+        assert_eq!(none.cheapest.as_ref().map(|c| c.workers), Some(8));
+        let c = cost_report(
+            &r,
+            CostOverrides {
+                lambda_memory_mb: None,
+                target_wall_ms: Some(500),
+            },
+        );
+        assert_eq!(c.cheapest, None);
+        let text = render_cost(&c, comfy_table::presets::UTF8_FULL_CONDENSED);
+        assert!(
+            text.contains("no configuration without errors met the 500 ms target"),
+            "{text}"
+        );
+        let mut r2 = r.clone();
+        r2.request.target_wall_ms = Some(5000);
+        // The request's own target, when no override is given.
+        let c = cost_report(&r2, CostOverrides::default());
+        assert_eq!(c.cheapest.as_ref().map(|c| c.workers), Some(8));
+        assert!((c.total_usd - c.rows.iter().map(|r| r.total_usd).sum::<f64>()).abs() < 1e-15);
+    }
+
     #[test]
     fn usd_formatting() {
         assert_eq!(usd(0.0), "$0");
