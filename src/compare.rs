@@ -383,8 +383,9 @@ fn wall_cell(s: &Spread) -> String {
 pub fn render(c: &Comparison, preset: &str) -> String {
     let markdown = preset == comfy_table::presets::ASCII_MARKDOWN;
     let mut out = String::new();
-    let _ = writeln!(out, "A: {}", c.environment_a);
-    let _ = writeln!(out, "B: {}", c.environment_b);
+    let bullet = if markdown { "- " } else { "" };
+    let _ = writeln!(out, "{bullet}A: {}", c.environment_a);
+    let _ = writeln!(out, "{bullet}B: {}", c.environment_b);
     if markdown {
         out.push('\n');
     }
@@ -561,6 +562,7 @@ mod tests {
         let text = render(&c, comfy_table::presets::ASCII_MARKDOWN);
         assert!(text.contains("no significance claimed"), "{text}");
         assert!(text.contains("| workers |"), "{text}");
+        assert!(text.starts_with("- A: local"), "{text}");
     }
 
     #[test]
