@@ -143,17 +143,32 @@ pub fn curves(result: &SweepResult) -> Vec<Curve> {
         .collect()
 }
 
-/// Draws the plot of `result` into `path`: SVG or PNG by extension.
-pub fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
+/// The image formats a plot can be written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Svg,
+    Png,
+}
+
+/// The format of a plot file, from its extension; check it before a long run.
+pub fn format_of(path: &Path) -> Result<Format, PlotError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
     match ext.as_str() {
-        "svg" => draw(SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
-        "png" => draw(BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
+        "svg" => Ok(Format::Svg),
+        "png" => Ok(Format::Png),
         other => Err(PlotError::UnknownFormat(other.to_string())),
+    }
+}
+
+/// Draws the plot of `result` into `path`: SVG or PNG by extension.
+pub fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
+    match format_of(path)? {
+        Format::Svg => draw(SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
+        Format::Png => draw(BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
     }
 }
 

@@ -262,3 +262,89 @@ fn run_output_feeds_report_and_compare_with_request_prices() {
         assert!(err.contains(f), "{f} not named in {err}");
     }
 }
+
+/// A pseudo-terminal pair, sized 160 x 40.
+fn pty() -> (std::fs::File, std::os::fd::OwnedFd) {
+    use std::os::fd::FromRawFd;
+    let mut master = 0;
+    let mut slave = 0;
+    let mut size = libc::winsize {
+        ws_row: 40,
+        ws_col: 160,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: openpty writes two new descriptors, which we then own.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &mut size,
+        )
+    };
+    assert_eq!(rc, 0, "openpty failed");
+    // SAFETY: both descriptors are fresh and owned by nobody else.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::os::fd::OwnedFd::from_raw_fd(slave),
+        )
+    }
+}
+
+#[test]
+fn progress_bars_on_a_terminal() {
+    use std::io::Read;
+    let (mut master, slave) = pty();
+    let dir = TempDir::new("people-tty");
+    let json = dir.path("tty.json");
+    let mut child = Command::new(BIN)
+        .args([
+            "local",
+            "--objects",
+            "60",
+            "--size",
+            "1024",
+            "--workers",
+            "1,4",
+            "--in-process",
+            "--json",
+            &json,
+        ])
+        .env("TERM", "xterm")
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(slave))
+        .spawn()
+        .unwrap();
+    // Read the terminal until the child is gone (reads then fail with EIO).
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            text.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&text).to_string()
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "local did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success());
+    let screen = reader.join().unwrap();
+    // The live bar: position of the total, a rate, the error count.
+    assert!(screen.contains("/60"), "no bar position on the terminal:\n{screen}");
+    assert!(screen.contains("objects"), "{screen}");
+    assert!(screen.contains("errors 0"), "{screen}");
+    assert!(screen.contains("standard-like workers 1 rep 1"), "{screen}");
+    // Each bar ends as the configuration's result line.
+    assert_eq!(screen.matches(" rep 1: ").count(), 4, "{screen}");
+}

@@ -174,6 +174,16 @@ struct TargetArgs {
     aws_credentials: bool,
 }
 
+impl OutputArgs {
+    /// Refuses a plot file name that cannot be written, before anything runs.
+    fn check(&self) -> Result<()> {
+        if let Some(path) = &self.plot {
+            plot::format_of(path).with_context(|| format!("--plot {}", path.display()))?;
+        }
+        Ok(())
+    }
+}
+
 impl TargetArgs {
     fn options(&self) -> ClientOptions {
         match &self.endpoint {
@@ -351,6 +361,7 @@ fn write_json(path: &Path, result: &SweepResult) -> Result<()> {
 }
 
 async fn local(args: LocalArgs) -> Result<()> {
+    args.output.check()?;
     let buckets = vec![
         ("standard-like".to_string(), LatencyProfile::Standard),
         ("express-like".to_string(), LatencyProfile::Express),
@@ -526,6 +537,7 @@ impl LocalServer {
 }
 
 async fn run(args: RunArgs) -> Result<()> {
+    args.output.check()?;
     let text = std::fs::read_to_string(&args.event).with_context(|| format!("reading {}", args.event.display()))?;
     let plan = Plan::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", args.event.display()))?;
     let client = SweepClient::new(args.target.options()).await?;
