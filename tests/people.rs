@@ -268,22 +268,14 @@ fn pty() -> (std::fs::File, std::os::fd::OwnedFd) {
     use std::os::fd::FromRawFd;
     let mut master = 0;
     let mut slave = 0;
-    let mut size = libc::winsize {
+    let size = libc::winsize {
         ws_row: 40,
         ws_col: 160,
         ws_xpixel: 0,
         ws_ypixel: 0,
     };
     // SAFETY: openpty writes two new descriptors, which we then own.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &mut size,
-        )
-    };
+    let rc = unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), &size) };
     assert_eq!(rc, 0, "openpty failed");
     // SAFETY: both descriptors are fresh and owned by nobody else.
     unsafe {
