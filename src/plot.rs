@@ -610,6 +610,24 @@ mod tests {
     }
 
     #[test]
+    fn failed_buckets_and_single_points_still_draw() {
+        // One worker count only, and a bucket whose every request failed (no latency).
+        let mut dead = row("dead-bucket", 8, 1, 50.0, 100);
+        dead.objects_per_s = 0.0;
+        let alive = row("live-bucket", 8, 1, 200.0, 0);
+        let mut r = seed_result();
+        r.results = vec![alive, dead];
+        r.summary = summarize(&r.results);
+        let buf = render_rgb(&r, 600, 400).unwrap();
+        assert!(buf.iter().any(|&b| b != 255));
+        let svg = render_svg(&r).unwrap();
+        assert!(svg.contains("live-bucket") && svg.contains("dead-bucket"));
+        r.results.clear();
+        r.summary.clear();
+        assert!(matches!(render_svg(&r), Err(PlotError::Empty)));
+    }
+
+    #[test]
     fn files_by_extension() {
         // S3SWEEP_PLOT_DIR keeps the images for a look.
         let keep = std::env::var_os("S3SWEEP_PLOT_DIR");
