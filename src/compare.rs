@@ -220,7 +220,9 @@ fn buckets(r: &SweepResult) -> Vec<String> {
     out
 }
 
-fn environment(r: &SweepResult) -> String {
+/// One sentence on where and how a result was produced (runner, machine, Lambda
+/// memory, objects, repetitions, pool).
+pub fn environment(r: &SweepResult) -> String {
     let e = &r.environment;
     let mut s = format!("{} on {} {}, {} vCPUs", e.runner, e.os, e.arch, e.vcpus);
     if let Some(l) = &e.lambda {

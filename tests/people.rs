@@ -91,6 +91,7 @@ fn local_then_report_tables_markdown_cost_and_plots() {
 
     // report: the human tables and cost.
     let (text, _) = ok(&run(&["report", &json]));
+    assert!(text.contains("a.json: local on linux"), "{text}");
     assert!(text.contains("bucket standard-like"), "{text}");
     assert!(text.contains("$ per 1k GETs"), "{text}");
     assert!(text.contains("assumed: not run in Lambda"), "{text}");

@@ -309,6 +309,8 @@ fn report(args: ReportArgs) -> Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
+        let bullet = if args.markdown { "- " } else { "" };
+        println!("{bullet}{}: {}\n", args.result.display(), compare::environment(&result));
         print!(
             "{}",
             human(
