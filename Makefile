@@ -3,9 +3,10 @@ CARGO ?= cargo
 
 .PHONY: demo test lint fmt build-release bench bench-engine
 
-## The main job: the local sweep on the embedded S3 server (about a minute).
+## The main job: the local sweep on the embedded S3 server (about a minute); also
+## redraws docs/demo.svg and rewrites docs/demo.json.
 demo:
-	$(CARGO) run --release --bin s3sweep -- local
+	$(CARGO) run --release --bin s3sweep -- local --plot docs/demo.svg --json docs/demo.json
 
 ## Every test: formatting, lints, unit, integration and CLI tests.
 test: lint deny

@@ -24,14 +24,25 @@
 //! - [`server`]: the embedded S3-compatible server (s3s) with per-bucket latency
 //!   profiles, for laptops and tests.
 //! - [`usage`]: CPU time, peak memory and machine facts.
+//! - [`cost`]: the price table (request field `prices`), the S3 and Lambda cost of each
+//!   configuration, the cheapest configuration meeting `target_wall_ms`.
+//! - [`plot`]: the picture of a result (throughput and wall time against workers, knee
+//!   marked; first-byte percentiles; latency CDF) as SVG or PNG, with plotters.
+//! - [`compare`]: two results side by side, matching configurations, ratios, and
+//!   differences beyond the runs' own spread.
+//! - [`progress`]: the CLI's progress bars (indicatif), one per configuration.
 //!
 //! The binaries are thin: `src/bin/s3sweep.rs` (the CLI) parses arguments and calls
 //! into these modules.
 
 pub mod clean;
 pub mod client;
-pub mod limits;
+pub mod compare;
+pub mod cost;
 pub mod diagnose;
+pub mod limits;
+pub mod plot;
+pub mod progress;
 pub mod report;
 pub mod request;
 pub mod seed;

@@ -390,10 +390,20 @@ pub fn summarize(results: &[ConfigResult]) -> Vec<BucketSummary> {
 
 /// The human tables: one per bucket, then the summary lines.
 pub fn render_tables(result: &SweepResult) -> String {
+    render_tables_as(result, UTF8_FULL_CONDENSED)
+}
+
+/// The tables in Markdown, for pasting into issues.
+pub fn render_markdown(result: &SweepResult) -> String {
+    render_tables_as(result, comfy_table::presets::ASCII_MARKDOWN)
+}
+
+/// The tables with a comfy-table preset.
+pub fn render_tables_as(result: &SweepResult, preset: &str) -> String {
     let mut out = String::new();
     for summary in &result.summary {
         let mut table = Table::new();
-        table.load_preset(UTF8_FULL_CONDENSED);
+        table.load_preset(preset);
         table.set_header(vec![
             "workers",
             "rep",
@@ -433,8 +443,12 @@ pub fn render_tables(result: &SweepResult) -> String {
                 col.set_cell_alignment(CellAlignment::Right);
             }
         }
-        let _ = writeln!(out, "bucket {}", summary.bucket);
-        let _ = writeln!(out, "{table}");
+        if preset == comfy_table::presets::ASCII_MARKDOWN {
+            let _ = writeln!(out, "### bucket {}\n\n{table}\n", summary.bucket);
+        } else {
+            let _ = writeln!(out, "bucket {}", summary.bucket);
+            let _ = writeln!(out, "{table}");
+        }
         let _ = write!(
             out,
             "best: {} workers, {:.0} ms ({:.0} objects/s)",
@@ -616,6 +630,9 @@ mod tests {
         assert!(text.contains("bucket a-bucket"));
         assert!(text.contains("bucket b-bucket"));
         assert!(text.contains("not_found=2"));
+        let md = render_markdown(&result);
+        assert!(md.contains("### bucket a-bucket\n\n| workers | rep |"), "{md}");
+        assert!(md.contains("|---"), "{md}");
         let json = serde_json::to_value(&result).unwrap();
         assert_eq!(json["schema"], "s3sweep.result/v1");
         assert!(json["results"][0]["ttfb_ms"]["p99"].is_number());

@@ -1,6 +1,7 @@
 //! The s3sweep command line: `local` (the whole demo on the embedded server), `run`
 //! (a sweep request against any endpoint or real AWS), `seed` (write test objects) and
-//! `serve` (the embedded server alone). Thin: parsing and printing only.
+//! `serve` (the embedded server alone), `report` (tables, Markdown, cost and plots of a
+//! result file) and `compare` (two results side by side). Thin: parsing and printing only.
 
 // mimalloc: the SDK allocates a lot per request; glibc malloc cost ~15% of client CPU.
 #[global_allocator]
@@ -8,7 +9,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -16,11 +16,15 @@ use clap::{Args, Parser, Subcommand};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use s3sweep::client::{ClientOptions, CredentialSource, SweepClient};
-use s3sweep::report::{render_tables, ConfigResult, SweepResult};
+use s3sweep::compare::{self, CompareOptions};
+use s3sweep::cost::{self, CostOverrides};
+use s3sweep::plot;
+use s3sweep::progress::ProgressMode;
+use s3sweep::report::{render_markdown, render_tables, SweepResult};
 use s3sweep::request::{KeyTemplate, Plan, SweepRequest};
 use s3sweep::seed::{seed, SeedSpec};
 use s3sweep::server::{self, LatencyProfile, ServerConfig, LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
-use s3sweep::sweep::{self, Observer, SweepOptions};
+use s3sweep::sweep::{self, SweepOptions};
 use s3sweep::usage;
 
 #[derive(Parser)]
@@ -58,6 +62,12 @@ enum Command {
     /// Delete exactly the keys a seed manifest records (nothing else: no listing, no
     /// prefix or bucket deletes) and take them out of the manifest.
     Clean(CleanArgs),
+    /// Read a result JSON (from `local --json`, `run` or the Lambda) and print its
+    /// tables and cost, or Markdown, or draw its plot.
+    Report(ReportArgs),
+    /// Line up the configurations of two results (or two buckets of one) with ratios
+    /// B/A, flagging differences beyond the runs' own spread.
+    Compare(CompareArgs),
 }
 
 #[derive(Args)]
@@ -70,6 +80,63 @@ struct CleanArgs {
     batch: usize,
     #[command(flatten)]
     target: TargetArgs,
+}
+
+/// How results are shown.
+#[derive(Args, Clone)]
+struct OutputArgs {
+    /// Draw the plot into this file (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Print the tables as Markdown, for pasting into issues.
+    #[arg(long)]
+    markdown: bool,
+    /// No progress bars or per-configuration lines on stderr.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// The result JSON.
+    result: PathBuf,
+    /// Draw the plot into this file (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Print the tables as Markdown.
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
+    /// Print the result document itself (validated, pretty-printed).
+    #[arg(long)]
+    json: bool,
+    /// Lambda memory (MB) for the cost estimate, instead of the function's own (in
+    /// Lambda) or `prices.lambda_memory_mb` of the request (elsewhere).
+    #[arg(long, value_name = "MB")]
+    lambda_memory_mb: Option<u32>,
+    /// Name the cheapest configuration whose median wall time is within this many ms
+    /// (instead of the request's `target_wall_ms`).
+    #[arg(long, value_name = "MS")]
+    target_wall_ms: Option<u64>,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    /// The baseline result JSON.
+    a: PathBuf,
+    /// The result compared with it (default: A again, to compare two of its buckets).
+    b: Option<PathBuf>,
+    /// The bucket of A to compare.
+    #[arg(long)]
+    bucket_a: Option<String>,
+    /// The bucket of B to compare.
+    #[arg(long)]
+    bucket_b: Option<String>,
+    /// Print the tables as Markdown.
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -96,6 +163,11 @@ struct LocalArgs {
     /// counts as client CPU).
     #[arg(long)]
     in_process: bool,
+    /// Name the cheapest configuration within this wall time (ms) in the cost summary.
+    #[arg(long, value_name = "MS")]
+    target_wall_ms: Option<u64>,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(Args)]
@@ -111,6 +183,8 @@ struct RunArgs {
     /// Skip the first-request check of each bucket.
     #[arg(long)]
     no_preflight: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(Args)]
@@ -125,6 +199,16 @@ struct TargetArgs {
     /// fixed credentials.
     #[arg(long)]
     aws_credentials: bool,
+}
+
+impl OutputArgs {
+    /// Refuses a plot file name that cannot be written, before anything runs.
+    fn check(&self) -> Result<()> {
+        if let Some(path) = &self.plot {
+            plot::format_of(path).with_context(|| format!("--plot {}", path.display()))?;
+        }
+        Ok(())
+    }
 }
 
 impl TargetArgs {
@@ -240,26 +324,100 @@ fn main() -> Result<()> {
             Command::Seed(args) => seed_cmd(args).await,
             Command::Serve(args) => serve(args).await,
             Command::Clean(args) => clean_cmd(args).await,
+            Command::Report(args) => report(args),
+            Command::Compare(args) => compare_cmd(args),
         }
     })
 }
 
-/// Prints one line per finished configuration on stderr.
-struct Lines;
+/// The tables and the cost, for people (or as Markdown).
+fn human(result: &SweepResult, markdown: bool, overrides: CostOverrides) -> String {
+    let preset = if markdown {
+        comfy_table::presets::ASCII_MARKDOWN
+    } else {
+        comfy_table::presets::UTF8_FULL_CONDENSED
+    };
+    let tables = if markdown {
+        render_markdown(result)
+    } else {
+        render_tables(result)
+    };
+    format!(
+        "{tables}{}",
+        cost::render_cost(&cost::cost_report(result, overrides), preset)
+    )
+}
 
-impl Observer for Lines {
-    fn config_finished(&self, r: &ConfigResult) {
-        eprintln!(
-            "  {:<16} workers {:>4} rep {}: {:>8.0} ms  {:>8.0} objects/s  ttfb p50 {:>7.2} ms  errors {}",
-            r.bucket,
-            r.workers,
-            r.repetition,
-            r.wall_ms,
-            r.objects_per_s,
-            r.ttfb_ms.p50,
-            r.errors.short()
+fn write_plot(result: &SweepResult, path: &Path) -> Result<()> {
+    plot::render_file(result, path).with_context(|| format!("writing the plot {}", path.display()))?;
+    eprintln!("plot written to {}", path.display());
+    Ok(())
+}
+
+fn read_result(path: &Path) -> Result<SweepResult> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    compare::parse_result(&text).with_context(|| format!("reading {}", path.display()))
+}
+
+fn report(args: ReportArgs) -> Result<()> {
+    let result = read_result(&args.result)?;
+    if let Some(m) = args.lambda_memory_mb {
+        if !cost::LAMBDA_MEMORY_MB.contains(&m) {
+            bail!("--lambda-memory-mb: must be between 128 and 10240, got {m}");
+        }
+    }
+    if args.target_wall_ms == Some(0) {
+        bail!("--target-wall-ms: must be at least 1");
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        let bullet = if args.markdown { "- " } else { "" };
+        println!("{bullet}{}: {}\n", args.result.display(), compare::environment(&result));
+        print!(
+            "{}",
+            human(
+                &result,
+                args.markdown,
+                CostOverrides {
+                    lambda_memory_mb: args.lambda_memory_mb,
+                    target_wall_ms: args.target_wall_ms,
+                }
+            )
         );
     }
+    if let Some(path) = &args.plot {
+        write_plot(&result, path)?;
+    }
+    Ok(())
+}
+
+fn compare_cmd(args: CompareArgs) -> Result<()> {
+    let a = read_result(&args.a)?;
+    let (b, same_file) = match &args.b {
+        Some(path) => (read_result(path)?, false),
+        None => (a.clone(), true),
+    };
+    let comparison = compare::compare(
+        &a,
+        &b,
+        &CompareOptions {
+            bucket_a: args.bucket_a.clone(),
+            bucket_b: args.bucket_b.clone(),
+            same_file,
+        },
+    )?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&comparison)?);
+    } else {
+        let preset = if args.markdown {
+            comfy_table::presets::ASCII_MARKDOWN
+        } else {
+            comfy_table::presets::UTF8_FULL_CONDENSED
+        };
+        print!("{}", compare::render(&comparison, preset));
+    }
+    Ok(())
 }
 
 fn write_json(path: &Path, result: &SweepResult) -> Result<()> {
@@ -268,6 +426,7 @@ fn write_json(path: &Path, result: &SweepResult) -> Result<()> {
 }
 
 async fn local(args: LocalArgs, thresholds: s3sweep::diagnose::Thresholds) -> Result<()> {
+    args.output.check()?;
     let buckets = vec![
         ("standard-like".to_string(), LatencyProfile::Standard),
         ("express-like".to_string(), LatencyProfile::Express),
@@ -278,6 +437,9 @@ async fn local(args: LocalArgs, thresholds: s3sweep::diagnose::Thresholds) -> Re
     request.workers = args.workers.clone();
     request.pool_connections = args.pool.unwrap_or(max_workers);
     request.repetitions = args.repetitions;
+    request.target_wall_ms = args.target_wall_ms;
+    // The Express-like bucket is priced as S3 Express One Zone.
+    request.prices.express_buckets = vec!["express-like".to_string()];
     let plan = Plan::from_request(request).map_err(|e| anyhow::anyhow!("{e}"))?;
     s3sweep::limits::check_budget(
         &s3sweep::limits::nofile(),
@@ -342,7 +504,7 @@ async fn local(args: LocalArgs, thresholds: s3sweep::diagnose::Thresholds) -> Re
             thresholds,
             ..SweepOptions::default()
         },
-        Arc::new(Lines),
+        ProgressMode::for_stderr(args.output.quiet).observer(),
     )
     .await;
     let requests = client.transport().counters().requests_sent - requests_before;
@@ -351,7 +513,7 @@ async fn local(args: LocalArgs, thresholds: s3sweep::diagnose::Thresholds) -> Re
         _ => None,
     };
     println!();
-    print!("{}", render_tables(&result));
+    print!("{}", human(&result, args.output.markdown, CostOverrides::default()));
     if let Some(cpu) = server_cpu {
         println!(
             "embedded server CPU: {:.3} ms per GET ({} GETs incl. warm-up); client peak RSS {} MiB",
@@ -363,6 +525,9 @@ async fn local(args: LocalArgs, thresholds: s3sweep::diagnose::Thresholds) -> Re
     if let Some(path) = &args.json {
         write_json(path, &result)?;
         eprintln!("result JSON written to {}", path.display());
+    }
+    if let Some(path) = &args.output.plot {
+        write_plot(&result, path)?;
     }
     server.stop().await;
     Ok(())
@@ -444,6 +609,7 @@ impl LocalServer {
 }
 
 async fn run(args: RunArgs, thresholds: s3sweep::diagnose::Thresholds) -> Result<()> {
+    args.output.check()?;
     let text = std::fs::read_to_string(&args.event).with_context(|| format!("reading {}", args.event.display()))?;
     let plan = Plan::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", args.event.display()))?;
     s3sweep::limits::check_budget(
@@ -473,13 +639,18 @@ async fn run(args: RunArgs, thresholds: s3sweep::diagnose::Thresholds) -> Result
             thresholds,
             ..SweepOptions::default()
         },
-        Arc::new(Lines),
+        ProgressMode::for_stderr(args.output.quiet).observer(),
     )
     .await;
-    eprint!("\n{}", render_tables(&result));
+    if !args.output.quiet {
+        eprint!("\n{}", human(&result, args.output.markdown, CostOverrides::default()));
+    }
     println!("{}", serde_json::to_string_pretty(&result)?);
     if let Some(path) = &args.json {
         write_json(path, &result)?;
+    }
+    if let Some(path) = &args.output.plot {
+        write_plot(&result, path)?;
     }
     Ok(())
 }
