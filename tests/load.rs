@@ -107,7 +107,10 @@ async fn load(requests: u32, workers: u32, max_rss_growth_mib: u64, limit: Durat
     // the server or the kernel drops mid-run is replaced. A handful of replacements is
     // normal under load; a leak (a new connection per request) is not.
     assert!(row.connections_opened <= u64::from(workers) + 8, "{row:?}");
-    assert!(client.transport().connections_open() <= i64::from(workers), "open connections over the cap");
+    assert!(
+        client.transport().connections_open() <= i64::from(workers),
+        "open connections over the cap"
+    );
     assert!(
         fds_max < fd_limits.soft,
         "{fds_max} fds open, soft limit {}",
