@@ -439,6 +439,14 @@ mod tests {
         }));
         assert_eq!(d.error_type, "ObjectNotFound");
         assert!(d.error_message.contains("s3sweep seed"), "{}", d.error_message);
+        // With the template's role a missing key is a 403 too: the advice says so.
+        let d = Diagnostic::from(InvocationError::Start(StartError::AccessDenied {
+            bucket: "b-1".into(),
+            key: "test/0/vectors".into(),
+        }));
+        assert_eq!(d.error_type, "AccessDenied");
+        assert!(d.error_message.contains("s3:GetObject"), "{}", d.error_message);
+        assert!(d.error_message.contains("does not exist"), "{}", d.error_message);
     }
 
     #[test]
