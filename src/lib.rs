@@ -31,15 +31,20 @@
 //! - [`compare`]: two results side by side, matching configurations, ratios, and
 //!   differences beyond the runs' own spread.
 //! - [`progress`]: the CLI's progress bars (indicatif), one per configuration.
+//! - [`lambda`]: the Lambda function's settings (from its environment only), handler,
+//!   deadline reading and progress log lines; errors become `Diagnostic`s with a
+//!   stable `errorType`.
 //!
 //! The binaries are thin: `src/bin/s3sweep.rs` (the CLI) parses arguments and calls
-//! into these modules.
+//! into these modules; `src/bin/s3sweep-lambda.rs` builds one [`lambda::Function`] and
+//! runs it under `lambda_runtime`.
 
 pub mod clean;
 pub mod client;
 pub mod compare;
 pub mod cost;
 pub mod diagnose;
+pub mod lambda;
 pub mod limits;
 pub mod plot;
 pub mod progress;

@@ -90,6 +90,24 @@ pub struct LambdaEnvironment {
     pub memory_size_mb: Option<u32>,
     /// True for the first invocation of this execution environment.
     pub cold_start: bool,
+    /// Lambda's name for the architecture: `x86_64` or `arm64`.
+    #[serde(default)]
+    pub architecture: Option<String>,
+    /// `AWS_REGION` of the function.
+    #[serde(default)]
+    pub region: Option<String>,
+    /// The invocation's request id.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// Time left before the invocation's deadline when the handler started; `None`
+    /// when the deadline was not plausible (e.g. under `cargo lambda watch`) and the
+    /// sweep ran without one.
+    #[serde(default)]
+    pub remaining_ms_at_start: Option<u64>,
+    /// Kept free before the deadline: no configuration starts unless it is expected
+    /// to finish this long before the deadline.
+    #[serde(default)]
+    pub safety_margin_ms: u64,
 }
 
 /// Percentiles of one latency distribution, in milliseconds.

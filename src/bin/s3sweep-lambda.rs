@@ -1,0 +1,37 @@
+//! The Lambda function `s3sweep-lambda`: logging, one S3 client built before the
+//! runtime loop, and the handler in `s3sweep::lambda`. Thin: everything testable is in
+//! the library.
+
+use std::sync::Arc;
+
+use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};
+use serde_json::Value;
+
+use s3sweep::lambda::{Function, FunctionSettings};
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_runtime::Error> {
+    // Honours AWS_LAMBDA_LOG_LEVEL (else RUST_LOG, else INFO) and
+    // AWS_LAMBDA_LOG_FORMAT=JSON.
+    lambda_runtime::tracing::init_default_subscriber();
+    // Many pooled connections need many descriptors: lift the soft limit to the hard one.
+    let fd_limits = s3sweep::limits::raise_nofile();
+    tracing::debug!(soft = fd_limits.soft, hard = fd_limits.hard, "file descriptor limits");
+    let settings = FunctionSettings::from_env().inspect_err(|e| tracing::error!("{e}"))?;
+    let function = Arc::new(
+        Function::new(settings)
+            .await
+            .inspect_err(|e| tracing::error!("building the S3 client: {e}"))?,
+    );
+    tracing::info!(
+        endpoint = function.client().endpoint().unwrap_or("AWS"),
+        region = function.client().region(),
+        safety_margin_ms = function.settings().safety_margin.as_millis() as u64,
+        "s3sweep-lambda ready"
+    );
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
+        let function = function.clone();
+        async move { function.handle(event).await.map_err(Diagnostic::from) }
+    }))
+    .await
+}

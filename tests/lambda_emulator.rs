@@ -1,0 +1,494 @@
+//! The real `s3sweep-lambda` under the Lambda emulator (`cargo lambda watch`), invoked
+//! with `cargo lambda invoke --data-file`, against `s3sweep serve` on a free loopback
+//! port: events/local.json's result is checked row by row, then a malformed event
+//! and an event whose objects are missing must come back as `InvalidEvent` and
+//! `ObjectNotFound`, and the function's JSON logs must hold one line per configuration.
+//!
+//! cargo-lambda comes from the project's own `.venv` (`make tools`, which `make test`
+//! runs first), `$CARGO_LAMBDA`, or `PATH`. Without it this test fails with a message
+//! saying how to install it; `S3SWEEP_SKIP_EMULATOR=1` skips it explicitly (and loudly).
+//!
+//! Everything it starts runs in its own process group and is killed at the end, on
+//! failure too. Every wait is bounded.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const S3SWEEP: &str = env!("CARGO_BIN_EXE_s3sweep");
+const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
+/// First invocation: `cargo lambda watch` runs `cargo run --bin s3sweep-lambda`, which
+/// is up to date after `cargo test` built it, but allow for a rebuild on a slow machine.
+const FIRST_INVOKE_LIMIT: Duration = Duration::from_secs(600);
+const INVOKE_LIMIT: Duration = Duration::from_secs(120);
+const OBJECT_SIZE_BYTES: u64 = 46_080;
+
+/// A child process in its own process group; the whole group is killed on drop.
+struct Group {
+    child: Child,
+    name: &'static str,
+}
+
+impl Group {
+    fn spawn(name: &'static str, cmd: &mut Command) -> Group {
+        cmd.process_group(0);
+        let child = cmd.spawn().unwrap_or_else(|e| panic!("starting {name} ({cmd:?}): {e}"));
+        Group { child, name }
+    }
+
+    fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let pid = self.child.id() as i32;
+        // SAFETY: signals only the process group this test created (pgid = child pid).
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        eprintln!("stopped {} (process group {pid})", self.name);
+    }
+}
+
+fn cargo_lambda() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("CARGO_LAMBDA").filter(|p| !p.is_empty()) {
+        let path = PathBuf::from(path);
+        assert!(path.is_file(), "CARGO_LAMBDA={} is not a file", path.display());
+        return Some(path);
+    }
+    let venv = Path::new(MANIFEST_DIR).join(".venv/bin/cargo-lambda");
+    if venv.is_file() {
+        return Some(venv);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("cargo-lambda"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Removes the variables `cargo test` sets for this test process. Inherited by the
+/// `cargo run` that `cargo lambda watch` starts, some (`CARGO_MANIFEST_DIR`, which
+/// ring's build script watches) would make it rebuild half the dependency tree.
+fn without_cargo_test_env(cmd: &mut Command) {
+    const SET_BY_CARGO_TEST: &[&str] = &[
+        "CARGO_MANIFEST_DIR",
+        "CARGO_MANIFEST_PATH",
+        "CARGO_MANIFEST_LINKS",
+        "CARGO_PKG_",
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_BIN_EXE_",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+        "OUT_DIR",
+    ];
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        if SET_BY_CARGO_TEST
+            .iter()
+            .any(|p| name == *p || (p.ends_with('_') && name.starts_with(p)))
+        {
+            cmd.env_remove(&name);
+        }
+    }
+}
+
+/// Runs `cmd` to completion within `limit`, killing its process group if it overruns.
+fn run_bounded(what: &str, cmd: &mut Command, limit: Duration) -> Output {
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut group = Group::spawn("a bounded command", cmd);
+    let mut stdout = group.child.stdout.take().unwrap();
+    let mut stderr = group.child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stdout.read_to_end(&mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stderr.read_to_end(&mut buf);
+        buf
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = group.exited() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "{what} did not finish within {} s",
+            limit.as_secs()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(group);
+    Output {
+        status,
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn start_server(buckets: &[(&str, &str)]) -> (Group, String) {
+    let mut cmd = Command::new(S3SWEEP);
+    cmd.args(["serve", "--port", "0"]);
+    for (bucket, profile) in buckets {
+        cmd.args(["--bucket", &format!("{bucket}={profile}")]);
+    }
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    let mut group = Group::spawn("s3sweep serve", &mut cmd);
+    let stdout = group.child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let first = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("s3sweep serve prints its address within 30 s");
+    let endpoint = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    // Keep draining its stdout.
+    std::thread::spawn(move || while rx.recv().is_ok() {});
+    (group, endpoint)
+}
+
+struct Emulator {
+    group: Group,
+    port: u16,
+    log: PathBuf,
+    cargo_lambda: PathBuf,
+}
+
+impl Emulator {
+    /// `cargo lambda watch` for the `s3sweep-lambda` binary, JSON logs into a file.
+    fn start(cargo_lambda: &Path, endpoint: &str, log: &Path) -> Emulator {
+        for _ in 0..3 {
+            let port = free_port();
+            let file = std::fs::File::create(log).unwrap();
+            let mut cmd = Command::new(cargo_lambda);
+            without_cargo_test_env(&mut cmd);
+            cmd.current_dir(MANIFEST_DIR)
+                .args(["lambda", "watch", "--ignore-changes", "--bin", "s3sweep-lambda"])
+                .args(["--invoke-address", "127.0.0.1", "--invoke-port", &port.to_string()])
+                .args(["--env-var", &format!("S3SWEEP_ENDPOINT_URL={endpoint}")])
+                .args(["--env-var", "AWS_LAMBDA_LOG_FORMAT=JSON"])
+                .args(["--env-var", "AWS_LAMBDA_LOG_LEVEL=INFO"])
+                .stdin(Stdio::null())
+                .stdout(file.try_clone().unwrap())
+                .stderr(file);
+            let mut group = Group::spawn("cargo lambda watch", &mut cmd);
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(60) {
+                if group.exited().is_some() {
+                    break;
+                }
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return Emulator {
+                        group,
+                        port,
+                        log: log.to_path_buf(),
+                        cargo_lambda: cargo_lambda.to_path_buf(),
+                    };
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            eprintln!(
+                "cargo lambda watch did not listen on port {port} (it may have been taken); log:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+        panic!("cargo lambda watch did not start");
+    }
+
+    fn invoke(&mut self, data_file: &Path, limit: Duration) -> Output {
+        assert!(
+            self.group.exited().is_none(),
+            "cargo lambda watch exited:\n{}",
+            self.log()
+        );
+        let mut cmd = Command::new(&self.cargo_lambda);
+        cmd.current_dir(MANIFEST_DIR)
+            .args(["lambda", "invoke", "--invoke-address", "127.0.0.1"])
+            .args(["--invoke-port", &self.port.to_string()])
+            .arg("--data-file")
+            .arg(data_file)
+            .arg("s3sweep-lambda")
+            .env("NO_COLOR", "1");
+        run_bounded("cargo lambda invoke", &mut cmd, limit)
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The function's JSON log lines (the emulator's own lines are not JSON).
+    fn json_logs(&self) -> Vec<Value> {
+        self.log()
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
+            .filter(|v| v.is_object())
+            .collect()
+    }
+}
+
+/// cargo-lambda prints a function error as `Error: TYPE` and the message wrapped in a
+/// box; this joins it back into one line.
+fn error_text(out: &Output) -> String {
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.replace(['│', '×', '╰', '─', '╭'], " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn approx(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs().max(1e-9)
+}
+
+#[test]
+fn the_function_under_cargo_lambda_watch() {
+    let test_start = Instant::now();
+    let Some(cargo_lambda) = cargo_lambda() else {
+        if std::env::var("S3SWEEP_SKIP_EMULATOR").as_deref() == Ok("1") {
+            eprintln!("SKIPPED the Lambda emulator test: S3SWEEP_SKIP_EMULATOR=1 and cargo-lambda is not installed");
+            return;
+        }
+        panic!(
+            "cargo-lambda not found (looked at $CARGO_LAMBDA, {MANIFEST_DIR}/.venv/bin/cargo-lambda and PATH). \
+             Install the project's pinned tools with `make tools` (`make test` does it first), or set \
+             CARGO_LAMBDA=/path/to/cargo-lambda; S3SWEEP_SKIP_EMULATOR=1 skips this test"
+        );
+    };
+    let tmp = std::env::temp_dir().join(format!("s3sweep-lambda-emulator-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+
+    // The event exactly as shipped: it names the buckets; the endpoint comes from the
+    // function's environment.
+    let event_path = Path::new(MANIFEST_DIR).join("events/local.json");
+    let event: Value = serde_json::from_str(&std::fs::read_to_string(&event_path).unwrap()).unwrap();
+    let buckets: Vec<String> = event["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_str().unwrap().to_string())
+        .collect();
+    let workers: Vec<u64> = event["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_u64().unwrap())
+        .collect();
+    let object_count = event["object_count"].as_u64().unwrap();
+    assert_eq!(
+        buckets,
+        ["standard-like", "express-like"],
+        "events/local.json changed: update this test"
+    );
+
+    let (server, endpoint) = start_server(&[("standard-like", "standard"), ("express-like", "express")]);
+    for bucket in &buckets {
+        let manifest = tmp.join(format!("manifest-{bucket}.json"));
+        let out = run_bounded(
+            "s3sweep seed",
+            Command::new(S3SWEEP)
+                .args(["seed", "--endpoint", &endpoint, "--bucket", bucket])
+                .args(["--count", &object_count.to_string()])
+                .args(["--size", &OBJECT_SIZE_BYTES.to_string()])
+                .arg("--manifest")
+                .arg(&manifest),
+            Duration::from_secs(60),
+        );
+        assert!(
+            out.status.success(),
+            "seed failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let seeded = test_start.elapsed();
+
+    let mut emulator = Emulator::start(&cargo_lambda, &endpoint, &tmp.join("watch.log"));
+    let ready = test_start.elapsed();
+
+    // 1. The local event: the result document, row by row.
+    let invoke_start = Instant::now();
+    let out = emulator.invoke(&event_path, FIRST_INVOKE_LIMIT);
+    let first_invoke = invoke_start.elapsed();
+    assert!(
+        out.status.success(),
+        "invoking events/local.json failed:\n{}\nemulator log:\n{}",
+        error_text(&out),
+        emulator.log()
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "cargo lambda invoke did not print the result JSON ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    assert_eq!(result["schema"], "s3sweep.result/v1");
+    let env = &result["environment"];
+    assert_eq!(env["runner"], "lambda");
+    assert_eq!(
+        env["endpoint"],
+        endpoint.as_str(),
+        "the endpoint is the function's, from its environment"
+    );
+    let lambda = &env["lambda"];
+    assert_eq!(lambda["function_name"], "s3sweep-lambda");
+    assert_eq!(lambda["cold_start"], true, "first invocation of this instance");
+    assert!(lambda["memory_size_mb"].as_u64().unwrap() > 0);
+    assert!(lambda["architecture"] == "x86_64" || lambda["architecture"] == "arm64");
+    assert!(lambda["request_id"].as_str().is_some_and(|id| !id.is_empty()));
+    for field in ["buckets", "object_count", "workers", "pool_connections", "key_template"] {
+        assert_eq!(result["request"][field], event[field], "request.{field} is echoed");
+    }
+    assert_eq!(result["truncated"], false);
+    assert_eq!(result["skipped"].as_array().unwrap().len(), 0);
+    let rows = result["results"].as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        buckets.len() * workers.len(),
+        "one row per bucket x worker count"
+    );
+    let mut expected = Vec::new();
+    for b in &buckets {
+        for w in &workers {
+            expected.push((b.clone(), *w));
+        }
+    }
+    for (row, (bucket, w)) in rows.iter().zip(&expected) {
+        let at = format!("row {bucket} x {w}");
+        assert_eq!(row["bucket"], bucket.as_str(), "{at}");
+        assert_eq!(row["workers"].as_u64(), Some(*w), "{at}");
+        assert_eq!(row["repetition"], 1, "{at}");
+        assert_eq!(row["pool_connections"], event["pool_connections"], "{at}");
+        assert_eq!(row["requests"].as_u64(), Some(object_count), "{at}");
+        assert_eq!(row["ok"].as_u64(), Some(object_count), "{at}: {row}");
+        assert_eq!(row["errors"]["total"], 0, "{at}: {row}");
+        assert_eq!(row["bytes"].as_u64(), Some(object_count * OBJECT_SIZE_BYTES), "{at}");
+        let wall_ms = row["wall_ms"].as_f64().unwrap();
+        assert!(wall_ms > 0.0, "{at}");
+        let rate = row["objects_per_s"].as_f64().unwrap();
+        assert!(
+            approx(rate, object_count as f64 / (wall_ms / 1000.0), 0.01),
+            "{at}: objects_per_s {rate} vs wall {wall_ms} ms"
+        );
+        let ttfb = &row["ttfb_ms"];
+        assert_eq!(ttfb["count"].as_u64(), Some(object_count), "{at}");
+        assert!(ttfb["p50"].as_f64().unwrap() > 0.0, "{at}");
+        assert!(ttfb["p50"].as_f64() <= ttfb["p99"].as_f64(), "{at}");
+        assert!(ttfb["p99"].as_f64() <= ttfb["max"].as_f64(), "{at}");
+        assert!(row["ttlb_ms"]["p50"].as_f64() >= ttfb["p50"].as_f64(), "{at}");
+        assert!(row["cpu_ms_per_get"].as_f64().unwrap() > 0.0, "{at}");
+    }
+    // The two latency profiles are visible through the function: Standard-like first
+    // bytes (median 16 ms) are slower than Express-like ones (median 4 ms).
+    let p50 = |bucket: &str| {
+        rows.iter()
+            .filter(|r| r["bucket"] == bucket && r["workers"] == 1)
+            .map(|r| r["ttfb_ms"]["p50"].as_f64().unwrap())
+            .next()
+            .unwrap()
+    };
+    assert!(p50("standard-like") > p50("express-like"), "{result}");
+    let summary = result["summary"].as_array().unwrap();
+    assert_eq!(summary.len(), buckets.len());
+    for (s, bucket) in summary.iter().zip(&buckets) {
+        assert_eq!(s["bucket"], bucket.as_str());
+        assert!(workers.contains(&s["best_workers"].as_u64().unwrap()));
+        assert_eq!(s["errors_total"], 0);
+    }
+
+    // 2. A malformed event, which also tries to choose the endpoint.
+    let bad = tmp.join("bad-event.json");
+    std::fs::write(
+        &bad,
+        r#"{"buckets": ["Not_A_Bucket"], "workers": [0, 4], "object_count": "many", "endpoint": "http://169.254.169.254"}"#,
+    )
+    .unwrap();
+    let out = emulator.invoke(&bad, INVOKE_LIMIT);
+    let text = error_text(&out);
+    assert!(!out.status.success(), "a malformed event must fail: {text}");
+    assert!(text.contains("Error: InvalidEvent"), "{text}");
+    for field in ["`buckets[0]`", "`workers[0]`", "`object_count`", "`endpoint`"] {
+        assert!(text.contains(field), "{field} not named in: {text}");
+    }
+
+    // 3. Objects that do not exist: the sweep cannot start, and says how to fix it.
+    let missing = tmp.join("missing-event.json");
+    std::fs::write(
+        &missing,
+        r#"{"buckets": ["express-like"], "key_template": "absent/{i}", "object_count": 5}"#,
+    )
+    .unwrap();
+    let out = emulator.invoke(&missing, INVOKE_LIMIT);
+    let text = error_text(&out);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("Error: ObjectNotFound"), "{text}");
+    assert!(text.contains("s3sweep seed"), "{text}");
+
+    // 4. The function's JSON logs: one line per finished configuration.
+    let logs = emulator.json_logs();
+    let finished: Vec<&Value> = logs
+        .iter()
+        .filter(|l| l["fields"]["message"] == "configuration finished")
+        .collect();
+    assert_eq!(
+        finished.len(),
+        rows.len(),
+        "one log line per configuration; log:\n{}",
+        emulator.log()
+    );
+    for (line, (bucket, w)) in finished.iter().zip(&expected) {
+        assert_eq!(line["level"], "INFO");
+        assert_eq!(line["fields"]["bucket"], bucket.as_str());
+        assert_eq!(line["fields"]["workers"].as_u64(), Some(*w));
+    }
+    assert!(
+        logs.iter().any(|l| l["fields"]["error_type"] == "InvalidEvent"),
+        "the invalid event is logged"
+    );
+    let deadline = logs
+        .iter()
+        .find(|l| l["fields"]["message"] == "sweep starting")
+        .map(|l| l["fields"]["deadline_unix_ms"].clone());
+
+    drop(emulator);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&tmp);
+    eprintln!(
+        "emulator test: server+seed {} ms, emulator ready {} ms, first invocation {} ms, total {} ms; \
+         deadline sent by cargo lambda watch: {:?} (remaining_ms_at_start {})",
+        seeded.as_millis(),
+        (ready - seeded).as_millis(),
+        first_invoke.as_millis(),
+        test_start.elapsed().as_millis(),
+        deadline,
+        lambda["remaining_ms_at_start"]
+    );
+}
