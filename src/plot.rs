@@ -496,9 +496,8 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests_support::row;
-    use crate::report::{summarize, Environment, Percentiles, ToolInfo, SCHEMA};
-    use crate::request::SweepRequest;
+    use crate::report::tests_support::{result, row};
+    use crate::report::{summarize, Percentiles};
 
     /// CONTEXT.md's two curves, as a result document.
     pub(crate) fn seed_result() -> SweepResult {
@@ -536,29 +535,7 @@ mod tests {
                 results.push(r);
             }
         }
-        SweepResult {
-            schema: SCHEMA.into(),
-            tool: ToolInfo::current(),
-            environment: Environment {
-                runner: "local".into(),
-                os: "linux".into(),
-                arch: "x86_64".into(),
-                vcpus: 2,
-                runtime_worker_threads: 2,
-                memory_total_bytes: None,
-                region: "us-east-1".into(),
-                endpoint: None,
-                lambda: None,
-            },
-            request: SweepRequest::new(vec!["express-like".into(), "standard-like".into()]),
-            started_unix_ms: 0,
-            total_wall_ms: 0.0,
-            summary: summarize(&results),
-            results,
-            truncated: false,
-            analysis: None,
-            skipped: vec![],
-        }
+        result(results)
     }
 
     #[test]
