@@ -480,41 +480,7 @@ pub fn render(c: &Comparison, preset: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests_support::row;
-    use crate::report::{summarize, Environment, ToolInfo};
-    use crate::request::SweepRequest;
-
-    fn result(rows: Vec<ConfigResult>) -> SweepResult {
-        let mut names: Vec<String> = Vec::new();
-        for r in &rows {
-            if !names.contains(&r.bucket) {
-                names.push(r.bucket.clone());
-            }
-        }
-        SweepResult {
-            schema: SCHEMA.into(),
-            tool: ToolInfo::current(),
-            environment: Environment {
-                runner: "local".into(),
-                os: "linux".into(),
-                arch: "x86_64".into(),
-                vcpus: 2,
-                runtime_worker_threads: 2,
-                memory_total_bytes: None,
-                region: "us-east-1".into(),
-                endpoint: None,
-                lambda: None,
-            },
-            request: SweepRequest::new(names),
-            started_unix_ms: 0,
-            total_wall_ms: 0.0,
-            summary: summarize(&rows),
-            results: rows,
-            truncated: false,
-            analysis: None,
-            skipped: vec![],
-        }
-    }
+    use crate::report::tests_support::{result, row};
 
     fn reps(bucket: &str, workers: u32, walls: &[f64]) -> Vec<ConfigResult> {
         walls

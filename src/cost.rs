@@ -671,40 +671,21 @@ mod tests {
     }
 
     fn result(rows: Vec<ConfigResult>, lambda_mb: Option<u32>, arch: &str) -> SweepResult {
-        use crate::report::{summarize, Environment, LambdaEnvironment, ToolInfo, SCHEMA};
-        SweepResult {
-            schema: SCHEMA.into(),
-            tool: ToolInfo::current(),
-            environment: Environment {
-                runner: if lambda_mb.is_some() { "lambda" } else { "cli" }.into(),
-                os: "linux".into(),
-                arch: arch.into(),
-                vcpus: 2,
-                runtime_worker_threads: 2,
-                memory_total_bytes: None,
-                region: "us-east-1".into(),
-                endpoint: None,
-                lambda: lambda_mb.map(|m| LambdaEnvironment {
-                    function_name: Some("s3sweep".into()),
-                    function_version: None,
-                    memory_size_mb: Some(m),
-                    cold_start: false,
-                    architecture: Some(arch.into()),
-                    region: Some("us-east-1".into()),
-                    request_id: None,
-                    remaining_ms_at_start: None,
-                    safety_margin_ms: 0,
-                }),
-            },
-            request: crate::request::SweepRequest::new(vec!["std-bucket".into()]),
-            started_unix_ms: 0,
-            total_wall_ms: 0.0,
-            summary: summarize(&rows),
-            results: rows,
-            truncated: false,
-            analysis: None,
-            skipped: vec![],
-        }
+        let mut r = crate::report::tests_support::result(rows);
+        r.environment.runner = if lambda_mb.is_some() { "lambda" } else { "cli" }.into();
+        r.environment.arch = arch.into();
+        r.environment.lambda = lambda_mb.map(|m| crate::report::LambdaEnvironment {
+            function_name: Some("s3sweep".into()),
+            function_version: None,
+            memory_size_mb: Some(m),
+            cold_start: false,
+            architecture: Some(arch.into()),
+            region: Some("us-east-1".into()),
+            request_id: None,
+            remaining_ms_at_start: None,
+            safety_margin_ms: 0,
+        });
+        r
     }
 
     #[test]

@@ -1222,33 +1222,27 @@ mod tests {
         assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
     }
 
+    /// What the client measured on a 2-vCPU machine: the runtime busy `busy_ms` on `threads` threads.
+    fn on_two_vcpus(busy_ms: u64, threads: u32) -> ClientMeasure {
+        ClientMeasure {
+            runtime_busy: Duration::from_millis(busy_ms),
+            runtime_worker_threads: threads,
+            vcpus: 2,
+            peak_rss_bytes: 0,
+        }
+    }
+
     #[test]
     fn client_cpu_by_cores_or_by_runtime() {
         let t = Thresholds::default();
         let mut r = healthy();
         // 1.8 cores of 2 usable.
         r.cpu_ms = 180.0;
-        r.client = Some(client_side(
-            &r,
-            ClientMeasure {
-                runtime_busy: Duration::from_millis(40),
-                runtime_worker_threads: 2,
-                vcpus: 2,
-                peak_rss_bytes: 0,
-            },
-        ));
+        r.client = Some(client_side(&r, on_two_vcpus(40, 2)));
         assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::ClientCpu);
         // One runtime thread busy 90% of the time, process CPU low.
         let mut r = healthy();
-        r.client = Some(client_side(
-            &r,
-            ClientMeasure {
-                runtime_busy: Duration::from_millis(90),
-                runtime_worker_threads: 1,
-                vcpus: 2,
-                peak_rss_bytes: 0,
-            },
-        ));
+        r.client = Some(client_side(&r, on_two_vcpus(90, 1)));
         let d = diagnose_row(&r, 2, &t);
         assert_eq!(d.verdict, Verdict::ClientCpu, "{d:?}");
         assert_eq!(d.figures["runtime_busy_ratio"], 0.9);
@@ -1257,15 +1251,7 @@ mod tests {
         assert!(d.explanation.contains("starved"), "{}", d.explanation);
         // 80% is below the threshold.
         let mut r = healthy();
-        r.client = Some(client_side(
-            &r,
-            ClientMeasure {
-                runtime_busy: Duration::from_millis(80),
-                runtime_worker_threads: 1,
-                vcpus: 2,
-                peak_rss_bytes: 0,
-            },
-        ));
+        r.client = Some(client_side(&r, on_two_vcpus(80, 1)));
         assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
     }
 

@@ -222,6 +222,33 @@ fn log_label(v: &f64) -> String {
     }
 }
 
+/// One panel of the figure: its caption and the room every panel leaves for axis labels.
+fn panel<'a, 'b, DB: DrawingBackend>(area: &'a DrawingArea<DB, Shift>, caption: &str) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .caption(caption, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70);
+    builder
+}
+
+/// A panel's legend at `position`, drawn alike in every panel.
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+    font: (&str, i32),
+) -> Result<(), PlotError> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font(font)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)
+}
+
 fn err<E: std::fmt::Display>(e: E) -> PlotError {
     PlotError::Draw(e.to_string())
 }
@@ -276,11 +303,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             .fold(0.0f64, f64::max)
             .max(1.0)
             * 1.15;
-        let mut chart = ChartBuilder::on(&panels[0])
-            .caption("throughput (objects/s; knee circled)", ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
+        let mut chart = panel(&panels[0], "throughput (objects/s; knee circled)")
             .build_cartesian_2d(x_range.clone().log_scale().base(2.0), 0.0..ymax)
             .map_err(err)?;
         chart
@@ -318,24 +341,13 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
                 }
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font(label_font)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft, label_font)?;
     }
 
     // 2. Wall time against workers.
     {
         let y = log_range(curves.iter().flat_map(|c| c.points.iter().map(|p| p.wall_ms)));
-        let mut chart = ChartBuilder::on(&panels[1])
-            .caption("wall time per configuration (ms)", ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
+        let mut chart = panel(&panels[1], "wall time per configuration (ms)")
             .build_cartesian_2d(x_range.clone().log_scale().base(2.0), y.log_scale())
             .map_err(err)?;
         chart
@@ -371,14 +383,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
                 }
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font(label_font)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight, label_font)?;
     }
 
     // 3. First-byte latency percentiles against workers.
@@ -388,11 +393,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
                 .iter()
                 .flat_map(|c| c.points.iter().flat_map(|p| [p.ttfb_p50_ms, p.ttfb_p99_ms])),
         );
-        let mut chart = ChartBuilder::on(&panels[2])
-            .caption("first-byte latency: p50 solid, p99 dashed (ms)", ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
+        let mut chart = panel(&panels[2], "first-byte latency: p50 solid, p99 dashed (ms)")
             .build_cartesian_2d(x_range.clone().log_scale().base(2.0), y.log_scale())
             .map_err(err)?;
         chart
@@ -433,27 +434,13 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
                 .label(format!("{} p99", c.bucket))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y)], col.stroke_width(2)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font(label_font)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft, label_font)?;
     }
 
     // 4. Latency CDF at the best worker count.
     {
         let x = log_range(curves.iter().flat_map(|c| c.cdf.iter().map(|p| p.0)));
-        let mut chart = ChartBuilder::on(&panels[3])
-            .caption(
-                "request latency CDF at each bucket's best worker count",
-                ("sans-serif", 20),
-            )
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
+        let mut chart = panel(&panels[3], "request latency CDF at each bucket's best worker count")
             .build_cartesian_2d(x.log_scale(), 0.0..1.05)
             .map_err(err)?;
         chart
@@ -480,14 +467,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
                 .label(format!("{} at {} workers", c.bucket, c.best_workers))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(3)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font(label_font)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight, label_font)?;
     }
     root.present().map_err(err)?;
     Ok(())
@@ -496,9 +476,8 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests_support::row;
-    use crate::report::{summarize, Environment, Percentiles, ToolInfo, SCHEMA};
-    use crate::request::SweepRequest;
+    use crate::report::tests_support::{result, row};
+    use crate::report::{summarize, Percentiles};
 
     /// CONTEXT.md's two curves, as a result document.
     pub(crate) fn seed_result() -> SweepResult {
@@ -536,29 +515,7 @@ mod tests {
                 results.push(r);
             }
         }
-        SweepResult {
-            schema: SCHEMA.into(),
-            tool: ToolInfo::current(),
-            environment: Environment {
-                runner: "local".into(),
-                os: "linux".into(),
-                arch: "x86_64".into(),
-                vcpus: 2,
-                runtime_worker_threads: 2,
-                memory_total_bytes: None,
-                region: "us-east-1".into(),
-                endpoint: None,
-                lambda: None,
-            },
-            request: SweepRequest::new(vec!["express-like".into(), "standard-like".into()]),
-            started_unix_ms: 0,
-            total_wall_ms: 0.0,
-            summary: summarize(&results),
-            results,
-            truncated: false,
-            analysis: None,
-            skipped: vec![],
-        }
+        result(results)
     }
 
     #[test]

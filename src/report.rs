@@ -531,11 +531,45 @@ pub(crate) mod tests_support {
             diagnosis: None,
         }
     }
+
+    /// A whole result document around `rows`: a local run on linux/x86_64, requesting
+    /// the rows' buckets in the order they first appear.
+    pub(crate) fn result(rows: Vec<ConfigResult>) -> SweepResult {
+        let mut names: Vec<String> = Vec::new();
+        for r in &rows {
+            if !names.contains(&r.bucket) {
+                names.push(r.bucket.clone());
+            }
+        }
+        SweepResult {
+            schema: SCHEMA.into(),
+            tool: ToolInfo::current(),
+            environment: Environment {
+                runner: "local".into(),
+                os: "linux".into(),
+                arch: "x86_64".into(),
+                vcpus: 2,
+                runtime_worker_threads: 2,
+                memory_total_bytes: None,
+                region: "us-east-1".into(),
+                endpoint: None,
+                lambda: None,
+            },
+            request: SweepRequest::new(names),
+            started_unix_ms: 0,
+            total_wall_ms: 0.0,
+            summary: summarize(&rows),
+            results: rows,
+            truncated: false,
+            analysis: None,
+            skipped: vec![],
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::tests_support::row;
+    use super::tests_support::{self, row};
     use super::*;
 
     #[test]
@@ -621,29 +655,8 @@ mod tests {
     #[test]
     fn tables_name_every_bucket() {
         let results = vec![row("a-bucket", 1, 1, 1000.0, 0), row("b-bucket", 1, 1, 500.0, 2)];
-        let result = SweepResult {
-            schema: SCHEMA.into(),
-            tool: ToolInfo::current(),
-            environment: Environment {
-                runner: "cli".into(),
-                os: "linux".into(),
-                arch: "x86_64".into(),
-                vcpus: 2,
-                runtime_worker_threads: 2,
-                memory_total_bytes: None,
-                region: "us-east-1".into(),
-                endpoint: None,
-                lambda: None,
-            },
-            request: SweepRequest::new(vec!["a-bucket".into(), "b-bucket".into()]),
-            started_unix_ms: 0,
-            total_wall_ms: 0.0,
-            summary: summarize(&results),
-            results,
-            truncated: false,
-            skipped: vec![],
-            analysis: None,
-        };
+        let mut result = tests_support::result(results);
+        result.environment.runner = "cli".into();
         let text = render_tables(&result);
         assert!(text.contains("bucket a-bucket"));
         assert!(text.contains("bucket b-bucket"));

@@ -3,24 +3,20 @@
 //! ran) survive; nothing in the crate lists a prefix and deletes what it finds.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use bytes::Bytes;
+use common::{seed_settings, seed_spec, seed_with, server_with};
 use s3sweep::clean;
-use s3sweep::client::{ClientOptions, RequestSettings, SweepClient};
-use s3sweep::request::KeyTemplate;
-use s3sweep::seed::{seed, SeedSpec};
-use s3sweep::server::{self, LatencyProfile, ServerConfig};
+use s3sweep::client::{ClientOptions, SweepClient};
+use s3sweep::seed::SeedSpec;
+use s3sweep::server::LatencyProfile;
+
+mod common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clean_deletes_only_the_manifest_keys() {
     let bucket = "clean-bucket";
-    let server = server::start(ServerConfig {
-        buckets: vec![(bucket.into(), LatencyProfile::None)],
-        ..ServerConfig::default()
-    })
-    .await
-    .unwrap();
+    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
     // The user's own keys under the same prefix, one of them a key the seed would
     // write (it exists, so the seed skips it and must not record it).
     let foreign = [
@@ -35,25 +31,12 @@ async fn clean_deletes_only_the_manifest_keys() {
         server.store().insert(bucket, k, Bytes::from_static(b"mine"));
     }
     let client = SweepClient::new(ClientOptions::local(server.endpoint())).await.unwrap();
-    let s3 = client.s3(RequestSettings {
-        max_attempts: 1,
-        first_byte_timeout: Duration::from_secs(5),
-        attempt_timeout: Duration::from_secs(10),
-    });
-    let manifest = seed(
-        &s3,
-        client.endpoint(),
-        &SeedSpec {
-            bucket: bucket.into(),
-            keys: KeyTemplate::parse("data/{i}", 25).unwrap(),
-            object_count: 25,
-            object_size_bytes: 100,
-            concurrency: 8,
-            skip_existing: true,
-        },
-    )
-    .await
-    .unwrap();
+    let spec = SeedSpec {
+        concurrency: 8,
+        ..seed_spec(bucket, "data/{i}", 25, 100)
+    };
+    let manifest = seed_with(&client, &spec).await;
+    let s3 = client.s3(seed_settings());
     assert_eq!(manifest.written.len(), 24, "data/3 existed and is not recorded");
     assert!(!manifest.written.contains(&"data/3".to_string()));
     assert_eq!(manifest.skipped_existing, 1);

@@ -1,23 +1,11 @@
 //! The `s3sweep` binary as a user runs it: `serve`, `seed`, `run`, `local`, and bad
 //! input. Each test starts its own server on a free loopback port and kills it after.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
+use common::{run_bounded, Serve, BIN};
 
-struct Serve {
-    child: Child,
-    endpoint: String,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod common;
 
 fn serve(buckets: &[&str]) -> Serve {
     let mut cmd = Command::new(BIN);
@@ -25,26 +13,16 @@ fn serve(buckets: &[&str]) -> Serve {
     for b in buckets {
         cmd.args(["--bucket", b]);
     }
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let first = lines.next().expect("serve prints its address").unwrap();
-    let endpoint = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {first:?}"))
-        .to_string();
+    let mut serve = Serve::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()));
+    let mut lines = serve.stdout.take().unwrap();
     let creds = lines.next().unwrap().unwrap();
     assert!(creds.contains("s3sweep-local-secret"), "{creds}");
     std::thread::spawn(move || for _ in lines {});
-    Serve { child, endpoint }
+    serve
 }
 
 fn run(args: &[&str]) -> std::process::Output {
-    let start = Instant::now();
-    let out = Command::new(BIN).args(args).output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(120));
-    out
+    run_bounded(Command::new(BIN).args(args))
 }
 
 #[test]

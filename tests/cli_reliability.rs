@@ -3,48 +3,25 @@
 //! file-descriptor budget, and credentials that never show up in any output.
 //! Each test starts its own `serve` on a free loopback port and stops it after.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdout, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
+use common::{run_bounded, Serve, BIN};
 
-struct Serve {
-    child: Child,
-    endpoint: String,
-    stdout: Option<std::io::Lines<BufReader<ChildStdout>>>,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod common;
 
 impl Serve {
     fn start(args: &[&str]) -> Serve {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--port", "0"])
-            .args(args)
-            .env("RUST_BACKTRACE", "0")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let first = lines.next().expect("serve prints its address").unwrap();
-        let endpoint = first
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap()
-            .to_string();
-        Serve {
-            child,
-            endpoint,
-            stdout: Some(lines),
-        }
+        Serve::spawn(
+            Command::new(BIN)
+                .args(["serve", "--port", "0"])
+                .args(args)
+                .env("RUST_BACKTRACE", "0")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null()),
+        )
     }
 
     fn addr(&self) -> String {
@@ -63,14 +40,7 @@ impl Serve {
 }
 
 fn run(args: &[&str]) -> Output {
-    let start = Instant::now();
-    let out = Command::new(BIN)
-        .args(args)
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .unwrap();
-    assert!(start.elapsed() < Duration::from_secs(120));
-    out
+    run_bounded(Command::new(BIN).args(args).env("RUST_BACKTRACE", "0"))
 }
 
 fn tmp(name: &str) -> PathBuf {

@@ -10,13 +10,15 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use s3sweep::client::{ClientOptions, RequestSettings, SweepClient};
+use common::{options, seed_bucket};
+use s3sweep::client::{ClientOptions, SweepClient};
 use s3sweep::diagnose::{Thresholds, Verdict};
 use s3sweep::report::{render_tables, ConfigResult, SweepResult};
-use s3sweep::request::{KeyTemplate, Plan};
-use s3sweep::seed::{seed, SeedSpec};
+use s3sweep::request::Plan;
 use s3sweep::server::{self, LatencyProfile, ServerConfig};
-use s3sweep::sweep::{self, Quiet, SweepOptions};
+use s3sweep::sweep::{self, Quiet};
+
+mod common;
 
 /// The embedded server on a two-thread runtime of its own; stops when dropped.
 struct ServerThread {
@@ -70,35 +72,13 @@ impl Drop for ServerThread {
 
 async fn seeded_client(server: &ServerThread, bucket: &str, count: u32, size: u64) -> SweepClient {
     let client = SweepClient::new(ClientOptions::local(&server.endpoint)).await.unwrap();
-    let s3 = client.s3(RequestSettings {
-        max_attempts: 1,
-        first_byte_timeout: Duration::from_secs(5),
-        attempt_timeout: Duration::from_secs(10),
-    });
-    seed(
-        &s3,
-        client.endpoint(),
-        &SeedSpec {
-            bucket: bucket.into(),
-            keys: KeyTemplate::parse("test/{i}/vectors", count).unwrap(),
-            object_count: count,
-            object_size_bytes: size,
-            concurrency: 16,
-            skip_existing: true,
-        },
-    )
-    .await
-    .expect("seeding works");
+    seed_bucket(&client, bucket, count, size).await;
     client
 }
 
 async fn sweep(client: &SweepClient, plan: &str) -> SweepResult {
     let plan = Plan::from_json(plan).unwrap();
-    let options = SweepOptions {
-        runner: "test".into(),
-        ..SweepOptions::default()
-    };
-    sweep::run(client, &plan, &options, Arc::new(Quiet)).await
+    sweep::run(client, &plan, &options(), Arc::new(Quiet)).await
 }
 
 fn verdict(row: &ConfigResult) -> Verdict {

@@ -3,52 +3,14 @@
 //! requests (hundreds at most) and time.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use s3sweep::client::{ClientOptions, RequestSettings, SweepClient};
-use s3sweep::request::{KeyTemplate, Plan};
-use s3sweep::seed::{seed, SeedSpec};
-use s3sweep::server::{self, LatencyProfile, RunningServer, ServerConfig};
-use s3sweep::sweep::{self, Quiet, StartError, SweepOptions};
+use common::{options, seed_bucket, server_with};
+use s3sweep::client::{ClientOptions, SweepClient};
+use s3sweep::request::Plan;
+use s3sweep::server::LatencyProfile;
+use s3sweep::sweep::{self, Quiet, StartError};
 
-async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
-    server::start(ServerConfig {
-        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0")
-}
-
-async fn seed_bucket(client: &SweepClient, bucket: &str, count: u32, size: u64) {
-    let s3 = client.s3(RequestSettings {
-        max_attempts: 1,
-        first_byte_timeout: Duration::from_secs(5),
-        attempt_timeout: Duration::from_secs(10),
-    });
-    let manifest = seed(
-        &s3,
-        client.endpoint(),
-        &SeedSpec {
-            bucket: bucket.into(),
-            keys: KeyTemplate::parse("test/{i}/vectors", count).unwrap(),
-            object_count: count,
-            object_size_bytes: size,
-            concurrency: 16,
-            skip_existing: true,
-        },
-    )
-    .await
-    .expect("seeding works");
-    assert_eq!(manifest.written.len() as u32, count);
-}
-
-fn options() -> SweepOptions {
-    SweepOptions {
-        runner: "test".into(),
-        ..SweepOptions::default()
-    }
-}
+mod common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counts_are_exact_and_missing_keys_are_not_found() {

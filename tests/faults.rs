@@ -6,12 +6,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use s3sweep::client::{ClientOptions, RequestSettings, SweepClient};
+use common::{options, seed_spec, seed_with, server_with};
+use s3sweep::client::{ClientOptions, SweepClient};
 use s3sweep::report::{ConfigResult, ErrorKind};
-use s3sweep::request::{KeyTemplate, Plan};
-use s3sweep::seed::{seed, SeedSpec};
-use s3sweep::server::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile, ServerConfig};
-use s3sweep::sweep::{self, Quiet, SweepOptions};
+use s3sweep::request::Plan;
+use s3sweep::seed::SeedSpec;
+use s3sweep::server::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile};
+use s3sweep::sweep::{self, Quiet};
+
+mod common;
 
 const OBJECTS: u32 = 60;
 const SIZE: u64 = 8192;
@@ -48,34 +51,16 @@ fn count_of(row: &ConfigResult, kind: ErrorKind) -> u64 {
 }
 
 async fn seeded_server(buckets: &[String]) -> (server::RunningServer, SweepClient) {
-    let server = server::start(ServerConfig {
-        buckets: buckets.iter().map(|b| (b.clone(), LatencyProfile::None)).collect(),
-        ..ServerConfig::default()
-    })
-    .await
-    .unwrap();
+    let named: Vec<(&str, LatencyProfile)> = buckets.iter().map(|b| (b.as_str(), LatencyProfile::None)).collect();
+    let server = server_with(&named).await;
     server.faults().set_timing(TIMING);
     let client = SweepClient::new(ClientOptions::local(server.endpoint())).await.unwrap();
-    let s3 = client.s3(RequestSettings {
-        max_attempts: 1,
-        first_byte_timeout: Duration::from_secs(5),
-        attempt_timeout: Duration::from_secs(10),
-    });
     for bucket in buckets {
-        seed(
-            &s3,
-            client.endpoint(),
-            &SeedSpec {
-                bucket: bucket.clone(),
-                keys: KeyTemplate::parse("f/{i}", OBJECTS).unwrap(),
-                object_count: OBJECTS,
-                object_size_bytes: SIZE,
-                concurrency: 16,
-                skip_existing: false,
-            },
-        )
-        .await
-        .unwrap();
+        let spec = SeedSpec {
+            skip_existing: false,
+            ..seed_spec(bucket, "f/{i}", OBJECTS, SIZE)
+        };
+        seed_with(&client, &spec).await;
     }
     (server, client)
 }
@@ -92,10 +77,7 @@ fn plan(bucket: &str, workers: u32, max_attempts: u32) -> Plan {
 /// Runs one sweep, bounded: a sweep that does not end within `limit` is a hang.
 async fn sweep_bounded(client: &SweepClient, plan: &Plan, limit: Duration) -> (ConfigResult, Duration) {
     let started = Instant::now();
-    let options = SweepOptions {
-        runner: "test".into(),
-        ..SweepOptions::default()
-    };
+    let options = options();
     let result = tokio::time::timeout(limit, sweep::run(client, plan, &options, Arc::new(Quiet)))
         .await
         .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));

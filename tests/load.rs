@@ -10,12 +10,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use common::{options, server_with};
 use s3sweep::client::{ClientOptions, SweepClient};
 use s3sweep::limits;
 use s3sweep::request::Plan;
-use s3sweep::server::{self, LatencyProfile, ServerConfig};
-use s3sweep::sweep::{self, Quiet, SweepOptions};
+use s3sweep::server::LatencyProfile;
+use s3sweep::sweep::{self, Quiet};
 use s3sweep::usage;
+
+mod common;
 
 const OBJECT_BYTES: usize = 512;
 
@@ -25,12 +28,7 @@ async fn load(requests: u32, workers: u32, max_rss_growth_mib: u64, limit: Durat
     if let Err(e) = limits::check_budget(&fd_limits, workers, 1, true) {
         panic!("{e}");
     }
-    let server = server::start(ServerConfig {
-        buckets: vec![("load-bucket".into(), LatencyProfile::None)],
-        ..ServerConfig::default()
-    })
-    .await
-    .unwrap();
+    let server = server_with(&[("load-bucket", LatencyProfile::None)]).await;
     let body = Bytes::from(vec![7u8; OBJECT_BYTES]);
     for i in 0..requests {
         server.store().insert("load-bucket", &format!("load/{i}"), body.clone());
@@ -60,10 +58,7 @@ async fn load(requests: u32, workers: u32, max_rss_growth_mib: u64, limit: Durat
     };
     let sent_before = client.transport().counters().requests_sent;
     let started = Instant::now();
-    let options = SweepOptions {
-        runner: "test".into(),
-        ..SweepOptions::default()
-    };
+    let options = options();
     let result = tokio::time::timeout(limit, sweep::run(&client, &plan, &options, Arc::new(Quiet)))
         .await
         .unwrap_or_else(|_| panic!("{requests} requests at {workers} workers not done within {limit:?}"));
