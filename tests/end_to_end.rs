@@ -75,8 +75,10 @@ async fn one_worker_has_no_delayed_ack_stall() {
     assert_eq!(row.ok, 200);
     let per_get_ms = row.wall_ms / 200.0;
     // A 40 ms delayed-ACK stall on either side would put every GET near 40-48 ms.
-    assert!(per_get_ms < 5.0, "{per_get_ms:.2} ms per GET at one worker: {row:?}");
-    assert!(row.ttlb_ms.p90 < 5.0, "{row:?}");
+    // The median is immune to a few requests delayed by a busy machine (the tests of
+    // this file run in parallel); a stall would move it, and the mean, to ~40 ms.
+    assert!(row.ttlb_ms.p50 < 5.0, "{row:?}");
+    assert!(per_get_ms < 15.0, "{per_get_ms:.2} ms per GET at one worker: {row:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -98,6 +100,13 @@ async fn pool_caps_connections_and_measures_the_wait() {
     assert!(server.connections_accepted() - accepted_before <= 8);
     // 32 workers share 8 connections: most requests waited for one.
     assert!(row.pool_wait_ms.p50 > 1.0, "{:?}", row.pool_wait_ms);
+    // Connections of the pool used for seeding (an earlier generation, cap 20) close
+    // asynchronously after `run` replaced it; give them a moment, then no more than the
+    // cap may be open.
+    let settle = std::time::Instant::now();
+    while client.transport().connections_open() > 8 && settle.elapsed() < std::time::Duration::from_secs(5) {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     assert!(client.transport().connections_open() <= 8);
 }
 
