@@ -1,7 +1,7 @@
 # s3sweep: the two commands a new user needs are `make demo` and `make test`.
 CARGO ?= cargo
 
-.PHONY: demo test lint fmt build-release bench bench-engine tools build deploy invoke seed-aws load checkov deny audit load checkov deny audit
+.PHONY: demo test lint fmt build-release bench bench-engine bench-lambda-start tools build deploy invoke seed-aws load checkov deny audit load checkov deny audit
 
 ## The main job: the local sweep on the embedded S3 server (about a minute); also
 ## redraws docs/demo.svg and rewrites docs/demo.json.
@@ -32,6 +32,11 @@ bench:
 	test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	$(BENCH_VENV)/bin/python bench/bench.py --s3sweep target/release/s3sweep --python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
+
+## Release s3sweep-lambda: binary size and process start to first handled event.
+bench-lambda-start:
+	$(CARGO) build --release --bin s3sweep --bin s3sweep-lambda
+	$(PYTHON) bench/lambda_start.py
 
 ## The engine alone against an in-process server (not timed by CI).
 bench-engine:
