@@ -265,6 +265,35 @@ fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     10f64.powf((lo / 1.15).log10().floor())..(hi * 1.5)
 }
 
+/// One line per figure saying why each bucket's curve flattens: its knee and what bound
+/// its largest worker count (the diagnosis verdict). Empty without a diagnosis.
+pub fn why_line(result: &SweepResult) -> String {
+    let Some(analysis) = &result.analysis else {
+        return String::new();
+    };
+    let parts: Vec<String> = analysis
+        .buckets
+        .iter()
+        .filter_map(|b| {
+            let last = b.verdicts.iter().max_by_key(|v| v.workers)?;
+            let knee = b
+                .knee_workers
+                .map_or(String::new(), |k| format!("knee at {k} workers, "));
+            Some(format!(
+                "{}: {knee}bound by {} at {} workers",
+                b.bucket,
+                last.verdict.name().replace('_', " "),
+                last.workers
+            ))
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("why it flattens: {}", parts.join("; "))
+    }
+}
+
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
     register_font();
     let curves = curves(result);
@@ -287,6 +316,13 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
         result.request.repetitions
     );
     let root = root.titled(&title, ("sans-serif", 26).into_font()).map_err(err)?;
+    // The sentence under the title: why each curve flattens (from the diagnosis).
+    let why = why_line(result);
+    let root = if why.is_empty() {
+        root
+    } else {
+        root.titled(&why, ("sans-serif", 18).into_font()).map_err(err)?
+    };
     let panels = root.split_evenly((2, 2));
     let workers = curves
         .iter()
@@ -611,5 +647,17 @@ mod tests {
         if keep.is_none() {
             let _ = std::fs::remove_dir_all(dir);
         }
+    }
+
+    #[test]
+    fn the_why_line_names_each_knee_and_what_bound_it() {
+        let mut r = seed_result();
+        assert_eq!(why_line(&r), "", "no diagnosis, no sentence");
+        crate::diagnose::annotate(&mut r, &crate::diagnose::Thresholds::default());
+        let line = why_line(&r);
+        assert!(line.starts_with("why it flattens: "), "{line}");
+        assert!(line.contains("express-like: knee at 4 workers, bound by"), "{line}");
+        assert!(line.contains("standard-like: knee at 16 workers, bound by"), "{line}");
+        assert!(line.contains("at 20 workers"), "{line}");
     }
 }
