@@ -126,3 +126,25 @@ fn the_cli_names_the_bad_fields_and_exits_non_zero() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The Lambda's side: the runtime hands the handler a parsed JSON value, so every case
+/// that is JSON at all goes through `lambda::validate_event` and must come back as an
+/// `InvalidEvent` naming exactly the same fields. (Text that is not JSON, or nested past
+/// serde_json's limit, is refused by the Lambda runtime before the handler runs.)
+#[test]
+fn the_lambda_names_exactly_the_bad_fields() {
+    let mut checked = 0;
+    for (name, text, expected) in corpus() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        let err = s3sweep::lambda::validate_event(value).expect_err(&name);
+        let invocation = s3sweep::lambda::InvocationError::InvalidEvent(err.clone());
+        assert_eq!(invocation.error_type(), "InvalidEvent", "{name}");
+        let fields: BTreeSet<String> = err.fields().into_iter().map(str::to_string).collect();
+        assert_eq!(fields, expected, "{name}: {err}");
+        assert!(invocation.to_string().len() < MAX_ERROR_BYTES, "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 25, "only {checked} cases reached the handler's validation");
+}
