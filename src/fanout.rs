@@ -1037,6 +1037,9 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         connect_ms_total: round3(connect_ms),
         session_requests: sessions,
         error_samples: samples,
+        breakdown: None,
+        client: None,
+        diagnosis: None,
     };
     let spread = |v: &[f64]| if v.is_empty() { 0.0 } else { round3(max(v) - min(v)) };
     let config = MergedConfig {
@@ -1111,6 +1114,7 @@ pub fn merged_result(
         truncated: false,
         skipped: Vec::new(),
         fanout: None,
+        analysis: None,
     };
     base.skipped = report
         .configurations
@@ -1197,6 +1201,7 @@ mod tests {
             truncated: false,
             skipped: vec![],
             fanout: None,
+            analysis: None,
         }
     }
 

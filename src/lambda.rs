@@ -319,6 +319,7 @@ impl Function {
             safety_margin: self.settings.safety_margin,
             lambda: Some(lambda_environment(&context, &self.settings, cold_start, remaining)),
             child: crate::fanout::ChildOptions::of(&plan),
+            ..SweepOptions::default()
         };
         let result = sweep::run(&self.client, &plan, &options, self.observer.clone()).await;
         if result.truncated {
@@ -424,6 +425,21 @@ pub fn validate_event_with(payload: Value, fanout: &crate::fanout::FanoutSetting
                     plan.workers().len(),
                     plan.repetitions()
                 ),
+            }],
+        });
+    }
+    // Lambda allows 1,024 file descriptors: a pool that needs more is a bad event, not
+    // a run that fails half-way with EMFILE.
+    if let Err(err) = crate::limits::check_budget(
+        &crate::limits::nofile(),
+        plan.pool_connections(),
+        plan.buckets().len(),
+        false,
+    ) {
+        return Err(RequestError {
+            problems: vec![FieldProblem {
+                field: "pool_connections".into(),
+                message: err.to_string(),
             }],
         });
     }
@@ -543,6 +559,14 @@ mod tests {
         }));
         assert_eq!(d.error_type, "ObjectNotFound");
         assert!(d.error_message.contains("s3sweep seed"), "{}", d.error_message);
+        // With the template's role a missing key is a 403 too: the advice says so.
+        let d = Diagnostic::from(InvocationError::Start(StartError::AccessDenied {
+            bucket: "b-1".into(),
+            key: "test/0/vectors".into(),
+        }));
+        assert_eq!(d.error_type, "AccessDenied");
+        assert!(d.error_message.contains("s3:GetObject"), "{}", d.error_message);
+        assert!(d.error_message.contains("does not exist"), "{}", d.error_message);
     }
 
     #[test]
@@ -570,5 +594,24 @@ mod tests {
     #[test]
     fn architecture_uses_lambda_names() {
         assert!(["x86_64", "arm64"].contains(&lambda_architecture()));
+    }
+
+    #[test]
+    fn a_pool_beyond_the_descriptor_limit_is_an_invalid_event() {
+        let buckets: Vec<String> = (0..16).map(|i| format!("bucket-{i:02}")).collect();
+        let event =
+            serde_json::json!({"buckets": buckets, "object_count": 1, "workers": [1], "pool_connections": 4096});
+        let (needed, _) = crate::limits::fds_needed(4096, 16, false);
+        match validate_event(event) {
+            Err(err) => {
+                assert!(needed > crate::limits::nofile().soft, "{err}");
+                assert_eq!(err.fields(), vec!["pool_connections"]);
+                assert!(err.to_string().contains("file descriptors"), "{err}");
+            }
+            Ok(_) => assert!(
+                needed <= crate::limits::nofile().soft,
+                "a pool needing {needed} fds was accepted"
+            ),
+        }
     }
 }

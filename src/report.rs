@@ -42,6 +42,9 @@ pub struct SweepResult {
     /// `results` then holds the merged rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fanout: Option<crate::fanout::FanoutReport>,
+    /// Per-bucket curve analysis, model predictions and bucket comparisons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<crate::diagnose::Analysis>,
 }
 
 /// What produced the result.
@@ -275,6 +278,15 @@ pub struct ConfigResult {
     /// Up to three distinct error messages, for a first look at failures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_samples: Vec<String>,
+    /// Where the time went, cold requests apart from steady ones (see [`crate::diagnose`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<crate::diagnose::Breakdown>,
+    /// CPU, runtime threads, memory and requests in flight of the client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<crate::diagnose::ClientSide>,
+    /// What bound this configuration, with the figures that decided it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<crate::diagnose::Diagnosis>,
 }
 
 /// The best configuration of one bucket.
@@ -404,10 +416,20 @@ pub fn summarize(results: &[ConfigResult]) -> Vec<BucketSummary> {
 
 /// The human tables: one per bucket, then the summary lines.
 pub fn render_tables(result: &SweepResult) -> String {
+    render_tables_as(result, UTF8_FULL_CONDENSED)
+}
+
+/// The tables in Markdown, for pasting into issues.
+pub fn render_markdown(result: &SweepResult) -> String {
+    render_tables_as(result, comfy_table::presets::ASCII_MARKDOWN)
+}
+
+/// The tables with a comfy-table preset.
+pub fn render_tables_as(result: &SweepResult, preset: &str) -> String {
     let mut out = String::new();
     for summary in &result.summary {
         let mut table = Table::new();
-        table.load_preset(UTF8_FULL_CONDENSED);
+        table.load_preset(preset);
         table.set_header(vec![
             "workers",
             "rep",
@@ -419,7 +441,9 @@ pub fn render_tables(result: &SweepResult) -> String {
             "pool wait p50 ms",
             "cpu ms/GET",
             "conns",
+            "in flight",
             "errors",
+            "verdict",
         ]);
         for r in result.results.iter().filter(|r| r.bucket == summary.bucket) {
             table.add_row(vec![
@@ -433,16 +457,24 @@ pub fn render_tables(result: &SweepResult) -> String {
                 format!("{:.2}", r.pool_wait_ms.p50),
                 format!("{:.3}", r.cpu_ms_per_get),
                 r.connections_opened.to_string(),
+                r.client
+                    .as_ref()
+                    .map_or("-".into(), |c| format!("{:.1}", c.mean_in_flight)),
                 r.errors.short(),
+                r.diagnosis.as_ref().map_or("-", |d| d.verdict.name()).to_string(),
             ]);
         }
-        for i in 0..10 {
+        for i in 0..11 {
             if let Some(col) = table.column_mut(i) {
                 col.set_cell_alignment(CellAlignment::Right);
             }
         }
-        let _ = writeln!(out, "bucket {}", summary.bucket);
-        let _ = writeln!(out, "{table}");
+        if preset == comfy_table::presets::ASCII_MARKDOWN {
+            let _ = writeln!(out, "### bucket {}\n\n{table}\n", summary.bucket);
+        } else {
+            let _ = writeln!(out, "bucket {}", summary.bucket);
+            let _ = writeln!(out, "{table}");
+        }
         let _ = write!(
             out,
             "best: {} workers, {:.0} ms ({:.0} objects/s)",
@@ -457,8 +489,11 @@ pub fn render_tables(result: &SweepResult) -> String {
         if summary.errors_total > 0 {
             let _ = write!(out, "; {} failed requests", summary.errors_total);
         }
-        out.push_str("\n\n");
+        out.push('\n');
+        out.push_str(&crate::diagnose::render_bucket(result, &summary.bucket));
+        out.push('\n');
     }
+    out.push_str(&crate::diagnose::render_comparisons(result));
     if result.truncated {
         let _ = writeln!(
             out,
@@ -500,13 +535,51 @@ pub(crate) mod tests_support {
             connect_ms_total: 0.0,
             session_requests: 0,
             error_samples: vec![],
+            breakdown: None,
+            client: None,
+            diagnosis: None,
+        }
+    }
+
+    /// A whole result document around `rows`: a local run on linux/x86_64, requesting
+    /// the rows' buckets in the order they first appear.
+    pub(crate) fn result(rows: Vec<ConfigResult>) -> SweepResult {
+        let mut names: Vec<String> = Vec::new();
+        for r in &rows {
+            if !names.contains(&r.bucket) {
+                names.push(r.bucket.clone());
+            }
+        }
+        SweepResult {
+            schema: SCHEMA.into(),
+            tool: ToolInfo::current(),
+            environment: Environment {
+                runner: "local".into(),
+                os: "linux".into(),
+                arch: "x86_64".into(),
+                vcpus: 2,
+                runtime_worker_threads: 2,
+                memory_total_bytes: None,
+                region: "us-east-1".into(),
+                endpoint: None,
+                lambda: None,
+            },
+            request: SweepRequest::new(names),
+            started_unix_ms: 0,
+            total_wall_ms: 0.0,
+            summary: summarize(&rows),
+            results: rows,
+            truncated: false,
+            analysis: None,
+            skipped: vec![],
+            fanout: None,
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::tests_support::row;
+    use super::tests_support::{self, row};
     use super::*;
 
     #[test]
@@ -592,33 +665,15 @@ mod tests {
     #[test]
     fn tables_name_every_bucket() {
         let results = vec![row("a-bucket", 1, 1, 1000.0, 0), row("b-bucket", 1, 1, 500.0, 2)];
-        let result = SweepResult {
-            schema: SCHEMA.into(),
-            tool: ToolInfo::current(),
-            environment: Environment {
-                runner: "cli".into(),
-                os: "linux".into(),
-                arch: "x86_64".into(),
-                vcpus: 2,
-                runtime_worker_threads: 2,
-                memory_total_bytes: None,
-                region: "us-east-1".into(),
-                endpoint: None,
-                lambda: None,
-            },
-            request: SweepRequest::new(vec!["a-bucket".into(), "b-bucket".into()]),
-            started_unix_ms: 0,
-            total_wall_ms: 0.0,
-            summary: summarize(&results),
-            results,
-            truncated: false,
-            skipped: vec![],
-            fanout: None,
-        };
+        let mut result = tests_support::result(results);
+        result.environment.runner = "cli".into();
         let text = render_tables(&result);
         assert!(text.contains("bucket a-bucket"));
         assert!(text.contains("bucket b-bucket"));
         assert!(text.contains("not_found=2"));
+        let md = render_markdown(&result);
+        assert!(md.contains("### bucket a-bucket\n\n| workers | rep |"), "{md}");
+        assert!(md.contains("|---"), "{md}");
         let json = serde_json::to_value(&result).unwrap();
         assert_eq!(json["schema"], "s3sweep.result/v1");
         assert!(json["results"][0]["ttfb_ms"]["p99"].is_number());

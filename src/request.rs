@@ -57,6 +57,8 @@ pub const INDEX_PLACEHOLDER: &str = "{i}";
 /// | `start_unix_ms` | none | wall-clock time the first configuration's timed phase waits for |
 /// | `finish_by_unix_ms` | none | wall-clock time a child must be done by (set by its coordinator) |
 /// | `config_slot_ms` | none | a child's slot per configuration (from `fanout.slot_ms`) |
+/// | `prices` | us-east-1 list prices | price table for the cost estimate, see [`crate::cost`] |
+/// | `target_wall_ms` | none | wall time a configuration must meet to be named the cheapest |
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepRequest {
@@ -101,6 +103,12 @@ pub struct SweepRequest {
     pub timeouts_ms: TimeoutsMs,
     #[serde(default = "default_max_attempts")]
     pub max_attempts: u32,
+    /// Price table of the cost estimate (defaults: us-east-1 list prices).
+    #[serde(default)]
+    pub prices: crate::cost::Prices,
+    /// Wall time, ms, the cheapest configuration named in the cost summary must meet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_wall_ms: Option<u64>,
 }
 
 /// Timeouts in milliseconds; each must be 1..=900,000.
@@ -183,6 +191,8 @@ impl SweepRequest {
             config_slot_ms: None,
             timeouts_ms: TimeoutsMs::default(),
             max_attempts: default_max_attempts(),
+            prices: crate::cost::Prices::default(),
+            target_wall_ms: None,
         }
     }
 }
@@ -410,6 +420,9 @@ impl Plan {
                 );
             }
         }
+        crate::cost::check_prices(&request.prices, &mut problems);
+        crate::cost::check_target(request.target_wall_ms, &mut problems);
+        let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
         let total = request.buckets.len() as u64
             * request.workers.len() as u64
             * u64::from(request.repetitions)
@@ -527,6 +540,8 @@ fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<FieldProblem>) 
         "config_slot_ms",
         "timeouts_ms",
         "max_attempts",
+        "prices",
+        "target_wall_ms",
     ];
     for key in map.keys() {
         if !KNOWN.contains(&key.as_str()) {
@@ -577,6 +592,18 @@ fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<FieldProblem>) 
     crate::fanout::typed_fields(&mut map, problems, &mut request);
     if let Some(v) = map.remove("max_attempts") {
         field(v, "max_attempts", "a whole number", problems, &mut request.max_attempts);
+    }
+    if let Some(v) = map.remove("prices") {
+        request.prices = crate::cost::typed_prices(v, problems);
+    }
+    if let Some(v) = map.remove("target_wall_ms") {
+        field(
+            v,
+            "target_wall_ms",
+            "a whole number of milliseconds",
+            problems,
+            &mut request.target_wall_ms,
+        );
     }
     if let Some(v) = map.remove("timeouts_ms") {
         match v {
@@ -849,6 +876,36 @@ mod tests {
         assert!(check_bucket_name("-abc").is_err());
         assert!(check_bucket_name("ABC").is_err());
         assert!(check_bucket_name("a..b").is_err());
+    }
+
+    #[test]
+    fn prices_and_target_are_validated_with_the_rest() {
+        let err = Plan::from_value(json!({
+            "buckets": ["ok-bucket"],
+            "workers": [0],
+            "prices": {"s3_standard_get_per_1000_usd": -0.1, "lambda_memory_mb": 99999, "lambda_arm64_gb_s_usd": "x"},
+            "target_wall_ms": 0
+        }))
+        .unwrap_err();
+        let fields = err.fields();
+        for f in [
+            "workers[0]",
+            "prices.s3_standard_get_per_1000_usd",
+            "prices.lambda_memory_mb",
+            "prices.lambda_arm64_gb_s_usd",
+            "target_wall_ms",
+        ] {
+            assert!(fields.contains(&f), "{f} missing from {err}");
+        }
+        let plan = Plan::from_json(
+            r#"{"buckets": ["b-1"], "prices": {"s3_express_get_per_1000_usd": 0.0001}, "target_wall_ms": 2500}"#,
+        )
+        .unwrap();
+        assert_eq!(plan.request().prices.s3_express_get_per_1000_usd, 0.0001);
+        assert_eq!(plan.request().prices.s3_standard_get_per_1000_usd, 0.0004);
+        assert_eq!(plan.request().target_wall_ms, Some(2500));
+        let echoed = serde_json::to_value(plan.request()).unwrap();
+        assert_eq!(echoed["prices"]["lambda_memory_mb"], 10240);
     }
 
     #[test]

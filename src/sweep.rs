@@ -22,7 +22,8 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use tokio::sync::Semaphore;
 
-use crate::client::{RequestSettings, SweepClient, TransportSettings};
+use crate::client::{ColdProbe, RequestSettings, SweepClient, TransportSettings, COLD_PROBE};
+use crate::diagnose::{ClientMeasure, PhaseRecorder};
 use crate::report::{
     round3, summarize, ConfigResult, Environment, ErrorCounts, ErrorKind, Percentiles, SkippedConfig, SweepResult,
     ToolInfo, SCHEMA,
@@ -58,6 +59,8 @@ pub struct SweepOptions {
     /// Fan-out child: wait until this wall-clock time before the timed phase of the
     /// first configuration, and add [`crate::fanout::ChildMeasure`] to every row.
     pub child: Option<crate::fanout::ChildOptions>,
+    /// Rules of the per-configuration verdicts (and a known bandwidth ceiling).
+    pub thresholds: crate::diagnose::Thresholds,
 }
 
 /// Why a sweep could not start: the first request to a bucket failed in a way that
@@ -107,15 +110,37 @@ fn request_settings(plan: &Plan) -> RequestSettings {
     }
 }
 
+/// Tries the preflight gives a bucket whose first read fails in a way that may pass
+/// (throttling, 5xx, a timeout, a dropped connection): one bad response on a bad day
+/// must not abort a whole sweep.
+pub const PREFLIGHT_TRIES: u32 = 3;
+
+fn is_transient(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::Throttled | ErrorKind::ServerError | ErrorKind::Timeout | ErrorKind::Connection
+    )
+}
+
 /// Reads the first object of every bucket once, so a sweep that cannot work fails
 /// fast with a [`StartError`] that says how to fix it, instead of counting the same
-/// failure a million times.
+/// failure a million times. Transient failures get [`PREFLIGHT_TRIES`] tries.
 pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), StartError> {
     client.transport().configure(transport_settings(plan));
     let s3 = client.s3(request_settings(plan));
     for bucket in plan.buckets() {
         let key = plan.keys().key(plan.key_range().start);
-        let outcome = get_one(&s3, bucket, &key, plan.attempt_timeout() * plan.max_attempts()).await;
+        let limit = plan.attempt_timeout() * plan.max_attempts();
+        let mut outcome = get_one(&s3, bucket, &key, limit).await;
+        for _ in 1..PREFLIGHT_TRIES {
+            match &outcome.result {
+                Err((kind, _)) if is_transient(*kind) => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    outcome = get_one(&s3, bucket, &key, limit).await;
+                }
+                _ => break,
+            }
+        }
         if let Err((kind, detail)) = outcome.result {
             let bucket = bucket.clone();
             let lower = detail.to_ascii_lowercase();
@@ -179,7 +204,7 @@ pub async fn run(
         }
     }
     let summary = summarize(&results);
-    SweepResult {
+    let mut result = SweepResult {
         schema: SCHEMA.to_string(),
         tool: ToolInfo::current(),
         environment: Environment {
@@ -202,7 +227,10 @@ pub async fn run(
         summary,
         skipped,
         fanout: None,
-    }
+        analysis: None,
+    };
+    crate::diagnose::annotate(&mut result, &options.thresholds);
+    result
 }
 
 /// How long the next configuration of `bucket` may take: the last one of the same
@@ -355,6 +383,8 @@ async fn run_config(
     let requests = order.len() as u64;
     observer.config_started(bucket, workers, repetition, requests);
     let recorder = Arc::new(Recorder::new((workers as usize).min(8)));
+    let phases = Arc::new(PhaseRecorder::new((workers as usize).min(8)));
+    let busy_before = crate::diagnose::runtime_busy();
     let next = Arc::new(AtomicUsize::new(0));
     let counters_before = client.transport().counters();
     let cpu_before = usage::process_cpu_time();
@@ -371,7 +401,9 @@ async fn run_config(
         let pool = pool.clone();
         let recorder = recorder.clone();
         let observer = observer.clone();
-        tasks.spawn(async move {
+        let phases = phases.clone();
+        let probe = Arc::new(ColdProbe::default());
+        tasks.spawn(COLD_PROBE.scope(probe.clone(), async move {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&index) = order.get(i) else { break };
@@ -383,9 +415,11 @@ async fn run_config(
                 drop(permit);
                 outcome.pool_wait = pool_wait;
                 recorder.record(w, &outcome);
-                observer.request_done(outcome.result.is_ok());
+                let ok = outcome.result.is_ok();
+                phases.record(w, ok, outcome.ttfb, outcome.ttlb, probe.take(), i == 0);
+                observer.request_done(ok);
             }
-        });
+        }));
     }
     while let Some(joined) = tasks.join_next().await {
         if let Err(err) = joined {
@@ -394,6 +428,10 @@ async fn run_config(
     }
     let wall = start.elapsed();
     let cpu = usage::process_cpu_time().saturating_sub(cpu_before);
+    let busy = match (busy_before, crate::diagnose::runtime_busy()) {
+        (Some((a, _)), Some((b, n))) => (b.saturating_sub(a), n),
+        _ => (Duration::ZERO, 1),
+    };
     let counters = client.transport().counters().since(&counters_before);
     let (ttfb, ttlb, pool_wait) = recorder.merged();
     let (errors, error_samples) = recorder.errors.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -401,7 +439,7 @@ async fn run_config(
     let bytes = recorder.bytes.load(Ordering::Relaxed);
     let wall_s = wall.as_secs_f64().max(1e-9);
     let cpu_ms = cpu.as_secs_f64() * 1000.0;
-    ConfigResult {
+    let mut row = ConfigResult {
         bucket: bucket.to_string(),
         workers,
         repetition,
@@ -424,7 +462,20 @@ async fn run_config(
         connect_ms_total: round3(counters.connect_ns as f64 / 1e6),
         session_requests: counters.session_requests,
         error_samples,
-    }
+        breakdown: Some(phases.finish()),
+        client: None,
+        diagnosis: None,
+    };
+    row.client = Some(crate::diagnose::client_side(
+        &row,
+        ClientMeasure {
+            runtime_busy: busy.0,
+            runtime_worker_threads: busy.1,
+            vcpus: usage::vcpus() as u32,
+            peak_rss_bytes: usage::peak_rss_bytes(),
+        },
+    ));
+    row
 }
 
 /// Untimed requests before a configuration so its connections are already open:

@@ -1,23 +1,11 @@
 //! The `s3sweep` binary as a user runs it: `serve`, `seed`, `run`, `local`, and bad
 //! input. Each test starts its own server on a free loopback port and kills it after.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
+use common::{run_bounded, Serve, BIN};
 
-struct Serve {
-    child: Child,
-    endpoint: String,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod common;
 
 fn serve(buckets: &[&str]) -> Serve {
     let mut cmd = Command::new(BIN);
@@ -25,26 +13,16 @@ fn serve(buckets: &[&str]) -> Serve {
     for b in buckets {
         cmd.args(["--bucket", b]);
     }
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let first = lines.next().expect("serve prints its address").unwrap();
-    let endpoint = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {first:?}"))
-        .to_string();
+    let mut serve = Serve::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()));
+    let mut lines = serve.stdout.take().unwrap();
     let creds = lines.next().unwrap().unwrap();
     assert!(creds.contains("s3sweep-local-secret"), "{creds}");
     std::thread::spawn(move || for _ in lines {});
-    Serve { child, endpoint }
+    serve
 }
 
 fn run(args: &[&str]) -> std::process::Output {
-    let start = Instant::now();
-    let out = Command::new(BIN).args(args).output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(120));
-    out
+    run_bounded(Command::new(BIN).args(args))
 }
 
 #[test]
@@ -216,4 +194,54 @@ fn bad_serve_flags_are_errors() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("Bad_Name"), "{err}");
     assert!(err.contains("slow"), "{err}");
+}
+
+#[test]
+fn local_prints_verdicts_recommendations_and_the_comparison() {
+    let json = std::env::temp_dir().join(format!("s3sweep-diagnose-{}.json", std::process::id()));
+    let out = run(&[
+        "local",
+        "--runtime-threads",
+        "1",
+        "--objects",
+        "40",
+        "--workers",
+        "1,8",
+        "--size",
+        "4096",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tables = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "verdict",
+        "in flight",
+        "verdicts: ",
+        "model: R = ",
+        "predicted: ",
+        "recommended: ",
+        "express-like vs standard-like",
+    ] {
+        assert!(tables.contains(needle), "{needle:?} missing in\n{tables}");
+    }
+    let result: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(result["environment"]["runtime_worker_threads"], 1);
+    for row in result["results"].as_array().unwrap() {
+        assert!(row["diagnosis"]["verdict"].is_string(), "{row}");
+        assert_eq!(row["client"]["runtime_worker_threads"], 1, "{row}");
+    }
+    let comparison = &result["analysis"]["comparisons"][0];
+    assert_eq!(comparison["faster_bucket"], "express-like");
+    assert!(comparison["one_worker_speedup"].as_f64().unwrap() > 1.5, "{comparison}");
+    let _ = std::fs::remove_file(json);
+}
+
+#[test]
+fn bad_diagnosis_flags_are_all_named() {
+    let out = run(&["local", "--runtime-threads", "0", "--bandwidth-mib-s=-5"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--runtime-threads"), "{err}");
+    assert!(err.contains("--bandwidth-mib-s"), "{err}");
 }

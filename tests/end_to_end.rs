@@ -3,52 +3,14 @@
 //! requests (hundreds at most) and time.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use s3sweep::client::{ClientOptions, RequestSettings, SweepClient};
-use s3sweep::request::{KeyTemplate, Plan};
-use s3sweep::seed::{seed, SeedSpec};
-use s3sweep::server::{self, LatencyProfile, RunningServer, ServerConfig};
-use s3sweep::sweep::{self, Quiet, StartError, SweepOptions};
+use common::{options, seed_bucket, server_with};
+use s3sweep::client::{ClientOptions, SweepClient};
+use s3sweep::request::Plan;
+use s3sweep::server::LatencyProfile;
+use s3sweep::sweep::{self, Quiet, StartError};
 
-async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
-    server::start(ServerConfig {
-        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0")
-}
-
-async fn seed_bucket(client: &SweepClient, bucket: &str, count: u32, size: u64) {
-    let s3 = client.s3(RequestSettings {
-        max_attempts: 1,
-        first_byte_timeout: Duration::from_secs(5),
-        attempt_timeout: Duration::from_secs(10),
-    });
-    let manifest = seed(
-        &s3,
-        client.endpoint(),
-        &SeedSpec {
-            bucket: bucket.into(),
-            keys: KeyTemplate::parse("test/{i}/vectors", count).unwrap(),
-            object_count: count,
-            object_size_bytes: size,
-            concurrency: 16,
-            skip_existing: true,
-        },
-    )
-    .await
-    .expect("seeding works");
-    assert_eq!(manifest.written.len() as u32, count);
-}
-
-fn options() -> SweepOptions {
-    SweepOptions {
-        runner: "test".into(),
-        ..SweepOptions::default()
-    }
-}
+mod common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counts_are_exact_and_missing_keys_are_not_found() {
@@ -113,8 +75,10 @@ async fn one_worker_has_no_delayed_ack_stall() {
     assert_eq!(row.ok, 200);
     let per_get_ms = row.wall_ms / 200.0;
     // A 40 ms delayed-ACK stall on either side would put every GET near 40-48 ms.
-    assert!(per_get_ms < 5.0, "{per_get_ms:.2} ms per GET at one worker: {row:?}");
-    assert!(row.ttlb_ms.p90 < 5.0, "{row:?}");
+    // The median is immune to a few requests delayed by a busy machine (the tests of
+    // this file run in parallel); a stall would move it, and the mean, to ~40 ms.
+    assert!(row.ttlb_ms.p50 < 5.0, "{row:?}");
+    assert!(per_get_ms < 15.0, "{per_get_ms:.2} ms per GET at one worker: {row:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -136,6 +100,13 @@ async fn pool_caps_connections_and_measures_the_wait() {
     assert!(server.connections_accepted() - accepted_before <= 8);
     // 32 workers share 8 connections: most requests waited for one.
     assert!(row.pool_wait_ms.p50 > 1.0, "{:?}", row.pool_wait_ms);
+    // Connections of the pool used for seeding (an earlier generation, cap 20) close
+    // asynchronously after `run` replaced it; give them a moment, then no more than the
+    // cap may be open.
+    let settle = std::time::Instant::now();
+    while client.transport().connections_open() > 8 && settle.elapsed() < std::time::Duration::from_secs(5) {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     assert!(client.transport().connections_open() <= 8);
 }
 

@@ -6,47 +6,24 @@
 //! tests/lambda_emulator.rs.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use lambda_runtime::{Config, Context, Diagnostic, LambdaEvent};
 use serde_json::{json, Value};
 
-use s3sweep::client::{RequestSettings, SweepClient};
+use s3sweep::client::SweepClient;
 use s3sweep::fanout::decode_histogram;
 use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
-use s3sweep::request::KeyTemplate;
-use s3sweep::seed::{seed, SeedSpec};
-use s3sweep::server::{self, LatencyProfile, RunningServer, ServerConfig};
+use s3sweep::server::{LatencyProfile, RunningServer};
+
+mod common;
 
 async fn server() -> RunningServer {
-    server::start(ServerConfig {
-        buckets: vec![("fanout-bucket".to_string(), LatencyProfile::None)],
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0")
+    common::server_with(&[("fanout-bucket", LatencyProfile::None)]).await
 }
 
 async fn seed_bucket(client: &SweepClient, count: u32) {
-    let s3 = client.s3(RequestSettings {
-        max_attempts: 1,
-        first_byte_timeout: Duration::from_secs(5),
-        attempt_timeout: Duration::from_secs(10),
-    });
-    seed(
-        &s3,
-        client.endpoint(),
-        &SeedSpec {
-            bucket: "fanout-bucket".into(),
-            keys: KeyTemplate::parse("test/{i}/vectors", count).unwrap(),
-            object_count: count,
-            object_size_bytes: 1024,
-            concurrency: 16,
-            skip_existing: true,
-        },
-    )
-    .await
-    .expect("seeding works");
+    common::seed_bucket(client, "fanout-bucket", count, 1024).await;
 }
 
 fn settings(endpoint: &str, margin_ms: u64, function_name: Option<&str>) -> FunctionSettings {

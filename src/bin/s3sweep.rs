@@ -1,10 +1,14 @@
 //! The s3sweep command line: `local` (the whole demo on the embedded server), `run`
 //! (a sweep request against any endpoint or real AWS), `seed` (write test objects) and
-//! `serve` (the embedded server alone). Thin: parsing and printing only.
+//! `serve` (the embedded server alone), `report` (tables, Markdown, cost and plots of a
+//! result file) and `compare` (two results side by side). Thin: parsing and printing only.
+
+// mimalloc: the SDK allocates a lot per request; glibc malloc cost ~15% of client CPU.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -12,11 +16,15 @@ use clap::{Args, Parser, Subcommand};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use s3sweep::client::{ClientOptions, CredentialSource, SweepClient};
-use s3sweep::report::{render_tables, ConfigResult, SweepResult};
+use s3sweep::compare::{self, CompareOptions};
+use s3sweep::cost::{self, CostOverrides};
+use s3sweep::plot;
+use s3sweep::progress::ProgressMode;
+use s3sweep::report::{render_markdown, render_tables, SweepResult};
 use s3sweep::request::{KeyTemplate, Plan, SweepRequest};
 use s3sweep::seed::{seed, SeedSpec};
 use s3sweep::server::{self, LatencyProfile, ServerConfig, LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
-use s3sweep::sweep::{self, Observer, SweepOptions};
+use s3sweep::sweep::{self, SweepOptions};
 use s3sweep::usage;
 
 #[derive(Parser)]
@@ -28,6 +36,14 @@ use s3sweep::usage;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Worker threads of the async runtime that sends the requests (default: one per
+    /// vCPU). `--runtime-threads 1` shows what a client serialised on one core does.
+    #[arg(long, global = true)]
+    runtime_threads: Option<usize>,
+    /// Known network ceiling in MiB/s (measured or configured): configurations near it
+    /// get the `bandwidth` verdict, and the model uses it. Default: unknown.
+    #[arg(long, global = true)]
+    bandwidth_mib_s: Option<f64>,
 }
 
 #[derive(Subcommand)]
@@ -43,6 +59,84 @@ enum Command {
     Seed(SeedArgs),
     /// Run the embedded S3 server until interrupted.
     Serve(ServeArgs),
+    /// Delete exactly the keys a seed manifest records (nothing else: no listing, no
+    /// prefix or bucket deletes) and take them out of the manifest.
+    Clean(CleanArgs),
+    /// Read a result JSON (from `local --json`, `run` or the Lambda) and print its
+    /// tables and cost, or Markdown, or draw its plot.
+    Report(ReportArgs),
+    /// Line up the configurations of two results (or two buckets of one) with ratios
+    /// B/A, flagging differences beyond the runs' own spread.
+    Compare(CompareArgs),
+}
+
+#[derive(Args)]
+struct CleanArgs {
+    /// The manifest `seed` wrote.
+    #[arg(long)]
+    manifest: PathBuf,
+    /// Keys per DeleteObjects request (1 to 1000).
+    #[arg(long, default_value_t = 1000)]
+    batch: usize,
+    #[command(flatten)]
+    target: TargetArgs,
+}
+
+/// How results are shown.
+#[derive(Args, Clone)]
+struct OutputArgs {
+    /// Draw the plot into this file (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Print the tables as Markdown, for pasting into issues.
+    #[arg(long)]
+    markdown: bool,
+    /// No progress bars or per-configuration lines on stderr.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// The result JSON.
+    result: PathBuf,
+    /// Draw the plot into this file (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Print the tables as Markdown.
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
+    /// Print the result document itself (validated, pretty-printed).
+    #[arg(long)]
+    json: bool,
+    /// Lambda memory (MB) for the cost estimate, instead of the function's own (in
+    /// Lambda) or `prices.lambda_memory_mb` of the request (elsewhere).
+    #[arg(long, value_name = "MB")]
+    lambda_memory_mb: Option<u32>,
+    /// Name the cheapest configuration whose median wall time is within this many ms
+    /// (instead of the request's `target_wall_ms`).
+    #[arg(long, value_name = "MS")]
+    target_wall_ms: Option<u64>,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    /// The baseline result JSON.
+    a: PathBuf,
+    /// The result compared with it (default: A again, to compare two of its buckets).
+    b: Option<PathBuf>,
+    /// The bucket of A to compare.
+    #[arg(long)]
+    bucket_a: Option<String>,
+    /// The bucket of B to compare.
+    #[arg(long)]
+    bucket_b: Option<String>,
+    /// Print the tables as Markdown.
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -69,6 +163,11 @@ struct LocalArgs {
     /// counts as client CPU).
     #[arg(long)]
     in_process: bool,
+    /// Name the cheapest configuration within this wall time (ms) in the cost summary.
+    #[arg(long, value_name = "MS")]
+    target_wall_ms: Option<u64>,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(Args)]
@@ -84,6 +183,8 @@ struct RunArgs {
     /// Skip the first-request check of each bucket.
     #[arg(long)]
     no_preflight: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[derive(Args)]
@@ -98,6 +199,16 @@ struct TargetArgs {
     /// fixed credentials.
     #[arg(long)]
     aws_credentials: bool,
+}
+
+impl OutputArgs {
+    /// Refuses a plot file name that cannot be written, before anything runs.
+    fn check(&self) -> Result<()> {
+        if let Some(path) = &self.plot {
+            plot::format_of(path).with_context(|| format!("--plot {}", path.display()))?;
+        }
+        Ok(())
+    }
 }
 
 impl TargetArgs {
@@ -162,6 +273,18 @@ struct ServeArgs {
     /// Seed of the latency draws.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Inject a fault into a bucket's GETs: BUCKET=KIND:RATE, KIND one of slow-down,
+    /// internal-error, access-denied, reset-before-headers, reset-mid-body, stall-body,
+    /// late-first-byte, truncated-body; RATE 0..1. Repeatable. The tally is served at
+    /// GET /_s3sweep/faults and printed on exit.
+    #[arg(long = "fault", value_name = "BUCKET=KIND:RATE")]
+    faults: Vec<String>,
+    /// How long a stall-body fault stalls, in ms.
+    #[arg(long, default_value_t = 60_000)]
+    stall_ms: u64,
+    /// How late a late-first-byte fault answers, in ms.
+    #[arg(long, default_value_t = 15_000)]
+    late_first_byte_ms: u64,
 }
 
 fn main() -> Result<()> {
@@ -170,33 +293,131 @@ fn main() -> Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
         .init();
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // Many pooled connections need many descriptors: lift the soft limit to the hard one.
+    let fd_limits = s3sweep::limits::raise_nofile();
+    if let Some(from) = fd_limits.raised_from {
+        tracing::debug!(from, to = fd_limits.soft, "raised the soft RLIMIT_NOFILE");
+    }
+    let mut problems = Vec::new();
+    if cli.runtime_threads == Some(0) {
+        problems.push("--runtime-threads: must be at least 1".to_string());
+    }
+    let thresholds = s3sweep::diagnose::Thresholds {
+        bandwidth_ceiling_mib_per_s: cli.bandwidth_mib_s,
+        ..Default::default()
+    };
+    if let Err(e) = thresholds.validate() {
+        problems.push(format!("--bandwidth-mib-s: {e}"));
+    }
+    if !problems.is_empty() {
+        bail!("{}", problems.join("; "));
+    }
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = cli.runtime_threads {
+        builder.worker_threads(n);
+    }
+    let runtime = builder.enable_all().build()?;
     runtime.block_on(async move {
         match cli.command {
-            Command::Local(args) => local(args).await,
-            Command::Run(args) => run(args).await,
+            Command::Local(args) => local(args, thresholds).await,
+            Command::Run(args) => run(args, thresholds).await,
             Command::Seed(args) => seed_cmd(args).await,
             Command::Serve(args) => serve(args).await,
+            Command::Clean(args) => clean_cmd(args).await,
+            Command::Report(args) => report(args),
+            Command::Compare(args) => compare_cmd(args),
         }
     })
 }
 
-/// Prints one line per finished configuration on stderr.
-struct Lines;
+/// The tables and the cost, for people (or as Markdown).
+fn human(result: &SweepResult, markdown: bool, overrides: CostOverrides) -> String {
+    let preset = if markdown {
+        comfy_table::presets::ASCII_MARKDOWN
+    } else {
+        comfy_table::presets::UTF8_FULL_CONDENSED
+    };
+    let tables = if markdown {
+        render_markdown(result)
+    } else {
+        render_tables(result)
+    };
+    format!(
+        "{tables}{}",
+        cost::render_cost(&cost::cost_report(result, overrides), preset)
+    )
+}
 
-impl Observer for Lines {
-    fn config_finished(&self, r: &ConfigResult) {
-        eprintln!(
-            "  {:<16} workers {:>4} rep {}: {:>8.0} ms  {:>8.0} objects/s  ttfb p50 {:>7.2} ms  errors {}",
-            r.bucket,
-            r.workers,
-            r.repetition,
-            r.wall_ms,
-            r.objects_per_s,
-            r.ttfb_ms.p50,
-            r.errors.short()
+fn write_plot(result: &SweepResult, path: &Path) -> Result<()> {
+    plot::render_file(result, path).with_context(|| format!("writing the plot {}", path.display()))?;
+    eprintln!("plot written to {}", path.display());
+    Ok(())
+}
+
+fn read_result(path: &Path) -> Result<SweepResult> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    compare::parse_result(&text).with_context(|| format!("reading {}", path.display()))
+}
+
+fn report(args: ReportArgs) -> Result<()> {
+    let result = read_result(&args.result)?;
+    if let Some(m) = args.lambda_memory_mb {
+        if !cost::LAMBDA_MEMORY_MB.contains(&m) {
+            bail!("--lambda-memory-mb: must be between 128 and 10240, got {m}");
+        }
+    }
+    if args.target_wall_ms == Some(0) {
+        bail!("--target-wall-ms: must be at least 1");
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        let bullet = if args.markdown { "- " } else { "" };
+        println!("{bullet}{}: {}\n", args.result.display(), compare::environment(&result));
+        print!(
+            "{}",
+            human(
+                &result,
+                args.markdown,
+                CostOverrides {
+                    lambda_memory_mb: args.lambda_memory_mb,
+                    target_wall_ms: args.target_wall_ms,
+                }
+            )
         );
     }
+    if let Some(path) = &args.plot {
+        write_plot(&result, path)?;
+    }
+    Ok(())
+}
+
+fn compare_cmd(args: CompareArgs) -> Result<()> {
+    let a = read_result(&args.a)?;
+    let (b, same_file) = match &args.b {
+        Some(path) => (read_result(path)?, false),
+        None => (a.clone(), true),
+    };
+    let comparison = compare::compare(
+        &a,
+        &b,
+        &CompareOptions {
+            bucket_a: args.bucket_a.clone(),
+            bucket_b: args.bucket_b.clone(),
+            same_file,
+        },
+    )?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&comparison)?);
+    } else {
+        let preset = if args.markdown {
+            comfy_table::presets::ASCII_MARKDOWN
+        } else {
+            comfy_table::presets::UTF8_FULL_CONDENSED
+        };
+        print!("{}", compare::render(&comparison, preset));
+    }
+    Ok(())
 }
 
 fn write_json(path: &Path, result: &SweepResult) -> Result<()> {
@@ -204,7 +425,8 @@ fn write_json(path: &Path, result: &SweepResult) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
-async fn local(args: LocalArgs) -> Result<()> {
+async fn local(args: LocalArgs, thresholds: s3sweep::diagnose::Thresholds) -> Result<()> {
+    args.output.check()?;
     let buckets = vec![
         ("standard-like".to_string(), LatencyProfile::Standard),
         ("express-like".to_string(), LatencyProfile::Express),
@@ -215,7 +437,16 @@ async fn local(args: LocalArgs) -> Result<()> {
     request.workers = args.workers.clone();
     request.pool_connections = args.pool.unwrap_or(max_workers);
     request.repetitions = args.repetitions;
+    request.target_wall_ms = args.target_wall_ms;
+    // The Express-like bucket is priced as S3 Express One Zone.
+    request.prices.express_buckets = vec!["express-like".to_string()];
     let plan = Plan::from_request(request).map_err(|e| anyhow::anyhow!("{e}"))?;
+    s3sweep::limits::check_budget(
+        &s3sweep::limits::nofile(),
+        plan.pool_connections(),
+        plan.buckets().len(),
+        args.in_process,
+    )?;
 
     // The server runs in a child process by default so its CPU is not counted as the
     // client's.
@@ -270,9 +501,10 @@ async fn local(args: LocalArgs) -> Result<()> {
         &plan,
         &SweepOptions {
             runner: "local".into(),
+            thresholds,
             ..SweepOptions::default()
         },
-        Arc::new(Lines),
+        ProgressMode::for_stderr(args.output.quiet).observer(),
     )
     .await;
     let requests = client.transport().counters().requests_sent - requests_before;
@@ -281,7 +513,7 @@ async fn local(args: LocalArgs) -> Result<()> {
         _ => None,
     };
     println!();
-    print!("{}", render_tables(&result));
+    print!("{}", human(&result, args.output.markdown, CostOverrides::default()));
     if let Some(cpu) = server_cpu {
         println!(
             "embedded server CPU: {:.3} ms per GET ({} GETs incl. warm-up); client peak RSS {} MiB",
@@ -293,6 +525,9 @@ async fn local(args: LocalArgs) -> Result<()> {
     if let Some(path) = &args.json {
         write_json(path, &result)?;
         eprintln!("result JSON written to {}", path.display());
+    }
+    if let Some(path) = &args.output.plot {
+        write_plot(&result, path)?;
     }
     server.stop().await;
     Ok(())
@@ -373,7 +608,8 @@ impl LocalServer {
     }
 }
 
-async fn run(args: RunArgs) -> Result<()> {
+async fn run(args: RunArgs, thresholds: s3sweep::diagnose::Thresholds) -> Result<()> {
+    args.output.check()?;
     let text = std::fs::read_to_string(&args.event).with_context(|| format!("reading {}", args.event.display()))?;
     let plan = Plan::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", args.event.display()))?;
     if plan.fanout().is_some() {
@@ -382,6 +618,12 @@ async fn run(args: RunArgs) -> Result<()> {
             args.event.display()
         );
     }
+    s3sweep::limits::check_budget(
+        &s3sweep::limits::nofile(),
+        plan.pool_connections(),
+        plan.buckets().len(),
+        false,
+    )?;
     let client = SweepClient::new(args.target.options()).await?;
     if !args.no_preflight {
         sweep::preflight(&client, &plan)
@@ -400,15 +642,21 @@ async fn run(args: RunArgs) -> Result<()> {
         &plan,
         &SweepOptions {
             runner: "cli".into(),
+            thresholds,
             ..SweepOptions::default()
         },
-        Arc::new(Lines),
+        ProgressMode::for_stderr(args.output.quiet).observer(),
     )
     .await;
-    eprint!("\n{}", render_tables(&result));
+    if !args.output.quiet {
+        eprint!("\n{}", human(&result, args.output.markdown, CostOverrides::default()));
+    }
     println!("{}", serde_json::to_string_pretty(&result)?);
     if let Some(path) = &args.json {
         write_json(path, &result)?;
+    }
+    if let Some(path) = &args.output.plot {
+        write_plot(&result, path)?;
     }
     Ok(())
 }
@@ -488,6 +736,17 @@ async fn serve(args: ServeArgs) -> Result<()> {
             (Err(m), _) | (_, Err(m)) => problems.push(format!("--bucket {spec}: {m}")),
         }
     }
+    let mut faults = Vec::new();
+    for spec in &args.faults {
+        match spec.parse::<server::BucketFault>() {
+            Ok(f) => faults.push(f),
+            Err(m) => problems.push(format!("--fault {m}")),
+        }
+    }
+    // Rates of one bucket must not add up to more than 1, and no kind twice.
+    if let Err(e) = server::Faults::new(0).set_all(&faults) {
+        problems.push(format!("--fault: {e}"));
+    }
     if !problems.is_empty() {
         bail!("{}", problems.join("; "));
     }
@@ -504,6 +763,17 @@ async fn serve(args: ServeArgs) -> Result<()> {
     for (b, p) in &buckets {
         println!("bucket {b}: latency profile {p}");
     }
+    running.faults().set_timing(server::FaultTiming {
+        stall_ms: args.stall_ms,
+        late_first_byte_ms: args.late_first_byte_ms,
+    });
+    running.faults().set_all(&faults)?;
+    for f in &faults {
+        println!("bucket {}: fault {} at rate {}", f.bucket, f.spec.kind, f.spec.rate);
+    }
+    if !faults.is_empty() {
+        println!("fault tally: GET {}{}", running.endpoint(), server::FAULTS_PATH);
+    }
     use std::io::Write;
     std::io::stdout().flush()?;
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -511,6 +781,51 @@ async fn serve(args: ServeArgs) -> Result<()> {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
     }
+    let tally = running.faults().tally();
     running.shutdown().await;
+    println!("s3sweep serve: faults injected: {}", tally.line());
+    eprintln!("s3sweep serve: faults injected: {}", tally.line());
+    Ok(())
+}
+
+async fn clean_cmd(args: CleanArgs) -> Result<()> {
+    use s3sweep::clean;
+    if !(1..=clean::MAX_BATCH).contains(&args.batch) {
+        bail!(
+            "--batch: must be between 1 and {}, got {}",
+            clean::MAX_BATCH,
+            args.batch
+        );
+    }
+    let manifest = clean::load_manifest(&args.manifest)?;
+    let endpoint = clean::endpoint_for(&manifest, args.target.endpoint.as_deref())?;
+    let target = TargetArgs {
+        endpoint,
+        region: args.target.region.clone(),
+        aws_credentials: args.target.aws_credentials,
+    };
+    let client = SweepClient::new(target.options()).await?;
+    let s3 = client.s3(s3sweep::client::RequestSettings {
+        max_attempts: 3,
+        first_byte_timeout: Duration::from_secs(10),
+        attempt_timeout: Duration::from_secs(60),
+    });
+    let outcome = clean::clean(&s3, &manifest, args.batch).await;
+    let left = clean::without(&manifest, &outcome.deleted);
+    clean::write_manifest(&args.manifest, &left)?;
+    eprintln!(
+        "deleted {} of the {} keys recorded in {} (bucket {}); {} left in the manifest",
+        outcome.deleted.len(),
+        manifest.written.len(),
+        args.manifest.display(),
+        manifest.bucket,
+        left.written.len()
+    );
+    if let Some((key, why)) = outcome.failed.first() {
+        bail!(
+            "{} key(s) could not be deleted and stay in the manifest; first: {key}: {why}",
+            outcome.failed.len()
+        );
+    }
     Ok(())
 }

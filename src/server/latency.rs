@@ -188,7 +188,7 @@ impl Profiles {
     }
 }
 
-fn fnv(data: &[u8]) -> u64 {
+pub(crate) fn fnv(data: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in data {
         h ^= u64::from(*b);

@@ -3,11 +3,15 @@
 //!
 //! - [`store::MemStore`] keeps buckets in memory behind the s3s `S3` trait;
 //! - [`latency::WithLatency`] adds each bucket's read latency profile in front of it;
+//! - [`faults::WithFaults`] and the HTTP layer in `conn` inject each bucket's faults
+//!   (503/500/403, resets, stalls, late first bytes, truncated bodies) and count them;
 //! - [`start`] binds a listener (port 0 for tests), checks SigV4 against the fixed
 //!   local credentials ([`LOCAL_ACCESS_KEY`] / [`LOCAL_SECRET_KEY`]), serves path-style
 //!   requests over HTTP/1.1 with `TCP_NODELAY` on every accepted socket, and returns a
 //!   [`RunningServer`] handle.
 
+mod conn;
+pub mod faults;
 pub mod latency;
 pub mod store;
 
@@ -22,6 +26,8 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub use conn::FAULTS_PATH;
+pub use faults::{BucketFault, FaultKind, FaultSpec, FaultTally, FaultTiming, Faults};
 pub use latency::{LatencyProfile, Profiles};
 pub use store::MemStore;
 
@@ -60,6 +66,7 @@ pub struct RunningServer {
     addr: SocketAddr,
     store: MemStore,
     profiles: Arc<Profiles>,
+    faults: Arc<Faults>,
     connections: Arc<AtomicU64>,
     stop: watch::Sender<bool>,
     accept: Option<JoinHandle<()>>,
@@ -84,6 +91,11 @@ impl RunningServer {
     /// The latency profiles, to set a bucket's profile after start.
     pub fn profiles(&self) -> &Arc<Profiles> {
         &self.profiles
+    }
+
+    /// The fault profiles and the tally of injected faults (none until set).
+    pub fn faults(&self) -> &Arc<Faults> {
+        &self.faults
     }
 
     /// TCP connections accepted so far.
@@ -117,14 +129,17 @@ pub async fn start(config: ServerConfig) -> std::io::Result<RunningServer> {
         store.ensure_bucket(bucket);
         profiles.set(bucket, *profile);
     }
+    let faults = Arc::new(Faults::new(config.seed));
     let service = {
-        let mut builder = S3ServiceBuilder::new(latency::WithLatency::new(store.clone(), profiles.clone()));
+        let latency = latency::WithLatency::new(store.clone(), profiles.clone());
+        let mut builder = S3ServiceBuilder::new(faults::WithFaults::new(latency, faults.clone()));
         builder.set_auth(SimpleAuth::from_single(LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY.to_string()));
         builder.build()
     };
     let (stop, mut stopped) = watch::channel(false);
     let connections = Arc::new(AtomicU64::new(0));
     let accepted = connections.clone();
+    let conn_faults = faults.clone();
     let accept = tokio::spawn(async move {
         let http = hyper::server::conn::http1::Builder::new();
         loop {
@@ -142,7 +157,12 @@ pub async fn start(config: ServerConfig) -> std::io::Result<RunningServer> {
             };
             let _ = stream.set_nodelay(true);
             accepted.fetch_add(1, Ordering::Relaxed);
-            let conn = http.serve_connection(TokioIo::new(stream), service.clone());
+            let per_conn = conn::ConnService {
+                inner: service.clone(),
+                faults: conn_faults.clone(),
+                socket: Arc::new(conn::ConnSocket::new(std::os::fd::AsRawFd::as_raw_fd(&stream))),
+            };
+            let conn = http.serve_connection(TokioIo::new(stream), per_conn);
             tokio::spawn(async move {
                 if let Err(err) = conn.await {
                     tracing::debug!(%err, "connection ended with an error");
@@ -154,6 +174,7 @@ pub async fn start(config: ServerConfig) -> std::io::Result<RunningServer> {
         addr,
         store,
         profiles,
+        faults,
         connections,
         stop,
         accept: Some(accept),

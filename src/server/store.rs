@@ -50,6 +50,25 @@ impl MemStore {
         self.read().get(bucket).map(BTreeMap::len)
     }
 
+    /// Stores an object directly, without a request (for load tests that need many
+    /// objects fast). Creates the bucket if needed.
+    pub fn insert(&self, bucket: &str, key: &str, data: Bytes) {
+        let object = StoredObject {
+            etag: etag_of(&data),
+            data,
+            last_modified: SystemTime::now(),
+        };
+        self.write()
+            .entry(bucket.to_string())
+            .or_default()
+            .insert(key.to_string(), object);
+    }
+
+    /// The keys of a bucket, sorted (for tests; None: no such bucket).
+    pub fn keys(&self, bucket: &str) -> Option<Vec<String>> {
+        self.read().get(bucket).map(|b| b.keys().cloned().collect())
+    }
+
     /// Whether an object exists.
     pub fn contains(&self, bucket: &str, key: &str) -> bool {
         self.read().get(bucket).is_some_and(|b| b.contains_key(key))

@@ -1,0 +1,197 @@
+//! The HTTP/TCP layer of the embedded server: a hyper service per accepted connection,
+//! around the s3s service, that carries out the connection-level faults
+//! [`super::faults::WithFaults`] marks (reset before the headers, reset or stall or
+//! truncation mid-body) and answers `GET /_s3sweep/faults` with the fault tally as JSON.
+//!
+//! A reset is a real TCP RST: the socket gets `SO_LINGER` 0 and the connection is then
+//! dropped, so the client sees `ECONNRESET`, not a clean end of stream. A truncated
+//! body is a clean close: the announced `Content-Length` is never reached.
+
+use std::future::Future;
+use std::os::fd::RawFd;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body::{Body as HttpBody, Frame};
+use hyper::body::Incoming;
+use s3s::service::S3Service;
+use s3s::{Body, HttpError};
+
+use super::faults::{FaultKind, Faults, InjectedFault};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Path of the fault tally endpoint (not a valid bucket name, so never an S3 request).
+pub const FAULTS_PATH: &str = "/_s3sweep/faults";
+
+/// The accepted socket of one connection, to reset it.
+#[derive(Debug)]
+pub(crate) struct ConnSocket {
+    fd: RawFd,
+}
+
+impl ConnSocket {
+    pub(crate) fn new(fd: RawFd) -> Self {
+        ConnSocket { fd }
+    }
+
+    /// Makes the coming close an RST (`SO_LINGER` on, 0 seconds).
+    fn arm_reset(&self) {
+        let linger = libc::linger {
+            l_onoff: 1,
+            l_linger: 0,
+        };
+        // SAFETY: `fd` is the socket of the connection whose task calls this (the
+        // service and its bodies are only polled while hyper owns the open stream);
+        // setsockopt only reads the struct we pass.
+        let rc = unsafe {
+            libc::setsockopt(
+                self.fd,
+                libc::SOL_SOCKET,
+                libc::SO_LINGER,
+                &linger as *const libc::linger as *const libc::c_void,
+                std::mem::size_of::<libc::linger>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            tracing::warn!(err = %std::io::Error::last_os_error(), "setting SO_LINGER 0 failed");
+        }
+    }
+}
+
+/// The per-connection service: faults and the tally endpoint around s3s.
+#[derive(Clone)]
+pub(crate) struct ConnService {
+    pub(crate) inner: S3Service,
+    pub(crate) faults: Arc<Faults>,
+    pub(crate) socket: Arc<ConnSocket>,
+}
+
+impl hyper::service::Service<http::Request<Incoming>> for ConnService {
+    type Response = http::Response<Body>;
+    type Error = HttpError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn call(&self, req: http::Request<Incoming>) -> Self::Future {
+        if req.method() == http::Method::GET && req.uri().path() == FAULTS_PATH {
+            let doc = serde_json::json!({
+                "tally": self.faults.tally(),
+                "timing": self.faults.timing(),
+            });
+            let resp = http::Response::builder()
+                .status(200)
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(Body::from(doc.to_string()))
+                .map_err(|e| HttpError::new(Box::new(e)));
+            return Box::pin(std::future::ready(resp));
+        }
+        let response = hyper::service::Service::call(&self.inner, req);
+        let faults = self.faults.clone();
+        let socket = self.socket.clone();
+        Box::pin(async move {
+            let mut resp = response.await?;
+            let Some(InjectedFault(kind)) = resp.extensions_mut().remove::<InjectedFault>() else {
+                return Ok(resp);
+            };
+            match kind {
+                FaultKind::ResetBeforeHeaders => {
+                    socket.arm_reset();
+                    Err(HttpError::new("injected fault: reset-before-headers".into()))
+                }
+                _ => {
+                    let length: u64 = resp
+                        .headers()
+                        .get(http::header::CONTENT_LENGTH)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0);
+                    let pause = match kind {
+                        FaultKind::StallBody => Duration::from_millis(faults.timing().stall_ms),
+                        // Long enough for hyper to flush what was sent before the cut.
+                        _ => Duration::from_millis(5),
+                    };
+                    let body = std::mem::take(resp.body_mut());
+                    *resp.body_mut() = Body::http_body_unsync(CutBody {
+                        inner: body,
+                        kind,
+                        limit: length / 2,
+                        sent: 0,
+                        pause,
+                        sleep: None,
+                        socket,
+                        done: false,
+                    });
+                    Ok(resp)
+                }
+            }
+        })
+    }
+}
+
+/// A response body that sends `limit` bytes, waits `pause`, then ends the way `kind`
+/// says: an RST (`reset-mid-body`), an error that closes the connection
+/// (`stall-body`, after its long pause), or a clean end short of the announced
+/// length (`truncated-body`).
+struct CutBody {
+    inner: Body,
+    kind: FaultKind,
+    limit: u64,
+    sent: u64,
+    pause: Duration,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    socket: Arc<ConnSocket>,
+    done: bool,
+}
+
+impl HttpBody for CutBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        while this.sent < this.limit {
+            match Pin::new(&mut this.inner).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(Ok(frame))) => {
+                    let Ok(mut data) = frame.into_data() else { continue };
+                    let room = (this.limit - this.sent) as usize;
+                    if data.len() > room {
+                        data.truncate(room);
+                    }
+                    this.sent += data.len() as u64;
+                    if data.is_empty() {
+                        continue;
+                    }
+                    return Poll::Ready(Some(Ok(Frame::data(data))));
+                }
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(None) => break,
+            }
+        }
+        let pause = this.pause;
+        let sleep = this.sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep(pause)));
+        if sleep.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        this.done = true;
+        match this.kind {
+            FaultKind::TruncatedBody => Poll::Ready(None),
+            FaultKind::ResetMidBody => {
+                this.socket.arm_reset();
+                Poll::Ready(Some(Err("injected fault: reset-mid-body".into())))
+            }
+            _ => Poll::Ready(Some(Err(format!(
+                "injected fault: {} (stalled {} ms)",
+                this.kind,
+                pause.as_millis()
+            )
+            .into()))),
+        }
+    }
+}

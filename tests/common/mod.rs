@@ -1,0 +1,113 @@
+//! Helpers the integration tests share: the embedded server on 127.0.0.1:0, seeding a
+//! bucket through the SDK, the sweep options every test uses, and the `s3sweep` binary
+//! (`serve` as a child process, commands bounded in time). Each test file that needs
+//! them says `mod common;`; each uses only some, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Lines};
+use std::process::{Child, ChildStdout, Command, Output};
+use std::time::{Duration, Instant};
+
+use s3sweep::client::{RequestSettings, SweepClient};
+use s3sweep::request::KeyTemplate;
+use s3sweep::seed::{seed, SeedManifest, SeedSpec};
+use s3sweep::server::{self, LatencyProfile, RunningServer, ServerConfig};
+use s3sweep::sweep::SweepOptions;
+
+/// The embedded server with these buckets, each behind its latency profile.
+pub async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
+    server::start(ServerConfig {
+        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("server starts on 127.0.0.1:0")
+}
+
+/// What a test seeds with: `count` objects of `size_bytes` under `template`,
+/// 16 at a time, keys that exist already left alone.
+pub fn seed_spec(bucket: &str, template: &str, count: u32, size_bytes: u64) -> SeedSpec {
+    SeedSpec {
+        bucket: bucket.into(),
+        keys: KeyTemplate::parse(template, count).unwrap(),
+        object_count: count,
+        object_size_bytes: size_bytes,
+        concurrency: 16,
+        skip_existing: true,
+    }
+}
+
+/// Request settings for seeding and cleaning: one attempt, generous timeouts.
+pub fn seed_settings() -> RequestSettings {
+    RequestSettings {
+        max_attempts: 1,
+        first_byte_timeout: Duration::from_secs(5),
+        attempt_timeout: Duration::from_secs(10),
+    }
+}
+
+/// Seeds `spec` through `client` with [`seed_settings`].
+pub async fn seed_with(client: &SweepClient, spec: &SeedSpec) -> SeedManifest {
+    let s3 = client.s3(seed_settings());
+    seed(&s3, client.endpoint(), spec).await.expect("seeding works")
+}
+
+/// Seeds `count` fresh objects `test/{i}/vectors` of `size_bytes` and checks all were written.
+pub async fn seed_bucket(client: &SweepClient, bucket: &str, count: u32, size_bytes: u64) {
+    let manifest = seed_with(client, &seed_spec(bucket, "test/{i}/vectors", count, size_bytes)).await;
+    assert_eq!(manifest.written.len() as u32, count);
+}
+
+/// Sweep options for tests: the default engine, runner named "test".
+pub fn options() -> SweepOptions {
+    SweepOptions {
+        runner: "test".into(),
+        ..SweepOptions::default()
+    }
+}
+
+/// The `s3sweep` binary cargo built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
+
+/// A `s3sweep serve` child process; killed when dropped.
+pub struct Serve {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT`, from the first line `serve` prints.
+    pub endpoint: String,
+    /// What `serve` prints after its address line, unread.
+    pub stdout: Option<Lines<BufReader<ChildStdout>>>,
+}
+
+impl Serve {
+    /// Spawns `cmd` (a `serve` command with stdout piped) and reads the address it prints first.
+    pub fn spawn(cmd: &mut Command) -> Serve {
+        let mut child = cmd.spawn().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = lines.next().expect("serve prints its address").unwrap();
+        let endpoint = first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {first:?}"))
+            .to_string();
+        Serve {
+            child,
+            endpoint,
+            stdout: Some(lines),
+        }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `cmd` to the end; it must finish within two minutes.
+pub fn run_bounded(cmd: &mut Command) -> Output {
+    let start = Instant::now();
+    let out = cmd.output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(120));
+    out
+}
