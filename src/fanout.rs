@@ -1168,41 +1168,22 @@ mod tests {
         row
     }
 
+    /// A child's result: the shared fixture with a Lambda environment.
     fn child_result(rows: Vec<ConfigResult>, cold: bool) -> SweepResult {
-        SweepResult {
-            schema: SCHEMA.into(),
-            tool: ToolInfo::current(),
-            environment: Environment {
-                runner: "lambda".into(),
-                os: "linux".into(),
-                arch: "x86_64".into(),
-                vcpus: 2,
-                runtime_worker_threads: 2,
-                memory_total_bytes: None,
-                region: "us-east-1".into(),
-                endpoint: None,
-                lambda: Some(LambdaEnvironment {
-                    function_name: Some("f".into()),
-                    function_version: None,
-                    memory_size_mb: None,
-                    cold_start: cold,
-                    architecture: None,
-                    region: None,
-                    request_id: Some("req".into()),
-                    remaining_ms_at_start: None,
-                    safety_margin_ms: 0,
-                }),
-            },
-            request: SweepRequest::new(vec!["b-1".into()]),
-            started_unix_ms: 0,
-            total_wall_ms: 0.0,
-            summary: summarize(&rows),
-            results: rows,
-            truncated: false,
-            skipped: vec![],
-            fanout: None,
-            analysis: None,
-        }
+        let mut result = crate::report::tests_support::result(rows);
+        result.environment.runner = "lambda".into();
+        result.environment.lambda = Some(LambdaEnvironment {
+            function_name: Some("f".into()),
+            function_version: None,
+            memory_size_mb: None,
+            cold_start: cold,
+            architecture: None,
+            region: None,
+            request_id: Some("req".into()),
+            remaining_ms_at_start: None,
+            safety_margin_ms: 0,
+        });
+        result
     }
 
     fn plan() -> Plan {
