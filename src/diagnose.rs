@@ -2,7 +2,7 @@
 //! bucket says about higher concurrency or more CPU.
 //!
 //! It owns four things:
-//! - the per-request **breakdown** ([`Breakdown`], recorded by [`PhaseRecorder`] while
+//! - the per-request **breakdown** ([`Breakdown`], recorded in [`PhaseShard`]s while
 //!   the engine runs): pool wait, time to first byte and body transfer of steady-state
 //!   requests, kept apart from **cold** requests (those that opened a TCP/TLS connection
 //!   or sent an S3 Express `CreateSession`), plus the time each new connection took;
@@ -23,14 +23,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::client::ColdWork;
-use crate::report::{knee, round3, ConfigResult, Percentiles, SweepResult};
+use crate::report::{knee, micros, round3, ConfigResult, Percentiles, SweepResult};
 
 /// Errors of this module: only invalid thresholds can go wrong.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -73,14 +72,10 @@ pub struct Breakdown {
     pub first_request_cold: bool,
 }
 
-/// Records the breakdown while a configuration runs. Sharded like the engine's own
-/// histograms so workers rarely contend for a lock.
-pub struct PhaseRecorder {
-    shards: Vec<Mutex<PhaseShard>>,
-    first: Mutex<Option<(f64, bool)>>,
-}
-
-struct PhaseShard {
+/// The breakdown's histograms and counts for one shard of a configuration's workers.
+/// The engine keeps one inside each of its own latency shards, so a request takes one
+/// lock for both, and merges them with [`PhaseShard::add`] at the end.
+pub struct PhaseShard {
     steady_ttfb_us: Histogram<u64>,
     steady_body_us: Histogram<u64>,
     steady_ttlb_us: Histogram<u64>,
@@ -93,7 +88,7 @@ struct PhaseShard {
 }
 
 impl PhaseShard {
-    fn new() -> Self {
+    pub fn new() -> Self {
         let h = || Histogram::<u64>::new(3).expect("3 significant figures is valid");
         PhaseShard {
             steady_ttfb_us: h(),
@@ -108,7 +103,7 @@ impl PhaseShard {
         }
     }
 
-    fn add(&mut self, other: &PhaseShard) {
+    pub fn add(&mut self, other: &PhaseShard) {
         // Auto-resizing histograms of equal precision always merge.
         let _ = self.steady_ttfb_us.add(&other.steady_ttfb_us);
         let _ = self.steady_body_us.add(&other.steady_body_us);
@@ -120,71 +115,53 @@ impl PhaseShard {
         self.connections += other.connections;
         self.sessions += other.sessions;
     }
-}
-
-fn micros(d: Duration) -> u64 {
-    d.as_micros().min(u128::from(u64::MAX)) as u64
-}
-
-impl PhaseRecorder {
-    pub fn new(shards: usize) -> Self {
-        PhaseRecorder {
-            shards: (0..shards.max(1)).map(|_| Mutex::new(PhaseShard::new())).collect(),
-            first: Mutex::new(None),
-        }
-    }
-
-    /// Records one request: `ok` whether it succeeded, its TTFB and TTLB, what the
-    /// transport did for it (`cold`), and whether it was the configuration's first.
-    pub fn record(&self, shard: usize, ok: bool, ttfb: Duration, ttlb: Duration, cold: ColdWork, first: bool) {
+    /// Records one request: `ok` whether it succeeded, its TTFB and TTLB, and what the
+    /// transport did for it (`cold`). Returns whether it was cold.
+    pub fn record(&mut self, ok: bool, ttfb: Duration, ttlb: Duration, cold: ColdWork) -> bool {
         let is_cold = cold.connections > 0 || cold.sessions > 0;
-        {
-            let mut s = self.shards[shard % self.shards.len()]
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            if let Some(per_ns) = cold.connect_ns.checked_div(cold.connections) {
-                let _ = s.connect_us.record_n(per_ns / 1000, cold.connections);
-                s.connections += cold.connections;
-            }
-            s.sessions += cold.sessions;
-            if is_cold {
-                s.cold_requests += 1;
-                if ok {
-                    let _ = s.cold_ttfb_us.record(micros(ttfb));
-                    let _ = s.cold_ttlb_us.record(micros(ttlb));
-                }
-            } else if ok {
-                let _ = s.steady_ttfb_us.record(micros(ttfb));
-                let _ = s.steady_body_us.record(micros(ttlb.saturating_sub(ttfb)));
-                let _ = s.steady_ttlb_us.record(micros(ttlb));
-            }
+        if let Some(per_ns) = cold.connect_ns.checked_div(cold.connections) {
+            let _ = self.connect_us.record_n(per_ns / 1000, cold.connections);
+            self.connections += cold.connections;
         }
-        if first {
-            *self.first.lock().unwrap_or_else(|e| e.into_inner()) = Some((ttlb.as_secs_f64() * 1000.0, is_cold));
+        self.sessions += cold.sessions;
+        if is_cold {
+            self.cold_requests += 1;
+            if ok {
+                let _ = self.cold_ttfb_us.record(micros(ttfb));
+                let _ = self.cold_ttlb_us.record(micros(ttlb));
+            }
+        } else if ok {
+            let _ = self.steady_ttfb_us.record(micros(ttfb));
+            let _ = self.steady_body_us.record(micros(ttlb.saturating_sub(ttfb)));
+            let _ = self.steady_ttlb_us.record(micros(ttlb));
         }
+        is_cold
     }
 
-    /// The breakdown of everything recorded.
-    pub fn finish(&self) -> Breakdown {
-        let mut all = PhaseShard::new();
-        for s in &self.shards {
-            all.add(&s.lock().unwrap_or_else(|e| e.into_inner()));
-        }
-        let first = *self.first.lock().unwrap_or_else(|e| e.into_inner());
+    /// The breakdown of everything recorded (all shards added into this one), with
+    /// the configuration's first request: its time to last byte in ms and whether it
+    /// was cold.
+    pub fn breakdown(&self, first: Option<(f64, bool)>) -> Breakdown {
         Breakdown {
-            steady_requests: all.steady_ttlb_us.len(),
-            steady_ttfb_ms: Percentiles::from_histogram_us(&all.steady_ttfb_us),
-            steady_body_ms: Percentiles::from_histogram_us(&all.steady_body_us),
-            steady_ttlb_ms: Percentiles::from_histogram_us(&all.steady_ttlb_us),
-            cold_requests: all.cold_requests,
-            cold_ttfb_ms: Percentiles::from_histogram_us(&all.cold_ttfb_us),
-            cold_ttlb_ms: Percentiles::from_histogram_us(&all.cold_ttlb_us),
-            connections_opened: all.connections,
-            connect_ms: Percentiles::from_histogram_us(&all.connect_us),
-            session_requests: all.sessions,
+            steady_requests: self.steady_ttlb_us.len(),
+            steady_ttfb_ms: Percentiles::from_histogram_us(&self.steady_ttfb_us),
+            steady_body_ms: Percentiles::from_histogram_us(&self.steady_body_us),
+            steady_ttlb_ms: Percentiles::from_histogram_us(&self.steady_ttlb_us),
+            cold_requests: self.cold_requests,
+            cold_ttfb_ms: Percentiles::from_histogram_us(&self.cold_ttfb_us),
+            cold_ttlb_ms: Percentiles::from_histogram_us(&self.cold_ttlb_us),
+            connections_opened: self.connections,
+            connect_ms: Percentiles::from_histogram_us(&self.connect_us),
+            session_requests: self.sessions,
             first_request_ttlb_ms: first.map(|f| round3(f.0)),
             first_request_cold: first.is_some_and(|f| f.1),
         }
+    }
+}
+
+impl Default for PhaseShard {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -1514,20 +1491,22 @@ mod tests {
     }
 
     #[test]
-    fn phase_recorder_keeps_cold_apart() {
-        let p = PhaseRecorder::new(2);
+    fn phase_shards_keep_cold_apart() {
+        let mut shards = [PhaseShard::new(), PhaseShard::new()];
         let ms = Duration::from_millis;
         let cold = ColdWork {
             connections: 1,
             connect_ns: 3_000_000,
             sessions: 0,
         };
-        p.record(0, true, ms(20), ms(25), cold, true);
+        let first_cold = shards[0].record(true, ms(20), ms(25), cold);
         for i in 0..10 {
-            p.record(i, true, ms(5), ms(6), ColdWork::default(), false);
+            shards[i % 2].record(true, ms(5), ms(6), ColdWork::default());
         }
-        p.record(1, false, ms(1), ms(1), ColdWork::default(), false);
-        let b = p.finish();
+        shards[1].record(false, ms(1), ms(1), ColdWork::default());
+        let [mut all, other] = shards;
+        all.add(&other);
+        let b = all.breakdown(Some((25.0, first_cold)));
         assert_eq!(b.steady_requests, 10);
         assert_eq!(b.cold_requests, 1);
         assert_eq!(b.connections_opened, 1);

@@ -317,6 +317,11 @@ pub struct SkippedConfig {
     pub reason: String,
 }
 
+/// A duration in whole microseconds (saturating), the unit latency histograms record.
+pub fn micros(d: std::time::Duration) -> u64 {
+    d.as_micros().min(u128::from(u64::MAX)) as u64
+}
+
 /// Rounds to three decimals (microsecond resolution in milliseconds).
 pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0

@@ -22,11 +22,11 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use tokio::sync::Semaphore;
 
-use crate::client::{ColdProbe, RequestSettings, SweepClient, TransportSettings, COLD_PROBE};
-use crate::diagnose::{ClientMeasure, PhaseRecorder};
+use crate::client::{ColdProbe, ColdWork, RequestSettings, SweepClient, TransportSettings, COLD_PROBE};
+use crate::diagnose::{Breakdown, ClientMeasure, PhaseShard};
 use crate::report::{
-    round3, summarize, ConfigResult, Environment, ErrorCounts, ErrorKind, Percentiles, SkippedConfig, SweepResult,
-    ToolInfo, SCHEMA,
+    micros, round3, summarize, ConfigResult, Environment, ErrorCounts, ErrorKind, Percentiles, SkippedConfig,
+    SweepResult, ToolInfo, SCHEMA,
 };
 use crate::request::Plan;
 use crate::usage;
@@ -272,9 +272,12 @@ fn key_order(plan: &Plan, workers: u32, repetition: u32) -> Vec<u32> {
     order
 }
 
-/// Latency histograms, sharded so workers rarely contend for a lock.
+/// Latency histograms and the diagnosis breakdown, sharded so workers rarely contend
+/// for a lock; one lock per request records both.
 struct Recorder {
     shards: Vec<Mutex<Shard>>,
+    /// The configuration's first request: time to last byte (ms) and whether it was cold.
+    first: Mutex<Option<(f64, bool)>>,
     errors: Mutex<(ErrorCounts, Vec<String>)>,
     ok: AtomicU64,
     bytes: AtomicU64,
@@ -284,6 +287,7 @@ struct Shard {
     ttfb_us: Histogram<u64>,
     ttlb_us: Histogram<u64>,
     pool_wait_us: Histogram<u64>,
+    phases: PhaseShard,
 }
 
 impl Shard {
@@ -293,6 +297,7 @@ impl Shard {
             ttfb_us: h(),
             ttlb_us: h(),
             pool_wait_us: h(),
+            phases: PhaseShard::new(),
         }
     }
 }
@@ -301,22 +306,31 @@ impl Recorder {
     fn new(shards: usize) -> Self {
         Recorder {
             shards: (0..shards.max(1)).map(|_| Mutex::new(Shard::new())).collect(),
+            first: Mutex::new(None),
             errors: Mutex::new((ErrorCounts::default(), Vec::new())),
             ok: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
         }
     }
 
-    fn record(&self, shard: usize, outcome: &Outcome) {
-        {
+    /// Records one request; `cold` is what the transport did for it, `first` whether it
+    /// was the configuration's first.
+    fn record(&self, shard: usize, outcome: &Outcome, cold: ColdWork, first: bool) {
+        let ok = outcome.result.is_ok();
+        let is_cold = {
             let mut s = self.shards[shard % self.shards.len()]
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             s.pool_wait_us.record(micros(outcome.pool_wait)).ok();
-            if outcome.result.is_ok() {
+            if ok {
                 s.ttfb_us.record(micros(outcome.ttfb)).ok();
                 s.ttlb_us.record(micros(outcome.ttlb)).ok();
             }
+            s.phases.record(ok, outcome.ttfb, outcome.ttlb, cold)
+        };
+        if first {
+            *self.first.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some((outcome.ttlb.as_secs_f64() * 1000.0, is_cold));
         }
         match &outcome.result {
             Ok(bytes) => {
@@ -333,23 +347,24 @@ impl Recorder {
         }
     }
 
-    fn merged(&self) -> (Histogram<u64>, Histogram<u64>, Histogram<u64>) {
+    /// Every shard merged: TTFB, TTLB and pool-wait histograms, and the breakdown.
+    fn merged(&self) -> (Histogram<u64>, Histogram<u64>, Histogram<u64>, Breakdown) {
         let mut it = self.shards.iter().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()));
         let first = it.next().expect("at least one shard");
         let (mut a, mut b, mut c) = (first.ttfb_us.clone(), first.ttlb_us.clone(), first.pool_wait_us.clone());
+        let mut phases = PhaseShard::new();
+        phases.add(&first.phases);
         drop(first);
         for s in it {
             // Auto-resizing histograms with equal precision always merge.
             let _ = a.add(&s.ttfb_us);
             let _ = b.add(&s.ttlb_us);
             let _ = c.add(&s.pool_wait_us);
+            phases.add(&s.phases);
         }
-        (a, b, c)
+        let breakdown = phases.breakdown(*self.first.lock().unwrap_or_else(|e| e.into_inner()));
+        (a, b, c, breakdown)
     }
-}
-
-fn micros(d: Duration) -> u64 {
-    d.as_micros().min(u128::from(u64::MAX)) as u64
 }
 
 /// What one GET came to.
@@ -383,7 +398,6 @@ async fn run_config(
     let requests = order.len() as u64;
     observer.config_started(bucket, workers, repetition, requests);
     let recorder = Arc::new(Recorder::new((workers as usize).min(8)));
-    let phases = Arc::new(PhaseRecorder::new((workers as usize).min(8)));
     let busy_before = crate::diagnose::runtime_busy();
     let next = Arc::new(AtomicUsize::new(0));
     let counters_before = client.transport().counters();
@@ -401,7 +415,6 @@ async fn run_config(
         let pool = pool.clone();
         let recorder = recorder.clone();
         let observer = observer.clone();
-        let phases = phases.clone();
         let probe = Arc::new(ColdProbe::default());
         tasks.spawn(COLD_PROBE.scope(probe.clone(), async move {
             loop {
@@ -414,10 +427,8 @@ async fn run_config(
                 let mut outcome = get_one(&s3, &bucket, &key, whole_request).await;
                 drop(permit);
                 outcome.pool_wait = pool_wait;
-                recorder.record(w, &outcome);
-                let ok = outcome.result.is_ok();
-                phases.record(w, ok, outcome.ttfb, outcome.ttlb, probe.take(), i == 0);
-                observer.request_done(ok);
+                recorder.record(w, &outcome, probe.take(), i == 0);
+                observer.request_done(outcome.result.is_ok());
             }
         }));
     }
@@ -433,7 +444,7 @@ async fn run_config(
         _ => (Duration::ZERO, 1),
     };
     let counters = client.transport().counters().since(&counters_before);
-    let (ttfb, ttlb, pool_wait) = recorder.merged();
+    let (ttfb, ttlb, pool_wait, breakdown) = recorder.merged();
     let (errors, error_samples) = recorder.errors.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let ok = recorder.ok.load(Ordering::Relaxed);
     let bytes = recorder.bytes.load(Ordering::Relaxed);
@@ -462,7 +473,7 @@ async fn run_config(
         connect_ms_total: round3(counters.connect_ns as f64 / 1e6),
         session_requests: counters.session_requests,
         error_samples,
-        breakdown: Some(phases.finish()),
+        breakdown: Some(breakdown),
         client: None,
         diagnosis: None,
     };
