@@ -1014,6 +1014,7 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         round3(last_finish - first_start)
     };
     let window_s = (window_ms / 1000.0).max(1e-9);
+    let (objects_per_s, mib_per_s) = crate::report::rates(ok, bytes, window_s);
     let row = ConfigResult {
         bucket: first.bucket.clone(),
         workers: first.workers,
@@ -1026,13 +1027,13 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         bytes,
         child: None,
         wall_ms: window_ms,
-        objects_per_s: round3(ok as f64 / window_s),
-        mib_per_s: round3(bytes as f64 / window_s / (1024.0 * 1024.0)),
+        objects_per_s,
+        mib_per_s,
         ttfb_ms: Percentiles::from_histogram_us(&ttfb),
         ttlb_ms: Percentiles::from_histogram_us(&ttlb),
         pool_wait_ms: Percentiles::from_histogram_us(&pool_wait),
         cpu_ms: round3(cpu_ms),
-        cpu_ms_per_get: round3(cpu_ms / requests.max(1) as f64 * 1000.0) / 1000.0,
+        cpu_ms_per_get: crate::report::cpu_ms_per_get(cpu_ms, requests),
         connections_opened: conns,
         connect_ms_total: round3(connect_ms),
         session_requests: sessions,

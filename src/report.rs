@@ -322,6 +322,20 @@ pub fn micros(d: std::time::Duration) -> u64 {
     d.as_micros().min(u128::from(u64::MAX)) as u64
 }
 
+/// Successful GETs per second and body MiB per second over `wall_s` seconds, as a
+/// [`ConfigResult`] reports them.
+pub fn rates(ok: u64, bytes: u64, wall_s: f64) -> (f64, f64) {
+    (
+        round3(ok as f64 / wall_s),
+        round3(bytes as f64 / wall_s / (1024.0 * 1024.0)),
+    )
+}
+
+/// CPU milliseconds per request, to the nanosecond.
+pub fn cpu_ms_per_get(cpu_ms: f64, requests: u64) -> f64 {
+    round3(cpu_ms / requests.max(1) as f64 * 1000.0) / 1000.0
+}
+
 /// Rounds to three decimals (microsecond resolution in milliseconds).
 pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0

@@ -450,6 +450,7 @@ async fn run_config(
     let bytes = recorder.bytes.load(Ordering::Relaxed);
     let wall_s = wall.as_secs_f64().max(1e-9);
     let cpu_ms = cpu.as_secs_f64() * 1000.0;
+    let (objects_per_s, mib_per_s) = crate::report::rates(ok, bytes, wall_s);
     let mut row = ConfigResult {
         bucket: bucket.to_string(),
         workers,
@@ -462,13 +463,13 @@ async fn run_config(
         bytes,
         child: child.map(|_| crate::fanout::ChildMeasure::new(started_at, wall, [&ttfb, &ttlb, &pool_wait])),
         wall_ms: round3(wall_s * 1000.0),
-        objects_per_s: round3(ok as f64 / wall_s),
-        mib_per_s: round3(bytes as f64 / wall_s / (1024.0 * 1024.0)),
+        objects_per_s,
+        mib_per_s,
         ttfb_ms: Percentiles::from_histogram_us(&ttfb),
         ttlb_ms: Percentiles::from_histogram_us(&ttlb),
         pool_wait_ms: Percentiles::from_histogram_us(&pool_wait),
         cpu_ms: round3(cpu_ms),
-        cpu_ms_per_get: round3(cpu_ms / requests.max(1) as f64 * 1000.0) / 1000.0,
+        cpu_ms_per_get: crate::report::cpu_ms_per_get(cpu_ms, requests),
         connections_opened: counters.connections_opened,
         connect_ms_total: round3(counters.connect_ns as f64 / 1e6),
         session_requests: counters.session_requests,
