@@ -84,11 +84,7 @@ fn main() {
         .unwrap();
     client_rt.block_on(async move {
         let client = SweepClient::new(ClientOptions::local(&endpoint)).await.unwrap();
-        let s3 = client.s3(RequestSettings {
-            max_attempts: 3,
-            first_byte_timeout: Duration::from_secs(10),
-            attempt_timeout: Duration::from_secs(30),
-        });
+        let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(30)));
         seed(
             &s3,
             Some(&endpoint),

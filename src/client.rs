@@ -125,6 +125,18 @@ pub struct RequestSettings {
     pub attempt_timeout: Duration,
 }
 
+impl RequestSettings {
+    /// Settings for writing or deleting test objects (seed, clean) rather than
+    /// measuring: 3 attempts, 10 s to the first byte, `attempt` per attempt.
+    pub const fn maintenance(attempt: Duration) -> Self {
+        RequestSettings {
+            max_attempts: 3,
+            first_byte_timeout: Duration::from_secs(10),
+            attempt_timeout: attempt,
+        }
+    }
+}
+
 /// Monotonic counters of the transport. Take two snapshots and subtract.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TransportCounters {

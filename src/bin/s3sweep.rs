@@ -466,11 +466,7 @@ async fn local(args: LocalArgs, thresholds: s3sweep::diagnose::Thresholds) -> Re
     let client = SweepClient::new(ClientOptions::local(&endpoint)).await?;
     let seed_started = Instant::now();
     for (bucket, _) in &buckets {
-        let s3 = client.s3(s3sweep::client::RequestSettings {
-            max_attempts: 3,
-            first_byte_timeout: Duration::from_secs(10),
-            attempt_timeout: Duration::from_secs(30),
-        });
+        let s3 = client.s3(s3sweep::client::RequestSettings::maintenance(Duration::from_secs(30)));
         seed(
             &s3,
             Some(&endpoint),
@@ -671,11 +667,7 @@ async fn seed_cmd(args: SeedArgs) -> Result<()> {
         bail!("--count: must be at least 1");
     }
     let client = SweepClient::new(args.target.options()).await?;
-    let s3 = client.s3(s3sweep::client::RequestSettings {
-        max_attempts: 3,
-        first_byte_timeout: Duration::from_secs(10),
-        attempt_timeout: Duration::from_secs(60),
-    });
+    let s3 = client.s3(s3sweep::client::RequestSettings::maintenance(Duration::from_secs(60)));
     if args.create_bucket {
         match s3.create_bucket().bucket(&args.bucket).send().await {
             Ok(_) => eprintln!("created bucket {}", args.bucket),
@@ -805,11 +797,7 @@ async fn clean_cmd(args: CleanArgs) -> Result<()> {
         aws_credentials: args.target.aws_credentials,
     };
     let client = SweepClient::new(target.options()).await?;
-    let s3 = client.s3(s3sweep::client::RequestSettings {
-        max_attempts: 3,
-        first_byte_timeout: Duration::from_secs(10),
-        attempt_timeout: Duration::from_secs(60),
-    });
+    let s3 = client.s3(s3sweep::client::RequestSettings::maintenance(Duration::from_secs(60)));
     let outcome = clean::clean(&s3, &manifest, args.batch).await;
     let left = clean::without(&manifest, &outcome.deleted);
     clean::write_manifest(&args.manifest, &left)?;
