@@ -5,10 +5,9 @@
 //! stable `errorType`; the CLI refuses a fan-out event. The coordinator itself runs under `cargo lambda watch` in
 //! tests/lambda_emulator.rs.
 
-use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use lambda_runtime::{Config, Context, Diagnostic, LambdaEvent};
+use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde_json::{json, Value};
 
 use s3sweep::client::SweepClient;
@@ -40,17 +39,7 @@ fn settings(endpoint: &str, margin_ms: u64, function_name: Option<&str>) -> Func
 }
 
 fn event(payload: Value) -> LambdaEvent<Value> {
-    let mut ctx = Context::default();
-    ctx.request_id = "fanout-test".into();
-    ctx.deadline = 600_000;
-    ctx.env_config = Arc::new(Config {
-        function_name: "s3sweep-test".into(),
-        memory: 2048,
-        version: "$LATEST".into(),
-        log_stream: String::new(),
-        log_group: String::new(),
-    });
-    LambdaEvent::new(payload, ctx)
+    LambdaEvent::new(payload, common::lambda_context("fanout-test", None))
 }
 
 fn now_ms() -> u64 {

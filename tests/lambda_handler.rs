@@ -4,10 +4,9 @@
 //! deadline, one too close for anything, one that leaves room for exactly one
 //! configuration). Plus: every file in events/ is a valid request.
 
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use lambda_runtime::{Config, Context, Diagnostic, LambdaEvent};
+use lambda_runtime::{Context, Diagnostic, LambdaEvent};
 use serde_json::{json, Value};
 
 use s3sweep::client::{RequestSettings, SweepClient};
@@ -15,6 +14,8 @@ use s3sweep::lambda::{validate_event, Function, FunctionSettings, InvocationErro
 use s3sweep::request::KeyTemplate;
 use s3sweep::seed::{seed, SeedSpec};
 use s3sweep::server::{self, LatencyProfile, RunningServer, ServerConfig};
+
+mod common;
 
 async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
     server::start(ServerConfig {
@@ -60,23 +61,8 @@ async fn function(endpoint: &str, safety_margin_ms: u64) -> Function {
     Function::new(settings).await.unwrap()
 }
 
-/// A context as the runtime makes one, with the deadline `deadline_in` from now
-/// (`None`: the 1970 deadline `cargo lambda watch` sends).
 fn context(deadline_in: Option<Duration>) -> Context {
-    let mut ctx = Context::default();
-    ctx.request_id = "test-request".into();
-    ctx.deadline = match deadline_in {
-        Some(d) => (SystemTime::now() + d).duration_since(UNIX_EPOCH).unwrap().as_millis() as u64,
-        None => 600_000,
-    };
-    ctx.env_config = Arc::new(Config {
-        function_name: "s3sweep-test".into(),
-        memory: 2048,
-        version: "$LATEST".into(),
-        log_stream: String::new(),
-        log_group: String::new(),
-    });
-    ctx
+    common::lambda_context("test-request", deadline_in)
 }
 
 fn event(payload: Value, deadline_in: Option<Duration>) -> LambdaEvent<Value> {

@@ -111,3 +111,26 @@ pub fn run_bounded(cmd: &mut Command) -> Output {
     assert!(start.elapsed() < Duration::from_secs(120));
     out
 }
+
+/// A Lambda context as the runtime makes one (function `s3sweep-test`, 2,048 MB), with
+/// the deadline `deadline_in` from now (`None`: the 1970 deadline `cargo lambda watch`
+/// sends).
+pub fn lambda_context(request_id: &str, deadline_in: Option<Duration>) -> lambda_runtime::Context {
+    let mut ctx = lambda_runtime::Context::default();
+    ctx.request_id = request_id.into();
+    ctx.deadline = match deadline_in {
+        Some(d) => (std::time::SystemTime::now() + d)
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64,
+        None => 600_000,
+    };
+    ctx.env_config = std::sync::Arc::new(lambda_runtime::Config {
+        function_name: "s3sweep-test".into(),
+        memory: 2048,
+        version: "$LATEST".into(),
+        log_stream: String::new(),
+        log_group: String::new(),
+    });
+    ctx
+}
