@@ -1,0 +1,264 @@
+//! The documentation as a user meets it: README.md is a short front door (at most
+//! 20 KiB, naming `make demo` and `make test`), every relative link or image in
+//! README.md and docs/*.md points at a file that exists, and no file refers to notes
+//! outside the repository. Std only: reads files under CARGO_MANIFEST_DIR.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// README.md may not grow past this (20 KiB); details belong in docs/.
+const README_MAX_BYTES: u64 = 20 * 1024;
+
+/// Strings that point outside the repository, at notes users never have.
+const FORBIDDEN: &[&str] = &["../shared", "/work/shared", "CONTEXT.md"];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// README.md and every docs/*.md, sorted.
+fn markdown_files() -> Vec<PathBuf> {
+    let root = root();
+    let mut files = vec![root.join("README.md")];
+    let mut docs: Vec<PathBuf> = fs::read_dir(root.join("docs"))
+        .expect("docs/ exists")
+        .map(|entry| entry.expect("readable docs/ entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
+        .collect();
+    docs.sort();
+    assert!(!docs.is_empty(), "docs/ holds no Markdown files");
+    files.extend(docs);
+    files
+}
+
+fn read(path: &Path) -> String {
+    fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// The text of a Markdown document with fenced code blocks and inline code spans
+/// removed (replaced by spaces), so that `[x](y)` inside code is not taken for a link.
+fn without_code(markdown: &str) -> String {
+    let mut prose = String::new();
+    let mut fence: Option<String> = None;
+    for line in markdown.lines() {
+        let trimmed = line.trim_start();
+        let marker: String = trimmed.chars().take_while(|&c| c == '`' || c == '~').collect();
+        let is_fence = marker.len() >= 3 && marker.chars().all(|c| c == marker.chars().next().unwrap());
+        match &fence {
+            Some(open) => {
+                if is_fence && marker.starts_with(open.as_str()) && trimmed[marker.len()..].trim().is_empty() {
+                    fence = None;
+                }
+                prose.push('\n');
+            }
+            None if is_fence => {
+                fence = Some(marker);
+                prose.push('\n');
+            }
+            None => {
+                prose.push_str(line);
+                prose.push('\n');
+            }
+        }
+    }
+    // Code spans may wrap within a paragraph, so strip them paragraph by paragraph:
+    // a run of n backticks opens a span closed by the next run of exactly n; an
+    // unmatched run is literal text (CommonMark).
+    prose
+        .split("\n\n")
+        .map(strip_code_spans)
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+fn strip_code_spans(paragraph: &str) -> String {
+    let chars: Vec<char> = paragraph.chars().collect();
+    let run_at = |i: usize| chars[i..].iter().take_while(|&&c| c == '`').count();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '`' {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let n = run_at(i);
+        let mut j = i + n;
+        let mut close = None;
+        while j < chars.len() {
+            if chars[j] == '`' {
+                let m = run_at(j);
+                if m == n {
+                    close = Some(j + m);
+                    break;
+                }
+                j += m;
+            } else {
+                j += 1;
+            }
+        }
+        match close {
+            Some(end) => {
+                out.extend(std::iter::repeat_n(' ', end - i));
+                i = end;
+            }
+            None => {
+                out.extend(std::iter::repeat_n('`', n));
+                i += n;
+            }
+        }
+    }
+    out
+}
+
+/// Targets of inline links and images (`[text](target)`, `![alt](target "title")`,
+/// `[text](<target>)`) and of reference definitions (`[label]: target`).
+fn link_targets(markdown: &str) -> Vec<String> {
+    let prose = without_code(markdown);
+    let mut targets = Vec::new();
+    let mut rest = prose.as_str();
+    while let Some(at) = rest.find("](") {
+        let after = rest[at + 2..].trim_start();
+        let target = if let Some(angled) = after.strip_prefix('<') {
+            angled.split('>').next().unwrap_or("").to_string()
+        } else {
+            let mut depth = 0usize;
+            after
+                .chars()
+                .take_while(|&c| {
+                    if c == '(' {
+                        depth += 1;
+                    } else if c == ')' {
+                        if depth == 0 {
+                            return false;
+                        }
+                        depth -= 1;
+                    }
+                    !c.is_whitespace()
+                })
+                .collect()
+        };
+        targets.push(target);
+        rest = &rest[at + 2..];
+    }
+    for line in prose.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('[') && !trimmed.starts_with("[^") {
+            // `[label]: target`: the first `]` closes the label and a `:` follows it.
+            if let Some(close) = trimmed.find("]") {
+                if trimmed[close..].starts_with("]:") {
+                    if let Some(target) = trimmed[close + 2..].split_whitespace().next() {
+                        targets.push(target.trim_start_matches('<').trim_end_matches('>').to_string());
+                    }
+                }
+            }
+        }
+    }
+    targets
+}
+
+/// The relative targets in `markdown` (a file at `file`) that name no existing file,
+/// as "target (resolved path)".
+fn broken_links(file: &Path, markdown: &str) -> Vec<String> {
+    let dir = file.parent().expect("a file has a directory");
+    link_targets(markdown)
+        .into_iter()
+        .filter(|target| {
+            let lower = target.to_ascii_lowercase();
+            !(lower.starts_with("http://")
+                || lower.starts_with("https://")
+                || lower.starts_with("mailto:")
+                || target.starts_with('#'))
+        })
+        .filter_map(|target| {
+            let path = target.split(['#', '?']).next().unwrap_or("");
+            let resolved = dir.join(path);
+            if path.is_empty() || !resolved.exists() {
+                Some(format!("{target} ({})", resolved.display()))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn readme_is_a_short_front_door_with_the_two_commands() {
+    let readme = root().join("README.md");
+    let size = fs::metadata(&readme).expect("README.md exists").len();
+    assert!(
+        size <= README_MAX_BYTES,
+        "README.md is {size} bytes, over {README_MAX_BYTES}: move details into docs/ and link them"
+    );
+    let text = read(&readme);
+    for command in ["make demo", "make test"] {
+        assert!(text.contains(command), "README.md does not mention `{command}`");
+    }
+}
+
+#[test]
+fn relative_links_and_images_resolve() {
+    let mut broken = Vec::new();
+    for file in markdown_files() {
+        for link in broken_links(&file, &read(&file)) {
+            broken.push(format!(
+                "{}: {link}",
+                file.strip_prefix(root()).unwrap_or(&file).display()
+            ));
+        }
+    }
+    assert!(broken.is_empty(), "links to missing files:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn no_references_to_notes_outside_the_repository() {
+    let mut found = Vec::new();
+    for file in markdown_files() {
+        let text = read(&file);
+        for (n, line) in text.lines().enumerate() {
+            for needle in FORBIDDEN {
+                if line.contains(needle) {
+                    let name = file.strip_prefix(root()).unwrap_or(&file).display().to_string();
+                    found.push(format!("{name}:{}: {needle}", n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "references to files users do not have:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The checks above must be able to fail: the extractor sees links and images, skips
+/// code and external or anchor-only targets, and a missing file is reported.
+#[test]
+fn the_link_check_catches_a_broken_link() {
+    let sample = "See [usage](docs/usage.md#the-request), ![plot](docs/demo.svg \"plot\"),\n\
+                  [site](https://example.com), [mail](mailto:a@b.c), [top](#s3sweep),\n\
+                  `[in code](nowhere.md)` and [gone](docs/no-such-file.md#x).\n\n\
+                  ```\n[fenced](also-nowhere.md)\n```\n\n\
+                  [ref]: docs/missing-reference.md\n";
+    assert_eq!(
+        link_targets(sample),
+        [
+            "docs/usage.md#the-request",
+            "docs/demo.svg",
+            "https://example.com",
+            "mailto:a@b.c",
+            "#s3sweep",
+            "docs/no-such-file.md#x",
+            "docs/missing-reference.md",
+        ]
+    );
+    let broken = broken_links(&root().join("README.md"), sample);
+    assert_eq!(broken.len(), 2, "{broken:?}");
+    assert!(broken[0].starts_with("docs/no-such-file.md#x"), "{broken:?}");
+    assert!(broken[1].starts_with("docs/missing-reference.md"), "{broken:?}");
+    // Relative to the linking file's directory: from docs/, `usage.md` exists and
+    // `docs/usage.md` does not.
+    let from_docs = root().join("docs").join("x.md");
+    assert!(broken_links(&from_docs, "[u](usage.md) [r](../README.md) [i](demo.svg)").is_empty());
+    assert_eq!(broken_links(&from_docs, "[u](docs/usage.md)").len(), 1);
+}
