@@ -53,6 +53,9 @@ CARGO_AUDIT_VERSION ?= 0.22.2
 # snapshot in SHARED_AUDIT_DB when that folder exists, else a fetch from GitHub.
 AUDIT_DB ?=
 SHARED_AUDIT_DB ?= ../shared/advisory-db
+# checkov pins its own dependencies (boto3 1.35), which clash with aws-sam-cli's (boto3
+# 1.43) in .venv: it gets a venv of its own.
+CHECKOV_VENV ?= .venv-checkov
 
 ## Full-size load: 100,000 GETs at 1,024 workers on the embedded server, release build
 ## (S3SWEEP_LOAD_REQUESTS / S3SWEEP_LOAD_WORKERS override the size).
@@ -62,11 +65,14 @@ load:
 $(VENV)/bin/pip:
 	$(PYTHON) -m venv $(VENV)
 
-## Security linter on the SAM template: checkov (pinned, from PyPI, into .venv).
-checkov: $(VENV)/bin/pip
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
+$(CHECKOV_VENV)/bin/pip:
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+
+## Security linter on the SAM template: checkov (pinned, from PyPI, into .venv-checkov).
+checkov: $(CHECKOV_VENV)/bin/pip
+	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
 	@if [ -f template.yaml ]; then \
-		$(VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml; \
+		$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml; \
 	else \
 		echo "checkov: no template.yaml in $$(pwd): nothing to check"; \
 	fi
