@@ -1,7 +1,7 @@
 # s3sweep: the two commands a new user needs are `make demo` and `make test`.
 CARGO ?= cargo
 
-.PHONY: demo test lint fmt build-release bench bench-engine bench-lambda-start tools build deploy invoke seed-aws load checkov deny audit load checkov deny audit
+.PHONY: demo test lint fmt build-release bench bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch events console-events invoke seed-aws load checkov deny audit
 
 ## The main job: the local sweep on the embedded S3 server (about a minute); also
 ## redraws docs/demo.svg and rewrites docs/demo.json.
@@ -123,47 +123,144 @@ $(TOOLS_STAMP): requirements-dev.txt
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-## ---- The Lambda function on AWS (see README "Deploy to AWS") ----
-# Architecture of the function: arm64 (the template's default) or x86_64.
+## ---- The Lambda function on AWS (see docs/deploy.md) ----
+# Architecture of the function: arm64 (the template's default) or x86_64. The same
+# value goes to `sam build` and to `sam deploy` (parameter Architecture).
 ARCH ?= arm64
 # cargo-lambda's compiler: cargo-zigbuild (default; links against an old glibc, any
 # host, needs `rustup target add aarch64-unknown-linux-gnu` for arm64) or cargo
 # (plain cargo, native target only).
 LAMBDA_COMPILER ?= cargo-zigbuild
 STACK ?= s3sweep
-EVENT ?= events/smoke.json
-RESULT ?= result.json
+# Region of the stack. SAM CLI reads AWS_DEFAULT_REGION but not AWS_REGION, so the
+# sam and aws commands below get --region $(REGION) explicitly: AWS_REGION when set,
+# else AWS_DEFAULT_REGION, else (empty) the profile's region.
+REGION ?= $(or $(AWS_REGION),$(AWS_DEFAULT_REGION))
+REGION_FLAG = $(if $(REGION),--region $(REGION))
 STANDARD_BUCKET ?=
 EXPRESS_BUCKET ?=
 SEED_COUNT ?= 1000
+# Optional template parameters for `make deploy`; empty: the template's default on the
+# first deploy, the stack's current value afterwards.
+MEMORY_MB ?=
+TIMEOUT_S ?=
+RESERVED_CONCURRENCY ?=
+FANOUT_MAX ?=
+LOG_RETENTION_DAYS ?=
+FUNCTION_NAME ?=
+# Events with the placeholder bucket names replaced (`make events`); events/local.json
+# names the embedded server's buckets and is for the emulator only.
+FILLED_EVENTS ?= events/filled
+AWS_EVENTS = $(filter-out events/local.json,$(wildcard events/*.json))
+PLACEHOLDER_STANDARD := my-standard-bucket-replace-me
+PLACEHOLDER_EXPRESS := my-express-bucket--use1-az4--x-s3
+EVENT ?= $(FILLED_EVENTS)/smoke.json
+RESULT ?= result.json
 # The deployed function's name, from the stack's outputs unless given.
-FUNCTION ?= $$(aws cloudformation describe-stacks --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='FunctionName'].OutputValue" --output text)
+FUNCTION ?= $$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='FunctionName'].OutputValue" --output text)
 LAMBDA_PATH := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 
 ARCH_FLAG = $(if $(filter arm64,$(ARCH)),--arm64,$(if $(filter x86_64,$(ARCH)),--x86-64,))
 CHECK_ARCH = @test -n "$(ARCH_FLAG)" || { echo "ARCH must be arm64 or x86_64, not '$(ARCH)'"; exit 2; }
+CHECK_BUCKETS = @test -n "$(STANDARD_BUCKET)" -a -n "$(EXPRESS_BUCKET)" || \
+	{ echo "$@: set STANDARD_BUCKET=name EXPRESS_BUCKET=name--azid--x-s3 (e.g. export both, see docs/deploy.md)"; exit 2; }
+PARAMETERS = Architecture=$(ARCH) StandardBucketName=$(STANDARD_BUCKET) ExpressBucketName=$(EXPRESS_BUCKET) \
+	$(if $(MEMORY_MB),MemorySize=$(MEMORY_MB)) $(if $(TIMEOUT_S),Timeout=$(TIMEOUT_S)) \
+	$(if $(RESERVED_CONCURRENCY),ReservedConcurrency=$(RESERVED_CONCURRENCY)) \
+	$(if $(FANOUT_MAX),FanoutMax=$(FANOUT_MAX)) $(if $(LOG_RETENTION_DAYS),LogRetentionDays=$(LOG_RETENTION_DAYS)) \
+	$(if $(FUNCTION_NAME),FunctionName=$(FUNCTION_NAME))
+# sam from .venv (make tools) first on PATH; fail clearly without it or without credentials.
+CHECK_SAM = @test -x $(VENV)/bin/sam -a -x $(VENV)/bin/python || \
+	{ echo "$@: the AWS SAM CLI is not installed in $(VENV): run make tools (installs the pinned aws-sam-cli)"; exit 2; }
+CHECK_CREDENTIALS = @$(VENV)/bin/python -c 'import boto3, sys; sys.exit(boto3.Session().get_credentials() is None)' || \
+	{ echo "$@: no AWS credentials found (aws configure, aws sso login, AWS_PROFILE or AWS_ACCESS_KEY_ID): nothing was sent to AWS"; exit 2; }
 
 ## The function's bootstrap binary: target/lambda/s3sweep-lambda/bootstrap.
 build: tools
 	$(CHECK_ARCH)
 	$(LAMBDA_PATH) cargo-lambda lambda build --release --bin s3sweep-lambda --compiler $(LAMBDA_COMPILER) $(ARCH_FLAG)
 
-## Build with SAM (which runs cargo lambda) and deploy, asking for the parameters.
+# `sam build` as a user runs it (SAM's Rust support runs cargo lambda from .venv), for ARCH.
+SAM_BUILD = $(LAMBDA_PATH) sam build --beta-features --parameter-overrides Architecture=$(ARCH)
+
+## `sam build` alone: .aws-sam/build/SweepFunction/bootstrap for ARCH. Needs no AWS account.
+sam-build: tools
+	$(CHECK_ARCH)
+	$(CHECK_SAM)
+	$(SAM_BUILD)
+
+## Build with SAM and deploy without prompts: every parameter comes from make variables
+## (ARCH, STANDARD_BUCKET, EXPRESS_BUCKET; optional MEMORY_MB, TIMEOUT_S,
+## RESERVED_CONCURRENCY, FANOUT_MAX, LOG_RETENTION_DAYS, FUNCTION_NAME), then checks that
+## the deployed function's architecture is the one that was built.
 deploy: tools
 	$(CHECK_ARCH)
-	$(LAMBDA_PATH) sam build --beta-features --parameter-overrides Architecture=$(ARCH)
-	sam deploy --guided --stack-name $(STACK) --capabilities CAPABILITY_IAM --parameter-overrides Architecture=$(ARCH)
+	$(CHECK_SAM)
+	$(CHECK_BUCKETS)
+	$(CHECK_CREDENTIALS)
+	$(SAM_BUILD)
+	$(LAMBDA_PATH) sam deploy --stack-name $(STACK) $(REGION_FLAG) --resolve-s3 --capabilities CAPABILITY_IAM \
+		--no-confirm-changeset --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS)
+	@$(MAKE) --no-print-directory deployed-arch
 
-## Invoke the deployed function with EVENT and pretty-print the result (or error).
+## The same, asking for every parameter (defaults from the make variables) and offering
+## to save the answers in samconfig.toml. Answer Architecture with ARCH (the build's).
+deploy-guided: tools
+	$(CHECK_ARCH)
+	$(CHECK_SAM)
+	$(CHECK_BUCKETS)
+	$(CHECK_CREDENTIALS)
+	$(SAM_BUILD)
+	$(LAMBDA_PATH) sam deploy --guided --stack-name $(STACK) $(REGION_FLAG) --capabilities CAPABILITY_IAM \
+		--parameter-overrides $(PARAMETERS)
+	@$(MAKE) --no-print-directory deployed-arch
+
+## Fails when the deployed function's architecture is not ARCH (the binary's): its
+## first invoke would end in an exec format error.
+deployed-arch:
+	@deployed=$$(aws lambda get-function-configuration $(REGION_FLAG) --function-name "$(FUNCTION)" --query 'Architectures[0]' --output text) || exit 1; \
+	if [ "$$deployed" != "$(ARCH)" ]; then \
+		echo "deploy: the function is $$deployed but its binary was built for ARCH=$(ARCH): invocations would fail (exec format error). Redeploy with make deploy ARCH=$$deployed"; exit 1; \
+	fi; \
+	echo "deploy: the function is $$deployed, as built (ARCH=$(ARCH))"
+
+## Filled copies of every events/*.json for AWS (all but local.json) in events/filled/,
+## with STANDARD_BUCKET and EXPRESS_BUCKET in place of the placeholder bucket names.
+events:
+	$(CHECK_BUCKETS)
+	@mkdir -p $(FILLED_EVENTS)
+	@for f in $(AWS_EVENTS); do \
+		out=$(FILLED_EVENTS)/$$(basename $$f); \
+		sed -e 's/$(PLACEHOLDER_STANDARD)/$(STANDARD_BUCKET)/g' -e 's/$(PLACEHOLDER_EXPRESS)/$(EXPRESS_BUCKET)/g' $$f > $$out || exit 1; \
+		echo "$$out"; \
+	done
+
+## Publish the filled events as shareable test events of the deployed function (Lambda
+## console, Test tab; `sam remote invoke --test-event-name NAME`), one per file, named
+## after it (smoke, seed, fanout); an existing event of that name is replaced.
+console-events: events
+	$(CHECK_SAM)
+	$(CHECK_CREDENTIALS)
+	@for f in $(patsubst events/%,$(FILLED_EVENTS)/%,$(AWS_EVENTS)); do \
+		name=$$(basename $$f .json); \
+		echo "sam remote test-event put SweepFunction --stack-name $(STACK) --name $$name --file $$f"; \
+		$(LAMBDA_PATH) sam remote test-event put SweepFunction --stack-name $(STACK) $(REGION_FLAG) --name $$name --file $$f --force || exit 1; \
+	done
+
+## Invoke the deployed function with EVENT and pretty-print the result (or error). One
+## attempt only (AWS_MAX_ATTEMPTS=1): the CLI would otherwise retry a synchronous
+## invoke that timed out or lost its connection, and run the sweep a second time.
 invoke:
-	aws lambda invoke --function-name "$(FUNCTION)" --payload fileb://$(EVENT) \
+	@test -f "$(EVENT)" || { echo "invoke: no $(EVENT): run make events STANDARD_BUCKET=... EXPRESS_BUCKET=... or pass EVENT=file"; exit 2; }
+	@! grep -q -e '$(PLACEHOLDER_STANDARD)' -e '$(PLACEHOLDER_EXPRESS)' "$(EVENT)" || \
+		{ echo "invoke: $(EVENT) still names the placeholder buckets: use the filled copy from make events ($(FILLED_EVENTS)/)"; exit 2; }
+	AWS_MAX_ATTEMPTS=1 aws lambda invoke $(REGION_FLAG) --function-name "$(FUNCTION)" --payload fileb://$(EVENT) \
 		--cli-read-timeout 0 --cli-connect-timeout 10 $(RESULT) > $(RESULT).meta
 	@cat $(RESULT).meta; $(PYTHON) -m json.tool $(RESULT); rm -f $(RESULT).meta
 	@echo "full result in $(RESULT)"
 
 ## Write the test objects (SEED_COUNT x 46,080 bytes, test/{i}/vectors) to both buckets.
 seed-aws:
-	@test -n "$(STANDARD_BUCKET)" -a -n "$(EXPRESS_BUCKET)" || \
-		{ echo "usage: make seed-aws STANDARD_BUCKET=name EXPRESS_BUCKET=name--azid--x-s3"; exit 2; }
+	$(CHECK_BUCKETS)
 	$(CARGO) run --release --bin s3sweep -- seed --bucket $(STANDARD_BUCKET) --count $(SEED_COUNT)
 	$(CARGO) run --release --bin s3sweep -- seed --bucket $(EXPRESS_BUCKET) --count $(SEED_COUNT)
