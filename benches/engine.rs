@@ -16,11 +16,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use s3sweep::client::{ClientOptions, RequestSettings, SweepClient};
-use s3sweep::request::{KeyTemplate, Plan};
-use s3sweep::seed::{seed, SeedSpec};
-use s3sweep::server::{self, LatencyProfile, ServerConfig};
-use s3sweep::sweep::{self, Quiet, SweepOptions};
+use s3sweep::engine::{self, Quiet, SweepOptions};
+use s3sweep::lab::{self, LatencyProfile, ServerConfig};
+use s3sweep::plan::{KeyTemplate, Plan};
+use s3sweep::s3::seed::{seed, SeedSpec};
+use s3sweep::s3::{RequestSettings, SweepClient};
 
 /// CPU seconds of this process's threads, split by whether the thread name starts
 /// with `s3sweep-server`.
@@ -71,7 +71,7 @@ fn main() {
         .build()
         .unwrap();
     let running = server_rt
-        .block_on(server::start(ServerConfig {
+        .block_on(lab::start(ServerConfig {
             buckets: vec![("bench-bucket".into(), profile)],
             ..ServerConfig::default()
         }))
@@ -83,7 +83,7 @@ fn main() {
         .build()
         .unwrap();
     client_rt.block_on(async move {
-        let client = SweepClient::new(ClientOptions::local(&endpoint)).await.unwrap();
+        let client = SweepClient::new(s3sweep::lab::client_options(&endpoint)).await.unwrap();
         let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(30)));
         seed(
             &s3,
@@ -105,7 +105,7 @@ fn main() {
         .unwrap();
         let (c0, s0) = thread_cpu();
         let requests_before = client.transport().counters().requests_sent;
-        let result = sweep::run(&client, &plan, &SweepOptions::default(), Arc::new(Quiet)).await;
+        let result = engine::run(&client, &plan, &SweepOptions::default(), Arc::new(Quiet)).await;
         let (c1, s1) = thread_cpu();
         let gets = (client.transport().counters().requests_sent - requests_before) as f64;
         for r in &result.results {

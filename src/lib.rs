@@ -1,60 +1,50 @@
 //! s3sweep measures how fast many small objects can be read from S3 in parallel,
-//! bucket by bucket and concurrency level by concurrency level.
+//! bucket by bucket and concurrency level by concurrency level, and says why each
+//! curve flattens.
 //!
 //! # Map of the crate
 //!
-//! - [`request`]: the sweep request (the Lambda's event, `s3sweep run --event`'s file)
-//!   and its validation into a [`request::Plan`] that cannot hold invalid values.
-//! - [`client`]: the one S3 client per process: the AWS SDK on a transport we own
-//!   (hyper-util's pool with a per-host connection cap, `TCP_NODELAY`, counters).
-//! - [`sweep`]: the engine: bucket x workers x repetition, exactly `workers` GETs in
-//!   flight, bodies drained and counted, failures counted by kind.
-//! - [`diagnose`]: why each configuration ran as fast as it did: the per-request
-//!   breakdown (cold requests apart), client CPU and requests in flight, a verdict per
-//!   configuration, and per bucket the knee, a fit of the throughput model and its
-//!   predictions.
-//! - [`report`]: the result document (`s3sweep.result/v1`), percentiles, summaries and
-//!   the human tables.
-//! - [`seed`]: writes the test objects (skipping keys already there) and records what
-//!   it wrote in a manifest.
-//! - [`clean`]: deletes exactly the keys a seed manifest records (never a listing),
-//!   and takes them out of the manifest.
-//! - [`limits`]: the file-descriptor budget: raises the soft `RLIMIT_NOFILE` and says
-//!   clearly when a sweep needs more descriptors than allowed.
-//! - [`server`]: the embedded S3-compatible server (s3s) with per-bucket latency
-//!   profiles, for laptops and tests.
-//! - [`usage`]: CPU time, peak memory and machine facts.
-//! - [`fanout`]: one sweep over N invocations of the function: the coordinator's
-//!   child events (shards, shared start), invoking them (aws-sdk-lambda, no retries),
-//!   and the merge of their rows (summed counts, merged hdrhistograms, common window).
-//! - [`cost`]: the price table (request field `prices`), the S3 and Lambda cost of each
-//!   configuration, the cheapest configuration meeting `target_wall_ms`.
-//! - [`plot`]: the picture of a result (throughput and wall time against workers, knee
-//!   marked; first-byte percentiles; latency CDF) as SVG or PNG, with plotters.
-//! - [`compare`]: two results side by side, matching configurations, ratios, and
-//!   differences beyond the runs' own spread.
-//! - [`progress`]: the CLI's progress bars (indicatif), one per configuration.
-//! - [`lambda`]: the Lambda function's settings (from its environment only), handler,
-//!   deadline reading and progress log lines; errors become `Diagnostic`s with a
-//!   stable `errorType`.
+//! One-way layers: each module imports only the ones listed above it (a test,
+//! `tests/layers.rs`, fails on any import that goes up or round in a circle).
 //!
-//! The binaries are thin: `src/bin/s3sweep.rs` (the CLI) parses arguments and calls
-//! into these modules; `src/bin/s3sweep-lambda.rs` builds one [`lambda::Function`] and
-//! runs it under `lambda_runtime`.
+//! - [`model`]: the serde contract and nothing else: the sweep request (with its
+//!   fan-out and price sections) and the result document (`s3sweep.result/v1`: rows,
+//!   summaries, environment, diagnosis and fan-out blocks), percentiles, error kinds.
+//! - [`sys`]: the machine and the process: CPU time, peak memory, vCPUs, the
+//!   file-descriptor budget.
+//! - [`plan`]: a request validated into a [`plan::Plan`] that cannot hold invalid
+//!   values: one field reader for every section, key templates, bucket-name rules,
+//!   price and fan-out checks; every bad field named in one error.
+//! - [`transport`]: the HTTP transport the SDK sends through: hyper-util's pool with a
+//!   per-host connection cap, `TCP_NODELAY`, connect and first-byte timeouts, counters.
+//! - [`s3`]: the one S3 client per process on that transport (credentials passed in),
+//!   error classification, the measured GET, and `seed`/`clean` of test objects.
+//! - [`engine`]: the run: bucket x workers x repetition, exactly `workers` GETs in
+//!   flight, the recorder (histograms, cold/steady breakdown), the preflight, the start
+//!   schedule of side-by-side sweeps and the deadline rule. Returns measured rows.
+//! - [`analysis`]: model in, model out: summaries and knee, verdicts, the curve fit and
+//!   its predictions, cost, and the comparison of two results.
+//! - [`render`]: tables (terminal and Markdown from one place), diagnosis text, cost
+//!   and compare tables, the plot, progress bars.
+//! - [`lab`]: the embedded S3-compatible server (s3s) with latency profiles and faults,
+//!   its credentials, and the helper that runs it as a child process. Used by the CLI
+//!   and tests, never by the client.
+//! - [`lambda`]: the Lambda adapter: settings from the environment, event validation,
+//!   the handler, and fan-out (children, invoke, merge).
+//! - [`cli`]: the command-line adapter: clap arguments and the commands.
+//!
+//! The binaries only parse and call: `src/bin/s3sweep.rs` runs [`cli::run`];
+//! `src/bin/s3sweep-lambda.rs` builds one [`lambda::Function`] and runs it under
+//! `lambda_runtime`. `docs/architecture.md` follows one request from event to row.
 
-pub mod clean;
-pub mod client;
-pub mod compare;
-pub mod cost;
-pub mod diagnose;
-pub mod fanout;
+pub mod analysis;
+pub mod cli;
+pub mod engine;
+pub mod lab;
 pub mod lambda;
-pub mod limits;
-pub mod plot;
-pub mod progress;
-pub mod report;
-pub mod request;
-pub mod seed;
-pub mod server;
-pub mod sweep;
-pub mod usage;
+pub mod model;
+pub mod plan;
+pub mod render;
+pub mod s3;
+pub mod sys;
+pub mod transport;

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use s3sweep::request::Plan;
+use s3sweep::plan::Plan;
 
 const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
 /// Longest acceptable error text: a clear message, not an echo of a 10 MB input.

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use common::{seed_settings, seed_spec, seed_with, server_with};
-use s3sweep::clean;
-use s3sweep::client::{ClientOptions, SweepClient};
-use s3sweep::seed::SeedSpec;
-use s3sweep::server::LatencyProfile;
+use s3sweep::lab::LatencyProfile;
+use s3sweep::s3::clean;
+use s3sweep::s3::seed::SeedSpec;
+use s3sweep::s3::SweepClient;
 
 mod common;
 
@@ -30,7 +30,9 @@ async fn clean_deletes_only_the_manifest_keys() {
     for k in foreign {
         server.store().insert(bucket, k, Bytes::from_static(b"mine"));
     }
-    let client = SweepClient::new(ClientOptions::local(server.endpoint())).await.unwrap();
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
     let spec = SeedSpec {
         concurrency: 8,
         ..seed_spec(bucket, "data/{i}", 25, 100)
@@ -94,7 +96,7 @@ fn no_code_path_lists_and_deletes() {
     assert!(files.len() > 5, "found the sources");
     let mut checked = 0;
     for f in files {
-        if f.starts_with(root.join("server")) {
+        if f.starts_with(root.join("lab")) {
             continue;
         }
         let text = std::fs::read_to_string(&f).unwrap();

@@ -238,7 +238,7 @@ fn too_few_file_descriptors_is_a_clear_error() {
     assert!(err.contains("256"), "{err}");
     // A low soft limit under a high hard one is raised, and the run goes ahead (to an
     // endpoint where nothing listens: the preflight says so).
-    let hard = s3sweep::limits::nofile().hard;
+    let hard = s3sweep::sys::limits::nofile().hard;
     if hard >= 2048 {
         let out = Command::new("sh")
             .arg("-c")

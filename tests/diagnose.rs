@@ -11,12 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{options, seed_bucket};
-use s3sweep::client::{ClientOptions, SweepClient};
-use s3sweep::diagnose::{Thresholds, Verdict};
-use s3sweep::report::{render_tables, ConfigResult, SweepResult};
-use s3sweep::request::Plan;
-use s3sweep::server::{self, LatencyProfile, ServerConfig};
-use s3sweep::sweep::{self, Quiet};
+use s3sweep::engine::{self, Quiet};
+use s3sweep::lab::{self, LatencyProfile, ServerConfig};
+use s3sweep::model::{ConfigResult, SweepResult};
+use s3sweep::model::{Thresholds, Verdict};
+use s3sweep::plan::Plan;
+use s3sweep::render::{render_tables, Style};
+use s3sweep::s3::SweepClient;
 
 mod common;
 
@@ -39,7 +40,7 @@ impl ServerThread {
                 .build()
                 .unwrap();
             rt.block_on(async move {
-                let running = server::start(ServerConfig {
+                let running = lab::start(ServerConfig {
                     buckets: vec![(bucket, profile)],
                     ..ServerConfig::default()
                 })
@@ -71,14 +72,18 @@ impl Drop for ServerThread {
 }
 
 async fn seeded_client(server: &ServerThread, bucket: &str, count: u32, size: u64) -> SweepClient {
-    let client = SweepClient::new(ClientOptions::local(&server.endpoint)).await.unwrap();
+    let client = SweepClient::new(s3sweep::lab::client_options(&server.endpoint))
+        .await
+        .unwrap();
     seed_bucket(&client, bucket, count, size).await;
     client
 }
 
 async fn sweep(client: &SweepClient, plan: &str) -> SweepResult {
     let plan = Plan::from_json(plan).unwrap();
-    sweep::run(client, &plan, &options(), Arc::new(Quiet)).await
+    let mut result = engine::run(client, &plan, &options(), Arc::new(Quiet)).await;
+    s3sweep::analysis::analyse(&mut result, &Thresholds::default());
+    result
 }
 
 fn verdict(row: &ConfigResult) -> Verdict {
@@ -130,7 +135,7 @@ fn few_workers_on_standard_latency_are_latency_bound() {
         assert!(a.buckets[0].recommendation.contains("still rising"), "{a:?}");
         let fit = a.buckets[0].fit.as_ref().unwrap();
         assert!(fit.latency_ms_per_request > 10.0, "{fit:?}");
-        let text = render_tables(&result);
+        let text = render_tables(&result, Style::Terminal);
         assert!(text.contains("verdicts: 1-2 latency"), "{text}");
     });
 }

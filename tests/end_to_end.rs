@@ -5,24 +5,27 @@
 use std::sync::Arc;
 
 use common::{options, seed_bucket, server_with};
-use s3sweep::client::{ClientOptions, SweepClient};
-use s3sweep::request::Plan;
-use s3sweep::server::LatencyProfile;
-use s3sweep::sweep::{self, Quiet, StartError};
+use s3sweep::engine::{self, Quiet, StartError};
+use s3sweep::lab::LatencyProfile;
+use s3sweep::plan::Plan;
+use s3sweep::s3::{ClientOptions, SweepClient};
 
 mod common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counts_are_exact_and_missing_keys_are_not_found() {
     let server = server_with(&[("e2e-bucket", LatencyProfile::None)]).await;
-    let client = SweepClient::new(ClientOptions::local(server.endpoint())).await.unwrap();
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
     seed_bucket(&client, "e2e-bucket", 50, 1000).await;
     assert_eq!(server.store().object_count("e2e-bucket"), Some(50));
 
     let plan =
         Plan::from_json(r#"{"buckets": ["e2e-bucket"], "object_count": 60, "workers": [1, 4], "repetitions": 2}"#)
             .unwrap();
-    let result = sweep::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    let mut result = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    s3sweep::analysis::analyse(&mut result, &Default::default());
     assert_eq!(result.schema, "s3sweep.result/v1");
     assert_eq!(result.results.len(), 4);
     for row in &result.results {
@@ -67,10 +70,12 @@ async fn counts_are_exact_and_missing_keys_are_not_found() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_worker_has_no_delayed_ack_stall() {
     let server = server_with(&[("quick-bucket", LatencyProfile::None)]).await;
-    let client = SweepClient::new(ClientOptions::local(server.endpoint())).await.unwrap();
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
     seed_bucket(&client, "quick-bucket", 200, 46_080).await;
     let plan = Plan::from_json(r#"{"buckets": ["quick-bucket"], "object_count": 200, "workers": [1]}"#).unwrap();
-    let result = sweep::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    let result = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
     let row = &result.results[0];
     assert_eq!(row.ok, 200);
     let per_get_ms = row.wall_ms / 200.0;
@@ -84,14 +89,16 @@ async fn one_worker_has_no_delayed_ack_stall() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pool_caps_connections_and_measures_the_wait() {
     let server = server_with(&[("pool-bucket", LatencyProfile::Express)]).await;
-    let client = SweepClient::new(ClientOptions::local(server.endpoint())).await.unwrap();
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
     seed_bucket(&client, "pool-bucket", 160, 1000).await;
     let accepted_before = server.connections_accepted();
     let opened_before = client.transport().counters().connections_opened;
     let plan =
         Plan::from_json(r#"{"buckets": ["pool-bucket"], "object_count": 160, "workers": [32], "pool_connections": 8}"#)
             .unwrap();
-    let result = sweep::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    let result = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
     let row = &result.results[0];
     assert_eq!(row.ok, 160, "{row:?}");
     assert!(row.connections_opened <= 8, "{row:?}");
@@ -113,29 +120,31 @@ async fn pool_caps_connections_and_measures_the_wait() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn preflight_says_what_to_fix() {
     let server = server_with(&[("present-bucket", LatencyProfile::None)]).await;
-    let client = SweepClient::new(ClientOptions::local(server.endpoint())).await.unwrap();
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
 
     let plan = Plan::from_json(r#"{"buckets": ["absent-bucket"], "object_count": 5, "workers": [1]}"#).unwrap();
-    let err = sweep::preflight(&client, &plan).await.unwrap_err();
+    let err = engine::preflight(&client, &plan).await.unwrap_err();
     assert!(matches!(err, StartError::BucketNotFound { .. }), "{err:?}");
 
     let plan = Plan::from_json(r#"{"buckets": ["present-bucket"], "object_count": 5, "workers": [1]}"#).unwrap();
-    let err = sweep::preflight(&client, &plan).await.unwrap_err();
+    let err = engine::preflight(&client, &plan).await.unwrap_err();
     assert!(matches!(err, StartError::ObjectNotFound { .. }), "{err:?}");
     assert_eq!(err.error_type(), "ObjectNotFound");
     assert!(err.to_string().contains("s3sweep seed"), "{err}");
 
     seed_bucket(&client, "present-bucket", 5, 10).await;
-    sweep::preflight(&client, &plan).await.expect("seeded bucket passes");
+    engine::preflight(&client, &plan).await.expect("seeded bucket passes");
 
     let wrong = SweepClient::new(ClientOptions {
-        credentials: s3sweep::client::CredentialSource::Chain,
-        ..ClientOptions::local(server.endpoint())
+        credentials: s3sweep::s3::CredentialSource::Chain,
+        ..s3sweep::lab::client_options(server.endpoint())
     });
     // With no credentials in this environment the chain yields none or wrong ones;
     // either way the first request must fail with a clear start error, not a panic.
     if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
-        let err = sweep::preflight(&wrong.await.unwrap(), &plan).await.unwrap_err();
+        let err = engine::preflight(&wrong.await.unwrap(), &plan).await.unwrap_err();
         assert!(
             matches!(
                 err,
@@ -153,16 +162,16 @@ async fn unreachable_endpoint_is_counted_not_fatal() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let client = SweepClient::new(ClientOptions::local(format!("http://127.0.0.1:{port}")))
+    let client = SweepClient::new(s3sweep::lab::client_options(format!("http://127.0.0.1:{port}")))
         .await
         .unwrap();
     let plan = Plan::from_json(
         r#"{"buckets": ["gone-bucket"], "object_count": 20, "workers": [4], "warmup": false, "timeouts_ms": {"connect": 500}}"#,
     )
     .unwrap();
-    let err = sweep::preflight(&client, &plan).await.unwrap_err();
+    let err = engine::preflight(&client, &plan).await.unwrap_err();
     assert_eq!(err.error_type(), "EndpointUnreachable", "{err:?}");
-    let result = sweep::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    let result = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
     let row = &result.results[0];
     assert_eq!(row.ok, 0);
     assert_eq!(row.errors.total, 20);

@@ -10,10 +10,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde_json::{json, Value};
 
-use s3sweep::client::SweepClient;
-use s3sweep::fanout::decode_histogram;
+use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
-use s3sweep::server::{LatencyProfile, RunningServer};
+use s3sweep::model::fanout::decode_histogram;
+use s3sweep::s3::SweepClient;
 
 mod common;
 

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{options, seed_spec, seed_with, server_with};
-use s3sweep::client::{ClientOptions, SweepClient};
-use s3sweep::report::{ConfigResult, ErrorKind};
-use s3sweep::request::Plan;
-use s3sweep::seed::SeedSpec;
-use s3sweep::server::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile};
-use s3sweep::sweep::{self, Quiet};
+use s3sweep::engine::{self, Quiet};
+use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile};
+use s3sweep::model::{ConfigResult, ErrorKind};
+use s3sweep::plan::Plan;
+use s3sweep::s3::seed::SeedSpec;
+use s3sweep::s3::SweepClient;
 
 mod common;
 
@@ -50,11 +50,13 @@ fn count_of(row: &ConfigResult, kind: ErrorKind) -> u64 {
     }
 }
 
-async fn seeded_server(buckets: &[String]) -> (server::RunningServer, SweepClient) {
+async fn seeded_server(buckets: &[String]) -> (lab::RunningServer, SweepClient) {
     let named: Vec<(&str, LatencyProfile)> = buckets.iter().map(|b| (b.as_str(), LatencyProfile::None)).collect();
     let server = server_with(&named).await;
     server.faults().set_timing(TIMING);
-    let client = SweepClient::new(ClientOptions::local(server.endpoint())).await.unwrap();
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
     for bucket in buckets {
         let spec = SeedSpec {
             skip_existing: false,
@@ -78,7 +80,7 @@ fn plan(bucket: &str, workers: u32, max_attempts: u32) -> Plan {
 async fn sweep_bounded(client: &SweepClient, plan: &Plan, limit: Duration) -> (ConfigResult, Duration) {
     let started = Instant::now();
     let options = options();
-    let result = tokio::time::timeout(limit, sweep::run(client, plan, &options, Arc::new(Quiet)))
+    let result = tokio::time::timeout(limit, engine::run(client, plan, &options, Arc::new(Quiet)))
         .await
         .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));
     (result.results[0].clone(), started.elapsed())
@@ -205,7 +207,7 @@ async fn the_tally_endpoint_reports_what_was_injected() {
         .unwrap();
     let (row, _) = sweep_bounded(&client, &plan(&bucket, 4, 1), Duration::from_secs(30)).await;
     // A plain HTTP GET, as a test of the `serve` binary would make it.
-    let body = http_get(server.addr(), server::FAULTS_PATH).await;
+    let body = http_get(server.addr(), lab::FAULTS_PATH).await;
     let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(doc["tally"]["injected"]["slow-down"], row.errors.throttled);
     assert_eq!(doc["tally"]["get_requests"], u64::from(OBJECTS));
@@ -250,12 +252,12 @@ async fn preflight_survives_transient_faults_and_names_persistent_ones() {
     let before = server.faults().tally();
     let mut failed = 0u64;
     for _ in 0..20 {
-        if let Err(e) = sweep::preflight(&client, &plan).await {
+        if let Err(e) = engine::preflight(&client, &plan).await {
             // Only a run of PREFLIGHT_TRIES faults in a row may stop it.
             assert!(
                 matches!(
                     e,
-                    sweep::StartError::Other { .. } | sweep::StartError::Unreachable { .. }
+                    engine::StartError::Other { .. } | engine::StartError::Unreachable { .. }
                 ),
                 "{e}"
             );
@@ -277,7 +279,7 @@ async fn preflight_survives_transient_faults_and_names_persistent_ones() {
         tally.get_requests - 20,
         "every retry followed a fault"
     );
-    assert!(failed * u64::from(sweep::PREFLIGHT_TRIES) <= tally.injected_total);
+    assert!(failed * u64::from(engine::PREFLIGHT_TRIES) <= tally.injected_total);
     assert!(failed <= 2, "{failed} of 20 preflights gave up at 30% transient faults");
     // Every GET throttled: the preflight gives up after its tries and says why.
     server
@@ -291,10 +293,10 @@ async fn preflight_survives_transient_faults_and_names_persistent_ones() {
         )
         .unwrap();
     let before = server.faults().tally();
-    let err = sweep::preflight(&client, &plan).await.unwrap_err();
+    let err = engine::preflight(&client, &plan).await.unwrap_err();
     assert!(err.to_string().contains("SlowDown"), "{err}");
     assert_eq!(
         server.faults().tally().since(&before).get_requests,
-        u64::from(sweep::PREFLIGHT_TRIES)
+        u64::from(engine::PREFLIGHT_TRIES)
     );
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-use s3sweep::request::Plan;
+use s3sweep::plan::Plan;
 
 static PANICS: AtomicU64 = AtomicU64::new(0);
 static HOOK: Once = Once::new();
@@ -77,7 +77,7 @@ fn key() -> impl Strategy<Value = String> {
     ]
 }
 
-fn check_error(err: &s3sweep::request::RequestError) {
+fn check_error(err: &s3sweep::plan::RequestError) {
     assert!(!err.problems.is_empty());
     for p in &err.problems {
         assert!(!p.field.is_empty(), "{err}");
@@ -249,8 +249,8 @@ fn the_server_survives_random_requests() {
         .build()
         .unwrap();
     let server = runtime
-        .block_on(s3sweep::server::start(s3sweep::server::ServerConfig {
-            buckets: vec![("fuzz-bucket".into(), s3sweep::server::LatencyProfile::None)],
+        .block_on(s3sweep::lab::start(s3sweep::lab::ServerConfig {
+            buckets: vec![("fuzz-bucket".into(), s3sweep::lab::LatencyProfile::None)],
             ..Default::default()
         }))
         .unwrap();
@@ -274,10 +274,10 @@ fn the_server_survives_random_requests() {
     let endpoint = server.endpoint();
     let plan = Plan::from_json(r#"{"buckets": ["fuzz-bucket"], "object_count": 1, "workers": [1]}"#).unwrap();
     runtime.block_on(async {
-        let client = s3sweep::client::SweepClient::new(s3sweep::client::ClientOptions::local(endpoint))
+        let client = s3sweep::s3::SweepClient::new(s3sweep::lab::client_options(endpoint))
             .await
             .unwrap();
-        s3sweep::sweep::preflight(&client, &plan).await.expect("still serving");
+        s3sweep::engine::preflight(&client, &plan).await.expect("still serving");
     });
     assert_eq!(PANICS.load(Ordering::SeqCst), 0);
     drop(server);

@@ -9,16 +9,16 @@ use std::time::Duration;
 use lambda_runtime::{Context, Diagnostic, LambdaEvent};
 use serde_json::{json, Value};
 
-use s3sweep::client::{RequestSettings, SweepClient};
+use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
 use s3sweep::lambda::{validate_event, Function, FunctionSettings, InvocationError, ENDPOINT_ENV};
-use s3sweep::request::KeyTemplate;
-use s3sweep::seed::{seed, SeedSpec};
-use s3sweep::server::{self, LatencyProfile, RunningServer, ServerConfig};
+use s3sweep::plan::KeyTemplate;
+use s3sweep::s3::seed::{seed, SeedSpec};
+use s3sweep::s3::{RequestSettings, SweepClient};
 
 mod common;
 
 async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
-    server::start(ServerConfig {
+    lab::start(ServerConfig {
         buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
         ..ServerConfig::default()
     })
@@ -268,8 +268,8 @@ fn every_file_in_events_is_a_valid_request() {
     // seed.json is the original experiment: both buckets, 1,000 objects, its workers.
     let seed = find("seed.json");
     assert_eq!(seed.buckets().len(), 2);
-    assert!(seed.buckets().iter().any(|b| s3sweep::request::is_directory_bucket(b)));
-    assert!(seed.buckets().iter().any(|b| !s3sweep::request::is_directory_bucket(b)));
+    assert!(seed.buckets().iter().any(|b| s3sweep::plan::is_directory_bucket(b)));
+    assert!(seed.buckets().iter().any(|b| !s3sweep::plan::is_directory_bucket(b)));
     assert_eq!(seed.object_count(), 1000);
     assert_eq!(seed.keys().as_template(), "test/{i}/vectors");
     assert_eq!(seed.workers(), &[1, 2, 4, 8, 16, 17, 18, 19, 20]);

@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::{options, server_with};
-use s3sweep::client::{ClientOptions, SweepClient};
-use s3sweep::limits;
-use s3sweep::request::Plan;
-use s3sweep::server::LatencyProfile;
-use s3sweep::sweep::{self, Quiet};
-use s3sweep::usage;
+use s3sweep::engine::{self, Quiet};
+use s3sweep::lab::LatencyProfile;
+use s3sweep::plan::Plan;
+use s3sweep::s3::SweepClient;
+use s3sweep::sys::limits;
+use s3sweep::sys::usage;
 
 mod common;
 
@@ -33,7 +33,9 @@ async fn load(requests: u32, workers: u32, max_rss_growth_mib: u64, limit: Durat
     for i in 0..requests {
         server.store().insert("load-bucket", &format!("load/{i}"), body.clone());
     }
-    let client = SweepClient::new(ClientOptions::local(server.endpoint())).await.unwrap();
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
     let plan = Plan::from_json(&format!(
         r#"{{"buckets": ["load-bucket"], "key_template": "load/{{i}}", "object_count": {requests},
             "workers": [{workers}], "pool_connections": {workers}, "warmup": false}}"#
@@ -59,7 +61,7 @@ async fn load(requests: u32, workers: u32, max_rss_growth_mib: u64, limit: Durat
     let sent_before = client.transport().counters().requests_sent;
     let started = Instant::now();
     let options = options();
-    let result = tokio::time::timeout(limit, sweep::run(&client, &plan, &options, Arc::new(Quiet)))
+    let result = tokio::time::timeout(limit, engine::run(&client, &plan, &options, Arc::new(Quiet)))
         .await
         .unwrap_or_else(|_| panic!("{requests} requests at {workers} workers not done within {limit:?}"));
     let took = started.elapsed();

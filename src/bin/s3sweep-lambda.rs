@@ -15,7 +15,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     // AWS_LAMBDA_LOG_FORMAT=JSON.
     lambda_runtime::tracing::init_default_subscriber();
     // Many pooled connections need many descriptors: lift the soft limit to the hard one.
-    let fd_limits = s3sweep::limits::raise_nofile();
+    let fd_limits = s3sweep::sys::limits::raise_nofile();
     tracing::debug!(soft = fd_limits.soft, hard = fd_limits.hard, "file descriptor limits");
     let settings = FunctionSettings::from_env().inspect_err(|e| tracing::error!("{e}"))?;
     let function = Arc::new(

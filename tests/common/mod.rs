@@ -8,15 +8,15 @@ use std::io::{BufRead, BufReader, Lines};
 use std::process::{Child, ChildStdout, Command, Output};
 use std::time::{Duration, Instant};
 
-use s3sweep::client::{RequestSettings, SweepClient};
-use s3sweep::request::KeyTemplate;
-use s3sweep::seed::{seed, SeedManifest, SeedSpec};
-use s3sweep::server::{self, LatencyProfile, RunningServer, ServerConfig};
-use s3sweep::sweep::SweepOptions;
+use s3sweep::engine::SweepOptions;
+use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
+use s3sweep::plan::KeyTemplate;
+use s3sweep::s3::seed::{seed, SeedManifest, SeedSpec};
+use s3sweep::s3::{RequestSettings, SweepClient};
 
 /// The embedded server with these buckets, each behind its latency profile.
 pub async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
-    server::start(ServerConfig {
+    lab::start(ServerConfig {
         buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
         ..ServerConfig::default()
     })

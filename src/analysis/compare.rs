@@ -1,0 +1,472 @@
+//! Two results side by side (`s3sweep compare A.json B.json`): matching configurations,
+//! ratios B/A, and a flag where the difference is beyond the runs' own spread.
+//!
+//! # Matching
+//! Buckets are paired first, then configurations within a pair by worker count:
+//! 1. with `--bucket-a`/`--bucket-b`, exactly that pair (one of them may be left out
+//!    when the other side has a bucket of the same name, or only one bucket);
+//! 2. else every bucket name present in both results is paired with itself
+//!    ("before vs after a change", "1,769 MB vs 10,240 MB");
+//! 3. else buckets are paired by position: A's first with B's first, and so on
+//!    ("Standard vs Express" from two runs). One file may be compared with itself
+//!    (`compare R.json --bucket-a std --bucket-b exp`).
+//!
+//! Worker counts present on one side only are listed, not compared.
+//!
+//! # Significance
+//! Each configuration's repetitions give its spread. A difference is flagged only when
+//! both sides have at least 3 repetitions and the ranges of wall times do not overlap
+//! (every repetition of one side faster than every repetition of the other). If the
+//! two runs came from the same distribution, that happens by chance with probability
+//! 2 / C(n_a + n_b, n_a): 10% at 3 vs 3, 2.9% at 4 vs 4, 0.8% at 5 vs 5; it is shown
+//! as `p`. With fewer repetitions the ratios are shown and no claim is made.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::model::stats::median;
+use crate::model::{ConfigResult, SweepResult};
+
+/// Repetitions each side needs before a difference is called significant.
+pub const MIN_REPETITIONS: usize = 3;
+
+/// Why two results cannot be compared.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompareError {
+    #[error("{side} has no bucket {bucket:?}; it has {available}")]
+    NoSuchBucket {
+        side: &'static str,
+        bucket: String,
+        available: String,
+    },
+    #[error(
+        "cannot tell which bucket of {side} to compare with {bucket:?}: pass --bucket-{side_flag} (it has {available})"
+    )]
+    Ambiguous {
+        side: &'static str,
+        side_flag: &'static str,
+        bucket: String,
+        available: String,
+    },
+    #[error("a file compared with itself needs --bucket-a and --bucket-b naming two different buckets")]
+    SameFileSameBucket,
+    #[error("{0} has no configurations")]
+    Empty(&'static str),
+}
+
+/// Repetitions of one configuration, summarised.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Spread {
+    pub repetitions: usize,
+    pub median_wall_ms: f64,
+    pub min_wall_ms: f64,
+    pub max_wall_ms: f64,
+    pub median_objects_per_s: f64,
+    pub median_ttfb_p50_ms: f64,
+    pub errors: u64,
+}
+
+impl Spread {
+    fn of(rows: &[&ConfigResult]) -> Spread {
+        let med = |v: Vec<f64>| median(v).unwrap_or(0.0);
+        let walls: Vec<f64> = rows.iter().map(|r| r.wall_ms).collect();
+        Spread {
+            repetitions: rows.len(),
+            median_wall_ms: med(walls.clone()),
+            min_wall_ms: walls.iter().copied().fold(f64::INFINITY, f64::min),
+            max_wall_ms: walls.iter().copied().fold(0.0, f64::max),
+            median_objects_per_s: med(rows.iter().map(|r| r.objects_per_s).collect()),
+            median_ttfb_p50_ms: med(rows.iter().map(|r| r.ttfb_ms.p50).collect()),
+            errors: rows.iter().map(|r| r.errors.total).sum(),
+        }
+    }
+}
+
+/// What the spread allows us to say about one matched configuration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every repetition of B was faster than every repetition of A.
+    BFaster { p: f64 },
+    /// Every repetition of B was slower than every repetition of A.
+    BSlower { p: f64 },
+    /// The ranges overlap: no difference beyond the runs' own spread.
+    WithinSpread,
+    /// Fewer than [`MIN_REPETITIONS`] on a side: no claim.
+    TooFewRepetitions,
+}
+
+impl Verdict {
+    pub fn text(&self) -> String {
+        match self {
+            Verdict::BFaster { p } => format!("B faster (p={p:.3})"),
+            Verdict::BSlower { p } => format!("B slower (p={p:.3})"),
+            Verdict::WithinSpread => "within spread".into(),
+            Verdict::TooFewRepetitions => "n/a (<3 reps)".into(),
+        }
+    }
+}
+
+/// 2 / C(a + b, a): the chance that a ranges do not overlap by luck.
+pub fn non_overlap_p(a: usize, b: usize) -> f64 {
+    let mut c = 1.0f64;
+    for i in 0..a {
+        c = c * (b + a - i) as f64 / (i + 1) as f64;
+    }
+    (2.0 / c).min(1.0)
+}
+
+/// The verdict for two spreads.
+pub fn verdict(a: &Spread, b: &Spread) -> Verdict {
+    if a.repetitions < MIN_REPETITIONS || b.repetitions < MIN_REPETITIONS {
+        return Verdict::TooFewRepetitions;
+    }
+    let p = non_overlap_p(a.repetitions, b.repetitions);
+    if b.max_wall_ms < a.min_wall_ms {
+        Verdict::BFaster { p }
+    } else if b.min_wall_ms > a.max_wall_ms {
+        Verdict::BSlower { p }
+    } else {
+        Verdict::WithinSpread
+    }
+}
+
+/// One worker count present in both buckets of a pair.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MatchedConfig {
+    pub workers: u32,
+    pub a: Spread,
+    pub b: Spread,
+    /// Median wall time, B / A (below 1: B faster).
+    pub wall_ratio: f64,
+    /// Median throughput, B / A (above 1: B faster).
+    pub throughput_ratio: f64,
+    pub verdict: Verdict,
+}
+
+/// Two buckets compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BucketPair {
+    pub bucket_a: String,
+    pub bucket_b: String,
+    /// `chosen`, `same name` or `position`.
+    pub matched_by: &'static str,
+    pub configs: Vec<MatchedConfig>,
+    pub only_in_a: Vec<u32>,
+    pub only_in_b: Vec<u32>,
+    pub best_a: Option<(u32, f64)>,
+    pub best_b: Option<(u32, f64)>,
+    pub knee_a: Option<u32>,
+    pub knee_b: Option<u32>,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub pairs: Vec<BucketPair>,
+    /// Buckets left unpaired, per side.
+    pub unpaired_a: Vec<String>,
+    pub unpaired_b: Vec<String>,
+    /// A sentence on each run's environment (runner, memory, vCPUs).
+    pub environment_a: String,
+    pub environment_b: String,
+    /// Fewest repetitions of any matched configuration, per side.
+    pub min_repetitions_a: usize,
+    pub min_repetitions_b: usize,
+}
+
+/// Which buckets to compare.
+#[derive(Debug, Clone, Default)]
+pub struct CompareOptions {
+    pub bucket_a: Option<String>,
+    pub bucket_b: Option<String>,
+    /// True when A and B are the same file.
+    pub same_file: bool,
+}
+
+fn buckets(r: &SweepResult) -> Vec<String> {
+    r.buckets().into_iter().map(str::to_string).collect()
+}
+
+/// One sentence on where and how a result was produced (runner, machine, Lambda
+/// memory, objects, repetitions, pool).
+pub fn environment(r: &SweepResult) -> String {
+    let e = &r.environment;
+    let mut s = format!("{} on {} {}, {} vCPUs", e.runner, e.os, e.arch, e.vcpus);
+    if let Some(l) = &e.lambda {
+        if let Some(m) = l.memory_size_mb {
+            let _ = write!(s, ", Lambda {m} MB");
+        }
+    }
+    let _ = write!(
+        s,
+        ", {} objects, {} repetition(s), pool {}",
+        r.request.object_count, r.request.repetitions, r.request.pool_connections
+    );
+    s
+}
+
+fn choose(
+    side: &'static str,
+    given: &Option<String>,
+    mine: &[String],
+    other_choice: Option<&str>,
+) -> Result<Option<String>, CompareError> {
+    let available = if mine.is_empty() {
+        "no buckets".to_string()
+    } else {
+        mine.join(", ")
+    };
+    match given {
+        Some(b) if mine.contains(b) => Ok(Some(b.clone())),
+        Some(b) => Err(CompareError::NoSuchBucket {
+            side,
+            bucket: b.clone(),
+            available,
+        }),
+        None => match other_choice {
+            None => Ok(None),
+            Some(o) if mine.iter().any(|m| m == o) => Ok(Some(o.to_string())),
+            Some(_) if mine.len() == 1 => Ok(Some(mine[0].clone())),
+            Some(o) => Err(CompareError::Ambiguous {
+                side,
+                side_flag: if side == "A" { "a" } else { "b" },
+                bucket: o.to_string(),
+                available,
+            }),
+        },
+    }
+}
+
+/// Compares `b` against `a`.
+pub fn compare(a: &SweepResult, b: &SweepResult, options: &CompareOptions) -> Result<Comparison, CompareError> {
+    let ba = buckets(a);
+    let bb = buckets(b);
+    if ba.is_empty() {
+        return Err(CompareError::Empty("A"));
+    }
+    if bb.is_empty() {
+        return Err(CompareError::Empty("B"));
+    }
+    let chosen_a = choose("A", &options.bucket_a, &ba, options.bucket_b.as_deref())?;
+    let chosen_b = choose("B", &options.bucket_b, &bb, chosen_a.as_deref())?;
+    let (pairs, matched_by): (Vec<(String, String)>, &'static str) = match (chosen_a, chosen_b) {
+        (Some(x), Some(y)) => {
+            if options.same_file && x == y {
+                return Err(CompareError::SameFileSameBucket);
+            }
+            (vec![(x, y)], "chosen")
+        }
+        _ if options.same_file => return Err(CompareError::SameFileSameBucket),
+        _ => {
+            let common: Vec<(String, String)> = ba
+                .iter()
+                .filter(|x| bb.contains(x))
+                .map(|x| (x.clone(), x.clone()))
+                .collect();
+            if common.is_empty() {
+                (ba.iter().cloned().zip(bb.iter().cloned()).collect(), "position")
+            } else {
+                (common, "same name")
+            }
+        }
+    };
+    // Buckets left out on purpose (a chosen pair) are not listed as unpaired.
+    let unpaired = |all: &[String], side: fn(&(String, String)) -> &String| -> Vec<String> {
+        if matched_by == "chosen" {
+            return Vec::new();
+        }
+        all.iter()
+            .filter(|x| !pairs.iter().any(|p| side(p) == *x))
+            .cloned()
+            .collect()
+    };
+    let unpaired_a = unpaired(&ba, |p| &p.0);
+    let unpaired_b = unpaired(&bb, |p| &p.1);
+    let mut min_a = usize::MAX;
+    let mut min_b = usize::MAX;
+    let pairs = pairs
+        .into_iter()
+        .map(|(x, y)| {
+            let rows_a: Vec<&ConfigResult> = a.results.iter().filter(|r| r.bucket == x).collect();
+            let rows_b: Vec<&ConfigResult> = b.results.iter().filter(|r| r.bucket == y).collect();
+            let mut wa: Vec<u32> = rows_a.iter().map(|r| r.workers).collect();
+            wa.sort_unstable();
+            wa.dedup();
+            let mut wb: Vec<u32> = rows_b.iter().map(|r| r.workers).collect();
+            wb.sort_unstable();
+            wb.dedup();
+            let configs: Vec<MatchedConfig> = wa
+                .iter()
+                .filter(|w| wb.contains(w))
+                .map(|&w| {
+                    let sa = Spread::of(&rows_a.iter().copied().filter(|r| r.workers == w).collect::<Vec<_>>());
+                    let sb = Spread::of(&rows_b.iter().copied().filter(|r| r.workers == w).collect::<Vec<_>>());
+                    min_a = min_a.min(sa.repetitions);
+                    min_b = min_b.min(sb.repetitions);
+                    MatchedConfig {
+                        workers: w,
+                        wall_ratio: sb.median_wall_ms / sa.median_wall_ms.max(1e-9),
+                        throughput_ratio: sb.median_objects_per_s / sa.median_objects_per_s.max(1e-9),
+                        verdict: verdict(&sa, &sb),
+                        a: sa,
+                        b: sb,
+                    }
+                })
+                .collect();
+            let sum_a = a.summary.iter().find(|s| s.bucket == x);
+            let sum_b = b.summary.iter().find(|s| s.bucket == y);
+            BucketPair {
+                only_in_a: wa.iter().copied().filter(|w| !wb.contains(w)).collect(),
+                only_in_b: wb.iter().copied().filter(|w| !wa.contains(w)).collect(),
+                best_a: sum_a.map(|s| (s.best_workers, s.best_wall_ms)),
+                best_b: sum_b.map(|s| (s.best_workers, s.best_wall_ms)),
+                knee_a: sum_a.and_then(|s| s.knee_workers),
+                knee_b: sum_b.and_then(|s| s.knee_workers),
+                bucket_a: x,
+                bucket_b: y,
+                matched_by,
+                configs,
+            }
+        })
+        .collect();
+    Ok(Comparison {
+        pairs,
+        unpaired_a,
+        unpaired_b,
+        environment_a: environment(a),
+        environment_b: environment(b),
+        min_repetitions_a: if min_a == usize::MAX { 0 } else { min_a },
+        min_repetitions_b: if min_b == usize::MAX { 0 } else { min_b },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::summarized as result;
+    use crate::model::test_rows::row;
+
+    fn reps(bucket: &str, workers: u32, walls: &[f64]) -> Vec<ConfigResult> {
+        walls
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| row(bucket, workers, i as u32 + 1, w, 0))
+            .collect()
+    }
+
+    #[test]
+    fn chance_of_non_overlap() {
+        assert!((non_overlap_p(3, 3) - 0.1).abs() < 1e-12);
+        assert!((non_overlap_p(5, 5) - 2.0 / 252.0).abs() < 1e-12);
+        assert_eq!(non_overlap_p(1, 1), 1.0);
+    }
+
+    #[test]
+    fn same_names_pair_and_spread_decides() {
+        let a = result(
+            [
+                reps("b1", 1, &[100.0, 110.0, 105.0]),
+                reps("b1", 8, &[50.0, 52.0, 51.0]),
+            ]
+            .concat(),
+        );
+        let b = result([reps("b1", 1, &[60.0, 62.0, 61.0]), reps("b1", 8, &[49.0, 53.0, 50.0])].concat());
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        assert_eq!(c.pairs.len(), 1);
+        let p = &c.pairs[0];
+        assert_eq!(p.matched_by, "same name");
+        assert_eq!(p.configs[0].verdict, Verdict::BFaster { p: 0.1 });
+        assert!((p.configs[0].wall_ratio - 61.0 / 105.0).abs() < 1e-9);
+        assert_eq!(p.configs[1].verdict, Verdict::WithinSpread);
+    }
+
+    #[test]
+    fn slower_and_too_few_repetitions() {
+        let a = result(reps("x-bucket", 4, &[10.0, 11.0, 12.0]));
+        let b = result(reps("x-bucket", 4, &[20.0, 21.0, 22.0]));
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        assert!(matches!(c.pairs[0].configs[0].verdict, Verdict::BSlower { .. }));
+        let b1 = result(reps("x-bucket", 4, &[20.0]));
+        let c = compare(&a, &b1, &CompareOptions::default()).unwrap();
+        assert_eq!(c.pairs[0].configs[0].verdict, Verdict::TooFewRepetitions);
+    }
+
+    #[test]
+    fn different_buckets_pair_by_position_or_by_choice() {
+        let a = result(
+            [
+                reps("std-a", 1, &[100.0]),
+                reps("std-a", 2, &[60.0]),
+                reps("exp-a", 1, &[20.0]),
+            ]
+            .concat(),
+        );
+        let b = result(
+            [
+                reps("std-b", 1, &[90.0]),
+                reps("std-b", 4, &[30.0]),
+                reps("exp-b", 1, &[10.0]),
+            ]
+            .concat(),
+        );
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        assert_eq!(c.pairs.len(), 2);
+        assert_eq!(c.pairs[0].matched_by, "position");
+        assert_eq!(
+            (c.pairs[0].bucket_a.as_str(), c.pairs[0].bucket_b.as_str()),
+            ("std-a", "std-b")
+        );
+        assert_eq!(c.pairs[0].configs.len(), 1);
+        assert_eq!(c.pairs[0].only_in_a, vec![2]);
+        assert_eq!(c.pairs[0].only_in_b, vec![4]);
+
+        // Standard vs Express within one file.
+        let c = compare(
+            &a,
+            &a,
+            &CompareOptions {
+                bucket_a: Some("std-a".into()),
+                bucket_b: Some("exp-a".into()),
+                same_file: true,
+            },
+        )
+        .unwrap();
+        assert_eq!(c.pairs[0].matched_by, "chosen");
+        assert!((c.pairs[0].configs[0].wall_ratio - 0.2).abs() < 1e-9);
+        assert_eq!(c.unpaired_a, Vec::<String>::new());
+
+        let err = compare(
+            &a,
+            &b,
+            &CompareOptions {
+                bucket_a: Some("nope".into()),
+                ..CompareOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("std-a, exp-a"), "{err}");
+        let err = compare(
+            &a,
+            &b,
+            &CompareOptions {
+                bucket_a: Some("exp-a".into()),
+                ..CompareOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(err, CompareError::Ambiguous { .. }), "{err}");
+        assert!(matches!(
+            compare(
+                &a,
+                &a,
+                &CompareOptions {
+                    same_file: true,
+                    ..CompareOptions::default()
+                }
+            ),
+            Err(CompareError::SameFileSameBucket)
+        ));
+    }
+}

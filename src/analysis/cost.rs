@@ -1,0 +1,326 @@
+//! Cost: what the GETs and the Lambda time of each configuration cost, from the price
+//! table of the request (`prices`, see [`crate::model::Prices`]), and the cheapest
+//! configuration that meets a target wall time (`target_wall_ms`).
+//!
+//! Everything here is derived from a result document, so `s3sweep report` prices runs
+//! from `local`, `run` and the Lambda alike. The defaults are AWS's published us-east-1
+//! list prices as of 2025 (S3 Express One Zone after its April 2025 reduction); they are
+//! defaults to override, not measurements:
+//!
+//! | field | default | meaning |
+//! |---|---|---|
+//! | `s3_standard_get_per_1000_usd` | 0.0004 | S3 Standard GET, per 1,000 requests |
+//! | `s3_express_get_per_1000_usd` | 0.00003 | S3 Express One Zone GET, per 1,000 requests |
+//! | `s3_express_retrieval_per_gb_usd` | 0.0006 | S3 Express One Zone data retrieval, per GB read |
+//! | `lambda_x86_64_gb_s_usd` | 0.0000166667 | Lambda duration, x86_64, per GB-second (first tier) |
+//! | `lambda_arm64_gb_s_usd` | 0.0000133334 | Lambda duration, arm64, per GB-second (first tier) |
+//! | `lambda_memory_mb` | 10240 | memory assumed when the run was not in Lambda (in Lambda: the function's own) |
+//! | `lambda_architecture` | the machine's | `x86_64` or `arm64`, assumed when the run was not in Lambda |
+//! | `express_buckets` | `[]` | buckets priced as Express besides directory buckets (`*--x-s3`) |
+//!
+//! Billed GETs are the timed requests plus their retries (warm-up GETs and Express
+//! `CreateSession` calls are not counted). Lambda GB-seconds are the configuration's
+//! wall time times the memory: the share of the invocation that configuration used.
+//! Lambda's per-invocation charge ($0.20 per million) is left out: one invocation runs
+//! a whole sweep.
+
+use serde::Serialize;
+
+use crate::model::stats::{first_seen, median};
+use crate::model::{Architecture, ConfigResult, Prices, SweepResult};
+use crate::plan::is_directory_bucket;
+
+/// How a bucket's GETs are priced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StorageClass {
+    Standard,
+    Express,
+}
+
+impl Prices {
+    /// Express for directory buckets and the buckets listed in `express_buckets`.
+    pub fn class_of(&self, bucket: &str) -> StorageClass {
+        if is_directory_bucket(bucket) || self.express_buckets.iter().any(|b| b == bucket) {
+            StorageClass::Express
+        } else {
+            StorageClass::Standard
+        }
+    }
+}
+
+/// Where the Lambda memory and architecture used for pricing came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LambdaBasis {
+    pub memory_mb: u32,
+    pub architecture: Architecture,
+    pub gb_s_usd: f64,
+    /// True when taken from the Lambda function that ran the sweep; false when assumed.
+    pub measured_in_lambda: bool,
+}
+
+/// The cost of one configuration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigCost {
+    pub bucket: String,
+    pub workers: u32,
+    pub repetition: u32,
+    pub class: StorageClass,
+    /// Timed GETs plus retries.
+    pub billed_gets: u64,
+    pub s3_usd: f64,
+    pub lambda_gb_s: f64,
+    pub lambda_usd: f64,
+    pub total_usd: f64,
+    /// `total_usd` per 1,000 billed GETs.
+    pub per_1000_gets_usd: f64,
+    pub wall_ms: f64,
+}
+
+/// The cheapest (bucket, workers) by median cost per 1,000 GETs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cheapest {
+    pub bucket: String,
+    pub workers: u32,
+    /// Median over repetitions.
+    pub wall_ms: f64,
+    /// Median over repetitions.
+    pub per_1000_gets_usd: f64,
+}
+
+/// Costs of every configuration of a run, and the cheapest choice.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostReport {
+    pub lambda: LambdaBasis,
+    pub rows: Vec<ConfigCost>,
+    pub target_wall_ms: Option<u64>,
+    /// Cheapest configuration whose median wall time is within the target; without a
+    /// target, the cheapest of all.
+    pub cheapest: Option<Cheapest>,
+    /// Total over every configuration.
+    pub total_usd: f64,
+}
+
+/// Prices one configuration.
+pub fn config_cost(prices: &Prices, lambda: &LambdaBasis, r: &ConfigResult) -> ConfigCost {
+    let class = prices.class_of(&r.bucket);
+    let billed_gets = r.requests + r.retries;
+    let s3_usd = match class {
+        StorageClass::Standard => billed_gets as f64 * prices.s3_standard_get_per_1000_usd / 1000.0,
+        StorageClass::Express => {
+            billed_gets as f64 * prices.s3_express_get_per_1000_usd / 1000.0
+                + r.bytes as f64 / (1u64 << 30) as f64 * prices.s3_express_retrieval_per_gb_usd
+        }
+    };
+    let lambda_gb_s = f64::from(lambda.memory_mb) / 1024.0 * r.wall_ms / 1000.0;
+    let lambda_usd = lambda_gb_s * lambda.gb_s_usd;
+    let total_usd = s3_usd + lambda_usd;
+    ConfigCost {
+        bucket: r.bucket.clone(),
+        workers: r.workers,
+        repetition: r.repetition,
+        class,
+        billed_gets,
+        s3_usd,
+        lambda_gb_s,
+        lambda_usd,
+        total_usd,
+        per_1000_gets_usd: if billed_gets == 0 {
+            0.0
+        } else {
+            total_usd / billed_gets as f64 * 1000.0
+        },
+        wall_ms: r.wall_ms,
+    }
+}
+
+/// Overrides applied when reading a result (e.g. `s3sweep report --lambda-memory-mb`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CostOverrides {
+    pub lambda_memory_mb: Option<u32>,
+    pub target_wall_ms: Option<u64>,
+}
+
+/// Prices every configuration of a result.
+pub fn cost_report(result: &SweepResult, overrides: CostOverrides) -> CostReport {
+    let prices = &result.request.prices;
+    let in_lambda = result.environment.lambda.as_ref().and_then(|l| l.memory_size_mb);
+    let (memory_mb, measured) = match (overrides.lambda_memory_mb, in_lambda) {
+        (Some(m), _) => (m, false),
+        (None, Some(m)) => (m, true),
+        (None, None) => (prices.lambda_memory_mb, false),
+    };
+    let architecture = if result.environment.lambda.is_some() {
+        Architecture::from_machine(&result.environment.arch)
+    } else {
+        prices
+            .lambda_architecture
+            .unwrap_or_else(|| Architecture::from_machine(&result.environment.arch))
+    };
+    let lambda = LambdaBasis {
+        memory_mb,
+        architecture,
+        gb_s_usd: match architecture {
+            Architecture::X86_64 => prices.lambda_x86_64_gb_s_usd,
+            Architecture::Arm64 => prices.lambda_arm64_gb_s_usd,
+        },
+        measured_in_lambda: measured,
+    };
+    let rows: Vec<ConfigCost> = result.results.iter().map(|r| config_cost(prices, &lambda, r)).collect();
+    let target_wall_ms = overrides.target_wall_ms.or(result.request.target_wall_ms);
+    let cheapest = cheapest(result, &rows, target_wall_ms);
+    CostReport {
+        total_usd: rows.iter().map(|r| r.total_usd).sum(),
+        lambda,
+        rows,
+        target_wall_ms,
+        cheapest,
+    }
+}
+
+/// Among (bucket, workers) without failed requests, the lowest median cost per 1,000
+/// GETs whose median wall time meets the target (ties: the faster).
+fn cheapest(result: &SweepResult, rows: &[ConfigCost], target: Option<u64>) -> Option<Cheapest> {
+    first_seen(rows.iter().map(|r| (r.bucket.as_str(), r.workers)))
+        .into_iter()
+        .filter(|(b, w)| {
+            result
+                .results
+                .iter()
+                .filter(|r| r.bucket == *b && r.workers == *w)
+                .all(|r| r.errors.total == 0)
+        })
+        .map(|(b, w)| {
+            let mine: Vec<&ConfigCost> = rows.iter().filter(|r| r.bucket == b && r.workers == w).collect();
+            Cheapest {
+                bucket: b.to_string(),
+                workers: w,
+                wall_ms: median(mine.iter().map(|r| r.wall_ms).collect()).unwrap_or(0.0),
+                per_1000_gets_usd: median(mine.iter().map(|r| r.per_1000_gets_usd).collect()).unwrap_or(0.0),
+            }
+        })
+        .filter(|c| target.is_none_or(|t| c.wall_ms <= t as f64))
+        .min_by(|a, b| {
+            a.per_1000_gets_usd
+                .total_cmp(&b.per_1000_gets_usd)
+                .then(a.wall_ms.total_cmp(&b.wall_ms))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::test_rows::row;
+
+    fn basis(memory_mb: u32, gb_s_usd: f64) -> LambdaBasis {
+        LambdaBasis {
+            memory_mb,
+            architecture: Architecture::X86_64,
+            gb_s_usd,
+            measured_in_lambda: false,
+        }
+    }
+
+    #[test]
+    fn standard_get_and_lambda_arithmetic() {
+        // 100 GETs + 2 retries at $0.0004 per 1,000; 1,024 MB for 2 s = 2 GB-s.
+        let mut r = row("std-bucket", 4, 1, 2000.0, 0);
+        r.retries = 2;
+        let c = config_cost(&Prices::default(), &basis(1024, 0.00001), &r);
+        assert_eq!(c.class, StorageClass::Standard);
+        assert_eq!(c.billed_gets, 102);
+        assert!((c.s3_usd - 102.0 * 0.0004 / 1000.0).abs() < 1e-15, "{c:?}");
+        assert!((c.lambda_gb_s - 2.0).abs() < 1e-12);
+        assert!((c.lambda_usd - 0.00002).abs() < 1e-15);
+        assert!((c.per_1000_gets_usd - c.total_usd / 102.0 * 1000.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn express_adds_retrieval_per_gb() {
+        let mut r = row("fast--use1-az4--x-s3", 8, 1, 500.0, 0);
+        r.bytes = 1 << 30;
+        let c = config_cost(&Prices::default(), &basis(128, 0.0), &r);
+        assert_eq!(c.class, StorageClass::Express);
+        let want = 100.0 * 0.00003 / 1000.0 + 0.0006;
+        assert!((c.s3_usd - want).abs() < 1e-15, "{} vs {want}", c.s3_usd);
+        assert_eq!(c.lambda_usd, 0.0);
+        let listed = Prices {
+            express_buckets: vec!["express-like".into()],
+            ..Prices::default()
+        };
+        assert_eq!(listed.class_of("express-like"), StorageClass::Express);
+        assert_eq!(listed.class_of("standard-like"), StorageClass::Standard);
+    }
+
+    fn result(rows: Vec<ConfigResult>, lambda_mb: Option<u32>, arch: &str) -> SweepResult {
+        let mut r = crate::model::test_rows::result(rows);
+        r.environment.runner = if lambda_mb.is_some() { "lambda" } else { "cli" }.into();
+        r.environment.arch = arch.into();
+        r.environment.lambda = lambda_mb.map(|m| crate::model::LambdaEnvironment {
+            function_name: Some("s3sweep".into()),
+            function_version: None,
+            memory_size_mb: Some(m),
+            cold_start: false,
+            architecture: Some(arch.into()),
+            region: Some("us-east-1".into()),
+            request_id: None,
+            remaining_ms_at_start: None,
+            safety_margin_ms: 0,
+        });
+        r
+    }
+
+    #[test]
+    fn lambda_memory_and_architecture_come_from_the_lambda() {
+        let r = result(vec![row("std-bucket", 1, 1, 1000.0, 0)], Some(1769), "aarch64");
+        let c = cost_report(&r, CostOverrides::default());
+        assert!(c.lambda.measured_in_lambda);
+        assert_eq!(c.lambda.memory_mb, 1769);
+        assert_eq!(c.lambda.architecture, Architecture::Arm64);
+        assert_eq!(c.lambda.gb_s_usd, 0.000_013_333_4);
+        assert!((c.rows[0].lambda_gb_s - 1769.0 / 1024.0).abs() < 1e-12);
+        // Outside Lambda: the assumption, or the override.
+        let r = result(vec![row("std-bucket", 1, 1, 1000.0, 0)], None, "x86_64");
+        let c = cost_report(&r, CostOverrides::default());
+        assert!(!c.lambda.measured_in_lambda);
+        assert_eq!(c.lambda.memory_mb, 10_240);
+        assert_eq!(c.lambda.architecture, Architecture::X86_64);
+        let c = cost_report(
+            &r,
+            CostOverrides {
+                lambda_memory_mb: Some(512),
+                target_wall_ms: None,
+            },
+        );
+        assert_eq!(c.lambda.memory_mb, 512);
+    }
+
+    #[test]
+    fn cheapest_within_the_target() {
+        // More workers: shorter wall, less Lambda time, same GETs, so cheaper; but the
+        // 16-worker configuration failed requests and is never named.
+        let rows = vec![
+            row("std-bucket", 1, 1, 4000.0, 0),
+            row("std-bucket", 4, 1, 1000.0, 0),
+            row("std-bucket", 8, 1, 600.0, 0),
+            row("std-bucket", 16, 1, 100.0, 5),
+        ];
+        let r = result(rows, None, "x86_64");
+        let none = cost_report(&r, CostOverrides::default());
+        assert_eq!(none.cheapest.as_ref().map(|c| c.workers), Some(8));
+        let c = cost_report(
+            &r,
+            CostOverrides {
+                lambda_memory_mb: None,
+                target_wall_ms: Some(500),
+            },
+        );
+        assert_eq!(c.cheapest, None);
+        let mut r2 = r.clone();
+        r2.request.target_wall_ms = Some(5000);
+        // The request's own target, when no override is given.
+        let c = cost_report(&r2, CostOverrides::default());
+        assert_eq!(c.cheapest.as_ref().map(|c| c.workers), Some(8));
+        assert!((c.total_usd - c.rows.iter().map(|r| r.total_usd).sum::<f64>()).abs() < 1e-15);
+    }
+}

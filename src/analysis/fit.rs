@@ -1,0 +1,513 @@
+//! The model `X = min(C / R, P / c, B / S)` fitted to each bucket's curve (latency per
+//! request R, serial client cost c on P cores, bandwidth B, object size S), its
+//! predictions for 10x more workers and for 6 vCPUs, and the bucket-vs-bucket
+//! comparison.
+
+use crate::model::stats::round3;
+use crate::model::{BucketComparison, CurveAnalysis, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict};
+
+use super::summary::knee;
+
+/// Inputs of the model beyond the curve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelInputs {
+    /// Measured client CPU per request (ms), when known.
+    pub client_cpu_ms_per_request: Option<f64>,
+    /// Cores the client can use in parallel (1 for a Python client under the GIL).
+    pub client_cores: f64,
+    /// Whether the client would use more vCPUs if it had them (false under a GIL).
+    pub cores_scale_with_vcpus: bool,
+    pub bandwidth_ceiling_mib_per_s: Option<f64>,
+    pub object_size_bytes: f64,
+    pub objects: u64,
+    /// The configuration with the most workers was `client_cpu`-bound: the plateau
+    /// is the client's CPU ceiling as measured, and scales with the cores.
+    pub plateau_is_client_cpu: bool,
+}
+
+/// Fits `X = min(C / R, K)` to `(C, X)` points (requests in flight, objects/s) by least
+/// squares in log space: for every split of the points sorted by C into a rising part
+/// and a plateau, R is the geometric mean of C / X over the rising part and K the
+/// geometric mean of X over the plateau; the split with the smallest error wins. A
+/// plateau needs at least two points (one low last point is a curve still rising, more
+/// slowly), and is dropped when it sits within 10% of where the line would be anyway.
+/// Returns (R in seconds, K or None, rms log error).
+pub fn fit_curve(points: &[(f64, f64)]) -> Option<(f64, Option<f64>, f64)> {
+    let mut pts: Vec<(f64, f64)> = points
+        .iter()
+        .copied()
+        .filter(|p| p.0 > 0.0 && p.1 > 0.0 && p.0.is_finite() && p.1.is_finite())
+        .collect();
+    if pts.is_empty() {
+        return None;
+    }
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let n = pts.len();
+    let error = |r: f64, k: Option<f64>| -> f64 {
+        let sum: f64 = pts
+            .iter()
+            .map(|&(c, x)| {
+                let m = k.map_or(c / r, |k| (c / r).min(k));
+                (m / x).ln().powi(2)
+            })
+            .sum();
+        (sum / n as f64).sqrt()
+    };
+    let mut best: Option<(f64, Option<f64>, f64)> = None;
+    for split in 1..=n {
+        let rising = &pts[..split];
+        let r = (rising.iter().map(|&(c, x)| (c / x).ln()).sum::<f64>() / split as f64).exp();
+        if split < n && n - split < 2 {
+            continue;
+        }
+        let k = if split < n {
+            let flat = &pts[split..];
+            Some((flat.iter().map(|p| p.1.ln()).sum::<f64>() / flat.len() as f64).exp())
+        } else {
+            None
+        };
+        let e = error(r, k);
+        if best.is_none_or(|b| e < b.2 - 1e-12) {
+            best = Some((r, k, e));
+        }
+    }
+    let (r, k, e) = best?;
+    let c_max = pts[n - 1].0;
+    match k {
+        Some(k) if k >= 0.9 * c_max / r => {
+            // The "plateau" hardly bends the line: report a still-rising curve, fitted
+            // as one line through every point.
+            let r = (pts.iter().map(|&(c, x)| (c / x).ln()).sum::<f64>() / n as f64).exp();
+            Some((r, None, error(r, None)))
+        }
+        _ => Some((r, k, e)),
+    }
+}
+
+/// The model's throughput for `workers` in flight on `cores`, and its binding term.
+fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f64, &'static str) {
+    let mut best = (f64::from(workers) / (fit.latency_ms_per_request / 1000.0), "latency");
+    let mut consider = |x: f64, name: &'static str| {
+        if x < best.0 {
+            best = (x, name);
+        }
+    };
+    let scale = if inputs.cores_scale_with_vcpus {
+        cores / fit.client_cores.max(1.0)
+    } else {
+        1.0
+    };
+    match (fit.client_cpu_ms_per_request, fit.plateau_objects_per_s) {
+        (_, Some(k)) if inputs.plateau_is_client_cpu => {
+            // The plateau's own rows were client-CPU-bound: it is the CPU ceiling as
+            // measured (starvation and all), and it moves with the cores.
+            consider(k * scale, "client_cpu");
+        }
+        (Some(c), plateau) if c > 0.0 => {
+            let ceiling = cores * 1000.0 / c;
+            consider(ceiling, "client_cpu");
+            // A plateau well below the client's CPU ceiling is something else (the
+            // server, the network, a serial section): it stays where it is.
+            if let Some(k) = plateau {
+                let now = fit.client_cores * 1000.0 / c;
+                if k < 0.7 * now {
+                    consider(k, "plateau");
+                }
+            }
+        }
+        (_, Some(k)) => {
+            // No CPU measurement: read the plateau as client CPU (c / P = 1 / K).
+            consider(k * scale, "client_cpu");
+        }
+        _ => {}
+    }
+    if let Some(b) = fit.bandwidth_ceiling_objects_per_s {
+        consider(b, "bandwidth");
+    }
+    best
+}
+
+/// Analyses one bucket's curve: `points` are (workers, requests the engine could have
+/// in flight, objects/s) medians per worker count, without failed configurations.
+pub fn analyse_curve(
+    bucket: &str,
+    points: &[(u32, f64, f64)],
+    inputs: &ModelInputs,
+    verdicts: Vec<WorkerVerdict>,
+) -> CurveAnalysis {
+    let knee_workers = knee(&points.iter().map(|p| (p.0, p.2)).collect::<Vec<_>>());
+    let max_workers = points.iter().map(|p| p.0).max().unwrap_or(1);
+    let fit = fit_curve(&points.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>()).map(|(r, k, e)| {
+        let c = inputs.client_cpu_ms_per_request.filter(|c| *c > 0.0);
+        ModelFit {
+            latency_ms_per_request: round3(r * 1000.0),
+            plateau_objects_per_s: k.map(round3),
+            plateau_ms_per_request: k.map(|k| round3(1000.0 / k)),
+            client_cpu_ms_per_request: c.map(round3),
+            client_cores: inputs.client_cores,
+            client_cpu_ceiling_objects_per_s: c.map(|c| round3(inputs.client_cores * 1000.0 / c)),
+            bandwidth_ceiling_objects_per_s: inputs
+                .bandwidth_ceiling_mib_per_s
+                .filter(|_| inputs.object_size_bytes > 0.0)
+                .map(|b| round3(b * 1024.0 * 1024.0 / inputs.object_size_bytes)),
+            fit_rms_log_error: round3(e),
+            workers_to_plateau: k.map(|k| round3(k * r)),
+        }
+    });
+    let still_rising = knee_workers == Some(max_workers) && points.len() > 1;
+    let recommendation = match (knee_workers, &fit) {
+        (None, _) => "no configuration without errors: no recommendation".to_string(),
+        (Some(k), _) if still_rising => format!(
+            "{k} workers, the largest tried: the curve was still rising, so try more (and a pool at least as large)"
+        ),
+        (Some(k), Some(f)) if f.plateau_objects_per_s.is_some() => format!(
+            "{k} workers: the smallest count within 10% of the best; the plateau needs about {:.0} requests in flight at {:.1} ms each, more only queue",
+            f.workers_to_plateau.unwrap_or(0.0),
+            f.latency_ms_per_request
+        ),
+        (Some(k), _) => format!("{k} workers: the smallest count within 10% of the best"),
+    };
+    let mut predictions = Vec::new();
+    if let Some(f) = &fit {
+        let objects = inputs.objects.max(1) as f64;
+        let mut push = |scenario: String, workers: u32, cores: f64| {
+            let (x, limit) = predict(f, inputs, workers, cores);
+            predictions.push(Prediction {
+                scenario,
+                workers,
+                client_cores: cores,
+                objects_per_s: round3(x),
+                wall_ms: round3(objects / x * 1000.0),
+                limit: limit.to_string(),
+            });
+        };
+        let best = knee_workers.unwrap_or(max_workers);
+        push(format!("as measured, {best} workers"), best, inputs.client_cores);
+        push(
+            format!("10x workers ({})", max_workers * 10),
+            max_workers * 10,
+            inputs.client_cores,
+        );
+        let six = if inputs.cores_scale_with_vcpus {
+            6.0
+        } else {
+            inputs.client_cores
+        };
+        push(format!("6 vCPUs, {} workers", max_workers * 10), max_workers * 10, six);
+    }
+    CurveAnalysis {
+        bucket: bucket.to_string(),
+        knee_workers,
+        recommended_workers: knee_workers,
+        recommendation,
+        verdicts,
+        fit,
+        predictions,
+    }
+}
+
+/// Compares every bucket with the one of lowest fitted latency.
+pub fn compare(analyses: &[CurveAnalysis], result: &SweepResult) -> Vec<BucketComparison> {
+    let latency = |a: &CurveAnalysis| a.fit.as_ref().map(|f| f.latency_ms_per_request);
+    let Some(fast) = analyses.iter().filter(|a| latency(a).is_some()).min_by(|a, b| {
+        latency(a)
+            .unwrap_or(f64::MAX)
+            .total_cmp(&latency(b).unwrap_or(f64::MAX))
+    }) else {
+        return Vec::new();
+    };
+    let summary = |b: &str| result.summary.iter().find(|s| s.bucket == b);
+    let best_verdict = |b: &str| {
+        let s = summary(b)?;
+        result
+            .results
+            .iter()
+            .find(|r| r.bucket == b && r.workers == s.best_workers)
+            .and_then(|r| r.diagnosis.as_ref())
+            .map(|d| d.verdict)
+    };
+    let mut out = Vec::new();
+    for slow in analyses.iter().filter(|a| a.bucket != fast.bucket) {
+        let (Some(sf), Some(ss)) = (summary(&fast.bucket), summary(&slow.bucket)) else {
+            continue;
+        };
+        let latency_ratio = match (latency(slow), latency(fast)) {
+            (Some(a), Some(b)) if b > 0.0 => Some(round3(a / b)),
+            _ => None,
+        };
+        let one = match (ss.one_worker_wall_ms, sf.one_worker_wall_ms) {
+            (Some(a), Some(b)) if b > 0.0 => Some(round3(a / b)),
+            _ => None,
+        };
+        let best = round3(ss.best_wall_ms / sf.best_wall_ms.max(0.001));
+        let (vf, vs) = (best_verdict(&fast.bucket), best_verdict(&slow.bucket));
+        let why = match (vf, vs) {
+            (Some(a), Some(b)) if a == b && a != Verdict::Latency => format!(
+                "at their best both are bound by {}, which does not depend on the bucket, so the gap closes",
+                a.name()
+            ),
+            (Some(Verdict::Latency), Some(Verdict::Latency)) => {
+                "at their best both are still latency-bound: more workers would keep the lower-latency bucket ahead"
+                    .to_string()
+            }
+            (Some(a), Some(b)) => format!(
+                "at their best {} is bound by {} and {} by {}",
+                fast.bucket,
+                a.name(),
+                slow.bucket,
+                b.name()
+            ),
+            _ => "no verdicts to compare".to_string(),
+        };
+        let explanation = format!(
+            "{} is {}x as fast at one worker, where a request's latency is all there is (fitted latency ratio {}x), and {best:.2}x as fast at the best worker count; {why}",
+            fast.bucket,
+            one.map_or("?".to_string(), |o| format!("{o:.1}")),
+            latency_ratio.map_or("?".to_string(), |l| format!("{l:.1}")),
+        );
+        out.push(BucketComparison {
+            faster_bucket: fast.bucket.clone(),
+            slower_bucket: slow.bucket.clone(),
+            latency_ratio,
+            one_worker_speedup: one,
+            best_speedup: best,
+            explanation,
+        });
+    }
+    out
+}
+
+/// Compares every bucket with the one of lowest fitted latency.
+pub fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) -> Vec<BucketComparison> {
+    let latency = |a: &CurveAnalysis| a.fit.as_ref().map(|f| f.latency_ms_per_request);
+    let Some(fast) = analyses.iter().filter(|a| latency(a).is_some()).min_by(|a, b| {
+        latency(a)
+            .unwrap_or(f64::MAX)
+            .total_cmp(&latency(b).unwrap_or(f64::MAX))
+    }) else {
+        return Vec::new();
+    };
+    let summary = |b: &str| result.summary.iter().find(|s| s.bucket == b);
+    let best_verdict = |b: &str| {
+        let s = summary(b)?;
+        result
+            .results
+            .iter()
+            .find(|r| r.bucket == b && r.workers == s.best_workers)
+            .and_then(|r| r.diagnosis.as_ref())
+            .map(|d| d.verdict)
+    };
+    let mut out = Vec::new();
+    for slow in analyses.iter().filter(|a| a.bucket != fast.bucket) {
+        let (Some(sf), Some(ss)) = (summary(&fast.bucket), summary(&slow.bucket)) else {
+            continue;
+        };
+        let latency_ratio = match (latency(slow), latency(fast)) {
+            (Some(a), Some(b)) if b > 0.0 => Some(round3(a / b)),
+            _ => None,
+        };
+        let one = match (ss.one_worker_wall_ms, sf.one_worker_wall_ms) {
+            (Some(a), Some(b)) if b > 0.0 => Some(round3(a / b)),
+            _ => None,
+        };
+        let best = round3(ss.best_wall_ms / sf.best_wall_ms.max(0.001));
+        let (vf, vs) = (best_verdict(&fast.bucket), best_verdict(&slow.bucket));
+        let why = match (vf, vs) {
+            (Some(a), Some(b)) if a == b && a != Verdict::Latency => format!(
+                "at their best both are bound by {}, which does not depend on the bucket, so the gap closes",
+                a.name()
+            ),
+            (Some(Verdict::Latency), Some(Verdict::Latency)) => {
+                "at their best both are still latency-bound: more workers would keep the lower-latency bucket ahead"
+                    .to_string()
+            }
+            (Some(a), Some(b)) => format!(
+                "at their best {} is bound by {} and {} by {}",
+                fast.bucket,
+                a.name(),
+                slow.bucket,
+                b.name()
+            ),
+            _ => "no verdicts to compare".to_string(),
+        };
+        let explanation = format!(
+            "{} is {}x as fast at one worker, where a request's latency is all there is (fitted latency ratio {}x), and {best:.2}x as fast at the best worker count; {why}",
+            fast.bucket,
+            one.map_or("?".to_string(), |o| format!("{o:.1}")),
+            latency_ratio.map_or("?".to_string(), |l| format!("{l:.1}")),
+        );
+        out.push(BucketComparison {
+            faster_bucket: fast.bucket.clone(),
+            slower_bucket: slow.bucket.clone(),
+            latency_ratio,
+            one_worker_speedup: one,
+            best_speedup: best,
+            explanation,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seed_curve(walls: &[(u32, f64)]) -> Vec<(u32, f64, f64)> {
+        walls
+            .iter()
+            .map(|&(w, ms)| (w, f64::from(w), 1000.0 / (ms / 1000.0)))
+            .collect()
+    }
+
+    const EXPRESS: [(u32, f64); 6] = [
+        (1, 7831.0),
+        (2, 4037.0),
+        (4, 2625.0),
+        (8, 2826.0),
+        (16, 2668.0),
+        (20, 2410.0),
+    ];
+    const STANDARD: [(u32, f64); 6] = [
+        (1, 47625.0),
+        (2, 17334.0),
+        (4, 6993.0),
+        (8, 3508.0),
+        (16, 2868.0),
+        (20, 2587.0),
+    ];
+
+    fn python() -> ModelInputs {
+        ModelInputs {
+            client_cpu_ms_per_request: None,
+            client_cores: 1.0,
+            cores_scale_with_vcpus: false,
+            bandwidth_ceiling_mib_per_s: None,
+            object_size_bytes: 46_080.0,
+            objects: 1000,
+            plateau_is_client_cpu: false,
+        }
+    }
+
+    #[test]
+    fn the_seed_curves_fit_the_model() {
+        let e = analyse_curve("express", &seed_curve(&EXPRESS), &python(), vec![]);
+        let s = analyse_curve("standard", &seed_curve(&STANDARD), &python(), vec![]);
+        assert_eq!(e.knee_workers, Some(4));
+        assert_eq!(s.knee_workers, Some(16));
+        let ef = e.fit.unwrap();
+        let sf = s.fit.unwrap();
+        // Express: ~8 ms per request, plateau ~2.6 ms per request (the original measurement's c = 2.6 ms).
+        assert!((7.0..9.0).contains(&ef.latency_ms_per_request), "{ef:?}");
+        let c = ef.plateau_ms_per_request.unwrap();
+        assert!((2.4..2.8).contains(&c), "{ef:?}");
+        // Standard: tens of ms per request, the same plateau within 10%.
+        assert!((25.0..50.0).contains(&sf.latency_ms_per_request), "{sf:?}");
+        let cs = sf.plateau_ms_per_request.unwrap();
+        assert!((cs / c - 1.0).abs() < 0.1, "{c} vs {cs}");
+        assert!(ef.fit_rms_log_error < 0.1, "{ef:?}");
+        // Under a GIL neither 10x workers nor 6 vCPUs move the plateau.
+        for p in &e.predictions[1..] {
+            assert_eq!(p.limit, "client_cpu", "{p:?}");
+            assert!((p.wall_ms - 1000.0 * c).abs() < 1.0, "{p:?}");
+        }
+        // Few workers reach the plateau: about 3 for Express, about 12 for Standard.
+        assert!((2.0..4.5).contains(&ef.workers_to_plateau.unwrap()), "{ef:?}");
+        assert!((8.0..16.0).contains(&sf.workers_to_plateau.unwrap()), "{sf:?}");
+    }
+
+    #[test]
+    fn a_native_client_is_predicted_to_scale() {
+        // The seed's latencies, with a client costing 0.2 ms of CPU per GET on 2 cores.
+        let inputs = ModelInputs {
+            client_cpu_ms_per_request: Some(0.2),
+            client_cores: 2.0,
+            cores_scale_with_vcpus: true,
+            ..python()
+        };
+        let curve: Vec<(u32, f64, f64)> = [1u32, 2, 4, 8, 16, 32, 64]
+            .iter()
+            .map(|&w| (w, f64::from(w), f64::from(w) / 0.005))
+            .collect();
+        let a = analyse_curve("x", &curve, &inputs, vec![]);
+        let f = a.fit.clone().unwrap();
+        assert!((f.latency_ms_per_request - 5.0).abs() < 0.01, "{f:?}");
+        assert_eq!(f.plateau_objects_per_s, None);
+        assert!(a.recommendation.contains("still rising"), "{}", a.recommendation);
+        // 640 workers at 5 ms: 128,000/s from latency, 10,000/s from 2 cores: CPU binds.
+        assert_eq!(a.predictions[1].limit, "client_cpu");
+        assert!((a.predictions[1].objects_per_s - 10_000.0).abs() < 1.0);
+        // 6 vCPUs: 30,000/s.
+        assert!((a.predictions[2].objects_per_s - 30_000.0).abs() < 1.0);
+        // Bandwidth: 100 MiB/s of 46,080 B objects is ~2,276 objects/s.
+        let b = analyse_curve(
+            "x",
+            &curve,
+            &ModelInputs {
+                bandwidth_ceiling_mib_per_s: Some(100.0),
+                ..inputs
+            },
+            vec![],
+        );
+        assert_eq!(b.predictions[2].limit, "bandwidth");
+        assert!(
+            (b.predictions[2].objects_per_s - 2275.6).abs() < 1.0,
+            "{:?}",
+            b.predictions[2]
+        );
+    }
+
+    #[test]
+    fn a_client_cpu_plateau_scales_with_cores_and_another_does_not() {
+        // 5 ms per request, flat at 5,000 objects/s from 32 workers, 0.2 ms CPU per GET
+        // on 2 cores (a 10,000/s ceiling the plateau does not reach).
+        let curve: Vec<(u32, f64, f64)> = [(1u32, 200.0), (8, 1600.0), (32, 5000.0), (64, 5050.0), (128, 4950.0)]
+            .iter()
+            .map(|&(w, x)| (w, f64::from(w), x))
+            .collect();
+        let inputs = ModelInputs {
+            client_cpu_ms_per_request: Some(0.2),
+            client_cores: 2.0,
+            cores_scale_with_vcpus: true,
+            ..python()
+        };
+        let other = analyse_curve("x", &curve, &inputs, vec![]);
+        assert_eq!(other.predictions[2].limit, "plateau", "{:?}", other.predictions);
+        assert!((other.predictions[2].objects_per_s - 5000.0).abs() < 100.0);
+        let cpu = analyse_curve(
+            "x",
+            &curve,
+            &ModelInputs {
+                plateau_is_client_cpu: true,
+                ..inputs
+            },
+            vec![],
+        );
+        assert_eq!(cpu.predictions[1].limit, "client_cpu");
+        assert!((cpu.predictions[1].objects_per_s - 5000.0).abs() < 100.0);
+        // 6 vCPUs: 3x the 2-core plateau.
+        assert!(
+            (cpu.predictions[2].objects_per_s - 15_000.0).abs() < 300.0,
+            "{:?}",
+            cpu.predictions
+        );
+    }
+
+    #[test]
+    fn fit_handles_degenerate_curves() {
+        assert_eq!(fit_curve(&[]), None);
+        let (r, k, e) = fit_curve(&[(1.0, 100.0)]).unwrap();
+        assert!((r - 0.01).abs() < 1e-9 && k.is_none() && e < 1e-9);
+        // Flat from the start: the plateau is everything after the first point.
+        let (r, k, _) = fit_curve(&[(1.0, 100.0), (2.0, 101.0), (4.0, 99.0)]).unwrap();
+        assert!((r - 0.01).abs() < 1e-6);
+        assert!((k.unwrap() - 100.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn one_low_last_point_is_not_a_plateau() {
+        // 39, 302, 846 objects/s at 1, 8, 32 workers: still rising, more slowly.
+        let (r, k, _) = fit_curve(&[(1.0, 39.0), (8.0, 302.0), (32.0, 846.0)]).unwrap();
+        assert_eq!(k, None);
+        assert!(r > 0.025 && r < 0.04, "{r}");
+    }
+}

@@ -1,0 +1,94 @@
+//! Analysis: functions from model values to model values. [`analyse`] is the one step
+//! the adapters call on a measured result; the parts:
+//!
+//! - [`summary`]: best configuration, one-worker speed-up and knee per bucket;
+//! - [`verdict`]: what bound each configuration, by rules with thresholds;
+//! - [`fit`]: the throughput model fitted per bucket, its predictions, and the
+//!   bucket-vs-bucket comparison;
+//! - [`cost`]: what each configuration's GETs and Lambda time cost;
+//! - [`compare`]: two results side by side, with significance from repetitions.
+
+pub mod compare;
+pub mod cost;
+pub mod fit;
+pub mod summary;
+pub mod verdict;
+
+use crate::model::result::worker_counts;
+use crate::model::stats::median;
+use crate::model::{Analysis, ConfigResult, SweepResult, Thresholds, Verdict, WorkerVerdict};
+
+use fit::{analyse_curve, compare_buckets, ModelInputs};
+use summary::summarize;
+use verdict::{diagnose_row, queueing_notes};
+
+/// The one analysis step every adapter calls on a finished result: per-bucket
+/// summaries, every row's verdict, and per bucket the curve analysis, model fit,
+/// predictions and the bucket-vs-bucket comparison. Model in, model out: it reads only
+/// the document, so a merged fan-out result gets the same analysis as a plain run.
+pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
+    result.summary = summarize(&result.results);
+    let vcpus = result.environment.vcpus;
+    for row in &mut result.results {
+        row.diagnosis = Some(diagnose_row(row, vcpus, thresholds));
+    }
+    queueing_notes(&mut result.results);
+    let mut analyses = Vec::new();
+    for summary in &result.summary {
+        let rows: Vec<&ConfigResult> = result.rows_of(&summary.bucket).collect();
+        let workers = worker_counts(rows.iter().copied());
+        let mut points = Vec::new();
+        let mut verdicts = Vec::new();
+        for &w in &workers {
+            let same: Vec<&&ConfigResult> = rows.iter().filter(|r| r.workers == w).collect();
+            if let Some(d) = same.first().and_then(|r| r.diagnosis.as_ref()) {
+                verdicts.push(WorkerVerdict {
+                    workers: w,
+                    verdict: d.verdict,
+                });
+            }
+            if same.iter().any(|r| r.errors.total > 0) {
+                continue;
+            }
+            let possible = f64::from(w.min(same[0].pool_connections));
+            if let Some(x) = median(same.iter().map(|r| r.objects_per_s).collect()) {
+                points.push((w, possible, x));
+            }
+        }
+        let client_cores = rows
+            .iter()
+            .find_map(|r| r.client.as_ref().map(|c| c.client_cores))
+            .unwrap_or(f64::from(vcpus.max(1)));
+        let size = median(
+            rows.iter()
+                .filter(|r| r.ok > 0)
+                .map(|r| r.bytes as f64 / r.ok as f64)
+                .collect(),
+        )
+        .unwrap_or(0.0);
+        let inputs = ModelInputs {
+            client_cpu_ms_per_request: median(rows.iter().map(|r| r.cpu_ms_per_get).filter(|c| *c > 0.0).collect()),
+            client_cores,
+            cores_scale_with_vcpus: true,
+            bandwidth_ceiling_mib_per_s: thresholds.bandwidth_ceiling_mib_per_s,
+            object_size_bytes: size,
+            objects: rows.first().map_or(1, |r| r.requests),
+            plateau_is_client_cpu: verdicts.last().is_some_and(|v| v.verdict == Verdict::ClientCpu),
+        };
+        analyses.push(analyse_curve(&summary.bucket, &points, &inputs, verdicts));
+    }
+    let comparisons = compare_buckets(&analyses, result);
+    result.analysis = Some(Analysis {
+        thresholds: *thresholds,
+        buckets: analyses,
+        comparisons,
+    });
+}
+
+/// A result around `rows` (see [`crate::model::test_rows::result`]) with its summaries.
+#[cfg(test)]
+pub(crate) fn summarized(rows: Vec<ConfigResult>) -> SweepResult {
+    let mut result = crate::model::test_rows::result(rows);
+    result.summary = summarize(&result.results);
+    result
+}

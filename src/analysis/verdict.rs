@@ -1,0 +1,428 @@
+//! The verdict of each configuration: what bound it, by rules checked in order
+//! ([`Thresholds`]), with the figures that decided it and a plain-words explanation,
+//! plus notes (cold requests, a suspected delayed-ACK stall, idle workers, queueing).
+
+use std::collections::BTreeMap;
+
+use crate::model::stats::round3;
+use crate::model::{ClientMeasure, ClientSide, ConfigResult, Diagnosis, Thresholds, Verdict};
+
+/// A `client_cpu` verdict whose cores busy are below this share of the CPU threshold
+/// (with the runtime busy) is a client starved of CPU rather than one using it all.
+pub const STARVED_SHARE: f64 = 0.5;
+
+/// One-worker latency in this window suggests the 40 ms delayed-ACK stall.
+pub const DELAYED_ACK_WINDOW_MS: (f64, f64) = (38.0, 50.0);
+
+/// The verdict of one row. Uses `row.client` when the engine measured it; without it
+/// the CPU rule can only look at `cpu_ms` and `vcpus`.
+pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis {
+    let requests = row.requests.max(1) as f64;
+    let client = row.client.clone().unwrap_or_else(|| {
+        ClientSide::of(
+            row,
+            ClientMeasure {
+                vcpus,
+                runtime_worker_threads: vcpus,
+                ..ClientMeasure::default()
+            },
+        )
+    });
+    let mut figures = BTreeMap::new();
+    let mut fig = |k: &str, v: f64| {
+        figures.insert(k.to_string(), round3(v));
+    };
+    let throttled = row.errors.throttled + row.retries;
+    let throttled_share = throttled as f64 / requests;
+    let error_share = row.errors.total as f64 / requests;
+    let latency_ms = row.ttlb_ms.mean;
+    let pool_wait_ms = row.pool_wait_ms.mean;
+    let pool_share = if pool_wait_ms + latency_ms > 0.0 {
+        pool_wait_ms / (pool_wait_ms + latency_ms)
+    } else {
+        0.0
+    };
+    let cores = client.client_cores.max(1.0);
+    let cpu_share = client.cores_busy / cores;
+    let busy_share = client.runtime_busy_ratio;
+
+    let (verdict, explanation) = if throttled > 0 && throttled_share >= t.throttled_share {
+        fig("throttled_requests", row.errors.throttled as f64);
+        fig("retries", row.retries as f64);
+        fig("throttled_share", throttled_share);
+        (
+            Verdict::Throttled,
+            format!(
+                "S3 pushed back: {} throttled responses and {} retries in {} requests; more workers will not help until it scales (spread keys over prefixes, ramp up slowly)",
+                row.errors.throttled, row.retries, row.requests
+            ),
+        )
+    } else if row.errors.total > 0 && error_share >= t.error_share {
+        fig("errors", row.errors.total as f64);
+        fig("error_share", error_share);
+        (
+            Verdict::Errors,
+            format!(
+                "{} of {} requests failed ({}): the timings describe failures, fix them first",
+                row.errors.total,
+                row.requests,
+                row.errors.short()
+            ),
+        )
+    } else if let Some(ceiling) = t
+        .bandwidth_ceiling_mib_per_s
+        .filter(|c| row.mib_per_s >= t.bandwidth_share * c)
+    {
+        fig("mib_per_s", row.mib_per_s);
+        fig("bandwidth_ceiling_mib_per_s", ceiling);
+        (
+            Verdict::Bandwidth,
+            format!(
+                "{:.0} MiB/s is {:.0}% of the {:.0} MiB/s network ceiling: more requests in flight only share the same pipe",
+                row.mib_per_s,
+                100.0 * row.mib_per_s / ceiling,
+                ceiling
+            ),
+        )
+    } else if cpu_share >= t.cpu_busy_share || busy_share >= t.cpu_busy_share {
+        fig("cores_busy", client.cores_busy);
+        fig("client_cores", cores);
+        fig("runtime_busy_ratio", busy_share);
+        fig("cpu_ms_per_get", row.cpu_ms_per_get);
+        fig("objects_per_s", row.objects_per_s);
+        let starved = cpu_share < STARVED_SHARE * t.cpu_busy_share;
+        fig("starved", if starved { 1.0 } else { 0.0 });
+        let explanation = if starved {
+            format!(
+                "the client's threads always had work (runtime busy {:.0}% of the time) but got only {:.2} of {:.0} cores: it is starved of CPU by other processes on the machine (or a fractional Lambda vCPU), {:.3} ms CPU per GET; more workers or lower latency will not help, more CPU will",
+                100.0 * busy_share,
+                client.cores_busy,
+                cores,
+                row.cpu_ms_per_get
+            )
+        } else {
+            format!(
+                "the client's CPU sets the pace: {:.2} cores busy of {:.0} usable, runtime threads busy {:.0}% of the time, {:.3} ms CPU per GET; lower latency or more workers will not help, more vCPUs or a cheaper client will",
+                client.cores_busy,
+                cores,
+                100.0 * busy_share,
+                row.cpu_ms_per_get
+            )
+        };
+        (Verdict::ClientCpu, explanation)
+    } else if pool_share >= t.pool_wait_share {
+        fig("pool_wait_ms_mean", pool_wait_ms);
+        fig("ttlb_ms_mean", latency_ms);
+        fig("pool_wait_share", pool_share);
+        fig("workers", f64::from(row.workers));
+        fig("pool_connections", f64::from(row.pool_connections));
+        (
+            Verdict::Pool,
+            format!(
+                "requests waited {:.1} ms on average for one of {} connections ({:.0}% of their time) with {} workers: raise pool_connections to the worker count",
+                pool_wait_ms,
+                row.pool_connections,
+                100.0 * pool_share,
+                row.workers
+            ),
+        )
+    } else {
+        fig("mean_in_flight", client.mean_in_flight);
+        fig("ttlb_ms_mean", latency_ms);
+        fig("objects_per_s", row.objects_per_s);
+        fig("cores_busy", client.cores_busy);
+        (
+            Verdict::Latency,
+            format!(
+                "{:.1} requests in flight at {:.2} ms each give {:.0} objects/s; the client had CPU to spare ({:.2} cores busy), so more workers would go faster",
+                client.mean_in_flight, latency_ms, row.objects_per_s, client.cores_busy
+            ),
+        )
+    };
+
+    let mut notes = Vec::new();
+    if let Some(b) = &row.breakdown {
+        if b.cold_requests > 0 {
+            notes.push(format!(
+                "{} cold request(s) ({} new connection(s), connect p50 {:.2} ms, {} CreateSession) took p50 {:.2} ms to last byte vs {:.2} ms steady; they are left out of the steady figures",
+                b.cold_requests,
+                b.connections_opened,
+                b.connect_ms.p50,
+                b.session_requests,
+                b.cold_ttlb_ms.p50,
+                b.steady_ttlb_ms.p50
+            ));
+        }
+    }
+    let p50 = row.breakdown.as_ref().map_or(row.ttlb_ms.p50, |b| b.steady_ttlb_ms.p50);
+    if row.workers <= 4 && p50 >= DELAYED_ACK_WINDOW_MS.0 && p50 <= DELAYED_ACK_WINDOW_MS.1 {
+        notes.push(format!(
+            "p50 {p50:.1} ms at {} worker(s) is in the 38-50 ms window of the 40 ms delayed-ACK timer: if the service should answer faster, check TCP_NODELAY on both ends",
+            row.workers
+        ));
+    }
+    if verdict != Verdict::Pool && client.in_flight_ratio < 0.7 && row.workers > 1 && row.ok > 0 {
+        notes.push(format!(
+            "only {:.1} of {:.1} possible requests were in flight on average: the workers spent the rest between requests (client work, scheduling) or waiting for the slowest to finish",
+            client.mean_in_flight,
+            row.possible_in_flight()
+        ));
+    }
+    Diagnosis {
+        verdict,
+        figures,
+        explanation,
+        notes,
+    }
+}
+
+/// Latency per request this many times the bucket's lowest means requests queue.
+pub const QUEUEING_FACTOR: f64 = 2.0;
+
+/// Adds a note to rows whose steady latency is [`QUEUEING_FACTOR`] times the lowest of
+/// their bucket: the requests queued somewhere (the server, the network, the client's
+/// scheduler), so more workers add waiting rather than throughput.
+pub(crate) fn queueing_notes(rows: &mut [ConfigResult]) {
+    let p50 = |r: &ConfigResult| r.breakdown.as_ref().map_or(r.ttlb_ms.p50, |b| b.steady_ttlb_ms.p50);
+    let mut lowest: BTreeMap<String, (f64, u32)> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.ok > 0 && p50(r) > 0.0) {
+        let e = lowest.entry(r.bucket.clone()).or_insert((f64::MAX, 0));
+        if p50(r) < e.0 {
+            *e = (p50(r), r.workers);
+        }
+    }
+    for r in rows.iter_mut() {
+        let Some(&(low, at)) = lowest.get(&r.bucket) else {
+            continue;
+        };
+        let now = p50(r);
+        if now >= QUEUEING_FACTOR * low {
+            if let Some(d) = r.diagnosis.as_mut() {
+                d.figures.insert("ttlb_ms_p50_lowest_of_bucket".into(), round3(low));
+                d.notes.push(format!(
+                    "requests took {now:.1} ms (p50) against {low:.1} ms at {at} worker(s): they queue somewhere (server, network or the client's scheduler), so more workers add waiting, not throughput"
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::test_rows::row;
+    use crate::model::{Breakdown, ErrorKind, Percentiles};
+    use std::time::Duration;
+
+    fn pct(mean: f64) -> Percentiles {
+        Percentiles {
+            p50: mean,
+            p90: mean,
+            p99: mean,
+            max: mean,
+            mean,
+            count: 100,
+        }
+    }
+
+    /// A healthy row: 100 requests, 10 workers, 10 ms each, 1000 objects/s.
+    fn healthy() -> ConfigResult {
+        let mut r = row("b", 10, 1, 100.0, 0);
+        r.pool_connections = 10;
+        r.ttlb_ms = pct(10.0);
+        r.ttfb_ms = pct(9.0);
+        r.cpu_ms = 20.0;
+        r.cpu_ms_per_get = 0.2;
+        r.client = Some(ClientSide::of(
+            &r,
+            ClientMeasure {
+                runtime_busy: Duration::from_millis(40),
+                runtime_worker_threads: 2,
+                vcpus: 2,
+                peak_rss_bytes: 1 << 20,
+            },
+        ));
+        r
+    }
+
+    #[test]
+    fn client_side_uses_littles_law() {
+        let c = healthy().client.unwrap();
+        assert_eq!(c.mean_in_flight, 10.0);
+        assert_eq!(c.in_flight_ratio, 1.0);
+        assert_eq!(c.cores_busy, 0.2);
+        assert_eq!(c.runtime_busy_ratio, 0.2);
+        assert_eq!(c.client_cores, 2.0);
+    }
+
+    #[test]
+    fn latency_verdict_on_a_healthy_row() {
+        let d = diagnose_row(&healthy(), 2, &Thresholds::default());
+        assert_eq!(d.verdict, Verdict::Latency, "{d:?}");
+        assert_eq!(d.figures["mean_in_flight"], 10.0);
+        assert!(d.explanation.contains("in flight"), "{}", d.explanation);
+    }
+
+    #[test]
+    fn throttled_beats_errors_and_needs_its_share() {
+        let t = Thresholds::default();
+        let mut r = healthy();
+        r.errors.add(ErrorKind::Throttled, 3);
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Throttled);
+        let mut r = healthy();
+        r.retries = 1;
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Throttled);
+        // One retry in 1,000 requests is below 0.5%.
+        let mut r = healthy();
+        r.requests = 1000;
+        r.retries = 1;
+        assert_ne!(diagnose_row(&r, 2, &t).verdict, Verdict::Throttled);
+    }
+
+    #[test]
+    fn errors_verdict_at_one_percent() {
+        let t = Thresholds::default();
+        let mut r = healthy();
+        r.errors.add(ErrorKind::NotFound, 1);
+        let d = diagnose_row(&r, 2, &t);
+        assert_eq!(d.verdict, Verdict::Errors);
+        assert!(d.explanation.contains("not_found=1"), "{}", d.explanation);
+        let mut r = healthy();
+        r.requests = 1000;
+        r.errors.add(ErrorKind::Timeout, 9);
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
+    }
+
+    #[test]
+    fn bandwidth_only_with_a_ceiling() {
+        let mut r = healthy();
+        r.mib_per_s = 90.0;
+        assert_eq!(diagnose_row(&r, 2, &Thresholds::default()).verdict, Verdict::Latency);
+        let t = Thresholds {
+            bandwidth_ceiling_mib_per_s: Some(100.0),
+            ..Thresholds::default()
+        };
+        let d = diagnose_row(&r, 2, &t);
+        assert_eq!(d.verdict, Verdict::Bandwidth);
+        assert_eq!(d.figures["bandwidth_ceiling_mib_per_s"], 100.0);
+        r.mib_per_s = 70.0;
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
+    }
+
+    /// What the client measured on a 2-vCPU machine: the runtime busy `busy_ms` on `threads` threads.
+    fn on_two_vcpus(busy_ms: u64, threads: u32) -> ClientMeasure {
+        ClientMeasure {
+            runtime_busy: Duration::from_millis(busy_ms),
+            runtime_worker_threads: threads,
+            vcpus: 2,
+            peak_rss_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn client_cpu_by_cores_or_by_runtime() {
+        let t = Thresholds::default();
+        let mut r = healthy();
+        // 1.8 cores of 2 usable.
+        r.cpu_ms = 180.0;
+        r.client = Some(ClientSide::of(&r, on_two_vcpus(40, 2)));
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::ClientCpu);
+        // One runtime thread busy 90% of the time, process CPU low.
+        let mut r = healthy();
+        r.client = Some(ClientSide::of(&r, on_two_vcpus(90, 1)));
+        let d = diagnose_row(&r, 2, &t);
+        assert_eq!(d.verdict, Verdict::ClientCpu, "{d:?}");
+        assert_eq!(d.figures["runtime_busy_ratio"], 0.9);
+        // 0.2 cores busy of 1 usable while the runtime had work: starved.
+        assert_eq!(d.figures["starved"], 1.0);
+        assert!(d.explanation.contains("starved"), "{}", d.explanation);
+        // 80% is below the threshold.
+        let mut r = healthy();
+        r.client = Some(ClientSide::of(&r, on_two_vcpus(80, 1)));
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
+    }
+
+    #[test]
+    fn pool_when_the_wait_dominates() {
+        let t = Thresholds::default();
+        let mut r = healthy();
+        r.workers = 40;
+        r.pool_wait_ms = pct(30.0);
+        let d = diagnose_row(&r, 2, &t);
+        assert_eq!(d.verdict, Verdict::Pool, "{d:?}");
+        assert_eq!(d.figures["pool_wait_share"], 0.75);
+        r.pool_wait_ms = pct(2.0);
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
+    }
+
+    #[test]
+    fn notes_flag_delayed_ack_and_cold_requests() {
+        let mut r = healthy();
+        r.workers = 1;
+        r.ttlb_ms = pct(42.0);
+        r.breakdown = Some(Breakdown {
+            steady_ttlb_ms: pct(42.0),
+            cold_requests: 1,
+            connections_opened: 1,
+            cold_ttlb_ms: pct(44.0),
+            ..Breakdown::default()
+        });
+        let d = diagnose_row(&r, 2, &Thresholds::default());
+        assert!(d.notes.iter().any(|n| n.contains("delayed-ACK")), "{:?}", d.notes);
+        assert!(d.notes.iter().any(|n| n.contains("cold request")), "{:?}", d.notes);
+    }
+
+    #[test]
+    fn thresholds_are_validated() {
+        assert!(Thresholds::default().validate().is_ok());
+        let err = Thresholds {
+            error_share: 0.0,
+            cpu_busy_share: 2.0,
+            bandwidth_ceiling_mib_per_s: Some(-1.0),
+            ..Thresholds::default()
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        for field in ["error_share", "cpu_busy_share", "bandwidth_ceiling_mib_per_s"] {
+            assert!(err.contains(field), "{err}");
+        }
+    }
+
+    #[test]
+    fn possible_in_flight_counts_the_last_round() {
+        let mut r = row("b", 32, 1, 100.0, 0);
+        r.pool_connections = 64;
+        assert_eq!(r.possible_in_flight(), 25.0);
+        r.pool_connections = 4;
+        assert_eq!(r.possible_in_flight(), 4.0);
+        r.workers = 200;
+        r.pool_connections = 500;
+        assert_eq!(r.possible_in_flight(), 100.0);
+    }
+
+    #[test]
+    fn queueing_is_noted_against_the_buckets_lowest_latency() {
+        let mut one = healthy();
+        one.workers = 1;
+        one.ttlb_ms = pct(10.0);
+        let mut many = healthy();
+        many.workers = 32;
+        many.ttlb_ms = pct(40.0);
+        let mut rows = vec![one, many];
+        for r in &mut rows {
+            r.diagnosis = Some(diagnose_row(r, 2, &Thresholds::default()));
+        }
+        queueing_notes(&mut rows);
+        assert!(!rows[0]
+            .diagnosis
+            .as_ref()
+            .unwrap()
+            .notes
+            .iter()
+            .any(|n| n.contains("queue")));
+        let d = rows[1].diagnosis.as_ref().unwrap();
+        assert!(d.notes.iter().any(|n| n.contains("queue")), "{d:?}");
+        assert_eq!(d.figures["ttlb_ms_p50_lowest_of_bucket"], 10.0);
+    }
+}

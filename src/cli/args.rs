@@ -1,0 +1,264 @@
+//! The command line's arguments (clap): the global flags, the commands and their
+//! flags, each documented where `--help` shows it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::lab::{self, LatencyProfile};
+use crate::render::plot;
+use crate::s3::{ClientOptions, CredentialSource};
+
+use super::CliError;
+
+#[derive(Parser)]
+#[command(
+    name = "s3sweep",
+    version,
+    about = "How fast can many small S3 objects be read in parallel, and why does it stop getting faster?"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Worker threads of the async runtime that sends the requests (default: one per
+    /// vCPU). `--runtime-threads 1` shows what a client serialised on one core does.
+    #[arg(long, global = true)]
+    pub runtime_threads: Option<usize>,
+    /// Known network ceiling in MiB/s (measured or configured): configurations near it
+    /// get the `bandwidth` verdict, and the model uses it. Default: unknown.
+    #[arg(long, global = true)]
+    pub bandwidth_mib_s: Option<f64>,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// The demo: start the embedded S3 server with a Standard-like and an Express-like
+    /// bucket, write the test objects, sweep both, print a table per bucket.
+    Local(LocalArgs),
+    /// Run a sweep request (the Lambda's event JSON) against an endpoint or real AWS;
+    /// prints the result JSON on stdout and the tables on stderr.
+    Run(RunArgs),
+    /// Write test objects to a bucket, skipping keys that exist, and record the keys
+    /// written in a manifest.
+    Seed(SeedArgs),
+    /// Run the embedded S3 server until interrupted.
+    Serve(ServeArgs),
+    /// Delete exactly the keys a seed manifest records (nothing else: no listing, no
+    /// prefix or bucket deletes) and take them out of the manifest.
+    Clean(CleanArgs),
+    /// Read a result JSON (from `local --json`, `run` or the Lambda) and print its
+    /// tables and cost, or Markdown, or draw its plot.
+    Report(ReportArgs),
+    /// Line up the configurations of two results (or two buckets of one) with ratios
+    /// B/A, flagging differences beyond the runs' own spread.
+    Compare(CompareArgs),
+}
+
+#[derive(Args)]
+pub struct CleanArgs {
+    /// The manifest `seed` wrote.
+    #[arg(long)]
+    pub manifest: PathBuf,
+    /// Keys per DeleteObjects request (1 to 1000).
+    #[arg(long, default_value_t = 1000)]
+    pub batch: usize,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// How results are shown.
+#[derive(Args, Clone)]
+pub struct OutputArgs {
+    /// Draw the plot into this file (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Print the tables as Markdown, for pasting into issues.
+    #[arg(long)]
+    pub markdown: bool,
+    /// No progress bars or per-configuration lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// The result JSON.
+    pub result: PathBuf,
+    /// Draw the plot into this file (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Print the tables as Markdown.
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
+    /// Print the result document itself (validated, pretty-printed).
+    #[arg(long)]
+    pub json: bool,
+    /// Lambda memory (MB) for the cost estimate, instead of the function's own (in
+    /// Lambda) or `prices.lambda_memory_mb` of the request (elsewhere).
+    #[arg(long, value_name = "MB")]
+    pub lambda_memory_mb: Option<u32>,
+    /// Name the cheapest configuration whose median wall time is within this many ms
+    /// (instead of the request's `target_wall_ms`).
+    #[arg(long, value_name = "MS")]
+    pub target_wall_ms: Option<u64>,
+}
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// The baseline result JSON.
+    pub a: PathBuf,
+    /// The result compared with it (default: A again, to compare two of its buckets).
+    pub b: Option<PathBuf>,
+    /// The bucket of A to compare.
+    #[arg(long)]
+    pub bucket_a: Option<String>,
+    /// The bucket of B to compare.
+    #[arg(long)]
+    pub bucket_b: Option<String>,
+    /// Print the tables as Markdown.
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct LocalArgs {
+    /// Objects per bucket.
+    #[arg(long, default_value_t = 1000)]
+    pub objects: u32,
+    /// Worker counts, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,20,32,64,128,256")]
+    pub workers: Vec<u32>,
+    /// Object size in bytes.
+    #[arg(long, default_value_t = 46_080)]
+    pub size: u64,
+    /// Most connections per endpoint (default: the largest worker count).
+    #[arg(long)]
+    pub pool: Option<u32>,
+    /// Repetitions of each configuration.
+    #[arg(long, default_value_t = 1)]
+    pub repetitions: u32,
+    /// Also write the result JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Run the server inside this process instead of a child process (its CPU then
+    /// counts as client CPU).
+    #[arg(long)]
+    pub in_process: bool,
+    /// Name the cheapest configuration within this wall time (ms) in the cost summary.
+    #[arg(long, value_name = "MS")]
+    pub target_wall_ms: Option<u64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The request: a JSON file in the Lambda's event format.
+    #[arg(long)]
+    pub event: PathBuf,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Also write the result JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Skip the first-request check of each bucket.
+    #[arg(long)]
+    pub no_preflight: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args)]
+pub struct TargetArgs {
+    /// S3 endpoint, e.g. http://127.0.0.1:9000 for `s3sweep serve`. Without it, AWS.
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// Region (default: from the AWS configuration, else us-east-1).
+    #[arg(long)]
+    pub region: Option<String>,
+    /// With --endpoint: use the AWS credential chain instead of the embedded server's
+    /// fixed credentials.
+    #[arg(long)]
+    pub aws_credentials: bool,
+}
+
+impl OutputArgs {
+    /// Refuses a plot file name that cannot be written, before anything runs.
+    pub fn check(&self) -> Result<(), CliError> {
+        if let Some(path) = &self.plot {
+            plot::format_of(path).map_err(|e| CliError::Usage(format!("--plot {}: {e}", path.display())))?;
+        }
+        Ok(())
+    }
+}
+
+impl TargetArgs {
+    /// The client options: with `--endpoint`, the lab's keys unless
+    /// `--aws-credentials`; without, AWS and the standard chain.
+    pub fn options(&self) -> ClientOptions {
+        let credentials = if self.endpoint.is_some() && !self.aws_credentials {
+            lab::credentials()
+        } else {
+            CredentialSource::Chain
+        };
+        ClientOptions::for_endpoint(self.endpoint.clone(), self.region.clone(), credentials)
+    }
+}
+
+#[derive(Args)]
+pub struct SeedArgs {
+    /// Bucket to write to.
+    #[arg(long)]
+    pub bucket: String,
+    /// Key template; `{i}` becomes 0..count.
+    #[arg(long, default_value = "test/{i}/vectors")]
+    pub key_template: String,
+    /// Objects to write.
+    #[arg(long, default_value_t = 1000)]
+    pub count: u32,
+    /// Object size in bytes.
+    #[arg(long, default_value_t = 46_080)]
+    pub size: u64,
+    /// PUTs in flight.
+    #[arg(long, default_value_t = 64)]
+    pub concurrency: usize,
+    /// Manifest file recording the keys written (default: s3sweep-manifest-BUCKET.json).
+    #[arg(long)]
+    pub manifest: Option<PathBuf>,
+    /// Create the bucket first if it does not exist (embedded server or general purpose buckets).
+    #[arg(long)]
+    pub create_bucket: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Port on 127.0.0.1 (0: any free port; the chosen one is printed).
+    #[arg(long, default_value_t = 9000)]
+    pub port: u16,
+    /// A bucket to create, with its latency profile (none, express, standard); repeatable.
+    #[arg(long = "bucket", value_name = "NAME=PROFILE")]
+    pub buckets: Vec<String>,
+    /// Latency profile of buckets created later by clients.
+    #[arg(long, default_value = "none")]
+    pub default_profile: LatencyProfile,
+    /// Seed of the latency draws.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Inject a fault into a bucket's GETs: BUCKET=KIND:RATE, KIND one of slow-down,
+    /// internal-error, access-denied, reset-before-headers, reset-mid-body, stall-body,
+    /// late-first-byte, truncated-body; RATE 0..1. Repeatable. The tally is served at
+    /// GET /_s3sweep/faults and printed on exit.
+    #[arg(long = "fault", value_name = "BUCKET=KIND:RATE")]
+    pub faults: Vec<String>,
+    /// How long a stall-body fault stalls, in ms.
+    #[arg(long, default_value_t = 60_000)]
+    pub stall_ms: u64,
+    /// How late a late-first-byte fault answers, in ms.
+    #[arg(long, default_value_t = 15_000)]
+    pub late_first_byte_ms: u64,
+}

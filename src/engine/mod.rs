@@ -1,0 +1,151 @@
+//! The sweep engine: for each bucket x worker count x repetition, keep exactly
+//! `workers` GETs in flight until every object has been read once, and measure.
+//!
+//! Per request it records the wait for one of `pool_connections` slots, the time to
+//! the response headers (TTFB) and to the last body byte (TTLB); bodies are streamed to
+//! the end and counted, never kept. A failed request is counted by kind and the sweep
+//! goes on. Per configuration it records wall time, CPU time of the process, and the
+//! transport's counters (connections opened, retries, `CreateSession` calls).
+//!
+//! Memory does not grow with the number of requests: latencies go into a few shared
+//! hdrhistograms ([`recorder`]), keys are formatted on the fly, and bodies are dropped
+//! chunk by chunk. [`run`] returns measured rows only; summaries, verdicts and the
+//! model are [`crate::analysis`]'s.
+//!
+//! - [`config`]: one configuration (warm-up, the workers, the row);
+//! - [`recorder`]: histograms and the phase breakdown, sharded;
+//! - [`preflight`]: the first read of every bucket, and [`StartError`];
+//! - [`schedule`]: start times of side-by-side sweeps and the deadline rule.
+
+pub mod config;
+pub mod preflight;
+pub mod recorder;
+pub mod schedule;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::model::stats::round3;
+use crate::model::{ConfigResult, Environment, LambdaEnvironment, SkippedConfig, SweepResult};
+use crate::plan::Plan;
+use crate::s3::{RequestSettings, SweepClient};
+use crate::sys::usage;
+use crate::transport::TransportSettings;
+
+use config::run_config;
+pub use preflight::{preflight, StartError, PREFLIGHT_TRIES};
+pub use schedule::StartSchedule;
+use schedule::{deadline_blocks, estimate_duration};
+
+/// Told about progress. Every method has an empty default.
+pub trait Observer: Send + Sync {
+    /// A configuration is about to start (after its warm-up).
+    fn config_started(&self, _bucket: &str, _workers: u32, _repetition: u32, _requests: u64) {}
+    /// One request finished (ok or not). Called from the request's task: keep it cheap.
+    fn request_done(&self, _ok: bool) {}
+    /// A configuration finished.
+    fn config_finished(&self, _result: &ConfigResult) {}
+}
+
+/// An observer that does nothing.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// How a sweep runs, beyond the plan.
+#[derive(Debug, Clone, Default)]
+pub struct SweepOptions {
+    /// `cli`, `local` or `lambda`, recorded in the environment.
+    pub runner: String,
+    /// Stop starting configurations that would not finish before this instant.
+    pub deadline: Option<Instant>,
+    /// Kept free before the deadline.
+    pub safety_margin: Duration,
+    /// Lambda facts for the environment block.
+    pub lambda: Option<LambdaEnvironment>,
+    /// Sweeps run side by side (a fan-out's children): when configurations start, and
+    /// every row gets its window and serialized histograms.
+    pub schedule: Option<StartSchedule>,
+}
+
+pub(crate) fn transport_settings(plan: &Plan) -> TransportSettings {
+    TransportSettings {
+        pool_connections: plan.pool_connections() as usize,
+        connect_timeout: plan.connect_timeout(),
+    }
+}
+
+pub(crate) fn request_settings(plan: &Plan) -> RequestSettings {
+    RequestSettings {
+        max_attempts: plan.max_attempts(),
+        first_byte_timeout: plan.first_byte_timeout(),
+        attempt_timeout: plan.attempt_timeout(),
+    }
+}
+
+/// Runs the whole plan and returns the result document with the measured rows (the
+/// adapters then call [`crate::analysis::analyse`] for summaries and diagnosis).
+pub async fn run(
+    client: &SweepClient,
+    plan: &Plan,
+    options: &SweepOptions,
+    observer: Arc<dyn Observer>,
+) -> SweepResult {
+    let started_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let run_start = Instant::now();
+    client.transport().configure(transport_settings(plan));
+    let s3 = client.s3(request_settings(plan));
+    let mut results: Vec<ConfigResult> = Vec::new();
+    let mut skipped = Vec::new();
+    let mut index = 0usize;
+    for bucket in plan.buckets() {
+        for &workers in plan.workers() {
+            for repetition in 1..=plan.repetitions() {
+                index += 1;
+                let index = index - 1;
+                if let Some(deadline) = options.deadline {
+                    let estimate = estimate_duration(&results, bucket);
+                    if let Some(reason) = deadline_blocks(Instant::now(), deadline, estimate, options.safety_margin) {
+                        skipped.push(SkippedConfig {
+                            bucket: bucket.clone(),
+                            workers,
+                            repetition,
+                            reason,
+                        });
+                        continue;
+                    }
+                }
+                let schedule = options.schedule.map(|c| c.for_configuration(index, results.is_empty()));
+                let result = run_config(client, &s3, plan, (bucket, workers, repetition), schedule, &observer).await;
+                observer.config_finished(&result);
+                results.push(result);
+            }
+        }
+    }
+    let mut result = SweepResult::new(
+        environment(client, &options.runner, options.lambda.clone()),
+        plan.request().clone(),
+        started_unix_ms,
+    );
+    result.total_wall_ms = round3(run_start.elapsed().as_secs_f64() * 1000.0);
+    result.truncated = !skipped.is_empty();
+    result.results = results;
+    result.skipped = skipped;
+    result
+}
+
+/// The environment block of a result produced in this process by `client`.
+pub fn environment(client: &SweepClient, runner: &str, lambda: Option<LambdaEnvironment>) -> Environment {
+    Environment {
+        runner: runner.to_string(),
+        os: std::env::consts::OS.to_string(),
+        arch: std::env::consts::ARCH.to_string(),
+        vcpus: usage::vcpus() as u32,
+        runtime_worker_threads: tokio::runtime::Handle::try_current().map_or(1, |h| h.metrics().num_workers() as u32),
+        memory_total_bytes: usage::memory_total_bytes(),
+        region: client.region().to_string(),
+        endpoint: client.endpoint().map(str::to_string),
+        lambda,
+    }
+}

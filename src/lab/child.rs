@@ -1,0 +1,104 @@
+//! The lab as a child process: `s3sweep serve --port 0` started from this executable,
+//! its address read from its first line, killed with this process (parent-death
+//! signal) or when dropped. `s3sweep local` runs the server this way by default so the
+//! server's CPU is not counted as the client's, and reads the child's CPU time apart.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use super::{LatencyProfile, RunningServer};
+use crate::sys::usage;
+
+/// Why the lab could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error("starting the embedded server: {0}")]
+    Spawn(std::io::Error),
+    #[error("the embedded server did not print its address within 30 s")]
+    Slow,
+    #[error("the embedded server exited before printing its address")]
+    Exited,
+}
+
+/// The lab, in this process or as a child.
+pub enum LabProcess {
+    InProcess(RunningServer),
+    Child {
+        child: tokio::process::Child,
+        endpoint: String,
+    },
+}
+
+impl LabProcess {
+    /// Starts `s3sweep serve` (this executable) with `buckets` on a free port.
+    pub async fn spawn(buckets: &[(String, LatencyProfile)]) -> Result<Self, LabError> {
+        let exe = std::env::current_exe().map_err(LabError::Spawn)?;
+        let mut cmd = tokio::process::Command::new(exe);
+        cmd.arg("serve").arg("--port").arg("0");
+        for (b, p) in buckets {
+            cmd.arg("--bucket").arg(format!("{b}={p}"));
+        }
+        cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).stdin(Stdio::null());
+        cmd.kill_on_drop(true);
+        // SAFETY: prctl in the child before exec only sets its parent-death signal.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(LabError::Spawn)?;
+        let stdout = child.stdout.take().ok_or(LabError::Exited)?;
+        let mut lines = BufReader::new(stdout).lines();
+        let endpoint = tokio::time::timeout(Duration::from_secs(30), async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+                    return Some(url.to_string());
+                }
+            }
+            None
+        })
+        .await
+        .map_err(|_| LabError::Slow)?
+        .ok_or(LabError::Exited)?;
+        // Keep draining its stdout so it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok(LabProcess::Child { child, endpoint })
+    }
+
+    /// The endpoint URL clients use.
+    pub fn endpoint(&self) -> String {
+        match self {
+            LabProcess::InProcess(s) => s.endpoint(),
+            LabProcess::Child { endpoint, .. } => endpoint.clone(),
+        }
+    }
+
+    /// Where the server runs, in words.
+    pub fn describe(&self) -> String {
+        match self {
+            LabProcess::InProcess(_) => "in this process".into(),
+            LabProcess::Child { child, .. } => format!("child process {}", child.id().unwrap_or(0)),
+        }
+    }
+
+    /// CPU time the child has used so far (`None` in process, where it is the client's).
+    pub fn cpu_time(&self) -> Option<Duration> {
+        match self {
+            LabProcess::InProcess(_) => None,
+            LabProcess::Child { child, .. } => child.id().and_then(usage::child_cpu_time),
+        }
+    }
+
+    /// Stops the server.
+    pub async fn stop(self) {
+        match self {
+            LabProcess::InProcess(s) => s.shutdown().await,
+            LabProcess::Child { mut child, .. } => {
+                let _ = child.kill().await;
+            }
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! The coordinator's children: one child event per invocation (a shard of the keys, or
+//! all keys with its own shuffle seed; one shared start; a finish-by time inside the
+//! coordinator's deadline), invoked all at once, waited for together.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use crate::model::stats::round3;
+use crate::model::{KeyRange, Role, Split, SweepRequest};
+use crate::plan::Plan;
+
+use super::invoke::{ChildOutcome, Invoker};
+use super::settings::{FanoutSettings, FUNCTION_ENV, NO_DEADLINE_INVOKE_LIMIT};
+
+fn now_unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Why a fan-out could not start at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FanoutError {
+    #[error(
+        "fan-out needs the function's own name: AWS_LAMBDA_FUNCTION_NAME (set by Lambda) or {FUNCTION_ENV} is not set"
+    )]
+    NoFunctionName,
+    #[error("fan-out is not available in this process (no Lambda client was built)")]
+    NoInvoker,
+}
+
+/// Invokes every child of `plan` at once and waits for all of them. `deadline` is the
+/// coordinator's own (the children are told to finish `safety_margin` before it).
+pub async fn invoke_children(
+    invoker: &Invoker,
+    settings: &FanoutSettings,
+    plan: &Plan,
+    deadline: Option<Instant>,
+    safety_margin: Duration,
+) -> Result<(u64, Vec<ChildOutcome>), FanoutError> {
+    let function = settings.function_name.clone().ok_or(FanoutError::NoFunctionName)?;
+    let f = plan.fanout().copied().ok_or(FanoutError::NoInvoker)?;
+    let now = Instant::now();
+    let now_ms = now_unix_ms();
+    let start_unix_ms = now_ms + f.start_delay_ms;
+    let (limit, finish_by) = match deadline {
+        Some(d) => {
+            let left = d.saturating_duration_since(now);
+            // Children stop `safety_margin` before the coordinator's deadline; the
+            // coordinator waits until half the margin is left, then merges what it has.
+            let finish_by = now_ms + left.saturating_sub(safety_margin).as_millis() as u64;
+            (
+                left.saturating_sub(safety_margin / 2),
+                Some(finish_by.max(start_unix_ms + 1)),
+            )
+        }
+        None => (NO_DEADLINE_INVOKE_LIMIT, None),
+    };
+    let children = child_requests(plan, start_unix_ms, finish_by);
+    let calls = children.into_iter().map(|(index, request)| {
+        let function = function.clone();
+        let key_range = request.key_range.unwrap_or(KeyRange {
+            start: 0,
+            end: plan.object_count(),
+        });
+        let seed = request.seed;
+        let mut event = serde_json::to_value(&request).unwrap_or(Value::Null);
+        if settings.break_child == Some(index) {
+            if let Value::Object(m) = &mut event {
+                m.insert("broken_by_test_hook".into(), Value::Bool(true));
+            }
+        }
+        async move {
+            let started = Instant::now();
+            let result = invoker.invoke(&function, &event, limit).await;
+            let invoke_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
+            match &result {
+                Ok(_) => tracing::info!(child = index, invoke_ms, "child finished"),
+                Err(e) => tracing::warn!(child = index, kind = %e.kind, error = %e.message, "child failed"),
+            }
+            ChildOutcome {
+                index,
+                key_range,
+                seed,
+                invoke_ms,
+                result,
+            }
+        }
+    });
+    let outcomes = futures_util::future::join_all(calls).await;
+    Ok((start_unix_ms, outcomes))
+}
+
+/// The child events of a fan-out plan: index, shard, and the request.
+pub fn child_requests(plan: &Plan, start_unix_ms: u64, finish_by_unix_ms: Option<u64>) -> Vec<(u32, SweepRequest)> {
+    let Some(f) = plan.fanout() else {
+        return Vec::new();
+    };
+    let n = u64::from(f.invocations);
+    let count = u64::from(plan.object_count());
+    (0..f.invocations)
+        .map(|k| {
+            let mut request = plan.request().clone();
+            request.role = Role::Child;
+            request.fanout = None;
+            request.start_unix_ms = Some(start_unix_ms);
+            request.config_slot_ms = f.slot_ms;
+            request.finish_by_unix_ms = finish_by_unix_ms;
+            match f.split {
+                Split::Shard => {
+                    let k64 = u64::from(k);
+                    request.key_range = Some(KeyRange {
+                        start: (k64 * count / n) as u32,
+                        end: ((k64 + 1) * count / n) as u32,
+                    });
+                }
+                Split::Replicate => {
+                    request.key_range = None;
+                    // Each child its own order, so they do not all hit one object at once.
+                    request.seed = request.seed.wrapping_add(u64::from(k));
+                }
+            }
+            (k, request)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::StartSchedule;
+    use serde_json::json;
+
+    #[test]
+    fn shards_cover_every_key_once_and_replicas_vary_the_seed() {
+        let p = Plan::from_value(json!({
+            "buckets": ["b-1"], "object_count": 10, "fanout": {"invocations": 3}
+        }))
+        .unwrap();
+        let children = child_requests(&p, 123, Some(456));
+        let ranges: Vec<(u32, u32)> = children
+            .iter()
+            .map(|(_, r)| r.key_range.map(|k| (k.start, k.end)).unwrap())
+            .collect();
+        assert_eq!(ranges, vec![(0, 3), (3, 6), (6, 10)]);
+        for (_, r) in &children {
+            assert_eq!(r.role, Role::Child);
+            assert!(r.fanout.is_none());
+            assert_eq!(r.start_unix_ms, Some(123));
+            // Every child event is itself a valid child plan.
+            let plan = Plan::from_value(serde_json::to_value(r).unwrap()).unwrap();
+            assert_eq!(plan.role(), Role::Child);
+        }
+        let p = Plan::from_value(json!({
+            "buckets": ["b-1"], "object_count": 10, "fanout": {"invocations": 2, "split": "replicate"}
+        }))
+        .unwrap();
+        let children = child_requests(&p, 123, None);
+        assert!(children.iter().all(|(_, r)| r.key_range.is_none()));
+        assert_ne!(children[0].1.seed, children[1].1.seed);
+    }
+
+    #[test]
+    fn slots_align_every_configuration() {
+        let start = UNIX_EPOCH + Duration::from_secs(1_000);
+        let first_only = StartSchedule {
+            start_at: Some(start),
+            slot: None,
+        };
+        assert_eq!(first_only.for_configuration(0, true).start_at, Some(start));
+        assert_eq!(
+            first_only.for_configuration(3, true).start_at,
+            Some(start),
+            "first run after skips"
+        );
+        assert_eq!(first_only.for_configuration(1, false).start_at, None);
+        let slotted = StartSchedule {
+            start_at: Some(start),
+            slot: Some(Duration::from_millis(250)),
+        };
+        assert_eq!(slotted.for_configuration(0, true).start_at, Some(start));
+        assert_eq!(
+            slotted.for_configuration(4, false).start_at,
+            Some(start + Duration::from_secs(1))
+        );
+        // Validation: the schedule fits in 15 minutes; a child slot needs a start.
+        let err = Plan::from_value(json!({
+            "buckets": ["b-1"], "workers": [1, 2, 4], "fanout": {"invocations": 2, "slot_ms": 300_001}
+        }))
+        .unwrap_err();
+        assert_eq!(err.fields(), vec!["fanout.slot_ms"]);
+        let err = Plan::from_value(json!({"buckets": ["b-1"], "role": "child", "config_slot_ms": 100})).unwrap_err();
+        assert_eq!(err.fields(), vec!["config_slot_ms"]);
+        let p = Plan::from_value(json!({
+            "buckets": ["b-1"], "workers": [1, 2], "fanout": {"invocations": 2, "slot_ms": 5000}
+        }))
+        .unwrap();
+        let children = child_requests(&p, now_unix_ms() + 1000, None);
+        assert_eq!(children[1].1.config_slot_ms, Some(5000));
+        let child = Plan::from_value(serde_json::to_value(&children[1].1).unwrap()).unwrap();
+        assert_eq!(StartSchedule::of(&child).unwrap().slot, Some(Duration::from_secs(5)));
+    }
+}

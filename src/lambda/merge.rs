@@ -1,0 +1,423 @@
+//! The coordinator's merge: per configuration (in plan order) the children's rows are
+//! summed (counts, errors, bytes, CPU), their latency histograms added (percentiles are
+//! never averaged), and throughput taken over the common window (first start to last
+//! finish), so drift between children lowers the figure rather than flattering it.
+//! Failed children are named and left out; a child missing a configuration is listed.
+
+use crate::model::fanout::decode_histogram;
+use crate::model::stats::{cpu_ms_per_get, histogram_us, rates, round3};
+use crate::model::{
+    ChildReport, ConfigResult, Environment, ErrorCounts, FanoutReport, FanoutRequest, MergedConfig, Percentiles,
+    SkippedConfig, Split, SweepResult,
+};
+use crate::plan::Plan;
+
+use super::invoke::ChildOutcome;
+
+/// Merges the children's rows per configuration (in `plan` order) and builds the
+/// report. Failed children are named and left out of the merge.
+pub fn merge(
+    plan: &Plan,
+    function_name: &str,
+    start_unix_ms: u64,
+    outcomes: Vec<ChildOutcome>,
+) -> (Vec<ConfigResult>, FanoutReport) {
+    let f = plan.fanout().copied().unwrap_or(FanoutRequest {
+        invocations: outcomes.len() as u32,
+        start_delay_ms: 0,
+        split: Split::Shard,
+        slot_ms: None,
+    });
+    let ok: Vec<(&ChildOutcome, &SweepResult)> = outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().ok().map(|r| (o, r)))
+        .collect();
+    let cold = |r: &SweepResult| r.environment.lambda.as_ref().is_some_and(|l| l.cold_start);
+    let mut merged = Vec::new();
+    let mut configurations = Vec::new();
+    for bucket in plan.buckets() {
+        for &workers in plan.workers() {
+            for repetition in 1..=plan.repetitions() {
+                let mut rows = Vec::new();
+                let mut missing = Vec::new();
+                for (o, r) in &ok {
+                    match r
+                        .results
+                        .iter()
+                        .find(|x| &x.bucket == bucket && x.workers == workers && x.repetition == repetition)
+                    {
+                        Some(row) => rows.push((o.index, cold(r), row)),
+                        None => missing.push(o.index),
+                    }
+                }
+                if rows.is_empty() {
+                    continue;
+                }
+                let (row, config) = merge_rows(&rows);
+                merged.push(row);
+                configurations.push(MergedConfig {
+                    missing_children: missing,
+                    ..config
+                });
+            }
+        }
+    }
+    let children = outcomes
+        .into_iter()
+        .map(|o| {
+            let mut report = ChildReport {
+                index: o.index,
+                key_range: o.key_range,
+                seed: o.seed,
+                status: if o.result.is_ok() { "ok" } else { "failed" }.into(),
+                invoke_ms: o.invoke_ms,
+                cold_start: None,
+                request_id: None,
+                error: None,
+                results: Vec::new(),
+                skipped: Vec::new(),
+            };
+            match o.result {
+                Ok(r) => {
+                    let lambda = r.environment.lambda.as_ref();
+                    report.cold_start = lambda.map(|l| l.cold_start);
+                    report.request_id = lambda.and_then(|l| l.request_id.clone());
+                    report.skipped = r.skipped;
+                    report.results = r
+                        .results
+                        .into_iter()
+                        .map(|mut row| {
+                            if let Some(c) = &mut row.child {
+                                c.histograms = None;
+                            }
+                            row
+                        })
+                        .collect();
+                }
+                Err(e) => report.error = Some(e),
+            }
+            report
+        })
+        .collect::<Vec<_>>();
+    let children_ok = children.iter().filter(|c| c.error.is_none()).count() as u32;
+    let report = FanoutReport {
+        function_name: function_name.to_string(),
+        invocations: f.invocations,
+        split: f.split,
+        start_delay_ms: f.start_delay_ms,
+        start_unix_ms,
+        children_ok,
+        children_failed: children.len() as u32 - children_ok,
+        configurations,
+        children,
+    };
+    (merged, report)
+}
+
+/// One merged row from the children's rows of one configuration: `(index, cold, row)`.
+fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfig) {
+    let first = rows[0].2;
+    let (mut ttfb, mut ttlb, mut pool_wait) = (histogram_us(), histogram_us(), histogram_us());
+    let mut errors = ErrorCounts::default();
+    let mut samples: Vec<String> = Vec::new();
+    let (mut requests, mut ok, mut bytes, mut retries, mut conns, mut sessions) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut cpu_ms, mut connect_ms) = (0.0f64, 0.0f64);
+    let mut starts = Vec::new();
+    let mut finishes = Vec::new();
+    for (index, _, r) in rows {
+        requests += r.requests;
+        ok += r.ok;
+        bytes += r.bytes;
+        retries += r.retries;
+        conns += r.connections_opened;
+        sessions += r.session_requests;
+        cpu_ms += r.cpu_ms;
+        connect_ms += r.connect_ms_total;
+        errors.add_all(&r.errors);
+        for s in &r.error_samples {
+            if samples.len() < 3 && !samples.contains(s) {
+                samples.push(format!("child {index}: {s}"));
+            }
+        }
+        match &r.child {
+            Some(c) => {
+                starts.push(c.started_unix_ms);
+                finishes.push(c.finished_unix_ms);
+                match &c.histograms {
+                    Some(h) => {
+                        for (name, text, into) in [
+                            ("ttfb_us", &h.ttfb_us, &mut ttfb),
+                            ("ttlb_us", &h.ttlb_us, &mut ttlb),
+                            ("pool_wait_us", &h.pool_wait_us, &mut pool_wait),
+                        ] {
+                            match decode_histogram(name, text) {
+                                Ok(h) => {
+                                    // An auto-resizing histogram takes any other.
+                                    let _ = into.add(&h);
+                                }
+                                Err(e) => push_sample(&mut samples, format!("child {index}: {e}")),
+                            }
+                        }
+                    }
+                    None => push_sample(&mut samples, format!("child {index}: no latency histograms")),
+                }
+            }
+            None => push_sample(&mut samples, format!("child {index}: no timing window")),
+        }
+    }
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (first_start, last_finish) = if starts.is_empty() {
+        (0.0, 0.0)
+    } else {
+        (min(&starts), max(&finishes))
+    };
+    let window_ms = if starts.is_empty() {
+        rows.iter().map(|r| r.2.wall_ms).fold(0.0, f64::max)
+    } else {
+        round3(last_finish - first_start)
+    };
+    let window_s = (window_ms / 1000.0).max(1e-9);
+    let (objects_per_s, mib_per_s) = rates(ok, bytes, window_s);
+    let row = ConfigResult {
+        bucket: first.bucket.clone(),
+        workers: first.workers,
+        repetition: first.repetition,
+        pool_connections: first.pool_connections,
+        requests,
+        ok,
+        errors,
+        retries,
+        bytes,
+        child: None,
+        wall_ms: window_ms,
+        objects_per_s,
+        mib_per_s,
+        ttfb_ms: Percentiles::from_histogram_us(&ttfb),
+        ttlb_ms: Percentiles::from_histogram_us(&ttlb),
+        pool_wait_ms: Percentiles::from_histogram_us(&pool_wait),
+        cpu_ms: round3(cpu_ms),
+        cpu_ms_per_get: cpu_ms_per_get(cpu_ms, requests),
+        connections_opened: conns,
+        connect_ms_total: round3(connect_ms),
+        session_requests: sessions,
+        error_samples: samples,
+        breakdown: None,
+        client: None,
+        diagnosis: None,
+    };
+    let spread = |v: &[f64]| if v.is_empty() { 0.0 } else { round3(max(v) - min(v)) };
+    let config = MergedConfig {
+        bucket: first.bucket.clone(),
+        workers: first.workers,
+        repetition: first.repetition,
+        children: rows.len() as u32,
+        workers_total: first.workers * rows.len() as u32,
+        first_start_unix_ms: round3(first_start),
+        last_finish_unix_ms: round3(last_finish),
+        window_ms,
+        start_spread_ms: spread(&starts),
+        finish_spread_ms: spread(&finishes),
+        cold_children: rows.iter().filter(|r| r.1).map(|r| r.0).collect(),
+        missing_children: Vec::new(),
+    };
+    (row, config)
+}
+
+fn push_sample(samples: &mut Vec<String>, s: String) {
+    if samples.len() < 3 {
+        samples.push(s);
+    }
+}
+
+/// The coordinator's result document (`s3sweep.result/v1`): its environment and
+/// request, the merged rows, and the fan-out block (the caller runs the analysis step).
+/// `started_unix_ms` and `total_wall_ms` are the caller's to fill in.
+pub fn merged_result(
+    environment: Environment,
+    plan: &Plan,
+    function_name: &str,
+    start_unix_ms: u64,
+    outcomes: Vec<ChildOutcome>,
+) -> SweepResult {
+    let (rows, report) = merge(plan, function_name, start_unix_ms, outcomes);
+    let mut base = SweepResult::new(environment, plan.request().clone(), 0);
+    base.skipped = report
+        .configurations
+        .iter()
+        .filter(|c| !c.missing_children.is_empty())
+        .map(|c| SkippedConfig {
+            bucket: c.bucket.clone(),
+            workers: c.workers,
+            repetition: c.repetition,
+            reason: format!("children {:?} did not run it (deadline)", c.missing_children),
+        })
+        .collect();
+    base.truncated = !base.skipped.is_empty() || report.children.iter().any(|c| !c.skipped.is_empty());
+    base.results = rows;
+    base.fanout = Some(report);
+    base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChildError, ChildMeasure, KeyRange, LambdaEnvironment};
+    use hdrhistogram::Histogram;
+    use serde_json::json;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    fn hist(values_us: &[u64]) -> Histogram<u64> {
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        for &v in values_us {
+            h.record(v).unwrap();
+        }
+        h
+    }
+
+    fn child_row(
+        bucket: &str,
+        workers: u32,
+        start_ms: f64,
+        wall_ms: f64,
+        ttfb_us: &[u64],
+        errors: u64,
+    ) -> ConfigResult {
+        let mut row = crate::model::test_rows::row(bucket, workers, 1, wall_ms, errors);
+        let started = UNIX_EPOCH + Duration::from_secs_f64(start_ms / 1000.0);
+        let h = hist(ttfb_us);
+        row.requests = ttfb_us.len() as u64 + errors;
+        row.ok = ttfb_us.len() as u64;
+        row.bytes = row.ok * 46_080;
+        row.child = Some(ChildMeasure::new(
+            started,
+            Duration::from_secs_f64(wall_ms / 1000.0),
+            [&h, &h, &hist(&[1])],
+        ));
+        row
+    }
+
+    /// A child's result: the shared fixture with a Lambda environment.
+    fn child_result(rows: Vec<ConfigResult>, cold: bool) -> SweepResult {
+        let mut result = crate::model::test_rows::result(rows);
+        result.environment.runner = "lambda".into();
+        result.environment.lambda = Some(LambdaEnvironment {
+            function_name: Some("f".into()),
+            function_version: None,
+            memory_size_mb: None,
+            cold_start: cold,
+            architecture: None,
+            region: None,
+            request_id: Some("req".into()),
+            remaining_ms_at_start: None,
+            safety_margin_ms: 0,
+        });
+        result
+    }
+
+    fn plan() -> Plan {
+        Plan::from_value(json!({
+            "buckets": ["b-1"], "workers": [4], "object_count": 30,
+            "fanout": {"invocations": 3, "start_delay_ms": 500}
+        }))
+        .unwrap()
+    }
+
+    fn outcome(index: u32, result: Result<SweepResult, ChildError>) -> ChildOutcome {
+        ChildOutcome {
+            index,
+            key_range: KeyRange {
+                start: index * 10,
+                end: index * 10 + 10,
+            },
+            seed: 1,
+            invoke_ms: 10.0,
+            result,
+        }
+    }
+
+    #[test]
+    fn merge_sums_counts_and_merges_histograms_not_percentiles() {
+        // Child 0: ten fast requests; child 1: ten slow ones; child 2 failed.
+        let fast: Vec<u64> = (1..=10).map(|i| i * 1_000).collect();
+        let slow: Vec<u64> = (1..=10).map(|i| 100_000 + i * 1_000).collect();
+        let c0 = child_result(vec![child_row("b-1", 4, 1_000_000.0, 100.0, &fast, 0)], false);
+        let c1 = child_result(vec![child_row("b-1", 4, 1_000_020.0, 200.0, &slow, 2)], true);
+        let failed = ChildError {
+            kind: "function_error".into(),
+            error_type: Some("InvalidEvent".into()),
+            message: "invalid request".into(),
+        };
+        let outcomes = vec![outcome(0, Ok(c0)), outcome(1, Ok(c1)), outcome(2, Err(failed))];
+        let (rows, report) = merge(&plan(), "s3sweep-lambda", 1_000_000, outcomes);
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!(r.requests, 22);
+        assert_eq!(r.ok, 20);
+        assert_eq!(r.errors.total, 2);
+        assert_eq!(r.errors.not_found, 2);
+        assert_eq!(r.bytes, 20 * 46_080);
+        // Window: first start (1,000,000) to last finish (1,000,020 + 200).
+        assert_eq!(r.wall_ms, 220.0);
+        assert_eq!(r.objects_per_s, round3(20.0 / 0.22));
+        // The merged median is that of all 20 samples (between the two groups), not
+        // the mean of the children's medians (~55.5 ms).
+        let all: Vec<u64> = fast.iter().chain(&slow).copied().collect();
+        let expected = Percentiles::from_histogram_us(&hist(&all));
+        assert_eq!(r.ttfb_ms, expected);
+        assert_eq!(r.ttfb_ms.count, 20);
+        assert!((r.ttfb_ms.p50 - 10.0).abs() < 0.05, "{:?}", r.ttfb_ms);
+        assert!((r.ttfb_ms.max - 110.0).abs() < 0.1, "{:?}", r.ttfb_ms);
+        assert!(r.child.is_none());
+        let c = &report.configurations[0];
+        assert_eq!(c.children, 2);
+        assert_eq!(c.workers_total, 8);
+        assert_eq!(c.start_spread_ms, 20.0);
+        assert_eq!(c.finish_spread_ms, 120.0);
+        assert_eq!(c.cold_children, vec![1]);
+        assert_eq!(report.children_ok, 2);
+        assert_eq!(report.children_failed, 1);
+        let failed = &report.children[2];
+        assert_eq!(failed.status, "failed");
+        assert_eq!(
+            failed.error.as_ref().unwrap().error_type.as_deref(),
+            Some("InvalidEvent")
+        );
+        // Kept child rows keep their window but not their histograms.
+        let kept = report.children[0].results[0].child.as_ref().unwrap();
+        assert!(kept.histograms.is_none());
+        assert_eq!(kept.started_unix_ms, 1_000_000.0);
+    }
+
+    #[test]
+    fn a_child_missing_a_configuration_is_named_and_the_result_truncated() {
+        let p = Plan::from_value(json!({
+            "buckets": ["b-1"], "workers": [4, 8], "object_count": 30,
+            "fanout": {"invocations": 2}
+        }))
+        .unwrap();
+        let both = child_result(
+            vec![
+                child_row("b-1", 4, 0.0, 10.0, &[1000], 0),
+                child_row("b-1", 8, 20.0, 10.0, &[1000], 0),
+            ],
+            false,
+        );
+        let one = child_result(vec![child_row("b-1", 4, 0.0, 10.0, &[1000], 0)], false);
+        let env = child_result(vec![], false).environment;
+        let mut result = merged_result(env, &p, "f", 0, vec![outcome(0, Ok(both)), outcome(1, Ok(one))]);
+        // The coordinator's one analysis step: a merged result gets summaries and a
+        // diagnosis like any other.
+        crate::analysis::analyse(&mut result, &crate::model::Thresholds::default());
+        assert_eq!(result.summary.len(), 1);
+        assert!(result.results.iter().all(|r| r.diagnosis.is_some()));
+        assert_eq!(result.analysis.as_ref().map(|a| a.buckets.len()), Some(1));
+        assert_eq!(result.results.len(), 2);
+        assert_eq!(result.results[1].ok, 1);
+        assert!(result.truncated);
+        assert_eq!(result.skipped.len(), 1);
+        assert!(result.skipped[0].reason.contains("[1]"), "{:?}", result.skipped);
+        let fanout = result.fanout.unwrap();
+        assert_eq!(fanout.configurations[1].missing_children, vec![1]);
+    }
+}

@@ -1,0 +1,333 @@
+//! The Lambda function: the handler that turns an event into a sweep result or a
+//! `Diagnostic`, the invocation's deadline, and one log line per finished
+//! configuration. An adapter: it calls the engine, then the one analysis step.
+//!
+//! `src/bin/s3sweep-lambda.rs` only sets up logging, builds one [`Function`] (and so
+//! one S3 client) before `lambda_runtime::run`, and hands it the events. Everything
+//! here is testable without the Lambda service: call [`Function::handle`] with a
+//! `LambdaEvent` and a `Context` carrying whatever deadline the test needs.
+//!
+//! An event with a `fanout` field makes the handler a coordinator: it invokes its own
+//! function N times ([`children`], [`invoke`]) and returns the merged result
+//! ([`merge`]); an event with `role: "child"` is one of those invocations. Every
+//! setting comes from the environment, read once ([`settings`]); events are validated
+//! in [`event`].
+//!
+//! Security: the S3 endpoint comes only from the function's environment
+//! (`S3SWEEP_ENDPOINT_URL`); the event schema has no such field and rejects unknown
+//! fields, so an event cannot point the function at another host.
+
+pub mod children;
+pub mod event;
+pub mod invoke;
+pub mod merge;
+pub mod settings;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use lambda_runtime::{Context, Diagnostic, LambdaEvent};
+use serde_json::Value;
+
+use crate::analysis;
+use crate::engine::{self, Observer, StartError, StartSchedule, SweepOptions};
+use crate::model::stats::round3;
+use crate::model::{ConfigResult, LambdaEnvironment, SweepResult, Thresholds};
+use crate::plan::{Plan, RequestError};
+use crate::s3::{ClientError, SweepClient};
+
+pub use children::FanoutError;
+pub use event::{validate_event, validate_event_with};
+use invoke::Invoker;
+pub use settings::{remaining_time, FunctionSettings, SettingsError, CREDENTIALS_ENV, ENDPOINT_ENV, SAFETY_MARGIN_ENV};
+
+/// Why an invocation returned an error instead of a result. Per-request failures are
+/// never here: they are counted in the result.
+#[derive(Debug, thiserror::Error)]
+pub enum InvocationError {
+    /// The event is not a valid sweep request; names every bad field.
+    #[error("{0}")]
+    InvalidEvent(RequestError),
+    /// The first request to a bucket failed in a way every later one would too.
+    #[error("{}", start_message(.0))]
+    Start(StartError),
+    /// A fan-out was asked for but this process cannot invoke its function.
+    #[error("{0}")]
+    Fanout(FanoutError),
+}
+
+/// The start error's advice, plus what only applies to a function with the
+/// template's role.
+fn start_message(err: &StartError) -> String {
+    match err {
+        StartError::AccessDenied { .. } => format!(
+            "{err}. Note: without s3:ListBucket (the template grants only s3:GetObject), S3 also answers 403 for a key that does not exist, so check the objects were written (`make seed-aws`, or `s3sweep seed`)"
+        ),
+        _ => err.to_string(),
+    }
+}
+
+impl InvocationError {
+    /// The stable `errorType` the Lambda returns: `InvalidEvent`, or the
+    /// [`StartError::error_type`] (`NoCredentials`, `BucketNotFound`, `AccessDenied`,
+    /// `ObjectNotFound`, `EndpointUnreachable`, `StartFailed`).
+    pub fn error_type(&self) -> &'static str {
+        match self {
+            InvocationError::InvalidEvent(_) => "InvalidEvent",
+            InvocationError::Start(e) => e.error_type(),
+            InvocationError::Fanout(_) => "FanoutUnavailable",
+        }
+    }
+}
+
+impl From<InvocationError> for Diagnostic {
+    fn from(err: InvocationError) -> Diagnostic {
+        Diagnostic {
+            error_type: err.error_type().to_string(),
+            error_message: err.to_string(),
+        }
+    }
+}
+
+/// Lambda's name for this process's architecture.
+pub fn lambda_architecture() -> &'static str {
+    match std::env::consts::ARCH {
+        "aarch64" => "arm64",
+        other => other,
+    }
+}
+
+/// Logs one line per finished configuration (a JSON object with
+/// `AWS_LAMBDA_LOG_FORMAT=JSON`), so someone watching the logs sees progress.
+pub struct LogProgress;
+
+impl Observer for LogProgress {
+    fn config_finished(&self, r: &ConfigResult) {
+        tracing::info!(
+            bucket = %r.bucket,
+            workers = r.workers,
+            repetition = r.repetition,
+            wall_ms = r.wall_ms,
+            objects_per_s = r.objects_per_s,
+            ttfb_p50_ms = r.ttfb_ms.p50,
+            ttfb_p99_ms = r.ttfb_ms.p99,
+            cpu_ms_per_get = r.cpu_ms_per_get,
+            errors = r.errors.total,
+            "configuration finished"
+        );
+    }
+}
+
+/// The function: one S3 client, built once, used by every invocation.
+pub struct Function {
+    client: SweepClient,
+    settings: FunctionSettings,
+    cold: AtomicBool,
+    observer: Arc<dyn Observer>,
+    invoker: Option<Invoker>,
+}
+
+impl Function {
+    /// Builds the S3 client from the settings (once per execution environment).
+    pub async fn new(settings: FunctionSettings) -> Result<Self, ClientError> {
+        let client = SweepClient::new(settings.client.clone()).await?;
+        let invoker = Invoker::new(&settings.fanout).await;
+        Ok(Self::with_client(client, settings).with_invoker(invoker))
+    }
+
+    /// A function around an existing client.
+    pub fn with_client(client: SweepClient, settings: FunctionSettings) -> Self {
+        Function {
+            client,
+            settings,
+            cold: AtomicBool::new(true),
+            observer: Arc::new(LogProgress),
+            invoker: None,
+        }
+    }
+
+    /// The same function with a Lambda client for fan-out.
+    pub fn with_invoker(mut self, invoker: Invoker) -> Self {
+        self.invoker = Some(invoker);
+        self
+    }
+
+    /// The client every invocation uses.
+    pub fn client(&self) -> &SweepClient {
+        &self.client
+    }
+
+    /// The settings read at start-up.
+    pub fn settings(&self) -> &FunctionSettings {
+        &self.settings
+    }
+
+    /// Handles one invocation: validates the event, checks the first object of every
+    /// bucket, then sweeps, starting no configuration that would not finish before
+    /// the deadline minus the safety margin.
+    pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<SweepResult, InvocationError> {
+        let started = Instant::now();
+        let (payload, context) = event.into_parts();
+        let cold_start = self.cold.swap(false, Ordering::Relaxed);
+        let remaining = remaining_time(context.deadline, SystemTime::now());
+        let mut deadline = remaining.map(|left| started + left);
+
+        let plan = validate_event_with(payload, &self.settings.fanout).map_err(|err| {
+            tracing::warn!(error_type = "InvalidEvent", error = %err, "invalid event");
+            InvocationError::InvalidEvent(err)
+        })?;
+        tracing::info!(
+            buckets = ?plan.buckets(),
+            workers = ?plan.workers(),
+            object_count = plan.object_count(),
+            requests = plan.total_requests(),
+            deadline_unix_ms = context.deadline,
+            remaining_ms = remaining.map(|d| d.as_millis() as u64),
+            cold_start,
+            "sweep starting"
+        );
+        engine::preflight(&self.client, &plan).await.map_err(|err| {
+            tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
+            InvocationError::Start(err)
+        })?;
+        if plan.fanout().is_some() {
+            return self.coordinate(&plan, &context, cold_start, remaining, deadline).await;
+        }
+        // A child stops in time for its coordinator to merge (its own deadline is later).
+        if let Some(finish_by) = plan.finish_by_unix_ms() {
+            let until = UNIX_EPOCH + Duration::from_millis(finish_by);
+            let left = until.duration_since(SystemTime::now()).unwrap_or_default();
+            let by = started + started.elapsed() + left;
+            deadline = Some(deadline.map_or(by, |d| d.min(by)));
+        }
+
+        let options = SweepOptions {
+            runner: "lambda".into(),
+            deadline,
+            safety_margin: self.settings.safety_margin,
+            lambda: Some(lambda_environment(&context, &self.settings, cold_start, remaining)),
+            schedule: StartSchedule::of(&plan),
+        };
+        let mut result = engine::run(&self.client, &plan, &options, self.observer.clone()).await;
+        analysis::analyse(&mut result, &Thresholds::default());
+        if result.truncated {
+            tracing::warn!(
+                skipped = result.skipped.len(),
+                reason = result.skipped.first().map(|s| s.reason.as_str()).unwrap_or(""),
+                "deadline reached: configurations skipped"
+            );
+        }
+        tracing::info!(
+            configurations = result.results.len(),
+            total_wall_ms = result.total_wall_ms,
+            truncated = result.truncated,
+            "sweep finished"
+        );
+        Ok(result)
+    }
+}
+
+impl Function {
+    /// The coordinator's side of a fan-out: invoke the children, merge their rows.
+    async fn coordinate(
+        &self,
+        plan: &Plan,
+        context: &Context,
+        cold_start: bool,
+        remaining: Option<Duration>,
+        deadline: Option<Instant>,
+    ) -> Result<SweepResult, InvocationError> {
+        let invoker = self
+            .invoker
+            .as_ref()
+            .ok_or(InvocationError::Fanout(FanoutError::NoInvoker))?;
+        let function = self.settings.fanout.function_name.clone().unwrap_or_default();
+        let started_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let started = Instant::now();
+        tracing::info!(function = %function, fanout = ?plan.fanout(), "fan-out starting");
+        let (start_unix_ms, outcomes) = children::invoke_children(
+            invoker,
+            &self.settings.fanout,
+            plan,
+            deadline,
+            self.settings.safety_margin,
+        )
+        .await
+        .map_err(InvocationError::Fanout)?;
+        let environment = engine::environment(
+            &self.client,
+            "lambda",
+            Some(lambda_environment(context, &self.settings, cold_start, remaining)),
+        );
+        let mut result = merge::merged_result(environment, plan, &function, start_unix_ms, outcomes);
+        result.started_unix_ms = started_unix_ms;
+        result.total_wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
+        analysis::analyse(&mut result, &Thresholds::default());
+        if let Some(f) = &result.fanout {
+            tracing::info!(
+                children_ok = f.children_ok,
+                children_failed = f.children_failed,
+                configurations = result.results.len(),
+                "fan-out finished"
+            );
+        }
+        Ok(result)
+    }
+}
+
+fn lambda_environment(
+    context: &Context,
+    settings: &FunctionSettings,
+    cold_start: bool,
+    remaining: Option<Duration>,
+) -> LambdaEnvironment {
+    let config = &context.env_config;
+    let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
+    LambdaEnvironment {
+        function_name: non_empty(&config.function_name),
+        function_version: non_empty(&config.version),
+        memory_size_mb: u32::try_from(config.memory).ok().filter(|&m| m > 0),
+        cold_start,
+        architecture: Some(lambda_architecture().to_string()),
+        region: settings.region.clone(),
+        request_id: non_empty(&context.request_id),
+        remaining_ms_at_start: remaining.map(|d| d.as_millis() as u64),
+        safety_margin_ms: settings.safety_margin.as_millis() as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_become_diagnostics_with_stable_types() {
+        let err = validate_event(serde_json::json!({"buckets": ["OK"], "endpoint": "http://evil.test"})).unwrap_err();
+        let d = Diagnostic::from(InvocationError::InvalidEvent(err));
+        assert_eq!(d.error_type, "InvalidEvent");
+        assert!(d.error_message.contains("buckets[0]"), "{}", d.error_message);
+        assert!(d.error_message.contains("endpoint"), "{}", d.error_message);
+        let d = Diagnostic::from(InvocationError::Start(StartError::ObjectNotFound {
+            bucket: "b-1".into(),
+            key: "test/0/vectors".into(),
+        }));
+        assert_eq!(d.error_type, "ObjectNotFound");
+        assert!(d.error_message.contains("s3sweep seed"), "{}", d.error_message);
+        // With the template's role a missing key is a 403 too: the advice says so.
+        let d = Diagnostic::from(InvocationError::Start(StartError::AccessDenied {
+            bucket: "b-1".into(),
+            key: "test/0/vectors".into(),
+        }));
+        assert_eq!(d.error_type, "AccessDenied");
+        assert!(d.error_message.contains("s3:GetObject"), "{}", d.error_message);
+        assert!(d.error_message.contains("does not exist"), "{}", d.error_message);
+    }
+
+    #[test]
+    fn architecture_uses_lambda_names() {
+        assert!(["x86_64", "arm64"].contains(&lambda_architecture()));
+    }
+}

@@ -1,0 +1,328 @@
+//! Every setting of the function, read once from its environment at start-up: the S3
+//! endpoint and credentials, the deadline's safety margin, and the fan-out limits. A
+//! bad variable is named with what it should be; nothing is read from the environment
+//! anywhere else in the function.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::lab;
+use crate::plan::{FieldProblem, Plan, MAX_INVOCATIONS};
+use crate::s3::{ClientOptions, CredentialSource};
+
+/// `S3SWEEP_CREDENTIALS`: which keys sign requests to an overridden endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Credentials {
+    /// The embedded server's fixed keys (`local`, the default with an endpoint).
+    Lab,
+    /// The function's role or the standard chain (`chain`).
+    Chain,
+}
+
+/// Environment variable: S3 endpoint URL overriding AWS's own (e.g. the embedded server).
+pub const ENDPOINT_ENV: &str = "S3SWEEP_ENDPOINT_URL";
+/// Environment variable: `local` (the embedded server's fixed credentials, the default
+/// with an endpoint override) or `chain` (the function's role / standard chain).
+pub const CREDENTIALS_ENV: &str = "S3SWEEP_CREDENTIALS";
+/// Environment variable: safety margin before the deadline, in milliseconds.
+pub const SAFETY_MARGIN_ENV: &str = "S3SWEEP_SAFETY_MARGIN_MS";
+
+/// Default time kept free before the invocation's deadline: the result still has to
+/// be serialised and returned.
+pub const DEFAULT_SAFETY_MARGIN: Duration = Duration::from_secs(5);
+/// Largest accepted `S3SWEEP_SAFETY_MARGIN_MS` (10 minutes).
+pub const MAX_SAFETY_MARGIN_MS: u64 = 600_000;
+/// Longest remaining time a real invocation can have: Lambda's 900 s timeout plus a
+/// little clock skew. A deadline further away (or already past) is not a real one
+/// (`cargo lambda watch` sends such deadlines) and is treated as unknown.
+pub const MAX_PLAUSIBLE_REMAINING: Duration = Duration::from_secs(905);
+/// Most configurations (buckets x worker counts x repetitions) one invocation may run,
+/// because Lambda returns at most 6 MB: a result row is ~0.8 KB, up to ~2 KB with error
+/// samples, and the limit leaves room for rows to grow.
+pub const MAX_LAMBDA_CONFIGURATIONS: u64 = 1_000;
+
+/// Environment variable: most invocations one fan-out may ask for (template
+/// parameter `FanoutMax`). Default [`DEFAULT_FANOUT_MAX`].
+pub const FANOUT_MAX_ENV: &str = "S3SWEEP_FANOUT_MAX";
+/// Environment variable: the function the coordinator invokes, instead of its own
+/// `AWS_LAMBDA_FUNCTION_NAME` (for the emulator, whose function name is the binary's).
+pub const FUNCTION_ENV: &str = "S3SWEEP_FANOUT_FUNCTION";
+/// Environment variable, tests only: the child with this index gets an event with an
+/// unknown field, so its invocation really fails (`InvalidEvent`) through the Invoke
+/// API. Never set it on a deployed function.
+pub const TEST_BREAK_CHILD_ENV: &str = "S3SWEEP_FANOUT_TEST_BREAK_CHILD";
+/// Default of [`FANOUT_MAX_ENV`].
+pub const DEFAULT_FANOUT_MAX: u32 = 10;
+/// Wait for an invocation when the coordinator has no deadline (the emulator): Lambda's
+/// 900 s limit plus a little.
+pub const NO_DEADLINE_INVOKE_LIMIT: Duration = Duration::from_secs(930);
+
+/// The function's settings, read once from its environment at start-up.
+#[derive(Debug, Clone)]
+pub struct FunctionSettings {
+    /// How to build the one S3 client.
+    pub client: ClientOptions,
+    /// Kept free before the deadline. Default [`DEFAULT_SAFETY_MARGIN`].
+    pub safety_margin: Duration,
+    /// `AWS_REGION` of the function, recorded in the result.
+    pub region: Option<String>,
+    /// Fan-out: the most invocations, the function to invoke.
+    pub fanout: FanoutSettings,
+}
+
+/// A function environment that cannot work. Every bad variable is named.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid function environment: {}", .problems.join("; "))]
+pub struct SettingsError {
+    pub problems: Vec<String>,
+}
+
+impl FunctionSettings {
+    /// Reads the settings from the process environment.
+    pub fn from_env() -> Result<Self, SettingsError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the settings through `lookup` (the environment, or a map in tests).
+    /// Empty values count as unset, so a template can pass an empty parameter.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, SettingsError> {
+        let get = |name: &str| lookup(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let mut problems = Vec::new();
+        let endpoint = get(ENDPOINT_ENV);
+        let region = get("AWS_REGION").or_else(|| get("AWS_DEFAULT_REGION"));
+        let credentials = match get(CREDENTIALS_ENV).as_deref() {
+            None => None,
+            Some("chain") => Some(Credentials::Chain),
+            Some("local") => Some(Credentials::Lab),
+            Some(other) => {
+                problems.push(format!(
+                    "{CREDENTIALS_ENV}={other:?}: must be \"local\" (the embedded server's fixed credentials) or \"chain\" (the function's role)"
+                ));
+                None
+            }
+        };
+        let client = match endpoint {
+            Some(url) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    problems.push(format!(
+                        "{ENDPOINT_ENV}={url:?}: must be an http:// or https:// URL, e.g. http://127.0.0.1:9000"
+                    ));
+                }
+                match credentials.unwrap_or(Credentials::Lab) {
+                    Credentials::Lab => lab::client_options(url),
+                    Credentials::Chain => {
+                        ClientOptions::for_endpoint(Some(url), region.clone(), CredentialSource::Chain)
+                    }
+                }
+            }
+            None => {
+                if credentials == Some(Credentials::Lab) {
+                    problems.push(format!(
+                        "{CREDENTIALS_ENV}=local: the local credentials only work with {ENDPOINT_ENV} pointing at an s3sweep server; unset it to use the function's role"
+                    ));
+                }
+                ClientOptions::aws()
+            }
+        };
+        let safety_margin = match get(SAFETY_MARGIN_ENV) {
+            None => DEFAULT_SAFETY_MARGIN,
+            Some(text) => match text.parse::<u64>() {
+                Ok(ms) if ms <= MAX_SAFETY_MARGIN_MS => Duration::from_millis(ms),
+                _ => {
+                    problems.push(format!(
+                        "{SAFETY_MARGIN_ENV}={text:?}: must be a whole number of milliseconds from 0 to {MAX_SAFETY_MARGIN_MS}"
+                    ));
+                    DEFAULT_SAFETY_MARGIN
+                }
+            },
+        };
+        let fanout = FanoutSettings::from_lookup(get, &mut problems);
+        if problems.is_empty() {
+            Ok(FunctionSettings {
+                client,
+                safety_margin,
+                region,
+                fanout,
+            })
+        } else {
+            Err(SettingsError { problems })
+        }
+    }
+}
+
+/// The fan-out settings of the function, from its environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FanoutSettings {
+    /// Most invocations per fan-out ([`FANOUT_MAX_ENV`], default [`DEFAULT_FANOUT_MAX`]).
+    pub max_invocations: u32,
+    /// The function to invoke: [`FUNCTION_ENV`], else `AWS_LAMBDA_FUNCTION_NAME`.
+    pub function_name: Option<String>,
+    /// Tests only ([`TEST_BREAK_CHILD_ENV`]).
+    pub break_child: Option<u32>,
+}
+
+impl Default for FanoutSettings {
+    fn default() -> Self {
+        FanoutSettings {
+            max_invocations: DEFAULT_FANOUT_MAX,
+            function_name: None,
+            break_child: None,
+        }
+    }
+}
+
+impl FanoutSettings {
+    /// Reads the settings through `get` (empty values already removed), adding a
+    /// message per bad variable to `problems`.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>, problems: &mut Vec<String>) -> Self {
+        let mut settings = FanoutSettings {
+            function_name: get(FUNCTION_ENV).or_else(|| get("AWS_LAMBDA_FUNCTION_NAME")),
+            ..FanoutSettings::default()
+        };
+        if let Some(text) = get(FANOUT_MAX_ENV) {
+            match text.parse::<u32>() {
+                Ok(n) if (1..=MAX_INVOCATIONS).contains(&n) => settings.max_invocations = n,
+                _ => problems.push(format!(
+                    "{FANOUT_MAX_ENV}={text:?}: must be a whole number from 1 to {MAX_INVOCATIONS} (template parameter FanoutMax)"
+                )),
+            }
+        }
+        if let Some(text) = get(TEST_BREAK_CHILD_ENV) {
+            match text.parse::<u32>() {
+                Ok(n) => settings.break_child = Some(n),
+                Err(_) => problems.push(format!("{TEST_BREAK_CHILD_ENV}={text:?}: must be a child index")),
+            }
+        }
+        settings
+    }
+
+    /// The one limit only the function knows: `fanout.invocations` against `FanoutMax`.
+    pub fn check(&self, plan: &Plan) -> Option<FieldProblem> {
+        let f = plan.fanout()?;
+        (f.invocations > self.max_invocations).then(|| FieldProblem {
+            field: "fanout.invocations".into(),
+            message: format!(
+                "{} invocations asked for; this function allows at most {} ({FANOUT_MAX_ENV}, template parameter FanoutMax): ask for fewer, or redeploy with a larger FanoutMax (and enough reserved or account concurrency)",
+                f.invocations, self.max_invocations
+            ),
+        })
+    }
+}
+
+/// Time left before `deadline_unix_ms` (the invocation context's deadline), or `None`
+/// when that deadline is not one a real invocation can have: already past, or more
+/// than [`MAX_PLAUSIBLE_REMAINING`] away. `None` means "run without a deadline".
+pub fn remaining_time(deadline_unix_ms: u64, now: SystemTime) -> Option<Duration> {
+    let deadline = UNIX_EPOCH.checked_add(Duration::from_millis(deadline_unix_ms))?;
+    let left = deadline.duration_since(now).ok()?;
+    (!left.is_zero() && left <= MAX_PLAUSIBLE_REMAINING).then_some(left)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::HashMap;
+
+    fn settings(vars: &[(&str, &str)]) -> Result<FunctionSettings, SettingsError> {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        FunctionSettings::from_lookup(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn without_an_override_the_function_talks_to_aws_with_its_role() {
+        let s = settings(&[("AWS_REGION", "eu-west-1")]).unwrap();
+        assert_eq!(s.client.endpoint, None);
+        assert_eq!(s.client.credentials, CredentialSource::Chain);
+        assert_eq!(s.region.as_deref(), Some("eu-west-1"));
+        assert_eq!(s.safety_margin, DEFAULT_SAFETY_MARGIN);
+        // An empty override (a template parameter left blank) is no override.
+        let s = settings(&[(ENDPOINT_ENV, " ")]).unwrap();
+        assert_eq!(s.client.endpoint, None);
+    }
+
+    #[test]
+    fn the_override_uses_local_credentials_unless_chain_is_asked_for() {
+        let s = settings(&[(ENDPOINT_ENV, "http://127.0.0.1:9000")]).unwrap();
+        assert_eq!(s.client.endpoint.as_deref(), Some("http://127.0.0.1:9000"));
+        assert_eq!(s.client.credentials, lab::credentials());
+        let s = settings(&[
+            (ENDPOINT_ENV, "https://s3.example.test"),
+            (CREDENTIALS_ENV, "chain"),
+            ("AWS_REGION", "us-west-2"),
+            (SAFETY_MARGIN_ENV, "250"),
+        ])
+        .unwrap();
+        assert_eq!(s.client.credentials, CredentialSource::Chain);
+        assert_eq!(s.client.region.as_deref(), Some("us-west-2"));
+        assert_eq!(s.safety_margin, Duration::from_millis(250));
+    }
+
+    #[test]
+    fn every_bad_variable_is_named() {
+        let err = settings(&[
+            (ENDPOINT_ENV, "127.0.0.1:9000"),
+            (CREDENTIALS_ENV, "root"),
+            (SAFETY_MARGIN_ENV, "-1"),
+        ])
+        .unwrap_err();
+        let text = err.to_string();
+        for name in [ENDPOINT_ENV, CREDENTIALS_ENV, SAFETY_MARGIN_ENV] {
+            assert!(text.contains(name), "{name} not named in {text}");
+        }
+        assert_eq!(err.problems.len(), 3);
+        let err = settings(&[(CREDENTIALS_ENV, "local")]).unwrap_err();
+        assert!(err.to_string().contains(ENDPOINT_ENV), "{err}");
+        let err = settings(&[(SAFETY_MARGIN_ENV, "600001")]).unwrap_err();
+        assert!(err.to_string().contains(SAFETY_MARGIN_ENV), "{err}");
+    }
+
+    #[test]
+    fn only_plausible_deadlines_count() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let ms = |t: SystemTime| t.duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+        assert_eq!(
+            remaining_time(ms(now + Duration::from_secs(60)), now),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(
+            remaining_time(ms(now + Duration::from_secs(900)), now),
+            Some(Duration::from_secs(900))
+        );
+        // Past, now, zero, and further than any Lambda timeout: unknown.
+        assert_eq!(remaining_time(ms(now - Duration::from_secs(1)), now), None);
+        assert_eq!(remaining_time(ms(now), now), None);
+        assert_eq!(remaining_time(0, now), None);
+        assert_eq!(remaining_time(ms(now + Duration::from_secs(906)), now), None);
+        assert_eq!(remaining_time(ms(now + Duration::from_secs(86_400 * 365)), now), None);
+        assert_eq!(remaining_time(u64::MAX, now), None);
+    }
+
+    #[test]
+    fn settings_cap_the_invocations() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        };
+        let mut problems = Vec::new();
+        let s = FanoutSettings::from_lookup(
+            env(&[(FANOUT_MAX_ENV, "2"), ("AWS_LAMBDA_FUNCTION_NAME", "s3sweep-fn")]),
+            &mut problems,
+        );
+        assert!(problems.is_empty());
+        assert_eq!(s.function_name.as_deref(), Some("s3sweep-fn"));
+        let p = Plan::from_value(json!({"buckets": ["b-1"], "fanout": {"invocations": 3}})).unwrap();
+        let problem = s.check(&p).unwrap();
+        assert_eq!(problem.field, "fanout.invocations");
+        assert!(problem.message.contains("FanoutMax"), "{}", problem.message);
+        let s = FanoutSettings::from_lookup(
+            env(&[
+                (FANOUT_MAX_ENV, "0"),
+                (TEST_BREAK_CHILD_ENV, "x"),
+                (FUNCTION_ENV, "other"),
+            ]),
+            &mut problems,
+        );
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].contains(FANOUT_MAX_ENV));
+        assert_eq!(s.function_name.as_deref(), Some("other"));
+    }
+}

@@ -1,0 +1,287 @@
+//! The diagnosis blocks of the result document: where a configuration's time went
+//! ([`Breakdown`]), what the client did ([`ClientSide`]), what bound it ([`Diagnosis`]
+//! with a [`Verdict`] and the [`Thresholds`] of the rules), and per bucket the curve
+//! analysis, model fit and predictions ([`Analysis`]). The rules that fill them in are
+//! in [`crate::analysis`]; these are the values only.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::Percentiles;
+
+/// Invalid verdict thresholds (every bad value named).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DiagnoseError {
+    #[error("invalid thresholds: {0}")]
+    InvalidThresholds(String),
+}
+
+/// Where the time of one configuration's requests went, cold and steady apart.
+/// All durations in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Breakdown {
+    /// Successful requests that reused an open connection and sent no `CreateSession`.
+    pub steady_requests: u64,
+    /// Request issued to response headers, steady requests only.
+    pub steady_ttfb_ms: Percentiles,
+    /// Body transfer (last byte minus first byte), steady requests only.
+    pub steady_body_ms: Percentiles,
+    /// Request issued to last body byte, steady requests only.
+    pub steady_ttlb_ms: Percentiles,
+    /// Requests (ok or failed) that opened a connection or sent `CreateSession`.
+    pub cold_requests: u64,
+    /// Time to first byte of successful cold requests (includes the connect).
+    pub cold_ttfb_ms: Percentiles,
+    /// Time to last byte of successful cold requests.
+    pub cold_ttlb_ms: Percentiles,
+    /// Connections opened by the timed requests (warm-up excluded).
+    pub connections_opened: u64,
+    /// Time to open one connection (TCP, and TLS for HTTPS), per connection.
+    pub connect_ms: Percentiles,
+    /// S3 Express `CreateSession` calls sent by the timed requests.
+    pub session_requests: u64,
+    /// Time to last byte of the first request issued in the configuration.
+    pub first_request_ttlb_ms: Option<f64>,
+    /// Whether that first request was cold.
+    pub first_request_cold: bool,
+}
+
+/// What the client itself did during one configuration.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientSide {
+    /// vCPUs the process could run on.
+    pub vcpus: u32,
+    /// Worker threads of the async runtime that ran the requests.
+    pub runtime_worker_threads: u32,
+    /// Cores the client can use at once: the smaller of the two above (the model's P).
+    pub client_cores: f64,
+    /// Process CPU time (all threads) divided by wall time.
+    pub cores_busy: f64,
+    /// Busy time of the runtime's workers over (wall time x workers): 1.0 means the
+    /// runtime never had a moment without work.
+    pub runtime_busy_ratio: f64,
+    /// `cpu_ms_per_get` restated for this block.
+    pub cpu_ms_per_get: f64,
+    /// Peak resident memory of the process so far, in bytes.
+    pub peak_rss_bytes: u64,
+    /// Little's law: successful GETs per second x their mean time to last byte.
+    pub mean_in_flight: f64,
+    /// `mean_in_flight` over the requests the engine could have in flight
+    /// ([`ConfigResult::possible_in_flight`]).
+    pub in_flight_ratio: f64,
+}
+
+/// Raw client measurements of one configuration, taken by the engine.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientMeasure {
+    pub runtime_busy: Duration,
+    pub runtime_worker_threads: u32,
+    pub vcpus: u32,
+    pub peak_rss_bytes: u64,
+}
+
+/// What bound a configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Throughput is requests in flight over latency: more workers would help.
+    Latency,
+    /// The client's CPU is saturated: cores busy near the vCPUs, or the runtime never idle.
+    ClientCpu,
+    /// Requests spent a large share of their time waiting for a pooled connection.
+    Pool,
+    /// MiB/s near the configured bandwidth ceiling.
+    Bandwidth,
+    /// 503 SlowDown / 429 or retries.
+    Throttled,
+    /// Too many requests failed for the timings to mean much.
+    Errors,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Latency => "latency",
+            Verdict::ClientCpu => "client_cpu",
+            Verdict::Pool => "pool",
+            Verdict::Bandwidth => "bandwidth",
+            Verdict::Throttled => "throttled",
+            Verdict::Errors => "errors",
+        }
+    }
+}
+
+/// The thresholds of the verdict rules. The rules are checked in this order and the
+/// first that holds wins:
+///
+/// 1. `throttled`: throttled requests (503 SlowDown, 429) plus retries are at least
+///    `throttled_share` of requests (and at least one).
+/// 2. `errors`: failed requests are at least `error_share` of requests.
+/// 3. `bandwidth`: a bandwidth ceiling is known and MiB/s is at least
+///    `bandwidth_share` of it.
+/// 4. `client_cpu`: process CPU time / wall time is at least `cpu_busy_share` of the
+///    cores the client can use (min(vCPUs, runtime threads)), or the runtime's worker
+///    threads were busy at least `cpu_busy_share` of the wall time.
+/// 5. `pool`: the mean wait for a pooled connection is at least `pool_wait_share` of a
+///    request's mean total time (pool wait + time to last byte).
+/// 6. `latency`: otherwise. Throughput is what the requests in flight allow.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Thresholds {
+    /// Default 0.005 (0.5% of requests).
+    pub throttled_share: f64,
+    /// Default 0.01 (1% of requests).
+    pub error_share: f64,
+    /// Default 0.8 (80% of the ceiling).
+    pub bandwidth_share: f64,
+    /// Default 0.85 (85% of the usable cores, or of the runtime's wall time).
+    pub cpu_busy_share: f64,
+    /// Default 0.2 (a fifth of a request's time spent waiting for a connection).
+    pub pool_wait_share: f64,
+    /// Known network ceiling in MiB/s (measured or configured); `None`: unknown, and
+    /// the `bandwidth` verdict is never given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_ceiling_mib_per_s: Option<f64>,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            throttled_share: 0.005,
+            error_share: 0.01,
+            bandwidth_share: 0.8,
+            cpu_busy_share: 0.85,
+            pool_wait_share: 0.2,
+            bandwidth_ceiling_mib_per_s: None,
+        }
+    }
+}
+
+impl Thresholds {
+    /// Checks every value, naming each bad one.
+    pub fn validate(&self) -> Result<(), DiagnoseError> {
+        let mut bad = Vec::new();
+        for (name, v) in [
+            ("throttled_share", self.throttled_share),
+            ("error_share", self.error_share),
+            ("bandwidth_share", self.bandwidth_share),
+            ("cpu_busy_share", self.cpu_busy_share),
+            ("pool_wait_share", self.pool_wait_share),
+        ] {
+            if !(v > 0.0 && v <= 1.0) {
+                bad.push(format!("{name} must be in (0, 1], got {v}"));
+            }
+        }
+        if let Some(b) = self.bandwidth_ceiling_mib_per_s {
+            if !(b.is_finite() && b > 0.0) {
+                bad.push(format!("bandwidth_ceiling_mib_per_s must be positive, got {b}"));
+            }
+        }
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(DiagnoseError::InvalidThresholds(bad.join("; ")))
+        }
+    }
+}
+
+/// The verdict of one configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    pub verdict: Verdict,
+    /// The figures the rule looked at, by name (units in the names).
+    pub figures: BTreeMap<String, f64>,
+    /// One line in plain words.
+    pub explanation: String,
+    /// Further findings: cold costs, a suspected delayed-ACK stall, idle workers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The model `X = min(C / R, P / c, B / S)` fitted to one bucket's curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelFit {
+    /// R: latency per request (ms) that explains the rising part of the curve.
+    pub latency_ms_per_request: f64,
+    /// The plateau the curve reached (objects/s), when it has one.
+    pub plateau_objects_per_s: Option<f64>,
+    /// 1000 / plateau: the serial cost per request the plateau implies (c / P), in ms.
+    pub plateau_ms_per_request: Option<f64>,
+    /// c: client CPU per request (ms), measured (median over the bucket's rows).
+    pub client_cpu_ms_per_request: Option<f64>,
+    /// P: cores the client could use.
+    pub client_cores: f64,
+    /// P / c in objects/s, when c is known.
+    pub client_cpu_ceiling_objects_per_s: Option<f64>,
+    /// B / S in objects/s, when a bandwidth ceiling is known.
+    pub bandwidth_ceiling_objects_per_s: Option<f64>,
+    /// Root-mean-square of ln(model / measured) over the points: 0.1 is about 10%.
+    pub fit_rms_log_error: f64,
+    /// Workers needed to reach the plateau: plateau x R (Little's law).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers_to_plateau: Option<f64>,
+}
+
+/// What the model predicts for one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    pub scenario: String,
+    /// C: requests in flight.
+    pub workers: u32,
+    /// P.
+    pub client_cores: f64,
+    pub objects_per_s: f64,
+    /// Wall time for `objects` objects at that rate.
+    pub wall_ms: f64,
+    /// Which term of the model is the smallest: `latency`, `client_cpu`, `bandwidth`
+    /// or `plateau` (a ceiling the curve shows but client CPU does not explain).
+    pub limit: String,
+}
+
+/// The verdict at one worker count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerVerdict {
+    pub workers: u32,
+    pub verdict: Verdict,
+}
+
+/// The analysis of one bucket's curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurveAnalysis {
+    pub bucket: String,
+    /// Smallest worker count within 10% of the best throughput (see `analysis::summary::knee`).
+    pub knee_workers: Option<u32>,
+    /// The worker count to use: the knee.
+    pub recommended_workers: Option<u32>,
+    /// Why, in plain words (including "the curve was still rising").
+    pub recommendation: String,
+    /// Verdicts by worker count (first repetition's row), in order run.
+    pub verdicts: Vec<WorkerVerdict>,
+    pub fit: Option<ModelFit>,
+    pub predictions: Vec<Prediction>,
+}
+
+/// How much faster the lower-latency bucket is, at one worker and at the best count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BucketComparison {
+    /// The bucket with the lowest fitted latency per request.
+    pub faster_bucket: String,
+    pub slower_bucket: String,
+    /// Fitted R of the slower over the faster.
+    pub latency_ratio: Option<f64>,
+    /// One-worker wall time of the slower over the faster.
+    pub one_worker_speedup: Option<f64>,
+    /// Best wall time of the slower over the faster.
+    pub best_speedup: f64,
+    pub explanation: String,
+}
+
+/// The analysis block of the result document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub thresholds: Thresholds,
+    pub buckets: Vec<CurveAnalysis>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comparisons: Vec<BucketComparison>,
+}

@@ -1,0 +1,165 @@
+//! Failed requests by kind: the one list of error kinds ([`ErrorKind::ALL`]) and the
+//! per-kind counts a result row carries ([`ErrorCounts`]). Every other place that
+//! needs the kinds (counting, merging, printing) goes through these two.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+/// The kinds of failure a request can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// 404 NoSuchKey / NoSuchBucket.
+    NotFound,
+    /// 403.
+    AccessDenied,
+    /// 503 SlowDown, 429.
+    Throttled,
+    /// Other 5xx.
+    ServerError,
+    /// Connect, first-byte or attempt timeout.
+    Timeout,
+    /// Connection refused, reset or closed, truncated body.
+    Connection,
+    /// Anything else.
+    Other,
+}
+
+impl ErrorKind {
+    /// Every kind, in the order results list them.
+    pub const ALL: [ErrorKind; 7] = [
+        ErrorKind::NotFound,
+        ErrorKind::AccessDenied,
+        ErrorKind::Throttled,
+        ErrorKind::ServerError,
+        ErrorKind::Timeout,
+        ErrorKind::Connection,
+        ErrorKind::Other,
+    ];
+
+    /// The field name of the kind in [`ErrorCounts`] (`not_found`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::AccessDenied => "access_denied",
+            ErrorKind::Throttled => "throttled",
+            ErrorKind::ServerError => "server_error",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Connection => "connection",
+            ErrorKind::Other => "other",
+        }
+    }
+
+    /// Failures that may pass on a second try (throttling, 5xx, timeouts, dropped
+    /// connections), as opposed to ones every try would repeat.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::Throttled | ErrorKind::ServerError | ErrorKind::Timeout | ErrorKind::Connection
+        )
+    }
+}
+
+/// Failed requests by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCounts {
+    pub total: u64,
+    /// 404 NoSuchKey / NoSuchBucket.
+    pub not_found: u64,
+    /// 403.
+    pub access_denied: u64,
+    /// 503 SlowDown, 429.
+    pub throttled: u64,
+    /// Other 5xx.
+    pub server_error: u64,
+    /// Connect, first-byte or attempt timeout.
+    pub timeout: u64,
+    /// Connection refused, reset or closed, truncated body.
+    pub connection: u64,
+    /// Anything else.
+    pub other: u64,
+}
+
+impl ErrorCounts {
+    fn slot(&mut self, kind: ErrorKind) -> &mut u64 {
+        match kind {
+            ErrorKind::NotFound => &mut self.not_found,
+            ErrorKind::AccessDenied => &mut self.access_denied,
+            ErrorKind::Throttled => &mut self.throttled,
+            ErrorKind::ServerError => &mut self.server_error,
+            ErrorKind::Timeout => &mut self.timeout,
+            ErrorKind::Connection => &mut self.connection,
+            ErrorKind::Other => &mut self.other,
+        }
+    }
+
+    /// The count of one kind.
+    pub fn get(&self, kind: ErrorKind) -> u64 {
+        let mut copy = *self;
+        *copy.slot(kind)
+    }
+
+    /// Counts `n` more failures of `kind`.
+    pub fn add(&mut self, kind: ErrorKind, n: u64) {
+        self.total += n;
+        *self.slot(kind) += n;
+    }
+
+    /// Adds every count of `other` (merging rows).
+    pub fn add_all(&mut self, other: &ErrorCounts) {
+        for kind in ErrorKind::ALL {
+            self.add(kind, other.get(kind));
+        }
+    }
+
+    /// `kind=count` for every non-zero kind, or `0`.
+    pub fn short(&self) -> String {
+        if self.total == 0 {
+            return "0".into();
+        }
+        let mut s = String::new();
+        for kind in ErrorKind::ALL {
+            let n = self.get(kind);
+            if n > 0 {
+                if !s.is_empty() {
+                    s.push(' ');
+                }
+                let _ = write!(s, "{}={n}", kind.name());
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_counts_by_kind() {
+        let mut e = ErrorCounts::default();
+        e.add(ErrorKind::Timeout, 2);
+        e.add(ErrorKind::Throttled, 1);
+        assert_eq!(e.total, 3);
+        assert_eq!(e.short(), "throttled=1 timeout=2");
+        assert_eq!(ErrorCounts::default().short(), "0");
+    }
+
+    #[test]
+    fn every_kind_has_its_own_field_and_merges() {
+        let mut e = ErrorCounts::default();
+        for (n, kind) in ErrorKind::ALL.into_iter().enumerate() {
+            e.add(kind, n as u64 + 1);
+        }
+        let json = serde_json::to_value(e).unwrap();
+        for (n, kind) in ErrorKind::ALL.into_iter().enumerate() {
+            assert_eq!(json[kind.name()], n as u64 + 1, "{kind:?}");
+            assert_eq!(e.get(kind), n as u64 + 1);
+        }
+        let mut sum = e;
+        sum.add_all(&e);
+        assert_eq!(sum.total, 2 * e.total);
+        assert_eq!(sum.other, 14);
+    }
+}

@@ -1,0 +1,93 @@
+//! The serde contract and nothing else: the sweep request (with its fan-out and price
+//! sections), the result document (rows, summaries, environment, diagnosis and fan-out
+//! blocks), percentiles and error kinds. This layer imports nothing from the crate;
+//! every other layer speaks in these types.
+
+pub mod diagnosis;
+pub mod errors;
+pub mod fanout;
+pub mod request;
+pub mod result;
+pub mod stats;
+
+pub use diagnosis::{
+    Analysis, Breakdown, BucketComparison, ClientMeasure, ClientSide, CurveAnalysis, DiagnoseError, Diagnosis,
+    ModelFit, Prediction, Thresholds, Verdict, WorkerVerdict,
+};
+pub use errors::{ErrorCounts, ErrorKind};
+pub use fanout::{ChildMeasure, SerializedHistograms};
+pub use request::{Architecture, FanoutRequest, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs};
+pub use result::{
+    BucketSummary, ChildError, ChildReport, ConfigResult, Environment, FanoutReport, LambdaEnvironment, MergedConfig,
+    ResultFileError, SkippedConfig, SweepResult, ToolInfo, SCHEMA,
+};
+pub use stats::Percentiles;
+
+#[cfg(test)]
+pub(crate) mod test_rows {
+    //! Rows and results for unit tests.
+    use super::*;
+
+    pub(crate) fn row(bucket: &str, workers: u32, rep: u32, wall_ms: f64, errors: u64) -> ConfigResult {
+        let mut e = ErrorCounts::default();
+        e.add(ErrorKind::NotFound, errors);
+        ConfigResult {
+            bucket: bucket.into(),
+            workers,
+            repetition: rep,
+            pool_connections: 20,
+            requests: 100,
+            ok: 100 - errors,
+            errors: e,
+            retries: 0,
+            bytes: 0,
+            child: None,
+            wall_ms,
+            objects_per_s: 100_000.0 / wall_ms,
+            mib_per_s: 0.0,
+            ttfb_ms: Percentiles::default(),
+            ttlb_ms: Percentiles::default(),
+            pool_wait_ms: Percentiles::default(),
+            cpu_ms: 0.0,
+            cpu_ms_per_get: 0.0,
+            connections_opened: 0,
+            connect_ms_total: 0.0,
+            session_requests: 0,
+            error_samples: vec![],
+            breakdown: None,
+            client: None,
+            diagnosis: None,
+        }
+    }
+
+    /// A whole result document around `rows`: a local run on linux/x86_64, requesting
+    /// the rows' buckets in the order they first appear, with no summary (see
+    /// `analysis::summarized`).
+    pub(crate) fn result(rows: Vec<ConfigResult>) -> SweepResult {
+        let names = stats::first_seen(rows.iter().map(|r| r.bucket.clone()));
+        SweepResult {
+            schema: SCHEMA.into(),
+            tool: ToolInfo::current(),
+            environment: Environment {
+                runner: "local".into(),
+                os: "linux".into(),
+                arch: "x86_64".into(),
+                vcpus: 2,
+                runtime_worker_threads: 2,
+                memory_total_bytes: None,
+                region: "us-east-1".into(),
+                endpoint: None,
+                lambda: None,
+            },
+            request: SweepRequest::new(names),
+            started_unix_ms: 0,
+            total_wall_ms: 0.0,
+            summary: vec![],
+            results: rows,
+            truncated: false,
+            analysis: None,
+            skipped: vec![],
+            fanout: None,
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! The sweep request: the JSON event the Lambda takes and `s3sweep run --event` reads,
+//! with its fan-out and price sections. Only the wire schema and its defaults live
+//! here; [`crate::plan`] validates a request into a plan that cannot hold invalid
+//! values.
+
+use serde::{Deserialize, Serialize};
+
+/// The placeholder a key template must contain; replaced by the object index 0..N.
+pub const INDEX_PLACEHOLDER: &str = "{i}";
+/// Default `fanout.start_delay_ms`: room for N cold starts before the shared start.
+pub const DEFAULT_START_DELAY_MS: u64 = 2_000;
+
+/// The sweep request: what to read, from where, at which concurrencies.
+///
+/// | field | default | meaning |
+/// |---|---|---|
+/// | `buckets` | required | buckets to sweep, in order (1 to 16) |
+/// | `key_template` | `test/{i}/vectors` | object key, `{i}` replaced by 0..object_count |
+/// | `object_count` | 1000 | objects read per configuration |
+/// | `workers` | 1,2,4,8,16,17,18,19,20 | requests in flight, one configuration each |
+/// | `pool_connections` | 20 | most TCP connections per bucket endpoint; more workers wait, and the wait is measured |
+/// | `repetitions` | 1 | times each configuration is run |
+/// | `warmup` | true | untimed requests before each configuration so connections are open |
+/// | `shuffle` | true | read keys in a seeded random order (false: 0, 1, 2, ...) |
+/// | `seed` | 1 | seed of the shuffle |
+/// | `timeouts_ms.connect` | 3000 | establishing one connection |
+/// | `timeouts_ms.first_byte` | 10000 | from sending a request to its response headers |
+/// | `timeouts_ms.attempt` | 30000 | one attempt, from sending to the last body byte |
+/// | `max_attempts` | 1 | attempts per request; retries are counted separately |
+/// | `role` | `coordinator` | `child` for an invocation a fan-out coordinator started |
+/// | `fanout` | none | `{"invocations": N, "start_delay_ms": D, "split": "shard"\|"replicate"}`, see [`FanoutRequest`] |
+/// | `key_range` | all keys | `{"start": a, "end": b}`: read only objects a..b (a child's shard) |
+/// | `start_unix_ms` | none | wall-clock time the first configuration's timed phase waits for |
+/// | `finish_by_unix_ms` | none | wall-clock time a child must be done by (set by its coordinator) |
+/// | `config_slot_ms` | none | a child's slot per configuration (from `fanout.slot_ms`) |
+/// | `prices` | us-east-1 list prices | price table for the cost estimate, see [`Prices`] |
+/// | `target_wall_ms` | none | wall time a configuration must meet to be named the cheapest |
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepRequest {
+    pub buckets: Vec<String>,
+    #[serde(default = "default_key_template")]
+    pub key_template: String,
+    #[serde(default = "default_object_count")]
+    pub object_count: u32,
+    #[serde(default = "default_workers")]
+    pub workers: Vec<u32>,
+    #[serde(default = "default_pool_connections")]
+    pub pool_connections: u32,
+    #[serde(default = "default_repetitions")]
+    pub repetitions: u32,
+    #[serde(default = "default_true")]
+    pub warmup: bool,
+    #[serde(default = "default_true")]
+    pub shuffle: bool,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// `coordinator` (the default) or `child`; children never fan out.
+    #[serde(default, skip_serializing_if = "Role::is_coordinator")]
+    pub role: Role,
+    /// Fan the sweep out over this many invocations of the function.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<FanoutRequest>,
+    /// Only objects `start..end` (a child's shard); all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_range: Option<KeyRange>,
+    /// Wall-clock ms since the epoch the first configuration's timed phase waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_unix_ms: Option<u64>,
+    /// Wall-clock ms since the epoch by which a child must be done (its coordinator's
+    /// deadline less the safety margin); no configuration starts that would end later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_by_unix_ms: Option<u64>,
+    /// A child's slot per configuration: configuration k starts at `start_unix_ms` +
+    /// k x this (set by the coordinator from `fanout.slot_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_slot_ms: Option<u64>,
+    #[serde(default)]
+    pub timeouts_ms: TimeoutsMs,
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
+    /// Price table of the cost estimate (defaults: us-east-1 list prices).
+    #[serde(default)]
+    pub prices: Prices,
+    /// Wall time, ms, the cheapest configuration named in the cost summary must meet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_wall_ms: Option<u64>,
+}
+
+/// Timeouts in milliseconds; each must be 1..=900,000 (checked by the plan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeoutsMs {
+    #[serde(default = "default_connect_ms")]
+    pub connect: u64,
+    #[serde(default = "default_first_byte_ms")]
+    pub first_byte: u64,
+    #[serde(default = "default_attempt_ms")]
+    pub attempt: u64,
+}
+
+impl Default for TimeoutsMs {
+    fn default() -> Self {
+        TimeoutsMs {
+            connect: default_connect_ms(),
+            first_byte: default_first_byte_ms(),
+            attempt: default_attempt_ms(),
+        }
+    }
+}
+
+fn default_key_template() -> String {
+    "test/{i}/vectors".to_string()
+}
+fn default_object_count() -> u32 {
+    1000
+}
+/// The worker counts of the original measurement (docs/background.md).
+pub fn default_workers() -> Vec<u32> {
+    vec![1, 2, 4, 8, 16, 17, 18, 19, 20]
+}
+fn default_pool_connections() -> u32 {
+    20
+}
+fn default_repetitions() -> u32 {
+    1
+}
+fn default_true() -> bool {
+    true
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_connect_ms() -> u64 {
+    3_000
+}
+fn default_first_byte_ms() -> u64 {
+    10_000
+}
+fn default_attempt_ms() -> u64 {
+    30_000
+}
+fn default_max_attempts() -> u32 {
+    1
+}
+
+impl SweepRequest {
+    /// A request for `buckets` with every other field at its default.
+    pub fn new(buckets: Vec<String>) -> Self {
+        SweepRequest {
+            buckets,
+            key_template: default_key_template(),
+            object_count: default_object_count(),
+            workers: default_workers(),
+            pool_connections: default_pool_connections(),
+            repetitions: default_repetitions(),
+            warmup: true,
+            shuffle: true,
+            seed: default_seed(),
+            role: Role::Coordinator,
+            fanout: None,
+            key_range: None,
+            start_unix_ms: None,
+            finish_by_unix_ms: None,
+            config_slot_ms: None,
+            timeouts_ms: TimeoutsMs::default(),
+            max_attempts: default_max_attempts(),
+            prices: Prices::default(),
+            target_wall_ms: None,
+        }
+    }
+}
+
+/// Who runs the sweep: the invoked function (`coordinator`, also a plain sweep) or an
+/// invocation a coordinator started (`child`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    #[default]
+    Coordinator,
+    Child,
+}
+
+impl Role {
+    /// For `skip_serializing_if`: the default is not echoed.
+    pub fn is_coordinator(&self) -> bool {
+        *self == Role::Coordinator
+    }
+}
+
+/// How the keys are divided among children.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Split {
+    /// Each child reads its own contiguous range of the keys; together they read each
+    /// object once per configuration.
+    #[default]
+    Shard,
+    /// Every child reads every key (each in its own shuffled order).
+    Replicate,
+}
+
+/// The `fanout` request field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FanoutRequest {
+    /// Children to invoke, 1..=`FanoutMax`.
+    pub invocations: u32,
+    /// The shared start is this long after the coordinator starts invoking, ms.
+    #[serde(default = "default_start_delay_ms")]
+    pub start_delay_ms: u64,
+    /// `shard` (default) or `replicate`.
+    #[serde(default)]
+    pub split: Split,
+    /// With a slot, children align every configuration: configuration k's timed phase
+    /// starts at the shared start + k x `slot_ms`. Without, only the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_ms: Option<u64>,
+}
+
+fn default_start_delay_ms() -> u64 {
+    DEFAULT_START_DELAY_MS
+}
+
+/// Object indices `start..end` (end exclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyRange {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// A Lambda CPU architecture, as priced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Architecture {
+    #[serde(rename = "x86_64")]
+    X86_64,
+    Arm64,
+}
+
+impl Architecture {
+    /// The architecture of a machine as `std::env::consts::ARCH` names it.
+    pub fn from_machine(arch: &str) -> Self {
+        match arch {
+            "aarch64" | "arm64" => Architecture::Arm64,
+            _ => Architecture::X86_64,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Architecture::X86_64 => "x86_64",
+            Architecture::Arm64 => "arm64",
+        }
+    }
+}
+
+/// The price table (request field `prices`). See the module docs for the defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prices {
+    #[serde(default = "default_standard_get")]
+    pub s3_standard_get_per_1000_usd: f64,
+    #[serde(default = "default_express_get")]
+    pub s3_express_get_per_1000_usd: f64,
+    #[serde(default = "default_express_retrieval")]
+    pub s3_express_retrieval_per_gb_usd: f64,
+    #[serde(default = "default_lambda_x86")]
+    pub lambda_x86_64_gb_s_usd: f64,
+    #[serde(default = "default_lambda_arm")]
+    pub lambda_arm64_gb_s_usd: f64,
+    #[serde(default = "default_memory_mb")]
+    pub lambda_memory_mb: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lambda_architecture: Option<Architecture>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub express_buckets: Vec<String>,
+}
+
+// Validation keeps every price finite, so equality is total.
+impl Eq for Prices {}
+
+fn default_standard_get() -> f64 {
+    0.0004
+}
+fn default_express_get() -> f64 {
+    0.00003
+}
+fn default_express_retrieval() -> f64 {
+    0.0006
+}
+fn default_lambda_x86() -> f64 {
+    0.000_016_666_7
+}
+fn default_lambda_arm() -> f64 {
+    0.000_013_333_4
+}
+fn default_memory_mb() -> u32 {
+    10_240
+}
+
+impl Default for Prices {
+    fn default() -> Self {
+        Prices {
+            s3_standard_get_per_1000_usd: default_standard_get(),
+            s3_express_get_per_1000_usd: default_express_get(),
+            s3_express_retrieval_per_gb_usd: default_express_retrieval(),
+            lambda_x86_64_gb_s_usd: default_lambda_x86(),
+            lambda_arm64_gb_s_usd: default_lambda_arm(),
+            lambda_memory_mb: default_memory_mb(),
+            lambda_architecture: None,
+            express_buckets: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,401 @@
+//! The result document (`s3sweep.result/v1`): the run's environment and request, one
+//! row per configuration, per-bucket summaries, and the optional analysis and fan-out
+//! blocks. Every duration field ends in `_ms` (floating-point milliseconds), every
+//! size in `_bytes` or `mib`, every rate in `_per_s`; latency histograms record
+//! microseconds.
+
+use serde::{Deserialize, Serialize};
+
+use super::diagnosis::{Analysis, Breakdown, ClientMeasure, ClientSide, Diagnosis};
+use super::errors::ErrorCounts;
+use super::fanout::ChildMeasure;
+use super::request::{KeyRange, Split, SweepRequest};
+use super::stats::{first_seen, round3, Percentiles};
+
+/// The schema name and version of the result document.
+pub const SCHEMA: &str = "s3sweep.result/v1";
+
+/// The whole result of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepResult {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    pub tool: ToolInfo,
+    pub environment: Environment,
+    /// The validated request, defaults filled in.
+    pub request: SweepRequest,
+    /// Wall-clock start, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// Whole run including warm-ups, in milliseconds.
+    pub total_wall_ms: f64,
+    /// One row per bucket x workers x repetition, in the order run.
+    pub results: Vec<ConfigResult>,
+    /// One entry per bucket.
+    pub summary: Vec<BucketSummary>,
+    /// True when configurations were skipped (deadline).
+    pub truncated: bool,
+    /// Configurations not run, and why.
+    pub skipped: Vec<SkippedConfig>,
+    /// A fan-out coordinator's result: the children, their failures and the merge.
+    /// `results` then holds the merged rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<FanoutReport>,
+    /// Per-bucket curve analysis, model predictions and bucket comparisons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<Analysis>,
+}
+
+/// What produced the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+    pub aws_sdk_s3_version: String,
+}
+
+impl ToolInfo {
+    pub fn current() -> Self {
+        ToolInfo {
+            name: env!("CARGO_PKG_NAME").to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            aws_sdk_s3_version: aws_sdk_s3::meta::PKG_VERSION.to_string(),
+        }
+    }
+}
+
+/// Where the run happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// `cli`, `local` or `lambda`.
+    pub runner: String,
+    pub os: String,
+    pub arch: String,
+    /// vCPUs the process could use.
+    pub vcpus: u32,
+    /// Threads of the async runtime that ran the requests.
+    pub runtime_worker_threads: u32,
+    pub memory_total_bytes: Option<u64>,
+    /// Region requests were signed for.
+    pub region: String,
+    /// Explicit endpoint, when not AWS's own.
+    pub endpoint: Option<String>,
+    /// Lambda facts when run in Lambda.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lambda: Option<LambdaEnvironment>,
+}
+
+/// Facts of the Lambda function that ran the sweep.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LambdaEnvironment {
+    pub function_name: Option<String>,
+    pub function_version: Option<String>,
+    pub memory_size_mb: Option<u32>,
+    /// True for the first invocation of this execution environment.
+    pub cold_start: bool,
+    /// Lambda's name for the architecture: `x86_64` or `arm64`.
+    #[serde(default)]
+    pub architecture: Option<String>,
+    /// `AWS_REGION` of the function.
+    #[serde(default)]
+    pub region: Option<String>,
+    /// The invocation's request id.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// Time left before the invocation's deadline when the handler started; `None`
+    /// when the deadline was not plausible (e.g. under `cargo lambda watch`) and the
+    /// sweep ran without one.
+    #[serde(default)]
+    pub remaining_ms_at_start: Option<u64>,
+    /// Kept free before the deadline: no configuration starts unless it is expected
+    /// to finish this long before the deadline.
+    #[serde(default)]
+    pub safety_margin_ms: u64,
+}
+
+/// One configuration: one bucket, one worker count, one repetition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigResult {
+    pub bucket: String,
+    /// Requests kept in flight.
+    pub workers: u32,
+    /// 1-based.
+    pub repetition: u32,
+    pub pool_connections: u32,
+    /// GETs issued (one per object).
+    pub requests: u64,
+    pub ok: u64,
+    pub errors: ErrorCounts,
+    /// Attempts beyond the first, over all requests.
+    pub retries: u64,
+    /// Body bytes received by successful requests.
+    pub bytes: u64,
+    /// From the first request issued to the last body byte of the last one.
+    pub wall_ms: f64,
+    /// Successful GETs per second of wall time.
+    pub objects_per_s: f64,
+    /// Body MiB per second of wall time.
+    pub mib_per_s: f64,
+    /// Request issued (connection in hand) to response headers, successful requests.
+    pub ttfb_ms: Percentiles,
+    /// Request issued to last body byte, successful requests.
+    pub ttlb_ms: Percentiles,
+    /// Waiting for one of `pool_connections` slots before a request could be issued.
+    pub pool_wait_ms: Percentiles,
+    /// CPU time of this process (all threads) during the configuration.
+    pub cpu_ms: f64,
+    /// `cpu_ms` divided by requests.
+    pub cpu_ms_per_get: f64,
+    /// TCP connections opened during the configuration (warm-up excluded).
+    pub connections_opened: u64,
+    /// Time spent opening them, summed.
+    pub connect_ms_total: f64,
+    /// S3 Express `CreateSession` calls made during the configuration.
+    pub session_requests: u64,
+    /// Fan-out children only: the timed phase's wall-clock window and serialized
+    /// latency histograms, so the coordinator can merge rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child: Option<ChildMeasure>,
+    /// Up to three distinct error messages, for a first look at failures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_samples: Vec<String>,
+    /// Where the time went, cold requests apart from steady ones .
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<Breakdown>,
+    /// CPU, runtime threads, memory and requests in flight of the client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientSide>,
+    /// What bound this configuration, with the figures that decided it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<Diagnosis>,
+}
+
+/// The best configuration of one bucket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BucketSummary {
+    pub bucket: String,
+    /// Worker count with the lowest median wall time over repetitions.
+    pub best_workers: u32,
+    pub best_wall_ms: f64,
+    pub best_objects_per_s: f64,
+    /// Median wall time at one worker, when one worker was run.
+    pub one_worker_wall_ms: Option<f64>,
+    /// `one_worker_wall_ms / best_wall_ms`.
+    pub speedup_over_one_worker: Option<f64>,
+    /// Failed requests over every configuration of the bucket.
+    pub errors_total: u64,
+    /// The knee: the smallest worker count whose median throughput is within 10% of
+    /// the best. More workers than this buy less than 10%.
+    pub knee_workers: Option<u32>,
+}
+
+/// A configuration that was not run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedConfig {
+    pub bucket: String,
+    pub workers: u32,
+    pub repetition: u32,
+    pub reason: String,
+}
+
+/// The fan-out block of a coordinator's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FanoutReport {
+    /// The function invoked.
+    pub function_name: String,
+    pub invocations: u32,
+    pub split: Split,
+    pub start_delay_ms: u64,
+    /// The shared start, ms since the Unix epoch.
+    pub start_unix_ms: u64,
+    /// Children whose result was merged.
+    pub children_ok: u32,
+    /// Children that errored, timed out or were throttled (named in `children`).
+    pub children_failed: u32,
+    /// Per configuration: how many children ran it and how far apart they were.
+    pub configurations: Vec<MergedConfig>,
+    /// Every child, its shard, its outcome and its own rows.
+    pub children: Vec<ChildReport>,
+}
+
+/// How one merged configuration came together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergedConfig {
+    pub bucket: String,
+    /// Requests in flight per child.
+    pub workers: u32,
+    pub repetition: u32,
+    /// Children whose row was merged.
+    pub children: u32,
+    /// Requests in flight over all children (`workers` x `children`).
+    pub workers_total: u32,
+    /// Earliest child start, ms since the Unix epoch.
+    pub first_start_unix_ms: f64,
+    /// Latest child finish.
+    pub last_finish_unix_ms: f64,
+    /// The common window, first start to last finish: the merged row's `wall_ms`.
+    pub window_ms: f64,
+    /// Latest start minus earliest start: clock skew, cold starts and drift.
+    pub start_spread_ms: f64,
+    /// Latest finish minus earliest finish.
+    pub finish_spread_ms: f64,
+    /// Children that started cold (first invocation of their execution environment).
+    pub cold_children: Vec<u32>,
+    /// Successful children that did not run this configuration (deadline).
+    pub missing_children: Vec<u32>,
+}
+
+/// One child.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildReport {
+    /// 0-based index of the invocation.
+    pub index: u32,
+    /// The objects it read.
+    pub key_range: KeyRange,
+    /// The shuffle seed it used.
+    pub seed: u64,
+    /// `ok` or `failed`.
+    pub status: String,
+    /// The Invoke call's round trip, ms.
+    pub invoke_ms: f64,
+    /// First invocation of its execution environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_start: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ChildError>,
+    /// Its rows (histograms dropped, window kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<ConfigResult>,
+    /// Configurations it skipped (deadline).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedConfig>,
+}
+
+/// Why a child produced no result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildError {
+    /// `function_error` (the child returned an error), `throttled` (429),
+    /// `timeout`, `invoke_failed` (the Invoke call itself failed) or `bad_response`.
+    pub kind: String,
+    /// The child's `errorType`, when it returned one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+    pub message: String,
+}
+
+impl ClientSide {
+    /// The client side of a finished row.
+    pub fn of(row: &ConfigResult, m: ClientMeasure) -> ClientSide {
+        let wall_ms = row.wall_ms.max(1e-6);
+        let threads = m.runtime_worker_threads.max(1);
+        let vcpus = m.vcpus.max(1);
+        let mean_in_flight = row.objects_per_s * row.ttlb_ms.mean / 1000.0;
+        let possible = row.possible_in_flight();
+        ClientSide {
+            vcpus,
+            runtime_worker_threads: threads,
+            client_cores: f64::from(vcpus.min(threads)),
+            cores_busy: round3(row.cpu_ms / wall_ms),
+            runtime_busy_ratio: round3(
+                (m.runtime_busy.as_secs_f64() * 1000.0 / (wall_ms * f64::from(threads))).min(1.0),
+            ),
+            cpu_ms_per_get: row.cpu_ms_per_get,
+            peak_rss_bytes: m.peak_rss_bytes,
+            mean_in_flight: round3(mean_in_flight),
+            in_flight_ratio: round3(mean_in_flight / possible),
+        }
+    }
+}
+
+/// Why a result file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultFileError {
+    #[error("not a JSON document: {0}")]
+    Json(serde_json::Error),
+    #[error("not an s3sweep result: `schema` is {0:?}, expected {SCHEMA:?}")]
+    Schema(String),
+    #[error("not an s3sweep result ({SCHEMA}): {0}")]
+    Shape(serde_json::Error),
+}
+
+impl SweepResult {
+    /// A result document with nothing measured yet: no rows, no summary, no analysis.
+    pub fn new(environment: Environment, request: SweepRequest, started_unix_ms: u64) -> Self {
+        SweepResult {
+            schema: SCHEMA.to_string(),
+            tool: ToolInfo::current(),
+            environment,
+            request,
+            started_unix_ms,
+            total_wall_ms: 0.0,
+            results: Vec::new(),
+            summary: Vec::new(),
+            truncated: false,
+            skipped: Vec::new(),
+            fanout: None,
+            analysis: None,
+        }
+    }
+
+    /// Parses a result document (from `local --json`, `run`, or the Lambda's response),
+    /// checking its schema first so an unrelated JSON file gets a clear error.
+    pub fn from_json(text: &str) -> Result<SweepResult, ResultFileError> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(ResultFileError::Json)?;
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(SCHEMA) => {}
+            Some(other) => return Err(ResultFileError::Schema(other.to_string())),
+            None => return Err(ResultFileError::Schema(String::new())),
+        }
+        serde_json::from_value(value).map_err(ResultFileError::Shape)
+    }
+
+    /// The buckets of the rows, in the order first run.
+    pub fn buckets(&self) -> Vec<&str> {
+        first_seen(self.results.iter().map(|r| r.bucket.as_str()))
+    }
+
+    /// The rows of one bucket, in the order run.
+    pub fn rows_of<'a>(&'a self, bucket: &'a str) -> impl Iterator<Item = &'a ConfigResult> + 'a {
+        self.results.iter().filter(move |r| r.bucket == bucket)
+    }
+}
+
+impl ConfigResult {
+    /// Requests the engine could keep in flight on average: `min(workers, pool)`, less
+    /// the last round that runs part empty (N requests in rounds of W average
+    /// N / ceil(N / W)).
+    pub fn possible_in_flight(&self) -> f64 {
+        let w = u64::from(self.workers.min(self.pool_connections)).max(1);
+        let n = self.requests.max(1);
+        n as f64 / n.div_ceil(w) as f64
+    }
+}
+
+/// The worker counts of `rows`, in the order first run.
+pub fn worker_counts<'a>(rows: impl IntoIterator<Item = &'a ConfigResult>) -> Vec<u32> {
+    first_seen(rows.into_iter().map(|r| r.workers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::test_rows;
+
+    #[test]
+    fn result_files_are_checked() {
+        let a = test_rows::result(vec![test_rows::row("x-bucket", 4, 1, 10.0, 0)]);
+        let text = serde_json::to_string(&a).unwrap();
+        assert_eq!(SweepResult::from_json(&text).unwrap(), a);
+        assert!(matches!(SweepResult::from_json("{"), Err(ResultFileError::Json(_))));
+        assert!(matches!(
+            SweepResult::from_json(r#"{"schema": "other/v9"}"#),
+            Err(ResultFileError::Schema(_))
+        ));
+        assert!(matches!(
+            SweepResult::from_json(r#"{"schema": "s3sweep.result/v1"}"#),
+            Err(ResultFileError::Shape(_))
+        ));
+    }
+}

@@ -1,0 +1,145 @@
+//! The one field reader every typed section of a request uses (the request itself,
+//! `timeouts_ms`, `fanout`, `prices`): unknown fields are named with the list of known
+//! ones, each field is typed on its own so one pass reports every wrong type, and a
+//! field with the wrong type keeps its default so range checks still see the rest.
+
+use serde_json::{Map, Value};
+
+use super::FieldProblem;
+
+/// One JSON object of a request being read into typed fields.
+pub(crate) struct Section<'p> {
+    /// `""` for the request itself, else `"name."`.
+    prefix: String,
+    map: Map<String, Value>,
+    problems: &'p mut Vec<FieldProblem>,
+}
+
+impl<'p> Section<'p> {
+    /// Opens `value` as the section `name` (`""` for the request) whose fields are
+    /// `known`. Unknown fields are reported now. A value that is not an object is
+    /// reported (`example` shows what one looks like) and gives `None`.
+    pub(crate) fn open(
+        name: &str,
+        value: Value,
+        known: &[&str],
+        example: &str,
+        problems: &'p mut Vec<FieldProblem>,
+    ) -> Option<Section<'p>> {
+        let Value::Object(map) = value else {
+            problems.push(FieldProblem {
+                field: name.to_string(),
+                message: format!("must be an object like {example}, got {}", kind_of(&value)),
+            });
+            return None;
+        };
+        let prefix = if name.is_empty() {
+            String::new()
+        } else {
+            format!("{name}.")
+        };
+        for key in map.keys() {
+            if !known.contains(&key.as_str()) {
+                problems.push(FieldProblem {
+                    field: format!("{prefix}{}", field_name(key)),
+                    message: format!("unknown field; known fields are {}", known.join(", ")),
+                });
+            }
+        }
+        Some(Section { prefix, map, problems })
+    }
+
+    /// The path of field `name` in this section.
+    pub(crate) fn path(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// Takes field `name` out of the section, untyped.
+    pub(crate) fn raw(&mut self, name: &str) -> Option<Value> {
+        self.map.remove(name)
+    }
+
+    /// Reads field `name` into `slot` when present; a value of the wrong type is
+    /// reported as "must be `expected`" and `slot` keeps its default.
+    pub(crate) fn take<T: serde::de::DeserializeOwned>(&mut self, name: &str, expected: &str, slot: &mut T) {
+        if let Some(v) = self.map.remove(name) {
+            let path = self.path(name);
+            typed(v, &path, expected, self.problems, slot);
+        }
+    }
+
+    /// As [`Section::take`], but a missing field is reported with `missing`.
+    pub(crate) fn require<T: serde::de::DeserializeOwned>(
+        &mut self,
+        name: &str,
+        expected: &str,
+        missing: &str,
+        slot: &mut T,
+    ) {
+        if self.map.contains_key(name) {
+            self.take(name, expected, slot);
+        } else {
+            let field = self.path(name);
+            self.problems.push(FieldProblem {
+                field,
+                message: format!("required: {missing}"),
+            });
+        }
+    }
+
+    /// The problems list, for a nested section.
+    pub(crate) fn problems(&mut self) -> &mut Vec<FieldProblem> {
+        self.problems
+    }
+}
+
+/// Types one JSON value into `slot`, or reports it under `path`.
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(
+    value: Value,
+    path: &str,
+    expected: &str,
+    problems: &mut Vec<FieldProblem>,
+    slot: &mut T,
+) {
+    let shown = kind_of(&value);
+    match serde_json::from_value::<T>(value) {
+        Ok(v) => *slot = v,
+        Err(e) => problems.push(FieldProblem {
+            field: path.to_string(),
+            message: format!("must be {expected}, got {shown} ({})", preview(&e.to_string())),
+        }),
+    }
+}
+
+/// A short description of a JSON value, never its whole text (strings may be huge).
+pub(crate) fn kind_of(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => format!("the string {}", preview(s)),
+        Value::Array(a) => format!("a list of {} item(s)", a.len()),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+/// An unknown field's name as given, or a quoted preview when it is long or odd.
+pub(crate) fn field_name(key: &str) -> String {
+    let plain = key.len() <= 60 && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if plain && !key.is_empty() {
+        key.to_string()
+    } else {
+        preview(key)
+    }
+}
+
+/// At most 60 characters of `s`, quoted.
+pub(crate) fn preview(s: &str) -> String {
+    const MAX: usize = 60;
+    if s.chars().count() <= MAX {
+        format!("{s:?}")
+    } else {
+        let head: String = s.chars().take(MAX).collect();
+        format!("{head:?}... ({} bytes)", s.len())
+    }
+}

@@ -1,0 +1,514 @@
+//! A request validated into a [`Plan`]: a raw JSON document is read section by
+//! section ([`fields`], [`sections`]), every field checked, and every problem reported
+//! in one [`RequestError`]. A `Plan` cannot hold an invalid value, so the engine never
+//! re-checks. Limits: workers 1..=4096, object_count 1..=1,000,000, at most 10,000,000
+//! timed requests per run.
+
+pub(crate) mod fields;
+pub mod names;
+pub mod sections;
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::request::{FanoutRequest, Role, SweepRequest};
+
+pub use names::{check_bucket_name, is_directory_bucket, KeyTemplate};
+use sections::{check_fanout, check_prices, typed_request};
+pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_TARGET_WALL_MS};
+
+/// Most requests in flight in one configuration.
+pub const MAX_WORKERS: u32 = 4096;
+/// Most objects read per configuration.
+pub const MAX_OBJECT_COUNT: u32 = 1_000_000;
+/// Most timed requests in one run (buckets x worker counts x repetitions x objects).
+pub const MAX_TOTAL_REQUESTS: u64 = 10_000_000;
+/// Most buckets in one run.
+pub const MAX_BUCKETS: usize = 16;
+/// Most TCP connections per endpoint.
+pub const MAX_POOL_CONNECTIONS: u32 = 4096;
+/// Most repetitions of each configuration.
+pub const MAX_REPETITIONS: u32 = 100;
+/// Most attempts per request.
+pub const MAX_ATTEMPTS: u32 = 10;
+/// Longest key a template may produce (S3's own limit).
+pub const MAX_KEY_BYTES: usize = 1024;
+/// Longest timeout, ms (Lambda's 15 minutes).
+const MAX_TIMEOUT_MS: u64 = 900_000;
+
+/// One problem with one field of a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldProblem {
+    /// The field, as a path (`workers[2]`, `timeouts_ms.connect`); `(request)` for the
+    /// document as a whole.
+    pub field: String,
+    /// What is wrong, in words.
+    pub message: String,
+}
+
+/// Every problem found in a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct RequestError {
+    pub problems: Vec<FieldProblem>,
+}
+
+impl RequestError {
+    fn single(field: &str, message: impl Into<String>) -> Self {
+        RequestError {
+            problems: vec![FieldProblem {
+                field: field.to_string(),
+                message: message.into(),
+            }],
+        }
+    }
+
+    /// The names of the bad fields, in order.
+    pub fn fields(&self) -> Vec<&str> {
+        self.problems.iter().map(|p| p.field.as_str()).collect()
+    }
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.problems.len();
+        write!(f, "invalid request ({n} problem{}): ", if n == 1 { "" } else { "s" })?;
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "`{}`: {}", p.field, p.message)?;
+        }
+        Ok(())
+    }
+}
+
+/// A validated sweep: every value in range, nothing left to check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    request: SweepRequest,
+    keys: KeyTemplate,
+}
+
+impl Plan {
+    /// Parses and validates a JSON document.
+    pub fn from_json(text: &str) -> Result<Plan, RequestError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| RequestError::single("(request)", format!("not valid JSON: {e}")))?;
+        Plan::from_value(value)
+    }
+
+    /// Validates an already parsed JSON value, reporting every bad field.
+    pub fn from_value(value: Value) -> Result<Plan, RequestError> {
+        let Value::Object(map) = value else {
+            return Err(RequestError::single(
+                "(request)",
+                format!("must be a JSON object, got {}", fields::kind_of(&value)),
+            ));
+        };
+        let mut problems = Vec::new();
+        // Fields with the wrong type keep their (valid) defaults, so the range checks
+        // below still report every other field.
+        let request = typed_request(map, &mut problems);
+        match Plan::from_request(request) {
+            Ok(plan) if problems.is_empty() => Ok(plan),
+            Ok(_) => Err(RequestError { problems }),
+            Err(more) => {
+                // A field already reported for its type is not reported again for the
+                // default that stood in for it.
+                let typed: Vec<String> = problems.iter().map(|p| p.field.clone()).collect();
+                let already = |field: &str| {
+                    typed.iter().any(|t| {
+                        field == t || field.starts_with(&format!("{t}[")) || field.starts_with(&format!("{t}."))
+                    })
+                };
+                problems.extend(more.problems.into_iter().filter(|p| !already(&p.field)));
+                Err(RequestError { problems })
+            }
+        }
+    }
+
+    /// Validates a typed request.
+    pub fn from_request(request: SweepRequest) -> Result<Plan, RequestError> {
+        let mut problems = Vec::new();
+        let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
+
+        if request.buckets.is_empty() {
+            bad("buckets".into(), "must name at least one bucket".into());
+        }
+        if request.buckets.len() > MAX_BUCKETS {
+            bad(
+                "buckets".into(),
+                format!("at most {MAX_BUCKETS} buckets, got {}", request.buckets.len()),
+            );
+        }
+        let mut seen = BTreeSet::new();
+        for (i, b) in request.buckets.iter().enumerate() {
+            if let Err(msg) = check_bucket_name(b) {
+                bad(format!("buckets[{i}]"), msg);
+            } else if !seen.insert(b.as_str()) {
+                bad(format!("buckets[{i}]"), format!("{b:?} is listed twice"));
+            }
+        }
+        if request.object_count == 0 || request.object_count > MAX_OBJECT_COUNT {
+            bad(
+                "object_count".into(),
+                format!("must be between 1 and {MAX_OBJECT_COUNT}, got {}", request.object_count),
+            );
+        }
+        let keys = match KeyTemplate::parse(&request.key_template, request.object_count.max(1) - 1) {
+            Ok(t) => Some(t),
+            Err(msg) => {
+                bad("key_template".into(), msg);
+                None
+            }
+        };
+        check_fanout(&request, &mut problems);
+        let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
+        if request.workers.is_empty() {
+            bad("workers".into(), "must list at least one worker count".into());
+        }
+        let mut seen = BTreeSet::new();
+        for (i, &w) in request.workers.iter().enumerate() {
+            if w == 0 || w > MAX_WORKERS {
+                bad(
+                    format!("workers[{i}]"),
+                    format!("must be between 1 and {MAX_WORKERS}, got {w}"),
+                );
+            } else if !seen.insert(w) {
+                bad(format!("workers[{i}]"), format!("{w} is listed twice"));
+            }
+        }
+        if request.pool_connections == 0 || request.pool_connections > MAX_POOL_CONNECTIONS {
+            bad(
+                "pool_connections".into(),
+                format!(
+                    "must be between 1 and {MAX_POOL_CONNECTIONS}, got {}",
+                    request.pool_connections
+                ),
+            );
+        }
+        if request.repetitions == 0 || request.repetitions > MAX_REPETITIONS {
+            bad(
+                "repetitions".into(),
+                format!("must be between 1 and {MAX_REPETITIONS}, got {}", request.repetitions),
+            );
+        }
+        if request.max_attempts == 0 || request.max_attempts > MAX_ATTEMPTS {
+            bad(
+                "max_attempts".into(),
+                format!("must be between 1 and {MAX_ATTEMPTS}, got {}", request.max_attempts),
+            );
+        }
+        for (name, v) in [
+            ("connect", request.timeouts_ms.connect),
+            ("first_byte", request.timeouts_ms.first_byte),
+            ("attempt", request.timeouts_ms.attempt),
+        ] {
+            if v == 0 || v > MAX_TIMEOUT_MS {
+                bad(
+                    format!("timeouts_ms.{name}"),
+                    format!("must be between 1 and {MAX_TIMEOUT_MS} ms, got {v}"),
+                );
+            }
+        }
+        check_prices(&request.prices, request.target_wall_ms, &mut problems);
+        let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
+        let total = request.buckets.len() as u64
+            * request.workers.len() as u64
+            * u64::from(request.repetitions)
+            * u64::from(request.object_count);
+        if total > MAX_TOTAL_REQUESTS {
+            bad(
+                "object_count".into(),
+                format!(
+                    "the run would make {total} requests ({} buckets x {} worker counts x {} repetitions x {} objects); the limit is {MAX_TOTAL_REQUESTS}",
+                    request.buckets.len(),
+                    request.workers.len(),
+                    request.repetitions,
+                    request.object_count
+                ),
+            );
+        }
+        match keys {
+            Some(keys) if problems.is_empty() => Ok(Plan { request, keys }),
+            _ => Err(RequestError { problems }),
+        }
+    }
+
+    /// The request with every default filled in (echoed in results).
+    pub fn request(&self) -> &SweepRequest {
+        &self.request
+    }
+    pub fn buckets(&self) -> &[String] {
+        &self.request.buckets
+    }
+    pub fn keys(&self) -> &KeyTemplate {
+        &self.keys
+    }
+    pub fn object_count(&self) -> u32 {
+        self.request.object_count
+    }
+    pub fn workers(&self) -> &[u32] {
+        &self.request.workers
+    }
+    pub fn pool_connections(&self) -> u32 {
+        self.request.pool_connections
+    }
+    pub fn repetitions(&self) -> u32 {
+        self.request.repetitions
+    }
+    pub fn warmup(&self) -> bool {
+        self.request.warmup
+    }
+    pub fn shuffle(&self) -> bool {
+        self.request.shuffle
+    }
+    pub fn seed(&self) -> u64 {
+        self.request.seed
+    }
+    pub fn max_attempts(&self) -> u32 {
+        self.request.max_attempts
+    }
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_millis(self.request.timeouts_ms.connect)
+    }
+    pub fn first_byte_timeout(&self) -> Duration {
+        Duration::from_millis(self.request.timeouts_ms.first_byte)
+    }
+    pub fn attempt_timeout(&self) -> Duration {
+        Duration::from_millis(self.request.timeouts_ms.attempt)
+    }
+    /// Timed requests the whole run makes (warm-up excluded).
+    pub fn total_requests(&self) -> u64 {
+        self.request.buckets.len() as u64
+            * self.request.workers.len() as u64
+            * u64::from(self.request.repetitions)
+            * u64::from(self.key_range().len() as u32)
+    }
+    /// `coordinator` or `child`.
+    pub fn role(&self) -> Role {
+        self.request.role
+    }
+    /// The fan-out asked for, if any (never on a child).
+    pub fn fanout(&self) -> Option<&FanoutRequest> {
+        self.request.fanout.as_ref()
+    }
+    /// Indices of the objects this sweep reads: `key_range`, or `0..object_count`.
+    pub fn key_range(&self) -> std::ops::Range<u32> {
+        match self.request.key_range {
+            Some(r) => r.start..r.end,
+            None => 0..self.request.object_count,
+        }
+    }
+    /// The time a child must be done by, ms since the Unix epoch.
+    pub fn finish_by_unix_ms(&self) -> Option<u64> {
+        self.request.finish_by_unix_ms
+    }
+    /// The shared start time a child waits for, ms since the Unix epoch.
+    pub fn start_unix_ms(&self) -> Option<u64> {
+        self.request.start_unix_ms
+    }
+    /// The configurations the run has: buckets x worker counts x repetitions.
+    pub fn configurations(&self) -> u64 {
+        self.request.buckets.len() as u64 * self.request.workers.len() as u64 * u64::from(self.request.repetitions)
+    }
+    /// A child's slot per configuration.
+    pub fn config_slot(&self) -> Option<Duration> {
+        self.request.config_slot_ms.map(Duration::from_millis)
+    }
+
+    /// Checks that the sweep's pool fits in this process's file-descriptor limit
+    /// (`in_process_server`: the embedded server's end of each connection too).
+    pub fn check_fd_budget(&self, in_process_server: bool) -> Result<(), crate::sys::limits::LimitError> {
+        crate::sys::limits::check_budget(
+            &crate::sys::limits::nofile(),
+            self.pool_connections(),
+            self.buckets().len(),
+            in_process_server,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_are_the_seed_experiment() {
+        let plan = Plan::from_json(r#"{"buckets": ["my-bucket"]}"#).unwrap();
+        assert_eq!(plan.object_count(), 1000);
+        assert_eq!(plan.workers(), &[1, 2, 4, 8, 16, 17, 18, 19, 20]);
+        assert_eq!(plan.pool_connections(), 20);
+        assert_eq!(plan.repetitions(), 1);
+        assert!(plan.warmup());
+        assert!(plan.shuffle());
+        assert_eq!(plan.max_attempts(), 1);
+        assert_eq!(plan.keys().key(7), "test/7/vectors");
+        assert_eq!(plan.connect_timeout(), Duration::from_secs(3));
+        assert_eq!(plan.total_requests(), 9000);
+    }
+
+    #[test]
+    fn every_bad_field_is_reported_at_once() {
+        let err = Plan::from_value(json!({
+            "buckets": ["Bad_Bucket", "ok-bucket", "ok-bucket"],
+            "key_template": "no-placeholder",
+            "object_count": 0,
+            "workers": [0, 8, 8, 5000],
+            "pool_connections": 0,
+            "repetitions": 0,
+            "max_attempts": 0,
+            "timeouts_ms": {"connect": 0}
+        }))
+        .unwrap_err();
+        let fields = err.fields();
+        for f in [
+            "buckets[0]",
+            "buckets[2]",
+            "key_template",
+            "object_count",
+            "workers[0]",
+            "workers[2]",
+            "workers[3]",
+            "pool_connections",
+            "repetitions",
+            "max_attempts",
+            "timeouts_ms.connect",
+        ] {
+            assert!(fields.contains(&f), "{f} missing from {err}");
+        }
+    }
+
+    #[test]
+    fn wrong_types_and_unknown_fields_are_all_named() {
+        let err = Plan::from_value(json!({
+            "buckets": "just-one",
+            "object_count": -5,
+            "workers": ["four"],
+            "warmup": "yes",
+            "colour": "blue",
+            "timeouts_ms": {"connect": 1.5, "nap": 3}
+        }))
+        .unwrap_err();
+        let fields = err.fields();
+        for f in [
+            "buckets",
+            "object_count",
+            "workers",
+            "warmup",
+            "colour",
+            "timeouts_ms.connect",
+            "timeouts_ms.nap",
+        ] {
+            assert!(fields.contains(&f), "{f} missing from {err}");
+        }
+        let text = err.to_string();
+        assert!(text.contains("-5"), "{text}");
+    }
+
+    #[test]
+    fn missing_buckets_and_non_objects_are_clear() {
+        let err = Plan::from_json("{}").unwrap_err();
+        assert_eq!(err.fields(), vec!["buckets"]);
+        assert!(err.to_string().contains("required"));
+        let err = Plan::from_json("[1,2]").unwrap_err();
+        assert!(err.to_string().contains("must be a JSON object"));
+        let err = Plan::from_json("{\"buckets\": [").unwrap_err();
+        assert!(err.to_string().contains("not valid JSON"));
+        let err = Plan::from_json(r#"{"buckets": []}"#).unwrap_err();
+        assert!(err.to_string().contains("at least one bucket"));
+    }
+
+    #[test]
+    fn total_request_limit() {
+        let err = Plan::from_value(json!({
+            "buckets": ["a-bucket", "b-bucket"],
+            "object_count": 1_000_000,
+            "workers": [1, 2, 4, 8, 16, 32],
+        }))
+        .unwrap_err();
+        assert!(err.to_string().contains("12000000 requests"), "{err}");
+    }
+
+    #[test]
+    fn huge_strings_are_not_echoed() {
+        let long = "x".repeat(10 * 1024 * 1024);
+        let err = Plan::from_value(json!({"buckets": [long.clone()], "key_template": long})).unwrap_err();
+        let text = err.to_string();
+        assert!(text.len() < 2000, "error is {} bytes", text.len());
+        assert_eq!(err.fields(), vec!["buckets[0]", "key_template"]);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let err = Plan::from_json(&format!("{{\"buckets\": {deep}}}")).unwrap_err();
+        assert!(err.to_string().contains("not valid JSON"), "{err}");
+    }
+
+    #[test]
+    fn key_templates() {
+        let t = KeyTemplate::parse("a/{i}/b/{i}", 10).unwrap();
+        assert_eq!(t.key(3), "a/3/b/3");
+        assert_eq!(t.as_template(), "a/{i}/b/{i}");
+        assert!(KeyTemplate::parse("x".repeat(1030).as_str(), 1).is_err());
+        assert!(KeyTemplate::parse(&format!("{}{{i}}", "x".repeat(1020)), 99_999).is_err());
+        assert!(KeyTemplate::parse("a\n{i}", 1).is_err());
+    }
+
+    #[test]
+    fn bucket_names() {
+        assert!(check_bucket_name("standard-like").is_ok());
+        assert!(check_bucket_name("my-bucket--use1-az4--x-s3").is_ok());
+        assert!(is_directory_bucket("my-bucket--use1-az4--x-s3"));
+        assert!(check_bucket_name("ab").is_err());
+        assert!(check_bucket_name("-abc").is_err());
+        assert!(check_bucket_name("ABC").is_err());
+        assert!(check_bucket_name("a..b").is_err());
+    }
+
+    #[test]
+    fn prices_and_target_are_validated_with_the_rest() {
+        let err = Plan::from_value(json!({
+            "buckets": ["ok-bucket"],
+            "workers": [0],
+            "prices": {"s3_standard_get_per_1000_usd": -0.1, "lambda_memory_mb": 99999, "lambda_arm64_gb_s_usd": "x"},
+            "target_wall_ms": 0
+        }))
+        .unwrap_err();
+        let fields = err.fields();
+        for f in [
+            "workers[0]",
+            "prices.s3_standard_get_per_1000_usd",
+            "prices.lambda_memory_mb",
+            "prices.lambda_arm64_gb_s_usd",
+            "target_wall_ms",
+        ] {
+            assert!(fields.contains(&f), "{f} missing from {err}");
+        }
+        let plan = Plan::from_json(
+            r#"{"buckets": ["b-1"], "prices": {"s3_express_get_per_1000_usd": 0.0001}, "target_wall_ms": 2500}"#,
+        )
+        .unwrap();
+        assert_eq!(plan.request().prices.s3_express_get_per_1000_usd, 0.0001);
+        assert_eq!(plan.request().prices.s3_standard_get_per_1000_usd, 0.0004);
+        assert_eq!(plan.request().target_wall_ms, Some(2500));
+        let echoed = serde_json::to_value(plan.request()).unwrap();
+        assert_eq!(echoed["prices"]["lambda_memory_mb"], 10240);
+    }
+
+    #[test]
+    fn request_round_trips() {
+        let plan = Plan::from_json(r#"{"buckets": ["b-1"], "workers": [3], "timeouts_ms": {"attempt": 5}}"#).unwrap();
+        let text = serde_json::to_string(plan.request()).unwrap();
+        let again = Plan::from_json(&text).unwrap();
+        assert_eq!(plan, again);
+        assert_eq!(again.attempt_timeout(), Duration::from_millis(5));
+        assert_eq!(again.first_byte_timeout(), Duration::from_secs(10));
+    }
+}

@@ -1,0 +1,365 @@
+//! Reading a raw request into a typed [`SweepRequest`] section by section (the request,
+//! `timeouts_ms`, `fanout`, `prices`), and the range checks of the fan-out and price
+//! sections. [`super::Plan::from_request`] calls the checks with the rest.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value};
+
+use crate::model::request::{FanoutRequest, Prices, Role, Split, SweepRequest, DEFAULT_START_DELAY_MS};
+
+use super::fields::Section;
+use super::names::check_bucket_name;
+use super::FieldProblem;
+
+/// Largest `fanout.invocations` validation accepts whatever the function allows.
+pub const MAX_INVOCATIONS: u32 = 1_000;
+/// Largest `fanout.start_delay_ms`.
+pub const MAX_START_DELAY_MS: u64 = 60_000;
+/// Longest schedule of slots (configurations x `slot_ms`): Lambda's 15 minutes.
+pub const MAX_SLOTS_MS: u64 = 900_000;
+/// How far in the future a child's `start_unix_ms` may be (delay plus clock skew).
+pub const MAX_START_AHEAD_MS: u64 = MAX_START_DELAY_MS + 10_000;
+/// Lambda memory limits, MB.
+pub const LAMBDA_MEMORY_MB: std::ops::RangeInclusive<u32> = 128..=10_240;
+/// Most accepted `target_wall_ms` (one day).
+pub const MAX_TARGET_WALL_MS: u64 = 86_400_000;
+/// Highest price accepted per 1,000 GETs or per GB (a sanity bound against typos).
+const MAX_REQUEST_PRICE_USD: f64 = 1.0;
+/// Highest price accepted per GB-second.
+const MAX_GB_S_PRICE_USD: f64 = 0.01;
+
+const REQUEST_FIELDS: &[&str] = &[
+    "buckets",
+    "key_template",
+    "object_count",
+    "workers",
+    "pool_connections",
+    "repetitions",
+    "warmup",
+    "shuffle",
+    "seed",
+    "role",
+    "fanout",
+    "key_range",
+    "start_unix_ms",
+    "finish_by_unix_ms",
+    "config_slot_ms",
+    "timeouts_ms",
+    "max_attempts",
+    "prices",
+    "target_wall_ms",
+];
+
+const PRICE_FIELDS: &[&str] = &[
+    "s3_standard_get_per_1000_usd",
+    "s3_express_get_per_1000_usd",
+    "s3_express_retrieval_per_gb_usd",
+    "lambda_x86_64_gb_s_usd",
+    "lambda_arm64_gb_s_usd",
+    "lambda_memory_mb",
+    "lambda_architecture",
+    "express_buckets",
+];
+
+/// Field by field typing, so one pass reports every wrong type and unknown field.
+pub(crate) fn typed_request(map: Map<String, Value>, problems: &mut Vec<FieldProblem>) -> SweepRequest {
+    let mut request = SweepRequest::new(Vec::new());
+    let Some(mut s) = Section::open("", Value::Object(map), REQUEST_FIELDS, "{}", problems) else {
+        return request;
+    };
+    s.require(
+        "buckets",
+        "a list of bucket names",
+        "the list of buckets to sweep",
+        &mut request.buckets,
+    );
+    s.take("key_template", "a string", &mut request.key_template);
+    s.take("object_count", "a whole number", &mut request.object_count);
+    s.take("workers", "a list of whole numbers", &mut request.workers);
+    s.take("pool_connections", "a whole number", &mut request.pool_connections);
+    s.take("repetitions", "a whole number", &mut request.repetitions);
+    s.take("warmup", "true or false", &mut request.warmup);
+    s.take("shuffle", "true or false", &mut request.shuffle);
+    s.take("seed", "a whole number", &mut request.seed);
+    s.take("role", "\"coordinator\" or \"child\"", &mut request.role);
+    if let Some(v) = s.raw("fanout") {
+        request.fanout = typed_fanout(v, s.problems());
+    }
+    s.take(
+        "key_range",
+        "an object like {\"start\": 0, \"end\": 500}",
+        &mut request.key_range,
+    );
+    s.take(
+        "start_unix_ms",
+        "milliseconds since the Unix epoch",
+        &mut request.start_unix_ms,
+    );
+    s.take(
+        "config_slot_ms",
+        "a whole number of milliseconds",
+        &mut request.config_slot_ms,
+    );
+    s.take(
+        "finish_by_unix_ms",
+        "milliseconds since the Unix epoch",
+        &mut request.finish_by_unix_ms,
+    );
+    s.take("max_attempts", "a whole number", &mut request.max_attempts);
+    if let Some(v) = s.raw("prices") {
+        request.prices = typed_prices(v, s.problems());
+    }
+    s.take(
+        "target_wall_ms",
+        "a whole number of milliseconds",
+        &mut request.target_wall_ms,
+    );
+    if let Some(v) = s.raw("timeouts_ms") {
+        let known = ["connect", "first_byte", "attempt"];
+        let example = "{\"connect\": 3000, \"first_byte\": 10000, \"attempt\": 30000}";
+        if let Some(mut t) = Section::open("timeouts_ms", v, &known, example, s.problems()) {
+            let ms = "a whole number of milliseconds";
+            t.take("connect", ms, &mut request.timeouts_ms.connect);
+            t.take("first_byte", ms, &mut request.timeouts_ms.first_byte);
+            t.take("attempt", ms, &mut request.timeouts_ms.attempt);
+        }
+    }
+    request
+}
+
+/// The `fanout` section; `None` when it is not an object (reported).
+fn typed_fanout(value: Value, problems: &mut Vec<FieldProblem>) -> Option<FanoutRequest> {
+    let known = ["invocations", "start_delay_ms", "split", "slot_ms"];
+    let example = "{\"invocations\": 4, \"start_delay_ms\": 2000, \"split\": \"shard\"}";
+    let mut f = Section::open("fanout", value, &known, example, problems)?;
+    let mut fanout = FanoutRequest {
+        invocations: 1,
+        start_delay_ms: DEFAULT_START_DELAY_MS,
+        split: Split::Shard,
+        slot_ms: None,
+    };
+    f.require(
+        "invocations",
+        "a whole number",
+        "how many invocations to fan out to",
+        &mut fanout.invocations,
+    );
+    f.take(
+        "start_delay_ms",
+        "a whole number of milliseconds",
+        &mut fanout.start_delay_ms,
+    );
+    f.take("slot_ms", "a whole number of milliseconds", &mut fanout.slot_ms);
+    f.take("split", "\"shard\" or \"replicate\"", &mut fanout.split);
+    Some(fanout)
+}
+
+/// The `prices` section; fields with a wrong type keep their defaults.
+fn typed_prices(value: Value, problems: &mut Vec<FieldProblem>) -> Prices {
+    let mut prices = Prices::default();
+    let example = "{\"s3_standard_get_per_1000_usd\": 0.0004}";
+    let Some(mut p) = Section::open("prices", value, PRICE_FIELDS, example, problems) else {
+        return prices;
+    };
+    let usd = "a number of US dollars";
+    p.take(
+        "s3_standard_get_per_1000_usd",
+        usd,
+        &mut prices.s3_standard_get_per_1000_usd,
+    );
+    p.take(
+        "s3_express_get_per_1000_usd",
+        usd,
+        &mut prices.s3_express_get_per_1000_usd,
+    );
+    p.take(
+        "s3_express_retrieval_per_gb_usd",
+        usd,
+        &mut prices.s3_express_retrieval_per_gb_usd,
+    );
+    p.take("lambda_x86_64_gb_s_usd", usd, &mut prices.lambda_x86_64_gb_s_usd);
+    p.take("lambda_arm64_gb_s_usd", usd, &mut prices.lambda_arm64_gb_s_usd);
+    p.take("lambda_memory_mb", "a whole number of MB", &mut prices.lambda_memory_mb);
+    p.take(
+        "lambda_architecture",
+        "\"x86_64\" or \"arm64\"",
+        &mut prices.lambda_architecture,
+    );
+    p.take("express_buckets", "a list of bucket names", &mut prices.express_buckets);
+    prices
+}
+
+/// Range checks of a typed price table and `target_wall_ms`; one problem per bad field.
+pub(crate) fn check_prices(prices: &Prices, target_wall_ms: Option<u64>, problems: &mut Vec<FieldProblem>) {
+    for (name, v, max) in [
+        (
+            "s3_standard_get_per_1000_usd",
+            prices.s3_standard_get_per_1000_usd,
+            MAX_REQUEST_PRICE_USD,
+        ),
+        (
+            "s3_express_get_per_1000_usd",
+            prices.s3_express_get_per_1000_usd,
+            MAX_REQUEST_PRICE_USD,
+        ),
+        (
+            "s3_express_retrieval_per_gb_usd",
+            prices.s3_express_retrieval_per_gb_usd,
+            MAX_REQUEST_PRICE_USD,
+        ),
+        (
+            "lambda_x86_64_gb_s_usd",
+            prices.lambda_x86_64_gb_s_usd,
+            MAX_GB_S_PRICE_USD,
+        ),
+        (
+            "lambda_arm64_gb_s_usd",
+            prices.lambda_arm64_gb_s_usd,
+            MAX_GB_S_PRICE_USD,
+        ),
+    ] {
+        if !(v.is_finite() && (0.0..=max).contains(&v)) {
+            problems.push(FieldProblem {
+                field: format!("prices.{name}"),
+                message: format!("must be between 0 and {max} US dollars, got {v}"),
+            });
+        }
+    }
+    if !LAMBDA_MEMORY_MB.contains(&prices.lambda_memory_mb) {
+        problems.push(FieldProblem {
+            field: "prices.lambda_memory_mb".into(),
+            message: format!(
+                "must be between {} and {} MB (Lambda's limits), got {}",
+                LAMBDA_MEMORY_MB.start(),
+                LAMBDA_MEMORY_MB.end(),
+                prices.lambda_memory_mb
+            ),
+        });
+    }
+    for (i, b) in prices.express_buckets.iter().enumerate() {
+        if let Err(msg) = check_bucket_name(b) {
+            problems.push(FieldProblem {
+                field: format!("prices.express_buckets[{i}]"),
+                message: msg,
+            });
+        }
+    }
+    if let Some(t) = target_wall_ms {
+        if t == 0 || t > MAX_TARGET_WALL_MS {
+            problems.push(FieldProblem {
+                field: "target_wall_ms".into(),
+                message: format!("must be between 1 and {MAX_TARGET_WALL_MS} ms, got {t}"),
+            });
+        }
+    }
+}
+
+fn now_unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Range and consistency checks of the fan-out fields (`role`, `fanout`, `key_range`,
+/// `start_unix_ms`, `finish_by_unix_ms`, `config_slot_ms`).
+pub(crate) fn check_fanout(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    let mut bad = |field: &str, message: String| {
+        problems.push(FieldProblem {
+            field: field.to_string(),
+            message,
+        })
+    };
+    if let Some(f) = &request.fanout {
+        if request.role == Role::Child {
+            bad(
+                "fanout",
+                "a child (role \"child\") never fans out again: fan-out is one level deep".into(),
+            );
+        }
+        if f.invocations == 0 || f.invocations > MAX_INVOCATIONS {
+            bad(
+                "fanout.invocations",
+                format!("must be between 1 and {MAX_INVOCATIONS}, got {}", f.invocations),
+            );
+        } else if f.split == Split::Shard && f.invocations > request.object_count {
+            bad(
+                "fanout.invocations",
+                format!(
+                    "split \"shard\" gives every invocation at least one object: at most object_count ({}) invocations, or use split \"replicate\"",
+                    request.object_count
+                ),
+            );
+        }
+        if f.start_delay_ms > MAX_START_DELAY_MS {
+            bad(
+                "fanout.start_delay_ms",
+                format!("must be at most {MAX_START_DELAY_MS} ms, got {}", f.start_delay_ms),
+            );
+        }
+        if let Some(slot) = f.slot_ms {
+            let configurations =
+                request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions);
+            if slot == 0 || slot.saturating_mul(configurations) > MAX_SLOTS_MS {
+                bad(
+                    "fanout.slot_ms",
+                    format!(
+                        "must be at least 1 ms, and {configurations} configurations x slot_ms at most {MAX_SLOTS_MS} ms (Lambda's 15 minutes), got {slot}"
+                    ),
+                );
+            }
+        }
+        for (name, set) in [
+            ("config_slot_ms", request.config_slot_ms.is_some()),
+            ("key_range", request.key_range.is_some()),
+            ("start_unix_ms", request.start_unix_ms.is_some()),
+            ("finish_by_unix_ms", request.finish_by_unix_ms.is_some()),
+        ] {
+            if set {
+                bad(
+                    name,
+                    "is set by the coordinator for its children; leave it out of a fan-out request".into(),
+                );
+            }
+        }
+    }
+    if let Some(r) = request.key_range {
+        if r.start >= r.end || r.end > request.object_count {
+            bad(
+                "key_range",
+                format!(
+                    "must satisfy start < end <= object_count ({}), got start {} end {}",
+                    request.object_count, r.start, r.end
+                ),
+            );
+        }
+    }
+    if let Some(slot) = request.config_slot_ms {
+        if slot == 0 || slot > MAX_SLOTS_MS || request.start_unix_ms.is_none() {
+            bad(
+                "config_slot_ms",
+                format!("must be 1 to {MAX_SLOTS_MS} ms and come with start_unix_ms, got {slot}"),
+            );
+        }
+    }
+    let now = now_unix_ms();
+    if let Some(t) = request.start_unix_ms {
+        if t > now + MAX_START_AHEAD_MS {
+            bad(
+                "start_unix_ms",
+                format!(
+                    "is {} ms in the future; at most {MAX_START_AHEAD_MS} ms is accepted",
+                    t - now
+                ),
+            );
+        }
+    }
+    if let (Some(start), Some(finish)) = (request.start_unix_ms, request.finish_by_unix_ms) {
+        if finish <= start {
+            bad(
+                "finish_by_unix_ms",
+                format!("must be after start_unix_ms ({start}), got {finish}"),
+            );
+        }
+    }
+}

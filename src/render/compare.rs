@@ -1,0 +1,147 @@
+//! Two results side by side, as tables: per bucket pair and worker count, wall time
+//! with its spread, throughput, first byte, errors and the verdict of the spread.
+
+use std::fmt::Write as _;
+
+use crate::analysis::compare::{Comparison, Spread, MIN_REPETITIONS};
+
+use super::{align_right, Style};
+
+fn wall_cell(s: &Spread) -> String {
+    if s.repetitions > 1 {
+        format!("{:.0} [{:.0}-{:.0}]", s.median_wall_ms, s.min_wall_ms, s.max_wall_ms)
+    } else {
+        format!("{:.0}", s.median_wall_ms)
+    }
+}
+
+/// The comparison as tables.
+pub fn render_comparison(c: &Comparison, style: Style) -> String {
+    let markdown = style == Style::Markdown;
+    let mut out = String::new();
+    let bullet = if markdown { "- " } else { "" };
+    let _ = writeln!(out, "{bullet}A: {}", c.environment_a);
+    let _ = writeln!(out, "{bullet}B: {}", c.environment_b);
+    if markdown {
+        out.push('\n');
+    }
+    for p in &c.pairs {
+        let head = format!("A {} vs B {} (matched by {})", p.bucket_a, p.bucket_b, p.matched_by);
+        if markdown {
+            let _ = writeln!(out, "### {head}\n");
+        } else {
+            let _ = writeln!(out, "\n{head}");
+        }
+        let mut table = style.table(vec![
+            "workers",
+            "A wall ms",
+            "B wall ms",
+            "B/A wall",
+            "A objects/s",
+            "B objects/s",
+            "B/A objects/s",
+            "A ttfb p50",
+            "B ttfb p50",
+            "errors A/B",
+            "verdict",
+        ]);
+        for m in &p.configs {
+            table.add_row(vec![
+                m.workers.to_string(),
+                wall_cell(&m.a),
+                wall_cell(&m.b),
+                format!("{:.2}", m.wall_ratio),
+                format!("{:.0}", m.a.median_objects_per_s),
+                format!("{:.0}", m.b.median_objects_per_s),
+                format!("{:.2}", m.throughput_ratio),
+                format!("{:.2}", m.a.median_ttfb_p50_ms),
+                format!("{:.2}", m.b.median_ttfb_p50_ms),
+                format!("{}/{}", m.a.errors, m.b.errors),
+                m.verdict.text(),
+            ]);
+        }
+        align_right(&mut table, 0..10);
+        let _ = writeln!(out, "{table}");
+        if markdown {
+            out.push('\n');
+        }
+        if let (Some((wa, ma)), Some((wb, mb))) = (p.best_a, p.best_b) {
+            let _ = write!(
+                out,
+                "best: A {ma:.0} ms at {wa} workers, B {mb:.0} ms at {wb} workers (B/A {:.2})",
+                mb / ma.max(1e-9)
+            );
+            let knee = |k: Option<u32>| k.map_or("none".to_string(), |k| k.to_string());
+            let _ = writeln!(out, "; knee A {}, B {}", knee(p.knee_a), knee(p.knee_b));
+        }
+        if !p.only_in_a.is_empty() || !p.only_in_b.is_empty() {
+            let _ = writeln!(
+                out,
+                "not compared (worker count on one side only): A {:?}, B {:?}",
+                p.only_in_a, p.only_in_b
+            );
+        }
+    }
+    if !c.unpaired_a.is_empty() || !c.unpaired_b.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nunpaired buckets: A [{}], B [{}] (choose with --bucket-a/--bucket-b)",
+            c.unpaired_a.join(", "),
+            c.unpaired_b.join(", ")
+        );
+    }
+    if c.min_repetitions_a < MIN_REPETITIONS || c.min_repetitions_b < MIN_REPETITIONS {
+        let _ = writeln!(
+            out,
+            "\nno significance claimed: that needs at least {MIN_REPETITIONS} repetitions of each configuration on both sides (A has {}, B has {}); rerun with \"repetitions\": {MIN_REPETITIONS} or more",
+            c.min_repetitions_a, c.min_repetitions_b
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "\nverdict: \"B faster\"/\"B slower\" when every repetition of one side beat every repetition of the other; p is the chance of that with no real difference"
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::compare::{compare, CompareOptions};
+    use crate::analysis::summarized as result;
+    use crate::model::test_rows::row;
+    use crate::model::ConfigResult;
+
+    fn reps(bucket: &str, workers: u32, walls: &[f64]) -> Vec<ConfigResult> {
+        walls
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| row(bucket, workers, i as u32 + 1, w, 0))
+            .collect()
+    }
+
+    #[test]
+    fn significance_is_claimed_only_with_enough_repetitions() {
+        let a = result(
+            [
+                reps("b1", 1, &[100.0, 110.0, 105.0]),
+                reps("b1", 8, &[50.0, 52.0, 51.0]),
+            ]
+            .concat(),
+        );
+        let b = result([reps("b1", 1, &[60.0, 62.0, 61.0]), reps("b1", 8, &[49.0, 53.0, 50.0])].concat());
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        let text = render_comparison(&c, Style::Terminal);
+        assert!(text.contains("B faster (p=0.100)"), "{text}");
+        assert!(!text.contains("no significance claimed"), "{text}");
+
+        let a = result(reps("x-bucket", 4, &[10.0, 11.0, 12.0]));
+        let b1 = result(reps("x-bucket", 4, &[20.0]));
+        let c = compare(&a, &b1, &CompareOptions::default()).unwrap();
+        let text = render_comparison(&c, Style::Markdown);
+        assert!(text.contains("no significance claimed"), "{text}");
+        assert!(text.contains("| workers |"), "{text}");
+        assert!(text.starts_with("- A: local"), "{text}");
+    }
+}

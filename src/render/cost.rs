@@ -1,0 +1,136 @@
+//! The cost table: per configuration the billed GETs, S3 and Lambda dollars, and per
+//! 1,000 GETs, with the basis of the Lambda price and the cheapest configuration.
+
+use std::fmt::Write as _;
+
+use crate::analysis::cost::{CostReport, StorageClass};
+
+use super::{align_right, Style};
+
+/// Dollars with enough significant digits for tiny amounts.
+pub fn usd(x: f64) -> String {
+    if x == 0.0 {
+        "$0".into()
+    } else if x >= 0.01 {
+        format!("${x:.4}")
+    } else {
+        // Three significant digits, never scientific notation.
+        let decimals = (2 - x.abs().log10().floor() as i32).clamp(4, 12) as usize;
+        format!("${x:.decimals$}")
+    }
+}
+
+/// The cost table and the summary sentence.
+pub fn render_cost(report: &CostReport, style: Style) -> String {
+    let mut out = String::new();
+    let mut table = style.table(vec![
+        "bucket",
+        "class",
+        "workers",
+        "rep",
+        "GETs",
+        "S3 $",
+        "Lambda GB-s",
+        "Lambda $",
+        "total $",
+        "$ per 1k GETs",
+    ]);
+    for r in &report.rows {
+        table.add_row(vec![
+            r.bucket.clone(),
+            match r.class {
+                StorageClass::Standard => "standard".into(),
+                StorageClass::Express => "express".into(),
+            },
+            r.workers.to_string(),
+            r.repetition.to_string(),
+            r.billed_gets.to_string(),
+            usd(r.s3_usd),
+            format!("{:.3}", r.lambda_gb_s),
+            usd(r.lambda_usd),
+            usd(r.total_usd),
+            usd(r.per_1000_gets_usd),
+        ]);
+    }
+    align_right(&mut table, 2..10);
+    let l = &report.lambda;
+    let _ = writeln!(
+        out,
+        "cost (list prices, see `prices` in the request; Lambda at {} MB {}, {} per GB-s, {}):",
+        l.memory_mb,
+        l.architecture.name(),
+        usd(l.gb_s_usd),
+        if l.measured_in_lambda {
+            "the function's own memory"
+        } else {
+            "assumed: not run in Lambda"
+        }
+    );
+    if style == Style::Markdown {
+        let _ = writeln!(out, "\n{table}\n");
+    } else {
+        let _ = writeln!(out, "{table}");
+    }
+    let _ = write!(out, "total {}", usd(report.total_usd));
+    match (&report.cheapest, report.target_wall_ms) {
+        (Some(c), Some(t)) => {
+            let _ = writeln!(
+                out,
+                "; cheapest within the {t} ms target: {} at {} workers, {:.0} ms, {} per 1,000 GETs",
+                c.bucket,
+                c.workers,
+                c.wall_ms,
+                usd(c.per_1000_gets_usd)
+            );
+        }
+        (None, Some(t)) => {
+            let _ = writeln!(out, "; no configuration without errors met the {t} ms target");
+        }
+        (Some(c), None) => {
+            let _ = writeln!(
+                out,
+                "; cheapest: {} at {} workers, {:.0} ms, {} per 1,000 GETs (set `target_wall_ms` to require a time)",
+                c.bucket,
+                c.workers,
+                c.wall_ms,
+                usd(c.per_1000_gets_usd)
+            );
+        }
+        (None, None) => out.push('\n'),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usd_formatting() {
+        assert_eq!(usd(0.0), "$0");
+        assert_eq!(usd(1.5), "$1.5000");
+        assert_eq!(usd(0.0004), "$0.000400");
+        assert_eq!(usd(0.0012), "$0.00120");
+        assert_eq!(usd(1.672e-4), "$0.000167");
+        assert_eq!(usd(0.000_016_666_7), "$0.0000167");
+    }
+
+    #[test]
+    fn a_missed_target_is_said_in_words() {
+        use crate::analysis::cost::{cost_report, CostOverrides};
+        use crate::model::test_rows::{result, row};
+        let r = result(vec![row("b1", 1, 1, 1000.0, 0), row("b1", 8, 1, 600.0, 0)]);
+        let overrides = CostOverrides {
+            lambda_memory_mb: None,
+            target_wall_ms: Some(500),
+        };
+        let text = render_cost(&cost_report(&r, overrides), Style::Terminal);
+        assert!(
+            text.contains("no configuration without errors met the 500 ms target"),
+            "{text}"
+        );
+        let text = render_cost(&cost_report(&r, CostOverrides::default()), Style::Markdown);
+        assert!(text.contains("cheapest: b1 at 8 workers"), "{text}");
+        assert!(text.contains("| bucket |"), "{text}");
+    }
+}

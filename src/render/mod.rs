@@ -1,0 +1,55 @@
+//! Output for people: the result tables ([`tables`]), the diagnosis in words
+//! ([`diagnosis`]), the cost ([`cost`]) and comparison ([`compare`]) tables, the plot
+//! ([`plot`]) and the progress bars ([`progress`]). Every table is drawn for the
+//! terminal or as Markdown from one place, chosen by [`Style`].
+
+pub mod compare;
+pub mod cost;
+pub mod diagnosis;
+pub mod plot;
+pub mod progress;
+pub mod tables;
+
+use comfy_table::{CellAlignment, Table};
+
+pub use tables::render_tables;
+
+/// How tables are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Box-drawing characters, for a terminal.
+    Terminal,
+    /// Markdown, for pasting into issues.
+    Markdown,
+}
+
+impl Style {
+    /// `Markdown` when asked for, else `Terminal`.
+    pub fn markdown_if(markdown: bool) -> Style {
+        if markdown {
+            Style::Markdown
+        } else {
+            Style::Terminal
+        }
+    }
+
+    /// A table in this style with `header`.
+    pub(crate) fn table(self, header: Vec<&str>) -> Table {
+        let mut table = Table::new();
+        table.load_preset(match self {
+            Style::Terminal => comfy_table::presets::UTF8_FULL_CONDENSED,
+            Style::Markdown => comfy_table::presets::ASCII_MARKDOWN,
+        });
+        table.set_header(header);
+        table
+    }
+}
+
+/// Right-aligns the columns `columns` (numbers).
+pub(crate) fn align_right(table: &mut Table, columns: std::ops::Range<usize>) {
+    for i in columns {
+        if let Some(col) = table.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Progress for people watching a sweep: an indicatif bar per configuration (objects
+//! done, rate, errors, elapsed) that stays on screen as a one-line result when the
+//! configuration finishes; or, where there is no terminal, one plain line per finished
+//! configuration; or nothing (`--quiet`).
+//!
+//! The bar costs one atomic increment per request (indicatif redraws at most 20 times
+//! a second), so it does not disturb the CPU-per-GET figures.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::engine::{Observer, Quiet};
+use crate::model::ConfigResult;
+
+/// One line describing a finished configuration.
+pub fn config_line(r: &ConfigResult) -> String {
+    format!(
+        "{:<16} workers {:>4} rep {}: {:>8.0} ms  {:>8.0} objects/s  ttfb p50 {:>7.2} ms  errors {}",
+        r.bucket,
+        r.workers,
+        r.repetition,
+        r.wall_ms,
+        r.objects_per_s,
+        r.ttfb_ms.p50,
+        r.errors.short()
+    )
+}
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressMode {
+    /// A live bar per configuration (stderr is a terminal).
+    Bars,
+    /// One line per finished configuration.
+    Lines,
+    /// Nothing.
+    Quiet,
+}
+
+impl ProgressMode {
+    /// Bars on a terminal, lines elsewhere, nothing when `quiet`.
+    pub fn for_stderr(quiet: bool) -> Self {
+        if quiet {
+            ProgressMode::Quiet
+        } else if std::io::stderr().is_terminal() {
+            ProgressMode::Bars
+        } else {
+            ProgressMode::Lines
+        }
+    }
+
+    /// The observer for this mode, drawing on stderr.
+    pub fn observer(self) -> Arc<dyn Observer> {
+        match self {
+            ProgressMode::Bars => Arc::new(Bars::new(ProgressDrawTarget::stderr)),
+            ProgressMode::Lines => Arc::new(Lines),
+            ProgressMode::Quiet => Arc::new(Quiet),
+        }
+    }
+}
+
+/// Prints [`config_line`] on stderr for each finished configuration.
+pub struct Lines;
+
+impl Observer for Lines {
+    fn config_finished(&self, r: &ConfigResult) {
+        eprintln!("  {}", config_line(r));
+    }
+}
+
+/// A progress bar per configuration.
+pub struct Bars {
+    target: fn() -> ProgressDrawTarget,
+    bar: RwLock<ProgressBar>,
+    errors: AtomicU64,
+}
+
+const RUNNING: &str =
+    "  {prefix:<30} [{bar:30.cyan/blue}] {pos:>7}/{len:<7} objects {rate:>10}  errors {msg:<6} {elapsed}";
+const DONE: &str = "  {msg}";
+
+impl Bars {
+    /// Bars drawn on the targets `target` makes (one per configuration).
+    pub fn new(target: fn() -> ProgressDrawTarget) -> Self {
+        Bars {
+            target,
+            bar: RwLock::new(ProgressBar::hidden()),
+            errors: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Observer for Bars {
+    fn config_started(&self, bucket: &str, workers: u32, repetition: u32, requests: u64) {
+        let bar = ProgressBar::with_draw_target(Some(requests), (self.target)());
+        bar.set_style(
+            ProgressStyle::with_template(RUNNING)
+                .expect("the template is valid")
+                .with_key(
+                    "rate",
+                    |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{:.0}/s", state.per_sec());
+                    },
+                )
+                .progress_chars("=> "),
+        );
+        bar.set_prefix(format!("{bucket} workers {workers} rep {repetition}"));
+        bar.set_message("0");
+        self.errors.store(0, Ordering::Relaxed);
+        *self.bar.write().unwrap_or_else(|e| e.into_inner()) = bar;
+    }
+
+    fn request_done(&self, ok: bool) {
+        let bar = self.bar.read().unwrap_or_else(|e| e.into_inner());
+        if !ok {
+            let n = self.errors.fetch_add(1, Ordering::Relaxed) + 1;
+            bar.set_message(n.to_string());
+        }
+        bar.inc(1);
+    }
+
+    fn config_finished(&self, r: &ConfigResult) {
+        let bar = self.bar.read().unwrap_or_else(|e| e.into_inner());
+        bar.set_style(ProgressStyle::with_template(DONE).expect("the template is valid"));
+        bar.finish_with_message(config_line(r));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::test_rows::row;
+    use indicatif::TermLike;
+    use std::sync::Mutex;
+
+    /// A terminal that records what is written to it.
+    #[derive(Debug, Default)]
+    struct Screen(Mutex<String>);
+
+    static SCREEN: std::sync::OnceLock<Arc<Screen>> = std::sync::OnceLock::new();
+
+    #[derive(Debug)]
+    struct Shared(Arc<Screen>);
+
+    impl TermLike for Shared {
+        fn width(&self) -> u16 {
+            160
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, s: &str) -> std::io::Result<()> {
+            let mut t = self.0 .0.lock().unwrap();
+            t.push_str(s);
+            t.push('\n');
+            Ok(())
+        }
+        fn write_str(&self, s: &str) -> std::io::Result<()> {
+            self.0 .0.lock().unwrap().push_str(s);
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn screen_target() -> ProgressDrawTarget {
+        ProgressDrawTarget::term_like(Box::new(Shared(SCREEN.get_or_init(Default::default).clone())))
+    }
+
+    #[test]
+    fn a_bar_per_configuration_ends_as_its_result_line() {
+        let bars = Bars::new(screen_target);
+        bars.config_started("express-like", 8, 1, 100);
+        for i in 0..100 {
+            bars.request_done(i % 10 != 0);
+            if i == 50 {
+                // Past the redraw rate limit, so the bar itself is drawn mid-way.
+                std::thread::sleep(std::time::Duration::from_millis(120));
+            }
+        }
+        let mut r = row("express-like", 8, 1, 250.0, 10);
+        r.objects_per_s = 360.0;
+        bars.config_finished(&r);
+        let text = SCREEN.get().unwrap().0.lock().unwrap().clone();
+        assert!(text.contains("express-like workers 8 rep 1"), "{text}");
+        assert!(text.contains("/100"), "{text}");
+        assert!(text.contains("objects"), "{text}");
+        assert!(text.contains("errors 6") || text.contains("errors 5"), "{text}");
+        assert!(
+            text.contains("express-like     workers    8 rep 1:      250 ms       360 objects/s"),
+            "{text}"
+        );
+        assert!(text.contains("not_found=10"), "{text}");
+    }
+
+    #[test]
+    fn quiet_wins() {
+        assert_eq!(ProgressMode::for_stderr(true), ProgressMode::Quiet);
+    }
+}

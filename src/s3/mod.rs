@@ -1,0 +1,270 @@
+//! The S3 client s3sweep measures with: one `aws_sdk_s3::Client` per process on the
+//! [`crate::transport::Transport`], built once and reused for every sweep, with the
+//! retries and timeouts of each sweep applied per derived client. Credentials are
+//! passed in ([`CredentialSource`]): the standard AWS chain, or static keys the caller
+//! chose; this module knows nothing of the embedded server. [`errors`] sorts failures
+//! into [`crate::model::ErrorKind`]s, [`get`] is the measured GET, [`seed`] and
+//! [`clean`] write and delete the test objects.
+
+pub mod clean;
+pub mod errors;
+pub mod get;
+pub mod seed;
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use aws_sdk_s3::config::retry::RetryConfig;
+use aws_sdk_s3::config::timeout::TimeoutConfig;
+use aws_sdk_s3::config::{BehaviorVersion, Region, RequestChecksumCalculation};
+use aws_sdk_s3::config::{ResponseChecksumValidation, StalledStreamProtectionConfig};
+use http::Uri;
+
+use crate::transport::{Transport, TransportSettings};
+
+/// Errors building the client. Request-level failures are never errors here: the sweep
+/// counts them by kind.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("invalid endpoint URL {url:?}: {reason}")]
+    InvalidEndpoint { url: String, reason: String },
+}
+
+/// Where credentials come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CredentialSource {
+    /// The standard AWS chain: environment, profile, container or instance role.
+    Chain,
+    /// Fixed keys the caller chose (the embedded server's, for example).
+    Static(StaticCredentials),
+}
+
+/// A fixed access key and secret. `Debug` never shows the secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StaticCredentials {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    /// Where they come from, for logs (`s3sweep-local`).
+    pub provider_name: &'static str,
+}
+
+impl fmt::Debug for StaticCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StaticCredentials")
+            .field("access_key_id", &self.access_key_id)
+            .field("secret_access_key", &"** redacted **")
+            .field("provider_name", &self.provider_name)
+            .finish()
+    }
+}
+
+/// How to build the process's S3 client.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Explicit endpoint (`http://127.0.0.1:9000`). `None`: AWS's own endpoints.
+    /// With an endpoint, path-style addressing is used.
+    pub endpoint: Option<String>,
+    /// Region; `None` takes it from the AWS chain, falling back to `us-east-1`.
+    pub region: Option<String>,
+    /// Where credentials come from.
+    pub credentials: CredentialSource,
+}
+
+impl ClientOptions {
+    /// Options for an explicit endpoint (path-style, `us-east-1` unless a region is
+    /// given) or, without one, for AWS with the region from the chain.
+    pub fn for_endpoint(endpoint: Option<String>, region: Option<String>, credentials: CredentialSource) -> Self {
+        let region = match &endpoint {
+            Some(_) => Some(region.unwrap_or_else(|| "us-east-1".into())),
+            None => region,
+        };
+        ClientOptions {
+            endpoint,
+            region,
+            credentials,
+        }
+    }
+
+    /// Options for real AWS: everything from the standard chain.
+    pub fn aws() -> Self {
+        ClientOptions {
+            endpoint: None,
+            region: None,
+            credentials: CredentialSource::Chain,
+        }
+    }
+}
+
+/// Per-request settings the SDK applies: retries and timeouts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestSettings {
+    /// Attempts per request, first included (1 = no retries).
+    pub max_attempts: u32,
+    /// Limit from sending a request to its response headers.
+    pub first_byte_timeout: Duration,
+    /// Limit on one attempt (the SDK's attempt timeout).
+    pub attempt_timeout: Duration,
+}
+
+impl RequestSettings {
+    /// Settings for writing or deleting test objects (seed, clean) rather than
+    /// measuring: 3 attempts, 10 s to the first byte, `attempt` per attempt.
+    pub const fn maintenance(attempt: Duration) -> Self {
+        RequestSettings {
+            max_attempts: 3,
+            first_byte_timeout: Duration::from_secs(10),
+            attempt_timeout: attempt,
+        }
+    }
+}
+
+/// The process's S3 client: one SDK client on one [`Transport`], built once and reused
+/// for every sweep. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct SweepClient {
+    base: aws_sdk_s3::Config,
+    transport: Transport,
+    endpoint: Option<String>,
+    region: String,
+    derived: Arc<Mutex<Option<(RequestSettings, aws_sdk_s3::Client)>>>,
+}
+
+impl SweepClient {
+    /// Builds the client: region and credentials from `options`, the transport with
+    /// default settings (each sweep sets its own).
+    pub async fn new(options: ClientOptions) -> Result<Self, ClientError> {
+        let transport = Transport::new(TransportSettings::default());
+        if let Some(url) = &options.endpoint {
+            validate_endpoint(url)?;
+        }
+        let mut loader = aws_config::defaults(BehaviorVersion::latest()).http_client(transport.http_client());
+        if let Some(region) = &options.region {
+            loader = loader.region(Region::new(region.clone()));
+        }
+        if let CredentialSource::Static(keys) = &options.credentials {
+            loader = loader.credentials_provider(aws_credential_types::Credentials::new(
+                keys.access_key_id.clone(),
+                keys.secret_access_key.clone(),
+                None,
+                None,
+                keys.provider_name,
+            ));
+        }
+        let shared = loader.load().await;
+        let region = shared
+            .region()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|| "us-east-1".to_string());
+        let mut builder = aws_sdk_s3::config::Builder::from(&shared)
+            .region(Region::new(region.clone()))
+            // Bodies are counted, not checked: a CRC per GET is client CPU the seed's
+            // question is not about, and S3 only returns checksums when asked.
+            .response_checksum_validation(ResponseChecksumValidation::WhenRequired)
+            .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
+            // Our own timeouts bound every body; the SDK's stall detector would add a
+            // second, differently defined one.
+            .stalled_stream_protection(StalledStreamProtectionConfig::disabled());
+        if let Some(url) = &options.endpoint {
+            builder = builder.endpoint_url(url).force_path_style(true);
+        }
+        Ok(SweepClient {
+            base: builder.build(),
+            transport,
+            endpoint: options.endpoint,
+            region,
+            derived: Arc::new(Mutex::new(None)),
+        })
+    }
+
+    /// The transport, for its counters and settings.
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// The explicit endpoint, if any.
+    pub fn endpoint(&self) -> Option<&str> {
+        self.endpoint.as_deref()
+    }
+
+    /// The region requests are signed for.
+    pub fn region(&self) -> &str {
+        &self.region
+    }
+
+    /// The SDK client with the given retries and timeouts. The same settings give the
+    /// same client back; all of them share the transport (and so the pool).
+    pub fn s3(&self, settings: RequestSettings) -> aws_sdk_s3::Client {
+        let mut derived = self.derived.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((have, client)) = derived.as_ref() {
+            if *have == settings {
+                return client.clone();
+            }
+        }
+        let config = self
+            .base
+            .to_builder()
+            .retry_config(RetryConfig::standard().with_max_attempts(settings.max_attempts.max(1)))
+            .timeout_config(
+                TimeoutConfig::builder()
+                    .read_timeout(settings.first_byte_timeout)
+                    .operation_attempt_timeout(settings.attempt_timeout)
+                    .build(),
+            )
+            .build();
+        let client = aws_sdk_s3::Client::from_conf(config);
+        *derived = Some((settings, client.clone()));
+        client
+    }
+}
+
+fn validate_endpoint(url: &str) -> Result<(), ClientError> {
+    let bad = |reason: &str| ClientError::InvalidEndpoint {
+        url: url.to_string(),
+        reason: reason.to_string(),
+    };
+    let uri: Uri = url.parse().map_err(|_| bad("not a URL"))?;
+    match uri.scheme_str() {
+        Some("http") | Some("https") => {}
+        _ => return Err(bad("the scheme must be http or https")),
+    }
+    if uri.authority().is_none() {
+        return Err(bad("no host"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_validation_names_the_problem() {
+        assert!(validate_endpoint("http://127.0.0.1:9000").is_ok());
+        assert!(validate_endpoint("https://s3.us-east-1.amazonaws.com").is_ok());
+        let err = validate_endpoint("ftp://host").unwrap_err().to_string();
+        assert!(err.contains("scheme"), "{err}");
+        let err = validate_endpoint("not a url").unwrap_err().to_string();
+        assert!(err.contains("not a URL"), "{err}");
+    }
+
+    #[test]
+    fn static_secrets_are_never_debug_printed() {
+        let options = ClientOptions::for_endpoint(
+            Some("http://127.0.0.1:9".into()),
+            None,
+            CredentialSource::Static(StaticCredentials {
+                access_key_id: "AKID".into(),
+                secret_access_key: "canary-secret".into(),
+                provider_name: "test",
+            }),
+        );
+        let shown = format!("{options:?}");
+        assert!(shown.contains("AKID") && !shown.contains("canary-secret"), "{shown}");
+        assert_eq!(options.region.as_deref(), Some("us-east-1"));
+        assert_eq!(
+            ClientOptions::for_endpoint(None, None, CredentialSource::Chain).region,
+            None
+        );
+    }
+}

@@ -1,0 +1,6 @@
+//! The machine and the process: CPU time, peak memory, vCPUs and memory
+//! ([`usage`]), and the file-descriptor budget ([`limits`]). Imports nothing from the
+//! crate.
+
+pub mod limits;
+pub mod usage;

@@ -1,0 +1,239 @@
+//! The connector under the pool: a per-host connection cap (each connection holds a
+//! semaphore permit for its life), the connect timeout, counting of connections and
+//! connect time (also into the requesting task's [`super::ColdProbe`]), and the mapping
+//! of hyper-util errors to the SDK's connector error kinds.
+
+use std::collections::HashMap;
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use aws_smithy_runtime_api::client::result::ConnectorError;
+use http::Uri;
+use hyper_util::client::legacy::connect::{Connected, Connection};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::{current_probe, Counters};
+
+pub(crate) type BoxError = Box<dyn StdError + Send + Sync>;
+
+#[derive(Debug)]
+pub(crate) struct FirstByteTimeout(pub(crate) Duration);
+
+impl fmt::Display for FirstByteTimeout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "no response headers within {} ms", self.0.as_millis())
+    }
+}
+impl StdError for FirstByteTimeout {}
+
+#[derive(Debug)]
+struct ConnectTimeout(Duration);
+
+impl fmt::Display for ConnectTimeout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "connection not established within {} ms", self.0.as_millis())
+    }
+}
+impl StdError for ConnectTimeout {}
+
+fn find_source<'a, E: StdError + 'static>(err: &'a (dyn StdError + 'static)) -> Option<&'a E> {
+    let mut next = Some(err);
+    while let Some(err) = next {
+        if let Some(found) = err.downcast_ref::<E>() {
+            return Some(found);
+        }
+        next = err.source();
+    }
+    None
+}
+
+/// Maps a hyper-util error to the SDK's connector error kinds, so the SDK's retry
+/// classifier and our error counting see timeouts and I/O failures as such.
+pub(crate) fn classify_hyper_error(err: BoxError) -> ConnectorError {
+    if find_source::<ConnectTimeout>(err.as_ref()).is_some() {
+        return ConnectorError::timeout(err);
+    }
+    if let Some(hyper_err) = find_source::<hyper::Error>(err.as_ref()) {
+        if hyper_err.is_timeout() {
+            return ConnectorError::timeout(err);
+        }
+        if hyper_err.is_user() {
+            return ConnectorError::user(err);
+        }
+        if hyper_err.is_incomplete_message() {
+            // The server closed the connection before a whole response: a connection
+            // failure (counted as `connection`, retried as transient), not "other".
+            return ConnectorError::io(err);
+        }
+        if hyper_err.is_closed() || hyper_err.is_canceled() || find_source::<std::io::Error>(hyper_err).is_some() {
+            return ConnectorError::io(err);
+        }
+    }
+    if let Some(util_err) = find_source::<hyper_util::client::legacy::Error>(err.as_ref()) {
+        if util_err.is_connect() || find_source::<std::io::Error>(util_err).is_some() {
+            return ConnectorError::io(err);
+        }
+    }
+    if find_source::<std::io::Error>(err.as_ref()).is_some() {
+        return ConnectorError::io(err);
+    }
+    ConnectorError::other(err, None)
+}
+
+/// Per-host connection caps: one semaphore per scheme + authority.
+pub(crate) struct HostLimits {
+    per_host: usize,
+    semaphores: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+impl HostLimits {
+    pub(crate) fn new(per_host: usize) -> Self {
+        HostLimits {
+            per_host: per_host.max(1),
+            semaphores: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn for_uri(&self, uri: &Uri) -> Arc<Semaphore> {
+        let key = format!(
+            "{}://{}",
+            uri.scheme_str().unwrap_or("http"),
+            uri.authority().map(|a| a.as_str()).unwrap_or("")
+        );
+        let mut map = self.semaphores.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(key)
+            .or_insert_with(|| Arc::new(Semaphore::new(self.per_host)))
+            .clone()
+    }
+}
+
+/// A connector that waits for a per-host permit before connecting and keeps it for the
+/// connection's life, so no host ever has more than `per_host` connections open.
+#[derive(Clone)]
+pub(crate) struct LimitedConnector<C> {
+    pub(crate) inner: C,
+    pub(crate) limits: Arc<HostLimits>,
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) connect_timeout: Duration,
+}
+
+/// How long a connect may wait for a free slot under the per-host cap. A request never
+/// waits this long: hyper hands it the next connection returned to the pool, and only
+/// the speculative background connect is left to give up.
+const PERMIT_WAIT: Duration = Duration::from_secs(120);
+
+impl<C> tower_service::Service<Uri> for LimitedConnector<C>
+where
+    C: tower_service::Service<Uri> + Clone + Send + 'static,
+    C::Future: Send + 'static,
+    C::Response: hyper::rt::Read + hyper::rt::Write + Connection + Unpin + Send + 'static,
+    C::Error: Into<BoxError>,
+{
+    type Response = CountedIo<C::Response>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        // The clone is ready as the original was (hyper's connectors are always ready).
+        let mut inner = self.inner.clone();
+        std::mem::swap(&mut inner, &mut self.inner);
+        let semaphore = self.limits.for_uri(&uri);
+        let counters = self.counters.clone();
+        let connect_timeout = self.connect_timeout;
+        let probe = current_probe();
+        Box::pin(async move {
+            let permit = match tokio::time::timeout(PERMIT_WAIT, semaphore.acquire_owned()).await {
+                Ok(Ok(permit)) => permit,
+                Ok(Err(closed)) => return Err(Box::new(closed) as BoxError),
+                Err(_) => return Err("timed out waiting for a free connection slot".into()),
+            };
+            let started = Instant::now();
+            let result = tokio::time::timeout(connect_timeout, inner.call(uri)).await;
+            let io = match result {
+                Ok(Ok(io)) => io,
+                Ok(Err(err)) => {
+                    counters.connections_failed.fetch_add(1, Ordering::Relaxed);
+                    return Err(err.into());
+                }
+                Err(_) => {
+                    counters.connections_failed.fetch_add(1, Ordering::Relaxed);
+                    return Err(Box::new(ConnectTimeout(connect_timeout)) as BoxError);
+                }
+            };
+            let connect_ns = started.elapsed().as_nanos() as u64;
+            counters.connect_ns.fetch_add(connect_ns, Ordering::Relaxed);
+            if let Some(probe) = probe {
+                probe.connections.fetch_add(1, Ordering::Relaxed);
+                probe.connect_ns.fetch_add(connect_ns, Ordering::Relaxed);
+            }
+            counters.connections_opened.fetch_add(1, Ordering::Relaxed);
+            counters.connections_open.fetch_add(1, Ordering::Relaxed);
+            Ok(CountedIo {
+                io,
+                _permit: permit,
+                counters,
+            })
+        })
+    }
+}
+
+/// A connection that holds its host's permit and updates the open-connections gauge.
+pub struct CountedIo<T> {
+    io: T,
+    _permit: OwnedSemaphorePermit,
+    counters: Arc<Counters>,
+}
+
+impl<T> Drop for CountedIo<T> {
+    fn drop(&mut self) {
+        self.counters.connections_open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl<T: Connection> Connection for CountedIo<T> {
+    fn connected(&self) -> Connected {
+        self.io.connected()
+    }
+}
+
+impl<T: hyper::rt::Read + Unpin> hyper::rt::Read for CountedIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<T: hyper::rt::Write + Unpin> hyper::rt::Write for CountedIo<T> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+}

@@ -1,0 +1,356 @@
+//! The HTTP transport s3sweep measures through: hyper-util's connection pool (the same
+//! pool aws-smithy-http-client uses) with rustls for HTTPS and `TCP_NODELAY` on every
+//! socket, handed to the AWS SDK as its HTTP client. What it adds, and why it is ours
+//! rather than the SDK's default client:
+//! - a hard cap on TCP connections per host (`pool_connections`): hyper's pool has no
+//!   such cap, so each connection holds a permit of a per-host semaphore until it
+//!   closes ([`connector`]);
+//! - counters the engine reads between configurations: connections opened, time spent
+//!   connecting, requests sent (so retries can be counted) and S3 Express
+//!   `CreateSession` calls, plus a per-task [`ColdProbe`] that tells cold requests from
+//!   warm ones;
+//! - the connect and first-byte timeouts, applied here because the SDK leaves them to
+//!   the HTTP client.
+
+mod connector;
+
+use std::fmt;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use aws_smithy_runtime_api::client::http::{
+    HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient, SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+use aws_smithy_runtime_api::client::result::ConnectorError;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::body::SdkBody;
+use http::Uri;
+use hyper_util::client::legacy::connect::HttpConnector as TcpConnector;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+use connector::{classify_hyper_error, FirstByteTimeout, HostLimits, LimitedConnector};
+
+/// Settings of the transport for one sweep. Changing them drops the pool, so
+/// connections from an earlier sweep with other limits never leak into this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransportSettings {
+    /// Most TCP connections open at once to one host (scheme + authority).
+    pub pool_connections: usize,
+    /// Limit on establishing one connection (TCP, and TLS for HTTPS).
+    pub connect_timeout: Duration,
+}
+
+impl Default for TransportSettings {
+    fn default() -> Self {
+        TransportSettings {
+            pool_connections: 20,
+            connect_timeout: Duration::from_secs(3),
+        }
+    }
+}
+
+/// Monotonic counters of the transport. Take two snapshots and subtract.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TransportCounters {
+    /// TCP (and TLS) connections successfully opened.
+    pub connections_opened: u64,
+    /// Connection attempts that failed or timed out.
+    pub connections_failed: u64,
+    /// Total time spent establishing connections, in nanoseconds.
+    pub connect_ns: u64,
+    /// HTTP requests sent other than S3 Express `CreateSession` (each retry counts).
+    pub requests_sent: u64,
+    /// S3 Express `CreateSession` calls sent.
+    pub session_requests: u64,
+}
+
+impl TransportCounters {
+    /// Counters accumulated since `earlier`.
+    pub fn since(&self, earlier: &TransportCounters) -> TransportCounters {
+        TransportCounters {
+            connections_opened: self.connections_opened - earlier.connections_opened,
+            connections_failed: self.connections_failed - earlier.connections_failed,
+            connect_ns: self.connect_ns - earlier.connect_ns,
+            requests_sent: self.requests_sent - earlier.requests_sent,
+            session_requests: self.session_requests - earlier.session_requests,
+        }
+    }
+}
+
+/// What the transport did on behalf of one task: connections it opened and S3 Express
+/// `CreateSession` calls it sent. The sweep sets one per worker ([`COLD_PROBE`]) and
+/// takes it after each request, so requests that paid for a new connection or session
+/// (cold) are told apart from requests on a warm connection.
+#[derive(Debug, Default)]
+pub struct ColdProbe {
+    connections: AtomicU64,
+    connect_ns: AtomicU64,
+    sessions: AtomicU64,
+}
+
+/// Taken from a [`ColdProbe`]: what happened since the last take.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ColdWork {
+    /// Connections opened (TCP, and TLS for HTTPS).
+    pub connections: u64,
+    /// Time spent opening them, summed, in nanoseconds.
+    pub connect_ns: u64,
+    /// `CreateSession` calls sent.
+    pub sessions: u64,
+}
+
+impl ColdProbe {
+    /// Returns what was recorded since the last call and resets the probe.
+    pub fn take(&self) -> ColdWork {
+        ColdWork {
+            connections: self.connections.swap(0, Ordering::Relaxed),
+            connect_ns: self.connect_ns.swap(0, Ordering::Relaxed),
+            sessions: self.sessions.swap(0, Ordering::Relaxed),
+        }
+    }
+}
+
+tokio::task_local! {
+    /// The probe of the task sending requests, if it set one. Read synchronously when a
+    /// connection or session is started, so a connect that hyper finishes in the
+    /// background is still credited to the task that asked for it.
+    pub static COLD_PROBE: Arc<ColdProbe>;
+}
+
+pub(crate) fn current_probe() -> Option<Arc<ColdProbe>> {
+    COLD_PROBE.try_with(Arc::clone).ok()
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    connections_opened: AtomicU64,
+    connections_failed: AtomicU64,
+    connect_ns: AtomicU64,
+    requests_sent: AtomicU64,
+    session_requests: AtomicU64,
+    connections_open: AtomicI64,
+}
+
+/// Size of each connection's read buffer.
+const READ_BUFFER_BYTES: usize = 64 * 1024;
+
+type Stack = LimitedConnector<hyper_rustls::HttpsConnector<TcpConnector>>;
+
+/// One generation of the pool: the hyper client and its per-host connection caps.
+struct Pool {
+    settings: TransportSettings,
+    client: HyperClient<Stack, SdkBody>,
+}
+
+/// The HTTP transport: a capped, counted hyper-util pool. Cheap to clone (an `Arc`).
+#[derive(Clone)]
+pub struct Transport {
+    inner: Arc<TransportInner>,
+}
+
+struct TransportInner {
+    counters: Arc<Counters>,
+    tls: rustls::ClientConfig,
+    pool: RwLock<Arc<Pool>>,
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transport")
+            .field("settings", &self.settings())
+            .field("counters", &self.counters())
+            .finish()
+    }
+}
+
+impl Transport {
+    /// A transport with the given settings and the webpki root certificates.
+    pub fn new(settings: TransportSettings) -> Self {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default TLS versions")
+            .with_root_certificates(rustls::RootCertStore {
+                roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+            })
+            .with_no_client_auth();
+        let counters = Arc::new(Counters::default());
+        let pool = Arc::new(build_pool(settings, &tls, &counters));
+        Transport {
+            inner: Arc::new(TransportInner {
+                counters,
+                tls,
+                pool: RwLock::new(pool),
+            }),
+        }
+    }
+
+    /// The settings of the current pool.
+    pub fn settings(&self) -> TransportSettings {
+        self.current().settings
+    }
+
+    /// Switches to new settings. When they differ, the old pool is dropped (its idle
+    /// connections close) and a new, empty one takes its place.
+    pub fn configure(&self, settings: TransportSettings) {
+        let mut pool = self.inner.pool.write().unwrap_or_else(|e| e.into_inner());
+        if pool.settings != settings {
+            *pool = Arc::new(build_pool(settings, &self.inner.tls, &self.inner.counters));
+        }
+    }
+
+    /// A snapshot of the monotonic counters.
+    pub fn counters(&self) -> TransportCounters {
+        let c = &self.inner.counters;
+        TransportCounters {
+            connections_opened: c.connections_opened.load(Ordering::Relaxed),
+            connections_failed: c.connections_failed.load(Ordering::Relaxed),
+            connect_ns: c.connect_ns.load(Ordering::Relaxed),
+            requests_sent: c.requests_sent.load(Ordering::Relaxed),
+            session_requests: c.session_requests.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Connections open right now (a gauge, not a counter).
+    pub fn connections_open(&self) -> i64 {
+        self.inner.counters.connections_open.load(Ordering::Relaxed)
+    }
+
+    fn current(&self) -> Arc<Pool> {
+        self.inner.pool.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// This transport as the SDK's HTTP client.
+    pub fn http_client(&self) -> SharedHttpClient {
+        SharedHttpClient::new(self.clone())
+    }
+}
+
+fn build_pool(settings: TransportSettings, tls: &rustls::ClientConfig, counters: &Arc<Counters>) -> Pool {
+    let mut tcp = TcpConnector::new();
+    tcp.set_nodelay(true);
+    tcp.enforce_http(false);
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls.clone())
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(tcp);
+    let stack = LimitedConnector {
+        inner: https,
+        limits: Arc::new(HostLimits::new(settings.pool_connections)),
+        counters: counters.clone(),
+        connect_timeout: settings.connect_timeout,
+    };
+    let client = HyperClient::builder(TokioExecutor::new())
+        .pool_timer(TokioTimer::new())
+        .pool_idle_timeout(Duration::from_secs(60))
+        // One 64 KiB read buffer per connection instead of hyper's adaptive one that
+        // starts at 8 KiB: a 46 KB body arrives in one or two reads, not five or six.
+        .http1_read_buf_exact_size(READ_BUFFER_BYTES)
+        .build(stack);
+    Pool { settings, client }
+}
+
+impl HttpClient for Transport {
+    fn http_connector(&self, settings: &HttpConnectorSettings, _components: &RuntimeComponents) -> SharedHttpConnector {
+        SharedHttpConnector::new(TransportConnector {
+            transport: self.clone(),
+            read_timeout: settings.read_timeout(),
+        })
+    }
+}
+
+/// The SDK-facing side of the transport for one set of connector settings.
+#[derive(Debug)]
+struct TransportConnector {
+    transport: Transport,
+    read_timeout: Option<Duration>,
+}
+
+impl HttpConnector for TransportConnector {
+    fn call(&self, request: aws_smithy_runtime_api::client::orchestrator::HttpRequest) -> HttpConnectorFuture {
+        let request = match request.try_into_http1x() {
+            Ok(request) => request,
+            Err(err) => return HttpConnectorFuture::ready(Err(ConnectorError::user(err.into()))),
+        };
+        let counters = &self.transport.inner.counters;
+        if is_create_session(request.uri()) {
+            counters.session_requests.fetch_add(1, Ordering::Relaxed);
+            if let Some(probe) = current_probe() {
+                probe.sessions.fetch_add(1, Ordering::Relaxed);
+            }
+        } else {
+            counters.requests_sent.fetch_add(1, Ordering::Relaxed);
+        }
+        let pool = self.transport.current();
+        let response = pool.client.request(request);
+        let read_timeout = self.read_timeout;
+        HttpConnectorFuture::new(async move {
+            // Keep this generation of the pool alive while the request is in flight.
+            let _pool = pool;
+            let response = match read_timeout {
+                Some(limit) => match tokio::time::timeout(limit, response).await {
+                    Ok(result) => result,
+                    Err(_) => return Err(ConnectorError::timeout(Box::new(FirstByteTimeout(limit)))),
+                },
+                None => response.await,
+            };
+            let response = response
+                .map_err(|err| classify_hyper_error(Box::new(err)))?
+                .map(SdkBody::from_body_1_x);
+            HttpResponse::try_from(response).map_err(|err| ConnectorError::other(err.into(), None))
+        })
+    }
+}
+
+fn is_create_session(uri: &Uri) -> bool {
+    uri.query().is_some_and(|q| {
+        q.split('&')
+            .any(|part| part == "session" || part.starts_with("session="))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_session_is_recognised_by_query() {
+        assert!(is_create_session(
+            &"https://b--use1-az4--x-s3.s3express-use1-az4.us-east-1.amazonaws.com/?session"
+                .parse()
+                .unwrap()
+        ));
+        assert!(!is_create_session(
+            &"http://127.0.0.1:9000/b/test/1/vectors?x-id=GetObject".parse().unwrap()
+        ));
+        assert!(!is_create_session(&"http://127.0.0.1:9000/b/sessions".parse().unwrap()));
+    }
+
+    #[test]
+    fn counters_subtract() {
+        let a = TransportCounters {
+            connections_opened: 2,
+            connections_failed: 0,
+            connect_ns: 10,
+            requests_sent: 5,
+            session_requests: 1,
+        };
+        let b = TransportCounters {
+            connections_opened: 5,
+            connections_failed: 1,
+            connect_ns: 30,
+            requests_sent: 9,
+            session_requests: 1,
+        };
+        let d = b.since(&a);
+        assert_eq!(d.connections_opened, 3);
+        assert_eq!(d.connections_failed, 1);
+        assert_eq!(d.connect_ns, 20);
+        assert_eq!(d.requests_sent, 4);
+        assert_eq!(d.session_requests, 0);
+    }
+}
