@@ -213,3 +213,37 @@ impl Recorder {
         (a, b, c, breakdown)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::ColdWork;
+
+    #[test]
+    fn phase_shards_keep_cold_apart() {
+        let mut shards = [PhaseShard::new(), PhaseShard::new()];
+        let ms = Duration::from_millis;
+        let cold = ColdWork {
+            connections: 1,
+            connect_ns: 3_000_000,
+            sessions: 0,
+        };
+        let first_cold = shards[0].record(true, ms(20), ms(25), cold);
+        for i in 0..10 {
+            shards[i % 2].record(true, ms(5), ms(6), ColdWork::default());
+        }
+        shards[1].record(false, ms(1), ms(1), ColdWork::default());
+        let [mut all, other] = shards;
+        all.add(&other);
+        let b = all.breakdown(Some((25.0, first_cold)));
+        assert_eq!(b.steady_requests, 10);
+        assert_eq!(b.cold_requests, 1);
+        assert_eq!(b.connections_opened, 1);
+        assert!((b.connect_ms.p50 - 3.0).abs() < 0.01, "{b:?}");
+        assert!((b.steady_ttlb_ms.p50 - 6.0).abs() < 0.01, "{b:?}");
+        assert!((b.steady_body_ms.p50 - 1.0).abs() < 0.01, "{b:?}");
+        assert!((b.cold_ttlb_ms.p50 - 25.0).abs() < 0.05, "{b:?}");
+        assert_eq!(b.first_request_ttlb_ms, Some(25.0));
+        assert!(b.first_request_cold);
+    }
+}

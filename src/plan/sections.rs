@@ -363,3 +363,109 @@ pub(crate) fn check_fanout(request: &SweepRequest, problems: &mut Vec<FieldProbl
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Plan;
+    use serde_json::json;
+
+    fn problems_of(v: Value) -> Vec<String> {
+        let mut problems = Vec::new();
+        let p = typed_prices(v, &mut problems);
+        check_prices(&p, None, &mut problems);
+        problems.into_iter().map(|p| p.field).collect()
+    }
+
+    #[test]
+    fn every_bad_price_is_named() {
+        let fields = problems_of(serde_json::json!({
+            "s3_standard_get_per_1000_usd": -1,
+            "s3_express_get_per_1000_usd": "cheap",
+            "lambda_x86_64_gb_s_usd": 5,
+            "lambda_memory_mb": 64,
+            "lambda_architecture": "sparc",
+            "express_buckets": ["Not_A_Bucket"],
+            "colour": 1
+        }));
+        for f in [
+            "prices.s3_standard_get_per_1000_usd",
+            "prices.s3_express_get_per_1000_usd",
+            "prices.lambda_x86_64_gb_s_usd",
+            "prices.lambda_memory_mb",
+            "prices.lambda_architecture",
+            "prices.express_buckets[0]",
+            "prices.colour",
+        ] {
+            assert!(fields.iter().any(|x| x == f), "{f} missing from {fields:?}");
+        }
+        assert!(problems_of(serde_json::json!({})).is_empty());
+        assert_eq!(problems_of(serde_json::json!(3)), vec!["prices"]);
+    }
+
+    #[test]
+    fn fanout_fields_are_validated_with_every_bad_one_named() {
+        let err = Plan::from_value(json!({
+            "buckets": ["b-1"],
+            "object_count": 2,
+            "role": "child",
+            "fanout": {"invocations": 3, "start_delay_ms": 999999, "colour": 1},
+            "key_range": {"start": 5, "end": 1},
+        }))
+        .unwrap_err();
+        let fields = err.fields();
+        for f in [
+            "fanout.colour",
+            "fanout",
+            "fanout.invocations",
+            "fanout.start_delay_ms",
+            "key_range",
+        ] {
+            assert!(fields.contains(&f), "{f} missing from {err}");
+        }
+        assert!(err.to_string().contains("never fans out again"), "{err}");
+        let err = Plan::from_value(json!({
+            "buckets": ["b-1"], "role": "boss", "fanout": {"split": "halves"}, "start_unix_ms": "soon"
+        }))
+        .unwrap_err();
+        let fields = err.fields();
+        for f in ["role", "fanout.invocations", "fanout.split", "start_unix_ms"] {
+            assert!(fields.contains(&f), "{f} missing from {err}");
+        }
+        let err = Plan::from_value(json!({"buckets": ["b-1"], "fanout": {"invocations": 0}})).unwrap_err();
+        assert_eq!(err.fields(), vec!["fanout.invocations"]);
+        let err = Plan::from_value(json!({"buckets": ["b-1"], "fanout": 3})).unwrap_err();
+        assert_eq!(err.fields(), vec!["fanout"]);
+        let far = now_unix_ms() + MAX_START_AHEAD_MS + 60_000;
+        let err = Plan::from_value(json!({"buckets": ["b-1"], "role": "child", "start_unix_ms": far})).unwrap_err();
+        assert_eq!(err.fields(), vec!["start_unix_ms"]);
+        let err = Plan::from_value(json!({
+            "buckets": ["b-1"], "fanout": {"invocations": 2}, "key_range": {"start": 0, "end": 5}
+        }))
+        .unwrap_err();
+        assert_eq!(err.fields(), vec!["key_range"]);
+        // Defaults, and a child with its shard.
+        let p = Plan::from_value(json!({"buckets": ["b-1"], "fanout": {"invocations": 2}})).unwrap();
+        assert_eq!(p.fanout().unwrap().start_delay_ms, DEFAULT_START_DELAY_MS);
+        assert_eq!(p.fanout().unwrap().split, Split::Shard);
+        let p = Plan::from_value(json!({
+            "buckets": ["b-1"], "object_count": 100, "role": "child", "key_range": {"start": 10, "end": 20}
+        }))
+        .unwrap();
+        assert_eq!(p.key_range(), 10..20);
+        assert_eq!(p.total_requests(), 9 * 10);
+        // A plain request echoes none of the fan-out fields.
+        let plain = Plan::from_value(json!({"buckets": ["b-1"]})).unwrap();
+        let echoed = serde_json::to_value(plain.request()).unwrap();
+        for f in [
+            "role",
+            "fanout",
+            "key_range",
+            "start_unix_ms",
+            "finish_by_unix_ms",
+            "config_slot_ms",
+        ] {
+            assert!(echoed.get(f).is_none(), "{f} echoed in {echoed}");
+        }
+    }
+}
