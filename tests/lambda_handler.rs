@@ -211,13 +211,43 @@ async fn a_deadline_too_close_for_anything_skips_every_configuration() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_short_deadline_stops_before_the_configuration_that_would_overrun() {
+async fn a_preflight_that_outlasts_the_deadline_is_stopped_in_time() {
+    // Every GET's first byte comes 15 s late; the preflight would wait 10 s (the
+    // first-byte timeout) three times. With 3 s left and a 1 s margin the handler must
+    // give up at 2 s with a clear error, not be killed at the deadline.
+    let server = server_with(&[("late-bucket", LatencyProfile::None)]).await;
+    let f = function(&server.endpoint(), 1_000).await;
+    seed_bucket(f.client(), "late-bucket", 4).await;
+    server
+        .faults()
+        .set_all(&["late-bucket=late-first-byte:1.0".parse::<lab::BucketFault>().unwrap()])
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = f
+        .handle(event(
+            json!({"buckets": ["late-bucket"], "object_count": 4, "workers": [1]}),
+            Some(Duration::from_secs(3)),
+        ))
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(2_600), "gave up after {took:?}");
+    let d = Diagnostic::from(err);
+    assert_eq!(d.error_type, "DeadlineReached");
+    assert!(d.error_message.contains("safety margin"), "{}", d.error_message);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_deadline_cuts_the_configuration_that_would_overrun() {
     // Standard-like latency (median 16 ms): 40 sequential GETs take ~0.7 s. With 10 s
-    // left and a 9.4 s margin, the first configuration may start (0.6 s of slack),
-    // the next would need ~0.7 s + 9.4 s and is skipped, as is every later one.
+    // left and a 9.6 s margin the sweep must stop 0.4 s in: the first configuration is
+    // cut short with the GETs it finished, the others are skipped, and the handler
+    // answers right after the cut.
     let server = server_with(&[("short-bucket", LatencyProfile::Standard)]).await;
-    let f = function(&server.endpoint(), 9_400).await;
+    let f = function(&server.endpoint(), 9_600).await;
     seed_bucket(f.client(), "short-bucket", 40).await;
+    let started = std::time::Instant::now();
     let result = f
         .handle(event(
             json!({"buckets": ["short-bucket"], "object_count": 40, "workers": [1, 2, 4], "warmup": false}),
@@ -225,9 +255,15 @@ async fn a_short_deadline_stops_before_the_configuration_that_would_overrun() {
         ))
         .await
         .unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(900), "answered after {took:?}");
     assert_eq!(result.results.len(), 1, "{:?}", result.skipped);
-    assert_eq!(result.results[0].workers, 1);
-    assert_eq!(result.results[0].ok, 40);
+    let row = &result.results[0];
+    assert_eq!(row.workers, 1);
+    assert!(row.cut_short);
+    assert!(row.ok > 0 && row.ok < 40, "{} ok", row.ok);
+    assert_eq!(row.ok + row.requests_not_done, 40);
+    assert_eq!(row.errors.total, 0, "a GET cancelled by the deadline is not a failure");
     assert!(result.truncated);
     let skipped: Vec<u32> = result.skipped.iter().map(|s| s.workers).collect();
     assert_eq!(skipped, vec![2, 4]);
@@ -238,6 +274,7 @@ async fn a_short_deadline_stops_before_the_configuration_that_would_overrun() {
     );
     let json = serde_json::to_value(&result).unwrap();
     assert_eq!(json["truncated"], true);
+    assert_eq!(json["results"][0]["cut_short"], true);
     assert_eq!(json["skipped"][0]["workers"], 2);
     server.shutdown().await;
 }

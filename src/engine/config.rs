@@ -3,7 +3,7 @@
 //! object has been read once, each request recorded; then the row: counts, rates,
 //! percentiles, CPU time, transport counters and the client side.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -33,30 +33,40 @@ fn key_order(plan: &Plan, workers: u32, repetition: u32) -> Vec<u32> {
     order
 }
 
+/// Runs one configuration. With `stop_at` (the deadline less its safety margin) the
+/// configuration is cut there: no GET starts after it, GETs still in flight are
+/// cancelled, and the row covers the GETs that finished (`cut_short`). `None` when the
+/// deadline came before the timed phase began (during the warm-up or the wait for a
+/// shared start).
 pub(crate) async fn run_config(
     client: &SweepClient,
     s3: &aws_sdk_s3::Client,
     plan: &Plan,
     (bucket, workers, repetition): (&str, u32, u32),
     schedule: Option<StartSchedule>,
+    stop_at: Option<Instant>,
     observer: &Arc<dyn Observer>,
-) -> ConfigResult {
+) -> Option<ConfigResult> {
     let order = Arc::new(key_order(plan, workers, repetition));
     let pool = Arc::new(Semaphore::new(plan.pool_connections() as usize));
     let whole_request = plan.attempt_timeout() * plan.max_attempts();
-    if plan.warmup() {
-        warm_up(s3, plan, bucket, workers, &order, whole_request).await;
-    }
-    if let Some(at) = schedule.and_then(|c| c.start_at) {
-        if let Ok(wait) = at.duration_since(SystemTime::now()) {
-            tokio::time::sleep(wait).await;
+    let before_timed_phase = async {
+        if plan.warmup() {
+            warm_up(s3, plan, bucket, workers, &order, whole_request).await;
         }
-    }
-    let requests = order.len() as u64;
-    observer.config_started(bucket, workers, repetition, requests);
+        if let Some(at) = schedule.and_then(|c| c.start_at) {
+            if let Ok(wait) = at.duration_since(SystemTime::now()) {
+                tokio::time::sleep(wait).await;
+            }
+        }
+    };
+    until(stop_at, before_timed_phase).await?;
+    let planned = order.len() as u64;
+    observer.config_started(bucket, workers, repetition, planned);
     let recorder = Arc::new(Recorder::new((workers as usize).min(8)));
     let busy_before = runtime_busy();
     let next = Arc::new(AtomicUsize::new(0));
+    let started = Arc::new(AtomicU64::new(0));
     let counters_before = client.transport().counters();
     let cpu_before = usage::process_cpu_time();
     let start = Instant::now();
@@ -73,17 +83,29 @@ pub(crate) async fn run_config(
         let recorder = recorder.clone();
         let observer = observer.clone();
         let probe = Arc::new(ColdProbe::default());
+        let started = started.clone();
         tasks.spawn(COLD_PROBE.scope(probe.clone(), async move {
             loop {
+                if stop_at.is_some_and(|s| Instant::now() >= s) {
+                    break;
+                }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&index) = order.get(i) else { break };
                 let key = keys.key(index);
-                let queued = Instant::now();
-                let permit = pool.acquire().await.expect("the pool semaphore is never closed");
-                let pool_wait = queued.elapsed();
-                let mut outcome = get_one(&s3, &bucket, &key, whole_request).await;
-                drop(permit);
-                outcome.pool_wait = pool_wait;
+                let one = async {
+                    let queued = Instant::now();
+                    let permit = pool.acquire().await.expect("the pool semaphore is never closed");
+                    let pool_wait = queued.elapsed();
+                    started.fetch_add(1, Ordering::Relaxed);
+                    let mut outcome = get_one(&s3, &bucket, &key, whole_request).await;
+                    drop(permit);
+                    outcome.pool_wait = pool_wait;
+                    outcome
+                };
+                // At the deadline the GET in flight is dropped (cancelled), not counted.
+                let Some(outcome) = until(stop_at, one).await else {
+                    break;
+                };
                 recorder.record(w, &outcome, probe.take(), i == 0);
                 observer.request_done(outcome.result.is_ok());
             }
@@ -105,6 +127,8 @@ pub(crate) async fn run_config(
     let (errors, error_samples) = recorder.errors.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let ok = recorder.ok.load(Ordering::Relaxed);
     let bytes = recorder.bytes.load(Ordering::Relaxed);
+    let requests = ok + errors.total;
+    let requests_not_done = planned.saturating_sub(requests);
     let wall_s = wall.as_secs_f64().max(1e-9);
     let cpu_ms = cpu.as_secs_f64() * 1000.0;
     let (objects_per_s, mib_per_s) = rates(ok, bytes, wall_s);
@@ -116,7 +140,7 @@ pub(crate) async fn run_config(
         requests,
         ok,
         errors,
-        retries: counters.requests_sent.saturating_sub(requests),
+        retries: counters.requests_sent.saturating_sub(started.load(Ordering::Relaxed)),
         bytes,
         child: schedule.map(|_| ChildMeasure::new(started_at, wall, [&ttfb, &ttlb, &pool_wait])),
         wall_ms: round3(wall_s * 1000.0),
@@ -130,6 +154,8 @@ pub(crate) async fn run_config(
         connections_opened: counters.connections_opened,
         connect_ms_total: round3(counters.connect_ns as f64 / 1e6),
         session_requests: counters.session_requests,
+        cut_short: requests_not_done > 0,
+        requests_not_done,
         error_samples,
         breakdown: Some(breakdown),
         client: None,
@@ -144,7 +170,15 @@ pub(crate) async fn run_config(
             peak_rss_bytes: usage::peak_rss_bytes(),
         },
     ));
-    row
+    Some(row)
+}
+
+/// `work` to its end, or `None` when `stop_at` comes first (the work is dropped).
+async fn until<T>(stop_at: Option<Instant>, work: impl std::future::Future<Output = T>) -> Option<T> {
+    match stop_at {
+        Some(at) => tokio::time::timeout_at(at.into(), work).await.ok(),
+        None => Some(work.await),
+    }
 }
 
 /// Untimed requests before a configuration so its connections are already open:

@@ -15,7 +15,7 @@
 //! - [`config`]: one configuration (warm-up, the workers, the row);
 //! - [`recorder`]: histograms and the phase breakdown, sharded;
 //! - [`preflight`]: the first read of every bucket, and [`StartError`];
-//! - [`schedule`]: start times of side-by-side sweeps and the deadline rule.
+//! - [`schedule`]: start times of side-by-side sweeps.
 
 pub mod config;
 pub mod preflight;
@@ -35,7 +35,6 @@ use crate::transport::TransportSettings;
 use config::run_config;
 pub use preflight::{preflight, StartError, PREFLIGHT_TRIES};
 pub use schedule::StartSchedule;
-use schedule::{deadline_blocks, estimate_duration};
 
 /// Told about progress. Every method has an empty default.
 pub trait Observer: Send + Sync {
@@ -56,9 +55,10 @@ impl Observer for Quiet {}
 pub struct SweepOptions {
     /// `cli`, `local` or `lambda`, recorded in the environment.
     pub runner: String,
-    /// Stop starting configurations that would not finish before this instant.
+    /// The invocation's deadline: at `deadline - safety_margin` the configuration
+    /// running is cut short (its finished GETs kept) and no other starts.
     pub deadline: Option<Instant>,
-    /// Kept free before the deadline.
+    /// Kept free before the deadline to serialise and return the answer.
     pub safety_margin: Duration,
     /// Lambda facts for the environment block.
     pub lambda: Option<LambdaEnvironment>,
@@ -71,6 +71,7 @@ pub(crate) fn transport_settings(plan: &Plan) -> TransportSettings {
     TransportSettings {
         pool_connections: plan.pool_connections() as usize,
         connect_timeout: plan.connect_timeout(),
+        tcp_keepalive: None,
     }
 }
 
@@ -98,28 +99,49 @@ pub async fn run(
     let s3 = client.s3(request_settings(plan));
     let mut results: Vec<ConfigResult> = Vec::new();
     let mut skipped = Vec::new();
+    // Nothing runs past the deadline less its margin: the answer still has to go out.
+    let stop_at = options
+        .deadline
+        .map(|d| d.checked_sub(options.safety_margin).unwrap_or(run_start));
     let mut index = 0usize;
     for bucket in plan.buckets() {
         for &workers in plan.workers() {
             for repetition in 1..=plan.repetitions() {
                 index += 1;
                 let index = index - 1;
-                if let Some(deadline) = options.deadline {
-                    let estimate = estimate_duration(&results, bucket);
-                    if let Some(reason) = deadline_blocks(Instant::now(), deadline, estimate, options.safety_margin) {
-                        skipped.push(SkippedConfig {
-                            bucket: bucket.clone(),
-                            workers,
-                            repetition,
-                            reason,
-                        });
-                        continue;
-                    }
+                let skip = |why: &str| SkippedConfig {
+                    bucket: bucket.clone(),
+                    workers,
+                    repetition,
+                    reason: format!(
+                        "deadline: {why}, {} ms before the invocation's deadline (the safety margin)",
+                        options.safety_margin.as_millis()
+                    ),
+                };
+                if stop_at.is_some_and(|s| Instant::now() >= s) {
+                    skipped.push(skip("the sweep stopped"));
+                    continue;
                 }
                 let schedule = options.schedule.map(|c| c.for_configuration(index, results.is_empty()));
-                let result = run_config(client, &s3, plan, (bucket, workers, repetition), schedule, &observer).await;
-                observer.config_finished(&result);
-                results.push(result);
+                let ran = run_config(
+                    client,
+                    &s3,
+                    plan,
+                    (bucket, workers, repetition),
+                    schedule,
+                    stop_at,
+                    &observer,
+                )
+                .await;
+                match ran {
+                    Some(row) => {
+                        observer.config_finished(&row);
+                        results.push(row);
+                    }
+                    None => skipped.push(skip(
+                        "the sweep stopped during the warm-up or the wait for the shared start",
+                    )),
+                }
             }
         }
     }
@@ -129,10 +151,14 @@ pub async fn run(
         started_unix_ms,
     );
     result.total_wall_ms = round3(run_start.elapsed().as_secs_f64() * 1000.0);
-    result.truncated = !skipped.is_empty();
+    result.truncated = !skipped.is_empty() || result_cut_short(&results);
     result.results = results;
     result.skipped = skipped;
     result
+}
+
+fn result_cut_short(rows: &[ConfigResult]) -> bool {
+    rows.iter().any(|r| r.cut_short)
 }
 
 /// The environment block of a result produced in this process by `client`.

@@ -35,11 +35,11 @@ pub enum FanoutError {
 pub async fn invoke_children(
     invoker: &Invoker,
     settings: &FanoutSettings,
+    function: &str,
     plan: &Plan,
     deadline: Option<Instant>,
     safety_margin: Duration,
 ) -> Result<(u64, Vec<ChildOutcome>), FanoutError> {
-    let function = settings.function_name.clone().ok_or(FanoutError::NoFunctionName)?;
     let f = plan.fanout().copied().ok_or(FanoutError::NoInvoker)?;
     let now = Instant::now();
     let now_ms = now_unix_ms();
@@ -59,7 +59,7 @@ pub async fn invoke_children(
     };
     let children = child_requests(plan, start_unix_ms, finish_by);
     let calls = children.into_iter().map(|(index, request)| {
-        let function = function.clone();
+        let function = function.to_string();
         let key_range = request.key_range.unwrap_or(KeyRange {
             start: 0,
             end: plan.object_count(),

@@ -24,6 +24,9 @@ pub struct ChildOutcome {
     pub result: Result<SweepResult, ChildError>,
 }
 
+/// Idle time before TCP keepalive probes on the Invoke connections.
+pub const INVOKE_KEEPALIVE: Duration = Duration::from_secs(60);
+
 /// The Lambda client the coordinator invokes children with: built once per execution
 /// environment, on its own [`Transport`] (the S3 client's transport, its own pool sized for
 /// `FanoutMax` connections, so invocations never queue behind each other), retries off.
@@ -39,6 +42,9 @@ impl Invoker {
         let transport = Transport::new(TransportSettings {
             pool_connections: settings.max_invocations as usize + 1,
             connect_timeout: Duration::from_secs(10),
+            // A synchronous Invoke is silent for up to 900 s; NAT gateways drop flows
+            // idle for 350 s.
+            tcp_keepalive: Some(INVOKE_KEEPALIVE),
         });
         let shared = aws_config::defaults(aws_config::BehaviorVersion::latest())
             .http_client(transport.http_client())

@@ -201,6 +201,8 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         connections_opened: conns,
         connect_ms_total: round3(connect_ms),
         session_requests: sessions,
+        cut_short: rows.iter().any(|r| r.2.cut_short),
+        requests_not_done: rows.iter().map(|r| r.2.requests_not_done).sum(),
         error_samples: samples,
         breakdown: None,
         client: None,

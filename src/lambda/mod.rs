@@ -21,6 +21,7 @@ pub mod children;
 pub mod event;
 pub mod invoke;
 pub mod merge;
+pub mod response;
 pub mod settings;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,6 +56,13 @@ pub enum InvocationError {
     /// A fan-out was asked for but this process cannot invoke its function.
     #[error("{0}")]
     Fanout(FanoutError),
+    /// The deadline (less its safety margin) came before the first read of every
+    /// bucket was done.
+    #[error("the invocation's deadline less the {margin_ms} ms safety margin came before the first read of every bucket finished: give the function a longer timeout (or a smaller S3SWEEP_SAFETY_MARGIN_MS)")]
+    DeadlineInPreflight { margin_ms: u64 },
+    /// The answer does not fit Lambda's response limit even trimmed.
+    #[error("{0}")]
+    TooLarge(response::TooLarge),
 }
 
 /// The start error's advice, plus what only applies to a function with the
@@ -71,12 +79,15 @@ fn start_message(err: &StartError) -> String {
 impl InvocationError {
     /// The stable `errorType` the Lambda returns: `InvalidEvent`, or the
     /// [`StartError::error_type`] (`NoCredentials`, `BucketNotFound`, `AccessDenied`,
-    /// `ObjectNotFound`, `EndpointUnreachable`, `StartFailed`).
+    /// `ObjectNotFound`, `EndpointUnreachable`, `StartFailed`), `FanoutUnavailable`,
+    /// `DeadlineReached`, `ResponseTooLarge`.
     pub fn error_type(&self) -> &'static str {
         match self {
             InvocationError::InvalidEvent(_) => "InvalidEvent",
             InvocationError::Start(e) => e.error_type(),
             InvocationError::Fanout(_) => "FanoutUnavailable",
+            InvocationError::DeadlineInPreflight { .. } => "DeadlineReached",
+            InvocationError::TooLarge(_) => "ResponseTooLarge",
         }
     }
 }
@@ -164,8 +175,9 @@ impl Function {
     }
 
     /// Handles one invocation: validates the event, checks the first object of every
-    /// bucket, then sweeps, starting no configuration that would not finish before
-    /// the deadline minus the safety margin.
+    /// bucket, then sweeps. At the deadline less the safety margin the configuration
+    /// running is cut short (its finished GETs kept) and the rest are skipped, so the
+    /// function always answers in time; the answer is trimmed to fit 6 MB.
     pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<SweepResult, InvocationError> {
         let started = Instant::now();
         let (payload, context) = event.into_parts();
@@ -187,12 +199,31 @@ impl Function {
             cold_start,
             "sweep starting"
         );
-        engine::preflight(&self.client, &plan).await.map_err(|err| {
+        // Nothing, the preflight included, runs past the deadline less the margin.
+        let margin = self.settings.safety_margin;
+        let stop_at = deadline.map(|d| d.checked_sub(margin).unwrap_or(started));
+        let preflight = engine::preflight(&self.client, &plan);
+        let checked = match stop_at {
+            // No time at all: no preflight; every configuration is listed as skipped.
+            Some(at) if at <= Instant::now() => Ok(()),
+            Some(at) => tokio::time::timeout_at(at.into(), preflight).await.map_err(|_| {
+                tracing::error!(error_type = "DeadlineReached", "deadline reached in the preflight");
+                InvocationError::DeadlineInPreflight {
+                    margin_ms: margin.as_millis() as u64,
+                }
+            })?,
+            None => preflight.await,
+        };
+        checked.map_err(|err| {
             tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
             InvocationError::Start(err)
         })?;
         if plan.fanout().is_some() {
-            return self.coordinate(&plan, &context, cold_start, remaining, deadline).await;
+            let mut result = self
+                .coordinate(&plan, &context, cold_start, remaining, deadline)
+                .await?;
+            fit_answer(&mut result)?;
+            return Ok(result);
         }
         // A child stops in time for its coordinator to merge (its own deadline is later).
         if let Some(finish_by) = plan.finish_by_unix_ms() {
@@ -215,7 +246,7 @@ impl Function {
             tracing::warn!(
                 skipped = result.skipped.len(),
                 reason = result.skipped.first().map(|s| s.reason.as_str()).unwrap_or(""),
-                "deadline reached: configurations skipped"
+                "deadline reached: configurations cut short or skipped"
             );
         }
         tracing::info!(
@@ -224,8 +255,18 @@ impl Function {
             truncated = result.truncated,
             "sweep finished"
         );
+        fit_answer(&mut result)?;
         Ok(result)
     }
+}
+
+/// Trims the answer to Lambda's response limit (see [`response`]).
+fn fit_answer(result: &mut SweepResult) -> Result<(), InvocationError> {
+    let limit = response::LAMBDA_RESPONSE_LIMIT_BYTES - response::RESPONSE_HEADROOM_BYTES;
+    response::fit(result, limit).map_err(|e| {
+        tracing::error!(error_type = "ResponseTooLarge", error = %e, "answer too large");
+        InvocationError::TooLarge(e)
+    })
 }
 
 impl Function {
@@ -242,7 +283,11 @@ impl Function {
             .invoker
             .as_ref()
             .ok_or(InvocationError::Fanout(FanoutError::NoInvoker))?;
-        let function = self.settings.fanout.function_name.clone().unwrap_or_default();
+        let function = self
+            .settings
+            .fanout
+            .target(&context.invoked_function_arn)
+            .ok_or(InvocationError::Fanout(FanoutError::NoFunctionName))?;
         let started_unix_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
@@ -251,6 +296,7 @@ impl Function {
         let (start_unix_ms, outcomes) = children::invoke_children(
             invoker,
             &self.settings.fanout,
+            &function,
             plan,
             deadline,
             self.settings.safety_margin,

@@ -154,8 +154,13 @@ impl FunctionSettings {
 pub struct FanoutSettings {
     /// Most invocations per fan-out ([`FANOUT_MAX_ENV`], default [`DEFAULT_FANOUT_MAX`]).
     pub max_invocations: u32,
-    /// The function to invoke: [`FUNCTION_ENV`], else `AWS_LAMBDA_FUNCTION_NAME`.
+    /// [`FUNCTION_ENV`]: the function to invoke instead of this one (the emulator,
+    /// whose function is named after its binary and has no real ARN).
+    pub function_override: Option<String>,
+    /// `AWS_LAMBDA_FUNCTION_NAME`.
     pub function_name: Option<String>,
+    /// `AWS_LAMBDA_FUNCTION_VERSION`: the version running (`$LATEST` or a number).
+    pub function_version: Option<String>,
     /// Tests only ([`TEST_BREAK_CHILD_ENV`]).
     pub break_child: Option<u32>,
 }
@@ -164,7 +169,9 @@ impl Default for FanoutSettings {
     fn default() -> Self {
         FanoutSettings {
             max_invocations: DEFAULT_FANOUT_MAX,
+            function_override: None,
             function_name: None,
+            function_version: None,
             break_child: None,
         }
     }
@@ -175,7 +182,9 @@ impl FanoutSettings {
     /// message per bad variable to `problems`.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>, problems: &mut Vec<String>) -> Self {
         let mut settings = FanoutSettings {
-            function_name: get(FUNCTION_ENV).or_else(|| get("AWS_LAMBDA_FUNCTION_NAME")),
+            function_override: get(FUNCTION_ENV),
+            function_name: get("AWS_LAMBDA_FUNCTION_NAME"),
+            function_version: get("AWS_LAMBDA_FUNCTION_VERSION"),
             ..FanoutSettings::default()
         };
         if let Some(text) = get(FANOUT_MAX_ENV) {
@@ -193,6 +202,28 @@ impl FanoutSettings {
             }
         }
         settings
+    }
+
+    /// The function the children run: [`FUNCTION_ENV`] when set; else this function's
+    /// own ARN (`invoked_function_arn` of the invocation) qualified with the version
+    /// running, so children run exactly the coordinator's code even when it was
+    /// invoked through an alias or a version (an unqualified name would run
+    /// `$LATEST`); else its name. `None` when none is known.
+    pub fn target(&self, invoked_function_arn: &str) -> Option<String> {
+        if let Some(f) = &self.function_override {
+            return Some(f.clone());
+        }
+        // arn:PARTITION:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]
+        let parts: Vec<&str> = invoked_function_arn.split(':').collect();
+        if parts.len() >= 7 && parts[0] == "arn" && parts[2] == "lambda" && parts[5] == "function" {
+            let unqualified = parts[..7].join(":");
+            let qualifier = self.function_version.as_deref().or(parts.get(7).copied());
+            return Some(match qualifier {
+                Some(q) => format!("{unqualified}:{q}"),
+                None => unqualified,
+            });
+        }
+        self.function_name.clone()
     }
 
     /// The one limit only the function knows: `fanout.invocations` against `FanoutMax`.
@@ -309,6 +340,7 @@ mod tests {
         );
         assert!(problems.is_empty());
         assert_eq!(s.function_name.as_deref(), Some("s3sweep-fn"));
+        assert_eq!(s.target(""), Some("s3sweep-fn".into()), "no ARN: the name");
         let p = Plan::from_value(json!({"buckets": ["b-1"], "fanout": {"invocations": 3}})).unwrap();
         let problem = s.check(&p).unwrap();
         assert_eq!(problem.field, "fanout.invocations");
@@ -323,6 +355,38 @@ mod tests {
         );
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].contains(FANOUT_MAX_ENV));
-        assert_eq!(s.function_name.as_deref(), Some("other"));
+        assert_eq!(
+            s.target("arn:aws:lambda:us-east-1:123:function:f:7"),
+            Some("other".into())
+        );
+    }
+
+    #[test]
+    fn children_run_the_coordinators_own_version() {
+        let arn = "arn:aws:lambda:eu-west-1:123456789012:function:s3sweep";
+        let mut problems = Vec::new();
+        let running = |version: &'static str| {
+            let v = [
+                ("AWS_LAMBDA_FUNCTION_NAME", "s3sweep"),
+                ("AWS_LAMBDA_FUNCTION_VERSION", version),
+            ];
+            move |name: &str| v.iter().find(|(k, _)| *k == name).map(|(_, x)| x.to_string())
+        };
+        let s = FanoutSettings::from_lookup(running("7"), &mut problems);
+        // Invoked through an alias: the children run version 7, not the alias (which
+        // may route elsewhere) and not $LATEST.
+        assert_eq!(s.target(&format!("{arn}:live")), Some(format!("{arn}:7")));
+        assert_eq!(s.target(arn), Some(format!("{arn}:7")));
+        let s = FanoutSettings::from_lookup(running("$LATEST"), &mut problems);
+        assert_eq!(s.target(arn), Some(format!("{arn}:$LATEST")));
+        // No version in the environment: the ARN as invoked.
+        let s = FanoutSettings::from_lookup(
+            |n: &str| (n == "AWS_LAMBDA_FUNCTION_NAME").then(|| "s3sweep".into()),
+            &mut problems,
+        );
+        assert_eq!(s.target(&format!("{arn}:3")), Some(format!("{arn}:3")));
+        assert_eq!(s.target("not-an-arn"), Some("s3sweep".into()));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(FanoutSettings::default().target(""), None);
     }
 }

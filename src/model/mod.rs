@@ -19,7 +19,7 @@ pub use fanout::{ChildMeasure, SerializedHistograms};
 pub use request::{Architecture, FanoutRequest, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs};
 pub use result::{
     BucketSummary, ChildError, ChildReport, ConfigResult, Environment, FanoutReport, LambdaEnvironment, MergedConfig,
-    ResultFileError, SkippedConfig, SweepResult, ToolInfo, SCHEMA,
+    ResultFileError, SkippedConfig, SweepResult, ToolInfo, Trimmed, SCHEMA,
 };
 pub use stats::Percentiles;
 
@@ -53,6 +53,8 @@ pub(crate) mod test_rows {
             connections_opened: 0,
             connect_ms_total: 0.0,
             session_requests: 0,
+            cut_short: false,
+            requests_not_done: 0,
             error_samples: vec![],
             breakdown: None,
             client: None,
@@ -88,6 +90,7 @@ pub(crate) mod test_rows {
             analysis: None,
             skipped: vec![],
             fanout: None,
+            trimmed: None,
         }
     }
 }

@@ -40,9 +40,25 @@ pub struct SweepResult {
     /// `results` then holds the merged rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fanout: Option<FanoutReport>,
+    /// Set when parts of the answer were dropped to fit a size limit (Lambda's 6 MB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trimmed: Option<Trimmed>,
     /// Per-bucket curve analysis, model predictions and bucket comparisons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis: Option<Analysis>,
+}
+
+/// What was dropped from a result to fit a size limit, in the order dropped: `error_samples`
+/// (every row's), `children_rows` (a fan-out's per-child rows; the merged rows stay),
+/// `histograms` (the serialized histograms of a child's rows).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trimmed {
+    pub limit_bytes: u64,
+    /// The answer's size before anything was dropped.
+    pub bytes_before: u64,
+    /// Its size after (this block included).
+    pub bytes_after: u64,
+    pub dropped: Vec<String>,
 }
 
 /// What produced the result.
@@ -121,7 +137,7 @@ pub struct ConfigResult {
     /// 1-based.
     pub repetition: u32,
     pub pool_connections: u32,
-    /// GETs issued (one per object).
+    /// GETs that finished, ok or failed (one per object; fewer when `cut_short`).
     pub requests: u64,
     pub ok: u64,
     pub errors: ErrorCounts,
@@ -155,6 +171,14 @@ pub struct ConfigResult {
     /// latency histograms, so the coordinator can merge rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub child: Option<ChildMeasure>,
+    /// True when the deadline stopped the configuration before every object was read:
+    /// the figures cover the GETs that finished.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
+    /// Objects of the configuration not read because the deadline stopped it (GETs
+    /// cancelled in flight included).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub requests_not_done: u64,
     /// Up to three distinct error messages, for a first look at failures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_samples: Vec<String>,
@@ -309,6 +333,10 @@ impl ClientSide {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Why a result file cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultFileError {
@@ -335,6 +363,7 @@ impl SweepResult {
             truncated: false,
             skipped: Vec::new(),
             fanout: None,
+            trimmed: None,
             analysis: None,
         }
     }

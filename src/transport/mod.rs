@@ -41,6 +41,10 @@ pub struct TransportSettings {
     pub pool_connections: usize,
     /// Limit on establishing one connection (TCP, and TLS for HTTPS).
     pub connect_timeout: Duration,
+    /// TCP keepalive probes after this much idle time; `None`: the system's default
+    /// (none). Long silent calls (a synchronous Lambda Invoke) need it to survive NAT
+    /// idle timeouts.
+    pub tcp_keepalive: Option<Duration>,
 }
 
 impl Default for TransportSettings {
@@ -48,6 +52,7 @@ impl Default for TransportSettings {
         TransportSettings {
             pool_connections: 20,
             connect_timeout: Duration::from_secs(3),
+            tcp_keepalive: None,
         }
     }
 }
@@ -232,6 +237,7 @@ impl Transport {
 fn build_pool(settings: TransportSettings, tls: &rustls::ClientConfig, counters: &Arc<Counters>) -> Pool {
     let mut tcp = TcpConnector::new();
     tcp.set_nodelay(true);
+    tcp.set_keepalive(settings.tcp_keepalive);
     tcp.enforce_http(false);
     let https = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls.clone())
