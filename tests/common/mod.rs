@@ -9,6 +9,8 @@ use std::process::{Child, ChildStdout, Command, Output};
 use std::time::{Duration, Instant};
 
 use s3sweep::engine::SweepOptions;
+
+pub mod runtime;
 use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
 use s3sweep::plan::KeyTemplate;
 use s3sweep::s3::seed::{seed, SeedManifest, SeedSpec};
