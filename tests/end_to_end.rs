@@ -3,6 +3,7 @@
 //! requests (hundreds at most) and time.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use common::{options, seed_bucket, server_with};
 use s3sweep::engine::{self, Quiet, StartError};
@@ -176,4 +177,57 @@ async fn unreachable_endpoint_is_counted_not_fatal() {
     assert_eq!(row.ok, 0);
     assert_eq!(row.errors.total, 20);
     assert_eq!(row.errors.connection, 20, "{row:?}");
+}
+
+/// The TCP timers (`tr` of /proc/net/tcp: 2 is keepalive) of established sockets whose
+/// remote end is 127.0.0.1:`port` (the client's ends of its connections to the server).
+fn client_socket_timers(port: u16) -> Vec<u8> {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let remote_port = u16::from_str_radix(f.get(2)?.split(':').nth(1)?, 16).ok()?;
+            let established = *f.get(3)? == "01";
+            let timer = u8::from_str_radix(f.get(5)?.split(':').next()?, 16).ok()?;
+            (remote_port == port && established).then_some(timer)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tcp_keepalive_is_on_the_sockets_only_when_asked_for() {
+    let server = server_with(&[("keepalive-bucket", LatencyProfile::None)]).await;
+    let port = server.addr().port();
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
+    seed_bucket(&client, "keepalive-bucket", 1, 100).await;
+    for keepalive in [None, Some(Duration::from_secs(60))] {
+        client.transport().configure(s3sweep::transport::TransportSettings {
+            pool_connections: 1,
+            connect_timeout: Duration::from_secs(3),
+            tcp_keepalive: keepalive,
+        });
+        let s3 = client.s3(common::seed_settings());
+        let out = s3
+            .get_object()
+            .bucket("keepalive-bucket")
+            .key("test/0/vectors")
+            .send()
+            .await
+            .unwrap();
+        out.body.collect().await.unwrap();
+        // The connection is now idle in the pool; the old pool's closed on configure.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let timers = client_socket_timers(port);
+        assert!(!timers.is_empty(), "no established client socket to port {port}");
+        let keepalive_timers = timers.iter().filter(|&&t| t == 2).count();
+        match keepalive {
+            None => assert_eq!(keepalive_timers, 0, "{timers:?}"),
+            Some(_) => assert_eq!(keepalive_timers, timers.len(), "{timers:?}"),
+        }
+    }
+    server.shutdown().await;
 }
