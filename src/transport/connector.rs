@@ -18,7 +18,7 @@ use http::Uri;
 use hyper_util::client::legacy::connect::{Connected, Connection};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{current_probe, Counters};
+use super::{current_probe, Counters, REQUEST_SERVED};
 
 pub(crate) type BoxError = Box<dyn StdError + Send + Sync>;
 
@@ -151,11 +151,24 @@ where
         let counters = self.counters.clone();
         let connect_timeout = self.connect_timeout;
         let probe = current_probe();
+        let served = REQUEST_SERVED.try_with(Arc::clone).ok();
         Box::pin(async move {
-            let permit = match tokio::time::timeout(PERMIT_WAIT, semaphore.acquire_owned()).await {
-                Ok(Ok(permit)) => permit,
-                Ok(Err(closed)) => return Err(Box::new(closed) as BoxError),
-                Err(_) => return Err("timed out waiting for a free connection slot".into()),
+            let served = async {
+                match served {
+                    Some(s) => s.wait().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let permit = tokio::select! {
+                biased;
+                acquired = tokio::time::timeout(PERMIT_WAIT, semaphore.acquire_owned()) => match acquired {
+                    Ok(Ok(permit)) => permit,
+                    Ok(Err(closed)) => return Err(Box::new(closed) as BoxError),
+                    Err(_) => return Err("timed out waiting for a free connection slot".into()),
+                },
+                // Its request got a pooled connection (or gave up): this connect is not
+                // needed, and must not take the slot a waiting request needs.
+                _ = served => return Err("connect not needed: its request was served".into()),
             };
             let started = Instant::now();
             let result = tokio::time::timeout(connect_timeout, inner.call(uri)).await;
@@ -180,29 +193,44 @@ where
             counters.connections_open.fetch_add(1, Ordering::Relaxed);
             Ok(CountedIo {
                 io,
-                _permit: permit,
+                slot: Slot(Arc::new(Mutex::new(Some(permit)))),
                 counters,
             })
         })
     }
 }
 
-/// A connection that holds its host's permit and updates the open-connections gauge.
+/// A connection's place under its host's cap. Freed when the connection closes, or
+/// earlier when the SDK retires the connection ([`Slot::free`]): a retired connection
+/// never serves another request, and may sit closed-but-not-yet-dropped in the pool's
+/// idle list for a while, so holding its slot would shrink the usable pool.
+#[derive(Clone)]
+pub(crate) struct Slot(Arc<Mutex<Option<OwnedSemaphorePermit>>>);
+
+impl Slot {
+    pub(crate) fn free(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+/// A connection that holds its host's slot and updates the open-connections gauge.
 pub struct CountedIo<T> {
     io: T,
-    _permit: OwnedSemaphorePermit,
+    slot: Slot,
     counters: Arc<Counters>,
 }
 
 impl<T> Drop for CountedIo<T> {
     fn drop(&mut self) {
+        self.slot.free();
         self.counters.connections_open.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 impl<T: Connection> Connection for CountedIo<T> {
     fn connected(&self) -> Connected {
-        self.io.connected()
+        // The slot rides along so whoever retires the connection can free it.
+        self.io.connected().extra(self.slot.clone())
     }
 }
 

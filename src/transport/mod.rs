@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use aws_smithy_runtime_api::client::connection::{CaptureSmithyConnection, ConnectionMetadata};
 use aws_smithy_runtime_api::client::http::{
     HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient, SharedHttpConnector,
 };
@@ -27,11 +28,11 @@ use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
 use http::Uri;
-use hyper_util::client::legacy::connect::HttpConnector as TcpConnector;
+use hyper_util::client::legacy::connect::{capture_connection, HttpConnector as TcpConnector};
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-use connector::{classify_hyper_error, FirstByteTimeout, HostLimits, LimitedConnector};
+use connector::{classify_hyper_error, FirstByteTimeout, HostLimits, LimitedConnector, Slot};
 
 /// Settings of the transport for one sweep. Changing them drops the pool, so
 /// connections from an earlier sweep with other limits never leak into this one.
@@ -127,6 +128,42 @@ tokio::task_local! {
 
 pub(crate) fn current_probe() -> Option<Arc<ColdProbe>> {
     COLD_PROBE.try_with(Arc::clone).ok()
+}
+
+/// Set once the request that started a connect has its answer (or failed). hyper-util
+/// races a new connect against the pool; when the pool wins, the connect goes on in
+/// the background to add an idle connection. Under the per-host cap such a connect
+/// would wait for a slot, and the slot a closing (retired) connection frees would go to
+/// it rather than to a request that still needs one, which could then wait for its
+/// first-byte timeout. So a connect that is still waiting for a slot when its request
+/// is served gives up.
+#[derive(Debug, Default)]
+pub(crate) struct RequestServed {
+    done: std::sync::atomic::AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+impl RequestServed {
+    fn set(&self) {
+        self.done.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    /// Resolves once the request is served.
+    pub(crate) async fn wait(&self) {
+        loop {
+            let notified = self.notify.notified();
+            if self.done.load(Ordering::Acquire) {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+tokio::task_local! {
+    /// The request a connect is started for (see [`RequestServed`]).
+    pub(crate) static REQUEST_SERVED: Arc<RequestServed>;
 }
 
 #[derive(Debug, Default)]
@@ -278,10 +315,11 @@ struct TransportConnector {
 
 impl HttpConnector for TransportConnector {
     fn call(&self, request: aws_smithy_runtime_api::client::orchestrator::HttpRequest) -> HttpConnectorFuture {
-        let request = match request.try_into_http1x() {
+        let mut request = match request.try_into_http1x() {
             Ok(request) => request,
             Err(err) => return HttpConnectorFuture::ready(Err(ConnectorError::user(err.into()))),
         };
+        hand_over_connection(&mut request);
         let counters = &self.transport.inner.counters;
         if is_create_session(request.uri()) {
             counters.session_requests.fetch_add(1, Ordering::Relaxed);
@@ -292,7 +330,8 @@ impl HttpConnector for TransportConnector {
             counters.requests_sent.fetch_add(1, Ordering::Relaxed);
         }
         let pool = self.transport.current();
-        let response = pool.client.request(request);
+        let served = Arc::new(RequestServed::default());
+        let response = REQUEST_SERVED.scope(served.clone(), pool.client.request(request));
         let read_timeout = self.read_timeout;
         HttpConnectorFuture::new(async move {
             // Keep this generation of the pool alive while the request is in flight.
@@ -300,16 +339,55 @@ impl HttpConnector for TransportConnector {
             let response = match read_timeout {
                 Some(limit) => match tokio::time::timeout(limit, response).await {
                     Ok(result) => result,
-                    Err(_) => return Err(ConnectorError::timeout(Box::new(FirstByteTimeout(limit)))),
+                    Err(_) => {
+                        served.set();
+                        return Err(ConnectorError::timeout(Box::new(FirstByteTimeout(limit))));
+                    }
                 },
                 None => response.await,
             };
+            served.set();
             let response = response
                 .map_err(|err| classify_hyper_error(Box::new(err)))?
                 .map(SdkBody::from_body_1_x);
             HttpResponse::try_from(response).map_err(|err| ConnectorError::other(err.into(), None))
         })
     }
+}
+
+/// Lets the SDK retire the connection a request went out on: its connection-poisoning
+/// interceptor puts a [`CaptureSmithyConnection`] into the request and, after a
+/// transient error (a 5xx, a timeout), asks it for the connection to poison so the pool
+/// never hands it out again. Without a retriever the SDK logs an ERROR per transient
+/// error and the suspect connection is reused.
+fn hand_over_connection<B>(request: &mut http::Request<B>) {
+    let Some(smithy) = request.extensions().get::<CaptureSmithyConnection>().cloned() else {
+        return;
+    };
+    let hyper = capture_connection(request);
+    smithy.set_connection_retriever(move || {
+        let (proxied, slot) = {
+            let connected = hyper.connection_metadata();
+            let connected = connected.as_ref()?;
+            let mut extras = http::Extensions::new();
+            connected.get_extras(&mut extras);
+            (connected.is_proxied(), extras.get::<Slot>().cloned())
+        };
+        let capture = hyper.clone();
+        Some(
+            ConnectionMetadata::builder()
+                .proxied(proxied)
+                .poison_fn(move || {
+                    if let Some(connected) = capture.connection_metadata().as_ref() {
+                        connected.poison();
+                    }
+                    if let Some(slot) = &slot {
+                        slot.free();
+                    }
+                })
+                .build(),
+        )
+    });
 }
 
 fn is_create_session(uri: &Uri) -> bool {
