@@ -23,6 +23,9 @@ pub struct ModelInputs {
     /// The configuration with the most workers was `client_cpu`-bound: the plateau
     /// is the client's CPU ceiling as measured, and scales with the cores.
     pub plateau_is_client_cpu: bool,
+    /// The Lambda memory the run had, when its CPU came from it: predictions then
+    /// speak in memory sizes (CPU time in proportion to memory, 1,769 MB per vCPU).
+    pub lambda_memory_mb: Option<u32>,
 }
 
 /// Fits `X = min(C / R, K)` to `(C, X)` points (requests in flight, objects/s) by least
@@ -93,7 +96,7 @@ fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f
         }
     };
     let scale = if inputs.cores_scale_with_vcpus {
-        cores / fit.client_cores.max(1.0)
+        cores / fit.client_cores.max(0.01)
     } else {
         1.0
     };
@@ -188,12 +191,30 @@ pub fn analyse_curve(
             max_workers * 10,
             inputs.client_cores,
         );
-        let six = if inputs.cores_scale_with_vcpus {
-            6.0
-        } else {
-            inputs.client_cores
-        };
-        push(format!("6 vCPUs, {} workers", max_workers * 10), max_workers * 10, six);
+        let more = max_workers * 10;
+        match inputs.lambda_memory_mb {
+            // On Lambda more CPU is more memory: double it, and the largest size.
+            Some(mb) if inputs.cores_scale_with_vcpus => {
+                let mut sizes = vec![(mb * 2).min(10_240), 10_240];
+                sizes.dedup();
+                for size in sizes.into_iter().filter(|s| *s > mb) {
+                    let cores = (f64::from(size) / 1_769.0).min(6.0);
+                    push(
+                        format!("at {size} MB ({cores:.2} vCPUs of CPU time), {more} workers"),
+                        more,
+                        round3(cores),
+                    );
+                }
+            }
+            _ => {
+                let six = if inputs.cores_scale_with_vcpus {
+                    6.0
+                } else {
+                    inputs.client_cores
+                };
+                push(format!("6 vCPUs, {more} workers"), more, six);
+            }
+        }
     }
     CurveAnalysis {
         bucket: bucket.to_string(),
@@ -385,6 +406,7 @@ mod tests {
             object_size_bytes: 46_080.0,
             objects: 1000,
             plateau_is_client_cpu: false,
+            lambda_memory_mb: None,
         }
     }
 
@@ -509,5 +531,49 @@ mod tests {
         let (r, k, _) = fit_curve(&[(1.0, 39.0), (8.0, 302.0), (32.0, 846.0)]).unwrap();
         assert_eq!(k, None);
         assert!(r > 0.025 && r < 0.04, "{r}");
+    }
+
+    #[test]
+    fn on_lambda_predictions_speak_in_memory_sizes() {
+        // A client-CPU-bound curve measured at 512 MB (0.29 vCPUs of CPU time).
+        let curve: Vec<(u32, f64, f64)> = [(1, 50.0), (4, 180.0), (16, 290.0), (64, 300.0)]
+            .iter()
+            .map(|&(w, x)| (w, f64::from(w), x))
+            .collect();
+        let inputs = ModelInputs {
+            client_cpu_ms_per_request: Some(1.0),
+            client_cores: 0.289,
+            cores_scale_with_vcpus: true,
+            bandwidth_ceiling_mib_per_s: None,
+            object_size_bytes: 46_080.0,
+            objects: 1000,
+            plateau_is_client_cpu: true,
+            lambda_memory_mb: Some(512),
+        };
+        let a = analyse_curve("b", &curve, &inputs, vec![]);
+        let scenarios: Vec<&str> = a.predictions.iter().map(|p| p.scenario.as_str()).collect();
+        assert!(
+            scenarios.iter().any(|s| s.starts_with("at 1024 MB (0.58 vCPUs")),
+            "{scenarios:?}"
+        );
+        assert!(
+            scenarios.iter().any(|s| s.starts_with("at 10240 MB (5.79 vCPUs")),
+            "{scenarios:?}"
+        );
+        assert!(!scenarios.iter().any(|s| s.contains("6 vCPUs")), "{scenarios:?}");
+        // CPU time doubles with the memory, and so does the client-CPU plateau.
+        let at = |mb: &str| {
+            a.predictions
+                .iter()
+                .find(|p| p.scenario.contains(mb))
+                .unwrap()
+                .objects_per_s
+        };
+        let measured = a.predictions[0].objects_per_s;
+        assert!(
+            (at("1024 MB") / measured - 2.0).abs() < 0.1,
+            "{} vs {measured}",
+            at("1024 MB")
+        );
     }
 }

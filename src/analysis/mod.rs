@@ -20,7 +20,7 @@ use crate::model::{Analysis, ConfigResult, SweepResult, Thresholds, Verdict, Wor
 
 use fit::{analyse_curve, compare_buckets, ModelInputs};
 use summary::summarize;
-use verdict::{diagnose_row, queueing_notes};
+use verdict::{curve_verdicts, diagnose_row, queueing_notes};
 
 /// The one analysis step every adapter calls on a finished result: per-bucket
 /// summaries, every row's verdict, and per bucket the curve analysis, model fit,
@@ -33,6 +33,13 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
         row.diagnosis = Some(diagnose_row(row, vcpus, thresholds));
     }
     queueing_notes(&mut result.results);
+    curve_verdicts(&mut result.results);
+    let lambda_memory = result
+        .environment
+        .lambda
+        .as_ref()
+        .and_then(|l| l.memory_size_mb)
+        .filter(|_| result.environment.cpu_source.as_deref() == Some("lambda_memory"));
     let mut analyses = Vec::new();
     for summary in &result.summary {
         let rows: Vec<&ConfigResult> = result.rows_of(&summary.bucket).collect();
@@ -74,6 +81,7 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
             object_size_bytes: size,
             objects: rows.first().map_or(1, |r| r.requests),
             plateau_is_client_cpu: verdicts.last().is_some_and(|v| v.verdict == Verdict::ClientCpu),
+            lambda_memory_mb: lambda_memory,
         };
         analyses.push(analyse_curve(&summary.bucket, &points, &inputs, verdicts));
     }

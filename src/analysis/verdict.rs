@@ -11,8 +11,23 @@ use crate::model::{ClientMeasure, ClientSide, ConfigResult, Diagnosis, Threshold
 /// (with the runtime busy) is a client starved of CPU rather than one using it all.
 pub const STARVED_SHARE: f64 = 0.5;
 
-/// One-worker latency in this window suggests the 40 ms delayed-ACK stall.
+/// First-byte latency in this window can be the 40 ms delayed-ACK stall.
 pub const DELAYED_ACK_WINDOW_MS: (f64, f64) = (38.0, 50.0);
+
+/// Fewer objects per worker than this and a configuration's tail decides its wall time.
+pub const FEW_OBJECTS_PER_WORKER: f64 = 8.0;
+
+/// More workers that buy less than this factor of throughput mean the curve is flat.
+pub const FLAT_GAIN: f64 = 1.1;
+
+fn cpu_source_words(source: &str) -> &'static str {
+    match source {
+        "lambda_memory" => "Lambda's CPU share for its memory",
+        "cgroup_v2" | "cgroup_v1" => "the CPU quota",
+        "affinity" => "the CPU affinity mask",
+        _ => "the machine's cores",
+    }
+}
 
 /// The verdict of one row. Uses `row.client` when the engine measured it; without it
 /// the CPU rule can only look at `cpu_ms` and `vcpus`.
@@ -32,7 +47,9 @@ pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis
     let mut fig = |k: &str, v: f64| {
         figures.insert(k.to_string(), round3(v));
     };
-    let throttled = row.errors.throttled + row.retries;
+    // Throttling is what S3 said (503 SlowDown / 429), retried or not; a retry after a
+    // timeout or a reset is not throttling.
+    let throttled = row.errors.throttled.max(row.throttled_responses);
     let throttled_share = throttled as f64 / requests;
     let error_share = row.errors.total as f64 / requests;
     let latency_ms = row.ttlb_ms.mean;
@@ -42,19 +59,25 @@ pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis
     } else {
         0.0
     };
-    let cores = client.client_cores.max(1.0);
+    // Fractional under a CPU quota or a small Lambda.
+    let cores = client.client_cores.max(0.01);
+    let machine_cores = f64::from(client.vcpus.max(1));
+    let machine_share = client.machine_cores_busy.map(|b| b / machine_cores);
     let cpu_share = client.cores_busy / cores;
     let busy_share = client.runtime_busy_ratio;
 
     let (verdict, explanation) = if throttled > 0 && throttled_share >= t.throttled_share {
+        let retried = throttled.saturating_sub(row.errors.throttled).min(row.retries);
+        fig("throttled_responses", throttled as f64);
         fig("throttled_requests", row.errors.throttled as f64);
         fig("retries", row.retries as f64);
+        fig("retries_after_throttling", retried as f64);
         fig("throttled_share", throttled_share);
         (
             Verdict::Throttled,
             format!(
-                "S3 pushed back: {} throttled responses and {} retries in {} requests; more workers will not help until it scales (spread keys over prefixes, ramp up slowly)",
-                row.errors.throttled, row.retries, row.requests
+                "S3 pushed back: {throttled} throttled answers (503 SlowDown / 429) in {} requests, {} of them final, {retried} of the {} retries after throttling; more workers will not help until it scales (spread keys over prefixes, ramp up slowly)",
+                row.requests, row.errors.throttled, row.retries
             ),
         )
     } else if row.errors.total > 0 && error_share >= t.error_share {
@@ -94,7 +117,7 @@ pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis
         fig("starved", if starved { 1.0 } else { 0.0 });
         let explanation = if starved {
             format!(
-                "the client's threads always had work (runtime busy {:.0}% of the time) but got only {:.2} of {:.0} cores: it is starved of CPU by other processes on the machine (or a fractional Lambda vCPU), {:.3} ms CPU per GET; more workers or lower latency will not help, more CPU will",
+                "the client's threads always had work (runtime busy {:.0}% of the time) but got only {:.2} of {:.2} usable cores: it is starved of CPU by other processes on the machine, {:.3} ms CPU per GET; more workers or lower latency will not help, more CPU will",
                 100.0 * busy_share,
                 client.cores_busy,
                 cores,
@@ -102,14 +125,32 @@ pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis
             )
         } else {
             format!(
-                "the client's CPU sets the pace: {:.2} cores busy of {:.0} usable, runtime threads busy {:.0}% of the time, {:.3} ms CPU per GET; lower latency or more workers will not help, more vCPUs or a cheaper client will",
+                "the client's CPU sets the pace: {:.2} cores busy of {:.2} usable ({}), runtime threads busy {:.0}% of the time, {:.3} ms CPU per GET; lower latency or more workers will not help, more CPU (a larger Lambda) or a cheaper client will",
                 client.cores_busy,
                 cores,
+                cpu_source_words(&client.cpu_source),
                 100.0 * busy_share,
                 row.cpu_ms_per_get
             )
         };
         (Verdict::ClientCpu, explanation)
+    } else if let Some(share) = machine_share
+        // The machine is busy and the client shows it: its threads had work they could
+        // not run, or its workers sat between requests.
+        .filter(|m| *m >= t.cpu_busy_share && (busy_share >= 0.5 || client.in_flight_ratio < 0.7))
+    {
+        let busy = client.machine_cores_busy.unwrap_or(0.0);
+        fig("machine_cores_busy", busy);
+        fig("machine_cores", machine_cores);
+        fig("machine_busy_share", share);
+        fig("cores_busy", client.cores_busy);
+        (
+            Verdict::MachineCpu,
+            format!(
+                "the machine's CPU is used up: {busy:.2} of {machine_cores:.0} cores busy, {:.2} of them this client's: the rest is other load on the machine (in `s3sweep local`, the embedded server), so the client cannot go faster here; measure where the server runs elsewhere",
+                client.cores_busy
+            ),
+        )
     } else if pool_share >= t.pool_wait_share {
         fig("pool_wait_ms_mean", pool_wait_ms);
         fig("ttlb_ms_mean", latency_ms);
@@ -131,11 +172,12 @@ pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis
         fig("ttlb_ms_mean", latency_ms);
         fig("objects_per_s", row.objects_per_s);
         fig("cores_busy", client.cores_busy);
+        fig("client_cores", cores);
         (
             Verdict::Latency,
             format!(
-                "{:.1} requests in flight at {:.2} ms each give {:.0} objects/s; the client had CPU to spare ({:.2} cores busy), so more workers would go faster",
-                client.mean_in_flight, latency_ms, row.objects_per_s, client.cores_busy
+                "{:.1} requests in flight at {:.2} ms each give {:.0} objects/s; the client had CPU to spare ({:.2} of {:.2} usable cores busy)",
+                client.mean_in_flight, latency_ms, row.objects_per_s, client.cores_busy, cores
             ),
         )
     };
@@ -154,11 +196,10 @@ pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis
             ));
         }
     }
-    let p50 = row.breakdown.as_ref().map_or(row.ttlb_ms.p50, |b| b.steady_ttlb_ms.p50);
-    if row.workers <= 4 && p50 >= DELAYED_ACK_WINDOW_MS.0 && p50 <= DELAYED_ACK_WINDOW_MS.1 {
+    let per_worker = row.requests as f64 / f64::from(row.workers.min(row.pool_connections).max(1));
+    if row.workers > 1 && per_worker < FEW_OBJECTS_PER_WORKER {
         notes.push(format!(
-            "p50 {p50:.1} ms at {} worker(s) is in the 38-50 ms window of the 40 ms delayed-ACK timer: if the service should answer faster, check TCP_NODELAY on both ends",
-            row.workers
+            "only {per_worker:.1} objects per worker: the slowest requests decide the wall time, so the figures are noisy; read more objects (at least {FEW_OBJECTS_PER_WORKER:.0} per worker)"
         ));
     }
     if verdict != Verdict::Pool && client.in_flight_ratio < 0.7 && row.workers > 1 && row.ok > 0 {
@@ -207,6 +248,98 @@ pub(crate) fn queueing_notes(rows: &mut [ConfigResult]) {
     }
 }
 
+/// The verdicts read against each bucket's curve, so no row contradicts it:
+/// - a `latency` row whose throughput is less than [`FLAT_GAIN`] times the best at
+///   fewer workers is on a flat segment: more workers did not go faster, so it is a
+///   `plateau`, with what was checked and found not to explain it;
+/// - a `latency` row on the rising part says more workers would go faster;
+/// - a row at 4 workers or fewer whose first byte sits in the 38-50 ms window gets the
+///   delayed-ACK note only with the stall's signature: the same bucket answers in less
+///   than half that at more workers, or the row's own first bytes are bimodal (p50
+///   well below a p90 in the window).
+pub(crate) fn curve_verdicts(rows: &mut [ConfigResult]) {
+    use crate::model::stats::{first_seen, median};
+    let buckets: Vec<String> = first_seen(rows.iter().map(|r| r.bucket.clone()));
+    for bucket in buckets {
+        let mut workers: Vec<u32> = first_seen(rows.iter().filter(|r| r.bucket == bucket).map(|r| r.workers));
+        workers.sort_unstable();
+        let rate = |w: u32, rows: &[ConfigResult]| {
+            median(
+                rows.iter()
+                    .filter(|r| r.bucket == bucket && r.workers == w && r.ok > 0)
+                    .map(|r| r.objects_per_s)
+                    .collect(),
+            )
+        };
+        let rates: Vec<(u32, Option<f64>)> = workers.iter().map(|&w| (w, rate(w, rows))).collect();
+        let ttfb = |r: &ConfigResult| r.breakdown.as_ref().map_or(r.ttfb_ms.p50, |b| b.steady_ttfb_ms.p50);
+        let fastest_first_byte_more_workers = |w: u32, rows: &[ConfigResult]| {
+            rows.iter()
+                .filter(|r| r.bucket == bucket && r.workers > w && r.ok > 0)
+                .map(ttfb)
+                .filter(|t| *t > 0.0)
+                .min_by(f64::total_cmp)
+        };
+        let quicker: Vec<(u32, Option<f64>)> = workers
+            .iter()
+            .map(|&w| (w, fastest_first_byte_more_workers(w, rows)))
+            .collect();
+        for r in rows.iter_mut().filter(|r| r.bucket == bucket) {
+            let here = rates.iter().find(|(w, _)| *w == r.workers).and_then(|x| x.1);
+            let before = rates
+                .iter()
+                .filter(|(w, _)| *w < r.workers)
+                .filter_map(|(w, x)| x.map(|x| (*w, x)))
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            let p50 = ttfb(r);
+            let p90 = r.breakdown.as_ref().map_or(r.ttfb_ms.p90, |b| b.steady_ttfb_ms.p90);
+            let in_window = |t: f64| (DELAYED_ACK_WINDOW_MS.0..=DELAYED_ACK_WINDOW_MS.1).contains(&t);
+            let quicker_elsewhere = quicker.iter().find(|(w, _)| *w == r.workers).and_then(|x| x.1);
+            let client = r.client.clone().unwrap_or_default();
+            let pool_wait = r.pool_wait_ms.mean;
+            let errors = r.errors.total;
+            let Some(d) = r.diagnosis.as_mut() else { continue };
+            if r.workers <= 4 && in_window(p50) && (quicker_elsewhere.is_some_and(|q| q < 0.5 * p50)) {
+                d.notes.push(format!(
+                    "first byte p50 {p50:.1} ms at {} worker(s), in the 38-50 ms window of the 40 ms delayed-ACK timer, while this bucket answers in {:.1} ms with more workers: a request or response written in two pieces without TCP_NODELAY stalls like this; check TCP_NODELAY on both ends",
+                    r.workers,
+                    quicker_elsewhere.unwrap_or(0.0)
+                ));
+            } else if r.workers <= 4 && in_window(p90) && p50 < 0.5 * p90 {
+                d.notes.push(format!(
+                    "first bytes are bimodal at {} worker(s): p50 {p50:.1} ms but p90 {p90:.1} ms, in the window of the 40 ms delayed-ACK timer: some requests stall on it; check TCP_NODELAY on both ends",
+                    r.workers
+                ));
+            }
+            if d.verdict != Verdict::Latency {
+                continue;
+            }
+            match (here, before) {
+                (Some(x), Some((w0, x0))) if x < FLAT_GAIN * x0 => {
+                    d.verdict = Verdict::Plateau;
+                    d.figures.insert("objects_per_s".into(), round3(x));
+                    d.figures.insert("objects_per_s_at_fewer_workers".into(), round3(x0));
+                    d.figures.insert("fewer_workers".into(), f64::from(w0));
+                    d.explanation = format!(
+                        "throughput stopped growing: {x:.0} objects/s at {} workers against {x0:.0} at {w0}; checked and not the cause: client CPU ({:.2} of {:.2} usable cores busy, runtime busy {:.0}%){}, the pool (requests waited {pool_wait:.2} ms on average), errors ({errors}), throttling (none), bandwidth (no ceiling given: pass --bandwidth-mib-s if one is known); look at what the requests wait for (the queueing note, the server, the network)",
+                        r.workers,
+                        client.cores_busy,
+                        client.client_cores,
+                        100.0 * client.runtime_busy_ratio,
+                        client
+                            .machine_cores_busy
+                            .map_or(String::new(), |m| format!(", machine CPU ({m:.2} of {} cores busy)", client.vcpus)),
+                    );
+                }
+                (Some(_), _) => d
+                    .explanation
+                    .push_str(": the curve still rises here, so more workers would go faster"),
+                _ => {}
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +373,7 @@ mod tests {
                 runtime_worker_threads: 2,
                 vcpus: 2,
                 peak_rss_bytes: 1 << 20,
+                ..ClientMeasure::default()
             },
         ));
         r
@@ -269,13 +403,21 @@ mod tests {
         let mut r = healthy();
         r.errors.add(ErrorKind::Throttled, 3);
         assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Throttled);
+        // A 503 that a retry got past is throttling too.
         let mut r = healthy();
         r.retries = 1;
-        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Throttled);
-        // One retry in 1,000 requests is below 0.5%.
+        r.throttled_responses = 1;
+        let d = diagnose_row(&r, 2, &t);
+        assert_eq!(d.verdict, Verdict::Throttled);
+        assert_eq!(d.figures["retries_after_throttling"], 1.0);
+        // A retry after a timeout or a reset is not.
+        let mut r = healthy();
+        r.retries = 5;
+        assert_ne!(diagnose_row(&r, 2, &t).verdict, Verdict::Throttled);
+        // One throttle in 1,000 requests is below 0.5%.
         let mut r = healthy();
         r.requests = 1000;
-        r.retries = 1;
+        r.throttled_responses = 1;
         assert_ne!(diagnose_row(&r, 2, &t).verdict, Verdict::Throttled);
     }
 
@@ -316,6 +458,7 @@ mod tests {
             runtime_worker_threads: threads,
             vcpus: 2,
             peak_rss_bytes: 0,
+            ..ClientMeasure::default()
         }
     }
 
@@ -356,10 +499,8 @@ mod tests {
     }
 
     #[test]
-    fn notes_flag_delayed_ack_and_cold_requests() {
+    fn cold_requests_and_few_objects_per_worker_are_noted() {
         let mut r = healthy();
-        r.workers = 1;
-        r.ttlb_ms = pct(42.0);
         r.breakdown = Some(Breakdown {
             steady_ttlb_ms: pct(42.0),
             cold_requests: 1,
@@ -368,8 +509,104 @@ mod tests {
             ..Breakdown::default()
         });
         let d = diagnose_row(&r, 2, &Thresholds::default());
-        assert!(d.notes.iter().any(|n| n.contains("delayed-ACK")), "{:?}", d.notes);
         assert!(d.notes.iter().any(|n| n.contains("cold request")), "{:?}", d.notes);
+        assert!(
+            !d.notes.iter().any(|n| n.contains("objects per worker")),
+            "10 per worker: {:?}",
+            d.notes
+        );
+        r.workers = 40;
+        r.pool_connections = 40;
+        let d = diagnose_row(&r, 2, &Thresholds::default());
+        assert!(
+            d.notes.iter().any(|n| n.contains("2.5 objects per worker")),
+            "{:?}",
+            d.notes
+        );
+    }
+
+    /// A bucket's rows at `points` (workers, objects/s, first byte p50 ms, p90 ms),
+    /// diagnosed, then read against their curve.
+    fn curve(points: &[(u32, f64, f64, f64)]) -> Vec<ConfigResult> {
+        let mut rows: Vec<ConfigResult> = points
+            .iter()
+            .map(|&(w, x, p50, p90)| {
+                let mut r = healthy();
+                r.workers = w;
+                r.pool_connections = w;
+                r.requests = 1000;
+                r.ok = 1000;
+                r.objects_per_s = x;
+                r.ttfb_ms = Percentiles { p50, p90, ..pct(p50) };
+                r.client = Some(ClientSide::of(&r, on_two_vcpus(10, 2)));
+                r.diagnosis = Some(diagnose_row(&r, 2, &Thresholds::default()));
+                r
+            })
+            .collect();
+        curve_verdicts(&mut rows);
+        rows
+    }
+
+    fn verdicts(rows: &[ConfigResult]) -> Vec<Verdict> {
+        rows.iter().map(|r| r.diagnosis.as_ref().unwrap().verdict).collect()
+    }
+
+    #[test]
+    fn a_flat_segment_is_a_plateau_not_latency() {
+        // The seed demo's standard-like curve: flat from 128 workers (211 -> 200 ms).
+        let rows = curve(&[
+            (64, 2900.0, 18.0, 30.0),
+            (128, 4740.0, 20.0, 40.0),
+            (256, 5000.0, 25.0, 60.0),
+        ]);
+        assert_eq!(
+            verdicts(&rows),
+            vec![Verdict::Latency, Verdict::Latency, Verdict::Plateau]
+        );
+        let d = rows[2].diagnosis.as_ref().unwrap();
+        assert!(
+            d.explanation.contains("stopped growing") && d.explanation.contains("checked"),
+            "{}",
+            d.explanation
+        );
+        assert!(
+            !d.explanation.contains("more workers would go faster"),
+            "{}",
+            d.explanation
+        );
+        assert_eq!(d.figures["fewer_workers"], 128.0);
+        let rising = rows[1].diagnosis.as_ref().unwrap();
+        assert!(
+            rising.explanation.ends_with("so more workers would go faster"),
+            "{}",
+            rising.explanation
+        );
+    }
+
+    #[test]
+    fn delayed_ack_is_noted_only_with_its_signature() {
+        // 42 ms at 1 worker, 5 ms with more: the stall's signature.
+        let rows = curve(&[(1, 24.0, 42.0, 44.0), (8, 1500.0, 5.0, 7.0)]);
+        let d = rows[0].diagnosis.as_ref().unwrap();
+        assert!(d.notes.iter().any(|n| n.contains("delayed-ACK")), "{:?}", d.notes);
+        // 42 ms everywhere: an ordinary S3 Standard latency, no note.
+        let rows = curve(&[(1, 24.0, 42.0, 60.0), (8, 190.0, 42.0, 60.0)]);
+        assert!(!rows[0]
+            .diagnosis
+            .as_ref()
+            .unwrap()
+            .notes
+            .iter()
+            .any(|n| n.contains("delayed-ACK")));
+        // Bimodal first bytes at one worker: noted.
+        let rows = curve(&[(1, 80.0, 6.0, 41.0), (8, 600.0, 6.0, 41.0)]);
+        assert!(rows[0]
+            .diagnosis
+            .as_ref()
+            .unwrap()
+            .notes
+            .iter()
+            .any(|n| n.contains("bimodal")));
     }
 
     #[test]

@@ -8,6 +8,8 @@ use clap::{Args, Parser, Subcommand};
 use crate::lab::{self, LatencyProfile};
 use crate::render::plot;
 use crate::s3::{ClientOptions, CredentialSource};
+use crate::sys::cpu::{LAMBDA_MAX_VCPUS, LAMBDA_MB_PER_VCPU};
+use crate::sys::quota::CpuQuota;
 
 use super::CliError;
 
@@ -151,7 +153,50 @@ pub struct LocalArgs {
     #[arg(long, value_name = "MS")]
     pub target_wall_ms: Option<u64>,
     #[command(flatten)]
+    pub quota: QuotaArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// A CPU quota for the measuring client, to try a Lambda's CPU share on this machine.
+#[derive(Args, Clone, Copy)]
+pub struct QuotaArgs {
+    /// Run the client under a CPU quota of this many cores (a cgroup; needs permission
+    /// to create one). The embedded server of `local` stays outside it.
+    #[arg(long, value_name = "CORES", conflicts_with = "lambda_memory_mb")]
+    pub cpu_quota: Option<f64>,
+    /// The quota a Lambda function of this memory gets: MB / 1,769 cores (at most 6).
+    #[arg(long, value_name = "MB")]
+    pub lambda_memory_mb: Option<u32>,
+}
+
+impl QuotaArgs {
+    /// The quota asked for, in cores, checked.
+    pub fn cores(&self) -> Result<Option<f64>, CliError> {
+        if let Some(mb) = self.lambda_memory_mb {
+            if !crate::plan::LAMBDA_MEMORY_MB.contains(&mb) {
+                return Err(CliError::Usage(format!(
+                    "--lambda-memory-mb: must be between 128 and 10240 (Lambda's limits), got {mb}"
+                )));
+            }
+            return Ok(Some((f64::from(mb) / LAMBDA_MB_PER_VCPU).min(LAMBDA_MAX_VCPUS)));
+        }
+        Ok(self.cpu_quota)
+    }
+
+    /// Enters the quota, if one was asked for; the client runs under it while the
+    /// returned guard lives.
+    pub fn enter(&self) -> Result<Option<CpuQuota>, CliError> {
+        let Some(cores) = self.cores()? else { return Ok(None) };
+        let flag = if self.lambda_memory_mb.is_some() {
+            "--lambda-memory-mb"
+        } else {
+            "--cpu-quota"
+        };
+        let quota = CpuQuota::enter(cores).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
+        eprintln!("client CPU quota: {cores:.3} cores ({flag})");
+        Ok(Some(quota))
+    }
 }
 
 #[derive(Args)]
@@ -167,6 +212,8 @@ pub struct RunArgs {
     /// Skip the first-request check of each bucket.
     #[arg(long)]
     pub no_preflight: bool,
+    #[command(flatten)]
+    pub quota: QuotaArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -110,6 +110,7 @@ pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> 
         plan.object_count(),
         plan.total_requests()
     );
+    let quota = args.quota.enter()?;
     let mut result = engine::run(
         &client,
         &plan,
@@ -120,6 +121,7 @@ pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> 
         ProgressMode::for_stderr(args.output.quiet).observer(),
     )
     .await;
+    drop(quota);
     analyse(&mut result, &thresholds);
     if !args.output.quiet {
         eprint!(

@@ -23,6 +23,7 @@ use super::{human, write_json, write_plot, CliError, Context};
 
 pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliError> {
     args.output.check()?;
+    args.quota.cores()?;
     let buckets = vec![
         ("standard-like".to_string(), LatencyProfile::Standard),
         ("express-like".to_string(), LatencyProfile::Express),
@@ -84,6 +85,8 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
         plan.workers(),
         plan.pool_connections()
     );
+    // The quota takes the client only: the server was started before.
+    let quota = args.quota.enter()?;
     let server_cpu_before = server.cpu_time();
     let requests_before = client.transport().counters().requests_sent;
     let mut result = engine::run(
@@ -96,6 +99,7 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
         ProgressMode::for_stderr(args.output.quiet).observer(),
     )
     .await;
+    drop(quota);
     analyse(&mut result, &thresholds);
     let requests = client.transport().counters().requests_sent - requests_before;
     let server_cpu = match (server_cpu_before, server.cpu_time()) {

@@ -16,6 +16,7 @@ use crate::model::{ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percen
 use crate::plan::Plan;
 use crate::s3::get::get_one;
 use crate::s3::SweepClient;
+use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
 use crate::transport::{ColdProbe, COLD_PROBE};
 
@@ -69,6 +70,8 @@ pub(crate) async fn run_config(
     let started = Arc::new(AtomicU64::new(0));
     let counters_before = client.transport().counters();
     let cpu_before = usage::process_cpu_time();
+    let machine_before = usage::machine_busy_time();
+    let usable = UsableCpu::read();
     let start = Instant::now();
     let started_at = SystemTime::now();
     let mut tasks = tokio::task::JoinSet::new();
@@ -141,6 +144,7 @@ pub(crate) async fn run_config(
         ok,
         errors,
         retries: counters.requests_sent.saturating_sub(started.load(Ordering::Relaxed)),
+        throttled_responses: counters.throttled_responses,
         bytes,
         child: schedule.map(|_| ChildMeasure::new(started_at, wall, [&ttfb, &ttlb, &pool_wait])),
         wall_ms: round3(wall_s * 1000.0),
@@ -168,6 +172,12 @@ pub(crate) async fn run_config(
             runtime_worker_threads: busy.1,
             vcpus: usage::vcpus() as u32,
             peak_rss_bytes: usage::peak_rss_bytes(),
+            usable_cores: usable.cores,
+            cpu_source: usable.source.name(),
+            machine_busy: match (machine_before, usage::machine_busy_time()) {
+                (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+                _ => None,
+            },
         },
     ));
     Some(row)

@@ -29,6 +29,7 @@ use crate::model::stats::round3;
 use crate::model::{ConfigResult, Environment, LambdaEnvironment, SkippedConfig, SweepResult};
 use crate::plan::Plan;
 use crate::s3::{RequestSettings, SweepClient};
+use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
 use crate::transport::TransportSettings;
 
@@ -163,6 +164,7 @@ fn result_cut_short(rows: &[ConfigResult]) -> bool {
 
 /// The environment block of a result produced in this process by `client`.
 pub fn environment(client: &SweepClient, runner: &str, lambda: Option<LambdaEnvironment>) -> Environment {
+    let usable = UsableCpu::read();
     Environment {
         runner: runner.to_string(),
         os: std::env::consts::OS.to_string(),
@@ -172,6 +174,8 @@ pub fn environment(client: &SweepClient, runner: &str, lambda: Option<LambdaEnvi
         memory_total_bytes: usage::memory_total_bytes(),
         region: client.region().to_string(),
         endpoint: client.endpoint().map(str::to_string),
+        usable_cores: Some(usable.cores),
+        cpu_source: Some(usable.source.name().to_string()),
         lambda,
     }
 }

@@ -188,6 +188,7 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         ok,
         errors,
         retries,
+        throttled_responses: rows.iter().map(|r| r.2.throttled_responses).sum(),
         bytes,
         child: None,
         wall_ms: window_ms,

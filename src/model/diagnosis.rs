@@ -55,8 +55,21 @@ pub struct ClientSide {
     pub vcpus: u32,
     /// Worker threads of the async runtime that ran the requests.
     pub runtime_worker_threads: u32,
-    /// Cores the client can use at once: the smaller of the two above (the model's P).
+    /// Cores the client can use at once: the smaller of `usable_cores` and the runtime's
+    /// threads (the model's P). Fractional under a CPU quota or a small Lambda.
     pub client_cores: f64,
+    /// Cores' worth of CPU time the process may use: from Lambda's memory (1,769 MB per
+    /// vCPU), a cgroup quota, the affinity mask, or the core count (`cpu_source`).
+    #[serde(default)]
+    pub usable_cores: f64,
+    /// Where `usable_cores` comes from: `lambda_memory`, `cgroup_v2`, `cgroup_v1`,
+    /// `affinity` or `cores`.
+    #[serde(default)]
+    pub cpu_source: String,
+    /// The whole machine's busy CPU time over wall time (this process, a server the tool
+    /// started, anything else), when the system reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_cores_busy: Option<f64>,
     /// Process CPU time (all threads) divided by wall time.
     pub cores_busy: f64,
     /// Busy time of the runtime's workers over (wall time x workers): 1.0 means the
@@ -80,13 +93,19 @@ pub struct ClientMeasure {
     pub runtime_worker_threads: u32,
     pub vcpus: u32,
     pub peak_rss_bytes: u64,
+    /// Usable cores (0: unknown, the vCPUs count) and their source.
+    pub usable_cores: f64,
+    pub cpu_source: &'static str,
+    /// The machine's busy CPU time during the configuration.
+    pub machine_busy: Option<Duration>,
 }
 
 /// What bound a configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// Throughput is requests in flight over latency: more workers would help.
+    /// Throughput is requests in flight over latency, and the curve still rises here:
+    /// more workers would help.
     Latency,
     /// The client's CPU is saturated: cores busy near the vCPUs, or the runtime never idle.
     ClientCpu,
@@ -94,10 +113,16 @@ pub enum Verdict {
     Pool,
     /// MiB/s near the configured bandwidth ceiling.
     Bandwidth,
-    /// 503 SlowDown / 429 or retries.
+    /// 503 SlowDown / 429 answers to GETs (retried ones included).
     Throttled,
     /// Too many requests failed for the timings to mean much.
     Errors,
+    /// The machine's CPU is used up (the client plus a server the tool started, or other
+    /// load it can see), while the client alone is below its share.
+    MachineCpu,
+    /// Throughput stopped growing with more workers and nothing measured explains it
+    /// (the explanation lists what was checked).
+    Plateau,
 }
 
 impl Verdict {
@@ -109,6 +134,8 @@ impl Verdict {
             Verdict::Bandwidth => "bandwidth",
             Verdict::Throttled => "throttled",
             Verdict::Errors => "errors",
+            Verdict::MachineCpu => "machine_cpu",
+            Verdict::Plateau => "plateau",
         }
     }
 }

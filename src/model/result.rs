@@ -95,6 +95,12 @@ pub struct Environment {
     pub region: String,
     /// Explicit endpoint, when not AWS's own.
     pub endpoint: Option<String>,
+    /// Cores' worth of CPU time the process could use, and where that comes from (see
+    /// the rows' `client` block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usable_cores: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_source: Option<String>,
     /// Lambda facts when run in Lambda.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lambda: Option<LambdaEnvironment>,
@@ -143,6 +149,10 @@ pub struct ConfigResult {
     pub errors: ErrorCounts,
     /// Attempts beyond the first, over all requests.
     pub retries: u64,
+    /// 503 SlowDown / 429 answers to GETs, every attempt counted (a retried throttle
+    /// included, so `retries` minus this is what other causes retried at most).
+    #[serde(default)]
+    pub throttled_responses: u64,
     /// Body bytes received by successful requests.
     pub bytes: u64,
     /// From the first request issued to the last body byte of the last one.
@@ -317,10 +327,18 @@ impl ClientSide {
         let vcpus = m.vcpus.max(1);
         let mean_in_flight = row.objects_per_s * row.ttlb_ms.mean / 1000.0;
         let possible = row.possible_in_flight();
+        let usable = if m.usable_cores > 0.0 {
+            m.usable_cores
+        } else {
+            f64::from(vcpus)
+        };
         ClientSide {
             vcpus,
             runtime_worker_threads: threads,
-            client_cores: f64::from(vcpus.min(threads)),
+            client_cores: round3(usable.min(f64::from(threads))),
+            usable_cores: round3(usable),
+            cpu_source: if m.usable_cores > 0.0 { m.cpu_source } else { "cores" }.to_string(),
+            machine_cores_busy: m.machine_busy.map(|b| round3(b.as_secs_f64() * 1000.0 / wall_ms)),
             cores_busy: round3(row.cpu_ms / wall_ms),
             runtime_busy_ratio: round3(
                 (m.runtime_busy.as_secs_f64() * 1000.0 / (wall_ms * f64::from(threads))).min(1.0),

@@ -2,5 +2,7 @@
 //! ([`usage`]), and the file-descriptor budget ([`limits`]). Imports nothing from the
 //! crate.
 
+pub mod cpu;
 pub mod limits;
+pub mod quota;
 pub mod usage;

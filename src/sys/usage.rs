@@ -47,6 +47,20 @@ pub fn child_cpu_time(pid: u32) -> Option<Duration> {
     Some(Duration::from_secs_f64((utime + stime) as f64 / ticks as f64))
 }
 
+/// CPU time the whole machine has been busy (user, nice, system, irq, softirq, steal;
+/// all cores), from the first line of `/proc/stat`. `None` where it is not available.
+pub fn machine_busy_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?.strip_prefix("cpu ")?;
+    let f: Vec<u64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal
+    let busy = [0, 1, 2, 5, 6, 7].iter().filter_map(|&i| f.get(i)).sum::<u64>();
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let ticks = if ticks > 0 { ticks as u64 } else { 100 };
+    Some(Duration::from_secs_f64(busy as f64 / ticks as f64))
+}
+
 /// vCPUs this process may run on.
 pub fn vcpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -71,6 +71,8 @@ pub struct TransportCounters {
     pub requests_sent: u64,
     /// S3 Express `CreateSession` calls sent.
     pub session_requests: u64,
+    /// 503 / 429 answers to requests other than `CreateSession`.
+    pub throttled_responses: u64,
 }
 
 impl TransportCounters {
@@ -82,6 +84,7 @@ impl TransportCounters {
             connect_ns: self.connect_ns - earlier.connect_ns,
             requests_sent: self.requests_sent - earlier.requests_sent,
             session_requests: self.session_requests - earlier.session_requests,
+            throttled_responses: self.throttled_responses - earlier.throttled_responses,
         }
     }
 }
@@ -173,6 +176,7 @@ pub(crate) struct Counters {
     connect_ns: AtomicU64,
     requests_sent: AtomicU64,
     session_requests: AtomicU64,
+    throttled_responses: AtomicU64,
     connections_open: AtomicI64,
 }
 
@@ -253,6 +257,7 @@ impl Transport {
             connect_ns: c.connect_ns.load(Ordering::Relaxed),
             requests_sent: c.requests_sent.load(Ordering::Relaxed),
             session_requests: c.session_requests.load(Ordering::Relaxed),
+            throttled_responses: c.throttled_responses.load(Ordering::Relaxed),
         }
     }
 
@@ -321,7 +326,8 @@ impl HttpConnector for TransportConnector {
         };
         hand_over_connection(&mut request);
         let counters = &self.transport.inner.counters;
-        if is_create_session(request.uri()) {
+        let session = is_create_session(request.uri());
+        if session {
             counters.session_requests.fetch_add(1, Ordering::Relaxed);
             if let Some(probe) = current_probe() {
                 probe.sessions.fetch_add(1, Ordering::Relaxed);
@@ -329,6 +335,7 @@ impl HttpConnector for TransportConnector {
         } else {
             counters.requests_sent.fetch_add(1, Ordering::Relaxed);
         }
+        let counters = counters.clone();
         let pool = self.transport.current();
         let served = Arc::new(RequestServed::default());
         let response = REQUEST_SERVED.scope(served.clone(), pool.client.request(request));
@@ -350,6 +357,9 @@ impl HttpConnector for TransportConnector {
             let response = response
                 .map_err(|err| classify_hyper_error(Box::new(err)))?
                 .map(SdkBody::from_body_1_x);
+            if !session && matches!(response.status().as_u16(), 429 | 503) {
+                counters.throttled_responses.fetch_add(1, Ordering::Relaxed);
+            }
             HttpResponse::try_from(response).map_err(|err| ConnectorError::other(err.into(), None))
         })
     }
@@ -422,6 +432,7 @@ mod tests {
             connect_ns: 10,
             requests_sent: 5,
             session_requests: 1,
+            throttled_responses: 1,
         };
         let b = TransportCounters {
             connections_opened: 5,
@@ -429,6 +440,7 @@ mod tests {
             connect_ns: 30,
             requests_sent: 9,
             session_requests: 1,
+            throttled_responses: 3,
         };
         let d = b.since(&a);
         assert_eq!(d.connections_opened, 3);
@@ -436,5 +448,6 @@ mod tests {
         assert_eq!(d.connect_ns, 20);
         assert_eq!(d.requests_sent, 4);
         assert_eq!(d.session_requests, 0);
+        assert_eq!(d.throttled_responses, 2);
     }
 }
