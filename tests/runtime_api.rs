@@ -16,6 +16,39 @@ use s3sweep::s3::SweepClient;
 
 const LAMBDA: &str = env!("CARGO_BIN_EXE_s3sweep-lambda");
 
+/// The embedded server with `bucket` (`objects` of `size` bytes seeded) and a Runtime
+/// API with `processes` function processes pointed at it, with the variables `env`
+/// gives for that Runtime API.
+async fn lab_and_functions(
+    (bucket, profile): (&str, LatencyProfile),
+    (objects, size): (u32, u64),
+    processes: usize,
+    env: impl FnOnce(&Runtime) -> Vec<(&'static str, String)>,
+) -> (s3sweep::lab::RunningServer, Runtime) {
+    let server = server_with(&[(bucket, profile)]).await;
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
+    seed_bucket(&client, bucket, objects, size).await;
+    let rt = Runtime::start().await;
+    let mut all = env(&rt);
+    all.push(("S3SWEEP_ENDPOINT_URL", server.endpoint()));
+    rt.spawn_functions(LAMBDA, processes, &all);
+    (server, rt)
+}
+
+/// The variables of a coordinator that invokes its children through `rt`, and `more`.
+fn fanout_env(rt: &Runtime, more: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+    let mut env = vec![
+        ("S3SWEEP_FANOUT_FUNCTION", "s3sweep".to_string()),
+        ("AWS_ENDPOINT_URL_LAMBDA", format!("http://{}", rt.addr)),
+        ("AWS_ACCESS_KEY_ID", "test".into()),
+        ("AWS_SECRET_ACCESS_KEY", "test".into()),
+    ];
+    env.extend(more.iter().map(|(k, v)| (*k, v.to_string())));
+    env
+}
+
 fn answered(ending: Ending) -> (Value, usize, Duration) {
     match ending {
         Ending::Answered { body, after } => (serde_json::from_slice(&body).unwrap(), body.len(), after),
@@ -28,20 +61,10 @@ async fn a_sweep_that_cannot_finish_answers_before_the_deadline_with_a_cut_short
     // 400 GETs at one worker, standard-like (~17 ms each): ~7 s of work against a 5 s
     // deadline with a 1.5 s margin. Without a cut inside the configuration the
     // function is killed at 5 s and every row is lost.
-    let server = server_with(&[("slow-bucket", LatencyProfile::Standard)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    seed_bucket(&client, "slow-bucket", 400, 46_080).await;
-    let rt = Runtime::start().await;
-    rt.spawn_functions(
-        LAMBDA,
-        1,
-        &[
-            ("S3SWEEP_ENDPOINT_URL", server.endpoint()),
-            ("S3SWEEP_SAFETY_MARGIN_MS", "1500".into()),
-        ],
-    );
+    let (server, rt) = lab_and_functions(("slow-bucket", LatencyProfile::Standard), (400, 46_080), 1, |_| {
+        vec![("S3SWEEP_SAFETY_MARGIN_MS", "1500".into())]
+    })
+    .await;
     let event = json!({"buckets": ["slow-bucket"], "object_count": 400, "workers": [1, 8], "warmup": false});
     let deadline = Duration::from_secs(5);
     let (_, ending) = rt.invoke(serde_json::to_vec(&event).unwrap(), deadline).await;
@@ -87,24 +110,10 @@ async fn a_sweep_that_cannot_finish_answers_before_the_deadline_with_a_cut_short
 async fn slow_children_answer_in_time_and_the_coordinator_keeps_their_rows() {
     // Two children of 200 GETs each at one worker (~3.4 s each) under a coordinator
     // with 6 s: the children must stop in time for the coordinator to merge.
-    let server = server_with(&[("slow-bucket", LatencyProfile::Standard)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    seed_bucket(&client, "slow-bucket", 400, 46_080).await;
-    let rt = Runtime::start().await;
-    rt.spawn_functions(
-        LAMBDA,
-        3,
-        &[
-            ("S3SWEEP_ENDPOINT_URL", server.endpoint()),
-            ("S3SWEEP_SAFETY_MARGIN_MS", "1000".into()),
-            ("S3SWEEP_FANOUT_FUNCTION", "s3sweep".into()),
-            ("AWS_ENDPOINT_URL_LAMBDA", format!("http://{}", rt.addr)),
-            ("AWS_ACCESS_KEY_ID", "test".into()),
-            ("AWS_SECRET_ACCESS_KEY", "test".into()),
-        ],
-    );
+    let (server, rt) = lab_and_functions(("slow-bucket", LatencyProfile::Standard), (400, 46_080), 3, |rt| {
+        fanout_env(rt, &[("S3SWEEP_SAFETY_MARGIN_MS", "1000")])
+    })
+    .await;
     let event = json!({
         "buckets": ["slow-bucket"], "object_count": 400, "workers": [1, 8], "warmup": false,
         "fanout": {"invocations": 2, "start_delay_ms": 300}
@@ -149,24 +158,10 @@ async fn slow_children_answer_in_time_and_the_coordinator_keeps_their_rows() {
 async fn a_fanout_answer_over_6_mb_is_trimmed_and_says_what_it_dropped() {
     // 4 children x 800 configurations: every child's rows kept would pass 6 MB (600 make
     // about 6.2 MB with the merged rows).
-    let server = server_with(&[("many-bucket", LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    seed_bucket(&client, "many-bucket", 2, 1_024).await;
-    let rt = Runtime::start().await;
-    rt.spawn_functions(
-        LAMBDA,
-        5,
-        &[
-            ("S3SWEEP_ENDPOINT_URL", server.endpoint()),
-            ("S3SWEEP_FANOUT_FUNCTION", "s3sweep".into()),
-            ("S3SWEEP_FANOUT_MAX", "4".into()),
-            ("AWS_ENDPOINT_URL_LAMBDA", format!("http://{}", rt.addr)),
-            ("AWS_ACCESS_KEY_ID", "test".into()),
-            ("AWS_SECRET_ACCESS_KEY", "test".into()),
-        ],
-    );
+    let (server, rt) = lab_and_functions(("many-bucket", LatencyProfile::None), (2, 1_024), 5, |rt| {
+        fanout_env(rt, &[("S3SWEEP_FANOUT_MAX", "4")])
+    })
+    .await;
     let workers: Vec<u32> = (1..=40).collect();
     let event = json!({
         "buckets": ["many-bucket"], "object_count": 2, "workers": workers, "repetitions": 20,

@@ -346,15 +346,7 @@ pub fn compare(a: &SweepResult, b: &SweepResult, options: &CompareOptions) -> Re
 mod tests {
     use super::*;
     use crate::analysis::summarized as result;
-    use crate::model::test_rows::row;
-
-    fn reps(bucket: &str, workers: u32, walls: &[f64]) -> Vec<ConfigResult> {
-        walls
-            .iter()
-            .enumerate()
-            .map(|(i, &w)| row(bucket, workers, i as u32 + 1, w, 0))
-            .collect()
-    }
+    use crate::model::test_rows::reps;
 
     #[test]
     fn chance_of_non_overlap() {

@@ -96,4 +96,13 @@ pub(crate) mod test_rows {
             trimmed: None,
         }
     }
+
+    /// One row per wall time in `walls`: repetitions 1, 2, ... of (`bucket`, `workers`).
+    pub(crate) fn reps(bucket: &str, workers: u32, walls: &[f64]) -> Vec<ConfigResult> {
+        walls
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| row(bucket, workers, i as u32 + 1, w, 0))
+            .collect()
+    }
 }

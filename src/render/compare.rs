@@ -110,16 +110,7 @@ mod tests {
     use super::*;
     use crate::analysis::compare::{compare, CompareOptions};
     use crate::analysis::summarized as result;
-    use crate::model::test_rows::row;
-    use crate::model::ConfigResult;
-
-    fn reps(bucket: &str, workers: u32, walls: &[f64]) -> Vec<ConfigResult> {
-        walls
-            .iter()
-            .enumerate()
-            .map(|(i, &w)| row(bucket, workers, i as u32 + 1, w, 0))
-            .collect()
-    }
+    use crate::model::test_rows::reps;
 
     #[test]
     fn significance_is_claimed_only_with_enough_repetitions() {
