@@ -146,6 +146,7 @@ pub fn environment(client: &SweepClient, runner: &str, lambda: Option<LambdaEnvi
         memory_total_bytes: usage::memory_total_bytes(),
         region: client.region().to_string(),
         endpoint: client.endpoint().map(str::to_string),
+        credentials: Some(client.credentials().to_string()),
         lambda,
     }
 }

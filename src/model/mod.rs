@@ -77,6 +77,7 @@ pub(crate) mod test_rows {
                 memory_total_bytes: None,
                 region: "us-east-1".into(),
                 endpoint: None,
+                credentials: None,
                 lambda: None,
             },
             request: SweepRequest::new(names),

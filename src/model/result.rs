@@ -79,6 +79,11 @@ pub struct Environment {
     pub region: String,
     /// Explicit endpoint, when not AWS's own.
     pub endpoint: Option<String>,
+    /// Where the keys that signed the requests came from: `lab` (the embedded
+    /// server's fixed keys) or `chain` (the standard AWS chain: environment, profile,
+    /// SSO, role). Absent in results written before it was recorded.
+    #[serde(default)]
+    pub credentials: Option<String>,
     /// Lambda facts when run in Lambda.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lambda: Option<LambdaEnvironment>,
