@@ -33,32 +33,29 @@ fn flag_of(field: &str) -> Option<&'static str> {
 
 /// A request error with every problem named by where it came from: the flag for
 /// fields in `from_flags`, else the event file (`file: `workers[0]``), else the
-/// field alone.
+/// field alone. When every problem is the file's, the file is named once.
 pub fn name_sources(err: &RequestError, from_flags: &BTreeSet<String>, file: Option<&Path>) -> CliError {
+    let flag_for = |field: &str| {
+        let top = field.split(['[', '.']).next().unwrap_or(field);
+        flag_of(field).filter(|_| from_flags.contains(top))
+    };
+    let n = err.problems.len();
+    let head = format!("invalid request ({n} problem{})", if n == 1 { "" } else { "s" });
+    let any_flag = err.problems.iter().any(|p| flag_for(&p.field).is_some());
     let parts: Vec<String> = err
         .problems
         .iter()
-        .map(|p| {
-            let top = p.field.split(['[', '.']).next().unwrap_or(&p.field);
-            match (flag_of(&p.field), file) {
-                (Some(flag), _) if from_flags.contains(top) => {
-                    if p.field == top {
-                        format!("{flag}: {}", p.message)
-                    } else {
-                        format!("{flag} (`{}`): {}", p.field, p.message)
-                    }
-                }
-                (_, Some(path)) => format!("{}: `{}`: {}", path.display(), p.field, p.message),
-                _ => format!("`{}`: {}", p.field, p.message),
-            }
+        .map(|p| match (flag_for(&p.field), file) {
+            (Some(flag), _) if p.field.contains(['[', '.']) => format!("{flag} (`{}`): {}", p.field, p.message),
+            (Some(flag), _) => format!("{flag}: {}", p.message),
+            (None, Some(path)) if any_flag => format!("{}: `{}`: {}", path.display(), p.field, p.message),
+            (None, _) => format!("`{}`: {}", p.field, p.message),
         })
         .collect();
-    let n = parts.len();
-    CliError::Usage(format!(
-        "invalid request ({n} problem{}): {}",
-        if n == 1 { "" } else { "s" },
-        parts.join("; ")
-    ))
+    match file {
+        Some(path) if !any_flag => CliError::Usage(format!("{}: {head}: {}", path.display(), parts.join("; "))),
+        _ => CliError::Usage(format!("{head}: {}", parts.join("; "))),
+    }
 }
 
 /// The plan of `run`: the event file's request (if any) with the flags' fields
@@ -73,20 +70,14 @@ pub fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
                 .map_err(|e| e.advice("give a request JSON file (the Lambda's event format, docs/usage.md), or build the request with --bucket and the other flags"))?;
             match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(map)) => map,
-                Ok(other) => {
-                    return Err(CliError::Usage(format!(
-                        "{}: the request must be a JSON object, got {}",
-                        path.display(),
-                        match other {
-                            Value::Array(_) => "an array",
-                            Value::String(_) => "a string",
-                            Value::Number(_) => "a number",
-                            Value::Bool(_) => "a boolean",
-                            _ => "null",
-                        }
-                    )))
-                }
-                Err(e) => return Err(CliError::Usage(format!("{}: not valid JSON: {e}", path.display()))),
+                // Not a JSON object: the plan says why, as for any event.
+                _ => match Plan::from_json(&text) {
+                    Err(err) => return Err(name_sources(&err, &BTreeSet::new(), Some(path))),
+                    Ok(plan) => match serde_json::to_value(plan.request()) {
+                        Ok(Value::Object(map)) => map,
+                        _ => Map::new(),
+                    },
+                },
             }
         }
         None if args.buckets.is_empty() => {
@@ -218,6 +209,11 @@ mod tests {
         let err = run_plan(&args(&["--event", &p, "--objects", "0"])).unwrap_err().line();
         assert!(err.contains(&format!("{p}: `workers[0]`")), "{err}");
         assert!(err.contains("--objects: must be"), "{err}");
+        let err = run_plan(&args(&["--event", &p])).unwrap_err().line();
+        assert!(
+            err.starts_with(&format!("{p}: invalid request (1 problem): `workers[0]`")),
+            "{err}"
+        );
         std::fs::remove_file(path).unwrap();
     }
 }
