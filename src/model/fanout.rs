@@ -11,14 +11,16 @@ use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerial
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::stats::round3;
+use super::stats::{round3, tidy};
 
 /// Added by a child to each row: when its timed phase ran and its latency histograms.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChildMeasure {
     /// Start of the timed phase, ms since the Unix epoch (microsecond resolution).
+    #[serde(serialize_with = "tidy::dec3")]
     pub started_unix_ms: f64,
     /// End of the timed phase (last body byte of the last request).
+    #[serde(serialize_with = "tidy::dec3")]
     pub finished_unix_ms: f64,
     /// Serialized histograms; the coordinator drops them from the rows it keeps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
