@@ -6,6 +6,7 @@
 pub mod diagnosis;
 pub mod errors;
 pub mod fanout;
+pub mod histogram;
 pub mod request;
 pub mod result;
 pub mod stats;
@@ -42,6 +43,7 @@ pub(crate) mod test_rows {
             retries: 0,
             bytes: 0,
             child: None,
+            ttlb_histogram_us: None,
             wall_ms,
             objects_per_s: 100_000.0 / wall_ms,
             mib_per_s: 0.0,

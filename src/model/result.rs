@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::diagnosis::{Analysis, Breakdown, ClientMeasure, ClientSide, Diagnosis};
 use super::errors::ErrorCounts;
 use super::fanout::ChildMeasure;
+use super::histogram::{cdf_points, decode_histogram, HistogramError};
 use super::request::{KeyRange, Split, SweepRequest};
 use super::stats::{first_seen, round3, tidy, Percentiles};
 
@@ -163,6 +164,12 @@ pub struct ConfigResult {
     pub connect_ms_total: f64,
     /// S3 Express `CreateSession` calls made during the configuration.
     pub session_requests: u64,
+    /// The time-to-last-byte histogram of the successful requests, compact (2
+    /// significant digits, hdrhistogram V2 + deflate, base64, microseconds; see
+    /// `model::histogram`): the plot's latency CDF. Absent in older results and for
+    /// rows without a successful request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttlb_histogram_us: Option<String>,
     /// Fan-out children only: the timed phase's wall-clock window and serialized
     /// latency histograms, so the coordinator can merge rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -385,6 +392,14 @@ impl SweepResult {
 }
 
 impl ConfigResult {
+    /// The latency CDF of the row from [`ConfigResult::ttlb_histogram_us`]: (ms,
+    /// fraction at or below), one point per bucket. `None` when the row has no
+    /// histogram.
+    pub fn ttlb_cdf(&self) -> Option<Result<Vec<(f64, f64)>, HistogramError>> {
+        let text = self.ttlb_histogram_us.as_deref()?;
+        Some(decode_histogram("ttlb_histogram_us", text).map(|h| cdf_points(&h)))
+    }
+
     /// Requests the engine could keep in flight on average: `min(workers, pool)`, less
     /// the last round that runs part empty (N requests in rounds of W average
     /// N / ceil(N / W)).
