@@ -39,8 +39,9 @@ pub enum Command {
     /// The demo: start the embedded S3 server with a Standard-like and an Express-like
     /// bucket, write the test objects, sweep both, print a table per bucket.
     Local(LocalArgs),
-    /// Run a sweep request (the Lambda's event JSON) against an endpoint or real AWS;
-    /// prints the result JSON on stdout and the tables on stderr.
+    /// Run a sweep against an endpoint or real AWS, built from flags (--bucket,
+    /// --workers, ...) or read from the Lambda's event JSON (--event); prints the
+    /// result JSON on stdout and the tables on stderr.
     Run(RunArgs),
     /// Write test objects to a bucket, skipping keys that exist, and record the keys
     /// written in a manifest.
