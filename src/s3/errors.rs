@@ -283,7 +283,7 @@ impl fmt::Display for BucketError {
                     Action::Delete => {
                         "nothing of the manifest can be there: check the manifest's bucket, endpoint and region"
                     }
-                    Action::Read => "create it, or fix the name in the request",
+                    Action::Read => "create it, or fix the bucket name",
                 })
             }
             BucketError::AccessDenied {
@@ -319,7 +319,7 @@ impl fmt::Display for BucketError {
                 detail,
             } => write!(
                 f,
-                "cannot reach {endpoint} for bucket {bucket:?} ({detail}): check that the endpoint is up and its URL (--endpoint), region and network are right"
+                "cannot reach {endpoint} for bucket {bucket:?} ({detail}): check that the endpoint is up and that its URL, the region and the network are right"
             ),
             BucketError::Other {
                 action,
