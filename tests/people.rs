@@ -24,6 +24,63 @@ fn ok(out: &Output) -> (String, String) {
     (stdout, stderr)
 }
 
+/// Every float of a result document (outside the echoed inputs: `request` and the
+/// analysis's `thresholds`) has at most three decimals or at most four significant
+/// digits: no `0.13497499999999998`. Returns how many floats were checked.
+fn assert_tidy(doc: &serde_json::Value) -> usize {
+    fn ok(text: &str) -> bool {
+        let (mantissa, exp) = match text.split_once(['e', 'E']) {
+            Some((m, e)) => (m, e.parse::<i32>().unwrap()),
+            None => (text, 0),
+        };
+        let mantissa = mantissa.trim_start_matches('-');
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let frac = frac.trim_end_matches('0');
+        let decimals = frac.len() as i32 - exp;
+        let digits = format!("{int}{frac}");
+        let significant = digits.trim_start_matches('0').trim_end_matches('0').len();
+        decimals <= 3 || significant <= 4
+    }
+    fn walk(v: &serde_json::Value, path: &str, bad: &mut Vec<String>, n: &mut usize) {
+        match v {
+            serde_json::Value::Number(x) if x.is_f64() => {
+                *n += 1;
+                if !ok(&x.to_string()) {
+                    bad.push(format!("{path} = {x}"));
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    walk(v, &format!("{path}[{i}]"), bad, n);
+                }
+            }
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    if (path.is_empty() && k == "request") || (path == ".analysis" && k == "thresholds") {
+                        continue;
+                    }
+                    walk(v, &format!("{path}.{k}"), bad, n);
+                }
+            }
+            _ => {}
+        }
+    }
+    let (mut bad, mut n) = (Vec::new(), 0);
+    walk(doc, "", &mut bad, &mut n);
+    assert!(bad.is_empty(), "untidy floats:\n{}", bad.join("\n"));
+    n
+}
+
+#[test]
+fn the_tidiness_check_catches_float_noise() {
+    let noisy = serde_json::json!({"results": [{"cpu_ms_per_get": 0.13497499999999998}]});
+    assert!(std::panic::catch_unwind(|| assert_tidy(&noisy)).is_err());
+    let fine = serde_json::json!({"a": 0.135, "b": 20248.418, "c": 0.0001235, "d": 1e-7, "e": 123457.0,
+                                  "request": {"prices": {"x": 0.0000166667}}});
+    assert_eq!(assert_tidy(&fine), 5);
+    assert!(std::panic::catch_unwind(|| assert_tidy(&serde_json::json!({"f": 1.23456e-7}))).is_err());
+}
+
 struct TempDir(PathBuf);
 
 impl TempDir {
@@ -88,6 +145,11 @@ fn local_then_report_tables_markdown_cost_and_plots() {
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     assert!(bytes.len() > 20_000, "{} bytes", bytes.len());
+    // Numbers rounded to what the measurement supports, everywhere in the document:
+    // rows, breakdowns, client blocks, figures, the model fit and predictions.
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(doc["analysis"]["buckets"][0]["fit"].is_object(), "{doc}");
+    assert!(assert_tidy(&doc) > 100);
 
     // report: the human tables and cost.
     let (text, _) = ok(&run(&["report", &json]));
@@ -167,6 +229,7 @@ fn compare_two_local_runs_and_two_buckets_of_one() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["pairs"].as_array().unwrap().len(), 2);
     assert!(v["pairs"][0]["configs"][0]["wall_ratio"].is_number());
+    assert!(assert_tidy(&v) > 10);
 
     let out = run(&["compare", &a, &b, "--bucket-a", "nope"]);
     assert!(!out.status.success());

@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::model::stats::median;
+use crate::model::stats::{median, tidy};
 use crate::model::{ConfigResult, SweepResult};
 
 /// Repetitions each side needs before a difference is called significant.
@@ -59,10 +59,15 @@ pub enum CompareError {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Spread {
     pub repetitions: usize,
+    #[serde(serialize_with = "tidy::dec3")]
     pub median_wall_ms: f64,
+    #[serde(serialize_with = "tidy::dec3")]
     pub min_wall_ms: f64,
+    #[serde(serialize_with = "tidy::dec3")]
     pub max_wall_ms: f64,
+    #[serde(serialize_with = "tidy::dec3")]
     pub median_objects_per_s: f64,
+    #[serde(serialize_with = "tidy::dec3")]
     pub median_ttfb_p50_ms: f64,
     pub errors: u64,
 }
@@ -88,9 +93,15 @@ impl Spread {
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Verdict {
     /// Every repetition of B was faster than every repetition of A.
-    BFaster { p: f64 },
+    BFaster {
+        #[serde(serialize_with = "tidy::sig4")]
+        p: f64,
+    },
     /// Every repetition of B was slower than every repetition of A.
-    BSlower { p: f64 },
+    BSlower {
+        #[serde(serialize_with = "tidy::sig4")]
+        p: f64,
+    },
     /// The ranges overlap: no difference beyond the runs' own spread.
     WithinSpread,
     /// Fewer than [`MIN_REPETITIONS`] on a side: no claim.
@@ -139,8 +150,10 @@ pub struct MatchedConfig {
     pub a: Spread,
     pub b: Spread,
     /// Median wall time, B / A (below 1: B faster).
+    #[serde(serialize_with = "tidy::sig4")]
     pub wall_ratio: f64,
     /// Median throughput, B / A (above 1: B faster).
+    #[serde(serialize_with = "tidy::sig4")]
     pub throughput_ratio: f64,
     pub verdict: Verdict,
 }

@@ -1,23 +1,44 @@
-//! The s3sweep command line: parses the arguments and calls [`s3sweep::cli::run`].
+//! The s3sweep command line: parses the arguments, calls [`s3sweep::cli::run`], and
+//! prints a failure as one line (`error: ...`) with a non-zero exit status. No
+//! backtrace for a failed command, whatever RUST_BACKTRACE says: those are for panics.
 //! Everything else is in the library (`src/cli/`).
 
 // mimalloc: the SDK allocates a lot per request; glibc malloc cost ~15% of client CPU.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+use std::process::ExitCode;
+
 use clap::Parser;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
+    let cli = match s3sweep::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => match s3sweep::cli::parse_error_line(&err, &std::env::args().collect::<Vec<_>>()) {
+            Some(line) => {
+                eprintln!("error: {line}");
+                return ExitCode::from(err.exit_code().clamp(1, 255) as u8);
+            }
+            // --help, --version: clap prints them.
+            None => err.exit(),
+        },
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| s3sweep::cli::log_filter(cli.verbose).into());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(filter)
         .init();
-    let cli = s3sweep::cli::Cli::parse();
     // Many pooled connections need many descriptors: lift the soft limit to the hard one.
     let fd_limits = s3sweep::sys::limits::raise_nofile();
     if let Some(from) = fd_limits.raised_from {
         tracing::debug!(from, to = fd_limits.soft, "raised the soft RLIMIT_NOFILE");
     }
-    s3sweep::cli::run(cli)?;
-    Ok(())
+    match s3sweep::cli::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {}", err.line());
+            ExitCode::from(err.exit_code())
+        }
+    }
 }

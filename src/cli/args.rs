@@ -3,11 +3,10 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use crate::lab::{self, LatencyProfile};
+use crate::lab::LatencyProfile;
 use crate::render::plot;
-use crate::s3::{ClientOptions, CredentialSource};
 use crate::sys::cpu::{LAMBDA_MAX_VCPUS, LAMBDA_MB_PER_VCPU};
 use crate::sys::quota::CpuQuota;
 
@@ -30,6 +29,11 @@ pub struct Cli {
     /// get the `bandwidth` verdict, and the model uses it. Default: unknown.
     #[arg(long, global = true)]
     pub bandwidth_mib_s: Option<f64>,
+    /// More detail on stderr: -v logs s3sweep's debug lines (the SDK's full error for
+    /// each failed call), -vv everything at debug, -vvv trace. RUST_LOG, when set,
+    /// wins.
+    #[arg(long, short, global = true, action = ArgAction::Count)]
+    pub verbose: u8,
 }
 
 #[derive(Subcommand)]
@@ -37,8 +41,9 @@ pub enum Command {
     /// The demo: start the embedded S3 server with a Standard-like and an Express-like
     /// bucket, write the test objects, sweep both, print a table per bucket.
     Local(LocalArgs),
-    /// Run a sweep request (the Lambda's event JSON) against an endpoint or real AWS;
-    /// prints the result JSON on stdout and the tables on stderr.
+    /// Run a sweep against an endpoint or real AWS, built from flags (--bucket,
+    /// --workers, ...) or read from the Lambda's event JSON (--event); prints the
+    /// result JSON on stdout and the tables on stderr.
     Run(RunArgs),
     /// Write test objects to a bucket, skipping keys that exist, and record the keys
     /// written in a manifest.
@@ -54,6 +59,22 @@ pub enum Command {
     /// Line up the configurations of two results (or two buckets of one) with ratios
     /// B/A, flagging differences beyond the runs' own spread.
     Compare(CompareArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) on stdout: `s3sweep man | man -l -`.
+    Man(ManArgs),
+}
+
+#[derive(Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args)]
+pub struct ManArgs {
+    /// A command's own page (`s3sweep man run`) instead of the overview.
+    pub command: Option<String>,
 }
 
 #[derive(Args)]
@@ -201,9 +222,34 @@ impl QuotaArgs {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// The request: a JSON file in the Lambda's event format.
+    /// The request as a JSON file in the Lambda's event format. The flags below, when
+    /// given too, replace the file's fields.
+    #[arg(long, value_name = "FILE")]
+    pub event: Option<PathBuf>,
+    /// A bucket to sweep; repeatable, swept in the order given (request `buckets`).
+    #[arg(long = "bucket", value_name = "NAME")]
+    pub buckets: Vec<String>,
+    /// Objects read per configuration (request `object_count`; default 1000).
+    #[arg(long, value_name = "N")]
+    pub objects: Option<u32>,
+    /// Worker counts, comma separated: `--workers 1,8,64` (request `workers`).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    pub workers: Option<Vec<u32>>,
+    /// Most connections per endpoint (request `pool_connections`; default: the
+    /// largest --workers count when --workers is given, else 20).
+    #[arg(long, value_name = "N")]
+    pub pool: Option<u32>,
+    /// Repetitions of each configuration (request `repetitions`; default 1).
+    #[arg(long, value_name = "N")]
+    pub repetitions: Option<u32>,
+    /// Object key; `{i}` becomes 0..objects (request `key_template`; default
+    /// `test/{i}/vectors`).
+    #[arg(long, value_name = "TEMPLATE")]
+    pub key_template: Option<String>,
+    /// Print the request as JSON (the event the Lambda takes, every default filled in)
+    /// and exit without sweeping.
     #[arg(long)]
-    pub event: PathBuf,
+    pub print_event: bool,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Also write the result JSON to this file.
@@ -218,7 +264,20 @@ pub struct RunArgs {
     pub output: OutputArgs,
 }
 
-#[derive(Args)]
+/// Which keys sign the requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum Credentials {
+    /// The lab's fixed keys when the endpoint is the embedded server (it answers
+    /// GET /_s3sweep/hello), the standard AWS chain otherwise.
+    #[default]
+    Auto,
+    /// The embedded server's fixed keys, without asking.
+    Lab,
+    /// The standard AWS chain (environment, profile, SSO, role), without asking.
+    Chain,
+}
+
+#[derive(Args, Clone)]
 pub struct TargetArgs {
     /// S3 endpoint, e.g. http://127.0.0.1:9000 for `s3sweep serve`. Without it, AWS.
     #[arg(long)]
@@ -226,9 +285,13 @@ pub struct TargetArgs {
     /// Region (default: from the AWS configuration, else us-east-1).
     #[arg(long)]
     pub region: Option<String>,
-    /// With --endpoint: use the AWS credential chain instead of the embedded server's
-    /// fixed credentials.
-    #[arg(long)]
+    /// Which keys sign the requests: `auto` asks the endpoint whether it is the
+    /// embedded server (its keys then, the AWS chain otherwise); `lab` or `chain`
+    /// force one.
+    #[arg(long, value_enum, default_value_t = Credentials::Auto)]
+    pub credentials: Credentials,
+    /// Deprecated: the same as `--credentials chain`.
+    #[arg(long, hide = true, conflicts_with = "credentials")]
     pub aws_credentials: bool,
 }
 
@@ -239,19 +302,6 @@ impl OutputArgs {
             plot::format_of(path).map_err(|e| CliError::Usage(format!("--plot {}: {e}", path.display())))?;
         }
         Ok(())
-    }
-}
-
-impl TargetArgs {
-    /// The client options: with `--endpoint`, the lab's keys unless
-    /// `--aws-credentials`; without, AWS and the standard chain.
-    pub fn options(&self) -> ClientOptions {
-        let credentials = if self.endpoint.is_some() && !self.aws_credentials {
-            lab::credentials()
-        } else {
-            CredentialSource::Chain
-        };
-        ClientOptions::for_endpoint(self.endpoint.clone(), self.region.clone(), credentials)
     }
 }
 

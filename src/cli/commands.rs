@@ -11,16 +11,18 @@ use crate::analysis::cost::CostOverrides;
 use crate::engine::{self, SweepOptions};
 use crate::lab::{self, LatencyProfile, ServerConfig, LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
 use crate::model::Thresholds;
-use crate::plan::{check_bucket_name, KeyTemplate, Plan, LAMBDA_MEMORY_MB};
+use crate::plan::{check_bucket_name, KeyTemplate, LAMBDA_MEMORY_MB};
 use crate::render::compare::render_comparison;
+use crate::render::plot;
 use crate::render::progress::ProgressMode;
 use crate::render::Style;
 use crate::s3::clean;
-use crate::s3::seed::{seed as seed_objects, SeedSpec};
-use crate::s3::{RequestSettings, SweepClient};
+use crate::s3::errors::{self, Action, BucketError};
+use crate::s3::seed::{seed as seed_objects, SeedError, SeedSpec};
+use crate::s3::RequestSettings;
 
 use super::args::{CleanArgs, CompareArgs, ReportArgs, RunArgs, SeedArgs, ServeArgs, TargetArgs};
-use super::{human, read_result, write_json, write_plot, CliError, Context};
+use super::{human, read_result, request, write_json, write_plot, CliError, Context};
 
 /// A value as pretty JSON.
 fn pretty(value: &impl serde::Serialize) -> Result<String, CliError> {
@@ -28,7 +30,6 @@ fn pretty(value: &impl serde::Serialize) -> Result<String, CliError> {
 }
 
 pub fn report(args: ReportArgs) -> Result<(), CliError> {
-    let result = read_result(&args.result)?;
     if let Some(m) = args.lambda_memory_mb {
         if !LAMBDA_MEMORY_MB.contains(&m) {
             return Err(CliError::Usage(format!(
@@ -39,6 +40,10 @@ pub fn report(args: ReportArgs) -> Result<(), CliError> {
     if args.target_wall_ms == Some(0) {
         return Err(CliError::Usage("--target-wall-ms: must be at least 1".into()));
     }
+    if let Some(path) = &args.plot {
+        plot::format_of(path).map_err(|e| CliError::Usage(format!("--plot {}: {e}", path.display())))?;
+    }
+    let result = read_result(&args.result)?;
     if args.json {
         println!("{}", pretty(&result)?);
     } else {
@@ -88,24 +93,26 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
 
 pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> {
     args.output.check()?;
-    let text = std::fs::read_to_string(&args.event).context(format!("reading {}", args.event.display()))?;
-    let plan = Plan::from_json(&text).map_err(|e| CliError::Usage(format!("{}: {e}", args.event.display())))?;
+    let plan = request::run_plan(&args)?;
+    if args.print_event {
+        println!("{}", pretty(plan.request())?);
+        return Ok(());
+    }
     if plan.fanout().is_some() {
-        return Err(CliError::Usage(format!(
-            "{}: `fanout` needs the Lambda function, which invokes itself N times (docs/fanout.md); remove the field for a sweep from this machine",
-            args.event.display()
-        )));
+        return Err(CliError::Usage(
+            "`fanout` needs the Lambda function, which invokes itself N times (docs/fanout.md): remove the field for a sweep from this machine, or send the request (`run --print-event`) to the function".into(),
+        ));
     }
     plan.check_fd_budget(false).map_err(CliError::other)?;
-    let client = SweepClient::new(args.target.options()).await.map_err(CliError::other)?;
+    let client = args.target.client(&plan.buckets()[0]).await?;
     if !args.no_preflight {
-        engine::preflight(&client, &plan)
-            .await
-            .map_err(|e| CliError::Usage(format!("{}: {e}", e.error_type())))?;
+        engine::preflight(&client, &plan).await.map_err(CliError::Bucket)?;
     }
     eprintln!(
-        "sweeping {} bucket(s), workers {:?}, {} objects each, {} requests in all",
+        "sweeping {} bucket(s) at {} (credentials: {}), workers {:?}, {} objects each, {} requests in all",
         plan.buckets().len(),
+        client.endpoint_name(),
+        client.credentials(),
         plan.workers(),
         plan.object_count(),
         plan.total_requests()
@@ -152,20 +159,20 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
     if args.count == 0 {
         return Err(CliError::Usage("--count: must be at least 1".into()));
     }
-    let client = SweepClient::new(args.target.options()).await.map_err(CliError::other)?;
+    let client = args.target.client(&args.bucket).await?;
     let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
     if args.create_bucket {
         match s3.create_bucket().bucket(&args.bucket).send().await {
             Ok(_) => eprintln!("created bucket {}", args.bucket),
             Err(e) => {
-                let code = e
-                    .as_service_error()
-                    .and_then(aws_sdk_s3::error::ProvideErrorMetadata::code);
-                if !matches!(code, Some("BucketAlreadyOwnedByYou")) {
-                    return Err(CliError::Usage(format!(
-                        "creating bucket {}: {}",
-                        args.bucket,
-                        aws_sdk_s3::error::DisplayErrorContext(&e)
+                let failure = errors::classify(&e);
+                if failure.code.as_deref() != Some("BucketAlreadyOwnedByYou") {
+                    return Err(CliError::Bucket(BucketError::from_failure(
+                        &failure,
+                        Action::CreateBucket,
+                        &args.bucket,
+                        "",
+                        &client.endpoint_name(),
                     )));
                 }
             }
@@ -185,7 +192,10 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
         },
     )
     .await
-    .map_err(CliError::other)?;
+    .map_err(|e| match e {
+        SeedError::Bucket(b) => CliError::Bucket(b),
+        other => CliError::other(other),
+    })?;
     let path = args
         .manifest
         .clone()
@@ -273,28 +283,46 @@ pub async fn clean(args: CleanArgs) -> Result<(), CliError> {
             args.batch
         )));
     }
-    let manifest = clean::load_manifest(&args.manifest).map_err(CliError::other)?;
+    let manifest = clean::load_manifest(&args.manifest).map_err(|e| {
+        CliError::Message(format!(
+            "{e}: give the manifest `s3sweep seed` wrote (--manifest FILE; by default s3sweep-manifest-BUCKET.json)"
+        ))
+    })?;
     let endpoint = clean::endpoint_for(&manifest, args.target.endpoint.as_deref()).map_err(CliError::other)?;
     let target = TargetArgs {
         endpoint,
-        region: args.target.region.clone(),
-        aws_credentials: args.target.aws_credentials,
+        ..args.target.clone()
     };
-    let client = SweepClient::new(target.options()).await.map_err(CliError::other)?;
+    let client = target.client(&manifest.bucket).await?;
     let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
     let outcome = clean::clean(&s3, &manifest, args.batch).await;
     let left = clean::without(&manifest, &outcome.deleted);
     clean::write_manifest(&args.manifest, &left).map_err(CliError::other)?;
-    eprintln!(
-        "deleted {} of the {} keys recorded in {} (bucket {}); {} left in the manifest",
-        outcome.deleted.len(),
-        manifest.written.len(),
-        args.manifest.display(),
-        manifest.bucket,
-        left.written.len()
-    );
+    // A clean-up stopped before deleting anything says so in its one error line.
+    let quiet = outcome.deleted.is_empty() && outcome.stopped_by.is_some();
+    if !quiet {
+        eprintln!(
+            "deleted {} of the {} keys recorded in {} (bucket {}); {} left in the manifest",
+            outcome.deleted.len(),
+            manifest.written.len(),
+            args.manifest.display(),
+            manifest.bucket,
+            left.written.len()
+        );
+    }
+    if let Some(error) = outcome.stopped_by {
+        return Err(CliError::Failed {
+            context: error.error_type().to_string(),
+            source: Box::new(error),
+            advice: Some(format!(
+                "{} key(s) stay in {} for a later `s3sweep clean`",
+                left.written.len(),
+                args.manifest.display()
+            )),
+        });
+    }
     if let Some((key, why)) = outcome.failed.first() {
-        return Err(CliError::Usage(format!(
+        return Err(CliError::Message(format!(
             "{} key(s) could not be deleted and stay in the manifest; first: {key}: {why}",
             outcome.failed.len()
         )));

@@ -19,7 +19,7 @@ use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::usage;
 
 use super::args::LocalArgs;
-use super::{human, write_json, write_plot, CliError, Context};
+use super::{human, request, write_json, write_plot, CliError, Context};
 
 pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliError> {
     args.output.check()?;
@@ -28,7 +28,7 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
         ("standard-like".to_string(), LatencyProfile::Standard),
         ("express-like".to_string(), LatencyProfile::Express),
     ];
-    let max_workers = args.workers.iter().copied().max().unwrap_or(1);
+    let max_workers = args.workers.iter().copied().max().unwrap_or(1).max(1);
     let mut request = SweepRequest::new(buckets.iter().map(|(b, _)| b.clone()).collect());
     request.object_count = args.objects;
     request.workers = args.workers.clone();
@@ -37,7 +37,9 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
     request.target_wall_ms = args.target_wall_ms;
     // The Express-like bucket is priced as S3 Express One Zone.
     request.prices.express_buckets = vec!["express-like".to_string()];
-    let plan = Plan::from_request(request).map_err(|e| CliError::Usage(e.to_string()))?;
+    // Every field of this request comes from a flag (or its default): name the flags.
+    let from_flags = request::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
+    let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;
     plan.check_fd_budget(args.in_process).map_err(CliError::other)?;
 
     // The server runs in a child process by default so its CPU is not counted as the

@@ -1,14 +1,21 @@
 //! The command line as a library: [`args`] are the clap definitions, [`run`] checks the
 //! global flags once, builds the async runtime and calls the command; the commands
-//! are in [`local`] (the demo on the embedded server) and [`commands`] (`run`, `seed`,
-//! `serve`, `clean`, `report`, `compare`). `src/bin/s3sweep.rs` only parses and calls.
+//! are in [`local`] (the demo on the embedded server), [`commands`] (`run`, `seed`,
+//! `serve`, `clean`, `report`, `compare`) with [`request`] (the request `run` builds
+//! from its flags and file) and [`target`] (endpoint and credentials), and
+//! [`generate`] (completions, man page). `src/bin/s3sweep.rs` only parses and calls.
 //!
-//! Errors are [`CliError`]s: a bad flag names the flag; anything else says what was
-//! being done (`reading x.json: ...`) with the cause kept as its source.
+//! Errors are [`CliError`]s, printed by [`CliError::line`] as one line that says what
+//! failed and what to do: a bad flag names the flag; an S3 failure its kind, bucket
+//! or key, and endpoint; anything else what was being done (`reading x.json: ...`)
+//! with its causes. Never a backtrace: those are for panics, which are bugs.
 
 pub mod args;
 pub mod commands;
+pub mod generate;
 pub mod local;
+pub mod request;
+pub mod target;
 
 use std::error::Error as StdError;
 use std::path::Path;
@@ -17,6 +24,7 @@ use crate::analysis::cost::{cost_report, CostOverrides};
 use crate::model::{SweepResult, Thresholds};
 use crate::render::cost::render_cost;
 use crate::render::{plot, render_tables, Style};
+use crate::s3::errors::BucketError;
 
 pub use args::{Cli, Command};
 
@@ -26,13 +34,21 @@ pub enum CliError {
     /// Bad flags or arguments, each named.
     #[error("{0}")]
     Usage(String),
-    /// Something failed while doing `context`.
+    /// An S3 call failed in a way every retry would: kind, bucket or key, endpoint,
+    /// and what to do.
+    #[error("{kind}: {0}", kind = .0.error_type())]
+    Bucket(BucketError),
+    /// Something failed while doing `context`; `advice` says what to do, when known.
     #[error("{context}")]
     Failed {
         context: String,
         #[source]
         source: Box<dyn StdError + Send + Sync>,
+        advice: Option<String>,
     },
+    /// A failure that says everything itself, what to do included.
+    #[error("{0}")]
+    Message(String),
     /// A failure that says everything itself.
     #[error(transparent)]
     Other(Box<dyn StdError + Send + Sync>),
@@ -43,6 +59,94 @@ impl CliError {
     pub fn other(err: impl StdError + Send + Sync + 'static) -> Self {
         CliError::Other(Box::new(err))
     }
+
+    /// Adds what to do to a [`CliError::Failed`] (other errors say it themselves).
+    pub fn advice(self, advice: impl Into<String>) -> Self {
+        match self {
+            CliError::Failed { context, source, .. } => CliError::Failed {
+                context,
+                source,
+                advice: Some(advice.into()),
+            },
+            other => other,
+        }
+    }
+
+    /// The exit status: 2 for bad flags or arguments (as clap's own errors), 1 for
+    /// everything else.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => 2,
+            _ => 1,
+        }
+    }
+
+    /// The error on one line: what failed, each cause (`: cause`, a cause the line
+    /// already holds left out), and what to do.
+    pub fn line(&self) -> String {
+        let mut line = self.to_string();
+        let mut next = self.source();
+        while let Some(e) = next {
+            let text = e.to_string();
+            if !text.is_empty() && !line.contains(&text) {
+                line.push_str(": ");
+                line.push_str(&text);
+            }
+            next = e.source();
+        }
+        if let CliError::Failed { advice: Some(a), .. } = self {
+            line.push_str(": ");
+            line.push_str(a);
+        }
+        line.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// The log filter for `-v` counts when RUST_LOG is not set: warnings only (but not
+/// the credential chain's, whose failure the command reports itself as
+/// `NoCredentials`), then s3sweep's debug lines (the SDK's full error of each failed
+/// call) and all warnings, then everything at debug, then trace.
+pub fn log_filter(verbose: u8) -> &'static str {
+    match verbose {
+        0 => "warn,aws_config=error",
+        1 => "warn,s3sweep=debug",
+        2 => "debug",
+        _ => "trace",
+    }
+}
+
+/// A command line (`args`, the program first) clap refused, as one line: clap's
+/// message and tips, and where to look (`s3sweep run --help`). Help and version
+/// requests are not errors: `None`, and clap prints them itself.
+pub fn parse_error_line(err: &clap::Error, args: &[String]) -> Option<String> {
+    use clap::error::ErrorKind as K;
+    if matches!(
+        err.kind(),
+        K::DisplayHelp | K::DisplayVersion | K::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        return None;
+    }
+    let text = err.render().to_string();
+    let mut parts = Vec::new();
+    let known = <Cli as clap::CommandFactory>::command();
+    let mut command = match args.iter().skip(1).find(|a| known.find_subcommand(a).is_some()) {
+        Some(sub) => format!("s3sweep {sub}"),
+        None => "s3sweep".to_string(),
+    };
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(usage) = line.strip_prefix("Usage: ") {
+            let words: Vec<&str> = usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect();
+            if !words.is_empty() {
+                command = words.join(" ");
+            }
+        } else if !line.starts_with("For more information") {
+            parts.push(line.strip_prefix("error: ").unwrap_or(line).to_string());
+        }
+    }
+    Some(format!("{}; see `{command} --help`", parts.join("; ")))
 }
 
 /// `.context("doing x")` on results: the error becomes the source of a
@@ -56,6 +160,7 @@ impl<T, E: StdError + Send + Sync + 'static> Context<T> for Result<T, E> {
         self.map_err(|e| CliError::Failed {
             context: context.into(),
             source: Box::new(e),
+            advice: None,
         })
     }
 }
@@ -77,6 +182,11 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     if !problems.is_empty() {
         return Err(CliError::Usage(problems.join("; ")));
     }
+    match &cli.command {
+        Command::Completions(args) => return generate::completions(args),
+        Command::Man(args) => return generate::man(args),
+        _ => {}
+    }
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = cli.runtime_threads {
         builder.worker_threads(n);
@@ -91,6 +201,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Command::Clean(args) => commands::clean(args).await,
             Command::Report(args) => commands::report(args),
             Command::Compare(args) => commands::compare(args),
+            Command::Completions(args) => generate::completions(&args),
+            Command::Man(args) => generate::man(&args),
         }
     })
 }
@@ -110,10 +222,18 @@ pub(crate) fn write_plot(result: &SweepResult, path: &Path) -> Result<(), CliErr
     Ok(())
 }
 
+/// What to do about a result file that cannot be read.
+const RESULT_FILE_ADVICE: &str =
+    "give a result JSON: the file of `local --json FILE` or `run --json FILE`, the stdout of `run`, or the Lambda's response";
+
 pub(crate) fn read_result(path: &Path) -> Result<SweepResult, CliError> {
     let context = || format!("reading {}", path.display());
-    let text = std::fs::read_to_string(path).context(context())?;
-    SweepResult::from_json(&text).context(context())
+    let text = std::fs::read_to_string(path)
+        .context(context())
+        .map_err(|e| e.advice(RESULT_FILE_ADVICE))?;
+    SweepResult::from_json(&text)
+        .context(context())
+        .map_err(|e| e.advice(RESULT_FILE_ADVICE))
 }
 
 pub(crate) fn write_json(path: &Path, result: &SweepResult) -> Result<(), CliError> {

@@ -11,6 +11,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use tokio::sync::Semaphore;
 
+use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, rates, round3};
 use crate::model::{ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percentiles};
 use crate::plan::Plan;
@@ -147,6 +148,7 @@ pub(crate) async fn run_config(
         throttled_responses: counters.throttled_responses,
         bytes,
         child: schedule.map(|_| ChildMeasure::new(started_at, wall, [&ttfb, &ttlb, &pool_wait])),
+        ttlb_histogram_us: encode_cdf(&ttlb),
         wall_ms: round3(wall_s * 1000.0),
         objects_per_s,
         mib_per_s,

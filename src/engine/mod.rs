@@ -176,6 +176,7 @@ pub fn environment(client: &SweepClient, runner: &str, lambda: Option<LambdaEnvi
         endpoint: client.endpoint().map(str::to_string),
         usable_cores: Some(usable.cores),
         cpu_source: Some(usable.source.name().to_string()),
+        credentials: Some(client.credentials().to_string()),
         lambda,
     }
 }

@@ -4,44 +4,17 @@
 
 use std::time::Duration;
 
-use crate::model::ErrorKind;
 use crate::plan::Plan;
+use crate::s3::errors::{Action, BucketError};
 use crate::s3::get::get_one;
 use crate::s3::SweepClient;
 
 use super::{request_settings, transport_settings};
 
 /// Why a sweep could not start: the first request to a bucket failed in a way that
-/// every later request would too.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StartError {
-    #[error("no AWS credentials were found: {detail}. Set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, a profile, or run where a role is attached")]
-    NoCredentials { detail: String },
-    #[error("bucket {bucket:?} does not exist (or is in another region): create it, or fix the name in the request")]
-    BucketNotFound { bucket: String },
-    #[error("access denied reading {bucket:?}/{key}: grant s3:GetObject on the bucket's objects (and s3express:CreateSession for a directory bucket)")]
-    AccessDenied { bucket: String, key: String },
-    #[error("object {bucket:?}/{key} does not exist: write the test objects first with `s3sweep seed --bucket {bucket}` (with the same key template and count)")]
-    ObjectNotFound { bucket: String, key: String },
-    #[error("cannot reach the S3 endpoint for {bucket:?}: {detail}")]
-    Unreachable { bucket: String, detail: String },
-    #[error("the first request to {bucket:?} failed: {detail}")]
-    Other { bucket: String, detail: String },
-}
-
-impl StartError {
-    /// A stable name for the kind of failure (the Lambda's `errorType`).
-    pub fn error_type(&self) -> &'static str {
-        match self {
-            StartError::NoCredentials { .. } => "NoCredentials",
-            StartError::BucketNotFound { .. } => "BucketNotFound",
-            StartError::AccessDenied { .. } => "AccessDenied",
-            StartError::ObjectNotFound { .. } => "ObjectNotFound",
-            StartError::Unreachable { .. } => "EndpointUnreachable",
-            StartError::Other { .. } => "StartFailed",
-        }
-    }
-}
+/// every later request would too. The same type `seed` and `clean` report
+/// ([`BucketError`]): the kind, the bucket or key, the endpoint, and what to do.
+pub type StartError = BucketError;
 
 /// Tries the preflight gives a bucket whose first read fails in a way that may pass
 /// (throttling, 5xx, a timeout, a dropped connection): one bad response on a bad day
@@ -60,30 +33,21 @@ pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), StartErr
         let mut outcome = get_one(&s3, bucket, &key, limit).await;
         for _ in 1..PREFLIGHT_TRIES {
             match &outcome.result {
-                Err((kind, _)) if kind.is_transient() => {
+                Err(failure) if failure.kind.is_transient() => {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     outcome = get_one(&s3, bucket, &key, limit).await;
                 }
                 _ => break,
             }
         }
-        if let Err((kind, detail)) = outcome.result {
-            let bucket = bucket.clone();
-            let lower = detail.to_ascii_lowercase();
-            return Err(match kind {
-                _ if lower.contains("credentials")
-                    && (lower.contains("no credentials") || lower.contains("failed to load")) =>
-                {
-                    StartError::NoCredentials { detail }
-                }
-                ErrorKind::NotFound if lower.contains("nosuchbucket") || lower.contains("no such bucket") => {
-                    StartError::BucketNotFound { bucket }
-                }
-                ErrorKind::NotFound => StartError::ObjectNotFound { bucket, key },
-                ErrorKind::AccessDenied => StartError::AccessDenied { bucket, key },
-                ErrorKind::Connection | ErrorKind::Timeout => StartError::Unreachable { bucket, detail },
-                _ => StartError::Other { bucket, detail },
-            });
+        if let Err(failure) = outcome.result {
+            return Err(BucketError::from_failure(
+                &failure,
+                Action::Read,
+                bucket,
+                &key,
+                &client.endpoint_name(),
+            ));
         }
     }
     Ok(())

@@ -184,11 +184,11 @@ impl Recorder {
                 self.ok.fetch_add(1, Ordering::Relaxed);
                 self.bytes.fetch_add(*bytes, Ordering::Relaxed);
             }
-            Err((kind, message)) => {
+            Err(failure) => {
                 let mut e = self.errors.lock().unwrap_or_else(|e| e.into_inner());
-                e.0.add(*kind, 1);
-                if e.1.len() < 3 && !e.1.iter().any(|m| m == message) {
-                    e.1.push(message.clone());
+                e.0.add(failure.kind, 1);
+                if e.1.len() < 3 && !e.1.contains(&failure.message) {
+                    e.1.push(failure.message.clone());
                 }
             }
         }

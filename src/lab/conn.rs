@@ -1,7 +1,8 @@
 //! The HTTP/TCP layer of the embedded server: a hyper service per accepted connection,
 //! around the s3s service, that carries out the connection-level faults
 //! [`super::faults::WithFaults`] marks (reset before the headers, reset or stall or
-//! truncation mid-body) and answers `GET /_s3sweep/faults` with the fault tally as JSON.
+//! truncation mid-body), answers `GET /_s3sweep/faults` with the fault tally as JSON,
+//! and `GET /_s3sweep/hello` with who it is (how a client tells the lab from S3).
 //!
 //! A reset is a real TCP RST: the socket gets `SO_LINGER` 0 and the connection is then
 //! dropped, so the client sees `ECONNRESET`, not a clean end of stream. A truncated
@@ -21,11 +22,21 @@ use s3s::service::S3Service;
 use s3s::{Body, HttpError};
 
 use super::faults::{FaultKind, Faults, InjectedFault};
+use super::probe::{Hello, HELLO_PATH};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Path of the fault tally endpoint (not a valid bucket name, so never an S3 request).
 pub const FAULTS_PATH: &str = "/_s3sweep/faults";
+
+/// A small JSON response.
+fn json_response(doc: &serde_json::Value) -> Result<http::Response<Body>, HttpError> {
+    http::Response::builder()
+        .status(200)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(Body::from(doc.to_string()))
+        .map_err(|e| HttpError::new(Box::new(e)))
+}
 
 /// The accepted socket of one connection, to reset it.
 #[derive(Debug)]
@@ -81,12 +92,11 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
                 "tally": self.faults.tally(),
                 "timing": self.faults.timing(),
             });
-            let resp = http::Response::builder()
-                .status(200)
-                .header(http::header::CONTENT_TYPE, "application/json")
-                .body(Body::from(doc.to_string()))
-                .map_err(|e| HttpError::new(Box::new(e)));
-            return Box::pin(std::future::ready(resp));
+            return Box::pin(std::future::ready(json_response(&doc)));
+        }
+        if req.method() == http::Method::GET && req.uri().path() == HELLO_PATH {
+            let doc = serde_json::to_value(Hello::current()).unwrap_or_default();
+            return Box::pin(std::future::ready(json_response(&doc)));
         }
         let response = hyper::service::Service::call(&self.inner, req);
         let faults = self.faults.clone();

@@ -6,6 +6,8 @@
 //! - [`faults::WithFaults`] and the HTTP layer in `conn` inject each bucket's faults
 //!   (503/500/403, resets, stalls, late first bytes, truncated bodies) and count them;
 //! - [`layered::Layered`] is the one wrapper both are made with (forwarding written once);
+//! - [`probe`] asks an endpoint whether it is the lab (`GET /_s3sweep/hello`), so
+//!   clients use the lab's keys only with the lab;
 //! - [`child::LabProcess`] runs the server as a child process (`s3sweep serve`), so its
 //!   CPU is not counted as the client's;
 //! - [`start`] binds a listener (port 0 for tests), checks SigV4 against the fixed
@@ -18,6 +20,7 @@ mod conn;
 pub mod faults;
 pub mod latency;
 pub mod layered;
+pub mod probe;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -36,6 +39,7 @@ use crate::s3::{ClientOptions, CredentialSource, StaticCredentials};
 pub use conn::FAULTS_PATH;
 pub use faults::{BucketFault, FaultKind, FaultSpec, FaultTally, FaultTiming, Faults};
 pub use latency::{LatencyProfile, Profiles};
+pub use probe::HELLO_PATH;
 pub use store::MemStore;
 
 /// Access key the embedded server accepts (and the only one).
@@ -48,7 +52,7 @@ pub fn credentials() -> CredentialSource {
     CredentialSource::Static(StaticCredentials {
         access_key_id: LOCAL_ACCESS_KEY.to_string(),
         secret_access_key: LOCAL_SECRET_KEY.to_string(),
-        provider_name: "s3sweep-local",
+        provider_name: "lab",
     })
 }
 

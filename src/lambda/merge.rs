@@ -5,6 +5,7 @@
 //! Failed children are named and left out; a child missing a configuration is listed.
 
 use crate::model::fanout::decode_histogram;
+use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, histogram_us, rates, round3};
 use crate::model::{
     ChildReport, ConfigResult, Environment, ErrorCounts, FanoutReport, FanoutRequest, MergedConfig, Percentiles,
@@ -90,6 +91,9 @@ pub fn merge(
                             if let Some(c) = &mut row.child {
                                 c.histograms = None;
                             }
+                            // The merged row has the CDF; the child rows kept are for
+                            // their windows and counts.
+                            row.ttlb_histogram_us = None;
                             row
                         })
                         .collect();
@@ -191,6 +195,7 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         throttled_responses: rows.iter().map(|r| r.2.throttled_responses).sum(),
         bytes,
         child: None,
+        ttlb_histogram_us: encode_cdf(&ttlb),
         wall_ms: window_ms,
         objects_per_s,
         mib_per_s,
@@ -292,6 +297,7 @@ mod tests {
         row.requests = ttfb_us.len() as u64 + errors;
         row.ok = ttfb_us.len() as u64;
         row.bytes = row.ok * 46_080;
+        row.ttlb_histogram_us = crate::model::histogram::encode_cdf(&h);
         row.child = Some(ChildMeasure::new(
             started,
             Duration::from_secs_f64(wall_ms / 1000.0),
@@ -372,6 +378,11 @@ mod tests {
         assert!((r.ttfb_ms.p50 - 10.0).abs() < 0.05, "{:?}", r.ttfb_ms);
         assert!((r.ttfb_ms.max - 110.0).abs() < 0.1, "{:?}", r.ttfb_ms);
         assert!(r.child.is_none());
+        // The merged row's CDF covers all 20 samples (from the merged histogram).
+        let cdf = r.ttlb_cdf().unwrap().unwrap();
+        assert_eq!(cdf.last().unwrap().1, 1.0);
+        assert!(cdf.iter().any(|p| (p.1 - 0.5).abs() < 1e-9 && p.0 < 20.0), "{cdf:?}");
+        assert!(cdf.last().unwrap().0 > 100.0, "{cdf:?}");
         let c = &report.configurations[0];
         assert_eq!(c.children, 2);
         assert_eq!(c.workers_total, 8);
@@ -389,6 +400,7 @@ mod tests {
         // Kept child rows keep their window but not their histograms.
         let kept = report.children[0].results[0].child.as_ref().unwrap();
         assert!(kept.histograms.is_none());
+        assert!(report.children[0].results[0].ttlb_histogram_us.is_none());
         assert_eq!(kept.started_unix_ms, 1_000_000.0);
     }
 

@@ -364,8 +364,11 @@ mod tests {
         assert!(d.error_message.contains("s3sweep seed"), "{}", d.error_message);
         // With the template's role a missing key is a 403 too: the advice says so.
         let d = Diagnostic::from(InvocationError::Start(StartError::AccessDenied {
+            action: crate::s3::errors::Action::Read,
             bucket: "b-1".into(),
             key: "test/0/vectors".into(),
+            endpoint: "AWS S3 (us-east-1)".into(),
+            code: "AccessDenied".into(),
         }));
         assert_eq!(d.error_type, "AccessDenied");
         assert!(d.error_message.contains("s3:GetObject"), "{}", d.error_message);

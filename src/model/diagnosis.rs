@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::Percentiles;
+use super::stats::{tidy, Percentiles};
 
 /// Invalid verdict thresholds (every bad value named).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -43,6 +43,7 @@ pub struct Breakdown {
     /// S3 Express `CreateSession` calls sent by the timed requests.
     pub session_requests: u64,
     /// Time to last byte of the first request issued in the configuration.
+    #[serde(serialize_with = "tidy::dec3_opt")]
     pub first_request_ttlb_ms: Option<f64>,
     /// Whether that first request was cold.
     pub first_request_cold: bool,
@@ -57,10 +58,11 @@ pub struct ClientSide {
     pub runtime_worker_threads: u32,
     /// Cores the client can use at once: the smaller of `usable_cores` and the runtime's
     /// threads (the model's P). Fractional under a CPU quota or a small Lambda.
+    #[serde(serialize_with = "tidy::sig4")]
     pub client_cores: f64,
     /// Cores' worth of CPU time the process may use: from Lambda's memory (1,769 MB per
     /// vCPU), a cgroup quota, the affinity mask, or the core count (`cpu_source`).
-    #[serde(default)]
+    #[serde(default, serialize_with = "tidy::sig4")]
     pub usable_cores: f64,
     /// Where `usable_cores` comes from: `lambda_memory`, `cgroup_v2`, `cgroup_v1`,
     /// `affinity` or `cores`.
@@ -68,21 +70,26 @@ pub struct ClientSide {
     pub cpu_source: String,
     /// The whole machine's busy CPU time over wall time (this process, a server the tool
     /// started, anything else), when the system reports it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "tidy::sig4_opt")]
     pub machine_cores_busy: Option<f64>,
     /// Process CPU time (all threads) divided by wall time.
+    #[serde(serialize_with = "tidy::sig4")]
     pub cores_busy: f64,
     /// Busy time of the runtime's workers over (wall time x workers): 1.0 means the
     /// runtime never had a moment without work.
+    #[serde(serialize_with = "tidy::sig4")]
     pub runtime_busy_ratio: f64,
     /// `cpu_ms_per_get` restated for this block.
+    #[serde(serialize_with = "tidy::sig4")]
     pub cpu_ms_per_get: f64,
     /// Peak resident memory of the process so far, in bytes.
     pub peak_rss_bytes: u64,
     /// Little's law: successful GETs per second x their mean time to last byte.
+    #[serde(serialize_with = "tidy::sig4")]
     pub mean_in_flight: f64,
     /// `mean_in_flight` over the requests the engine could have in flight
     /// ([`ConfigResult::possible_in_flight`]).
+    #[serde(serialize_with = "tidy::sig4")]
     pub in_flight_ratio: f64,
 }
 
@@ -218,6 +225,7 @@ impl Thresholds {
 pub struct Diagnosis {
     pub verdict: Verdict,
     /// The figures the rule looked at, by name (units in the names).
+    #[serde(serialize_with = "tidy::figures")]
     pub figures: BTreeMap<String, f64>,
     /// One line in plain words.
     pub explanation: String,
@@ -230,23 +238,32 @@ pub struct Diagnosis {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelFit {
     /// R: latency per request (ms) that explains the rising part of the curve.
+    #[serde(serialize_with = "tidy::dec3")]
     pub latency_ms_per_request: f64,
     /// The plateau the curve reached (objects/s), when it has one.
+    #[serde(serialize_with = "tidy::dec3_opt")]
     pub plateau_objects_per_s: Option<f64>,
     /// 1000 / plateau: the serial cost per request the plateau implies (c / P), in ms.
+    #[serde(serialize_with = "tidy::dec3_opt")]
     pub plateau_ms_per_request: Option<f64>,
     /// c: client CPU per request (ms), measured (median over the bucket's rows).
+    #[serde(serialize_with = "tidy::sig4_opt")]
     pub client_cpu_ms_per_request: Option<f64>,
     /// P: cores the client could use.
+    #[serde(serialize_with = "tidy::sig4")]
     pub client_cores: f64,
     /// P / c in objects/s, when c is known.
+    #[serde(serialize_with = "tidy::dec3_opt")]
     pub client_cpu_ceiling_objects_per_s: Option<f64>,
     /// B / S in objects/s, when a bandwidth ceiling is known.
+    #[serde(serialize_with = "tidy::dec3_opt")]
     pub bandwidth_ceiling_objects_per_s: Option<f64>,
     /// Root-mean-square of ln(model / measured) over the points: 0.1 is about 10%.
+    #[serde(serialize_with = "tidy::sig4")]
     pub fit_rms_log_error: f64,
     /// Workers needed to reach the plateau: plateau x R (Little's law).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "tidy::sig4_opt")]
     pub workers_to_plateau: Option<f64>,
 }
 
@@ -257,9 +274,12 @@ pub struct Prediction {
     /// C: requests in flight.
     pub workers: u32,
     /// P.
+    #[serde(serialize_with = "tidy::sig4")]
     pub client_cores: f64,
+    #[serde(serialize_with = "tidy::dec3")]
     pub objects_per_s: f64,
     /// Wall time for `objects` objects at that rate.
+    #[serde(serialize_with = "tidy::dec3")]
     pub wall_ms: f64,
     /// Which term of the model is the smallest: `latency`, `client_cpu`, `bandwidth`
     /// or `plateau` (a ceiling the curve shows but client CPU does not explain).
@@ -296,10 +316,13 @@ pub struct BucketComparison {
     pub faster_bucket: String,
     pub slower_bucket: String,
     /// Fitted R of the slower over the faster.
+    #[serde(serialize_with = "tidy::sig4_opt")]
     pub latency_ratio: Option<f64>,
     /// One-worker wall time of the slower over the faster.
+    #[serde(serialize_with = "tidy::sig4_opt")]
     pub one_worker_speedup: Option<f64>,
     /// Best wall time of the slower over the faster.
+    #[serde(serialize_with = "tidy::sig4")]
     pub best_speedup: f64,
     pub explanation: String,
 }

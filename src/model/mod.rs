@@ -6,6 +6,7 @@
 pub mod diagnosis;
 pub mod errors;
 pub mod fanout;
+pub mod histogram;
 pub mod request;
 pub mod result;
 pub mod stats;
@@ -43,6 +44,7 @@ pub(crate) mod test_rows {
             throttled_responses: 0,
             bytes: 0,
             child: None,
+            ttlb_histogram_us: None,
             wall_ms,
             objects_per_s: 100_000.0 / wall_ms,
             mib_per_s: 0.0,
@@ -82,6 +84,7 @@ pub(crate) mod test_rows {
                 endpoint: None,
                 usable_cores: None,
                 cpu_source: None,
+                credentials: None,
                 lambda: None,
             },
             request: SweepRequest::new(names),

@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use super::diagnosis::{Analysis, Breakdown, ClientMeasure, ClientSide, Diagnosis};
 use super::errors::ErrorCounts;
 use super::fanout::ChildMeasure;
+use super::histogram::{cdf_points, decode_histogram, HistogramError};
 use super::request::{KeyRange, Split, SweepRequest};
-use super::stats::{first_seen, round3, Percentiles};
+use super::stats::{first_seen, round3, tidy, Percentiles};
 
 /// The schema name and version of the result document.
 pub const SCHEMA: &str = "s3sweep.result/v1";
@@ -27,6 +28,7 @@ pub struct SweepResult {
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
     /// Whole run including warm-ups, in milliseconds.
+    #[serde(serialize_with = "tidy::dec3")]
     pub total_wall_ms: f64,
     /// One row per bucket x workers x repetition, in the order run.
     pub results: Vec<ConfigResult>,
@@ -97,10 +99,15 @@ pub struct Environment {
     pub endpoint: Option<String>,
     /// Cores' worth of CPU time the process could use, and where that comes from (see
     /// the rows' `client` block).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "tidy::sig4_opt")]
     pub usable_cores: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_source: Option<String>,
+    /// Where the keys that signed the requests came from: `lab` (the embedded
+    /// server's fixed keys) or `chain` (the standard AWS chain: environment, profile,
+    /// SSO, role). Absent in results written before it was recorded.
+    #[serde(default)]
+    pub credentials: Option<String>,
     /// Lambda facts when run in Lambda.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lambda: Option<LambdaEnvironment>,
@@ -156,10 +163,13 @@ pub struct ConfigResult {
     /// Body bytes received by successful requests.
     pub bytes: u64,
     /// From the first request issued to the last body byte of the last one.
+    #[serde(serialize_with = "tidy::dec3")]
     pub wall_ms: f64,
     /// Successful GETs per second of wall time.
+    #[serde(serialize_with = "tidy::dec3")]
     pub objects_per_s: f64,
     /// Body MiB per second of wall time.
+    #[serde(serialize_with = "tidy::dec3")]
     pub mib_per_s: f64,
     /// Request issued (connection in hand) to response headers, successful requests.
     pub ttfb_ms: Percentiles,
@@ -168,15 +178,24 @@ pub struct ConfigResult {
     /// Waiting for one of `pool_connections` slots before a request could be issued.
     pub pool_wait_ms: Percentiles,
     /// CPU time of this process (all threads) during the configuration.
+    #[serde(serialize_with = "tidy::dec3")]
     pub cpu_ms: f64,
     /// `cpu_ms` divided by requests.
+    #[serde(serialize_with = "tidy::sig4")]
     pub cpu_ms_per_get: f64,
     /// TCP connections opened during the configuration (warm-up excluded).
     pub connections_opened: u64,
     /// Time spent opening them, summed.
+    #[serde(serialize_with = "tidy::dec3")]
     pub connect_ms_total: f64,
     /// S3 Express `CreateSession` calls made during the configuration.
     pub session_requests: u64,
+    /// The time-to-last-byte histogram of the successful requests, compact (2
+    /// significant digits, hdrhistogram V2 + deflate, base64, microseconds; see
+    /// `model::histogram`): the plot's latency CDF. Absent in older results and for
+    /// rows without a successful request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttlb_histogram_us: Option<String>,
     /// Fan-out children only: the timed phase's wall-clock window and serialized
     /// latency histograms, so the coordinator can merge rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -209,11 +228,15 @@ pub struct BucketSummary {
     pub bucket: String,
     /// Worker count with the lowest median wall time over repetitions.
     pub best_workers: u32,
+    #[serde(serialize_with = "tidy::dec3")]
     pub best_wall_ms: f64,
+    #[serde(serialize_with = "tidy::dec3")]
     pub best_objects_per_s: f64,
     /// Median wall time at one worker, when one worker was run.
+    #[serde(serialize_with = "tidy::dec3_opt")]
     pub one_worker_wall_ms: Option<f64>,
     /// `one_worker_wall_ms / best_wall_ms`.
+    #[serde(serialize_with = "tidy::sig4_opt")]
     pub speedup_over_one_worker: Option<f64>,
     /// Failed requests over every configuration of the bucket.
     pub errors_total: u64,
@@ -263,14 +286,19 @@ pub struct MergedConfig {
     /// Requests in flight over all children (`workers` x `children`).
     pub workers_total: u32,
     /// Earliest child start, ms since the Unix epoch.
+    #[serde(serialize_with = "tidy::dec3")]
     pub first_start_unix_ms: f64,
     /// Latest child finish.
+    #[serde(serialize_with = "tidy::dec3")]
     pub last_finish_unix_ms: f64,
     /// The common window, first start to last finish: the merged row's `wall_ms`.
+    #[serde(serialize_with = "tidy::dec3")]
     pub window_ms: f64,
     /// Latest start minus earliest start: clock skew, cold starts and drift.
+    #[serde(serialize_with = "tidy::dec3")]
     pub start_spread_ms: f64,
     /// Latest finish minus earliest finish.
+    #[serde(serialize_with = "tidy::dec3")]
     pub finish_spread_ms: f64,
     /// Children that started cold (first invocation of their execution environment).
     pub cold_children: Vec<u32>,
@@ -290,6 +318,7 @@ pub struct ChildReport {
     /// `ok` or `failed`.
     pub status: String,
     /// The Invoke call's round trip, ms.
+    #[serde(serialize_with = "tidy::dec3")]
     pub invoke_ms: f64,
     /// First invocation of its execution environment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -410,6 +439,14 @@ impl SweepResult {
 }
 
 impl ConfigResult {
+    /// The latency CDF of the row from [`ConfigResult::ttlb_histogram_us`]: (ms,
+    /// fraction at or below), one point per bucket. `None` when the row has no
+    /// histogram.
+    pub fn ttlb_cdf(&self) -> Option<Result<Vec<(f64, f64)>, HistogramError>> {
+        let text = self.ttlb_histogram_us.as_deref()?;
+        Some(decode_histogram("ttlb_histogram_us", text).map(|h| cdf_points(&h)))
+    }
+
     /// Requests the engine could keep in flight on average: `min(workers, pool)`, less
     /// the last round that runs part empty (N requests in rounds of W average
     /// N / ceil(N / W)).

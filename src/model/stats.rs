@@ -1,6 +1,7 @@
 //! Small numeric helpers of the result document: percentile summaries of
-//! hdrhistograms, rounding to what a measurement supports, rates, medians, and the
-//! "in the order first seen" listing every table and analysis uses.
+//! hdrhistograms, rounding to what a measurement supports ([`round3`], [`sig4`], and
+//! the [`tidy`] serializers every float field of the document goes through), rates,
+//! medians, and the "in the order first seen" listing every table and analysis uses.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -8,10 +9,15 @@ use serde::{Deserialize, Serialize};
 /// Percentiles of one latency distribution, in milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Percentiles {
+    #[serde(serialize_with = "tidy::dec3")]
     pub p50: f64,
+    #[serde(serialize_with = "tidy::dec3")]
     pub p90: f64,
+    #[serde(serialize_with = "tidy::dec3")]
     pub p99: f64,
+    #[serde(serialize_with = "tidy::dec3")]
     pub max: f64,
+    #[serde(serialize_with = "tidy::dec3")]
     pub mean: f64,
     /// Samples the percentiles are drawn from.
     pub count: u64,
@@ -46,9 +52,89 @@ pub fn micros(d: std::time::Duration) -> u64 {
     d.as_micros().min(u128::from(u64::MAX)) as u64
 }
 
-/// Rounds to three decimals (microsecond resolution in milliseconds).
+/// Rounds to three decimals (microsecond resolution in milliseconds). The result is
+/// the double nearest to a decimal with three places, so it prints as one.
 pub fn round3(x: f64) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
     (x * 1000.0).round() / 1000.0
+}
+
+/// Rounds to four significant digits (ratios, shares, per-request CPU). The result is
+/// the double nearest to that decimal (an integer times or over an exact power of
+/// ten), so it prints as one.
+pub fn sig4(x: f64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    let exponent = x.abs().log10().floor() as i32;
+    let shift = 3 - exponent;
+    if shift >= 0 {
+        let scale = 10f64.powi(shift.min(22));
+        (x * scale).round() / scale
+    } else {
+        let scale = 10f64.powi((-shift).min(22));
+        (x / scale).round() * scale
+    }
+}
+
+/// `serialize_with` helpers: every float of the result document is written rounded
+/// to what its measurement supports, whatever arithmetic made it. Durations (`_ms`)
+/// and rates (`_per_s`) to three decimals ([`dec3`]: a microsecond, a thousandth of
+/// an object per second); ratios, shares, cores and per-request CPU to four
+/// significant digits ([`sig4`]); a diagnosis's figures by their names ([`figures`]).
+pub mod tidy {
+    use std::collections::BTreeMap;
+
+    use serde::ser::SerializeMap;
+    use serde::Serializer;
+
+    use super::{round3, sig4 as four};
+
+    /// Three decimals.
+    pub fn dec3<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(round3(*x))
+    }
+
+    /// Three decimals, when present.
+    pub fn dec3_opt<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        match x {
+            Some(x) => s.serialize_some(&round3(*x)),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Four significant digits.
+    pub fn sig4<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(four(*x))
+    }
+
+    /// Four significant digits, when present.
+    pub fn sig4_opt<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        match x {
+            Some(x) => s.serialize_some(&four(*x)),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Named figures: `*_ms` and `*_per_s` to three decimals, whole numbers (counts)
+    /// as they are, the rest (ratios, shares, per-request CPU) to four significant
+    /// digits.
+    pub fn figures<S: Serializer>(map: &BTreeMap<String, f64>, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = s.serialize_map(Some(map.len()))?;
+        for (name, value) in map {
+            let value = if name.ends_with("_ms") || name.ends_with("_per_s") {
+                round3(*value)
+            } else if value.fract() == 0.0 {
+                *value
+            } else {
+                four(*value)
+            };
+            out.serialize_entry(name, &value)?;
+        }
+        out.end()
+    }
 }
 
 /// Successful GETs per second and body MiB per second over `wall_s` seconds, as a
@@ -60,9 +146,9 @@ pub fn rates(ok: u64, bytes: u64, wall_s: f64) -> (f64, f64) {
     )
 }
 
-/// CPU milliseconds per request, to the nanosecond.
+/// CPU milliseconds per request, to four significant digits.
 pub fn cpu_ms_per_get(cpu_ms: f64, requests: u64) -> f64 {
-    round3(cpu_ms / requests.max(1) as f64 * 1000.0) / 1000.0
+    sig4(cpu_ms / requests.max(1) as f64)
 }
 
 /// The median (the upper one of an even count); `None` for no values.
@@ -101,6 +187,49 @@ mod tests {
         assert!((p.max - 1000.0).abs() < 1.0, "{p:?}");
         assert_eq!(p.count, 1000);
         assert_eq!(Percentiles::from_histogram_us(&histogram_us()), Percentiles::default());
+    }
+
+    #[test]
+    fn rounding_prints_short() {
+        // The old cpu_ms_per_get, round3(x * 1000) / 1000, is not a short decimal.
+        assert_eq!((round3(134.975) / 1000.0).to_string(), "0.13497499999999998");
+        assert_eq!(cpu_ms_per_get(134.975, 1000).to_string(), "0.135");
+        for (x, want) in [
+            (0.134_974_999_999_999_98, "0.135"),
+            (123_456.7, "123500"),
+            (1.000_04, "1"),
+            (-0.000_123_456, "-0.0001235"),
+            (2.675, "2.675"),
+            (0.0, "0"),
+        ] {
+            assert_eq!(sig4(x).to_string(), want, "{x}");
+        }
+        assert_eq!(round3(20_248.418_499_9).to_string(), "20248.418");
+        assert_eq!(round3(0.1 + 0.2).to_string(), "0.3");
+        assert!(sig4(f64::NAN).is_nan());
+        let mut figures = std::collections::BTreeMap::new();
+        figures.insert("wall_ms".to_string(), 1.234_567_8);
+        figures.insert("cores_busy".to_string(), 1.234_567_8);
+        figures.insert("retries".to_string(), 123_457.0);
+        let mut out = Vec::new();
+        tidy::figures(&figures, &mut serde_json::Serializer::new(&mut out)).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"cores_busy":1.235,"retries":123457.0,"wall_ms":1.235}"#
+        );
+        #[derive(Serialize)]
+        struct Row {
+            #[serde(serialize_with = "tidy::dec3")]
+            wall_ms: f64,
+            #[serde(serialize_with = "tidy::sig4_opt")]
+            ratio: Option<f64>,
+        }
+        let text = serde_json::to_string(&Row {
+            wall_ms: 0.1 + 0.2,
+            ratio: Some(2.0 / 3.0),
+        })
+        .unwrap();
+        assert_eq!(text, r#"{"wall_ms":0.3,"ratio":0.6667}"#);
     }
 
     #[test]

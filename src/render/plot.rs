@@ -5,11 +5,15 @@
 //! 2. wall time against workers (log-log), the knee circled;
 //! 3. first-byte latency p50 (solid) and p99 (dashed) against workers;
 //! 4. the request latency (to the last byte) CDF of each bucket at its best worker
-//!    count. The result keeps percentiles, not whole histograms, so the CDF is drawn
-//!    through the points it has: p50, p90, p99 and max.
+//!    count, log x axis, drawn through every bucket of the row's recorded histogram
+//!    (`ttlb_histogram_us`, 1% buckets); results written before rows kept it get a
+//!    line through p50, p90, p99 and max, and the axis says so.
 //!
-//! Values are medians over repetitions. Text is rendered with the bundled DejaVu Sans
-//! (assets/fonts, Bitstream Vera licence), so PNGs need no system fonts.
+//! One legend for the figure, under the titles (a colour per bucket, its knee and best
+//! worker count), so no legend covers a line; knee labels are placed where they
+//! overlap no other label, marker or line ([`super::labels`]). Values are medians
+//! over repetitions. Text is rendered with the bundled DejaVu Sans (assets/fonts,
+//! Bitstream Vera licence), so PNGs need no system fonts.
 
 use std::path::Path;
 use std::sync::Once;
@@ -19,6 +23,8 @@ use plotters::prelude::*;
 
 use crate::model::stats::median;
 use crate::model::{ConfigResult, SweepResult};
+
+use super::labels::{draw_knees, draw_legend};
 
 /// Why a plot could not be drawn.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +91,9 @@ pub struct Curve {
     pub best_workers: u32,
     /// (latency ms, fraction of requests at or below) at the best worker count.
     pub cdf: Vec<(f64, f64)>,
+    /// True when `cdf` has every bucket of the row's histogram; false when it is the
+    /// four percentiles of an older result.
+    pub cdf_from_histogram: bool,
 }
 
 /// The row whose wall time is the median of its repetitions.
@@ -120,14 +129,20 @@ pub fn curves(result: &SweepResult) -> Vec<Curve> {
                 })
                 .collect();
             let best: Vec<&ConfigResult> = mine.iter().copied().filter(|r| r.workers == s.best_workers).collect();
-            let cdf = if best.is_empty() {
-                Vec::new()
+            let (cdf, cdf_from_histogram) = if best.is_empty() {
+                (Vec::new(), false)
             } else {
-                let p = median_row(&best).ttlb_ms;
-                if p.count == 0 {
-                    Vec::new()
-                } else {
-                    vec![(p.p50, 0.5), (p.p90, 0.9), (p.p99, 0.99), (p.max, 1.0)]
+                let row = median_row(&best);
+                match row.ttlb_cdf() {
+                    Some(Ok(points)) if !points.is_empty() => (points, true),
+                    _ => {
+                        let p = row.ttlb_ms;
+                        if p.count == 0 {
+                            (Vec::new(), false)
+                        } else {
+                            (vec![(p.p50, 0.5), (p.p90, 0.9), (p.p99, 0.99), (p.max, 1.0)], false)
+                        }
+                    }
                 }
             };
             Curve {
@@ -136,6 +151,7 @@ pub fn curves(result: &SweepResult) -> Vec<Curve> {
                 knee_workers: s.knee_workers,
                 best_workers: s.best_workers,
                 cdf,
+                cdf_from_histogram,
             }
         })
         .collect()
@@ -190,19 +206,6 @@ pub fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
     Ok(s)
 }
 
-/// A circle around the knee and its label above it.
-macro_rules! knee_marker {
-    ($at:expr, $workers:expr, $col:expr) => {
-        EmptyElement::at($at)
-            + Circle::new((0, 0), 12, $col.stroke_width(3))
-            + Text::new(
-                format!("knee {}", $workers),
-                (-28, -34),
-                ("sans-serif", 17).into_font().color(&$col),
-            )
-    };
-}
-
 /// Labels a log axis at 1, 2 and 5 times a power of ten only, so labels never crowd.
 fn log_label(v: &f64) -> String {
     if *v <= 0.0 {
@@ -229,22 +232,6 @@ fn panel<'a, 'b, DB: DrawingBackend>(area: &'a DrawingArea<DB, Shift>, caption: 
         .x_label_area_size(40)
         .y_label_area_size(70);
     builder
-}
-
-/// A panel's legend at `position`, drawn alike in every panel.
-fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
-    chart: &mut ChartContext<'a, DB, CT>,
-    position: SeriesLabelPosition,
-    font: (&str, i32),
-) -> Result<(), PlotError> {
-    chart
-        .configure_series_labels()
-        .position(position)
-        .label_font(font)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)
 }
 
 fn err<E: std::fmt::Display>(e: E) -> PlotError {
@@ -321,6 +308,20 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
     } else {
         root.titled(&why, ("sans-serif", 18).into_font()).map_err(err)?
     };
+    // The one legend, above the panels: no legend covers a line.
+    let (legend_area, root) = root.split_vertically(30);
+    let entries: Vec<(RGBColor, String)> = curves
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let text = match c.knee_workers {
+                Some(k) => format!("{}: knee {k}, best {} workers", c.bucket, c.best_workers),
+                None => format!("{}: best {} workers", c.bucket, c.best_workers),
+            };
+            (colour(i), text)
+        })
+        .collect();
+    draw_legend(&legend_area, &entries).map_err(PlotError::Draw)?;
     let panels = root.split_evenly((2, 2));
     let workers = curves
         .iter()
@@ -352,30 +353,28 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             .label_style(label_font)
             .draw()
             .map_err(err)?;
-        for (i, c) in curves.iter().enumerate() {
+        let lines: Vec<Vec<(f64, f64)>> = curves
+            .iter()
+            .map(|c| {
+                c.points
+                    .iter()
+                    .map(|p| (f64::from(p.workers), p.objects_per_s))
+                    .collect()
+            })
+            .collect();
+        let mut knees = Vec::new();
+        for (i, (c, pts)) in curves.iter().zip(&lines).enumerate() {
             let col = colour(i);
-            let pts: Vec<(f64, f64)> = c
-                .points
-                .iter()
-                .map(|p| (f64::from(p.workers), p.objects_per_s))
-                .collect();
-            let label = match c.knee_workers {
-                Some(k) => format!("{} (knee {k})", c.bucket),
-                None => c.bucket.clone(),
-            };
             chart
                 .draw_series(LineSeries::new(pts.clone(), col.stroke_width(3)).point_size(4))
-                .map_err(err)?
-                .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(3)));
+                .map_err(err)?;
             if let Some(k) = c.knee_workers {
                 if let Some(p) = c.points.iter().find(|p| p.workers == k) {
-                    let at = (f64::from(k), p.objects_per_s);
-                    chart.draw_series([knee_marker!(at, k, col)]).map_err(err)?;
+                    knees.push((col, k, (f64::from(k), p.objects_per_s)));
                 }
             }
         }
-        legend(&mut chart, SeriesLabelPosition::UpperLeft, label_font)?;
+        draw_knees(&mut chart, &knees, &lines).map_err(PlotError::Draw)?;
     }
 
     // 2. Wall time against workers.
@@ -397,27 +396,29 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             .label_style(label_font)
             .draw()
             .map_err(err)?;
-        for (i, c) in curves.iter().enumerate() {
+        let lines: Vec<Vec<(f64, f64)>> = curves
+            .iter()
+            .map(|c| {
+                c.points
+                    .iter()
+                    .filter(|p| p.wall_ms > 0.0)
+                    .map(|p| (f64::from(p.workers), p.wall_ms))
+                    .collect()
+            })
+            .collect();
+        let mut knees = Vec::new();
+        for (i, (c, pts)) in curves.iter().zip(&lines).enumerate() {
             let col = colour(i);
-            let pts: Vec<(f64, f64)> = c
-                .points
-                .iter()
-                .filter(|p| p.wall_ms > 0.0)
-                .map(|p| (f64::from(p.workers), p.wall_ms))
-                .collect();
             chart
-                .draw_series(LineSeries::new(pts, col.stroke_width(3)).point_size(4))
-                .map_err(err)?
-                .label(c.bucket.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(3)));
+                .draw_series(LineSeries::new(pts.clone(), col.stroke_width(3)).point_size(4))
+                .map_err(err)?;
             if let Some(k) = c.knee_workers {
                 if let Some(p) = c.points.iter().find(|p| p.workers == k && p.wall_ms > 0.0) {
-                    let at = (f64::from(k), p.wall_ms);
-                    chart.draw_series([knee_marker!(at, k, col)]).map_err(err)?;
+                    knees.push((col, k, (f64::from(k), p.wall_ms)));
                 }
             }
         }
-        legend(&mut chart, SeriesLabelPosition::UpperRight, label_font)?;
+        draw_knees(&mut chart, &knees, &lines).map_err(PlotError::Draw)?;
     }
 
     // 3. First-byte latency percentiles against workers.
@@ -459,16 +460,11 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
                 .collect();
             chart
                 .draw_series(LineSeries::new(p50, col.stroke_width(3)).point_size(3))
-                .map_err(err)?
-                .label(format!("{} p50", c.bucket))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(3)));
+                .map_err(err)?;
             chart
                 .draw_series(DashedLineSeries::new(p99, 8, 5, col.stroke_width(2)))
-                .map_err(err)?
-                .label(format!("{} p99", c.bucket))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y)], col.stroke_width(2)));
+                .map_err(err)?;
         }
-        legend(&mut chart, SeriesLabelPosition::UpperLeft, label_font)?;
     }
 
     // 4. Latency CDF at the best worker count.
@@ -477,9 +473,14 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
         let mut chart = panel(&panels[3], "request latency CDF at each bucket's best worker count")
             .build_cartesian_2d(x.log_scale(), 0.0..1.05)
             .map_err(err)?;
+        let what = if curves.iter().any(|c| !c.cdf.is_empty() && !c.cdf_from_histogram) {
+            "request to last byte, ms (points: p50, p90, p99, max: the result has no histogram)"
+        } else {
+            "request to last byte, ms (every 1% bucket of the recorded histogram)"
+        };
         chart
             .configure_mesh()
-            .x_desc("request to last byte, ms (points: p50, p90, p99, max)")
+            .x_desc(what)
             .y_desc("fraction of requests")
             .x_label_formatter(&log_label)
             .x_labels(30)
@@ -495,13 +496,11 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
                 continue;
             }
             let col = colour(i);
+            let size = if c.cdf_from_histogram { 0 } else { 5 };
             chart
-                .draw_series(LineSeries::new(c.cdf.clone(), col.stroke_width(3)).point_size(5))
-                .map_err(err)?
-                .label(format!("{} at {} workers", c.bucket, c.best_workers))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(3)));
+                .draw_series(LineSeries::new(c.cdf.clone(), col.stroke_width(3)).point_size(size))
+                .map_err(err)?;
         }
-        legend(&mut chart, SeriesLabelPosition::LowerRight, label_font)?;
     }
     root.present().map_err(err)?;
     Ok(())
@@ -553,6 +552,91 @@ mod tests {
         result(results)
     }
 
+    /// A knee label's top-left corner and text.
+    type KneeLabel = (i32, i32, String);
+
+    /// The knee labels and knee circles (cx, cy) of an SVG plot.
+    fn knees_in(svg: &str) -> (Vec<KneeLabel>, Vec<(i32, i32)>) {
+        let attr = |tag: &str, name: &str| -> i32 {
+            let start = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            tag[start..].split('"').next().unwrap().parse::<f64>().unwrap() as i32
+        };
+        let mut labels = Vec::new();
+        let mut circles = Vec::new();
+        let mut rest = svg;
+        while let Some(i) = rest.find('<') {
+            rest = &rest[i..];
+            let end = rest.find('>').unwrap();
+            let tag = &rest[..end];
+            if tag.starts_with("<text") {
+                let text = rest[end + 1..].split("</text>").next().unwrap().trim();
+                if text.starts_with("knee ") {
+                    labels.push((attr(tag, "x"), attr(tag, "y"), text.to_string()));
+                }
+            } else if tag.starts_with("<circle") && tag.contains("r=\"12\"") {
+                circles.push((attr(tag, "cx"), attr(tag, "cy")));
+            }
+            rest = &rest[end..];
+        }
+        (labels, circles)
+    }
+
+    #[test]
+    fn knee_labels_overlap_neither_each_other_nor_the_knees() {
+        // Both knees at 16 workers, 8% apart in wall time: the markers nearly touch.
+        let mut r = seed_result();
+        for row in &mut r.results {
+            if row.workers >= 16 {
+                row.wall_ms = if row.bucket == "express-like" { 100.0 } else { 108.0 };
+                row.objects_per_s = 1000.0 / (row.wall_ms / 1000.0);
+            }
+        }
+        r.summary = crate::analysis::summary::summarize(&r.results);
+        assert!(r.summary.iter().all(|s| s.knee_workers == Some(16)), "{:?}", r.summary);
+        let (labels, circles) = knees_in(&render_svg(&r).unwrap());
+        assert_eq!(labels.len(), 4, "{labels:?}");
+        let boxes: Vec<(i32, i32, i32, i32)> = labels
+            .iter()
+            .map(|(x, y, t)| (*x, *y, x + 8 * t.len() as i32, y + 15))
+            .collect();
+        let overlap =
+            |a: &(i32, i32, i32, i32), b: &(i32, i32, i32, i32)| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+        for (i, a) in boxes.iter().enumerate() {
+            for b in &boxes[i + 1..] {
+                assert!(!overlap(a, b), "labels overlap: {a:?} {b:?}");
+            }
+            for (cx, cy) in &circles {
+                let c = (cx - 13, cy - 13, cx + 13, cy + 13);
+                assert!(!overlap(a, &c), "label {a:?} covers the knee at {cx},{cy}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_cdf_is_every_bucket_of_the_histogram_and_no_legend_covers_a_panel() {
+        let mut r = seed_result();
+        let mut h = crate::model::stats::histogram_us();
+        for i in 0..1000u64 {
+            h.record(3_000 + i * i / 10).unwrap();
+        }
+        for row in &mut r.results {
+            row.ttlb_histogram_us = crate::model::histogram::encode_cdf(&h);
+        }
+        let c = curves(&r);
+        assert!(c[0].cdf_from_histogram);
+        assert!(c[0].cdf.len() > 100, "{} points", c[0].cdf.len());
+        assert_eq!(c[0].cdf.last().unwrap().1, 1.0);
+        assert!((c[0].cdf[0].0 - 3.0).abs() < 0.05, "{:?}", c[0].cdf[0]);
+        let svg = render_svg(&r).unwrap();
+        assert!(svg.contains("every 1% bucket of the recorded histogram"));
+        // One legend for the figure, none in the panels.
+        assert!(svg.contains("express-like: knee 4, best 20 workers"), "figure legend");
+        assert!(
+            !svg.contains("express-like p99") && !svg.contains("at 20 workers<"),
+            "a panel legend"
+        );
+    }
+
     #[test]
     fn curves_follow_the_summary() {
         let c = curves(&seed_result());
@@ -562,8 +646,10 @@ mod tests {
         assert_eq!(c[1].knee_workers, Some(16));
         assert_eq!(c[1].points.len(), 6);
         assert_eq!(c[1].best_workers, 20);
+        // No histogram in the rows: the four percentiles.
         assert_eq!(c[1].cdf.len(), 4);
         assert_eq!(c[1].cdf[3], (180.0, 1.0));
+        assert!(!c[1].cdf_from_histogram);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 
+use super::errors::{classify, Action, BucketError};
 use super::seed::{SeedManifest, MANIFEST_SCHEMA};
 
 /// S3's limit on keys per DeleteObjects request.
@@ -38,6 +39,9 @@ pub struct CleanOutcome {
     pub deleted: Vec<String>,
     /// Keys not deleted, with the reason; they stay in the manifest.
     pub failed: Vec<(String, String)>,
+    /// A DeleteObjects request that failed as a whole (endpoint down, bucket missing,
+    /// access denied): what failed and what to do. No later batch was sent.
+    pub stopped_by: Option<BucketError>,
 }
 
 /// Reads and checks a manifest file.
@@ -75,10 +79,13 @@ pub fn endpoint_for(manifest: &SeedManifest, given: Option<&str>) -> Result<Opti
     }
 }
 
-/// Deletes the manifest's keys, `batch` at a time (1..=1000).
+/// Deletes the manifest's keys, `batch` at a time (1..=1000). A request that fails as
+/// a whole stops the clean-up ([`CleanOutcome::stopped_by`]): the next batch would
+/// fail the same way.
 pub async fn clean(s3: &aws_sdk_s3::Client, manifest: &SeedManifest, batch: usize) -> CleanOutcome {
     let batch = batch.clamp(1, MAX_BATCH);
     let mut outcome = CleanOutcome::default();
+    let endpoint = super::endpoint_name(s3, manifest.endpoint.as_deref());
     for keys in manifest.written.chunks(batch) {
         let objects: Result<Vec<ObjectIdentifier>, _> = keys
             .iter()
@@ -122,8 +129,11 @@ pub async fn clean(s3: &aws_sdk_s3::Client, manifest: &SeedManifest, batch: usiz
                 outcome.deleted.extend(confirmed);
             }
             Err(e) => {
-                let why = aws_sdk_s3::error::DisplayErrorContext(&e).to_string();
+                let error = BucketError::from_failure(&classify(&e), Action::Delete, &manifest.bucket, "", &endpoint);
+                let why = error.to_string();
                 outcome.failed.extend(keys.iter().map(|k| (k.clone(), why.clone())));
+                outcome.stopped_by = Some(error);
+                break;
             }
         }
     }

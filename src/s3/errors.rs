@@ -1,34 +1,113 @@
-//! Sorting failed requests into [`ErrorKind`]s with a one-line message: SDK errors by
-//! their HTTP status and S3 error code, body errors by what the stream reported.
+//! Failed S3 calls, sorted twice: into [`ErrorKind`]s with a one-line message (a
+//! [`Failure`], what the sweep counts and samples), and into a [`BucketError`] that
+//! says what failed and what to do (what the preflight, `seed`, `clean` and the CLI
+//! print). Messages are built from the errors' `Display` chains and S3's error code:
+//! never from the SDK's `Debug` output, which goes to the debug log only.
 
-use aws_sdk_s3::error::{DisplayErrorContext, SdkError};
-use aws_sdk_s3::operation::get_object::GetObjectError;
+use std::error::Error as StdError;
+use std::fmt;
+
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
 use crate::model::ErrorKind;
 
-/// Sorts an SDK error into a kind, with a one-line message.
-pub fn classify_sdk_error(err: &SdkError<GetObjectError, HttpResponse>) -> (ErrorKind, String) {
-    let message = one_line(&DisplayErrorContext(err).to_string());
-    let kind = match err {
-        SdkError::TimeoutError(_) => ErrorKind::Timeout,
-        SdkError::DispatchFailure(f) => {
-            if f.is_timeout() {
+/// One failed call: its kind, S3's error code when the server sent one, the whole
+/// cause on one line, and the innermost cause alone (`Connection refused (os error
+/// 111)`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub kind: ErrorKind,
+    /// `NoSuchBucket`, `AccessDenied`, `SignatureDoesNotMatch`, ...
+    pub code: Option<String>,
+    /// One line: `NoSuchBucket: The specified bucket does not exist (HTTP 404)`, or the
+    /// `Display` chain of a failure without a response.
+    pub message: String,
+    /// The innermost cause of a failure without a response (the message otherwise).
+    pub cause: String,
+}
+
+impl Failure {
+    /// A failure with no error code and a message of our own.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Failure {
+            kind,
+            code: None,
+            cause: message.clone(),
+            message,
+        }
+    }
+}
+
+/// Sorts an SDK error of any S3 operation into a [`Failure`]. The full `Debug` form
+/// goes to the debug log (`-v`, `RUST_LOG=debug`), not into the message.
+pub fn classify<E>(err: &SdkError<E, HttpResponse>) -> Failure
+where
+    E: ProvideErrorMetadata + StdError + 'static,
+{
+    tracing::debug!(error = ?err, "S3 call failed");
+    match err {
+        SdkError::ServiceError(e) => {
+            let status = e.raw().status().as_u16();
+            let code = e.err().code().map(str::to_string);
+            let text = e.err().message().unwrap_or("").trim();
+            let head = match &code {
+                Some(c) => c.clone(),
+                None => e.err().to_string(),
+            };
+            let message = if text.is_empty() {
+                one_line(&format!("{head} (HTTP {status})"))
+            } else {
+                one_line(&format!("{head}: {text} (HTTP {status})"))
+            };
+            Failure {
+                kind: kind_of_status(status, code.as_deref().unwrap_or("")),
+                code,
+                cause: message.clone(),
+                message,
+            }
+        }
+        SdkError::ResponseError(e) => {
+            let status = e.raw().status().as_u16();
+            let message = one_line(&format!("{} (HTTP {status})", chain(err)));
+            Failure {
+                kind: kind_of_status(status, ""),
+                code: None,
+                cause: innermost(err),
+                message,
+            }
+        }
+        SdkError::TimeoutError(_) => Failure {
+            kind: ErrorKind::Timeout,
+            code: None,
+            message: one_line(&chain(err)),
+            cause: innermost(err),
+        },
+        SdkError::DispatchFailure(f) => Failure {
+            kind: if f.is_timeout() {
                 ErrorKind::Timeout
             } else if f.is_io() {
                 ErrorKind::Connection
             } else {
                 ErrorKind::Other
-            }
-        }
-        SdkError::ServiceError(e) => {
-            let code = aws_sdk_s3::error::ProvideErrorMetadata::code(e.err()).unwrap_or("");
-            kind_of_status(e.raw().status().as_u16(), code)
-        }
-        SdkError::ResponseError(e) => kind_of_status(e.raw().status().as_u16(), ""),
-        _ => ErrorKind::Other,
-    };
-    (kind, message)
+            },
+            code: None,
+            message: one_line(&chain(err)),
+            cause: innermost(err),
+        },
+        _ => Failure {
+            kind: ErrorKind::Other,
+            code: None,
+            message: one_line(&chain(err)),
+            cause: innermost(err),
+        },
+    }
+}
+
+/// Sorts a failed GET into a kind, with a one-line message.
+pub fn classify_sdk_error(err: &SdkError<aws_sdk_s3::operation::get_object::GetObjectError, HttpResponse>) -> Failure {
+    classify(err)
 }
 
 pub fn kind_of_status(status: u16, code: &str) -> ErrorKind {
@@ -41,8 +120,10 @@ pub fn kind_of_status(status: u16, code: &str) -> ErrorKind {
     }
 }
 
-pub fn classify_body_error(err: &aws_smithy_types::byte_stream::error::Error) -> (ErrorKind, String) {
-    let message = one_line(&DisplayErrorContext(err).to_string());
+/// Sorts a failure while reading a body.
+pub fn classify_body_error(err: &aws_smithy_types::byte_stream::error::Error) -> Failure {
+    tracing::debug!(error = ?err, "reading a body failed");
+    let message = one_line(&chain(err));
     let lower = message.to_ascii_lowercase();
     let kind = if lower.contains("timed out") || lower.contains("timeout") {
         ErrorKind::Timeout
@@ -50,7 +131,36 @@ pub fn classify_body_error(err: &aws_smithy_types::byte_stream::error::Error) ->
         // Resets, early EOF and short bodies all surface here as I/O failures.
         ErrorKind::Connection
     };
-    (kind, message)
+    Failure {
+        kind,
+        code: None,
+        cause: innermost(err),
+        message,
+    }
+}
+
+/// The `Display` of an error and of each of its sources, joined with `: `; a source
+/// whose text the previous one already contains is left out.
+pub fn chain(err: &(dyn StdError + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(err);
+    while let Some(e) = next {
+        let text = e.to_string();
+        if !text.is_empty() && !parts.last().is_some_and(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = e.source();
+    }
+    parts.join(": ")
+}
+
+/// The `Display` of the innermost source.
+fn innermost(err: &(dyn StdError + 'static)) -> String {
+    let mut e = err;
+    while let Some(s) = e.source() {
+        e = s;
+    }
+    one_line(&e.to_string())
 }
 
 pub fn one_line(s: &str) -> String {
@@ -63,6 +173,228 @@ pub fn one_line(s: &str) -> String {
         format!("{}...", &s[..end])
     } else {
         s
+    }
+}
+
+/// What a call was doing when it failed: for the message, and the permission it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// GET (the preflight, the sweep).
+    Read,
+    /// HEAD then PUT (`seed`).
+    Write,
+    /// DeleteObjects (`clean`).
+    Delete,
+    /// CreateBucket (`seed --create-bucket`).
+    CreateBucket,
+}
+
+impl Action {
+    /// `reading`, `writing`, `deleting`, `creating`.
+    pub fn doing(self) -> &'static str {
+        match self {
+            Action::Read => "reading",
+            Action::Write => "writing",
+            Action::Delete => "deleting",
+            Action::CreateBucket => "creating",
+        }
+    }
+
+    /// The IAM permission the call needs.
+    fn permission(self) -> &'static str {
+        match self {
+            Action::Read => "s3:GetObject on the bucket's objects (and s3express:CreateSession for a directory bucket)",
+            Action::Write => "s3:PutObject and s3:GetObject (seed checks each key before writing it)",
+            Action::Delete => "s3:DeleteObject on the manifest's keys",
+            Action::CreateBucket => "s3:CreateBucket",
+        }
+    }
+}
+
+/// S3 error codes that mean "these credentials", not "this permission".
+const CREDENTIAL_CODES: [&str; 6] = [
+    "SignatureDoesNotMatch",
+    "InvalidAccessKeyId",
+    // s3s (the embedded server) for an access key it does not know.
+    "NotSignedUp",
+    "InvalidToken",
+    "ExpiredToken",
+    "InvalidClientTokenId",
+];
+
+/// A call to a bucket failed in a way every later call would too: what failed (the
+/// kind, the bucket or key, the endpoint) and what to do about it. The preflight's
+/// `StartError` is this type; `seed` and `clean` return it too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BucketError {
+    NoCredentials {
+        detail: String,
+    },
+    BucketNotFound {
+        action: Action,
+        bucket: String,
+        endpoint: String,
+    },
+    AccessDenied {
+        action: Action,
+        bucket: String,
+        key: String,
+        endpoint: String,
+        /// S3's error code (`AccessDenied`, `SignatureDoesNotMatch`, ...), if any.
+        code: String,
+    },
+    ObjectNotFound {
+        bucket: String,
+        key: String,
+    },
+    Unreachable {
+        bucket: String,
+        endpoint: String,
+        detail: String,
+    },
+    Other {
+        action: Action,
+        bucket: String,
+        endpoint: String,
+        detail: String,
+    },
+}
+
+impl fmt::Display for BucketError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BucketError::NoCredentials { detail } => write!(
+                f,
+                "no AWS credentials were found ({detail}): set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, a profile (AWS_PROFILE, `aws sso login`), or run where a role is attached"
+            ),
+            BucketError::BucketNotFound {
+                action,
+                bucket,
+                endpoint,
+            } => {
+                write!(
+                    f,
+                    "bucket {bucket:?} does not exist at {endpoint} (or is in another region): "
+                )?;
+                f.write_str(match action {
+                    Action::Write | Action::CreateBucket => {
+                        "create it (`s3sweep seed --create-bucket` does, on the embedded server or for a general purpose bucket), or fix --bucket"
+                    }
+                    Action::Delete => {
+                        "nothing of the manifest can be there: check the manifest's bucket, endpoint and region"
+                    }
+                    Action::Read => "create it, or fix the bucket name",
+                })
+            }
+            BucketError::AccessDenied {
+                action,
+                bucket,
+                key,
+                endpoint,
+                code,
+            } => {
+                let what = if key.is_empty() {
+                    format!("bucket {bucket:?}")
+                } else {
+                    format!("{bucket:?}/{key}")
+                };
+                let code_note = if code.is_empty() { String::new() } else { format!(" ({code})") };
+                write!(f, "access denied {} {what} at {endpoint}{code_note}: ", action.doing())?;
+                if CREDENTIAL_CODES.contains(&code.as_str()) {
+                    write!(
+                        f,
+                        "the endpoint refused the credentials; check the keys (--credentials, AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"
+                    )
+                } else {
+                    write!(f, "grant {}, or check the credentials", action.permission())
+                }
+            }
+            BucketError::ObjectNotFound { bucket, key } => write!(
+                f,
+                "object {bucket:?}/{key} does not exist: write the test objects first with `s3sweep seed --bucket {bucket}` (with the same key template and count)"
+            ),
+            BucketError::Unreachable {
+                bucket,
+                endpoint,
+                detail,
+            } => write!(
+                f,
+                "cannot reach {endpoint} for bucket {bucket:?} ({detail}): check that the endpoint is up and that its URL, the region and the network are right"
+            ),
+            BucketError::Other {
+                action,
+                bucket,
+                endpoint,
+                detail,
+            } => write!(f, "{} {bucket:?} at {endpoint} failed: {detail}", action.doing()),
+        }
+    }
+}
+
+impl StdError for BucketError {}
+
+impl BucketError {
+    /// What a failed call on `bucket` (and `key`, empty for calls on the bucket) at
+    /// `endpoint` means for the person running s3sweep.
+    pub fn from_failure(failure: &Failure, action: Action, bucket: &str, key: &str, endpoint: &str) -> BucketError {
+        let bucket = bucket.to_string();
+        let endpoint = endpoint.to_string();
+        let lower = failure.message.to_ascii_lowercase();
+        let code = failure.code.clone().unwrap_or_default();
+        if lower.contains("credentials") && (lower.contains("no credentials") || lower.contains("failed to load")) {
+            return BucketError::NoCredentials {
+                detail: failure.cause.clone(),
+            };
+        }
+        match failure.kind {
+            ErrorKind::NotFound
+                if code == "NoSuchBucket"
+                    || lower.contains("nosuchbucket")
+                    || lower.contains("no such bucket")
+                    || action != Action::Read =>
+            {
+                BucketError::BucketNotFound {
+                    action,
+                    bucket,
+                    endpoint,
+                }
+            }
+            ErrorKind::NotFound => BucketError::ObjectNotFound {
+                bucket,
+                key: key.to_string(),
+            },
+            ErrorKind::AccessDenied => BucketError::AccessDenied {
+                action,
+                bucket,
+                key: key.to_string(),
+                endpoint,
+                code,
+            },
+            ErrorKind::Connection | ErrorKind::Timeout => BucketError::Unreachable {
+                bucket,
+                endpoint,
+                detail: failure.cause.clone(),
+            },
+            _ => BucketError::Other {
+                action,
+                bucket,
+                endpoint,
+                detail: failure.message.clone(),
+            },
+        }
+    }
+
+    /// A stable name for the kind of failure (the Lambda's `errorType`, the CLI's first
+    /// word).
+    pub fn error_type(&self) -> &'static str {
+        match self {
+            BucketError::NoCredentials { .. } => "NoCredentials",
+            BucketError::BucketNotFound { .. } => "BucketNotFound",
+            BucketError::AccessDenied { .. } => "AccessDenied",
+            BucketError::ObjectNotFound { .. } => "ObjectNotFound",
+            BucketError::Unreachable { .. } => "EndpointUnreachable",
+            BucketError::Other { .. } => "StartFailed",
+        }
     }
 }
 
@@ -85,5 +417,95 @@ mod tests {
         assert_eq!(one_line("a\n  b"), "a b");
         let long = "x".repeat(400);
         assert_eq!(one_line(&long).len(), 303);
+    }
+
+    #[test]
+    fn chains_skip_repeated_text() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
+        #[derive(Debug)]
+        struct Outer(std::io::Error);
+        impl fmt::Display for Outer {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("tcp connect error")
+            }
+        }
+        impl StdError for Outer {
+            fn source(&self) -> Option<&(dyn StdError + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let e = Outer(io);
+        assert_eq!(chain(&e), "tcp connect error: Connection refused");
+        assert_eq!(innermost(&e), "Connection refused");
+    }
+
+    fn failure(kind: ErrorKind, code: Option<&str>) -> Failure {
+        Failure {
+            kind,
+            code: code.map(str::to_string),
+            message: format!("{}: whatever (HTTP 4xx)", code.unwrap_or("x")),
+            cause: "the cause".into(),
+        }
+    }
+
+    #[test]
+    fn failures_become_advice_naming_bucket_key_and_endpoint() {
+        let e = BucketError::from_failure(
+            &failure(ErrorKind::NotFound, Some("NoSuchBucket")),
+            Action::Read,
+            "b-1",
+            "k/0",
+            "http://h:1",
+        );
+        assert_eq!(e.error_type(), "BucketNotFound");
+        assert!(e.to_string().contains("\"b-1\" does not exist at http://h:1"), "{e}");
+        // A 404 without a code is the key on a read, the bucket on a write or delete.
+        let read = BucketError::from_failure(&failure(ErrorKind::NotFound, None), Action::Read, "b-1", "k/0", "e");
+        assert_eq!(read.error_type(), "ObjectNotFound");
+        assert!(read.to_string().contains("s3sweep seed --bucket b-1"), "{read}");
+        let write = BucketError::from_failure(&failure(ErrorKind::NotFound, None), Action::Write, "b-1", "k/0", "e");
+        assert_eq!(write.error_type(), "BucketNotFound");
+        // Refused keys and missing permissions get different advice.
+        let keys = BucketError::from_failure(
+            &failure(ErrorKind::AccessDenied, Some("SignatureDoesNotMatch")),
+            Action::Write,
+            "b-1",
+            "k/0",
+            "e",
+        );
+        assert!(keys.to_string().contains("refused the credentials"), "{keys}");
+        let perm = BucketError::from_failure(
+            &failure(ErrorKind::AccessDenied, Some("AccessDenied")),
+            Action::Delete,
+            "b-1",
+            "",
+            "e",
+        );
+        assert!(perm.to_string().contains("s3:DeleteObject"), "{perm}");
+        assert!(perm.to_string().contains("deleting bucket \"b-1\""), "{perm}");
+        let down = BucketError::from_failure(
+            &failure(ErrorKind::Connection, None),
+            Action::Read,
+            "b-1",
+            "k",
+            "http://h:1",
+        );
+        assert_eq!(down.error_type(), "EndpointUnreachable");
+        assert!(
+            down.to_string()
+                .contains("cannot reach http://h:1 for bucket \"b-1\" (the cause)"),
+            "{down}"
+        );
+        let creds = BucketError::from_failure(
+            &Failure::new(
+                ErrorKind::Other,
+                "failed to construct request: no credentials in the chain",
+            ),
+            Action::Read,
+            "b-1",
+            "k",
+            "e",
+        );
+        assert_eq!(creds.error_type(), "NoCredentials");
     }
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::model::ErrorKind;
 
-use super::errors::{classify_body_error, classify_sdk_error};
+use super::errors::{classify_body_error, classify_sdk_error, Failure};
 
 /// What one GET came to.
 pub struct Outcome {
@@ -16,8 +16,8 @@ pub struct Outcome {
     pub ttfb: Duration,
     /// The call to the last body byte.
     pub ttlb: Duration,
-    /// Body bytes, or the kind of failure and a message.
-    pub result: Result<u64, (ErrorKind, String)>,
+    /// Body bytes, or the failure: its kind, S3's code and a one-line message.
+    pub result: Result<u64, Failure>,
 }
 
 /// One GET: headers, then the body drained to the end, all within `limit`.
@@ -42,7 +42,7 @@ pub async fn get_one(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, limit: Du
         }
         if let Some(expected) = expected {
             if expected >= 0 && received != expected as u64 {
-                return Err((
+                return Err(Failure::new(
                     ErrorKind::Connection,
                     format!("body ended after {received} of {expected} bytes"),
                 ));
@@ -52,7 +52,7 @@ pub async fn get_one(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, limit: Du
     };
     let result = match tokio::time::timeout(limit, work).await {
         Ok(r) => r,
-        Err(_) => Err((
+        Err(_) => Err(Failure::new(
             ErrorKind::Timeout,
             format!("request not finished within {} ms", limit.as_millis()),
         )),

@@ -34,10 +34,21 @@ pub enum ClientError {
 /// Where credentials come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CredentialSource {
-    /// The standard AWS chain: environment, profile, container or instance role.
+    /// The standard AWS chain: environment, profile, SSO, container or instance role.
     Chain,
     /// Fixed keys the caller chose (the embedded server's, for example).
     Static(StaticCredentials),
+}
+
+impl CredentialSource {
+    /// The source's name in a result's environment block: `chain`, or the static
+    /// keys' `provider_name` (`lab` for the embedded server's).
+    pub fn name(&self) -> &'static str {
+        match self {
+            CredentialSource::Chain => "chain",
+            CredentialSource::Static(keys) => keys.provider_name,
+        }
+    }
 }
 
 /// A fixed access key and secret. `Debug` never shows the secret.
@@ -45,7 +56,7 @@ pub enum CredentialSource {
 pub struct StaticCredentials {
     pub access_key_id: String,
     pub secret_access_key: String,
-    /// Where they come from, for logs (`s3sweep-local`).
+    /// Where they come from, for logs and the result's environment block (`lab`).
     pub provider_name: &'static str,
 }
 
@@ -127,6 +138,7 @@ pub struct SweepClient {
     transport: Transport,
     endpoint: Option<String>,
     region: String,
+    credentials: &'static str,
     derived: Arc<Mutex<Option<(RequestSettings, aws_sdk_s3::Client)>>>,
 }
 
@@ -173,6 +185,7 @@ impl SweepClient {
             transport,
             endpoint: options.endpoint,
             region,
+            credentials: options.credentials.name(),
             derived: Arc::new(Mutex::new(None)),
         })
     }
@@ -190,6 +203,19 @@ impl SweepClient {
     /// The region requests are signed for.
     pub fn region(&self) -> &str {
         &self.region
+    }
+
+    /// Where requests go, for messages: the explicit endpoint, or `AWS S3 (REGION)`.
+    pub fn endpoint_name(&self) -> String {
+        match &self.endpoint {
+            Some(url) => url.clone(),
+            None => format!("AWS S3 ({})", self.region),
+        }
+    }
+
+    /// The credential source's name ([`CredentialSource::name`]).
+    pub fn credentials(&self) -> &'static str {
+        self.credentials
     }
 
     /// The SDK client with the given retries and timeouts. The same settings give the
@@ -215,6 +241,15 @@ impl SweepClient {
         let client = aws_sdk_s3::Client::from_conf(config);
         *derived = Some((settings, client.clone()));
         client
+    }
+}
+
+/// Where `s3` sends requests, for messages: the explicit endpoint, or `AWS S3
+/// (REGION)`.
+pub fn endpoint_name(s3: &aws_sdk_s3::Client, endpoint: Option<&str>) -> String {
+    match endpoint {
+        Some(url) => url.to_string(),
+        None => format!("AWS S3 ({})", s3.config().region().map_or("no region", |r| r.as_ref())),
     }
 }
 

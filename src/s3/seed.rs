@@ -3,6 +3,7 @@
 //! keys this run wrote (the only keys a later clean-up may delete).
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use aws_sdk_s3::primitives::ByteStream;
@@ -10,6 +11,8 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::KeyTemplate;
+
+use super::errors::{classify, Action, BucketError};
 
 /// Schema name of the manifest file.
 pub const MANIFEST_SCHEMA: &str = "s3sweep.manifest/v1";
@@ -44,18 +47,9 @@ pub struct SeedManifest {
 /// Why seeding failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SeedError {
-    #[error("writing {bucket}/{key} failed: {detail}")]
-    Put {
-        bucket: String,
-        key: String,
-        detail: String,
-    },
-    #[error("checking {bucket}/{key} failed: {detail}")]
-    Head {
-        bucket: String,
-        key: String,
-        detail: String,
-    },
+    /// A HEAD or PUT failed: what failed, where, and what to do.
+    #[error(transparent)]
+    Bucket(BucketError),
     #[error("writing the manifest {path}: {source}")]
     Manifest { path: String, source: std::io::Error },
     #[error("object size {0} bytes is too large (at most 5 GiB)")]
@@ -73,28 +67,40 @@ pub async fn seed(s3: &aws_sdk_s3::Client, endpoint: Option<&str>, spec: &SeedSp
         return Err(SeedError::TooLarge(spec.object_size_bytes));
     }
     let body = object_body(spec.object_size_bytes);
+    let endpoint_name = Arc::new(super::endpoint_name(s3, endpoint));
     let sem = Arc::new(tokio::sync::Semaphore::new(spec.concurrency.max(1)));
     let mut set = tokio::task::JoinSet::new();
+    // After the first failure no more writes start: the next would fail the same way.
+    let failed_once = Arc::new(AtomicBool::new(false));
     for i in 0..spec.object_count {
+        if failed_once.load(Ordering::Relaxed) {
+            break;
+        }
         let permit = sem.clone().acquire_owned().await.expect("never closed");
         let s3 = s3.clone();
         let bucket = spec.bucket.clone();
         let key = spec.keys.key(i);
         let body = body.clone();
         let skip_existing = spec.skip_existing;
+        let endpoint_name = endpoint_name.clone();
+        let failed_once = failed_once.clone();
         set.spawn(async move {
+            let failed = |failure| {
+                failed_once.store(true, Ordering::Relaxed);
+                SeedError::Bucket(BucketError::from_failure(
+                    &failure,
+                    Action::Write,
+                    &bucket,
+                    &key,
+                    &endpoint_name,
+                ))
+            };
             let _permit = permit;
             if skip_existing {
                 match s3.head_object().bucket(&bucket).key(&key).send().await {
                     Ok(_) => return Ok((i, None)),
                     Err(e) if e.as_service_error().is_some_and(|s| s.is_not_found()) => {}
-                    Err(e) => {
-                        return Err(SeedError::Head {
-                            bucket,
-                            key,
-                            detail: aws_sdk_s3::error::DisplayErrorContext(&e).to_string(),
-                        })
-                    }
+                    Err(e) => return Err(failed(classify(&e))),
                 }
             }
             s3.put_object()
@@ -104,12 +110,8 @@ pub async fn seed(s3: &aws_sdk_s3::Client, endpoint: Option<&str>, spec: &SeedSp
                 .body(ByteStream::from(body))
                 .send()
                 .await
-                .map_err(|e| SeedError::Put {
-                    bucket: bucket.clone(),
-                    key: key.clone(),
-                    detail: aws_sdk_s3::error::DisplayErrorContext(&e).to_string(),
-                })?;
-            Ok((i, Some(key)))
+                .map_err(|e| failed(classify(&e)))?;
+            Ok((i, Some(key.clone())))
         });
     }
     let mut written: Vec<(u32, String)> = Vec::new();

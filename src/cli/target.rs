@@ -1,0 +1,66 @@
+//! Where the commands send requests and with which keys: `--endpoint`, `--region`
+//! and `--credentials` made into a client. Credentials follow the endpoint: the lab's
+//! fixed keys only when the endpoint is the embedded server (it says so at
+//! `GET /_s3sweep/hello`, asked once before the client is built), the standard AWS
+//! chain (environment, profile, SSO, role) otherwise, and either one when forced.
+
+use std::time::Duration;
+
+use crate::lab::{self, probe};
+use crate::s3::errors::BucketError;
+use crate::s3::{ClientOptions, CredentialSource, SweepClient};
+
+use super::args::{Credentials, TargetArgs};
+use super::CliError;
+
+/// How long the probe waits for a connection, and then for the answer.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+impl TargetArgs {
+    /// The credential choice the flags make (`--aws-credentials` is `chain`).
+    pub fn credential_choice(&self) -> Credentials {
+        if self.aws_credentials {
+            Credentials::Chain
+        } else {
+            self.credentials
+        }
+    }
+
+    /// The client for a command on `bucket` (named in errors): the endpoint checked,
+    /// asked whether it is the lab when the credentials are `auto`, and the keys that
+    /// follow from the answer. An endpoint nothing listens on is an
+    /// `EndpointUnreachable` error here, before anything else is tried.
+    pub async fn client(&self, bucket: &str) -> Result<SweepClient, CliError> {
+        let credentials = match (&self.endpoint, self.credential_choice()) {
+            (None, Credentials::Lab) => {
+                return Err(CliError::Usage(
+                    "--credentials lab: the embedded server's keys need --endpoint pointing at it".into(),
+                ))
+            }
+            (None, _) | (Some(_), Credentials::Chain) => CredentialSource::Chain,
+            (Some(_), Credentials::Lab) => lab::credentials(),
+            (Some(url), Credentials::Auto) => match probe::probe(url, PROBE_TIMEOUT).await {
+                Ok(probe::Probe::Lab(hello)) => {
+                    tracing::info!(endpoint = %url, version = %hello.version, "the endpoint is the s3sweep lab: signing with its keys");
+                    lab::credentials()
+                }
+                Ok(probe::Probe::NotLab(why)) => {
+                    tracing::info!(endpoint = %url, %why, "not the s3sweep lab: signing with the AWS credential chain");
+                    CredentialSource::Chain
+                }
+                Err(probe::ProbeError::Unreachable(detail)) => {
+                    return Err(CliError::Bucket(BucketError::Unreachable {
+                        bucket: bucket.to_string(),
+                        endpoint: url.clone(),
+                        detail,
+                    }))
+                }
+                Err(e @ probe::ProbeError::BadUrl { .. }) => return Err(CliError::Usage(format!("--endpoint: {e}"))),
+            },
+        };
+        let options = ClientOptions::for_endpoint(self.endpoint.clone(), self.region.clone(), credentials);
+        SweepClient::new(options)
+            .await
+            .map_err(|e| CliError::Usage(format!("--endpoint: {e}")))
+    }
+}

@@ -1,0 +1,174 @@
+//! Is an endpoint the embedded server? The lab answers `GET /_s3sweep/hello` with a
+//! small JSON document ([`Hello`]); [`probe`] asks once, so a client signs with the
+//! lab's fixed keys only when the endpoint really is the lab, and with the standard
+//! AWS chain otherwise. The probe is plain HTTP/1.1: the lab never serves TLS, so an
+//! `https://` endpoint is not the lab and is not asked.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde::{Deserialize, Serialize};
+
+/// Path where the lab says who it is; like the fault tally's path, not a valid bucket
+/// name, so never an S3 request.
+pub const HELLO_PATH: &str = "/_s3sweep/hello";
+
+/// The `server` value the lab answers with.
+pub const SERVER_NAME: &str = "s3sweep";
+
+/// What the lab says at [`HELLO_PATH`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    /// Always [`SERVER_NAME`].
+    pub server: String,
+    /// The s3sweep version serving.
+    pub version: String,
+    /// What it is, in words.
+    pub description: String,
+}
+
+impl Hello {
+    /// This build's answer.
+    pub fn current() -> Self {
+        Hello {
+            server: SERVER_NAME.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            description: "the s3sweep embedded S3 server (fixed local credentials)".to_string(),
+        }
+    }
+}
+
+/// What the probe found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    /// The endpoint is the lab.
+    Lab(Hello),
+    /// Something else answered (or, for `https://`, nothing was asked): why we think so.
+    NotLab(String),
+}
+
+/// The endpoint could not be asked at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProbeError {
+    #[error("invalid endpoint URL {url:?}: {reason}")]
+    BadUrl { url: String, reason: String },
+    /// No TCP connection: refused, no route, or no answer to the connect in time.
+    #[error("{0}")]
+    Unreachable(String),
+}
+
+/// Asks `endpoint` (`http://host:port`) whether it is the lab, within `timeout` for
+/// the connection and again for the answer. A server that accepts the connection
+/// but answers anything else (a 403, a 404, no answer in time) is not the lab.
+pub async fn probe(endpoint: &str, timeout: Duration) -> Result<Probe, ProbeError> {
+    let bad = |reason: &str| ProbeError::BadUrl {
+        url: endpoint.to_string(),
+        reason: reason.to_string(),
+    };
+    let base: http::Uri = endpoint.parse().map_err(|_| bad("not a URL"))?;
+    match base.scheme_str() {
+        Some("http") => {}
+        Some("https") => return Ok(Probe::NotLab("an https endpoint (the lab serves plain HTTP)".into())),
+        _ => return Err(bad("the scheme must be http or https")),
+    }
+    let authority = base.authority().ok_or_else(|| bad("no host"))?;
+    let uri: http::Uri = format!("http://{authority}{HELLO_PATH}")
+        .parse()
+        .map_err(|_| bad("not a URL"))?;
+    let mut connector = HttpConnector::new();
+    connector.set_connect_timeout(Some(timeout));
+    connector.set_nodelay(true);
+    let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new()).build(connector);
+    let ask = async {
+        // Err(true): no connection; Err(false): connected, then the exchange failed.
+        let response = client.get(uri).await.map_err(|e| (e.is_connect(), innermost(&e)))?;
+        let status = response.status();
+        let body = Limited::new(response.into_body(), 4096).collect().await;
+        Ok::<_, (bool, String)>((status, body.map(|b| b.to_bytes()).ok()))
+    };
+    match tokio::time::timeout(timeout, ask).await {
+        Err(_) => Ok(Probe::NotLab(format!(
+            "no answer to GET {HELLO_PATH} within {} ms",
+            timeout.as_millis()
+        ))),
+        Ok(Err((true, why))) => Err(ProbeError::Unreachable(why)),
+        // Something is there, and it is not the lab.
+        Ok(Err((false, why))) => Ok(Probe::NotLab(format!("GET {HELLO_PATH} failed: {why}"))),
+        Ok(Ok((status, body))) => {
+            let hello = body.and_then(|b| serde_json::from_slice::<Hello>(&b).ok());
+            match hello {
+                Some(h) if status.is_success() && h.server == SERVER_NAME => Ok(Probe::Lab(h)),
+                _ => Ok(Probe::NotLab(format!(
+                    "GET {HELLO_PATH} answered HTTP {}",
+                    status.as_u16()
+                ))),
+            }
+        }
+    }
+}
+
+/// The `Display` of the innermost source of an error.
+fn innermost(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut e = err;
+    while let Some(s) = e.source() {
+        e = s;
+    }
+    e.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::{start, ServerConfig};
+
+    #[tokio::test]
+    async fn the_lab_says_who_it_is_and_others_do_not() {
+        let server = start(ServerConfig::default()).await.unwrap();
+        let answer = probe(&server.endpoint(), Duration::from_secs(2)).await.unwrap();
+        assert_eq!(answer, Probe::Lab(Hello::current()));
+
+        // Something that answers 404 to everything is not the lab.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            while let Ok((mut s, _)) = listener.accept().await {
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf).await;
+                let _ = s
+                    .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    .await;
+            }
+        });
+        let answer = probe(&format!("http://{addr}"), Duration::from_secs(2)).await.unwrap();
+        assert!(
+            matches!(&answer, Probe::NotLab(why) if why.contains("404")),
+            "{answer:?}"
+        );
+
+        // Nothing listening: unreachable, named.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let err = probe(&format!("http://127.0.0.1:{port}"), Duration::from_secs(2))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProbeError::Unreachable(_)), "{err:?}");
+        assert!(err.to_string().to_lowercase().contains("refused"), "{err}");
+
+        assert!(matches!(
+            probe("https://s3.example.com", Duration::from_secs(2)).await.unwrap(),
+            Probe::NotLab(_)
+        ));
+        assert!(matches!(
+            probe("ftp://x", Duration::from_secs(2)).await,
+            Err(ProbeError::BadUrl { .. })
+        ));
+    }
+}

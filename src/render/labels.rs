@@ -1,0 +1,278 @@
+//! Labels on the plot's charts: where each goes ([`place`]: beside its point, at the
+//! first of a few candidate spots that overlaps no label already placed and no
+//! marker, stays inside the plotting area, and covers as little of the data as it
+//! can), the knee markers and labels drawn that way ([`draw_knees`]), and the
+//! figure's one legend ([`draw_legend`]), which sits above the panels so it covers no
+//! line.
+
+use plotters::coord::ranged1d::Ranged;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// A rectangle in pixels, `x0..x1` by `y0..y1` (y down).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rect {
+    pub x0: i32,
+    pub y0: i32,
+    pub x1: i32,
+    pub y1: i32,
+}
+
+impl Rect {
+    fn overlaps(&self, o: &Rect) -> bool {
+        self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
+    }
+
+    fn contains(&self, (x, y): (i32, i32)) -> bool {
+        (self.x0..=self.x1).contains(&x) && (self.y0..=self.y1).contains(&y)
+    }
+
+    fn within(&self, o: &Rect) -> bool {
+        self.x0 >= o.x0 && self.x1 <= o.x1 && self.y0 >= o.y0 && self.y1 <= o.y1
+    }
+}
+
+/// A label to place: the point it belongs to and its size, pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Label {
+    pub at: (i32, i32),
+    pub size: (i32, i32),
+}
+
+/// Room between a point and its label: more than a knee marker's radius.
+const GAP: i32 = 16;
+
+/// The spots tried for a label of size `(w, h)`, as top-left offsets from its point,
+/// in order of preference: above, below, right, left, the four corners, then further
+/// above and below.
+fn candidates((w, h): (i32, i32)) -> [(i32, i32); 10] {
+    [
+        (-w / 2, -GAP - h),
+        (-w / 2, GAP),
+        (GAP, -h / 2),
+        (-GAP - w, -h / 2),
+        (GAP / 2, -GAP - h),
+        (-w - GAP / 2, -GAP - h),
+        (GAP / 2, GAP),
+        (-w - GAP / 2, GAP),
+        (-w / 2, -2 * GAP - 2 * h),
+        (-w / 2, 2 * GAP + h),
+    ]
+}
+
+/// Top-left offsets (from each label's point) for `labels`, placed in order. A spot
+/// costs 1,000 per label or marker (centre, radius) it overlaps and for leaving
+/// `area`, plus one per `data` pixel it covers; the cheapest wins, the earlier on a
+/// tie.
+pub fn place(labels: &[Label], markers: &[((i32, i32), i32)], data: &[(i32, i32)], area: Rect) -> Vec<(i32, i32)> {
+    let marker_boxes: Vec<Rect> = markers
+        .iter()
+        .map(|&((x, y), r)| Rect {
+            x0: x - r,
+            y0: y - r,
+            x1: x + r,
+            y1: y + r,
+        })
+        .collect();
+    let mut placed: Vec<Rect> = Vec::new();
+    let mut offsets = Vec::new();
+    for label in labels {
+        let (w, h) = label.size;
+        let mut best: Option<(usize, (i32, i32), Rect)> = None;
+        for (dx, dy) in candidates(label.size) {
+            let rect = Rect {
+                x0: label.at.0 + dx,
+                y0: label.at.1 + dy,
+                x1: label.at.0 + dx + w,
+                y1: label.at.1 + dy + h,
+            };
+            let mut cost = 1000 * placed.iter().filter(|p| p.overlaps(&rect)).count();
+            cost += 1000 * marker_boxes.iter().filter(|m| m.overlaps(&rect)).count();
+            if !rect.within(&area) {
+                cost += 1000;
+            }
+            cost += data.iter().filter(|p| rect.contains(**p)).count();
+            if best.as_ref().is_none_or(|b| cost < b.0) {
+                best = Some((cost, (dx, dy), rect));
+            }
+        }
+        let (_, offset, rect) = best.expect("there are candidates");
+        placed.push(rect);
+        offsets.push(offset);
+    }
+    offsets
+}
+
+/// Points every `step` pixels along the polyline through `points`, for [`place`] to
+/// keep labels off the lines.
+pub fn sample_line(points: &[(i32, i32)], step: i32) -> Vec<(i32, i32)> {
+    let mut out = Vec::new();
+    for w in points.windows(2) {
+        let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+        let length = (((x1 - x0) as f64).hypot((y1 - y0) as f64) / f64::from(step.max(1))).ceil() as i32;
+        for i in 0..=length.max(1) {
+            let t = f64::from(i) / f64::from(length.max(1));
+            out.push((
+                x0 + (f64::from(x1 - x0) * t).round() as i32,
+                y0 + (f64::from(y1 - y0) * t).round() as i32,
+            ));
+        }
+    }
+    if points.len() == 1 {
+        out.push(points[0]);
+    }
+    out
+}
+
+/// Font of the knee labels.
+const KNEE_FONT: (&str, i32) = ("sans-serif", 17);
+
+/// The size of `text` in `font`, pixels (an estimate if the font cannot say).
+fn text_size(text: &str, font: (&str, i32)) -> (i32, i32) {
+    match font.into_font().box_size(text) {
+        Ok((w, h)) => (w as i32, h as i32),
+        Err(_) => (text.len() as i32 * font.1 * 6 / 10, font.1 + 2),
+    }
+}
+
+/// Circles each curve's knee (`(colour, workers, point)`) and labels it `knee N`,
+/// each label where it overlaps no other label or marker and as little of `lines`
+/// (every curve's points) as it can.
+pub fn draw_knees<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    knees: &[(RGBColor, u32, (f64, f64))],
+    lines: &[Vec<(f64, f64)>],
+) -> Result<(), String> {
+    let (xs, ys) = chart.plotting_area().get_pixel_range();
+    let area = Rect {
+        x0: xs.start,
+        y0: ys.start,
+        x1: xs.end,
+        y1: ys.end,
+    };
+    let data: Vec<(i32, i32)> = lines
+        .iter()
+        .flat_map(|l| sample_line(&l.iter().map(|p| chart.backend_coord(p)).collect::<Vec<_>>(), 3))
+        .collect();
+    let texts: Vec<String> = knees.iter().map(|(_, k, _)| format!("knee {k}")).collect();
+    let wanted: Vec<Label> = knees
+        .iter()
+        .zip(&texts)
+        .map(|((_, _, at), text)| Label {
+            at: chart.backend_coord(at),
+            size: text_size(text, KNEE_FONT),
+        })
+        .collect();
+    let markers: Vec<((i32, i32), i32)> = wanted.iter().map(|l| (l.at, 14)).collect();
+    let offsets = place(&wanted, &markers, &data, area);
+    for (((col, _, at), text), offset) in knees.iter().zip(texts).zip(offsets) {
+        let col = *col;
+        chart
+            .draw_series([EmptyElement::at(*at)
+                + Circle::new((0, 0), 12, col.stroke_width(3))
+                + Text::new(text, offset, KNEE_FONT.into_font().color(&col))])
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The figure's legend, centred on one line: a colour sample and a text per entry.
+pub fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(RGBColor, String)],
+) -> Result<(), String> {
+    let font = ("sans-serif", 17);
+    let (sample, gap) = (34, 36);
+    let total: i32 = entries
+        .iter()
+        .map(|(_, e)| sample + text_size(e, font).0 + gap)
+        .sum::<i32>()
+        - gap;
+    let (width, height) = area.dim_in_pixel();
+    let mut x = ((width as i32 - total) / 2).max(4);
+    let y = height as i32 / 2;
+    for (col, entry) in entries {
+        area.draw(&PathElement::new(
+            vec![(x, y), (x + sample - 8, y)],
+            col.stroke_width(4),
+        ))
+        .map_err(|e| e.to_string())?;
+        let (w, h) = text_size(entry, font);
+        area.draw(&Text::new(entry.clone(), (x + sample, y - h / 2), font.into_font()))
+            .map_err(|e| e.to_string())?;
+        x += sample + w + gap;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AREA: Rect = Rect {
+        x0: 0,
+        y0: 0,
+        x1: 600,
+        y1: 400,
+    };
+
+    fn rect_of(l: &Label, (dx, dy): (i32, i32)) -> Rect {
+        Rect {
+            x0: l.at.0 + dx,
+            y0: l.at.1 + dy,
+            x1: l.at.0 + dx + l.size.0,
+            y1: l.at.1 + dy + l.size.1,
+        }
+    }
+
+    #[test]
+    fn labels_of_close_points_do_not_overlap_each_other_or_the_markers() {
+        // Two knees at the same worker count, 30 px apart (the wall-time panel).
+        let labels = [
+            Label {
+                at: (500, 200),
+                size: (80, 20),
+            },
+            Label {
+                at: (500, 230),
+                size: (80, 20),
+            },
+        ];
+        let markers = [((500, 200), 12), ((500, 230), 12)];
+        let offsets = place(&labels, &markers, &[], AREA);
+        let a = rect_of(&labels[0], offsets[0]);
+        let b = rect_of(&labels[1], offsets[1]);
+        assert!(!a.overlaps(&b), "{a:?} {b:?}");
+        for (m, r) in markers {
+            let mb = Rect {
+                x0: m.0 - r,
+                y0: m.1 - r,
+                x1: m.0 + r,
+                y1: m.1 + r,
+            };
+            assert!(!a.overlaps(&mb) && !b.overlaps(&mb), "{a:?} {b:?} {mb:?}");
+        }
+        assert!(a.within(&AREA) && b.within(&AREA));
+    }
+
+    #[test]
+    fn labels_stay_inside_and_off_the_data() {
+        // A point at the top edge: the label goes below, not out of the area.
+        let top = Label {
+            at: (300, 5),
+            size: (80, 20),
+        };
+        let o = place(&[top], &[], &[], AREA);
+        assert!(rect_of(&top, o[0]).within(&AREA), "{o:?}");
+        // A line right above the point: the label avoids it.
+        let line = sample_line(&[(200, 170), (400, 170)], 4);
+        assert!(line.len() > 40);
+        let mid = Label {
+            at: (300, 200),
+            size: (80, 20),
+        };
+        let o = place(&[mid], &[], &line, AREA);
+        assert!(!line.iter().any(|p| rect_of(&mid, o[0]).contains(*p)), "{o:?}");
+        assert_eq!(sample_line(&[(1, 1)], 4), vec![(1, 1)]);
+    }
+}
