@@ -121,6 +121,7 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
     let mut errors = ErrorCounts::default();
     let mut samples: Vec<String> = Vec::new();
     let (mut requests, mut ok, mut bytes, mut retries, mut conns, mut sessions) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut handshakes = 0u64;
     let (mut cpu_ms, mut connect_ms) = (0.0f64, 0.0f64);
     let mut starts = Vec::new();
     let mut finishes = Vec::new();
@@ -131,6 +132,7 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         retries += r.retries;
         conns += r.connections_opened;
         sessions += r.session_requests;
+        handshakes += r.tls_handshakes;
         cpu_ms += r.cpu_ms;
         connect_ms += r.connect_ms_total;
         errors.add_all(&r.errors);
@@ -201,6 +203,8 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         connections_opened: conns,
         connect_ms_total: round3(connect_ms),
         session_requests: sessions,
+        tls_handshakes: handshakes,
+        warmup: None,
         error_samples: samples,
         breakdown: None,
         client: None,

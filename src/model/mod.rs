@@ -53,6 +53,8 @@ pub(crate) mod test_rows {
             connections_opened: 0,
             connect_ms_total: 0.0,
             session_requests: 0,
+            tls_handshakes: 0,
+            warmup: None,
             error_samples: vec![],
             breakdown: None,
             client: None,

@@ -149,8 +149,18 @@ pub struct ConfigResult {
     pub connections_opened: u64,
     /// Time spent opening them, summed.
     pub connect_ms_total: f64,
-    /// S3 Express `CreateSession` calls made during the configuration.
+    /// S3 Express `CreateSession` calls made during the configuration (warm-up
+    /// excluded: see `warmup`).
     pub session_requests: u64,
+    /// TLS handshakes done during the configuration (one per HTTPS connection opened,
+    /// warm-up excluded).
+    #[serde(default)]
+    pub tls_handshakes: u64,
+    /// What the untimed warm-up requests paid for before the timed ones: connections
+    /// opened (TCP connect and TLS handshake apart), `CreateSession` calls. The same
+    /// block as `breakdown`; absent when there was no warm-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Breakdown>,
     /// Fan-out children only: the timed phase's wall-clock window and serialized
     /// latency histograms, so the coordinator can merge rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
