@@ -95,7 +95,7 @@ pub async fn run(
         .map_or(0, |d| d.as_millis() as u64);
     let run_start = Instant::now();
     client.transport().configure(transport_settings(plan));
-    let s3 = client.s3(request_settings(plan));
+    let s3 = client.reader(request_settings(plan));
     let mut results: Vec<ConfigResult> = Vec::new();
     let mut skipped = Vec::new();
     let mut index = 0usize;

@@ -25,6 +25,8 @@ pub enum StartError {
     ObjectNotFound { bucket: String, key: String },
     #[error("cannot reach the S3 endpoint for {bucket:?}: {detail}")]
     Unreachable { bucket: String, detail: String },
+    #[error("the TLS handshake for {bucket:?} failed, so the endpoint's certificate is not trusted: {detail}. Trust its CA with --ca-file FILE or AWS_CA_BUNDLE=FILE")]
+    TlsHandshake { bucket: String, detail: String },
     #[error("the first request to {bucket:?} failed: {detail}")]
     Other { bucket: String, detail: String },
 }
@@ -38,6 +40,7 @@ impl StartError {
             StartError::AccessDenied { .. } => "AccessDenied",
             StartError::ObjectNotFound { .. } => "ObjectNotFound",
             StartError::Unreachable { .. } => "EndpointUnreachable",
+            StartError::TlsHandshake { .. } => "TlsHandshakeFailed",
             StartError::Other { .. } => "StartFailed",
         }
     }
@@ -53,7 +56,7 @@ pub const PREFLIGHT_TRIES: u32 = 3;
 /// failure a million times. Transient failures get [`PREFLIGHT_TRIES`] tries.
 pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), StartError> {
     client.transport().configure(transport_settings(plan));
-    let s3 = client.s3(request_settings(plan));
+    let s3 = client.reader(request_settings(plan));
     for bucket in plan.buckets() {
         let key = plan.keys().key(plan.key_range().start);
         let limit = plan.attempt_timeout() * plan.max_attempts();
@@ -81,6 +84,9 @@ pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), StartErr
                 }
                 ErrorKind::NotFound => StartError::ObjectNotFound { bucket, key },
                 ErrorKind::AccessDenied => StartError::AccessDenied { bucket, key },
+                ErrorKind::Connection if detail.contains("TLS handshake with") => {
+                    StartError::TlsHandshake { bucket, detail }
+                }
                 ErrorKind::Connection | ErrorKind::Timeout => StartError::Unreachable { bucket, detail },
                 _ => StartError::Other { bucket, detail },
             });

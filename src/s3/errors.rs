@@ -1,14 +1,54 @@
 //! Sorting failed requests into [`ErrorKind`]s with a one-line message: SDK errors by
-//! their HTTP status and S3 error code, body errors by what the stream reported.
+//! their HTTP status and S3 error code (a failed TLS handshake or `CreateSession` by
+//! the error underneath), body errors by what the stream reported.
 
-use aws_sdk_s3::error::{DisplayErrorContext, SdkError};
+use std::fmt;
+
+use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::operation::get_object::GetObjectError;
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
 use crate::model::ErrorKind;
+use crate::transport::TlsHandshakeError;
 
-/// Sorts an SDK error into a kind, with a one-line message.
+
+/// A `CreateSession` that failed: the bucket, the kind of failure and the message.
+/// The GET that needed the session fails with this as its source.
+#[derive(Debug)]
+pub struct CreateSessionFailed {
+    pub bucket: String,
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl fmt::Display for CreateSessionFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "CreateSession (ReadOnly) on {} failed: {}",
+            self.bucket, self.message
+        )
+    }
+}
+impl std::error::Error for CreateSessionFailed {}
+
+/// Sorts a GET's SDK error into a kind, with a one-line message.
 pub fn classify_sdk_error(err: &SdkError<GetObjectError, HttpResponse>) -> (ErrorKind, String) {
+    classify(err)
+}
+
+/// Sorts any operation's SDK error into a kind, with a one-line message.
+pub(crate) fn classify<E>(err: &SdkError<E, HttpResponse>) -> (ErrorKind, String)
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+{
+    // The SDK's chain around these is long; their own message says it all.
+    if let Some(tls) = find_source::<TlsHandshakeError>(err) {
+        return (ErrorKind::Connection, one_line(&tls.to_string()));
+    }
+    if let Some(session) = find_source::<CreateSessionFailed>(err) {
+        return (session.kind, one_line(&session.to_string()));
+    }
     let message = one_line(&DisplayErrorContext(err).to_string());
     let kind = match err {
         SdkError::TimeoutError(_) => ErrorKind::Timeout,
@@ -22,7 +62,7 @@ pub fn classify_sdk_error(err: &SdkError<GetObjectError, HttpResponse>) -> (Erro
             }
         }
         SdkError::ServiceError(e) => {
-            let code = aws_sdk_s3::error::ProvideErrorMetadata::code(e.err()).unwrap_or("");
+            let code = e.err().code().unwrap_or("");
             kind_of_status(e.raw().status().as_u16(), code)
         }
         SdkError::ResponseError(e) => kind_of_status(e.raw().status().as_u16(), ""),
@@ -31,8 +71,21 @@ pub fn classify_sdk_error(err: &SdkError<GetObjectError, HttpResponse>) -> (Erro
     (kind, message)
 }
 
+/// The first error of type `E` in `err`'s source chain.
+fn find_source<'a, E: std::error::Error + 'static>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a E> {
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if let Some(found) = e.downcast_ref::<E>() {
+            return Some(found);
+        }
+        next = e.source();
+    }
+    None
+}
+
 pub fn kind_of_status(status: u16, code: &str) -> ErrorKind {
     match (status, code) {
+        (_, "ExpiredToken") | (_, "InvalidToken") => ErrorKind::Session,
         (_, "SlowDown") | (429, _) | (503, _) => ErrorKind::Throttled,
         (_, "NoSuchKey") | (_, "NoSuchBucket") | (404, _) => ErrorKind::NotFound,
         (_, "AccessDenied") | (403, _) => ErrorKind::AccessDenied,
@@ -78,6 +131,8 @@ mod tests {
         assert_eq!(kind_of_status(429, ""), ErrorKind::Throttled);
         assert_eq!(kind_of_status(500, "InternalError"), ErrorKind::ServerError);
         assert_eq!(kind_of_status(400, "Weird"), ErrorKind::Other);
+        assert_eq!(kind_of_status(400, "ExpiredToken"), ErrorKind::Session);
+        assert_eq!(kind_of_status(400, "InvalidToken"), ErrorKind::Session);
     }
 
     #[test]
