@@ -11,7 +11,6 @@ use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use crate::model::ErrorKind;
 use crate::transport::TlsHandshakeError;
 
-
 /// A `CreateSession` that failed: the bucket, the kind of failure and the message.
 /// The GET that needed the session fails with this as its source.
 #[derive(Debug)]
