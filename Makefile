@@ -1,18 +1,22 @@
 # s3sweep: the two commands a new user needs are `make demo` and `make test`.
 CARGO ?= cargo
 
-.PHONY: demo test lint fmt build-release bench bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch events console-events invoke seed-aws load checkov deny audit
+.PHONY: demo test lint fmt build-release bench bench-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch events console-events invoke seed-aws load checkov deny audit
 
-## The main job: the local sweep on the embedded S3 server (about a minute); also
-## redraws docs/demo.svg and rewrites docs/demo.json.
+## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
+## bucket a directory bucket read with S3 Express sessions (about a minute); also
+## redraws docs/demo.svg and rewrites docs/demo.json. `make demo HTTP=1`: plain HTTP.
+HTTP ?=
 demo:
-	$(CARGO) run --release --bin s3sweep -- local --plot docs/demo.svg --json docs/demo.json
+	$(CARGO) run --release --bin s3sweep -- local $(if $(HTTP),,--tls) --plot docs/demo.svg --json docs/demo.json
 
 ## Every test: formatting, lints (clippy, cfn-lint, checkov), dependency policy (cargo-deny),
-## known vulnerabilities (cargo-audit), unit, integration and CLI tests, and the Lambda
-## function under `cargo lambda watch` (tools pinned in requirements-dev.txt, in .venv).
-test: lint deny checkov audit tools
-	CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" $(CARGO) test --lib --bins --tests
+## known vulnerabilities (cargo-audit), unit, integration and CLI tests, the Lambda
+## function under `cargo lambda watch` (tools pinned in requirements-dev.txt, in .venv),
+## and boto3 reading the lab's HTTPS directory bucket (bench/requirements.txt, in .venv-bench).
+test: lint deny checkov audit tools bench-venv
+	CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" S3SWEEP_BENCH_PYTHON="$(CURDIR)/$(BENCH_VENV)/bin/python" \
+		$(CARGO) test --lib --bins --tests
 
 lint: tools
 	$(CARGO) fmt --all -- --check
@@ -25,13 +29,23 @@ fmt:
 build-release:
 	$(CARGO) build --release
 
-## Side-by-side benchmark: s3sweep vs the boto3 thread-pool baseline (a few minutes).
+## Side-by-side benchmark: s3sweep vs the boto3 thread-pool baseline on one lab, over
+## HTTP and HTTPS, with the targets PASS or MISS (several minutes).
 BENCH_VENV ?= .venv-bench
-bench:
+bench: bench-venv
 	$(CARGO) build --release --bin s3sweep
-	test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	$(BENCH_VENV)/bin/python bench/bench.py --s3sweep target/release/s3sweep --python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
+
+## The baseline's Python (boto3, pinned in bench/requirements.txt) in .venv-bench; make
+## test uses it too (boto3 reads the lab's HTTPS directory bucket).
+BENCH_STAMP := $(BENCH_VENV)/.installed-$(shell cksum < bench/requirements.txt | cut -d' ' -f1)
+bench-venv: $(BENCH_STAMP)
+
+$(BENCH_STAMP): bench/requirements.txt
+	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
+	rm -f $(BENCH_VENV)/.installed-*
+	touch $@
 
 ## Release s3sweep-lambda: binary size and process start to first handled event.
 bench-lambda-start:

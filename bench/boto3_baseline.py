@@ -1,6 +1,8 @@
 """The Python thread-pool client of the measurement in CONTEXT.md, for side-by-side
 benchmarks: boto3, one client shared by a ThreadPoolExecutor, `max_pool_connections`
-as given, every body read to the end.
+as given, every body read to the end. Over HTTPS it trusts `--ca-file` (boto3's
+`verify=`); a directory bucket (NAME--ZONE--x-s3) is read through botocore's own S3
+Express sessions (CreateSession, then requests signed with the session).
 
 Prints one JSON document on stdout: {"client": ..., "results": [{workers, repetition,
 wall_ms, ok, errors, bytes, cpu_ms, cpu_ms_per_get}, ...]}. CPU is this process's
@@ -35,6 +37,7 @@ def main():
     p.add_argument("--repetitions", type=int, default=1)
     p.add_argument("--access-key", default="s3sweep")
     p.add_argument("--secret-key", default="s3sweep-local-secret")
+    p.add_argument("--ca-file", help="CA certificate (PEM) to trust over HTTPS: boto3's verify=")
     args = p.parse_args()
 
     workers = [int(w) for w in args.workers.split(",")]
@@ -45,6 +48,7 @@ def main():
         region_name="us-east-1",
         aws_access_key_id=args.access_key,
         aws_secret_access_key=args.secret_key,
+        verify=args.ca_file if args.ca_file else None,
         config=Config(
             max_pool_connections=pool,
             s3={"addressing_style": "path"},

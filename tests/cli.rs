@@ -143,11 +143,15 @@ fn run_against_a_missing_bucket_fails_with_advice() {
     let _ = std::fs::remove_file(event);
 }
 
+/// The demo's directory bucket (`local`'s Express-like bucket).
+const EXPRESS_BUCKET: &str = "express-like--lab1-az1--x-s3";
+
 #[test]
-fn local_runs_the_demo_end_to_end() {
+fn local_runs_the_demo_end_to_end_over_https() {
     let json = std::env::temp_dir().join(format!("s3sweep-local-{}.json", std::process::id()));
     let out = run(&[
         "local",
+        "--tls",
         "--objects",
         "40",
         "--workers",
@@ -162,11 +166,32 @@ fn local_runs_the_demo_end_to_end() {
     assert!(tables.contains("bucket standard-like"), "{tables}");
     assert!(tables.contains("bucket express-like"), "{tables}");
     assert!(tables.contains("embedded server CPU"), "{tables}");
+    assert!(tables.contains("TLS handshakes (one per connection)"), "{tables}");
+    assert!(tables.contains("CreateSession: 1 ReadOnly"), "{tables}");
     let result: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(result["environment"]["runner"], "local");
+    assert!(result["environment"]["endpoint"]
+        .as_str()
+        .unwrap()
+        .starts_with("https://127.0.0.1:"));
     let rows = result["results"].as_array().unwrap();
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r["ok"] == 40 && r["bytes"] == 40 * 4096));
+    // The directory bucket's first warm-up created the sweep's one (ReadOnly) session.
+    let express = rows.iter().find(|r| r["bucket"] == EXPRESS_BUCKET).unwrap();
+    assert_eq!(express["warmup"]["session_requests"], 1, "{express}");
+    // The first configuration's warm-up opened the connections, each with its TLS
+    // handshake (the next configurations reuse them).
+    let first = &rows[0];
+    assert_eq!(
+        first["warmup"]["tls_handshakes"], first["warmup"]["connections_opened"],
+        "{first}"
+    );
+    assert!(first["warmup"]["tls_handshakes"].as_u64().unwrap() > 0, "{first}");
+    assert!(
+        first["warmup"]["tls_handshake_ms"]["p50"].as_f64().unwrap() > 0.0,
+        "{first}"
+    );
     // Express-like is the faster bucket at one worker.
     let wall = |bucket: &str, w: u64| {
         rows.iter()
@@ -175,7 +200,7 @@ fn local_runs_the_demo_end_to_end() {
             .as_f64()
             .unwrap()
     };
-    assert!(wall("express-like", 1) < wall("standard-like", 1));
+    assert!(wall(EXPRESS_BUCKET, 1) < wall("standard-like", 1));
     let _ = std::fs::remove_file(json);
 }
 
@@ -221,7 +246,7 @@ fn local_prints_verdicts_recommendations_and_the_comparison() {
         "model: R = ",
         "predicted: ",
         "recommended: ",
-        "express-like vs standard-like",
+        "express-like--lab1-az1--x-s3 vs standard-like",
     ] {
         assert!(tables.contains(needle), "{needle:?} missing in\n{tables}");
     }
@@ -232,7 +257,7 @@ fn local_prints_verdicts_recommendations_and_the_comparison() {
         assert_eq!(row["client"]["runtime_worker_threads"], 1, "{row}");
     }
     let comparison = &result["analysis"]["comparisons"][0];
-    assert_eq!(comparison["faster_bucket"], "express-like");
+    assert_eq!(comparison["faster_bucket"], EXPRESS_BUCKET);
     assert!(comparison["one_worker_speedup"].as_f64().unwrap() > 1.5, "{comparison}");
     let _ = std::fs::remove_file(json);
 }

@@ -46,6 +46,7 @@ fn count_of(row: &ConfigResult, kind: ErrorKind) -> u64 {
         ErrorKind::ServerError => e.server_error,
         ErrorKind::Timeout => e.timeout,
         ErrorKind::Connection => e.connection,
+        ErrorKind::Session => e.session,
         ErrorKind::Other => e.other,
     }
 }

@@ -3,6 +3,9 @@
 //! port: events/local.json's result is checked row by row, then a malformed event
 //! and an event whose objects are missing must come back as `InvalidEvent` and
 //! `ObjectNotFound`, and the function's JSON logs must hold one line per configuration.
+//! That lab serves HTTPS (the function trusts its CA through `AWS_CA_BUNDLE`) and
+//! events/local.json's Express-like bucket is a directory bucket: the lab's tally must
+//! show the function's one ReadOnly S3 Express session, reused across invocations.
 //!
 //! cargo-lambda comes from the project's own `.venv` (`make tools`, which `make test`
 //! runs first), `$CARGO_LAMBDA`, or `PATH`. Without it this test fails with a message
@@ -146,31 +149,89 @@ fn free_port() -> u16 {
 }
 
 fn start_server(buckets: &[(&str, &str)]) -> (Group, String) {
-    let mut cmd = Command::new(S3SWEEP);
-    cmd.args(["serve", "--port", "0"]);
-    for (bucket, profile) in buckets {
-        cmd.args(["--bucket", &format!("{bucket}={profile}")]);
-    }
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
-    let mut group = Group::spawn("s3sweep serve", &mut cmd);
-    let stdout = group.child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
+    let lab = Lab::start(buckets, false);
+    (lab.group, lab.endpoint)
+}
+
+/// `s3sweep serve` as a child: its endpoint, its CA file with `--tls`, and its stderr
+/// (where it prints its tallies when it stops).
+struct Lab {
+    group: Group,
+    endpoint: String,
+    ca_file: Option<PathBuf>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl Lab {
+    fn start(buckets: &[(&str, &str)], tls: bool) -> Lab {
+        let mut cmd = Command::new(S3SWEEP);
+        cmd.args(["serve", "--port", "0"]);
+        if tls {
+            cmd.arg("--tls");
         }
-    });
-    let first = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("s3sweep serve prints its address within 30 s");
-    let endpoint = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://127.0.0.1:"))
-        .unwrap_or_else(|| panic!("no address in {first:?}"))
-        .to_string();
-    // Keep draining its stdout.
-    std::thread::spawn(move || while rx.recv().is_ok() {});
-    (group, endpoint)
+        for (bucket, profile) in buckets {
+            cmd.args(["--bucket", &format!("{bucket}={profile}")]);
+        }
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut group = Group::spawn("s3sweep serve", &mut cmd);
+        let stdout = group.child.stdout.take().unwrap();
+        let mut stderr = group.child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let first = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("s3sweep serve prints its address within 30 s");
+        let endpoint = first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://127.0.0.1:") || w.starts_with("https://127.0.0.1:"))
+            .unwrap_or_else(|| panic!("no address in {first:?}"))
+            .to_string();
+        let ca_file = tls.then(|| {
+            let line = rx
+                .recv_timeout(Duration::from_secs(5))
+                .expect("serve --tls prints its CA file");
+            PathBuf::from(
+                line.strip_prefix("ca-file: ")
+                    .unwrap_or_else(|| panic!("no CA file in {line:?}")),
+            )
+        });
+        // Keep draining its stdout.
+        std::thread::spawn(move || while rx.recv().is_ok() {});
+        Lab {
+            group,
+            endpoint,
+            ca_file,
+            stderr,
+        }
+    }
+
+    /// Stops the lab with SIGTERM (as a user's Ctrl-C) and returns what it printed on
+    /// stderr, its tallies included.
+    fn stop(mut self) -> String {
+        // SAFETY: signals only the `serve` child this test started.
+        unsafe {
+            libc::kill(self.group.child.id() as i32, libc::SIGTERM);
+        }
+        let start = Instant::now();
+        while self.group.exited().is_none() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "serve did not stop on SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        drop(self.group);
+        self.stderr.join().unwrap()
+    }
 }
 
 struct Emulator {
@@ -181,15 +242,24 @@ struct Emulator {
 }
 
 impl Emulator {
-    /// `cargo lambda watch` for the `s3sweep-lambda` binary, JSON logs into a file.
-    fn start(cargo_lambda: &Path, endpoint: &str, log: &Path) -> Emulator {
-        Emulator::start_with(cargo_lambda, endpoint, log, None)
+    /// `cargo lambda watch` for the `s3sweep-lambda` binary, JSON logs into a file,
+    /// trusting `ca_file` (`AWS_CA_BUNDLE`) when given.
+    fn start(cargo_lambda: &Path, endpoint: &str, log: &Path, ca_file: Option<&Path>) -> Emulator {
+        let bundle = ca_file.map(|p| p.display().to_string());
+        let vars: Vec<(&str, &str)> = bundle.as_deref().map(|b| ("AWS_CA_BUNDLE", b)).into_iter().collect();
+        Emulator::start_with(cargo_lambda, endpoint, log, None, &vars)
     }
 
-    /// With `fanout`: up to `concurrency` instances, the function's Lambda client
-    /// pointed at the emulator's own Invoke API (`AWS_ENDPOINT_URL_LAMBDA`, dummy
-    /// credentials), and the extra environment variables.
-    fn start_with(cargo_lambda: &Path, endpoint: &str, log: &Path, fanout: Option<(u32, &[(&str, &str)])>) -> Emulator {
+    /// With `fanout`: up to that many instances, the function's Lambda client pointed
+    /// at the emulator's own Invoke API (`AWS_ENDPOINT_URL_LAMBDA`, dummy credentials).
+    /// `vars`: more environment variables of the function.
+    fn start_with(
+        cargo_lambda: &Path,
+        endpoint: &str,
+        log: &Path,
+        fanout: Option<u32>,
+        vars: &[(&str, &str)],
+    ) -> Emulator {
         for _ in 0..3 {
             let port = free_port();
             let file = std::fs::File::create(log).unwrap();
@@ -201,15 +271,15 @@ impl Emulator {
                 .args(["--env-var", &format!("S3SWEEP_ENDPOINT_URL={endpoint}")])
                 .args(["--env-var", "AWS_LAMBDA_LOG_FORMAT=JSON"])
                 .args(["--env-var", "AWS_LAMBDA_LOG_LEVEL=INFO"]);
-            if let Some((concurrency, vars)) = fanout {
+            if let Some(concurrency) = fanout {
                 cmd.args(["--concurrency", &concurrency.to_string()])
                     .args(["--env-var", &format!("AWS_ENDPOINT_URL_LAMBDA=http://127.0.0.1:{port}")])
                     .args(["--env-var", "AWS_REGION=us-east-1"])
                     .args(["--env-var", "AWS_ACCESS_KEY_ID=emulator"])
                     .args(["--env-var", "AWS_SECRET_ACCESS_KEY=emulator"]);
-                for (name, value) in vars {
-                    cmd.args(["--env-var", &format!("{name}={value}")]);
-                }
+            }
+            for (name, value) in vars {
+                cmd.args(["--env-var", &format!("{name}={value}")]);
             }
             cmd.stdin(Stdio::null()).stdout(file.try_clone().unwrap()).stderr(file);
             let mut group = Group::spawn("cargo lambda watch", &mut cmd);
@@ -319,13 +389,17 @@ fn the_function_under_cargo_lambda_watch() {
         .map(|w| w.as_u64().unwrap())
         .collect();
     let object_count = event["object_count"].as_u64().unwrap();
+    const EXPRESS: &str = "express-like--lab1-az1--x-s3";
     assert_eq!(
         buckets,
-        ["standard-like", "express-like"],
+        ["standard-like", EXPRESS],
         "events/local.json changed: update this test"
     );
 
-    let (server, endpoint) = start_server(&[("standard-like", "standard"), ("express-like", "express")]);
+    let server = Lab::start(&[("standard-like", "standard"), (EXPRESS, "express")], true);
+    let endpoint = server.endpoint.clone();
+    assert!(endpoint.starts_with("https://"), "{endpoint}");
+    let ca_file = server.ca_file.clone().unwrap();
     for bucket in &buckets {
         let manifest = tmp.join(format!("manifest-{bucket}.json"));
         let out = run_bounded(
@@ -334,6 +408,8 @@ fn the_function_under_cargo_lambda_watch() {
                 .args(["seed", "--endpoint", &endpoint, "--bucket", bucket])
                 .args(["--count", &object_count.to_string()])
                 .args(["--size", &OBJECT_SIZE_BYTES.to_string()])
+                .arg("--ca-file")
+                .arg(&ca_file)
                 .arg("--manifest")
                 .arg(&manifest),
             Duration::from_secs(60),
@@ -346,7 +422,7 @@ fn the_function_under_cargo_lambda_watch() {
     }
     let seeded = test_start.elapsed();
 
-    let mut emulator = Emulator::start(&cargo_lambda, &endpoint, &tmp.join("watch.log"));
+    let mut emulator = Emulator::start(&cargo_lambda, &endpoint, &tmp.join("watch.log"), Some(&ca_file));
     let ready = test_start.elapsed();
 
     // 1. The local event: the result document, row by row.
@@ -430,7 +506,7 @@ fn the_function_under_cargo_lambda_watch() {
             .next()
             .unwrap()
     };
-    assert!(p50("standard-like") > p50("express-like"), "{result}");
+    assert!(p50("standard-like") > p50(EXPRESS), "{result}");
     let summary = result["summary"].as_array().unwrap();
     assert_eq!(summary.len(), buckets.len());
     for (s, bucket) in summary.iter().zip(&buckets) {
@@ -458,7 +534,7 @@ fn the_function_under_cargo_lambda_watch() {
     let missing = tmp.join("missing-event.json");
     std::fs::write(
         &missing,
-        r#"{"buckets": ["express-like"], "key_template": "absent/{i}", "object_count": 5}"#,
+        r#"{"buckets": ["express-like--lab1-az1--x-s3"], "key_template": "absent/{i}", "object_count": 5}"#,
     )
     .unwrap();
     let out = emulator.invoke(&missing, INVOKE_LIMIT);
@@ -493,8 +569,22 @@ fn the_function_under_cargo_lambda_watch() {
         .find(|l| l["fields"]["message"] == "sweep starting")
         .map(|l| l["fields"]["deadline_unix_ms"].clone());
 
+    // 5. The lab's tally: seeding's (ReadWrite) session, and the function's one ReadOnly
+    // session, kept for its life across the three invocations; one TLS handshake per
+    // connection, none failed.
     drop(emulator);
-    drop(server);
+    let lab_log = server.stop();
+    let sessions = lab_log
+        .lines()
+        .find(|l| l.contains("S3 Express sessions:"))
+        .unwrap_or_else(|| panic!("no session tally in:\n{lab_log}"));
+    assert!(sessions.contains("created ReadOnly=1 ReadWrite=1"), "{sessions}");
+    assert!(
+        sessions.contains("refused expired=0 invalid=0 signature=0"),
+        "{sessions}"
+    );
+    let handshakes = lab_log.lines().find(|l| l.contains("TLS handshakes:")).unwrap();
+    assert!(handshakes.ends_with(" 0 failed"), "{handshakes}");
     let _ = std::fs::remove_dir_all(&tmp);
     eprintln!(
         "emulator test: server+seed {} ms, emulator ready {} ms, first invocation {} ms, total {} ms; \
@@ -551,7 +641,7 @@ fn fan_out_under_cargo_lambda_watch() {
         ("S3SWEEP_FANOUT_FUNCTION", "s3sweep-lambda"),
         ("S3SWEEP_FANOUT_MAX", "3"),
     ];
-    let mut emulator = Emulator::start_with(&cargo_lambda, &endpoint, &tmp.join("watch.log"), Some((4, vars)));
+    let mut emulator = Emulator::start_with(&cargo_lambda, &endpoint, &tmp.join("watch.log"), Some(4), vars);
     let broken_vars: &[(&str, &str)] = &[
         ("S3SWEEP_FANOUT_FUNCTION", "s3sweep-lambda"),
         ("S3SWEEP_FANOUT_TEST_BREAK_CHILD", "1"),
@@ -560,7 +650,8 @@ fn fan_out_under_cargo_lambda_watch() {
         &cargo_lambda,
         &endpoint,
         &tmp.join("watch-broken.log"),
-        Some((4, broken_vars)),
+        Some(4),
+        broken_vars,
     );
 
     let event_path = tmp.join("fanout.json");

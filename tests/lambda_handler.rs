@@ -322,10 +322,12 @@ fn every_file_in_events_is_a_valid_request() {
     assert!(smoke.object_count() <= 50);
     assert_eq!(smoke.workers().len(), 2);
 
-    // local.json: the embedded server's buckets (as the emulator test and docs/lambda.md use).
+    // local.json: the embedded server's buckets (as the emulator test and docs/lambda.md
+    // use), the Express-like one a directory bucket (read through S3 Express sessions).
     let local = find("local.json");
     assert_eq!(
         local.buckets(),
-        &["standard-like".to_string(), "express-like".to_string()]
+        &["standard-like".to_string(), "express-like--lab1-az1--x-s3".to_string()]
     );
+    assert!(s3sweep::plan::is_directory_bucket(&local.buckets()[1]));
 }

@@ -175,7 +175,10 @@ fn local_then_report_tables_markdown_cost_and_plots() {
 
     // Markdown.
     let (md, _) = ok(&run(&["report", &json, "--markdown"]));
-    assert!(md.contains("### bucket express-like\n\n| workers | rep |"), "{md}");
+    assert!(
+        md.contains("### bucket express-like--lab1-az1--x-s3\n\n| workers | rep |"),
+        "{md}"
+    );
     assert!(md.contains("assumed: not run in Lambda):\n\n| bucket "), "{md}");
     // JSON: the document itself.
     let (doc, _) = ok(&run(&["report", &json, "--json"]));
@@ -206,7 +209,10 @@ fn compare_two_local_runs_and_two_buckets_of_one() {
         text.contains("A standard-like vs B standard-like (matched by same name)"),
         "{text}"
     );
-    assert!(text.contains("A express-like vs B express-like"), "{text}");
+    assert!(
+        text.contains("A express-like--lab1-az1--x-s3 vs B express-like--lab1-az1--x-s3"),
+        "{text}"
+    );
     assert!(text.contains("B/A wall"), "{text}");
     assert!(!text.contains("no significance claimed"), "{text}");
 
@@ -217,7 +223,7 @@ fn compare_two_local_runs_and_two_buckets_of_one() {
         "--bucket-a",
         "standard-like",
         "--bucket-b",
-        "express-like",
+        "express-like--lab1-az1--x-s3",
     ]));
     let one = text
         .lines()

@@ -173,6 +173,13 @@ pub struct LocalArgs {
     /// Name the cheapest configuration within this wall time (ms) in the cost summary.
     #[arg(long, value_name = "MS")]
     pub target_wall_ms: Option<u64>,
+    /// Serve and read over HTTPS: the lab makes a CA and a certificate at start and the
+    /// client trusts that CA (`make demo` passes it).
+    #[arg(long)]
+    pub tls: bool,
+    /// How long the lab's S3 Express sessions last, in seconds (S3: 300).
+    #[arg(long, value_name = "S", default_value_t = 300)]
+    pub session_ttl_s: u64,
     #[command(flatten)]
     pub quota: QuotaArgs,
     #[command(flatten)]
@@ -293,6 +300,11 @@ pub struct TargetArgs {
     /// Deprecated: the same as `--credentials chain`.
     #[arg(long, hide = true, conflicts_with = "credentials")]
     pub aws_credentials: bool,
+    /// A PEM file of CA certificates to trust besides the built-in (webpki) roots: the
+    /// CA `s3sweep serve --tls` wrote, an S3-compatible store's or a proxy's. Default:
+    /// the AWS_CA_BUNDLE environment variable, if set.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
 }
 
 impl OutputArgs {
@@ -303,6 +315,18 @@ impl OutputArgs {
         }
         Ok(())
     }
+}
+
+/// The environment variable the AWS CLI and SDKs read a CA bundle from.
+pub const CA_BUNDLE_ENV: &str = "AWS_CA_BUNDLE";
+
+/// `--ca-file` if given, else `AWS_CA_BUNDLE` if set and not empty.
+pub fn ca_file_or_env(flag: Option<&PathBuf>) -> Option<PathBuf> {
+    flag.cloned().or_else(|| {
+        std::env::var_os(CA_BUNDLE_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    })
 }
 
 #[derive(Args)]
@@ -358,4 +382,32 @@ pub struct ServeArgs {
     /// How late a late-first-byte fault answers, in ms.
     #[arg(long, default_value_t = 15_000)]
     pub late_first_byte_ms: u64,
+    /// Serve HTTPS: a CA and a server certificate for 127.0.0.1 are made at start and
+    /// the CA is written to a file (`--ca-out`), whose path is printed.
+    #[arg(long)]
+    pub tls: bool,
+    /// Where --tls writes the CA certificate (PEM). Default: a new file under the
+    /// temporary folder.
+    #[arg(long, value_name = "FILE", requires = "tls")]
+    pub ca_out: Option<PathBuf>,
+    /// How long S3 Express sessions of directory buckets (NAME--ZONE--x-s3) last, in
+    /// seconds: 300 as in S3; shorter to see clients refresh them.
+    #[arg(long, value_name = "S", default_value_t = 300)]
+    pub session_ttl_s: u64,
+}
+
+/// The range `--session-ttl-s` accepts.
+pub const SESSION_TTL_S: std::ops::RangeInclusive<u64> = 1..=43_200;
+
+/// Checks `--session-ttl-s`.
+pub fn check_session_ttl(seconds: u64) -> Result<std::time::Duration, String> {
+    if SESSION_TTL_S.contains(&seconds) {
+        Ok(std::time::Duration::from_secs(seconds))
+    } else {
+        Err(format!(
+            "--session-ttl-s: must be between {} and {} seconds, got {seconds}",
+            SESSION_TTL_S.start(),
+            SESSION_TTL_S.end()
+        ))
+    }
 }

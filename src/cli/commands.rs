@@ -11,7 +11,7 @@ use crate::analysis::cost::CostOverrides;
 use crate::engine::{self, SweepOptions};
 use crate::lab::{self, LatencyProfile, ServerConfig, LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
 use crate::model::Thresholds;
-use crate::plan::{check_bucket_name, KeyTemplate, LAMBDA_MEMORY_MB};
+use crate::plan::{check_bucket_name, is_directory_bucket, KeyTemplate, LAMBDA_MEMORY_MB};
 use crate::render::compare::render_comparison;
 use crate::render::plot;
 use crate::render::progress::ProgressMode;
@@ -21,7 +21,7 @@ use crate::s3::errors::{self, Action, BucketError};
 use crate::s3::seed::{seed as seed_objects, SeedError, SeedSpec};
 use crate::s3::RequestSettings;
 
-use super::args::{CleanArgs, CompareArgs, ReportArgs, RunArgs, SeedArgs, ServeArgs, TargetArgs};
+use super::args::{check_session_ttl, CleanArgs, CompareArgs, ReportArgs, RunArgs, SeedArgs, ServeArgs, TargetArgs};
 use super::{human, read_result, request, write_json, write_plot, CliError, Context};
 
 /// A value as pretty JSON.
@@ -233,6 +233,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
     if let Err(e) = lab::Faults::new(0).set_all(&faults) {
         problems.push(format!("--fault: {e}"));
     }
+    let session_ttl = check_session_ttl(args.session_ttl_s).unwrap_or_else(|m| {
+        problems.push(m);
+        lab::DEFAULT_SESSION_TTL
+    });
     if !problems.is_empty() {
         return Err(CliError::Usage(problems.join("; ")));
     }
@@ -241,13 +245,32 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         buckets: buckets.clone(),
         default_profile: args.default_profile,
         seed: args.seed,
+        tls: args.tls.then(|| lab::TlsOptions {
+            ca_file: args.ca_out.clone(),
+        }),
+        session_ttl,
     })
     .await
-    .context(format!("binding 127.0.0.1:{}", args.port))?;
+    .context(format!("starting the server on 127.0.0.1:{}", args.port))?;
     println!("s3sweep serve: listening on {}", running.endpoint());
+    if let Some(ca) = running.ca_file() {
+        // `ca-file: ` then the path, alone on the line: what scripts read.
+        println!("{}{}", lab::child::CA_FILE_PREFIX, ca.display());
+        println!(
+            "TLS: the lab's CA (made at start) is in the file above: trust it with --ca-file, AWS_CA_BUNDLE or boto3's verify="
+        );
+    }
     println!("credentials: access key {LOCAL_ACCESS_KEY}, secret key {LOCAL_SECRET_KEY} (path-style addressing, region us-east-1)");
     for (b, p) in &buckets {
-        println!("bucket {b}: latency profile {p}");
+        let express = if is_directory_bucket(b) {
+            format!(
+                "; directory bucket: CreateSession, sessions of {} s",
+                session_ttl.as_secs()
+            )
+        } else {
+            String::new()
+        };
+        println!("bucket {b}: latency profile {p}{express}");
     }
     running.faults().set_timing(lab::FaultTiming {
         stall_ms: args.stall_ms,
@@ -269,9 +292,18 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         _ = term.recv() => {}
     }
     let tally = running.faults().tally();
+    let sessions = running.sessions().tally();
+    let handshakes = (running.tls_handshakes(), running.tls_handshakes_failed());
     running.shutdown().await;
     println!("s3sweep serve: faults injected: {}", tally.line());
     eprintln!("s3sweep serve: faults injected: {}", tally.line());
+    eprintln!("s3sweep serve: S3 Express sessions: {}", sessions.line());
+    if args.tls {
+        eprintln!(
+            "s3sweep serve: TLS handshakes: {} done, {} failed",
+            handshakes.0, handshakes.1
+        );
+    }
     Ok(())
 }
 

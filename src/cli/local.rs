@@ -1,16 +1,18 @@
 //! `s3sweep local`: the whole demo on the embedded server. It starts the lab (a child
-//! process by default, so its CPU is not the client's) with a Standard-like and an
-//! Express-like bucket, writes the test objects, sweeps both, and prints the tables,
-//! the cost, and the server's CPU per GET.
+//! process by default, so its CPU is not the client's; over HTTPS with `--tls`) with a
+//! Standard-like bucket and an Express-like directory bucket (read through S3 Express
+//! sessions), writes the test objects, sweeps both, and prints the tables, the cost,
+//! the sessions and TLS handshakes, and the server's CPU per GET.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::analysis::analyse;
 use crate::analysis::cost::CostOverrides;
 use crate::engine::{self, SweepOptions};
-use crate::lab::child::LabProcess;
-use crate::lab::{self, LatencyProfile, ServerConfig};
-use crate::model::{SweepRequest, Thresholds};
+use crate::lab::child::{ChildOptions, LabProcess};
+use crate::lab::{self, LatencyProfile, ServerConfig, TlsOptions};
+use crate::model::{SweepRequest, SweepResult, Thresholds};
 use crate::plan::{KeyTemplate, Plan};
 use crate::render::progress::ProgressMode;
 use crate::render::Style;
@@ -18,15 +20,16 @@ use crate::s3::seed::{seed, SeedSpec};
 use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::usage;
 
-use super::args::LocalArgs;
+use super::args::{check_session_ttl, LocalArgs};
 use super::{human, request, write_json, write_plot, CliError, Context};
 
 pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliError> {
     args.output.check()?;
     args.quota.cores()?;
+    let session_ttl = check_session_ttl(args.session_ttl_s).map_err(CliError::Usage)?;
     let buckets = vec![
-        ("standard-like".to_string(), LatencyProfile::Standard),
-        ("express-like".to_string(), LatencyProfile::Express),
+        (STANDARD_BUCKET.to_string(), LatencyProfile::Standard),
+        (EXPRESS_BUCKET.to_string(), LatencyProfile::Express),
     ];
     let max_workers = args.workers.iter().copied().max().unwrap_or(1).max(1);
     let mut request = SweepRequest::new(buckets.iter().map(|(b, _)| b.clone()).collect());
@@ -35,8 +38,6 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
     request.pool_connections = args.pool.unwrap_or(max_workers);
     request.repetitions = args.repetitions;
     request.target_wall_ms = args.target_wall_ms;
-    // The Express-like bucket is priced as S3 Express One Zone.
-    request.prices.express_buckets = vec!["express-like".to_string()];
     // Every field of this request comes from a flag (or its default): name the flags.
     let from_flags = request::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
     let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;
@@ -47,20 +48,32 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
     let server = if args.in_process {
         let running = lab::start(ServerConfig {
             buckets: buckets.clone(),
+            tls: args.tls.then(TlsOptions::default),
+            session_ttl,
             ..ServerConfig::default()
         })
         .await
         .context("starting the embedded server")?;
         LabProcess::InProcess(running)
     } else {
-        LabProcess::spawn(&buckets).await.map_err(CliError::other)?
+        let options = ChildOptions {
+            tls: args.tls,
+            session_ttl,
+        };
+        LabProcess::spawn(&buckets, options).await.map_err(CliError::other)?
     };
     let endpoint = server.endpoint();
     eprintln!("embedded S3 server at {endpoint} ({})", server.describe());
+    if let Some(ca) = server.ca_file() {
+        eprintln!("HTTPS with a CA made at start, trusted by the client: {}", ca.display());
+    }
+    eprintln!(
+        "{EXPRESS_BUCKET} is a directory bucket: read with ReadOnly S3 Express sessions of {} s",
+        session_ttl.as_secs()
+    );
 
-    let client = SweepClient::new(lab::client_options(&endpoint))
-        .await
-        .map_err(CliError::other)?;
+    let options = lab::client_options(&endpoint).with_ca_file(server.ca_file().map(Path::to_path_buf));
+    let client = SweepClient::new(options).await.map_err(CliError::other)?;
     let seed_started = Instant::now();
     for (bucket, _) in &buckets {
         let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(30)));
@@ -89,6 +102,7 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
     );
     // The quota takes the client only: the server was started before.
     let quota = args.quota.enter()?;
+    let seed_sessions = client.transport().counters().session_requests;
     let server_cpu_before = server.cpu_time();
     let requests_before = client.transport().counters().requests_sent;
     let mut result = engine::run(
@@ -117,6 +131,7 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
             CostOverrides::default()
         )
     );
+    println!("{}", cold_path_line(&result, seed_sessions));
     if let Some(cpu) = server_cpu {
         println!(
             "embedded server CPU: {:.3} ms per GET ({} GETs incl. warm-up); client peak RSS {} MiB",
@@ -134,4 +149,35 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
     }
     server.stop().await;
     Ok(())
+}
+
+/// The demo's general purpose bucket.
+pub const STANDARD_BUCKET: &str = "standard-like";
+/// The demo's directory bucket (S3 Express One Zone's name form).
+pub const EXPRESS_BUCKET: &str = "express-like--lab1-az1--x-s3";
+
+/// One line on the cold path of the whole sweep: connections and TLS handshakes (warm-up
+/// included), the median handshake of the rows, and the `CreateSession` calls.
+fn cold_path_line(result: &SweepResult, seed_sessions: u64) -> String {
+    let (mut connections, mut handshakes, mut sessions) = (0, 0, 0);
+    let mut tls_p50 = Vec::new();
+    for row in &result.results {
+        for b in [row.warmup.as_ref(), row.breakdown.as_ref()].into_iter().flatten() {
+            connections += b.connections_opened;
+            handshakes += b.tls_handshakes;
+            sessions += b.session_requests;
+            if b.tls_handshakes > 0 {
+                tls_p50.push(b.tls_handshake_ms.p50);
+            }
+        }
+    }
+    let tls = match crate::model::stats::median(tls_p50) {
+        Some(p50) if handshakes > 0 => {
+            format!("{handshakes} TLS handshakes (one per connection), median of the rows' handshake p50 {p50:.2} ms")
+        }
+        _ => "no TLS (plain HTTP)".to_string(),
+    };
+    format!(
+        "cold path: {connections} connections opened, {tls}; CreateSession: {sessions} ReadOnly for the sweep's GETs (seeding made {seed_sessions} ReadWrite)"
+    )
 }

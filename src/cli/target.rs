@@ -10,7 +10,7 @@ use crate::lab::{self, probe};
 use crate::s3::errors::BucketError;
 use crate::s3::{ClientOptions, CredentialSource, SweepClient};
 
-use super::args::{Credentials, TargetArgs};
+use super::args::{ca_file_or_env, Credentials, TargetArgs};
 use super::CliError;
 
 /// How long the probe waits for a connection, and then for the answer.
@@ -31,6 +31,7 @@ impl TargetArgs {
     /// follow from the answer. An endpoint nothing listens on is an
     /// `EndpointUnreachable` error here, before anything else is tried.
     pub async fn client(&self, bucket: &str) -> Result<SweepClient, CliError> {
+        let ca_file = ca_file_or_env(self.ca_file.as_ref());
         let credentials = match (&self.endpoint, self.credential_choice()) {
             (None, Credentials::Lab) => {
                 return Err(CliError::Usage(
@@ -39,7 +40,8 @@ impl TargetArgs {
             }
             (None, _) | (Some(_), Credentials::Chain) => CredentialSource::Chain,
             (Some(_), Credentials::Lab) => lab::credentials(),
-            (Some(url), Credentials::Auto) => match probe::probe(url, PROBE_TIMEOUT).await {
+            (Some(url), Credentials::Auto) => match probe::probe_trusting(url, ca_file.as_deref(), PROBE_TIMEOUT).await
+            {
                 Ok(probe::Probe::Lab(hello)) => {
                     tracing::info!(endpoint = %url, version = %hello.version, "the endpoint is the s3sweep lab: signing with its keys");
                     lab::credentials()
@@ -55,10 +57,18 @@ impl TargetArgs {
                         detail,
                     }))
                 }
+                Err(probe::ProbeError::Tls(detail)) => {
+                    return Err(CliError::Bucket(BucketError::TlsHandshake {
+                        bucket: bucket.to_string(),
+                        endpoint: url.clone(),
+                        detail,
+                    }))
+                }
                 Err(e @ probe::ProbeError::BadUrl { .. }) => return Err(CliError::Usage(format!("--endpoint: {e}"))),
             },
         };
-        let options = ClientOptions::for_endpoint(self.endpoint.clone(), self.region.clone(), credentials);
+        let options =
+            ClientOptions::for_endpoint(self.endpoint.clone(), self.region.clone(), credentials).with_ca_file(ca_file);
         SweepClient::new(options)
             .await
             .map_err(|e| CliError::Usage(format!("--endpoint: {e}")))

@@ -4,7 +4,7 @@
 //! percentiles, CPU time, transport counters and the client side.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use rand::seq::SliceRandom;
@@ -13,7 +13,7 @@ use tokio::sync::Semaphore;
 
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, rates, round3};
-use crate::model::{ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percentiles};
+use crate::model::{Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percentiles};
 use crate::plan::Plan;
 use crate::s3::get::get_one;
 use crate::s3::SweepClient;
@@ -21,7 +21,7 @@ use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
 use crate::transport::{ColdProbe, COLD_PROBE};
 
-use super::recorder::{runtime_busy, Recorder};
+use super::recorder::{runtime_busy, PhaseShard, Recorder};
 use super::schedule::StartSchedule;
 use super::Observer;
 
@@ -53,16 +53,19 @@ pub(crate) async fn run_config(
     let pool = Arc::new(Semaphore::new(plan.pool_connections() as usize));
     let whole_request = plan.attempt_timeout() * plan.max_attempts();
     let before_timed_phase = async {
-        if plan.warmup() {
-            warm_up(s3, plan, bucket, workers, &order, whole_request).await;
-        }
+        let warmup = if plan.warmup() {
+            Some(warm_up(s3, plan, bucket, workers, &order, whole_request).await)
+        } else {
+            None
+        };
         if let Some(at) = schedule.and_then(|c| c.start_at) {
             if let Ok(wait) = at.duration_since(SystemTime::now()) {
                 tokio::time::sleep(wait).await;
             }
         }
+        warmup
     };
-    until(stop_at, before_timed_phase).await?;
+    let warmup = until(stop_at, before_timed_phase).await?;
     let planned = order.len() as u64;
     observer.config_started(bucket, workers, repetition, planned);
     let recorder = Arc::new(Recorder::new((workers as usize).min(8)));
@@ -162,6 +165,8 @@ pub(crate) async fn run_config(
         session_requests: counters.session_requests,
         cut_short: requests_not_done > 0,
         requests_not_done,
+        tls_handshakes: counters.tls_handshakes,
+        warmup,
         error_samples,
         breakdown: Some(breakdown),
         client: None,
@@ -193,22 +198,38 @@ async fn until<T>(stop_at: Option<Instant>, work: impl std::future::Future<Outpu
     }
 }
 
-/// Untimed requests before a configuration so its connections are already open:
-/// `min(workers, pool_connections)` of them at once, twice.
-async fn warm_up(s3: &aws_sdk_s3::Client, plan: &Plan, bucket: &str, workers: u32, order: &[u32], limit: Duration) {
+/// Untimed requests before a configuration so its connections (and S3 Express
+/// session) are ready: `min(workers, pool_connections)` of them at once, twice. Returns
+/// what they paid for, as a breakdown (connections, TCP and TLS times, sessions).
+async fn warm_up(
+    s3: &aws_sdk_s3::Client,
+    plan: &Plan,
+    bucket: &str,
+    workers: u32,
+    order: &[u32],
+    limit: Duration,
+) -> Breakdown {
     let n = (workers.min(plan.pool_connections()) as usize).min(order.len());
+    let phases = Arc::new(Mutex::new(PhaseShard::new()));
     for _ in 0..2 {
         let mut set = tokio::task::JoinSet::new();
         for &index in order.iter().take(n) {
             let s3 = s3.clone();
             let bucket = bucket.to_string();
             let key = plan.keys().key(index);
-            set.spawn(async move {
-                let _ = get_one(&s3, &bucket, &key, limit).await;
-            });
+            let phases = phases.clone();
+            let probe = Arc::new(ColdProbe::default());
+            set.spawn(COLD_PROBE.scope(probe.clone(), async move {
+                let outcome = get_one(&s3, &bucket, &key, limit).await;
+                let cold = probe.take();
+                let mut phases = phases.lock().unwrap_or_else(|e| e.into_inner());
+                phases.record(outcome.result.is_ok(), outcome.ttfb, outcome.ttlb, cold);
+            }));
         }
         while set.join_next().await.is_some() {}
     }
+    let phases = phases.lock().unwrap_or_else(|e| e.into_inner());
+    phases.breakdown(None)
 }
 
 #[cfg(test)]

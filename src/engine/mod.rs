@@ -97,7 +97,7 @@ pub async fn run(
         .map_or(0, |d| d.as_millis() as u64);
     let run_start = Instant::now();
     client.transport().configure(transport_settings(plan));
-    let s3 = client.s3(request_settings(plan));
+    let s3 = client.reader(request_settings(plan));
     let mut results: Vec<ConfigResult> = Vec::new();
     let mut skipped = Vec::new();
     // Nothing runs past the deadline less its margin: the answer still has to go out.

@@ -26,7 +26,7 @@ pub const PREFLIGHT_TRIES: u32 = 3;
 /// failure a million times. Transient failures get [`PREFLIGHT_TRIES`] tries.
 pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), StartError> {
     client.transport().configure(transport_settings(plan));
-    let s3 = client.s3(request_settings(plan));
+    let s3 = client.reader(request_settings(plan));
     for bucket in plan.buckets() {
         let key = plan.keys().key(plan.key_range().start);
         let limit = plan.attempt_timeout() * plan.max_attempts();

@@ -36,8 +36,11 @@ pub struct PhaseShard {
     cold_ttfb_us: Histogram<u64>,
     cold_ttlb_us: Histogram<u64>,
     connect_us: Histogram<u64>,
+    tcp_connect_us: Histogram<u64>,
+    tls_handshake_us: Histogram<u64>,
     cold_requests: u64,
     connections: u64,
+    tls_handshakes: u64,
     sessions: u64,
 }
 
@@ -51,8 +54,11 @@ impl PhaseShard {
             cold_ttfb_us: h(),
             cold_ttlb_us: h(),
             connect_us: h(),
+            tcp_connect_us: h(),
+            tls_handshake_us: h(),
             cold_requests: 0,
             connections: 0,
+            tls_handshakes: 0,
             sessions: 0,
         }
     }
@@ -65,8 +71,11 @@ impl PhaseShard {
         let _ = self.cold_ttfb_us.add(&other.cold_ttfb_us);
         let _ = self.cold_ttlb_us.add(&other.cold_ttlb_us);
         let _ = self.connect_us.add(&other.connect_us);
+        let _ = self.tcp_connect_us.add(&other.tcp_connect_us);
+        let _ = self.tls_handshake_us.add(&other.tls_handshake_us);
         self.cold_requests += other.cold_requests;
         self.connections += other.connections;
+        self.tls_handshakes += other.tls_handshakes;
         self.sessions += other.sessions;
     }
     /// Records one request: `ok` whether it succeeded, its TTFB and TTLB, and what the
@@ -75,7 +84,13 @@ impl PhaseShard {
         let is_cold = cold.connections > 0 || cold.sessions > 0;
         if let Some(per_ns) = cold.connect_ns.checked_div(cold.connections) {
             let _ = self.connect_us.record_n(per_ns / 1000, cold.connections);
+            let tcp_ns = cold.connect_ns.saturating_sub(cold.tls_ns) / cold.connections;
+            let _ = self.tcp_connect_us.record_n(tcp_ns / 1000, cold.connections);
             self.connections += cold.connections;
+        }
+        if let Some(per_ns) = cold.tls_ns.checked_div(cold.tls_handshakes) {
+            let _ = self.tls_handshake_us.record_n(per_ns / 1000, cold.tls_handshakes);
+            self.tls_handshakes += cold.tls_handshakes;
         }
         self.sessions += cold.sessions;
         if is_cold {
@@ -106,6 +121,9 @@ impl PhaseShard {
             cold_ttlb_ms: Percentiles::from_histogram_us(&self.cold_ttlb_us),
             connections_opened: self.connections,
             connect_ms: Percentiles::from_histogram_us(&self.connect_us),
+            tcp_connect_ms: Percentiles::from_histogram_us(&self.tcp_connect_us),
+            tls_handshakes: self.tls_handshakes,
+            tls_handshake_ms: Percentiles::from_histogram_us(&self.tls_handshake_us),
             session_requests: self.sessions,
             first_request_ttlb_ms: first.map(|f| round3(f.0)),
             first_request_cold: first.is_some_and(|f| f.1),
@@ -226,6 +244,8 @@ mod tests {
         let cold = ColdWork {
             connections: 1,
             connect_ns: 3_000_000,
+            tls_handshakes: 1,
+            tls_ns: 2_000_000,
             sessions: 0,
         };
         let first_cold = shards[0].record(true, ms(20), ms(25), cold);
@@ -240,6 +260,9 @@ mod tests {
         assert_eq!(b.cold_requests, 1);
         assert_eq!(b.connections_opened, 1);
         assert!((b.connect_ms.p50 - 3.0).abs() < 0.01, "{b:?}");
+        assert!((b.tcp_connect_ms.p50 - 1.0).abs() < 0.01, "{b:?}");
+        assert_eq!(b.tls_handshakes, 1);
+        assert!((b.tls_handshake_ms.p50 - 2.0).abs() < 0.01, "{b:?}");
         assert!((b.steady_ttlb_ms.p50 - 6.0).abs() < 0.01, "{b:?}");
         assert!((b.steady_body_ms.p50 - 1.0).abs() < 0.01, "{b:?}");
         assert!((b.cold_ttlb_ms.p50 - 25.0).abs() < 0.05, "{b:?}");

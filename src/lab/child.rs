@@ -1,8 +1,9 @@
 //! The lab as a child process: `s3sweep serve --port 0` started from this executable,
-//! its address read from its first line, killed with this process (parent-death
-//! signal) or when dropped. `s3sweep local` runs the server this way by default so the
+//! its address read from its first line (and, with `--tls`, its CA file from the
+//! `ca-file: ` line), killed with this process (parent-death signal) or when dropped. `s3sweep local` runs the server this way by default so the
 //! server's CPU is not counted as the client's, and reads the child's CPU time apart.
 
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -20,6 +21,27 @@ pub enum LabError {
     Slow,
     #[error("the embedded server exited before printing its address")]
     Exited,
+    #[error("the embedded server serves HTTPS but printed no `ca-file: ` line")]
+    NoCaFile,
+}
+
+/// What `serve` prints before the path of its CA file, alone on a line.
+pub const CA_FILE_PREFIX: &str = "ca-file: ";
+
+/// How to start the child: HTTPS or not, and how long its S3 Express sessions last.
+#[derive(Debug, Clone, Copy)]
+pub struct ChildOptions {
+    pub tls: bool,
+    pub session_ttl: Duration,
+}
+
+impl Default for ChildOptions {
+    fn default() -> Self {
+        ChildOptions {
+            tls: false,
+            session_ttl: super::DEFAULT_SESSION_TTL,
+        }
+    }
 }
 
 /// The lab, in this process or as a child.
@@ -28,15 +50,21 @@ pub enum LabProcess {
     Child {
         child: tokio::process::Child,
         endpoint: String,
+        ca_file: Option<PathBuf>,
     },
 }
 
 impl LabProcess {
     /// Starts `s3sweep serve` (this executable) with `buckets` on a free port.
-    pub async fn spawn(buckets: &[(String, LatencyProfile)]) -> Result<Self, LabError> {
+    pub async fn spawn(buckets: &[(String, LatencyProfile)], options: ChildOptions) -> Result<Self, LabError> {
         let exe = std::env::current_exe().map_err(LabError::Spawn)?;
         let mut cmd = tokio::process::Command::new(exe);
         cmd.arg("serve").arg("--port").arg("0");
+        cmd.arg("--session-ttl-s")
+            .arg(options.session_ttl.as_secs().to_string());
+        if options.tls {
+            cmd.arg("--tls");
+        }
         for (b, p) in buckets {
             cmd.arg("--bucket").arg(format!("{b}={p}"));
         }
@@ -52,20 +80,42 @@ impl LabProcess {
         let mut child = cmd.spawn().map_err(LabError::Spawn)?;
         let stdout = child.stdout.take().ok_or(LabError::Exited)?;
         let mut lines = BufReader::new(stdout).lines();
-        let endpoint = tokio::time::timeout(Duration::from_secs(30), async {
+        let (endpoint, ca_file) = tokio::time::timeout(Duration::from_secs(30), async {
+            let mut endpoint = None;
             while let Ok(Some(line)) = lines.next_line().await {
-                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
-                    return Some(url.to_string());
+                if endpoint.is_none() {
+                    endpoint = line
+                        .split_whitespace()
+                        .find(|w| w.starts_with("http://") || w.starts_with("https://"))
+                        .map(str::to_string);
+                    if endpoint.as_deref().is_some_and(|e| e.starts_with("http://")) {
+                        return Ok((endpoint.unwrap_or_default(), None));
+                    }
+                } else if let Some(path) = line.strip_prefix(CA_FILE_PREFIX) {
+                    return Ok((endpoint.unwrap_or_default(), Some(PathBuf::from(path))));
+                } else {
+                    return Err(LabError::NoCaFile);
                 }
             }
-            None
+            Err(LabError::Exited)
         })
         .await
-        .map_err(|_| LabError::Slow)?
-        .ok_or(LabError::Exited)?;
+        .map_err(|_| LabError::Slow)??;
         // Keep draining its stdout so it never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Ok(LabProcess::Child { child, endpoint })
+        Ok(LabProcess::Child {
+            child,
+            endpoint,
+            ca_file,
+        })
+    }
+
+    /// The CA file clients must trust, when the lab serves HTTPS.
+    pub fn ca_file(&self) -> Option<&Path> {
+        match self {
+            LabProcess::InProcess(s) => s.ca_file(),
+            LabProcess::Child { ca_file, .. } => ca_file.as_deref(),
+        }
     }
 
     /// The endpoint URL clients use.

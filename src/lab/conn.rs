@@ -1,8 +1,10 @@
 //! The HTTP/TCP layer of the embedded server: a hyper service per accepted connection,
-//! around the s3s service, that carries out the connection-level faults
-//! [`super::faults::WithFaults`] marks (reset before the headers, reset or stall or
-//! truncation mid-body), answers `GET /_s3sweep/faults` with the fault tally as JSON,
-//! and `GET /_s3sweep/hello` with who it is (how a client tells the lab from S3).
+//! around the s3s service, that authenticates requests signed for `s3express` (directory
+//! buckets: [`super::express::check`]) before s3s sees them, carries out the
+//! connection-level faults [`super::faults::WithFaults`] marks (reset before the
+//! headers, reset or stall or truncation mid-body), and answers `GET /_s3sweep/faults`
+//! and `GET /_s3sweep/sessions` with the fault and session tallies as JSON, and
+//! `GET /_s3sweep/hello` with who it is (how a client tells the lab from S3).
 //!
 //! A reset is a real TCP RST: the socket gets `SO_LINGER` 0 and the connection is then
 //! dropped, so the client sees `ECONNRESET`, not a clean end of stream. A truncated
@@ -21,8 +23,10 @@ use hyper::body::Incoming;
 use s3s::service::S3Service;
 use s3s::{Body, HttpError};
 
+use super::express::{check, Decision};
 use super::faults::{FaultKind, Faults, InjectedFault};
 use super::probe::{Hello, HELLO_PATH};
+use super::sessions::{Sessions, SESSIONS_PATH};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -78,6 +82,7 @@ impl ConnSocket {
 pub(crate) struct ConnService {
     pub(crate) inner: S3Service,
     pub(crate) faults: Arc<Faults>,
+    pub(crate) sessions: Arc<Sessions>,
     pub(crate) socket: Arc<ConnSocket>,
 }
 
@@ -98,6 +103,25 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
             let doc = serde_json::to_value(Hello::current()).unwrap_or_default();
             return Box::pin(std::future::ready(json_response(&doc)));
         }
+        if req.method() == http::Method::GET && req.uri().path() == SESSIONS_PATH {
+            let doc = serde_json::json!({
+                "tally": self.sessions.tally(),
+                "ttl_s": self.sessions.ttl().as_secs_f64(),
+            });
+            return Box::pin(std::future::ready(json_response(&doc)));
+        }
+        let (mut parts, body) = req.into_parts();
+        match check(&parts, &self.sessions) {
+            Decision::NotExpress => {}
+            Decision::Accepted(auth) => {
+                // s3s refuses the `s3express` signing name: it sees an unsigned request
+                // with the verdict attached, which the lab's access check honours.
+                parts.headers.remove(http::header::AUTHORIZATION);
+                parts.extensions.insert(auth);
+            }
+            Decision::Refused(refusal) => return Box::pin(std::future::ready(Ok(refusal.response()))),
+        }
+        let req = http::Request::from_parts(parts, body);
         let response = hyper::service::Service::call(&self.inner, req);
         let faults = self.faults.clone();
         let socket = self.socket.clone();

@@ -41,6 +41,9 @@ impl<S: S3, L: ReadLayer> S3 for Layered<S, L> {
     async fn head_bucket(&self, req: S3Request<HeadBucketInput>) -> S3Result<S3Response<HeadBucketOutput>> {
         self.inner.head_bucket(req).await
     }
+    async fn create_session(&self, req: S3Request<CreateSessionInput>) -> S3Result<S3Response<CreateSessionOutput>> {
+        self.inner.create_session(req).await
+    }
     async fn put_object(&self, req: S3Request<PutObjectInput>) -> S3Result<S3Response<PutObjectOutput>> {
         self.inner.put_object(req).await
     }

@@ -8,24 +8,34 @@
 //! - [`layered::Layered`] is the one wrapper both are made with (forwarding written once);
 //! - [`probe`] asks an endpoint whether it is the lab (`GET /_s3sweep/hello`), so
 //!   clients use the lab's keys only with the lab;
+//! - [`sessions`] and [`express`] make directory buckets (`NAME--ZONE--x-s3`) work as
+//!   S3 Express: `CreateSession`, requests signed with a session checked, expired or
+//!   unknown sessions and ReadOnly-session writes refused as S3 refuses them;
+//! - [`tls`] makes a CA and a server certificate at start, for HTTPS;
 //! - [`child::LabProcess`] runs the server as a child process (`s3sweep serve`), so its
 //!   CPU is not counted as the client's;
 //! - [`start`] binds a listener (port 0 for tests), checks SigV4 against the fixed
 //!   local credentials ([`LOCAL_ACCESS_KEY`] / [`LOCAL_SECRET_KEY`]), serves path-style
-//!   requests over HTTP/1.1 with `TCP_NODELAY` on every accepted socket, and returns a
-//!   [`RunningServer`] handle.
+//!   requests over HTTP/1.1 (or HTTPS) with `TCP_NODELAY` on every accepted socket, and
+//!   returns a [`RunningServer`] handle.
 
 pub mod child;
 mod conn;
+pub mod express;
 pub mod faults;
 pub mod latency;
 pub mod layered;
 pub mod probe;
+pub mod sessions;
+mod sigv4;
 pub mod store;
+pub mod tls;
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
 use s3s::auth::SimpleAuth;
@@ -40,6 +50,7 @@ pub use conn::FAULTS_PATH;
 pub use faults::{BucketFault, FaultKind, FaultSpec, FaultTally, FaultTiming, Faults};
 pub use latency::{LatencyProfile, Profiles};
 pub use probe::HELLO_PATH;
+pub use sessions::{SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
 pub use store::MemStore;
 
 /// Access key the embedded server accepts (and the only one).
@@ -61,6 +72,18 @@ pub fn client_options(endpoint: impl Into<String>) -> ClientOptions {
     ClientOptions::for_endpoint(Some(endpoint.into()), Some("us-east-1".into()), credentials())
 }
 
+/// Client options for a running lab: its endpoint, and its CA when it serves HTTPS.
+pub fn client_options_for(server: &RunningServer) -> ClientOptions {
+    client_options(server.endpoint()).with_ca_file(server.ca_file().map(Path::to_path_buf))
+}
+
+/// HTTPS settings of the server.
+#[derive(Debug, Clone, Default)]
+pub struct TlsOptions {
+    /// Where to write the CA certificate (PEM); `None`: [`tls::default_ca_path`].
+    pub ca_file: Option<PathBuf>,
+}
+
 /// How to start the server.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -72,6 +95,10 @@ pub struct ServerConfig {
     pub default_profile: LatencyProfile,
     /// Seed of the latency draws.
     pub seed: u64,
+    /// HTTPS with a CA made at start; `None`: plain HTTP.
+    pub tls: Option<TlsOptions>,
+    /// How long S3 Express sessions last (S3: 5 minutes).
+    pub session_ttl: Duration,
 }
 
 impl Default for ServerConfig {
@@ -81,8 +108,26 @@ impl Default for ServerConfig {
             buckets: Vec::new(),
             default_profile: LatencyProfile::None,
             seed: 1,
+            tls: None,
+            session_ttl: DEFAULT_SESSION_TTL,
         }
     }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("binding {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+    #[error(transparent)]
+    Tls(#[from] tls::TlsSetupError),
+}
+
+/// Counts of the server's TLS handshakes.
+#[derive(Debug, Default)]
+struct TlsCounts {
+    done: AtomicU64,
+    failed: AtomicU64,
 }
 
 /// A running server. Dropping it stops accepting connections.
@@ -93,6 +138,8 @@ pub struct RunningServer {
     profiles: Arc<Profiles>,
     faults: Arc<Faults>,
     connections: Arc<AtomicU64>,
+    tls_counts: Arc<TlsCounts>,
+    ca_file: Option<PathBuf>,
     stop: watch::Sender<bool>,
     accept: Option<JoinHandle<()>>,
 }
@@ -103,9 +150,30 @@ impl RunningServer {
         self.addr
     }
 
-    /// The endpoint URL clients use (`http://127.0.0.1:PORT`).
+    /// The endpoint URL clients use (`http://127.0.0.1:PORT`, `https://` with TLS).
     pub fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.ca_file.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The CA certificate file clients must trust, when serving HTTPS.
+    pub fn ca_file(&self) -> Option<&Path> {
+        self.ca_file.as_deref()
+    }
+
+    /// The S3 Express sessions handed out, their tally, and `expire_all`.
+    pub fn sessions(&self) -> &Arc<Sessions> {
+        self.store.sessions()
+    }
+
+    /// TLS handshakes completed so far (0 over HTTP).
+    pub fn tls_handshakes(&self) -> u64 {
+        self.tls_counts.done.load(Ordering::Relaxed)
+    }
+
+    /// TLS handshakes that failed (a client that does not trust the CA, for one).
+    pub fn tls_handshakes_failed(&self) -> u64 {
+        self.tls_counts.failed.load(Ordering::Relaxed)
     }
 
     /// The store, for tests that inspect or prepare it directly.
@@ -145,10 +213,27 @@ impl Drop for RunningServer {
 }
 
 /// Binds and starts serving on the current tokio runtime.
-pub async fn start(config: ServerConfig) -> std::io::Result<RunningServer> {
-    let listener = TcpListener::bind(config.addr).await?;
-    let addr = listener.local_addr()?;
+pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
+    let bind = |source| StartError::Bind {
+        addr: config.addr,
+        source,
+    };
+    let listener = TcpListener::bind(config.addr).await.map_err(bind)?;
+    let addr = listener.local_addr().map_err(bind)?;
+    let (acceptor, ca_file) = match &config.tls {
+        None => (None, None),
+        Some(options) => {
+            let certificates = tls::generate()?;
+            let path = options
+                .ca_file
+                .clone()
+                .unwrap_or_else(|| tls::default_ca_path(addr.port()));
+            tls::write_ca(&path, &certificates.ca_pem)?;
+            (Some(tokio_rustls::TlsAcceptor::from(certificates.server)), Some(path))
+        }
+    };
     let store = MemStore::new();
+    store.sessions().set_ttl(config.session_ttl);
     let profiles = Arc::new(Profiles::new(config.default_profile, config.seed));
     for (bucket, profile) in &config.buckets {
         store.ensure_bucket(bucket);
@@ -159,12 +244,18 @@ pub async fn start(config: ServerConfig) -> std::io::Result<RunningServer> {
         let latency = latency::WithLatency::new(store.clone(), profiles.clone());
         let mut builder = S3ServiceBuilder::new(faults::WithFaults::new(latency, faults.clone()));
         builder.set_auth(SimpleAuth::from_single(LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY.to_string()));
+        builder.set_access(express::LabAccess {
+            sessions: store.sessions().clone(),
+        });
         builder.build()
     };
     let (stop, mut stopped) = watch::channel(false);
     let connections = Arc::new(AtomicU64::new(0));
     let accepted = connections.clone();
     let conn_faults = faults.clone();
+    let conn_sessions = store.sessions().clone();
+    let tls_counts = Arc::new(TlsCounts::default());
+    let handshakes = tls_counts.clone();
     let accept = tokio::spawn(async move {
         let http = hyper::server::conn::http1::Builder::new();
         loop {
@@ -185,11 +276,34 @@ pub async fn start(config: ServerConfig) -> std::io::Result<RunningServer> {
             let per_conn = conn::ConnService {
                 inner: service.clone(),
                 faults: conn_faults.clone(),
+                sessions: conn_sessions.clone(),
                 socket: Arc::new(conn::ConnSocket::new(std::os::fd::AsRawFd::as_raw_fd(&stream))),
             };
-            let conn = http.serve_connection(TokioIo::new(stream), per_conn);
+            let http = http.clone();
+            let acceptor = acceptor.clone();
+            let handshakes = handshakes.clone();
+            // The TLS handshake runs in the connection's own task, never in the accept loop.
             tokio::spawn(async move {
-                if let Err(err) = conn.await {
+                let served = match acceptor {
+                    None => http.serve_connection(TokioIo::new(stream), per_conn).await,
+                    Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_LIMIT, acceptor.accept(stream)).await {
+                        Ok(Ok(tls)) => {
+                            handshakes.done.fetch_add(1, Ordering::Relaxed);
+                            http.serve_connection(TokioIo::new(tls), per_conn).await
+                        }
+                        Ok(Err(err)) => {
+                            handshakes.failed.fetch_add(1, Ordering::Relaxed);
+                            tracing::debug!(%err, "TLS handshake failed");
+                            return;
+                        }
+                        Err(_) => {
+                            handshakes.failed.fetch_add(1, Ordering::Relaxed);
+                            tracing::debug!("TLS handshake timed out");
+                            return;
+                        }
+                    },
+                };
+                if let Err(err) = served {
                     tracing::debug!(%err, "connection ended with an error");
                 }
             });
@@ -201,7 +315,12 @@ pub async fn start(config: ServerConfig) -> std::io::Result<RunningServer> {
         profiles,
         faults,
         connections,
+        tls_counts,
+        ca_file,
         stop,
         accept: Some(accept),
     })
 }
+
+/// How long a client has to finish its TLS handshake.
+const TLS_HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);

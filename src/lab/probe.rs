@@ -1,9 +1,10 @@
 //! Is an endpoint the embedded server? The lab answers `GET /_s3sweep/hello` with a
 //! small JSON document ([`Hello`]); [`probe`] asks once, so a client signs with the
 //! lab's fixed keys only when the endpoint really is the lab, and with the standard
-//! AWS chain otherwise. The probe is plain HTTP/1.1: the lab never serves TLS, so an
-//! `https://` endpoint is not the lab and is not asked.
+//! AWS chain otherwise. An `https://` endpoint (the lab with `--tls`) is asked over
+//! TLS, trusting the CA file given (the lab's) besides the webpki roots.
 
+use std::path::Path;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -12,6 +13,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde::{Deserialize, Serialize};
+
+use crate::transport::{handshake, server_name, Trust};
 
 /// Path where the lab says who it is; like the fault tally's path, not a valid bucket
 /// name, so never an S3 request.
@@ -59,12 +62,22 @@ pub enum ProbeError {
     /// No TCP connection: refused, no route, or no answer to the connect in time.
     #[error("{0}")]
     Unreachable(String),
+    /// An `https://` endpoint whose TLS handshake failed (its certificate is not
+    /// trusted): the message names the CA that was trusted.
+    #[error("{0}")]
+    Tls(String),
 }
 
 /// Asks `endpoint` (`http://host:port`) whether it is the lab, within `timeout` for
 /// the connection and again for the answer. A server that accepts the connection
 /// but answers anything else (a 403, a 404, no answer in time) is not the lab.
 pub async fn probe(endpoint: &str, timeout: Duration) -> Result<Probe, ProbeError> {
+    probe_trusting(endpoint, None, timeout).await
+}
+
+/// [`probe`] that trusts `ca_file` for an `https://` endpoint. The lab's TLS server
+/// answers the probe like its plain one ([`super::tls`]).
+pub async fn probe_trusting(endpoint: &str, ca_file: Option<&Path>, timeout: Duration) -> Result<Probe, ProbeError> {
     let bad = |reason: &str| ProbeError::BadUrl {
         url: endpoint.to_string(),
         reason: reason.to_string(),
@@ -72,7 +85,7 @@ pub async fn probe(endpoint: &str, timeout: Duration) -> Result<Probe, ProbeErro
     let base: http::Uri = endpoint.parse().map_err(|_| bad("not a URL"))?;
     match base.scheme_str() {
         Some("http") => {}
-        Some("https") => return Ok(Probe::NotLab("an https endpoint (the lab serves plain HTTP)".into())),
+        Some("https") => return probe_https(&base, ca_file, timeout).await,
         _ => return Err(bad("the scheme must be http or https")),
     }
     let authority = base.authority().ok_or_else(|| bad("no host"))?;
@@ -98,6 +111,62 @@ pub async fn probe(endpoint: &str, timeout: Duration) -> Result<Probe, ProbeErro
         Ok(Err((true, why))) => Err(ProbeError::Unreachable(why)),
         // Something is there, and it is not the lab.
         Ok(Err((false, why))) => Ok(Probe::NotLab(format!("GET {HELLO_PATH} failed: {why}"))),
+        Ok(Ok((status, body))) => {
+            let hello = body.and_then(|b| serde_json::from_slice::<Hello>(&b).ok());
+            match hello {
+                Some(h) if status.is_success() && h.server == SERVER_NAME => Ok(Probe::Lab(h)),
+                _ => Ok(Probe::NotLab(format!(
+                    "GET {HELLO_PATH} answered HTTP {}",
+                    status.as_u16()
+                ))),
+            }
+        }
+    }
+}
+
+/// Marks a failed handshake among the probe's failures.
+const TLS_MARK: &str = "tls: ";
+
+/// The probe over TLS: a connection of its own, the handshake trusting `ca_file`, one
+/// GET on HTTP/1.1. A failed handshake means "not (reachable as) the lab": the client
+/// built next reports the certificate problem itself.
+async fn probe_https(base: &http::Uri, ca_file: Option<&Path>, timeout: Duration) -> Result<Probe, ProbeError> {
+    let authority = base.authority().map(|a| a.to_string()).unwrap_or_default();
+    let port = base.port_u16().unwrap_or(443);
+    let host = base.host().unwrap_or_default().to_string();
+    let ask = async {
+        let tcp = tokio::net::TcpStream::connect((host.trim_start_matches('[').trim_end_matches(']'), port))
+            .await
+            .map_err(|e| (true, e.to_string()))?;
+        let _ = tcp.set_nodelay(true);
+        let trust = Trust::load(ca_file).map_err(|e| (false, e.to_string()))?;
+        let name = server_name(base).map_err(|e| (false, e))?;
+        let tls = handshake(&trust, name, &authority, tcp)
+            .await
+            .map_err(|e| (false, format!("{TLS_MARK}{e}")))?;
+        let (mut send, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+            .await
+            .map_err(|e| (false, e.to_string()))?;
+        tokio::spawn(conn);
+        let request = http::Request::get(HELLO_PATH)
+            .header(http::header::HOST, &authority)
+            .body(Empty::<Bytes>::new())
+            .map_err(|e| (false, e.to_string()))?;
+        let response = send.send_request(request).await.map_err(|e| (false, e.to_string()))?;
+        let status = response.status();
+        let body = Limited::new(response.into_body(), 4096).collect().await;
+        Ok::<_, (bool, String)>((status, body.map(|b| b.to_bytes()).ok()))
+    };
+    match tokio::time::timeout(timeout, ask).await {
+        Err(_) => Ok(Probe::NotLab(format!(
+            "no answer to GET {HELLO_PATH} within {} ms",
+            timeout.as_millis()
+        ))),
+        Ok(Err((true, why))) => Err(ProbeError::Unreachable(why)),
+        Ok(Err((false, why))) => match why.strip_prefix(TLS_MARK) {
+            Some(tls) => Err(ProbeError::Tls(tls.to_string())),
+            None => Ok(Probe::NotLab(format!("GET {HELLO_PATH} over TLS failed: {why}"))),
+        },
         Ok(Ok((status, body))) => {
             let hello = body.and_then(|b| serde_json::from_slice::<Hello>(&b).ok());
             match hello {
@@ -162,10 +231,11 @@ mod tests {
         assert!(matches!(err, ProbeError::Unreachable(_)), "{err:?}");
         assert!(err.to_string().to_lowercase().contains("refused"), "{err}");
 
-        assert!(matches!(
-            probe("https://s3.example.com", Duration::from_secs(2)).await.unwrap(),
-            Probe::NotLab(_)
-        ));
+        // Over TLS: a server that does not speak TLS fails the handshake, named as such.
+        let err = probe(&format!("https://{addr}"), Duration::from_secs(2))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProbeError::Tls(_)), "{err:?}");
         assert!(matches!(
             probe("ftp://x", Duration::from_secs(2)).await,
             Err(ProbeError::BadUrl { .. })

@@ -1,6 +1,7 @@
 //! The embedded server's object store: buckets of objects held in memory, behind the
 //! s3s [`S3`] trait with only the operations s3sweep and its users need (CreateBucket,
-//! HeadBucket, PutObject, GetObject, HeadObject, ListObjectsV2, DeleteObject(s)).
+//! HeadBucket, PutObject, GetObject, HeadObject, ListObjectsV2, DeleteObject(s), and
+//! CreateSession for directory buckets, from the [`Sessions`] table it holds).
 //! Everything else answers `NotImplemented`. It knows nothing of latency or faults:
 //! wrappers in [`super::latency`] add those.
 
@@ -13,6 +14,10 @@ use futures_util::StreamExt;
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
 
+use super::express::ExpressAuth;
+use super::sessions::{SessionMode, Sessions};
+use crate::plan::is_directory_bucket;
+
 /// One stored object.
 #[derive(Debug, Clone)]
 struct StoredObject {
@@ -23,15 +28,22 @@ struct StoredObject {
 
 type Buckets = HashMap<String, BTreeMap<String, StoredObject>>;
 
-/// In-memory buckets. Cheap to clone; clones share the data.
+/// In-memory buckets, and the S3 Express sessions of its directory buckets. Cheap to
+/// clone; clones share the data.
 #[derive(Debug, Clone, Default)]
 pub struct MemStore {
     buckets: Arc<RwLock<Buckets>>,
+    sessions: Arc<Sessions>,
 }
 
 impl MemStore {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The S3 Express sessions handed out for its directory buckets.
+    pub fn sessions(&self) -> &Arc<Sessions> {
+        &self.sessions
     }
 
     /// Creates a bucket if it does not exist; true when it was created.
@@ -111,6 +123,40 @@ impl S3 for MemStore {
         buckets.insert(name.clone(), BTreeMap::new());
         Ok(S3Response::new(CreateBucketOutput {
             location: Some(format!("/{name}")),
+        }))
+    }
+
+    async fn create_session(&self, req: S3Request<CreateSessionInput>) -> S3Result<S3Response<CreateSessionOutput>> {
+        let bucket = &req.input.bucket;
+        if !self.read().contains_key(bucket) {
+            return Err(s3_error!(NoSuchBucket));
+        }
+        if !is_directory_bucket(bucket) {
+            return Err(s3_error!(
+                InvalidRequest,
+                "CreateSession is for directory buckets (NAME--ZONE--x-s3), not {bucket}"
+            ));
+        }
+        if matches!(req.extensions.get::<ExpressAuth>(), Some(ExpressAuth { mode: Some(_) })) {
+            return Err(s3_error!(
+                AccessDenied,
+                "CreateSession must be signed with the account's keys, not a session"
+            ));
+        }
+        let mode = SessionMode::parse(req.input.session_mode.as_ref().map(|m| m.as_str()))
+            .map_err(|e| s3_error!(InvalidArgument, "x-amz-create-session-mode: {e}"))?;
+        let session = self.sessions.create(bucket, mode);
+        Ok(S3Response::new(CreateSessionOutput {
+            credentials: SessionCredentials {
+                access_key_id: session.access_key_id,
+                secret_access_key: session.secret_access_key,
+                session_token: session.token,
+                expiration: Timestamp::from(session.expires),
+            },
+            bucket_key_enabled: None,
+            ssekms_encryption_context: None,
+            ssekms_key_id: None,
+            server_side_encryption: None,
         }))
     }
 

@@ -125,6 +125,7 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
     let mut errors = ErrorCounts::default();
     let mut samples: Vec<String> = Vec::new();
     let (mut requests, mut ok, mut bytes, mut retries, mut conns, mut sessions) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut handshakes = 0u64;
     let (mut cpu_ms, mut connect_ms) = (0.0f64, 0.0f64);
     let mut starts = Vec::new();
     let mut finishes = Vec::new();
@@ -135,6 +136,7 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         retries += r.retries;
         conns += r.connections_opened;
         sessions += r.session_requests;
+        handshakes += r.tls_handshakes;
         cpu_ms += r.cpu_ms;
         connect_ms += r.connect_ms_total;
         errors.add_all(&r.errors);
@@ -209,6 +211,8 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         session_requests: sessions,
         cut_short: rows.iter().any(|r| r.2.cut_short),
         requests_not_done: rows.iter().map(|r| r.2.requests_not_done).sum(),
+        tls_handshakes: handshakes,
+        warmup: None,
         error_samples: samples,
         breakdown: None,
         client: None,

@@ -41,7 +41,9 @@ use crate::s3::{ClientError, SweepClient};
 pub use children::FanoutError;
 pub use event::{validate_event, validate_event_with};
 use invoke::Invoker;
-pub use settings::{remaining_time, FunctionSettings, SettingsError, CREDENTIALS_ENV, ENDPOINT_ENV, SAFETY_MARGIN_ENV};
+pub use settings::{
+    remaining_time, FunctionSettings, SettingsError, CA_BUNDLE_ENV, CREDENTIALS_ENV, ENDPOINT_ENV, SAFETY_MARGIN_ENV,
+};
 
 /// Why an invocation returned an error instead of a result. Per-request failures are
 /// never here: they are counted in the result.

@@ -23,6 +23,9 @@ pub const ENDPOINT_ENV: &str = "S3SWEEP_ENDPOINT_URL";
 /// Environment variable: `local` (the embedded server's fixed credentials, the default
 /// with an endpoint override) or `chain` (the function's role / standard chain).
 pub const CREDENTIALS_ENV: &str = "S3SWEEP_CREDENTIALS";
+/// Environment variable: a PEM file of CA certificates the S3 client trusts besides
+/// the webpki roots (the name the AWS CLI and SDKs use).
+pub const CA_BUNDLE_ENV: &str = "AWS_CA_BUNDLE";
 /// Environment variable: safety margin before the deadline, in milliseconds.
 pub const SAFETY_MARGIN_ENV: &str = "S3SWEEP_SAFETY_MARGIN_MS";
 
@@ -123,6 +126,14 @@ impl FunctionSettings {
                 ClientOptions::aws()
             }
         };
+        let ca_file = get(CA_BUNDLE_ENV).map(std::path::PathBuf::from);
+        if let Some(path) = ca_file.as_ref().filter(|p| !p.is_file()) {
+            problems.push(format!(
+                "{CA_BUNDLE_ENV}={}: no such file (a PEM file of CA certificates to trust)",
+                path.display()
+            ));
+        }
+        let client = client.with_ca_file(ca_file);
         let safety_margin = match get(SAFETY_MARGIN_ENV) {
             None => DEFAULT_SAFETY_MARGIN,
             Some(text) => match text.parse::<u64>() {
@@ -276,6 +287,16 @@ mod tests {
         let s = settings(&[(ENDPOINT_ENV, "http://127.0.0.1:9000")]).unwrap();
         assert_eq!(s.client.endpoint.as_deref(), Some("http://127.0.0.1:9000"));
         assert_eq!(s.client.credentials, lab::credentials());
+        assert_eq!(s.client.ca_file, None);
+        let ca = std::env::temp_dir().join(format!("s3sweep-settings-ca-{}.pem", std::process::id()));
+        std::fs::write(&ca, "").unwrap();
+        let s = settings(&[
+            (ENDPOINT_ENV, "https://127.0.0.1:9000"),
+            (CA_BUNDLE_ENV, ca.to_str().unwrap()),
+        ])
+        .unwrap();
+        assert_eq!(s.client.ca_file.as_deref(), Some(ca.as_path()));
+        std::fs::remove_file(&ca).unwrap();
         let s = settings(&[
             (ENDPOINT_ENV, "https://s3.example.test"),
             (CREDENTIALS_ENV, "chain"),
@@ -294,13 +315,15 @@ mod tests {
             (ENDPOINT_ENV, "127.0.0.1:9000"),
             (CREDENTIALS_ENV, "root"),
             (SAFETY_MARGIN_ENV, "-1"),
+            (CA_BUNDLE_ENV, "/no/such/ca.pem"),
         ])
         .unwrap_err();
         let text = err.to_string();
-        for name in [ENDPOINT_ENV, CREDENTIALS_ENV, SAFETY_MARGIN_ENV] {
+        for name in [ENDPOINT_ENV, CREDENTIALS_ENV, SAFETY_MARGIN_ENV, CA_BUNDLE_ENV] {
             assert!(text.contains(name), "{name} not named in {text}");
         }
-        assert_eq!(err.problems.len(), 3);
+        assert!(text.contains("/no/such/ca.pem"), "{text}");
+        assert_eq!(err.problems.len(), 4);
         let err = settings(&[(CREDENTIALS_ENV, "local")]).unwrap_err();
         assert!(err.to_string().contains(ENDPOINT_ENV), "{err}");
         let err = settings(&[(SAFETY_MARGIN_ENV, "600001")]).unwrap_err();

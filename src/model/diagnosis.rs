@@ -40,6 +40,15 @@ pub struct Breakdown {
     pub connections_opened: u64,
     /// Time to open one connection (TCP, and TLS for HTTPS), per connection.
     pub connect_ms: Percentiles,
+    /// The TCP connect part of `connect_ms`, per connection.
+    #[serde(default)]
+    pub tcp_connect_ms: Percentiles,
+    /// TLS handshakes among those connections (one per HTTPS connection, 0 over HTTP).
+    #[serde(default)]
+    pub tls_handshakes: u64,
+    /// The TLS handshake part of `connect_ms`, per HTTPS connection.
+    #[serde(default)]
+    pub tls_handshake_ms: Percentiles,
     /// S3 Express `CreateSession` calls sent by the timed requests.
     pub session_requests: u64,
     /// Time to last byte of the first request issued in the configuration.

@@ -58,6 +58,8 @@ pub(crate) mod test_rows {
             session_requests: 0,
             cut_short: false,
             requests_not_done: 0,
+            tls_handshakes: 0,
+            warmup: None,
             error_samples: vec![],
             breakdown: None,
             client: None,

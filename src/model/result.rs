@@ -188,7 +188,8 @@ pub struct ConfigResult {
     /// Time spent opening them, summed.
     #[serde(serialize_with = "tidy::dec3")]
     pub connect_ms_total: f64,
-    /// S3 Express `CreateSession` calls made during the configuration.
+    /// S3 Express `CreateSession` calls made during the configuration (warm-up
+    /// excluded: see `warmup`).
     pub session_requests: u64,
     /// The time-to-last-byte histogram of the successful requests, compact (2
     /// significant digits, hdrhistogram V2 + deflate, base64, microseconds; see
@@ -196,6 +197,15 @@ pub struct ConfigResult {
     /// rows without a successful request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttlb_histogram_us: Option<String>,
+    /// TLS handshakes done during the configuration (one per HTTPS connection opened,
+    /// warm-up excluded).
+    #[serde(default)]
+    pub tls_handshakes: u64,
+    /// What the untimed warm-up requests paid for before the timed ones: connections
+    /// opened (TCP connect and TLS handshake apart), `CreateSession` calls. The same
+    /// block as `breakdown`; absent when there was no warm-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Breakdown>,
     /// Fan-out children only: the timed phase's wall-clock window and serialized
     /// latency histograms, so the coordinator can merge rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,10 +1,11 @@
 //! The result tables: one per bucket (workers, wall time, rates, first byte, pool wait,
-//! CPU per GET, connections, requests in flight, errors, verdict), with the summary and
-//! diagnosis lines under each, for the terminal or as Markdown.
+//! CPU per GET, connections and TLS handshake time, S3 Express sessions, requests in
+//! flight, errors, verdict), with the summary and diagnosis lines under each, for the
+//! terminal or as Markdown.
 
 use std::fmt::Write as _;
 
-use crate::model::SweepResult;
+use crate::model::{ConfigResult, SweepResult};
 
 use super::diagnosis::{render_bucket, render_comparisons};
 use super::{align_right, Style};
@@ -25,6 +26,8 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
             "pool wait p50 ms",
             "cpu ms/GET",
             "conns",
+            "tls p50 ms",
+            "sessions",
             "in flight",
             "errors",
             "verdict",
@@ -40,7 +43,9 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
                 format!("{:.2}", r.ttfb_ms.p99),
                 format!("{:.2}", r.pool_wait_ms.p50),
                 format!("{:.3}", r.cpu_ms_per_get),
-                r.connections_opened.to_string(),
+                cold_total(r, |b| b.connections_opened).to_string(),
+                tls_p50(r).map_or("-".into(), |ms| format!("{ms:.2}")),
+                cold_total(r, |b| b.session_requests).to_string(),
                 r.client
                     .as_ref()
                     .map_or("-".into(), |c| format!("{:.1}", c.mean_in_flight)),
@@ -48,7 +53,7 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
                 r.diagnosis.as_ref().map_or("-", |d| d.verdict.name()).to_string(),
             ]);
         }
-        align_right(&mut table, 0..11);
+        align_right(&mut table, 0..13);
         if style == Style::Markdown {
             let _ = writeln!(out, "### bucket {}\n\n{table}\n", summary.bucket);
         } else {
@@ -85,6 +90,26 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
     out
 }
 
+/// A count of the configuration's warm-up and timed requests together (the columns
+/// `conns` and `sessions`: most connections and sessions are opened by the warm-up).
+fn cold_total(r: &ConfigResult, count: impl Fn(&crate::model::Breakdown) -> u64) -> u64 {
+    [r.warmup.as_ref(), r.breakdown.as_ref()]
+        .into_iter()
+        .flatten()
+        .map(count)
+        .sum()
+}
+
+/// The median TLS handshake of the configuration: the timed requests' if they did any,
+/// else the warm-up's; `None` without handshakes (HTTP, or connections kept from before).
+fn tls_p50(r: &ConfigResult) -> Option<f64> {
+    [r.breakdown.as_ref(), r.warmup.as_ref()]
+        .into_iter()
+        .flatten()
+        .find(|b| b.tls_handshakes > 0)
+        .map(|b| b.tls_handshake_ms.p50)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +132,36 @@ mod tests {
         assert!(json["results"][0]["ttfb_ms"]["p99"].is_number());
         let back: SweepResult = serde_json::from_value(json).unwrap();
         assert_eq!(back, result);
+    }
+
+    #[test]
+    fn warm_up_connections_handshakes_and_sessions_are_shown() {
+        let mut rows = vec![
+            row("x--az1--x-s3", 4, 1, 1000.0, 0),
+            row("x--az1--x-s3", 8, 1, 900.0, 0),
+        ];
+        let mut warmup = crate::model::Breakdown {
+            connections_opened: 4,
+            tls_handshakes: 4,
+            session_requests: 1,
+            ..Default::default()
+        };
+        warmup.tls_handshake_ms.p50 = 1.25;
+        rows[0].warmup = Some(warmup);
+        let result = crate::analysis::summarized(rows);
+        let md = render_tables(&result, Style::Markdown);
+        assert!(md.contains("| tls p50 ms | sessions |"), "{md}");
+        let first = md
+            .lines()
+            .find(|l| l.split('|').nth(1).map(str::trim) == Some("4"))
+            .expect(&md);
+        let cells: Vec<&str> = first.split('|').map(str::trim).collect();
+        assert_eq!(&cells[10..13], ["4", "1.25", "1"], "{first}");
+        let second = md
+            .lines()
+            .find(|l| l.split('|').nth(1).map(str::trim) == Some("8"))
+            .expect(&md);
+        let cells: Vec<&str> = second.split('|').map(str::trim).collect();
+        assert_eq!(&cells[10..13], ["0", "-", "0"], "{second}");
     }
 }

@@ -2,7 +2,8 @@
 //! [`Failure`], what the sweep counts and samples), and into a [`BucketError`] that
 //! says what failed and what to do (what the preflight, `seed`, `clean` and the CLI
 //! print). Messages are built from the errors' `Display` chains and S3's error code:
-//! never from the SDK's `Debug` output, which goes to the debug log only.
+//! never from the SDK's `Debug` output, which goes to the debug log only. A failed TLS
+//! handshake or `CreateSession` is named by its own message.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -11,6 +12,27 @@ use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
 use crate::model::ErrorKind;
+use crate::transport::TlsHandshakeError;
+
+/// A `CreateSession` that failed: the bucket, the kind of failure and the message.
+/// The GET that needed the session fails with this as its source.
+#[derive(Debug)]
+pub struct CreateSessionFailed {
+    pub bucket: String,
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl fmt::Display for CreateSessionFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "CreateSession (ReadOnly) on {} failed: {}",
+            self.bucket, self.message
+        )
+    }
+}
+impl std::error::Error for CreateSessionFailed {}
 
 /// One failed call: its kind, S3's error code when the server sent one, the whole
 /// cause on one line, and the innermost cause alone (`Connection refused (os error
@@ -47,6 +69,13 @@ where
     E: ProvideErrorMetadata + StdError + 'static,
 {
     tracing::debug!(error = ?err, "S3 call failed");
+    // The SDK's chain around these is long; their own message says it all.
+    if let Some(tls) = find_source::<TlsHandshakeError>(err) {
+        return Failure::new(ErrorKind::Connection, one_line(&tls.to_string()));
+    }
+    if let Some(session) = find_source::<CreateSessionFailed>(err) {
+        return Failure::new(session.kind, one_line(&session.to_string()));
+    }
     match err {
         SdkError::ServiceError(e) => {
             let status = e.raw().status().as_u16();
@@ -110,8 +139,21 @@ pub fn classify_sdk_error(err: &SdkError<aws_sdk_s3::operation::get_object::GetO
     classify(err)
 }
 
+/// The first error of type `E` in `err`'s source chain.
+fn find_source<'a, E: std::error::Error + 'static>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a E> {
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if let Some(found) = e.downcast_ref::<E>() {
+            return Some(found);
+        }
+        next = e.source();
+    }
+    None
+}
+
 pub fn kind_of_status(status: u16, code: &str) -> ErrorKind {
     match (status, code) {
+        (_, "ExpiredToken") | (_, "InvalidToken") => ErrorKind::Session,
         (_, "SlowDown") | (429, _) | (503, _) => ErrorKind::Throttled,
         (_, "NoSuchKey") | (_, "NoSuchBucket") | (404, _) => ErrorKind::NotFound,
         (_, "AccessDenied") | (403, _) => ErrorKind::AccessDenied,
@@ -252,6 +294,12 @@ pub enum BucketError {
         endpoint: String,
         detail: String,
     },
+    /// The endpoint's certificate is not trusted (or the handshake failed otherwise).
+    TlsHandshake {
+        bucket: String,
+        endpoint: String,
+        detail: String,
+    },
     Other {
         action: Action,
         bucket: String,
@@ -321,6 +369,14 @@ impl fmt::Display for BucketError {
                 f,
                 "cannot reach {endpoint} for bucket {bucket:?} ({detail}): check that the endpoint is up and that its URL, the region and the network are right"
             ),
+            BucketError::TlsHandshake {
+                bucket,
+                endpoint,
+                detail,
+            } => write!(
+                f,
+                "the TLS handshake for {bucket:?} at {endpoint} failed, so the endpoint's certificate is not trusted: {detail}. Trust its CA with --ca-file FILE or AWS_CA_BUNDLE=FILE"
+            ),
             BucketError::Other {
                 action,
                 bucket,
@@ -370,6 +426,11 @@ impl BucketError {
                 endpoint,
                 code,
             },
+            ErrorKind::Connection if failure.message.contains("TLS handshake with") => BucketError::TlsHandshake {
+                bucket,
+                endpoint,
+                detail: failure.message.clone(),
+            },
             ErrorKind::Connection | ErrorKind::Timeout => BucketError::Unreachable {
                 bucket,
                 endpoint,
@@ -393,6 +454,7 @@ impl BucketError {
             BucketError::AccessDenied { .. } => "AccessDenied",
             BucketError::ObjectNotFound { .. } => "ObjectNotFound",
             BucketError::Unreachable { .. } => "EndpointUnreachable",
+            BucketError::TlsHandshake { .. } => "TlsHandshakeFailed",
             BucketError::Other { .. } => "StartFailed",
         }
     }
@@ -410,6 +472,8 @@ mod tests {
         assert_eq!(kind_of_status(429, ""), ErrorKind::Throttled);
         assert_eq!(kind_of_status(500, "InternalError"), ErrorKind::ServerError);
         assert_eq!(kind_of_status(400, "Weird"), ErrorKind::Other);
+        assert_eq!(kind_of_status(400, "ExpiredToken"), ErrorKind::Session);
+        assert_eq!(kind_of_status(400, "InvalidToken"), ErrorKind::Session);
     }
 
     #[test]

@@ -2,16 +2,20 @@
 //! [`crate::transport::Transport`], built once and reused for every sweep, with the
 //! retries and timeouts of each sweep applied per derived client. Credentials are
 //! passed in ([`CredentialSource`]): the standard AWS chain, or static keys the caller
-//! chose; this module knows nothing of the embedded server. [`errors`] sorts failures
-//! into [`crate::model::ErrorKind`]s, [`get`] is the measured GET, [`seed`] and
-//! [`clean`] write and delete the test objects.
+//! chose; so is an extra CA file to trust; this module knows nothing of the embedded
+//! server. Reads ([`SweepClient::reader`]) use ReadOnly S3 Express sessions
+//! ([`express`]); writes ([`SweepClient::s3`]: seed, clean) the SDK's ReadWrite ones.
+//! [`errors`] sorts failures into [`crate::model::ErrorKind`]s, [`get`] is the measured
+//! GET, [`seed`] and [`clean`] write and delete the test objects.
 
 pub mod clean;
 pub mod errors;
+pub mod express;
 pub mod get;
 pub mod seed;
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,7 +25,9 @@ use aws_sdk_s3::config::{BehaviorVersion, Region, RequestChecksumCalculation};
 use aws_sdk_s3::config::{ResponseChecksumValidation, StalledStreamProtectionConfig};
 use http::Uri;
 
-use crate::transport::{Transport, TransportSettings};
+use crate::transport::{Transport, TransportSettings, TrustError};
+
+use express::{ReadOnlyScheme, ReadOnlySessions, SessionRefusals};
 
 /// Errors building the client. Request-level failures are never errors here: the sweep
 /// counts them by kind.
@@ -29,6 +35,8 @@ use crate::transport::{Transport, TransportSettings};
 pub enum ClientError {
     #[error("invalid endpoint URL {url:?}: {reason}")]
     InvalidEndpoint { url: String, reason: String },
+    #[error(transparent)]
+    Trust(#[from] TrustError),
 }
 
 /// Where credentials come from.
@@ -80,6 +88,9 @@ pub struct ClientOptions {
     pub region: Option<String>,
     /// Where credentials come from.
     pub credentials: CredentialSource,
+    /// A PEM file of CA certificates trusted besides the webpki roots (`--ca-file`,
+    /// `AWS_CA_BUNDLE`).
+    pub ca_file: Option<PathBuf>,
 }
 
 impl ClientOptions {
@@ -94,7 +105,14 @@ impl ClientOptions {
             endpoint,
             region,
             credentials,
+            ca_file: None,
         }
+    }
+
+    /// The same options, also trusting the CA certificates of `ca_file`.
+    pub fn with_ca_file(mut self, ca_file: Option<PathBuf>) -> Self {
+        self.ca_file = ca_file;
+        self
     }
 
     /// Options for real AWS: everything from the standard chain.
@@ -103,6 +121,7 @@ impl ClientOptions {
             endpoint: None,
             region: None,
             credentials: CredentialSource::Chain,
+            ca_file: None,
         }
     }
 }
@@ -140,16 +159,21 @@ pub struct SweepClient {
     region: String,
     credentials: &'static str,
     derived: Arc<Mutex<Option<(RequestSettings, aws_sdk_s3::Client)>>>,
+    readers: Arc<Mutex<Option<(RequestSettings, aws_sdk_s3::Client)>>>,
+    sessions: Arc<ReadOnlySessions>,
 }
+
+/// Settings of the client that creates ReadOnly sessions: 3 attempts, 10 s each.
+const SESSION_SETTINGS: RequestSettings = RequestSettings::maintenance(Duration::from_secs(10));
 
 impl SweepClient {
     /// Builds the client: region and credentials from `options`, the transport with
     /// default settings (each sweep sets its own).
     pub async fn new(options: ClientOptions) -> Result<Self, ClientError> {
-        let transport = Transport::new(TransportSettings::default());
         if let Some(url) = &options.endpoint {
             validate_endpoint(url)?;
         }
+        let transport = Transport::with_ca_file(TransportSettings::default(), options.ca_file.as_deref())?;
         let mut loader = aws_config::defaults(BehaviorVersion::latest()).http_client(transport.http_client());
         if let Some(region) = &options.region {
             loader = loader.region(Region::new(region.clone()));
@@ -180,13 +204,20 @@ impl SweepClient {
         if let Some(url) = &options.endpoint {
             builder = builder.endpoint_url(url).force_path_style(true);
         }
+        let base = builder.build();
+        let sessions = Arc::new(ReadOnlySessions::new(aws_sdk_s3::Client::from_conf(with_settings(
+            &base,
+            SESSION_SETTINGS,
+        ))));
         Ok(SweepClient {
-            base: builder.build(),
+            base,
             transport,
             endpoint: options.endpoint,
             region,
             credentials: options.credentials.name(),
             derived: Arc::new(Mutex::new(None)),
+            readers: Arc::new(Mutex::new(None)),
+            sessions,
         })
     }
 
@@ -218,30 +249,56 @@ impl SweepClient {
         self.credentials
     }
 
-    /// The SDK client with the given retries and timeouts. The same settings give the
-    /// same client back; all of them share the transport (and so the pool).
+    /// The SDK client for writing and deleting (seed, clean) with the given retries and
+    /// timeouts: the SDK's own S3 Express sessions, which are ReadWrite. The same
+    /// settings give the same client back; all clients share the transport (and so
+    /// the pool).
     pub fn s3(&self, settings: RequestSettings) -> aws_sdk_s3::Client {
-        let mut derived = self.derived.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((have, client)) = derived.as_ref() {
-            if *have == settings {
-                return client.clone();
-            }
-        }
-        let config = self
-            .base
-            .to_builder()
-            .retry_config(RetryConfig::standard().with_max_attempts(settings.max_attempts.max(1)))
-            .timeout_config(
-                TimeoutConfig::builder()
-                    .read_timeout(settings.first_byte_timeout)
-                    .operation_attempt_timeout(settings.attempt_timeout)
-                    .build(),
-            )
-            .build();
-        let client = aws_sdk_s3::Client::from_conf(config);
-        *derived = Some((settings, client.clone()));
-        client
+        cached(&self.derived, settings, || with_settings(&self.base, settings))
     }
+
+    /// The SDK client for the sweep's reads: S3 Express sessions are created
+    /// `ReadOnly` ([`express`]), one per bucket for this whole client, whatever the
+    /// settings.
+    pub fn reader(&self, settings: RequestSettings) -> aws_sdk_s3::Client {
+        cached(&self.readers, settings, || {
+            with_settings(&self.base, settings)
+                .to_builder()
+                .push_auth_scheme(ReadOnlyScheme::new(self.sessions.clone()))
+                .interceptor(SessionRefusals(self.sessions.clone()))
+                .build()
+        })
+    }
+}
+
+/// The client of `slot` if it has `settings`, else a new one from `config`.
+fn cached(
+    slot: &Mutex<Option<(RequestSettings, aws_sdk_s3::Client)>>,
+    settings: RequestSettings,
+    config: impl FnOnce() -> aws_sdk_s3::Config,
+) -> aws_sdk_s3::Client {
+    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((have, client)) = slot.as_ref() {
+        if *have == settings {
+            return client.clone();
+        }
+    }
+    let client = aws_sdk_s3::Client::from_conf(config());
+    *slot = Some((settings, client.clone()));
+    client
+}
+
+/// `base` with the retries and timeouts of `settings`.
+fn with_settings(base: &aws_sdk_s3::Config, settings: RequestSettings) -> aws_sdk_s3::Config {
+    base.to_builder()
+        .retry_config(RetryConfig::standard().with_max_attempts(settings.max_attempts.max(1)))
+        .timeout_config(
+            TimeoutConfig::builder()
+                .read_timeout(settings.first_byte_timeout)
+                .operation_attempt_timeout(settings.attempt_timeout)
+                .build(),
+        )
+        .build()
 }
 
 /// Where `s3` sends requests, for messages: the explicit endpoint, or `AWS S3

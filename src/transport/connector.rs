@@ -1,7 +1,8 @@
 //! The connector under the pool: a per-host connection cap (each connection holds a
-//! semaphore permit for its life), the connect timeout, counting of connections and
-//! connect time (also into the requesting task's [`super::ColdProbe`]), and the mapping
-//! of hyper-util errors to the SDK's connector error kinds.
+//! semaphore permit for its life), the connect timeout, TCP connect then (for `https`)
+//! the TLS handshake, each timed and counted (also into the requesting task's
+//! [`super::ColdProbe`]), and the mapping of hyper-util errors to the SDK's connector
+//! error kinds.
 
 use std::collections::HashMap;
 use std::error::Error as StdError;
@@ -15,9 +16,13 @@ use std::time::{Duration, Instant};
 
 use aws_smithy_runtime_api::client::result::ConnectorError;
 use http::Uri;
-use hyper_util::client::legacy::connect::{Connected, Connection};
+use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector as TcpConnector};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::client::TlsStream;
 
+use super::tls::{handshake, server_name, Trust};
 use super::{current_probe, Counters, REQUEST_SERVED};
 
 pub(crate) type BoxError = Box<dyn StdError + Send + Sync>;
@@ -114,13 +119,83 @@ impl HostLimits {
 }
 
 /// A connector that waits for a per-host permit before connecting and keeps it for the
-/// connection's life, so no host ever has more than `per_host` connections open.
+/// connection's life, so no host ever has more than `per_host` connections open. It
+/// opens the TCP connection itself and, for `https`, does the TLS handshake on it, so
+/// the two are timed apart.
 #[derive(Clone)]
-pub(crate) struct LimitedConnector<C> {
-    pub(crate) inner: C,
+pub(crate) struct LimitedConnector {
+    pub(crate) tcp: TcpConnector,
+    pub(crate) trust: Trust,
     pub(crate) limits: Arc<HostLimits>,
     pub(crate) counters: Arc<Counters>,
     pub(crate) connect_timeout: Duration,
+}
+
+/// A connection of the pool: plain TCP, or TLS over TCP. Unboxed on purpose: each
+/// lives in its own heap-allocated hyper connection, and every read goes through it.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Stream {
+    Http(TokioIo<TcpStream>),
+    Https(TokioIo<TlsStream<TcpStream>>),
+}
+
+impl Connection for Stream {
+    fn connected(&self) -> Connected {
+        match self {
+            Stream::Http(io) => io.connected(),
+            Stream::Https(io) => io.inner().get_ref().0.connected(),
+        }
+    }
+}
+
+impl hyper::rt::Read for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Http(io) => Pin::new(io).poll_read(cx, buf),
+            Stream::Https(io) => Pin::new(io).poll_read(cx, buf),
+        }
+    }
+}
+
+impl hyper::rt::Write for Stream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Http(io) => Pin::new(io).poll_write(cx, buf),
+            Stream::Https(io) => Pin::new(io).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Http(io) => Pin::new(io).poll_flush(cx),
+            Stream::Https(io) => Pin::new(io).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Http(io) => Pin::new(io).poll_shutdown(cx),
+            Stream::Https(io) => Pin::new(io).poll_shutdown(cx),
+        }
+    }
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Http(io) => io.is_write_vectored(),
+            Stream::Https(io) => io.is_write_vectored(),
+        }
+    }
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Http(io) => Pin::new(io).poll_write_vectored(cx, bufs),
+            Stream::Https(io) => Pin::new(io).poll_write_vectored(cx, bufs),
+        }
+    }
 }
 
 /// How long a connect may wait for a free slot under the per-host cap. A request never
@@ -128,25 +203,55 @@ pub(crate) struct LimitedConnector<C> {
 /// the speculative background connect is left to give up.
 const PERMIT_WAIT: Duration = Duration::from_secs(120);
 
-impl<C> tower_service::Service<Uri> for LimitedConnector<C>
-where
-    C: tower_service::Service<Uri> + Clone + Send + 'static,
-    C::Future: Send + 'static,
-    C::Response: hyper::rt::Read + hyper::rt::Write + Connection + Unpin + Send + 'static,
-    C::Error: Into<BoxError>,
-{
-    type Response = CountedIo<C::Response>;
+/// What opening one connection took: TCP connect and TLS handshake apart.
+struct Opened {
+    stream: Stream,
+    tcp: Duration,
+    tls: Option<Duration>,
+}
+
+impl LimitedConnector {
+    async fn open(mut tcp: TcpConnector, trust: Trust, uri: Uri) -> Result<Opened, BoxError> {
+        let https = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
+            other => return Err(format!("unsupported scheme {other:?}").into()),
+        };
+        let name = if https { Some(server_name(&uri)?) } else { None };
+        let authority = uri.authority().map(|a| a.to_string()).unwrap_or_default();
+        let started = Instant::now();
+        std::future::poll_fn(|cx| tower_service::Service::<Uri>::poll_ready(&mut tcp, cx)).await?;
+        let io = tower_service::Service::call(&mut tcp, uri).await?;
+        let tcp_time = started.elapsed();
+        let Some(name) = name else {
+            return Ok(Opened {
+                stream: Stream::Http(io),
+                tcp: tcp_time,
+                tls: None,
+            });
+        };
+        let tls_started = Instant::now();
+        let tls = handshake(&trust, name, &authority, io.into_inner()).await?;
+        Ok(Opened {
+            stream: Stream::Https(TokioIo::new(tls)),
+            tcp: tcp_time,
+            tls: Some(tls_started.elapsed()),
+        })
+    }
+}
+
+impl tower_service::Service<Uri> for LimitedConnector {
+    type Response = CountedIo<Stream>;
     type Error = BoxError;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, uri: Uri) -> Self::Future {
-        // The clone is ready as the original was (hyper's connectors are always ready).
-        let mut inner = self.inner.clone();
-        std::mem::swap(&mut inner, &mut self.inner);
+        let tcp = self.tcp.clone();
+        let trust = self.trust.clone();
         let semaphore = self.limits.for_uri(&uri);
         let counters = self.counters.clone();
         let connect_timeout = self.connect_timeout;
@@ -170,29 +275,34 @@ where
                 // needed, and must not take the slot a waiting request needs.
                 _ = served => return Err("connect not needed: its request was served".into()),
             };
-            let started = Instant::now();
-            let result = tokio::time::timeout(connect_timeout, inner.call(uri)).await;
-            let io = match result {
-                Ok(Ok(io)) => io,
+            let result = tokio::time::timeout(connect_timeout, Self::open(tcp, trust, uri)).await;
+            let opened = match result {
+                Ok(Ok(opened)) => opened,
                 Ok(Err(err)) => {
                     counters.connections_failed.fetch_add(1, Ordering::Relaxed);
-                    return Err(err.into());
+                    return Err(err);
                 }
                 Err(_) => {
                     counters.connections_failed.fetch_add(1, Ordering::Relaxed);
                     return Err(Box::new(ConnectTimeout(connect_timeout)) as BoxError);
                 }
             };
-            let connect_ns = started.elapsed().as_nanos() as u64;
-            counters.connect_ns.fetch_add(connect_ns, Ordering::Relaxed);
+            let tcp_ns = opened.tcp.as_nanos() as u64;
+            let tls_ns = opened.tls.map_or(0, |t| t.as_nanos() as u64);
+            let handshakes = u64::from(opened.tls.is_some());
+            counters.connect_ns.fetch_add(tcp_ns + tls_ns, Ordering::Relaxed);
+            counters.tls_handshakes.fetch_add(handshakes, Ordering::Relaxed);
+            counters.tls_handshake_ns.fetch_add(tls_ns, Ordering::Relaxed);
             if let Some(probe) = probe {
                 probe.connections.fetch_add(1, Ordering::Relaxed);
-                probe.connect_ns.fetch_add(connect_ns, Ordering::Relaxed);
+                probe.connect_ns.fetch_add(tcp_ns + tls_ns, Ordering::Relaxed);
+                probe.tls_handshakes.fetch_add(handshakes, Ordering::Relaxed);
+                probe.tls_ns.fetch_add(tls_ns, Ordering::Relaxed);
             }
             counters.connections_opened.fetch_add(1, Ordering::Relaxed);
             counters.connections_open.fetch_add(1, Ordering::Relaxed);
             Ok(CountedIo {
-                io,
+                io: opened.stream,
                 slot: Slot(Arc::new(Mutex::new(Some(permit)))),
                 counters,
             })

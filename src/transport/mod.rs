@@ -2,17 +2,20 @@
 //! pool aws-smithy-http-client uses) with rustls for HTTPS and `TCP_NODELAY` on every
 //! socket, handed to the AWS SDK as its HTTP client. What it adds, and why it is ours
 //! rather than the SDK's default client:
+//! - trust in a CA file besides the webpki roots ([`tls`]: `--ca-file`, `AWS_CA_BUNDLE`),
+//!   and a handshake error that names it;
 //! - a hard cap on TCP connections per host (`pool_connections`): hyper's pool has no
 //!   such cap, so each connection holds a permit of a per-host semaphore until it
 //!   closes ([`connector`]);
 //! - counters the engine reads between configurations: connections opened, time spent
-//!   connecting, requests sent (so retries can be counted) and S3 Express
-//!   `CreateSession` calls, plus a per-task [`ColdProbe`] that tells cold requests from
-//!   warm ones;
+//!   connecting (TCP connect and TLS handshake apart), TLS handshakes, requests sent (so
+//!   retries can be counted) and S3 Express `CreateSession` calls, plus a per-task
+//!   [`ColdProbe`] that tells cold requests from warm ones;
 //! - the connect and first-byte timeouts, applied here because the SDK leaves them to
 //!   the HTTP client.
 
 mod connector;
+mod tls;
 
 use std::fmt;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -33,6 +36,9 @@ use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use connector::{classify_hyper_error, FirstByteTimeout, HostLimits, LimitedConnector, Slot};
+
+pub(crate) use tls::{handshake, server_name, Trust};
+pub use tls::{TlsHandshakeError, TrustError};
 
 /// Settings of the transport for one sweep. Changing them drops the pool, so
 /// connections from an earlier sweep with other limits never leak into this one.
@@ -65,8 +71,12 @@ pub struct TransportCounters {
     pub connections_opened: u64,
     /// Connection attempts that failed or timed out.
     pub connections_failed: u64,
-    /// Total time spent establishing connections, in nanoseconds.
+    /// Total time spent establishing connections (TCP and TLS), in nanoseconds.
     pub connect_ns: u64,
+    /// TLS handshakes completed (one per HTTPS connection opened).
+    pub tls_handshakes: u64,
+    /// The part of `connect_ns` spent in TLS handshakes, in nanoseconds.
+    pub tls_handshake_ns: u64,
     /// HTTP requests sent other than S3 Express `CreateSession` (each retry counts).
     pub requests_sent: u64,
     /// S3 Express `CreateSession` calls sent.
@@ -82,6 +92,8 @@ impl TransportCounters {
             connections_opened: self.connections_opened - earlier.connections_opened,
             connections_failed: self.connections_failed - earlier.connections_failed,
             connect_ns: self.connect_ns - earlier.connect_ns,
+            tls_handshakes: self.tls_handshakes - earlier.tls_handshakes,
+            tls_handshake_ns: self.tls_handshake_ns - earlier.tls_handshake_ns,
             requests_sent: self.requests_sent - earlier.requests_sent,
             session_requests: self.session_requests - earlier.session_requests,
             throttled_responses: self.throttled_responses - earlier.throttled_responses,
@@ -97,6 +109,8 @@ impl TransportCounters {
 pub struct ColdProbe {
     connections: AtomicU64,
     connect_ns: AtomicU64,
+    tls_handshakes: AtomicU64,
+    tls_ns: AtomicU64,
     sessions: AtomicU64,
 }
 
@@ -105,8 +119,12 @@ pub struct ColdProbe {
 pub struct ColdWork {
     /// Connections opened (TCP, and TLS for HTTPS).
     pub connections: u64,
-    /// Time spent opening them, summed, in nanoseconds.
+    /// Time spent opening them (TCP and TLS), summed, in nanoseconds.
     pub connect_ns: u64,
+    /// TLS handshakes among them (0 over HTTP).
+    pub tls_handshakes: u64,
+    /// The part of `connect_ns` spent in TLS handshakes, in nanoseconds.
+    pub tls_ns: u64,
     /// `CreateSession` calls sent.
     pub sessions: u64,
 }
@@ -117,6 +135,8 @@ impl ColdProbe {
         ColdWork {
             connections: self.connections.swap(0, Ordering::Relaxed),
             connect_ns: self.connect_ns.swap(0, Ordering::Relaxed),
+            tls_handshakes: self.tls_handshakes.swap(0, Ordering::Relaxed),
+            tls_ns: self.tls_ns.swap(0, Ordering::Relaxed),
             sessions: self.sessions.swap(0, Ordering::Relaxed),
         }
     }
@@ -174,6 +194,8 @@ pub(crate) struct Counters {
     connections_opened: AtomicU64,
     connections_failed: AtomicU64,
     connect_ns: AtomicU64,
+    tls_handshakes: AtomicU64,
+    tls_handshake_ns: AtomicU64,
     requests_sent: AtomicU64,
     session_requests: AtomicU64,
     throttled_responses: AtomicU64,
@@ -183,7 +205,7 @@ pub(crate) struct Counters {
 /// Size of each connection's read buffer.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
 
-type Stack = LimitedConnector<hyper_rustls::HttpsConnector<TcpConnector>>;
+type Stack = LimitedConnector;
 
 /// One generation of the pool: the hyper client and its per-host connection caps.
 struct Pool {
@@ -199,7 +221,7 @@ pub struct Transport {
 
 struct TransportInner {
     counters: Arc<Counters>,
-    tls: rustls::ClientConfig,
+    trust: Trust,
     pool: RwLock<Arc<Pool>>,
 }
 
@@ -213,25 +235,33 @@ impl fmt::Debug for Transport {
 }
 
 impl Transport {
-    /// A transport with the given settings and the webpki root certificates.
+    /// A transport with the given settings that trusts the webpki root certificates.
     pub fn new(settings: TransportSettings) -> Self {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .expect("ring supports the default TLS versions")
-            .with_root_certificates(rustls::RootCertStore {
-                roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-            })
-            .with_no_client_auth();
+        Self::with_trust(settings, Trust::load(None).expect("the webpki roots always load"))
+    }
+
+    /// A transport that trusts the webpki roots and, when given, the certificates of
+    /// `ca_file` (PEM): a private CA such as the lab's, an S3-compatible store's or a
+    /// corporate proxy's.
+    pub fn with_ca_file(settings: TransportSettings, ca_file: Option<&std::path::Path>) -> Result<Self, TrustError> {
+        Ok(Self::with_trust(settings, Trust::load(ca_file)?))
+    }
+
+    fn with_trust(settings: TransportSettings, trust: Trust) -> Self {
         let counters = Arc::new(Counters::default());
-        let pool = Arc::new(build_pool(settings, &tls, &counters));
+        let pool = Arc::new(build_pool(settings, &trust, &counters));
         Transport {
             inner: Arc::new(TransportInner {
                 counters,
-                tls,
+                trust,
                 pool: RwLock::new(pool),
             }),
         }
+    }
+
+    /// What this transport trusts, in words (for messages).
+    pub fn trusted(&self) -> &str {
+        &self.inner.trust.described
     }
 
     /// The settings of the current pool.
@@ -244,7 +274,7 @@ impl Transport {
     pub fn configure(&self, settings: TransportSettings) {
         let mut pool = self.inner.pool.write().unwrap_or_else(|e| e.into_inner());
         if pool.settings != settings {
-            *pool = Arc::new(build_pool(settings, &self.inner.tls, &self.inner.counters));
+            *pool = Arc::new(build_pool(settings, &self.inner.trust, &self.inner.counters));
         }
     }
 
@@ -255,6 +285,8 @@ impl Transport {
             connections_opened: c.connections_opened.load(Ordering::Relaxed),
             connections_failed: c.connections_failed.load(Ordering::Relaxed),
             connect_ns: c.connect_ns.load(Ordering::Relaxed),
+            tls_handshakes: c.tls_handshakes.load(Ordering::Relaxed),
+            tls_handshake_ns: c.tls_handshake_ns.load(Ordering::Relaxed),
             requests_sent: c.requests_sent.load(Ordering::Relaxed),
             session_requests: c.session_requests.load(Ordering::Relaxed),
             throttled_responses: c.throttled_responses.load(Ordering::Relaxed),
@@ -276,18 +308,14 @@ impl Transport {
     }
 }
 
-fn build_pool(settings: TransportSettings, tls: &rustls::ClientConfig, counters: &Arc<Counters>) -> Pool {
+fn build_pool(settings: TransportSettings, trust: &Trust, counters: &Arc<Counters>) -> Pool {
     let mut tcp = TcpConnector::new();
     tcp.set_nodelay(true);
     tcp.set_keepalive(settings.tcp_keepalive);
     tcp.enforce_http(false);
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls.clone())
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(tcp);
     let stack = LimitedConnector {
-        inner: https,
+        tcp,
+        trust: trust.clone(),
         limits: Arc::new(HostLimits::new(settings.pool_connections)),
         counters: counters.clone(),
         connect_timeout: settings.connect_timeout,
@@ -430,6 +458,8 @@ mod tests {
             connections_opened: 2,
             connections_failed: 0,
             connect_ns: 10,
+            tls_handshakes: 2,
+            tls_handshake_ns: 6,
             requests_sent: 5,
             session_requests: 1,
             throttled_responses: 1,
@@ -438,6 +468,8 @@ mod tests {
             connections_opened: 5,
             connections_failed: 1,
             connect_ns: 30,
+            tls_handshakes: 5,
+            tls_handshake_ns: 20,
             requests_sent: 9,
             session_requests: 1,
             throttled_responses: 3,
@@ -446,6 +478,8 @@ mod tests {
         assert_eq!(d.connections_opened, 3);
         assert_eq!(d.connections_failed, 1);
         assert_eq!(d.connect_ns, 20);
+        assert_eq!(d.tls_handshakes, 3);
+        assert_eq!(d.tls_handshake_ns, 14);
         assert_eq!(d.requests_sent, 4);
         assert_eq!(d.session_requests, 0);
         assert_eq!(d.throttled_responses, 2);

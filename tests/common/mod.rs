@@ -26,6 +26,26 @@ pub async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
     .expect("server starts on 127.0.0.1:0")
 }
 
+/// The embedded server over HTTPS (a CA of its own, written to a file under the
+/// temporary folder) with these buckets and S3 Express sessions of `session_ttl`.
+pub async fn tls_server_with(buckets: &[(&str, LatencyProfile)], session_ttl: Duration) -> RunningServer {
+    lab::start(ServerConfig {
+        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
+        tls: Some(lab::TlsOptions::default()),
+        session_ttl,
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("server starts on 127.0.0.1:0 with HTTPS")
+}
+
+/// A client of `server` (its CA trusted when it serves HTTPS).
+pub async fn client_of(server: &RunningServer) -> SweepClient {
+    SweepClient::new(lab::client_options_for(server))
+        .await
+        .expect("the client builds")
+}
+
 /// What a test seeds with: `count` objects of `size_bytes` under `template`,
 /// 16 at a time, keys that exist already left alone.
 pub fn seed_spec(bucket: &str, template: &str, count: u32, size_bytes: u64) -> SeedSpec {
@@ -74,26 +94,37 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
 /// A `s3sweep serve` child process; killed when dropped.
 pub struct Serve {
     pub child: Child,
-    /// `http://127.0.0.1:PORT`, from the first line `serve` prints.
+    /// `http://127.0.0.1:PORT` (`https://` with `--tls`), from the first line `serve` prints.
     pub endpoint: String,
-    /// What `serve` prints after its address line, unread.
+    /// With `--tls`: the CA file, from the `ca-file: ` line that follows.
+    pub ca_file: Option<std::path::PathBuf>,
+    /// What `serve` prints after its address (and CA) line, unread.
     pub stdout: Option<Lines<BufReader<ChildStdout>>>,
 }
 
 impl Serve {
-    /// Spawns `cmd` (a `serve` command with stdout piped) and reads the address it prints first.
+    /// Spawns `cmd` (a `serve` command with stdout piped) and reads the address it
+    /// prints first (and the CA file line after it, for HTTPS).
     pub fn spawn(cmd: &mut Command) -> Serve {
         let mut child = cmd.spawn().unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let first = lines.next().expect("serve prints its address").unwrap();
         let endpoint = first
             .split_whitespace()
-            .find(|w| w.starts_with("http://"))
+            .find(|w| w.starts_with("http://") || w.starts_with("https://"))
             .unwrap_or_else(|| panic!("no URL in {first:?}"))
             .to_string();
+        let ca_file = endpoint.starts_with("https://").then(|| {
+            let line = lines.next().expect("serve --tls prints its CA file").unwrap();
+            let path = line
+                .strip_prefix(lab::child::CA_FILE_PREFIX)
+                .unwrap_or_else(|| panic!("no CA file in {line:?}"));
+            std::path::PathBuf::from(path)
+        });
         Serve {
             child,
             endpoint,
+            ca_file,
             stdout: Some(lines),
         }
     }

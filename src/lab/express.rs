@@ -1,0 +1,250 @@
+//! Directory buckets' authentication in the lab. s3s checks SigV4 only for the `s3`
+//! and `sts` services and refuses `s3express`, the signing name aws-sdk-s3 (and
+//! botocore) use for directory buckets, so the HTTP layer ([`super::conn`]) asks
+//! [`check`] first about every request signed for `s3express`:
+//! - without a session token (`CreateSession`, or a client with session auth
+//!   disabled): the lab's own keys, checked as s3s would;
+//! - with `x-amz-s3session-token`: the session's keys; an unknown token is refused
+//!   with 400 `InvalidToken`, an expired one with 400 `ExpiredToken`, a session used
+//!   for another bucket with 403 `AccessDenied`, as S3 does.
+//!
+//! An accepted request goes on to s3s without its `Authorization` header and with an
+//! [`ExpressAuth`] extension; [`LabAccess`] lets such requests through s3s's access
+//! check and refuses writes made with a ReadOnly session (403 `AccessDenied`).
+
+use std::sync::Arc;
+
+use s3s::access::{S3Access, S3AccessContext};
+use s3s::{s3_error, S3Result};
+
+use super::sessions::{SessionMode, Sessions};
+use super::sigv4::{parse_authorization, verify, SignatureProblem};
+use super::{LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
+
+/// The header a request signed with a session carries its token in.
+pub const SESSION_TOKEN_HEADER: &str = "x-amz-s3session-token";
+
+/// How an `s3express` request was authenticated: with the lab's keys (`mode: None`)
+/// or with a session of that mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpressAuth {
+    pub mode: Option<SessionMode>,
+}
+
+/// An S3 error answer: status, code, message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    pub(crate) status: u16,
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
+}
+
+impl Refusal {
+    fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
+        Refusal {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The answer as S3 writes it: an XML `<Error>` document.
+    pub(crate) fn response(&self) -> http::Response<s3s::Body> {
+        let body = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{}</Code><Message>{}</Message><RequestId>s3sweep-lab</RequestId></Error>",
+            self.code,
+            xml_escape(&self.message)
+        );
+        let mut resp = http::Response::new(s3s::Body::from(body));
+        *resp.status_mut() = http::StatusCode::from_u16(self.status).unwrap_or(http::StatusCode::FORBIDDEN);
+        resp.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/xml"),
+        );
+        resp
+    }
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// What [`check`] decided.
+#[derive(Debug)]
+pub(crate) enum Decision {
+    /// Not signed for `s3express`: s3s checks it as usual.
+    NotExpress,
+    /// Accepted.
+    Accepted(ExpressAuth),
+    /// Refused with this answer.
+    Refused(Refusal),
+}
+
+/// The bucket of a path-style request (`/bucket/key`).
+fn bucket_of(path: &str) -> &str {
+    path.trim_start_matches('/').split('/').next().unwrap_or("")
+}
+
+/// Authenticates a request signed for `s3express` (see the module comment).
+pub(crate) fn check(parts: &http::request::Parts, sessions: &Sessions) -> Decision {
+    let Some(header) = parts
+        .headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return Decision::NotExpress;
+    };
+    let Some(auth) = parse_authorization(header) else {
+        return Decision::NotExpress;
+    };
+    if auth.service != "s3express" {
+        return Decision::NotExpress;
+    }
+    let signature_refusal = |problem: SignatureProblem| match problem {
+        SignatureProblem::Mismatch => Refusal::new(
+            403,
+            "SignatureDoesNotMatch",
+            "The request signature we calculated does not match the signature you provided.",
+        ),
+        SignatureProblem::MissingDate => Refusal::new(400, "InvalidRequest", "missing header: x-amz-date"),
+        SignatureProblem::MissingHeader(h) => Refusal::new(
+            400,
+            "InvalidRequest",
+            format!("signed header {h} is not in the request"),
+        ),
+    };
+    let Some(token) = parts.headers.get(SESSION_TOKEN_HEADER).and_then(|v| v.to_str().ok()) else {
+        if auth.access_key != LOCAL_ACCESS_KEY {
+            return Decision::Refused(Refusal::new(
+                403,
+                "InvalidAccessKeyId",
+                "The AWS Access Key Id you provided does not exist in our records.",
+            ));
+        }
+        return match verify(parts, &auth, LOCAL_SECRET_KEY) {
+            Ok(()) => Decision::Accepted(ExpressAuth { mode: None }),
+            Err(problem) => Decision::Refused(signature_refusal(problem)),
+        };
+    };
+    let invalid = || {
+        Refusal::new(
+            400,
+            "InvalidToken",
+            "The provided token is malformed or otherwise invalid.",
+        )
+    };
+    let Some(session) = sessions.get(token) else {
+        sessions.count(|t| t.refused_invalid += 1);
+        return Decision::Refused(invalid());
+    };
+    if session.access_key_id != auth.access_key {
+        sessions.count(|t| t.refused_invalid += 1);
+        return Decision::Refused(invalid());
+    }
+    if let Err(problem) = verify(parts, &auth, &session.secret_access_key) {
+        sessions.count(|t| t.refused_signature += 1);
+        return Decision::Refused(signature_refusal(problem));
+    }
+    if std::time::SystemTime::now() >= session.expires {
+        sessions.count(|t| t.refused_expired += 1);
+        return Decision::Refused(Refusal::new(400, "ExpiredToken", "The provided token has expired."));
+    }
+    if bucket_of(parts.uri.path()) != session.bucket {
+        sessions.count(|t| t.refused_other_bucket += 1);
+        return Decision::Refused(Refusal::new(
+            403,
+            "AccessDenied",
+            format!("the session was created for bucket {}", session.bucket),
+        ));
+    }
+    sessions.count(|t| t.accepted += 1);
+    Decision::Accepted(ExpressAuth {
+        mode: Some(session.mode),
+    })
+}
+
+/// Operations a ReadOnly session may call.
+const READ_OPERATIONS: &[&str] = &["GetObject", "HeadObject", "HeadBucket", "ListObjectsV2", "ListObjects"];
+
+/// s3s's access check for the lab: signed requests (s3s checked them) and requests
+/// [`check`] accepted pass; writes with a ReadOnly session are refused, as S3 does.
+pub(crate) struct LabAccess {
+    pub(crate) sessions: Arc<Sessions>,
+}
+
+#[async_trait::async_trait]
+impl S3Access for LabAccess {
+    async fn check(&self, cx: &mut S3AccessContext<'_>) -> S3Result<()> {
+        if cx.credentials().is_some() {
+            return Ok(());
+        }
+        let op = cx.s3_op().name().to_string();
+        match cx.extensions_mut().get::<ExpressAuth>() {
+            None => Err(s3_error!(AccessDenied, "Signature is required")),
+            Some(ExpressAuth {
+                mode: Some(SessionMode::ReadOnly),
+            }) if !READ_OPERATIONS.contains(&op.as_str()) => {
+                self.sessions.count(|t| t.refused_read_only_writes += 1);
+                Err(s3_error!(
+                    AccessDenied,
+                    "{op} is not allowed with a ReadOnly session (CreateSession with SessionMode ReadWrite)"
+                ))
+            }
+            Some(_) => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsigned_and_s3_signed_requests_are_left_to_s3s() {
+        let sessions = Sessions::default();
+        let (parts, ()) = http::Request::get("http://127.0.0.1/b/k")
+            .body(())
+            .unwrap()
+            .into_parts();
+        assert!(matches!(check(&parts, &sessions), Decision::NotExpress));
+        let (parts, ()) = http::Request::get("http://127.0.0.1/b/k")
+            .header(
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=s3sweep/20240101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00",
+            )
+            .body(())
+            .unwrap()
+            .into_parts();
+        assert!(matches!(check(&parts, &sessions), Decision::NotExpress));
+    }
+
+    #[test]
+    fn unknown_tokens_and_keys_are_refused_as_s3_does() {
+        let sessions = Sessions::default();
+        let auth = "AWS4-HMAC-SHA256 Credential=SOMEKEY/20240101/us-east-1/s3express/aws4_request, SignedHeaders=host;x-amz-date, Signature=00";
+        let (parts, ()) = http::Request::get("http://127.0.0.1/b--az1--x-s3/k")
+            .header("authorization", auth)
+            .header("x-amz-date", "20240101T000000Z")
+            .header(SESSION_TOKEN_HEADER, "made-up")
+            .body(())
+            .unwrap()
+            .into_parts();
+        match check(&parts, &sessions) {
+            Decision::Refused(r) => assert_eq!((r.status, r.code), (400, "InvalidToken")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(sessions.tally().refused_invalid, 1);
+        let (parts, ()) = http::Request::get("http://127.0.0.1/b--az1--x-s3?session")
+            .header("authorization", auth)
+            .header("x-amz-date", "20240101T000000Z")
+            .body(())
+            .unwrap()
+            .into_parts();
+        match check(&parts, &sessions) {
+            Decision::Refused(r) => assert_eq!((r.status, r.code), (403, "InvalidAccessKeyId")),
+            other => panic!("{other:?}"),
+        }
+        let xml = Refusal::new(400, "ExpiredToken", "a < b").response();
+        assert_eq!(xml.status(), 400);
+    }
+}
