@@ -303,44 +303,29 @@ impl tower_service::Service<Uri> for LimitedConnector {
             counters.connections_open.fetch_add(1, Ordering::Relaxed);
             Ok(CountedIo {
                 io: opened.stream,
-                slot: Slot(Arc::new(Mutex::new(Some(permit)))),
+                _permit: permit,
                 counters,
             })
         })
     }
 }
 
-/// A connection's place under its host's cap. Freed when the connection closes, or
-/// earlier when the SDK retires the connection ([`Slot::free`]): a retired connection
-/// never serves another request, and may sit closed-but-not-yet-dropped in the pool's
-/// idle list for a while, so holding its slot would shrink the usable pool.
-#[derive(Clone)]
-pub(crate) struct Slot(Arc<Mutex<Option<OwnedSemaphorePermit>>>);
-
-impl Slot {
-    pub(crate) fn free(&self) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
-    }
-}
-
 /// A connection that holds its host's slot and updates the open-connections gauge.
 pub struct CountedIo<T> {
     io: T,
-    slot: Slot,
+    _permit: OwnedSemaphorePermit,
     counters: Arc<Counters>,
 }
 
 impl<T> Drop for CountedIo<T> {
     fn drop(&mut self) {
-        self.slot.free();
         self.counters.connections_open.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 impl<T: Connection> Connection for CountedIo<T> {
     fn connected(&self) -> Connected {
-        // The slot rides along so whoever retires the connection can free it.
-        self.io.connected().extra(self.slot.clone())
+        self.io.connected()
     }
 }
 

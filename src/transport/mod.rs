@@ -22,7 +22,6 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use aws_smithy_runtime_api::client::connection::{CaptureSmithyConnection, ConnectionMetadata};
 use aws_smithy_runtime_api::client::http::{
     HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient, SharedHttpConnector,
 };
@@ -31,11 +30,11 @@ use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
 use http::Uri;
-use hyper_util::client::legacy::connect::{capture_connection, HttpConnector as TcpConnector};
+use hyper_util::client::legacy::connect::HttpConnector as TcpConnector;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-use connector::{classify_hyper_error, FirstByteTimeout, HostLimits, LimitedConnector, Slot};
+use connector::{classify_hyper_error, FirstByteTimeout, HostLimits, LimitedConnector};
 
 pub(crate) use tls::{handshake, server_name, Trust};
 pub use tls::{TlsHandshakeError, TrustError};
@@ -348,11 +347,10 @@ struct TransportConnector {
 
 impl HttpConnector for TransportConnector {
     fn call(&self, request: aws_smithy_runtime_api::client::orchestrator::HttpRequest) -> HttpConnectorFuture {
-        let mut request = match request.try_into_http1x() {
+        let request = match request.try_into_http1x() {
             Ok(request) => request,
             Err(err) => return HttpConnectorFuture::ready(Err(ConnectorError::user(err.into()))),
         };
-        hand_over_connection(&mut request);
         let counters = &self.transport.inner.counters;
         let session = is_create_session(request.uri());
         if session {
@@ -391,41 +389,6 @@ impl HttpConnector for TransportConnector {
             HttpResponse::try_from(response).map_err(|err| ConnectorError::other(err.into(), None))
         })
     }
-}
-
-/// Lets the SDK retire the connection a request went out on: its connection-poisoning
-/// interceptor puts a [`CaptureSmithyConnection`] into the request and, after a
-/// transient error (a 5xx, a timeout), asks it for the connection to poison so the pool
-/// never hands it out again. Without a retriever the SDK logs an ERROR per transient
-/// error and the suspect connection is reused.
-fn hand_over_connection<B>(request: &mut http::Request<B>) {
-    let Some(smithy) = request.extensions().get::<CaptureSmithyConnection>().cloned() else {
-        return;
-    };
-    let hyper = capture_connection(request);
-    smithy.set_connection_retriever(move || {
-        let (proxied, slot) = {
-            let connected = hyper.connection_metadata();
-            let connected = connected.as_ref()?;
-            let mut extras = http::Extensions::new();
-            connected.get_extras(&mut extras);
-            (connected.is_proxied(), extras.get::<Slot>().cloned())
-        };
-        let capture = hyper.clone();
-        Some(
-            ConnectionMetadata::builder()
-                .proxied(proxied)
-                .poison_fn(move || {
-                    if let Some(connected) = capture.connection_metadata().as_ref() {
-                        connected.poison();
-                    }
-                    if let Some(slot) = &slot {
-                        slot.free();
-                    }
-                })
-                .build(),
-        )
-    });
 }
 
 fn is_create_session(uri: &Uri) -> bool {
