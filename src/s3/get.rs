@@ -24,7 +24,9 @@ pub struct Outcome {
 pub async fn get_one(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, limit: Duration) -> Outcome {
     let start = Instant::now();
     let mut ttfb = Duration::ZERO;
-    let work = async {
+    // Boxed: the SDK's future is several KB, and every move of an unboxed one (into the
+    // timeout, into the caller's state) is a copy of all of it.
+    let work = Box::pin(async {
         let output = s3
             .get_object()
             .bucket(bucket)
@@ -49,7 +51,7 @@ pub async fn get_one(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, limit: Du
             }
         }
         Ok(received)
-    };
+    });
     let result = match tokio::time::timeout(limit, work).await {
         Ok(r) => r,
         Err(_) => Err(Failure::new(

@@ -9,6 +9,7 @@
 //! GET, [`seed`] and [`clean`] write and delete the test objects.
 
 pub mod clean;
+mod endpoint;
 pub mod errors;
 pub mod express;
 pub mod get;
@@ -200,7 +201,9 @@ impl SweepClient {
             .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
             // Our own timeouts bound every body; the SDK's stall detector would add a
             // second, differently defined one.
-            .stalled_stream_protection(StalledStreamProtectionConfig::disabled());
+            .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
+            // The SDK's rules, cached per bucket rather than per object ([`endpoint`]).
+            .endpoint_resolver(endpoint::KeyBlindCache::default());
         if let Some(url) = &options.endpoint {
             builder = builder.endpoint_url(url).force_path_style(true);
         }

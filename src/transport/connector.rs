@@ -20,9 +20,8 @@ use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector a
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_rustls::client::TlsStream;
 
-use super::tls::{handshake, server_name, Trust};
+use super::tls::{handshake, server_name, FillTls, Trust};
 use super::{current_probe, Counters, REQUEST_SERVED};
 
 pub(crate) type BoxError = Box<dyn StdError + Send + Sync>;
@@ -136,14 +135,14 @@ pub(crate) struct LimitedConnector {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Stream {
     Http(TokioIo<TcpStream>),
-    Https(TokioIo<TlsStream<TcpStream>>),
+    Https(TokioIo<FillTls>),
 }
 
 impl Connection for Stream {
     fn connected(&self) -> Connected {
         match self {
             Stream::Http(io) => io.connected(),
-            Stream::Https(io) => io.inner().get_ref().0.connected(),
+            Stream::Https(io) => io.inner().0.get_ref().0.io.connected(),
         }
     }
 }
