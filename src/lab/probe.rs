@@ -103,14 +103,31 @@ pub async fn probe_trusting(endpoint: &str, ca_file: Option<&Path>, timeout: Dur
         let body = Limited::new(response.into_body(), 4096).collect().await;
         Ok::<_, (bool, String)>((status, body.map(|b| b.to_bytes()).ok()))
     };
-    match tokio::time::timeout(timeout, ask).await {
+    judge(tokio::time::timeout(timeout, ask).await, timeout, "")
+}
+
+/// The probe's exchange: the status and body, or (connected?, why) it failed.
+type Exchange = Result<(http::StatusCode, Option<Bytes>), (bool, String)>;
+
+/// What the probe's exchange says: `Err(true, why)` no connection, `Err(false, why)`
+/// connected and then the exchange failed (a failed TLS handshake is marked), else the
+/// status and body; `None` when no answer came within `timeout`.
+fn judge(
+    answer: Result<Exchange, tokio::time::error::Elapsed>,
+    timeout: Duration,
+    over: &str,
+) -> Result<Probe, ProbeError> {
+    match answer {
         Err(_) => Ok(Probe::NotLab(format!(
             "no answer to GET {HELLO_PATH} within {} ms",
             timeout.as_millis()
         ))),
         Ok(Err((true, why))) => Err(ProbeError::Unreachable(why)),
-        // Something is there, and it is not the lab.
-        Ok(Err((false, why))) => Ok(Probe::NotLab(format!("GET {HELLO_PATH} failed: {why}"))),
+        // Something is there, and it is not the lab (or its certificate is not trusted).
+        Ok(Err((false, why))) => match why.strip_prefix(TLS_MARK) {
+            Some(tls) => Err(ProbeError::Tls(tls.to_string())),
+            None => Ok(Probe::NotLab(format!("GET {HELLO_PATH}{over} failed: {why}"))),
+        },
         Ok(Ok((status, body))) => {
             let hello = body.and_then(|b| serde_json::from_slice::<Hello>(&b).ok());
             match hello {
@@ -157,27 +174,7 @@ async fn probe_https(base: &http::Uri, ca_file: Option<&Path>, timeout: Duration
         let body = Limited::new(response.into_body(), 4096).collect().await;
         Ok::<_, (bool, String)>((status, body.map(|b| b.to_bytes()).ok()))
     };
-    match tokio::time::timeout(timeout, ask).await {
-        Err(_) => Ok(Probe::NotLab(format!(
-            "no answer to GET {HELLO_PATH} within {} ms",
-            timeout.as_millis()
-        ))),
-        Ok(Err((true, why))) => Err(ProbeError::Unreachable(why)),
-        Ok(Err((false, why))) => match why.strip_prefix(TLS_MARK) {
-            Some(tls) => Err(ProbeError::Tls(tls.to_string())),
-            None => Ok(Probe::NotLab(format!("GET {HELLO_PATH} over TLS failed: {why}"))),
-        },
-        Ok(Ok((status, body))) => {
-            let hello = body.and_then(|b| serde_json::from_slice::<Hello>(&b).ok());
-            match hello {
-                Some(h) if status.is_success() && h.server == SERVER_NAME => Ok(Probe::Lab(h)),
-                _ => Ok(Probe::NotLab(format!(
-                    "GET {HELLO_PATH} answered HTTP {}",
-                    status.as_u16()
-                ))),
-            }
-        }
-    }
+    judge(tokio::time::timeout(timeout, ask).await, timeout, " over TLS")
 }
 
 /// The `Display` of the innermost source of an error.
