@@ -301,6 +301,7 @@ pub fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::test_rows::{SEED_EXPRESS_MS, SEED_STANDARD_MS};
 
     fn seed_curve(walls: &[(u32, f64)]) -> Vec<(u32, f64, f64)> {
         walls
@@ -308,23 +309,6 @@ mod tests {
             .map(|&(w, ms)| (w, f64::from(w), 1000.0 / (ms / 1000.0)))
             .collect()
     }
-
-    const EXPRESS: [(u32, f64); 6] = [
-        (1, 7831.0),
-        (2, 4037.0),
-        (4, 2625.0),
-        (8, 2826.0),
-        (16, 2668.0),
-        (20, 2410.0),
-    ];
-    const STANDARD: [(u32, f64); 6] = [
-        (1, 47625.0),
-        (2, 17334.0),
-        (4, 6993.0),
-        (8, 3508.0),
-        (16, 2868.0),
-        (20, 2587.0),
-    ];
 
     fn python() -> ModelInputs {
         ModelInputs {
@@ -341,8 +325,8 @@ mod tests {
 
     #[test]
     fn the_seed_curves_fit_the_model() {
-        let e = analyse_curve("express", &seed_curve(&EXPRESS), &python(), vec![]);
-        let s = analyse_curve("standard", &seed_curve(&STANDARD), &python(), vec![]);
+        let e = analyse_curve("express", &seed_curve(&SEED_EXPRESS_MS), &python(), vec![]);
+        let s = analyse_curve("standard", &seed_curve(&SEED_STANDARD_MS), &python(), vec![]);
         assert_eq!(e.knee_workers, Some(4));
         assert_eq!(s.knee_workers, Some(16));
         let ef = e.fit.unwrap();

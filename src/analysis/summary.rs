@@ -87,7 +87,7 @@ pub fn summarize(results: &[ConfigResult]) -> Vec<BucketSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::test_rows::row;
+    use crate::model::test_rows::{row, SEED_EXPRESS_MS, SEED_STANDARD_MS};
 
     #[test]
     fn summary_picks_the_fastest_median_without_errors() {
@@ -115,28 +115,8 @@ mod tests {
     fn knee_of_the_seed_curves() {
         // The original measurement's curves (docs/background.md) as objects/s (1000 objects / wall seconds).
         let rate = |ms: f64| 1000.0 / (ms / 1000.0);
-        let express: Vec<(u32, f64)> = [
-            (1, 7831.0),
-            (2, 4037.0),
-            (4, 2625.0),
-            (8, 2826.0),
-            (16, 2668.0),
-            (20, 2410.0),
-        ]
-        .iter()
-        .map(|&(w, ms)| (w, rate(ms)))
-        .collect();
-        let standard: Vec<(u32, f64)> = [
-            (1, 47625.0),
-            (2, 17334.0),
-            (4, 6993.0),
-            (8, 3508.0),
-            (16, 2868.0),
-            (20, 2587.0),
-        ]
-        .iter()
-        .map(|&(w, ms)| (w, rate(ms)))
-        .collect();
+        let express: Vec<(u32, f64)> = SEED_EXPRESS_MS.iter().map(|&(w, ms)| (w, rate(ms))).collect();
+        let standard: Vec<(u32, f64)> = SEED_STANDARD_MS.iter().map(|&(w, ms)| (w, rate(ms))).collect();
         assert_eq!(knee(&express), Some(4));
         assert_eq!(knee(&standard), Some(16));
         assert_eq!(knee(&[]), None);

@@ -110,4 +110,24 @@ pub(crate) mod test_rows {
             .map(|(i, &w)| row(bucket, workers, i as u32 + 1, w, 0))
             .collect()
     }
+
+    /// The original measurement's wall times (workers, ms per 1,000 objects) for the
+    /// Express One Zone bucket (docs/background.md).
+    pub(crate) const SEED_EXPRESS_MS: [(u32, f64); 6] = [
+        (1, 7831.0),
+        (2, 4037.0),
+        (4, 2625.0),
+        (8, 2826.0),
+        (16, 2668.0),
+        (20, 2410.0),
+    ];
+    /// The same for the S3 Standard bucket.
+    pub(crate) const SEED_STANDARD_MS: [(u32, f64); 6] = [
+        (1, 47625.0),
+        (2, 17334.0),
+        (4, 6993.0),
+        (8, 3508.0),
+        (16, 2868.0),
+        (20, 2587.0),
+    ];
 }
