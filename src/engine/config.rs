@@ -3,10 +3,11 @@
 //! object has been read once, each request recorded; then the row: counts, rates,
 //! percentiles, CPU time, transport counters and the client side.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use futures_util::StreamExt;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use tokio::sync::Semaphore;
@@ -19,9 +20,8 @@ use crate::s3::get::get_one;
 use crate::s3::SweepClient;
 use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
-use crate::transport::{ColdProbe, COLD_PROBE};
 
-use super::recorder::{runtime_busy, PhaseShard, Recorder};
+use super::recorder::{runtime_busy, PhaseShard, Shard};
 use super::schedule::StartSchedule;
 use super::Observer;
 
@@ -68,59 +68,40 @@ pub(crate) async fn run_config(
     let warmup = until(stop_at, before_timed_phase).await?;
     let planned = order.len() as u64;
     observer.config_started(bucket, workers, repetition, planned);
-    let recorder = Arc::new(Recorder::new((workers as usize).min(8)));
     let busy_before = runtime_busy();
     let next = Arc::new(AtomicUsize::new(0));
-    let started = Arc::new(AtomicU64::new(0));
     let counters_before = client.transport().counters();
     let cpu_before = usage::process_cpu_time();
     let machine_before = usage::machine_busy_time();
     let usable = UsableCpu::read();
+    let drivers = driver_count(
+        workers as usize,
+        order.len(),
+        usable.cores,
+        busy_before.map_or(1, |b| b.1),
+    );
     let start = Instant::now();
     let started_at = SystemTime::now();
     let mut tasks = tokio::task::JoinSet::new();
-    let spawned = (workers as usize).min(order.len());
-    for w in 0..spawned {
-        let s3 = s3.clone();
-        let bucket = bucket.to_string();
-        let keys = plan.keys().clone();
-        let order = order.clone();
-        let next = next.clone();
-        let pool = pool.clone();
-        let recorder = recorder.clone();
-        let observer = observer.clone();
-        let probe = Arc::new(ColdProbe::default());
-        let started = started.clone();
-        tasks.spawn(COLD_PROBE.scope(probe.clone(), async move {
-            loop {
-                if stop_at.is_some_and(|s| Instant::now() >= s) {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&index) = order.get(i) else { break };
-                let key = keys.key(index);
-                let one = async {
-                    let queued = Instant::now();
-                    let permit = pool.acquire().await.expect("the pool semaphore is never closed");
-                    let pool_wait = queued.elapsed();
-                    started.fetch_add(1, Ordering::Relaxed);
-                    let mut outcome = get_one(&s3, &bucket, &key, whole_request).await;
-                    drop(permit);
-                    outcome.pool_wait = pool_wait;
-                    outcome
-                };
-                // At the deadline the GET in flight is dropped (cancelled), not counted.
-                let Some(outcome) = until(stop_at, one).await else {
-                    break;
-                };
-                recorder.record(w, &outcome, probe.take(), i == 0);
-                observer.request_done(outcome.result.is_ok());
-            }
-        }));
+    for d in 0..drivers {
+        let in_flight = workers as usize / drivers + usize::from(d < workers as usize % drivers);
+        let driver = Driver {
+            s3: s3.clone(),
+            bucket: bucket.to_string(),
+            keys: plan.keys().clone(),
+            order: order.clone(),
+            next: next.clone(),
+            pool: pool.clone(),
+            observer: observer.clone(),
+            limit: whole_request,
+        };
+        tasks.spawn(driver.run(in_flight, stop_at));
     }
+    let mut recorded = Shard::new();
     while let Some(joined) = tasks.join_next().await {
-        if let Err(err) = joined {
-            tracing::error!(%err, "a sweep worker ended abnormally");
+        match joined {
+            Ok(shard) => recorded.add(shard),
+            Err(err) => tracing::error!(%err, "a sweep driver ended abnormally"),
         }
     }
     let wall = start.elapsed();
@@ -130,10 +111,18 @@ pub(crate) async fn run_config(
         _ => (Duration::ZERO, 1),
     };
     let counters = client.transport().counters().since(&counters_before);
-    let (ttfb, ttlb, pool_wait, breakdown) = recorder.merged();
-    let (errors, error_samples) = recorder.errors.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let ok = recorder.ok.load(Ordering::Relaxed);
-    let bytes = recorder.bytes.load(Ordering::Relaxed);
+    let breakdown = recorded.breakdown();
+    let Shard {
+        ttfb_us: ttfb,
+        ttlb_us: ttlb,
+        pool_wait_us: pool_wait,
+        errors,
+        error_samples,
+        ok,
+        bytes,
+        started,
+        ..
+    } = recorded;
     let requests = ok + errors.total;
     let requests_not_done = planned.saturating_sub(requests);
     let wall_s = wall.as_secs_f64().max(1e-9);
@@ -147,7 +136,7 @@ pub(crate) async fn run_config(
         requests,
         ok,
         errors,
-        retries: counters.requests_sent.saturating_sub(started.load(Ordering::Relaxed)),
+        retries: counters.requests_sent.saturating_sub(started),
         throttled_responses: counters.throttled_responses,
         bytes,
         child: schedule.map(|_| ChildMeasure::new(started_at, wall, [&ttfb, &ttlb, &pool_wait])),
@@ -190,6 +179,80 @@ pub(crate) async fn run_config(
     Some(row)
 }
 
+/// How many tasks drive a configuration's GETs: one per core the client may use (its
+/// CPU quota or Lambda share, rounded up), at most one per runtime thread and per
+/// worker. Each task keeps its share of the `workers` GETs in flight in one
+/// `FuturesUnordered`: many GETs per task wake the runtime far less often than a task
+/// per GET would (in `make bench`, a task per worker cost about 40% more CPU per GET),
+/// and each task records into its own [`Shard`], without locks.
+fn driver_count(workers: usize, objects: usize, usable_cores: f64, runtime_threads: u32) -> usize {
+    let cores = (usable_cores.ceil() as usize).max(1);
+    cores
+        .min(runtime_threads.max(1) as usize)
+        .min(workers.min(objects))
+        .max(1)
+}
+
+/// One driver task of a configuration: what it needs to issue GETs.
+struct Driver {
+    s3: aws_sdk_s3::Client,
+    bucket: String,
+    keys: crate::plan::KeyTemplate,
+    order: Arc<Vec<u32>>,
+    /// The next position in `order`, shared by the drivers.
+    next: Arc<AtomicUsize>,
+    /// The sweep's own pool of `pool_connections` slots.
+    pool: Arc<Semaphore>,
+    observer: Arc<dyn Observer>,
+    limit: Duration,
+}
+
+impl Driver {
+    /// Keeps `in_flight` GETs going until every object has been taken (by any
+    /// driver) or `stop_at` comes; GETs in flight at `stop_at` are dropped (cancelled),
+    /// not counted.
+    async fn run(self, in_flight: usize, stop_at: Option<Instant>) -> Shard {
+        let mut shard = Shard::new();
+        let positions = futures_util::stream::iter(std::iter::from_fn(|| {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            (i < self.order.len()).then_some(i)
+        }));
+        let this = &self;
+        let mut gets = positions
+            .map(|i| async move {
+                let key = this.keys.key(this.order[i]);
+                let queued = Instant::now();
+                let permit = this.pool.acquire().await.expect("the pool semaphore is never closed");
+                let pool_wait = queued.elapsed();
+                let mut outcome = get_one(&this.s3, &this.bucket, &key, this.limit).await;
+                drop(permit);
+                outcome.pool_wait = pool_wait;
+                (i, outcome)
+            })
+            .buffer_unordered(in_flight.max(1));
+        let deadline = async {
+            match stop_at {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                biased;
+                _ = &mut deadline => break,
+                next = gets.next() => {
+                    let Some((i, outcome)) = next else { break };
+                    shard.started += 1;
+                    shard.record(&outcome, i == 0);
+                    self.observer.request_done(outcome.result.is_ok());
+                }
+            }
+        }
+        shard
+    }
+}
+
 /// `work` to its end, or `None` when `stop_at` comes first (the work is dropped).
 async fn until<T>(stop_at: Option<Instant>, work: impl std::future::Future<Output = T>) -> Option<T> {
     match stop_at {
@@ -218,13 +281,11 @@ async fn warm_up(
             let bucket = bucket.to_string();
             let key = plan.keys().key(index);
             let phases = phases.clone();
-            let probe = Arc::new(ColdProbe::default());
-            set.spawn(COLD_PROBE.scope(probe.clone(), async move {
+            set.spawn(async move {
                 let outcome = get_one(&s3, &bucket, &key, limit).await;
-                let cold = probe.take();
                 let mut phases = phases.lock().unwrap_or_else(|e| e.into_inner());
-                phases.record(outcome.result.is_ok(), outcome.ttfb, outcome.ttlb, cold);
-            }));
+                phases.record(&outcome);
+            });
         }
         while set.join_next().await.is_some() {}
     }

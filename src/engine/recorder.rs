@@ -1,11 +1,11 @@
-//! The per-configuration recorder: latency histograms (first byte, last byte, pool
-//! wait) and the phase breakdown (cold requests apart from steady ones), sharded so
-//! workers rarely contend for a lock, plus the busy time of the async runtime. One
-//! lock per request records everything; shards are merged when the configuration
-//! ends.
+//! The per-configuration recorder: latency histograms (first byte at the wire, last
+//! byte, the sweep's pool wait), the phase breakdown (cold requests apart from steady
+//! ones; client preparation, the HTTP client's wait for a connection, connects and
+//! backoff apart), counts and errors, plus the busy time of the async runtime.
+//!
+//! Each of the sweep's driver tasks owns one [`Shard`] and records into it without a
+//! lock or a shared counter; the shards are merged when the configuration ends.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -13,7 +13,6 @@ use hdrhistogram::Histogram;
 use crate::model::stats::{histogram_us, micros, round3};
 use crate::model::{Breakdown, ErrorCounts, Percentiles};
 use crate::s3::get::Outcome;
-use crate::transport::ColdWork;
 
 /// Busy time of the current tokio runtime's workers, summed, and their number. `None`
 /// outside a runtime. Busy time is wall time between a worker waking and parking, so
@@ -26,9 +25,8 @@ pub fn runtime_busy() -> Option<(Duration, u32)> {
     Some((busy, n as u32))
 }
 
-/// The breakdown's histograms and counts for one shard of a configuration's workers.
-/// The engine keeps one inside each of its own latency shards, so a request takes one
-/// lock for both, and merges them with [`PhaseShard::add`] at the end.
+/// The breakdown's histograms and counts for some of a configuration's requests
+/// (one driver's, or the warm-up's); merged with [`PhaseShard::add`].
 pub struct PhaseShard {
     steady_ttfb_us: Histogram<u64>,
     steady_body_us: Histogram<u64>,
@@ -38,10 +36,14 @@ pub struct PhaseShard {
     connect_us: Histogram<u64>,
     tcp_connect_us: Histogram<u64>,
     tls_handshake_us: Histogram<u64>,
+    client_prep_us: Histogram<u64>,
+    http_pool_wait_us: Histogram<u64>,
     cold_requests: u64,
     connections: u64,
     tls_handshakes: u64,
     sessions: u64,
+    attempts: u64,
+    backoff_ns: u64,
 }
 
 impl PhaseShard {
@@ -56,31 +58,46 @@ impl PhaseShard {
             connect_us: h(),
             tcp_connect_us: h(),
             tls_handshake_us: h(),
+            client_prep_us: h(),
+            http_pool_wait_us: h(),
             cold_requests: 0,
             connections: 0,
             tls_handshakes: 0,
             sessions: 0,
+            attempts: 0,
+            backoff_ns: 0,
         }
     }
 
     pub fn add(&mut self, other: &PhaseShard) {
         // Auto-resizing histograms of equal precision always merge.
-        let _ = self.steady_ttfb_us.add(&other.steady_ttfb_us);
-        let _ = self.steady_body_us.add(&other.steady_body_us);
-        let _ = self.steady_ttlb_us.add(&other.steady_ttlb_us);
-        let _ = self.cold_ttfb_us.add(&other.cold_ttfb_us);
-        let _ = self.cold_ttlb_us.add(&other.cold_ttlb_us);
-        let _ = self.connect_us.add(&other.connect_us);
-        let _ = self.tcp_connect_us.add(&other.tcp_connect_us);
-        let _ = self.tls_handshake_us.add(&other.tls_handshake_us);
+        for (into, from) in [
+            (&mut self.steady_ttfb_us, &other.steady_ttfb_us),
+            (&mut self.steady_body_us, &other.steady_body_us),
+            (&mut self.steady_ttlb_us, &other.steady_ttlb_us),
+            (&mut self.cold_ttfb_us, &other.cold_ttfb_us),
+            (&mut self.cold_ttlb_us, &other.cold_ttlb_us),
+            (&mut self.connect_us, &other.connect_us),
+            (&mut self.tcp_connect_us, &other.tcp_connect_us),
+            (&mut self.tls_handshake_us, &other.tls_handshake_us),
+            (&mut self.client_prep_us, &other.client_prep_us),
+            (&mut self.http_pool_wait_us, &other.http_pool_wait_us),
+        ] {
+            let _ = into.add(from);
+        }
         self.cold_requests += other.cold_requests;
         self.connections += other.connections;
         self.tls_handshakes += other.tls_handshakes;
         self.sessions += other.sessions;
+        self.attempts += other.attempts;
+        self.backoff_ns += other.backoff_ns;
     }
-    /// Records one request: `ok` whether it succeeded, its TTFB and TTLB, and what the
-    /// transport did for it (`cold`). Returns whether it was cold.
-    pub fn record(&mut self, ok: bool, ttfb: Duration, ttlb: Duration, cold: ColdWork) -> bool {
+
+    /// Records one request (`outcome.cold` is what the transport did for it). Returns
+    /// whether it was cold: it opened a connection or sent `CreateSession`.
+    pub fn record(&mut self, outcome: &Outcome) -> bool {
+        let ok = outcome.result.is_ok();
+        let cold = &outcome.cold;
         let is_cold = cold.connections > 0 || cold.sessions > 0;
         if let Some(per_ns) = cold.connect_ns.checked_div(cold.connections) {
             let _ = self.connect_us.record_n(per_ns / 1000, cold.connections);
@@ -93,6 +110,13 @@ impl PhaseShard {
             self.tls_handshakes += cold.tls_handshakes;
         }
         self.sessions += cold.sessions;
+        if cold.attempts > 0 {
+            let _ = self.client_prep_us.record(cold.prep_ns / 1000);
+            let _ = self.http_pool_wait_us.record(cold.pool_wait_ns / 1000);
+        }
+        self.attempts += cold.attempts;
+        self.backoff_ns += cold.backoff_ns;
+        let (ttfb, ttlb) = (outcome.ttfb, outcome.ttlb);
         if is_cold {
             self.cold_requests += 1;
             if ok {
@@ -101,7 +125,9 @@ impl PhaseShard {
             }
         } else if ok {
             let _ = self.steady_ttfb_us.record(micros(ttfb));
-            let _ = self.steady_body_us.record(micros(ttlb.saturating_sub(ttfb)));
+            let _ = self
+                .steady_body_us
+                .record(micros(ttlb.saturating_sub(outcome.headers_at)));
             let _ = self.steady_ttlb_us.record(micros(ttlb));
         }
         is_cold
@@ -125,6 +151,10 @@ impl PhaseShard {
             tls_handshakes: self.tls_handshakes,
             tls_handshake_ms: Percentiles::from_histogram_us(&self.tls_handshake_us),
             session_requests: self.sessions,
+            client_prep_ms: Percentiles::from_histogram_us(&self.client_prep_us),
+            http_pool_wait_ms: Percentiles::from_histogram_us(&self.http_pool_wait_us),
+            attempts: self.attempts,
+            backoff_ms_total: round3(self.backoff_ns as f64 / 1e6),
             first_request_ttlb_ms: first.map(|f| round3(f.0)),
             first_request_cold: first.is_some_and(|f| f.1),
         }
@@ -137,125 +167,144 @@ impl Default for PhaseShard {
     }
 }
 
-/// Latency histograms and the diagnosis breakdown, sharded so workers rarely contend
-/// for a lock; one lock per request records both.
-pub(crate) struct Recorder {
-    shards: Vec<Mutex<Shard>>,
-    /// The configuration's first request: time to last byte (ms) and whether it was cold.
-    first: Mutex<Option<(f64, bool)>>,
-    pub(crate) errors: Mutex<(ErrorCounts, Vec<String>)>,
-    pub(crate) ok: AtomicU64,
-    pub(crate) bytes: AtomicU64,
-}
-
-struct Shard {
-    ttfb_us: Histogram<u64>,
-    ttlb_us: Histogram<u64>,
-    pool_wait_us: Histogram<u64>,
+/// What one driver task recorded: histograms, the breakdown, counts and errors.
+pub(crate) struct Shard {
+    pub(crate) ttfb_us: Histogram<u64>,
+    pub(crate) ttlb_us: Histogram<u64>,
+    pub(crate) pool_wait_us: Histogram<u64>,
     phases: PhaseShard,
+    /// The configuration's first request, if this shard ran it: time to last byte
+    /// (ms) and whether it was cold.
+    first: Option<(f64, bool)>,
+    pub(crate) errors: ErrorCounts,
+    pub(crate) error_samples: Vec<String>,
+    pub(crate) ok: u64,
+    pub(crate) bytes: u64,
+    /// GETs started (their first attempt, not retries).
+    pub(crate) started: u64,
 }
 
 impl Shard {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let h = histogram_us;
         Shard {
             ttfb_us: h(),
             ttlb_us: h(),
             pool_wait_us: h(),
             phases: PhaseShard::new(),
-        }
-    }
-}
-
-impl Recorder {
-    pub(crate) fn new(shards: usize) -> Self {
-        Recorder {
-            shards: (0..shards.max(1)).map(|_| Mutex::new(Shard::new())).collect(),
-            first: Mutex::new(None),
-            errors: Mutex::new((ErrorCounts::default(), Vec::new())),
-            ok: AtomicU64::new(0),
-            bytes: AtomicU64::new(0),
+            first: None,
+            errors: ErrorCounts::default(),
+            error_samples: Vec::new(),
+            ok: 0,
+            bytes: 0,
+            started: 0,
         }
     }
 
-    /// Records one request; `cold` is what the transport did for it, `first` whether it
-    /// was the configuration's first.
-    pub(crate) fn record(&self, shard: usize, outcome: &Outcome, cold: ColdWork, first: bool) {
-        let ok = outcome.result.is_ok();
-        let is_cold = {
-            let mut s = self.shards[shard % self.shards.len()]
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            s.pool_wait_us.record(micros(outcome.pool_wait)).ok();
-            if ok {
-                s.ttfb_us.record(micros(outcome.ttfb)).ok();
-                s.ttlb_us.record(micros(outcome.ttlb)).ok();
-            }
-            s.phases.record(ok, outcome.ttfb, outcome.ttlb, cold)
-        };
+    /// Records one request; `first` whether it was the configuration's first.
+    pub(crate) fn record(&mut self, outcome: &Outcome, first: bool) {
+        let _ = self.pool_wait_us.record(micros(outcome.pool_wait));
+        let is_cold = self.phases.record(outcome);
         if first {
-            *self.first.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some((outcome.ttlb.as_secs_f64() * 1000.0, is_cold));
+            self.first = Some((outcome.ttlb.as_secs_f64() * 1000.0, is_cold));
         }
         match &outcome.result {
             Ok(bytes) => {
-                self.ok.fetch_add(1, Ordering::Relaxed);
-                self.bytes.fetch_add(*bytes, Ordering::Relaxed);
+                let _ = self.ttfb_us.record(micros(outcome.ttfb));
+                let _ = self.ttlb_us.record(micros(outcome.ttlb));
+                self.ok += 1;
+                self.bytes += bytes;
             }
             Err(failure) => {
-                let mut e = self.errors.lock().unwrap_or_else(|e| e.into_inner());
-                e.0.add(failure.kind, 1);
-                if e.1.len() < 3 && !e.1.contains(&failure.message) {
-                    e.1.push(failure.message.clone());
+                self.errors.add(failure.kind, 1);
+                if self.error_samples.len() < 3 && !self.error_samples.contains(&failure.message) {
+                    self.error_samples.push(failure.message.clone());
                 }
             }
         }
     }
 
-    /// Every shard merged: TTFB, TTLB and pool-wait histograms, and the breakdown.
-    pub(crate) fn merged(&self) -> (Histogram<u64>, Histogram<u64>, Histogram<u64>, Breakdown) {
-        let mut it = self.shards.iter().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()));
-        let first = it.next().expect("at least one shard");
-        let (mut a, mut b, mut c) = (first.ttfb_us.clone(), first.ttlb_us.clone(), first.pool_wait_us.clone());
-        let mut phases = PhaseShard::new();
-        phases.add(&first.phases);
-        drop(first);
-        for s in it {
-            // Auto-resizing histograms with equal precision always merge.
-            let _ = a.add(&s.ttfb_us);
-            let _ = b.add(&s.ttlb_us);
-            let _ = c.add(&s.pool_wait_us);
-            phases.add(&s.phases);
+    /// Adds another driver's shard into this one.
+    pub(crate) fn add(&mut self, other: Shard) {
+        // Auto-resizing histograms with equal precision always merge.
+        let _ = self.ttfb_us.add(&other.ttfb_us);
+        let _ = self.ttlb_us.add(&other.ttlb_us);
+        let _ = self.pool_wait_us.add(&other.pool_wait_us);
+        self.phases.add(&other.phases);
+        self.first = self.first.or(other.first);
+        self.errors.add_all(&other.errors);
+        for s in other.error_samples {
+            if self.error_samples.len() < 3 && !self.error_samples.contains(&s) {
+                self.error_samples.push(s);
+            }
         }
-        let breakdown = phases.breakdown(*self.first.lock().unwrap_or_else(|e| e.into_inner()));
-        (a, b, c, breakdown)
+        self.ok += other.ok;
+        self.bytes += other.bytes;
+        self.started += other.started;
+    }
+
+    /// The breakdown of the requests recorded here.
+    pub(crate) fn breakdown(&self) -> Breakdown {
+        self.phases.breakdown(self.first)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ErrorKind;
+    use crate::s3::errors::Failure;
     use crate::transport::ColdWork;
 
-    #[test]
-    fn phase_shards_keep_cold_apart() {
-        let mut shards = [PhaseShard::new(), PhaseShard::new()];
+    fn outcome(ok: bool, ttfb_ms: u64, ttlb_ms: u64, cold: ColdWork) -> Outcome {
         let ms = Duration::from_millis;
+        Outcome {
+            pool_wait: Duration::ZERO,
+            ttfb: ms(ttfb_ms),
+            headers_at: ms(ttfb_ms),
+            ttlb: ms(ttlb_ms),
+            result: if ok {
+                Ok(100)
+            } else {
+                Err(Failure::new(ErrorKind::Connection, "reset".to_string()))
+            },
+            cold,
+        }
+    }
+
+    #[test]
+    fn shards_keep_cold_apart_and_merge() {
+        let mut shards = [Shard::new(), Shard::new()];
         let cold = ColdWork {
             connections: 1,
             connect_ns: 3_000_000,
             tls_handshakes: 1,
             tls_ns: 2_000_000,
-            sessions: 0,
+            attempts: 1,
+            prep_ns: 40_000,
+            pool_wait_ns: 500_000,
+            ..Default::default()
         };
-        let first_cold = shards[0].record(true, ms(20), ms(25), cold);
+        shards[0].record(&outcome(true, 20, 25, cold), true);
+        let warm = ColdWork {
+            attempts: 1,
+            prep_ns: 30_000,
+            ..Default::default()
+        };
         for i in 0..10 {
-            shards[i % 2].record(true, ms(5), ms(6), ColdWork::default());
+            shards[i % 2].record(&outcome(true, 5, 6, warm), false);
         }
-        shards[1].record(false, ms(1), ms(1), ColdWork::default());
+        let retried = ColdWork {
+            attempts: 3,
+            prep_ns: 90_000,
+            backoff_ns: 75_000_000,
+            ..Default::default()
+        };
+        shards[1].record(&outcome(false, 1, 1, retried), false);
         let [mut all, other] = shards;
-        all.add(&other);
-        let b = all.breakdown(Some((25.0, first_cold)));
+        all.add(other);
+        let b = all.breakdown();
+        assert_eq!((all.ok, all.errors.total, all.bytes), (11, 1, 1100));
         assert_eq!(b.steady_requests, 10);
         assert_eq!(b.cold_requests, 1);
         assert_eq!(b.connections_opened, 1);
@@ -266,6 +315,11 @@ mod tests {
         assert!((b.steady_ttlb_ms.p50 - 6.0).abs() < 0.01, "{b:?}");
         assert!((b.steady_body_ms.p50 - 1.0).abs() < 0.01, "{b:?}");
         assert!((b.cold_ttlb_ms.p50 - 25.0).abs() < 0.05, "{b:?}");
+        assert!((b.client_prep_ms.p50 - 0.03).abs() < 0.001, "{b:?}");
+        assert!((b.client_prep_ms.max - 0.09).abs() < 0.001, "{b:?}");
+        assert!((b.http_pool_wait_ms.max - 0.5).abs() < 0.001, "{b:?}");
+        assert_eq!(b.attempts, 14);
+        assert_eq!(b.backoff_ms_total, 75.0);
         assert_eq!(b.first_request_ttlb_ms, Some(25.0));
         assert!(b.first_request_cold);
     }

@@ -24,7 +24,8 @@ pub enum DiagnoseError {
 pub struct Breakdown {
     /// Successful requests that reused an open connection and sent no `CreateSession`.
     pub steady_requests: u64,
-    /// Request issued to response headers, steady requests only.
+    /// First byte at the wire (connection in hand to response headers), steady
+    /// requests only.
     pub steady_ttfb_ms: Percentiles,
     /// Body transfer (last byte minus first byte), steady requests only.
     pub steady_body_ms: Percentiles,
@@ -32,7 +33,8 @@ pub struct Breakdown {
     pub steady_ttlb_ms: Percentiles,
     /// Requests (ok or failed) that opened a connection or sent `CreateSession`.
     pub cold_requests: u64,
-    /// Time to first byte of successful cold requests (includes the connect).
+    /// First byte at the wire of successful cold requests (the connect is apart, in
+    /// `connect_ms`).
     pub cold_ttfb_ms: Percentiles,
     /// Time to last byte of successful cold requests.
     pub cold_ttlb_ms: Percentiles,
@@ -51,6 +53,21 @@ pub struct Breakdown {
     pub tls_handshake_ms: Percentiles,
     /// S3 Express `CreateSession` calls sent by the timed requests.
     pub session_requests: u64,
+    /// Client work before a request reached the HTTP client, per request: from the
+    /// call to the hand-over of its first attempt (serialising, endpoint and identity
+    /// resolution, a `CreateSession` waited for, signing), plus the same for each retry.
+    #[serde(default)]
+    pub client_prep_ms: Percentiles,
+    /// Waiting inside the HTTP client for a connection, per request (connects the
+    /// request opened itself are in `connect_ms`, not here).
+    #[serde(default)]
+    pub http_pool_wait_ms: Percentiles,
+    /// Attempts handed to the HTTP client, first ones included.
+    #[serde(default)]
+    pub attempts: u64,
+    /// Sleeping between attempts (the retry strategy's backoff), summed over requests.
+    #[serde(default, serialize_with = "tidy::dec3")]
+    pub backoff_ms_total: f64,
     /// Time to last byte of the first request issued in the configuration.
     #[serde(serialize_with = "tidy::dec3_opt")]
     pub first_request_ttlb_ms: Option<f64>,

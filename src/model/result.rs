@@ -171,9 +171,12 @@ pub struct ConfigResult {
     /// Body MiB per second of wall time.
     #[serde(serialize_with = "tidy::dec3")]
     pub mib_per_s: f64,
-    /// Request issued (connection in hand) to response headers, successful requests.
+    /// First byte at the wire: the request's connection in hand to its response
+    /// headers (the last attempt), successful requests. Client preparation, waiting
+    /// for a connection, connecting and retries are apart (`breakdown`).
     pub ttfb_ms: Percentiles,
-    /// Request issued to last body byte, successful requests.
+    /// The call to the last body byte (the whole GET as the caller sees it, retries
+    /// included), successful requests.
     pub ttlb_ms: Percentiles,
     /// Waiting for one of `pool_connections` slots before a request could be issued.
     pub pool_wait_ms: Percentiles,

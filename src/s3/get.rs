@@ -1,10 +1,23 @@
-//! The measured GET: one request, its response headers timed (time to first byte),
-//! the body drained to the end and counted, never kept, all within one time limit. A
-//! failure is an [`Outcome`] with its kind, never an error of the caller's.
+//! The measured GET: one request, its response headers timed, the body drained to the
+//! end and counted, never kept, all within one time limit. A failure is an [`Outcome`]
+//! with its kind, never an error of the caller's.
+//!
+//! Each GET carries its own [`ColdProbe`], which the transport fills attempt by
+//! attempt (connections opened, `CreateSession` calls, client preparation, the wait
+//! for a connection inside the HTTP client, first byte at the wire) and
+//! [`AttemptClock`] marks the start of every retry, so the backoff is apart.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::context::BeforeTransmitInterceptorContextRef;
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::ConfigBag;
+
 use crate::model::ErrorKind;
+use crate::transport::{current_probe, ColdProbe, ColdWork, COLD_PROBE};
 
 use super::errors::{classify_body_error, classify_sdk_error, Failure};
 
@@ -12,21 +25,28 @@ use super::errors::{classify_body_error, classify_sdk_error, Failure};
 pub struct Outcome {
     /// Waiting for a free slot of the sweep's pool before the request was sent.
     pub pool_wait: Duration,
-    /// The call to the response headers.
+    /// First byte at the wire: the last attempt's connection in hand to its response
+    /// headers.
     pub ttfb: Duration,
-    /// The call to the last body byte.
+    /// The call to the response headers (client work, waits and retries included).
+    pub headers_at: Duration,
+    /// The call to the last body byte (the whole GET as the caller sees it).
     pub ttlb: Duration,
     /// Body bytes, or the failure: its kind, S3's code and a one-line message.
     pub result: Result<u64, Failure>,
+    /// What the transport did for this GET and where its time went, attempt by attempt.
+    pub cold: ColdWork,
 }
 
 /// One GET: headers, then the body drained to the end, all within `limit`.
 pub async fn get_one(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, limit: Duration) -> Outcome {
+    let probe = Arc::new(ColdProbe::default());
     let start = Instant::now();
-    let mut ttfb = Duration::ZERO;
+    probe.begin();
+    let mut headers_at = Duration::ZERO;
     // Boxed: the SDK's future is several KB, and every move of an unboxed one (into the
     // timeout, into the caller's state) is a copy of all of it.
-    let work = Box::pin(async {
+    let work = Box::pin(COLD_PROBE.scope(probe.clone(), async {
         let output = s3
             .get_object()
             .bucket(bucket)
@@ -34,7 +54,7 @@ pub async fn get_one(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, limit: Du
             .send()
             .await
             .map_err(|e| classify_sdk_error(&e))?;
-        ttfb = start.elapsed();
+        headers_at = start.elapsed();
         let expected = output.content_length();
         let mut body = output.body;
         let mut received: u64 = 0;
@@ -51,7 +71,7 @@ pub async fn get_one(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, limit: Du
             }
         }
         Ok(received)
-    });
+    }));
     let result = match tokio::time::timeout(limit, work).await {
         Ok(r) => r,
         Err(_) => Err(Failure::new(
@@ -59,10 +79,39 @@ pub async fn get_one(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, limit: Du
             format!("request not finished within {} ms", limit.as_millis()),
         )),
     };
+    let ttlb = start.elapsed();
+    let cold = probe.take();
     Outcome {
         pool_wait: Duration::ZERO,
-        ttfb,
-        ttlb: start.elapsed(),
+        // Without a stamp from the transport (never for s3sweep's own), the call to
+        // the headers.
+        ttfb: cold.wire_ttfb_ns.map_or(headers_at, Duration::from_nanos),
+        headers_at,
+        ttlb,
         result,
+        cold,
+    }
+}
+
+/// Marks the start of each attempt of a measured GET in its probe, so the retry
+/// strategy's backoff sleep is told apart from preparing the retry.
+#[derive(Debug, Default)]
+pub(crate) struct AttemptClock;
+
+impl Intercept for AttemptClock {
+    fn name(&self) -> &'static str {
+        "AttemptClock"
+    }
+
+    fn read_before_attempt(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        if let Some(probe) = current_probe() {
+            probe.attempt_started();
+        }
+        Ok(())
     }
 }

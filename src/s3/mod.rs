@@ -269,6 +269,7 @@ impl SweepClient {
                 .to_builder()
                 .push_auth_scheme(ReadOnlyScheme::new(self.sessions.clone()))
                 .interceptor(SessionRefusals(self.sessions.clone()))
+                .interceptor(get::AttemptClock)
                 .build()
         })
     }

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use aws_smithy_runtime_api::client::connection::{CaptureSmithyConnection, ConnectionMetadata};
 use aws_smithy_runtime_api::client::http::{
     HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient, SharedHttpConnector,
 };
@@ -30,7 +31,7 @@ use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
 use http::Uri;
-use hyper_util::client::legacy::connect::HttpConnector as TcpConnector;
+use hyper_util::client::legacy::connect::{capture_connection, CaptureConnection, HttpConnector as TcpConnector};
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
@@ -100,10 +101,18 @@ impl TransportCounters {
     }
 }
 
-/// What the transport did on behalf of one task: connections it opened and S3 Express
-/// `CreateSession` calls it sent. The sweep sets one per worker ([`COLD_PROBE`]) and
-/// takes it after each request, so requests that paid for a new connection or session
-/// (cold) are told apart from requests on a warm connection.
+/// What the transport did on behalf of one request (one GET and its retries): the
+/// connections it opened and S3 Express `CreateSession` calls it sent (so cold requests
+/// are told apart from warm ones), and where its time went, attempt by attempt. The
+/// sweep sets one per GET ([`COLD_PROBE`], [`ColdProbe::begin`]) and takes it when the
+/// GET ends.
+///
+/// Times are stamps of [`clock_ns`]. For each attempt the transport stamps the hand-over
+/// (the SDK calls the HTTP client: the request is serialised, signed, its endpoint and
+/// identity resolved), the moment hyper gives the request a connection, and the
+/// response headers; the SDK's retry loop stamps the start of each attempt after the
+/// first ([`ColdProbe::attempt_started`]), so the backoff sleep is apart from the work of
+/// preparing the retry.
 #[derive(Debug, Default)]
 pub struct ColdProbe {
     connections: AtomicU64,
@@ -111,9 +120,21 @@ pub struct ColdProbe {
     tls_handshakes: AtomicU64,
     tls_ns: AtomicU64,
     sessions: AtomicU64,
+    /// Attempts handed to the transport (CreateSession calls not included).
+    attempts: AtomicU64,
+    /// Start of the attempt being prepared: the call for the first attempt.
+    attempt_start: AtomicU64,
+    /// End of the last attempt (its headers or its failure); 0 before the first.
+    last_end: AtomicU64,
+    prep_ns: AtomicU64,
+    backoff_ns: AtomicU64,
+    pool_wait_ns: AtomicU64,
+    /// Connection in hand to response headers, the last attempt that got headers.
+    wire_ttfb_ns: AtomicU64,
+    has_wire_ttfb: std::sync::atomic::AtomicBool,
 }
 
-/// Taken from a [`ColdProbe`]: what happened since the last take.
+/// Taken from a [`ColdProbe`]: what happened since [`ColdProbe::begin`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ColdWork {
     /// Connections opened (TCP, and TLS for HTTPS).
@@ -126,29 +147,100 @@ pub struct ColdWork {
     pub tls_ns: u64,
     /// `CreateSession` calls sent.
     pub sessions: u64,
+    /// Attempts sent (1 + retries); 0 when the request never reached the transport.
+    pub attempts: u64,
+    /// Client work before each attempt was handed to the HTTP client (serialising,
+    /// endpoint and identity resolution, a `CreateSession` it waited for, signing),
+    /// summed over attempts, in nanoseconds.
+    pub prep_ns: u64,
+    /// Sleeping between attempts (the retry strategy's backoff), in nanoseconds.
+    pub backoff_ns: u64,
+    /// Waiting inside the HTTP client for a connection, connects this request opened
+    /// not included, summed over attempts, in nanoseconds.
+    pub pool_wait_ns: u64,
+    /// Connection in hand to response headers, the last attempt that got them: the
+    /// first-byte time at the wire. `None` when no attempt got headers.
+    pub wire_ttfb_ns: Option<u64>,
 }
 
 impl ColdProbe {
-    /// Returns what was recorded since the last call and resets the probe.
+    /// Starts a request: its call is now.
+    pub fn begin(&self) {
+        self.attempt_start.store(clock_ns(), Ordering::Relaxed);
+    }
+
+    /// The SDK's retry loop starts another attempt (after its backoff): called by the
+    /// S3 client's interceptor before each attempt.
+    pub fn attempt_started(&self) {
+        let last_end = self.last_end.load(Ordering::Relaxed);
+        if last_end != 0 {
+            let now = clock_ns();
+            self.backoff_ns
+                .fetch_add(now.saturating_sub(last_end), Ordering::Relaxed);
+            self.attempt_start.store(now, Ordering::Relaxed);
+        }
+    }
+
+    /// Returns what was recorded since [`ColdProbe::begin`] and resets the probe.
     pub fn take(&self) -> ColdWork {
+        let has_ttfb = self.has_wire_ttfb.swap(false, Ordering::Relaxed);
+        let wire_ttfb_ns = self.wire_ttfb_ns.swap(0, Ordering::Relaxed);
+        self.attempt_start.store(0, Ordering::Relaxed);
+        self.last_end.store(0, Ordering::Relaxed);
         ColdWork {
             connections: self.connections.swap(0, Ordering::Relaxed),
             connect_ns: self.connect_ns.swap(0, Ordering::Relaxed),
             tls_handshakes: self.tls_handshakes.swap(0, Ordering::Relaxed),
             tls_ns: self.tls_ns.swap(0, Ordering::Relaxed),
             sessions: self.sessions.swap(0, Ordering::Relaxed),
+            attempts: self.attempts.swap(0, Ordering::Relaxed),
+            prep_ns: self.prep_ns.swap(0, Ordering::Relaxed),
+            backoff_ns: self.backoff_ns.swap(0, Ordering::Relaxed),
+            pool_wait_ns: self.pool_wait_ns.swap(0, Ordering::Relaxed),
+            wire_ttfb_ns: has_ttfb.then_some(wire_ttfb_ns),
         }
+    }
+
+    /// An attempt is handed to the transport at `sent`.
+    fn handed_over(&self, sent: u64) {
+        self.attempts.fetch_add(1, Ordering::Relaxed);
+        let start = self.attempt_start.load(Ordering::Relaxed);
+        if start != 0 {
+            self.prep_ns.fetch_add(sent.saturating_sub(start), Ordering::Relaxed);
+        }
+    }
+
+    /// The attempt handed over at `sent` ended at `end`; it had a connection from
+    /// `conn` (if hyper gave it one), while this request's own connects took
+    /// `connecting_ns`; `headers`: it got response headers at `end`.
+    fn attempt_ended(&self, sent: u64, conn: Option<u64>, end: u64, connecting_ns: u64, headers: bool) {
+        let waited = conn.unwrap_or(end).saturating_sub(sent).saturating_sub(connecting_ns);
+        self.pool_wait_ns.fetch_add(waited, Ordering::Relaxed);
+        if let (true, Some(conn)) = (headers, conn) {
+            self.wire_ttfb_ns.store(end.saturating_sub(conn), Ordering::Relaxed);
+            self.has_wire_ttfb.store(true, Ordering::Relaxed);
+        }
+        self.last_end.store(end, Ordering::Relaxed);
     }
 }
 
+/// Nanoseconds since the first call in this process: the clock of [`ColdProbe`]'s
+/// stamps (monotonic; never 0, which the probe reads as "not stamped").
+pub fn clock_ns() -> u64 {
+    static BASE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    BASE.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64 + 1
+}
+
 tokio::task_local! {
-    /// The probe of the task sending requests, if it set one. Read synchronously when a
-    /// connection or session is started, so a connect that hyper finishes in the
-    /// background is still credited to the task that asked for it.
+    /// The probe of the request being sent, if the caller set one (a scope around the
+    /// request's future). Read synchronously when a connection or session is started,
+    /// so a connect that hyper finishes in the background is still credited to the
+    /// request that asked for it.
     pub static COLD_PROBE: Arc<ColdProbe>;
 }
 
-pub(crate) fn current_probe() -> Option<Arc<ColdProbe>> {
+/// The probe of the request being sent, if any ([`COLD_PROBE`]).
+pub fn current_probe() -> Option<Arc<ColdProbe>> {
     COLD_PROBE.try_with(Arc::clone).ok()
 }
 
@@ -347,39 +439,70 @@ struct TransportConnector {
 
 impl HttpConnector for TransportConnector {
     fn call(&self, request: aws_smithy_runtime_api::client::orchestrator::HttpRequest) -> HttpConnectorFuture {
-        let request = match request.try_into_http1x() {
+        let sent = clock_ns();
+        let mut request = match request.try_into_http1x() {
             Ok(request) => request,
             Err(err) => return HttpConnectorFuture::ready(Err(ConnectorError::user(err.into()))),
         };
         let counters = &self.transport.inner.counters;
         let session = is_create_session(request.uri());
+        let probe = current_probe();
         if session {
             counters.session_requests.fetch_add(1, Ordering::Relaxed);
-            if let Some(probe) = current_probe() {
+            if let Some(probe) = &probe {
                 probe.sessions.fetch_add(1, Ordering::Relaxed);
             }
         } else {
             counters.requests_sent.fetch_add(1, Ordering::Relaxed);
+            if let Some(probe) = &probe {
+                probe.handed_over(sent);
+            }
         }
+        let mut connection = capture_connection(&mut request);
+        hand_over_connection(&request, &connection);
         let counters = counters.clone();
         let pool = self.transport.current();
         let served = Arc::new(RequestServed::default());
         let response = REQUEST_SERVED.scope(served.clone(), pool.client.request(request));
         let read_timeout = self.read_timeout;
+        // CreateSession calls are part of some GET's preparation, not attempts of it.
+        let probe = probe.filter(|_| !session);
+        let connecting_before = probe.as_ref().map_or(0, |p| p.connect_ns.load(Ordering::Relaxed));
         HttpConnectorFuture::new(async move {
             // Keep this generation of the pool alive while the request is in flight.
             let _pool = pool;
-            let response = match read_timeout {
-                Some(limit) => match tokio::time::timeout(limit, response).await {
-                    Ok(result) => result,
-                    Err(_) => {
-                        served.set();
-                        return Err(ConnectorError::timeout(Box::new(FirstByteTimeout(limit))));
+            let mut conn_at = None;
+            let timed = async {
+                tokio::pin!(response);
+                loop {
+                    tokio::select! {
+                        biased;
+                        answer = &mut response => break answer,
+                        got = connection.wait_for_connection_metadata(), if conn_at.is_none() => {
+                            // `None`: hyper dropped the request without a connection.
+                            conn_at = Some(got.is_some().then(clock_ns));
+                        }
                     }
-                },
-                None => response.await,
+                }
+            };
+            let response = match read_timeout {
+                Some(limit) => tokio::time::timeout(limit, timed).await.ok(),
+                None => Some(timed.await),
             };
             served.set();
+            let end = clock_ns();
+            let headers = matches!(response, Some(Ok(_)));
+            if let Some(probe) = &probe {
+                let connecting = probe
+                    .connect_ns
+                    .load(Ordering::Relaxed)
+                    .saturating_sub(connecting_before);
+                probe.attempt_ended(sent, conn_at.flatten(), end, connecting, headers);
+            }
+            let Some(response) = response else {
+                let limit = read_timeout.unwrap_or_default();
+                return Err(ConnectorError::timeout(Box::new(FirstByteTimeout(limit))));
+            };
             let response = response
                 .map_err(|err| classify_hyper_error(Box::new(err)))?
                 .map(SdkBody::from_body_1_x);
@@ -389,6 +512,32 @@ impl HttpConnector for TransportConnector {
             HttpResponse::try_from(response).map_err(|err| ConnectorError::other(err.into(), None))
         })
     }
+}
+
+/// Lets the SDK retire the connection a request went out on: its connection-poisoning
+/// interceptor puts a [`CaptureSmithyConnection`] into the request and, after a
+/// transient error (a 5xx, a timeout), asks it for the connection to poison, so the
+/// pool never hands it out again. Without a retriever the SDK logs an ERROR per
+/// transient error and the suspect connection is reused.
+fn hand_over_connection<B>(request: &http::Request<B>, connection: &CaptureConnection) {
+    let Some(smithy) = request.extensions().get::<CaptureSmithyConnection>() else {
+        return;
+    };
+    let connection = connection.clone();
+    smithy.set_connection_retriever(move || {
+        let proxied = connection.connection_metadata().as_ref()?.is_proxied();
+        let capture = connection.clone();
+        Some(
+            ConnectionMetadata::builder()
+                .proxied(proxied)
+                .poison_fn(move || {
+                    if let Some(connected) = capture.connection_metadata().as_ref() {
+                        connected.poison();
+                    }
+                })
+                .build(),
+        )
+    });
 }
 
 fn is_create_session(uri: &Uri) -> bool {

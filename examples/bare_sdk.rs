@@ -1,0 +1,311 @@
+//! The bare-SDK baseline of `make bench`: aws-sdk-s3 reading the same keys as `s3sweep
+//! run`, with nothing recorded. GETs in a `buffer_unordered` loop, bodies read to the
+//! end and dropped, one untimed warm-up round (so connections are open, as in s3sweep's
+//! warm-up), then CPU time of this process (getrusage) and wall time over the timed
+//! round. The HTTP client is chosen with `--transport`:
+//! - `smithy`: the SDK's default HTTPS client (aws-smithy-http-client: hyper-util's pool,
+//!   rustls with ring), as a user's program would have it;
+//! - `smithy-pool`: aws-smithy-http-client 1.5's own connection pool, with a per-host cap;
+//! - `s3sweep`: s3sweep's transport ([`s3sweep::transport::Transport`]), so the bench can
+//!   tell the transport's cost from the rest of s3sweep's machinery.
+//!
+//! Prints one JSON document on stdout, shaped like `bench/boto3_baseline.py`'s:
+//! `{"client": ..., "results": [{workers, wall_ms, ok, errors, bytes, cpu_ms,
+//! cpu_ms_per_get}, ...]}`.
+//!
+//! `cargo run --release --example bare_sdk -- --endpoint URL --bucket B --objects 1000
+//! --workers 1,16,64,256 [--ca-file CA.pem] [--transport smithy|smithy-pool|s3sweep]`
+
+use std::time::Instant;
+
+use aws_sdk_s3::config::retry::RetryConfig;
+use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region};
+use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode, TlsContext, TrustStore};
+use aws_smithy_runtime_api::client::http::SharedHttpClient;
+use futures_util::StreamExt;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+struct Args {
+    endpoint: String,
+    bucket: String,
+    objects: u32,
+    workers: Vec<usize>,
+    ca_file: Option<String>,
+    transport: String,
+    key_template: String,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut args = Args {
+        endpoint: String::new(),
+        bucket: String::new(),
+        objects: 1000,
+        workers: vec![1, 16, 64, 256],
+        ca_file: None,
+        transport: "smithy".into(),
+        key_template: "test/{i}/vectors".into(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--endpoint" => args.endpoint = value()?,
+            "--bucket" => args.bucket = value()?,
+            "--objects" => args.objects = value()?.parse().map_err(|e| format!("--objects: {e}"))?,
+            "--workers" => {
+                args.workers = value()?
+                    .split(',')
+                    .map(|w| w.parse().map_err(|e| format!("--workers: {e}")))
+                    .collect::<Result<_, _>>()?
+            }
+            "--ca-file" => args.ca_file = Some(value()?),
+            "--transport" => args.transport = value()?,
+            "--key-template" => args.key_template = value()?,
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    if args.endpoint.is_empty() || args.bucket.is_empty() {
+        return Err("--endpoint and --bucket are required".into());
+    }
+    Ok(args)
+}
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the struct we pass.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    s(usage.ru_utime) + s(usage.ru_stime)
+}
+
+fn http_client(args: &Args, pool_cap: usize) -> Result<SharedHttpClient, String> {
+    let mut trust = TrustStore::empty().with_native_roots(false);
+    if let Some(path) = &args.ca_file {
+        let pem = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+        trust = trust.with_pem_certificate(pem);
+    }
+    let context = || {
+        TlsContext::builder()
+            .with_trust_store(trust.clone())
+            .build()
+            .map_err(|e| e.to_string())
+    };
+    let provider = tls::Provider::Rustls(CryptoMode::Ring);
+    Ok(match args.transport.as_str() {
+        "smithy" => aws_smithy_http_client::Builder::new()
+            .tls_provider(provider)
+            .tls_context(context()?)
+            .build_https(),
+        "smithy-pool" => {
+            let pool = aws_smithy_http_client::pool::ConnectionPool::builder()
+                .max_connections_per_host(pool_cap)
+                .tcp_nodelay(true)
+                .tls_provider(provider)
+                .tls_context(context()?)
+                .build_https()
+                .map_err(|e| e.to_string())?;
+            SharedHttpClient::new(aws_smithy_http_client::pool::Client::new(&pool).map_err(|e| e.to_string())?)
+        }
+        "s3sweep" | "s3sweep-client" => {
+            let settings = s3sweep::transport::TransportSettings {
+                pool_connections: pool_cap,
+                ..Default::default()
+            };
+            s3sweep::transport::Transport::with_ca_file(settings, args.ca_file.as_deref().map(std::path::Path::new))
+                .map_err(|e| e.to_string())?
+                .http_client()
+        }
+        other => return Err(format!("--transport: {other:?} is not smithy, smithy-pool or s3sweep")),
+    })
+}
+
+/// s3sweep's own SDK client (its configuration, timeouts, endpoint cache and S3 Express
+/// sessions) with the settings of a default request, on its transport.
+async fn s3sweep_reader(args: &Args, workers: usize) -> aws_sdk_s3::Client {
+    use s3sweep::s3::{ClientOptions, CredentialSource, StaticCredentials, SweepClient};
+    let credentials = CredentialSource::Static(StaticCredentials {
+        access_key_id: "s3sweep".into(),
+        secret_access_key: "s3sweep-local-secret".into(),
+        provider_name: "bench",
+    });
+    let options = ClientOptions::for_endpoint(Some(args.endpoint.clone()), None, credentials)
+        .with_ca_file(args.ca_file.clone().map(Into::into));
+    let client = SweepClient::new(options).await.expect("s3sweep's client builds");
+    let plan = s3sweep::plan::Plan::from_json(&format!(
+        r#"{{"buckets": ["{}"], "object_count": {}, "workers": [{workers}], "pool_connections": {workers}}}"#,
+        args.bucket, args.objects
+    ))
+    .expect("a valid plan");
+    client.transport().configure(s3sweep::transport::TransportSettings {
+        pool_connections: workers,
+        connect_timeout: plan.connect_timeout(),
+        tcp_keepalive: None,
+    });
+    client.reader(s3sweep::s3::RequestSettings {
+        max_attempts: plan.max_attempts(),
+        first_byte_timeout: plan.first_byte_timeout(),
+        attempt_timeout: plan.attempt_timeout(),
+    })
+}
+
+async fn get(s3: &aws_sdk_s3::Client, bucket: &str, key: String) -> Option<u64> {
+    let output = match s3.get_object().bucket(bucket).key(key).send().await {
+        Ok(output) => output,
+        Err(err) => {
+            static SHOWN: std::sync::Once = std::sync::Once::new();
+            SHOWN.call_once(|| {
+                eprintln!(
+                    "bare_sdk: first error: {}",
+                    aws_smithy_types::error::display::DisplayErrorContext(&err)
+                )
+            });
+            return None;
+        }
+    };
+    let mut body = output.body;
+    let mut n = 0u64;
+    while let Some(chunk) = body.next().await {
+        n += chunk.ok()?.len() as u64;
+    }
+    Some(n)
+}
+
+async fn round(s3: &aws_sdk_s3::Client, args: &Args, keys: &[String], workers: usize) -> (u64, u64, u64) {
+    if let Some(k) = std::env::var("BARE_SHARDS").ok().and_then(|k| k.parse::<usize>().ok()) {
+        let keys: std::sync::Arc<Vec<String>> = std::sync::Arc::new(keys.to_vec());
+        let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut set = tokio::task::JoinSet::new();
+        for j in 0..k {
+            let (s3, keys, next, bucket) = (s3.clone(), keys.clone(), next.clone(), args.bucket.clone());
+            let mine = workers / k + usize::from(j < workers % k);
+            set.spawn(async move {
+                let (mut ok, mut err, mut bytes) = (0u64, 0u64, 0u64);
+                let indexes = futures_util::stream::iter(std::iter::from_fn(|| {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    (i < keys.len()).then_some(i)
+                }));
+                let mut results = indexes
+                    .map(|i| get(&s3, &bucket, keys[i].clone()))
+                    .buffer_unordered(mine.max(1));
+                while let Some(r) = results.next().await {
+                    match r {
+                        Some(n) => {
+                            ok += 1;
+                            bytes += n
+                        }
+                        None => err += 1,
+                    }
+                }
+                (ok, err, bytes)
+            });
+        }
+        let mut total = (0, 0, 0);
+        while let Some(Ok((a, b, c))) = set.join_next().await {
+            total = (total.0 + a, total.1 + b, total.2 + c);
+        }
+        return total;
+    }
+    if std::env::var_os("BARE_TASKS").is_some() {
+        let keys: std::sync::Arc<Vec<String>> = std::sync::Arc::new(keys.to_vec());
+        let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..workers.min(keys.len()) {
+            let (s3, keys, next, bucket) = (s3.clone(), keys.clone(), next.clone(), args.bucket.clone());
+            set.spawn(async move {
+                let (mut ok, mut err, mut bytes) = (0u64, 0u64, 0u64);
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(key) = keys.get(i) else { break };
+                    match get(&s3, &bucket, key.clone()).await {
+                        Some(n) => {
+                            ok += 1;
+                            bytes += n
+                        }
+                        None => err += 1,
+                    }
+                }
+                (ok, err, bytes)
+            });
+        }
+        let mut total = (0, 0, 0);
+        while let Some(Ok((a, b, c))) = set.join_next().await {
+            total = (total.0 + a, total.1 + b, total.2 + c);
+        }
+        return total;
+    }
+    let sizes: Vec<Option<u64>> = futures_util::stream::iter(keys.iter().cloned())
+        .map(|key| get(s3, &args.bucket, key))
+        .buffer_unordered(workers)
+        .collect()
+        .await;
+    let ok = sizes.iter().flatten().count() as u64;
+    let bytes = sizes.iter().flatten().sum();
+    (ok, sizes.len() as u64 - ok, bytes)
+}
+
+#[tokio::main]
+async fn main() {
+    let args = parse().unwrap_or_else(|e| {
+        eprintln!("bare_sdk: {e}");
+        std::process::exit(2)
+    });
+    // On a runtime worker thread, as a program's tasks would be (and as s3sweep's
+    // workers are), not on the thread that blocks on `main`.
+    let doc = tokio::spawn(bench(args)).await.expect("the bench task does not panic");
+    println!("{doc}");
+}
+
+async fn bench(args: Args) -> serde_json::Value {
+    let keys: Vec<String> = (0..args.objects)
+        .map(|i| args.key_template.replace("{i}", &i.to_string()))
+        .collect();
+    let mut results = Vec::new();
+    for &workers in &args.workers {
+        // A client (and pool) per worker count, as s3sweep sizes its pool per sweep.
+        let http = http_client(&args, workers).unwrap_or_else(|e| {
+            eprintln!("bare_sdk: {e}");
+            std::process::exit(2)
+        });
+        let config = aws_sdk_s3::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("us-east-1"))
+            .credentials_provider(Credentials::new("s3sweep", "s3sweep-local-secret", None, None, "bench"))
+            .endpoint_url(&args.endpoint)
+            .force_path_style(true)
+            .retry_config(RetryConfig::standard().with_max_attempts(1))
+            .http_client(http)
+            .build();
+        let s3 = if args.transport == "s3sweep-client" {
+            s3sweep_reader(&args, workers).await
+        } else {
+            aws_sdk_s3::Client::from_conf(config)
+        };
+        round(&s3, &args, &keys[..workers.min(keys.len())], workers).await;
+        let cpu0 = cpu_seconds();
+        let t0 = Instant::now();
+        let (ok, errors, bytes) = round(&s3, &args, &keys, workers).await;
+        let wall = t0.elapsed().as_secs_f64();
+        let cpu_ms = (cpu_seconds() - cpu0) * 1000.0;
+        eprintln!(
+            "  bare sdk ({}) {} workers {workers}: {:.0} ms, {:.4} ms CPU/GET",
+            args.transport,
+            args.bucket,
+            wall * 1000.0,
+            cpu_ms / keys.len() as f64
+        );
+        results.push(serde_json::json!({
+            "workers": workers,
+            "repetition": 1,
+            "wall_ms": (wall * 1e6).round() / 1e3,
+            "ok": ok,
+            "errors": errors,
+            "bytes": bytes,
+            "cpu_ms": (cpu_ms * 1e3).round() / 1e3,
+            "cpu_ms_per_get": (cpu_ms / keys.len() as f64 * 1e4).round() / 1e4,
+        }));
+    }
+    let client = format!("aws-sdk-s3 bare, transport {}", args.transport);
+    serde_json::json!({"client": client, "results": results})
+}
