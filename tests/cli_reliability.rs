@@ -130,6 +130,53 @@ fn serve_injects_faults_and_reports_the_tally() {
 }
 
 #[test]
+fn server_errors_are_counted_and_their_connections_retired_without_error_lines() {
+    // 5% injected 500s over 1,000 GETs at 8 workers, no retries. The SDK retires the
+    // connection of every transient error (its connection-poisoning interceptor); the
+    // transport must hand it the connection, or it logs an ERROR per error and the
+    // suspect connection is reused.
+    let server = Serve::start(&[
+        "--bucket",
+        "err-bucket=none",
+        "--fault",
+        "err-bucket=internal-error:0.05",
+    ]);
+    let manifest = tmp("err-manifest.json");
+    let out = seed(&server.endpoint, "err-bucket", "e/{i}", 1000, &manifest);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (out, doc) = sweep(
+        &server.endpoint,
+        r#"{"buckets": ["err-bucket"], "key_template": "e/{i}", "object_count": 1000, "workers": [8], "pool_connections": 8, "warmup": false}"#,
+        &["--no-preflight", "--quiet"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let tally: serde_json::Value = serde_json::from_str(&http_get(&server.addr(), "/_s3sweep/faults")).unwrap();
+    let injected = tally["tally"]["injected"]["internal-error"].as_u64().unwrap();
+    let row = &doc["results"][0];
+    eprintln!("errors: {} injected {injected}", row["errors"]);
+    assert!(injected > 20, "{tally}");
+    assert_eq!(row["errors"]["server_error"].as_u64().unwrap(), injected, "{row}");
+    assert_eq!(row["errors"]["total"].as_u64().unwrap(), injected, "{row}");
+    let error_lines: Vec<&str> = stderr.lines().filter(|l| l.contains("ERROR")).collect();
+    assert!(
+        error_lines.is_empty(),
+        "{} ERROR lines, first: {:?}",
+        error_lines.len(),
+        error_lines.first()
+    );
+    // Each error's connection was closed, not reused: a new one took its place (all
+    // but the last few, after which no request was left to need one).
+    let opened = row["connections_opened"].as_u64().unwrap();
+    println!("{injected} injected 500s, {opened} connections opened, 0 ERROR lines");
+    assert!(
+        opened >= injected,
+        "{opened} connections opened for {injected} retired ones"
+    );
+    let _ = std::fs::remove_file(manifest);
+}
+
+#[test]
 fn bad_fault_flags_are_clear_errors() {
     let out = run(&[
         "serve",

@@ -244,42 +244,6 @@ pub fn current_probe() -> Option<Arc<ColdProbe>> {
     COLD_PROBE.try_with(Arc::clone).ok()
 }
 
-/// Set once the request that started a connect has its answer (or failed). hyper-util
-/// races a new connect against the pool; when the pool wins, the connect goes on in
-/// the background to add an idle connection. Under the per-host cap such a connect
-/// would wait for a slot, and the slot a closing (retired) connection frees would go to
-/// it rather than to a request that still needs one, which could then wait for its
-/// first-byte timeout. So a connect that is still waiting for a slot when its request
-/// is served gives up.
-#[derive(Debug, Default)]
-pub(crate) struct RequestServed {
-    done: std::sync::atomic::AtomicBool,
-    notify: tokio::sync::Notify,
-}
-
-impl RequestServed {
-    fn set(&self) {
-        self.done.store(true, Ordering::Release);
-        self.notify.notify_waiters();
-    }
-
-    /// Resolves once the request is served.
-    pub(crate) async fn wait(&self) {
-        loop {
-            let notified = self.notify.notified();
-            if self.done.load(Ordering::Acquire) {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
-
-tokio::task_local! {
-    /// The request a connect is started for (see [`RequestServed`]).
-    pub(crate) static REQUEST_SERVED: Arc<RequestServed>;
-}
-
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
     connections_opened: AtomicU64,
@@ -462,8 +426,7 @@ impl HttpConnector for TransportConnector {
         hand_over_connection(&request, &connection);
         let counters = counters.clone();
         let pool = self.transport.current();
-        let served = Arc::new(RequestServed::default());
-        let response = REQUEST_SERVED.scope(served.clone(), pool.client.request(request));
+        let response = pool.client.request(request);
         let read_timeout = self.read_timeout;
         // CreateSession calls are part of some GET's preparation, not attempts of it.
         let probe = probe.filter(|_| !session);
@@ -489,7 +452,6 @@ impl HttpConnector for TransportConnector {
                 Some(limit) => tokio::time::timeout(limit, timed).await.ok(),
                 None => Some(timed.await),
             };
-            served.set();
             let end = clock_ns();
             let headers = matches!(response, Some(Ok(_)));
             if let Some(probe) = &probe {
