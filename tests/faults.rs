@@ -175,6 +175,10 @@ async fn retries_are_counted_apart_from_first_attempts() {
     // the first of a request is a retry.
     assert_eq!(injected.get_requests, sent);
     assert_eq!(row.retries, sent - row.requests);
+    // Each attempt is in the GET's own timing, and the sleeps between them apart.
+    let b = row.breakdown.as_ref().expect("a breakdown");
+    assert_eq!(b.attempts, sent, "{b:?}");
+    assert!(b.backoff_ms_total > 0.0, "retries sleep first: {b:?}");
     // Each faulted attempt either was retried or is the request's final error.
     assert_eq!(injected.injected_total, row.errors.total + row.retries, "{row:?}");
     assert!(

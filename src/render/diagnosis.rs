@@ -54,11 +54,17 @@ pub fn render_bucket(result: &SweepResult, bucket: &str) -> String {
             continue;
         }
         shown.push(w);
-        if let Some(d) = rows.iter().find(|r| r.workers == w).and_then(|r| r.diagnosis.as_ref()) {
+        let Some(row) = rows.iter().find(|r| r.workers == w) else {
+            continue;
+        };
+        if let Some(d) = &row.diagnosis {
             let _ = writeln!(out, "  {w} workers, {}: {}", d.verdict.name(), d.explanation);
             for note in &d.notes {
                 let _ = writeln!(out, "    note: {note}");
             }
+        }
+        if let Some(split) = timing_split(row) {
+            let _ = writeln!(out, "    {split}");
         }
     }
     if let Some(f) = &analysis.fit {
@@ -94,6 +100,33 @@ pub fn render_bucket(result: &SweepResult, bucket: &str) -> String {
     out
 }
 
+/// Where a GET's time went, medians of the timed requests: the client's preparation,
+/// the wait for a connection inside the HTTP client, first byte at the wire, the
+/// body, and the whole GET; connects and retries when there were any. `None` for rows
+/// without a breakdown (merged fan-out rows, older results).
+pub fn timing_split(row: &ConfigResult) -> Option<String> {
+    let b = row.breakdown.as_ref()?;
+    let mut line = format!(
+        "per GET, p50 ms: client prep {:.3}, HTTP pool wait {:.3}, first byte at the wire {:.2}, body {:.2}; whole GET {:.2}",
+        b.client_prep_ms.p50, b.http_pool_wait_ms.p50, row.ttfb_ms.p50, b.steady_body_ms.p50, row.ttlb_ms.p50
+    );
+    if b.connections_opened > 0 {
+        let _ = write!(
+            line,
+            "; {} connects (TCP {:.2}, TLS {:.2})",
+            b.connections_opened, b.tcp_connect_ms.p50, b.tls_handshake_ms.p50
+        );
+    }
+    if row.retries > 0 {
+        let _ = write!(
+            line,
+            "; {} retries, backoff {:.0} ms in all",
+            row.retries, b.backoff_ms_total
+        );
+    }
+    Some(line)
+}
+
 /// The bucket-vs-bucket lines.
 pub fn render_comparisons(result: &SweepResult) -> String {
     let mut out = String::new();
@@ -108,6 +141,27 @@ pub fn render_comparisons(result: &SweepResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_timing_split_names_each_part() {
+        let mut r = crate::model::test_rows::row("b-1", 4, 1, 100.0, 0);
+        assert_eq!(timing_split(&r), None);
+        let mut b = crate::model::Breakdown::default();
+        b.client_prep_ms.p50 = 0.125;
+        b.http_pool_wait_ms.p50 = 0.031;
+        b.steady_body_ms.p50 = 0.4;
+        b.backoff_ms_total = 75.0;
+        r.breakdown = Some(b);
+        r.ttfb_ms.p50 = 5.8;
+        r.ttlb_ms.p50 = 6.4;
+        r.retries = 2;
+        let line = timing_split(&r).unwrap();
+        assert_eq!(
+            line,
+            "per GET, p50 ms: client prep 0.125, HTTP pool wait 0.031, first byte at the wire 5.80, body 0.40; \
+             whole GET 6.40; 2 retries, backoff 75 ms in all"
+        );
+    }
 
     #[test]
     fn verdict_runs_are_compact() {
