@@ -106,7 +106,7 @@ async fn first_byte_follows_the_delay_line_and_client_work_is_apart() {
     seed_with(&direct, &seed_spec(bucket, "w/{i}", OBJECTS, 4096)).await;
     let upstream: SocketAddr = server.endpoint().trim_start_matches("http://").parse().unwrap();
     let line = delay_line(upstream, ONE_WAY).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(&format!("http://{line}")))
+    let client = SweepClient::new(s3sweep::lab::client_options(format!("http://{line}")))
         .await
         .unwrap();
     let rtt_ms = 2.0 * ONE_WAY.as_secs_f64() * 1000.0;
@@ -169,7 +169,7 @@ async fn a_wait_for_a_connection_inside_the_http_client_is_not_first_byte() {
     seed_with(&direct, &seed_spec(bucket, "w/{i}", 4, 4096)).await;
     let upstream: SocketAddr = server.endpoint().trim_start_matches("http://").parse().unwrap();
     let line = delay_line(upstream, ONE_WAY).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(&format!("http://{line}")))
+    let client = SweepClient::new(s3sweep::lab::client_options(format!("http://{line}")))
         .await
         .unwrap();
     client.transport().configure(s3sweep::transport::TransportSettings {
