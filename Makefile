@@ -29,12 +29,13 @@ fmt:
 build-release:
 	$(CARGO) build --release
 
-## Side-by-side benchmark: s3sweep vs the boto3 thread-pool baseline on one lab, over
-## HTTP and HTTPS, with the targets PASS or MISS (several minutes).
+## Side-by-side benchmark: s3sweep vs the bare aws-sdk-s3 client (examples/bare_sdk.rs)
+## and the boto3 thread-pool baseline on one lab, over HTTP and HTTPS, with the targets
+## PASS or MISS (several minutes).
 BENCH_VENV ?= .venv-bench
 bench: bench-venv
-	$(CARGO) build --release --bin s3sweep
-	$(BENCH_VENV)/bin/python bench/bench.py --s3sweep target/release/s3sweep --python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
+	$(CARGO) build --release --bin s3sweep --example bare_sdk
+	$(BENCH_VENV)/bin/python bench/bench.py --s3sweep target/release/s3sweep --bare-sdk target/release/examples/bare_sdk --python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
 
 ## The baseline's Python (boto3, pinned in bench/requirements.txt) in .venv-bench; make
 ## test uses it too (boto3 reads the lab's HTTPS directory bucket).

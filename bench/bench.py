@@ -1,5 +1,6 @@
-"""`make bench`: s3sweep's engine and the boto3 thread-pool baseline, side by side in one
-run, against the same embedded servers: one over HTTP and one over HTTPS (a CA made at
+"""`make bench`: s3sweep, the bare aws-sdk-s3 client (examples/bare_sdk.rs: the SDK's
+default HTTPS client, GETs in a `buffer_unordered` loop, nothing recorded) and the
+boto3 thread-pool baseline, side by side in one run, against the same embedded servers: one over HTTP and one over HTTPS (a CA made at
 start, which both clients trust: s3sweep through --ca-file, boto3 through verify=). Each
 has buckets with the `none`, `express` and `standard` latency profiles; the `express`
 one is a directory bucket (NAME--ZONE--x-s3), so both clients read it through S3
@@ -7,10 +8,14 @@ Express sessions (CreateSession, then requests signed with the session). Same ke
 worker counts for both clients.
 
 Prints a markdown table per scheme (wall ms, objects/s, client CPU per GET, ratios) and
-checks the performance targets of issues 5 and 14, each as PASS or MISS with its
+checks the performance targets of issues 5, 14 and 17, each as PASS or MISS with its
 figures: client CPU per GET at 64 in flight at most 0.10 ms over HTTP and 0.13 ms over
 HTTPS, the express-like directory bucket's best wall time at least 12x better than
-boto3's best, and the targets of issue 5 (wall time near the ideal, peak RSS).
+boto3's best, s3sweep's CPU per GET and wall time at most 1.1x the bare SDK's at 16-256
+in flight (`none`, medians of --rounds rounds run alternately), and the targets of
+issue 5 (wall time near the ideal, peak RSS). `--transports` adds a table of the bare
+SDK on each HTTP client (the SDK's default, its 1.5 connection pool, s3sweep's
+transport): the measurement behind the transport choice in docs/client.md.
 Both clients run as child processes of this script, so each one's CPU time and peak
 RSS are its own (os.wait4); each server's CPU per GET is read from /proc.
 Standard library only; the baseline runs in the virtualenv `make bench-venv` creates.
@@ -31,6 +36,17 @@ ROOT = os.path.dirname(HERE)
 CPU_TARGET_MS = {"http": 0.10, "https": 0.13}
 # The express-like directory bucket's best wall time against boto3's best (issue 14).
 EXPRESS_SPEEDUP_TARGET = 12.0
+# s3sweep against the bare SDK, CPU per GET and wall time, at these worker counts (issue 17).
+BARE_RATIO_TARGET = 1.1
+BARE_RATIO_WORKERS = (16, 64, 256)
+# The HTTP clients the bare SDK can run on (--transports).
+TRANSPORTS = ("smithy", "smithy-pool", "s3sweep")
+
+
+def middle(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 def bucket_of(profile):
@@ -92,6 +108,19 @@ class Server:
         self.proc.wait(timeout=10)
 
 
+def run_bare(args, server, bucket, workers, transport, tmp, tag):
+    """The bare SDK client on one bucket: its JSON document."""
+    out = os.path.join(tmp, f"{tag}-{bucket}.bare-{transport}.json")
+    argv = [args.bare_sdk, "--endpoint", server.endpoint, "--bucket", bucket, "--objects", str(args.objects),
+            "--workers", ",".join(map(str, workers)), "--transport", transport]
+    if server.ca_file:
+        argv += ["--ca-file", server.ca_file]
+    code, _, _, _ = run_child(argv, out)
+    if code != 0:
+        sys.exit(f"bare SDK ({transport}) failed for {bucket}")
+    return json.load(open(out))
+
+
 def measure(args, server, scheme, profile, workers, tmp):
     """s3sweep then boto3 on one bucket: (rows, checks)."""
     bucket = bucket_of(profile)
@@ -108,6 +137,31 @@ def measure(args, server, scheme, profile, workers, tmp):
         sys.exit(f"s3sweep run failed for {scheme} {bucket}")
     ours = json.load(open(out))
     gets = sum(r["requests"] for r in ours["results"])
+    bare = None
+    if args.bare_sdk and profile == "none":
+        # Alternate rounds, so both clients see the same moments of a noisy machine;
+        # the medians of CPU per GET and wall time per worker count are compared.
+        rounds = {"s3sweep": [ours], "bare": []}
+        for i in range(args.rounds):
+            if i > 0:
+                again = os.path.join(tmp, f"{scheme}-{bucket}.s3sweep.{i}.json")
+                code, _, _, _ = run_child([args.s3sweep, "run", "--event", event, "--endpoint", server.endpoint,
+                                           "--no-preflight", "--quiet"] + server.ca_args(), again)
+                if code != 0:
+                    sys.exit(f"s3sweep run failed for {scheme} {bucket}")
+                rounds["s3sweep"].append(json.load(open(again)))
+            rounds["bare"].append(run_bare(args, server, bucket, workers, "smithy", tmp, f"{scheme}.{i}"))
+        bare = {}
+        for w in workers:
+            ours_w = [r for doc in rounds["s3sweep"] for r in doc["results"] if r["workers"] == w]
+            bare_w = [r for doc in rounds["bare"] for r in doc["results"] if r["workers"] == w]
+            bare[w] = {
+                "s3sweep_cpu": middle([r["cpu_ms_per_get"] for r in ours_w]),
+                "s3sweep_wall": middle([r["wall_ms"] for r in ours_w]),
+                "bare_cpu": middle([r["cpu_ms_per_get"] for r in bare_w]),
+                "bare_wall": middle([r["wall_ms"] for r in bare_w]),
+                "bare_errors": sum(r["errors"] for r in bare_w),
+            }
     base = None
     base_rss = None
     if not args.skip_baseline:
@@ -120,14 +174,27 @@ def measure(args, server, scheme, profile, workers, tmp):
         if code != 0:
             sys.exit(f"boto3 baseline failed for {scheme} {bucket}")
         base = {r["workers"]: r for r in json.load(open(bout))["results"]}
-    rows = [(scheme, profile, r, base.get(r["workers"]) if base else None) for r in ours["results"]]
+    rows = [(scheme, profile, r, base.get(r["workers"]) if base else None,
+             bare.get(r["workers"]) if bare else None) for r in ours["results"]]
     checks = []
+    if bare:
+        for w in (w for w in BARE_RATIO_WORKERS if w in bare):
+            m = bare[w]
+            for what, ours_v, bare_v in (("CPU per GET", m["s3sweep_cpu"], m["bare_cpu"]),
+                                        ("wall time", m["s3sweep_wall"], m["bare_wall"])):
+                ratio = ours_v / max(bare_v, 1e-9)
+                checks.append((f"{scheme}: {what} within {BARE_RATIO_TARGET}x of the bare SDK at {w} in flight, none",
+                               ratio <= BARE_RATIO_TARGET and m["bare_errors"] == 0,
+                               f"{ours_v:.4g} vs {bare_v:.4g} ({ratio:.2f}x; medians of {args.rounds} rounds)"))
     one = next((r for r in ours["results"] if r["workers"] == 1), None)
     best = min(ours["results"], key=lambda r: r["wall_ms"])
     if profile == "none":
         at64 = next((r for r in ours["results"] if r["workers"] == 64), None)
         if at64:
             target = CPU_TARGET_MS[scheme]
+            if bare and 64 in bare:
+                # The median of the alternate rounds, not the first round alone.
+                at64 = dict(at64, cpu_ms_per_get=bare[64]["s3sweep_cpu"])
             figures = f"{at64['cpu_ms_per_get']:.3f} ms (target <= {target:.2f} ms)"
             b64 = base.get(64) if base else None
             if b64:
@@ -174,6 +241,10 @@ def main():
     p.add_argument("--schemes", default="http,https", help="http, https or both")
     p.add_argument("--many", type=int, default=100_000, help="objects of the memory-growth run (0: skip)")
     p.add_argument("--skip-baseline", action="store_true")
+    p.add_argument("--bare-sdk", help="the bare-SDK baseline binary (examples/bare_sdk.rs)")
+    p.add_argument("--rounds", type=int, default=3, help="alternate rounds of s3sweep and the bare SDK (none)")
+    p.add_argument("--transports", action="store_true",
+                   help="also the bare SDK on each HTTP client: smithy, smithy-pool, s3sweep")
     args = p.parse_args()
 
     workers = [int(w) for w in args.workers.split(",")]
@@ -186,6 +257,7 @@ def main():
     servers = {}
     rows = []
     checks = []
+    transports = {}
     started = time.time()
     try:
         for scheme in schemes:
@@ -208,6 +280,16 @@ def main():
                 r, c = measure(args, servers[scheme], scheme, profile, workers, tmp)
                 rows += r
                 checks += c
+        if args.transports and args.bare_sdk and "none" in profiles:
+            for scheme in schemes:
+                for i in range(args.rounds):
+                    for t in TRANSPORTS:
+                        doc = run_bare(args, servers[scheme], bucket_of("none"), workers, t, tmp, f"{scheme}.t{i}")
+                        for r in doc["results"]:
+                            by = transports.setdefault((scheme, r["workers"]), {x: {"cpu": [], "wall": []}
+                                                                                for x in TRANSPORTS})
+                            by[t]["cpu"].append(r["cpu_ms_per_get"])
+                            by[t]["wall"].append(r["wall_ms"])
         if args.many:
             server = servers[schemes[0]]
             event = os.path.join(tmp, "many.event.json")
@@ -229,10 +311,31 @@ def main():
     print(f"bench: {time.strftime('%Y-%m-%d %H:%M:%S')}, {time.time() - started:.0f} s, load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} vCPUs")
     print()
+    if any(bare for *_, bare in rows):
+        print("s3sweep against the bare SDK (`none`; medians of the alternate rounds):")
+        print()
+        print("| scheme | workers | s3sweep wall ms | bare SDK wall ms | wall ratio | s3sweep CPU ms/GET "
+              "| bare SDK CPU ms/GET | CPU ratio |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for scheme, profile, r, b, m in rows:
+            if m:
+                print(f"| {scheme} | {r['workers']} | {m['s3sweep_wall']:.0f} | {m['bare_wall']:.0f} "
+                      f"| {m['s3sweep_wall'] / max(m['bare_wall'], 1e-9):.2f}x | {m['s3sweep_cpu']:.4f} "
+                      f"| {m['bare_cpu']:.4f} | {m['s3sweep_cpu'] / max(m['bare_cpu'], 1e-9):.2f}x |")
+        print()
+    if transports:
+        print("The bare SDK on each HTTP client (`none`, CPU ms per GET / wall ms, medians of the rounds):")
+        print()
+        print("| scheme | workers | " + " | ".join(TRANSPORTS) + " |")
+        print("|---|---:|" + "---:|" * len(TRANSPORTS))
+        for (scheme, w), by in sorted(transports.items()):
+            print(f"| {scheme} | {w} | " + " | ".join(
+                f"{middle(by[t]['cpu']):.4f} / {middle(by[t]['wall']):.0f}" for t in TRANSPORTS) + " |")
+        print()
     print("| scheme | profile | workers | s3sweep wall ms | boto3 wall ms | speedup | s3sweep objects/s "
           "| boto3 objects/s | s3sweep CPU ms/GET | boto3 CPU ms/GET | CPU ratio | s3sweep ttfb p50 ms |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for scheme, profile, r, b in rows:
+    for scheme, profile, r, b, _ in rows:
         bw = f"{b['wall_ms']:.0f}" if b else "-"
         sp = f"{b['wall_ms'] / r['wall_ms']:.1f}x" if b else "-"
         bo = f"{b['ok'] / (b['wall_ms'] / 1000):.0f}" if b else "-"
