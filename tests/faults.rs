@@ -179,6 +179,24 @@ async fn retries_are_counted_apart_from_first_attempts() {
     let b = row.breakdown.as_ref().expect("a breakdown");
     assert_eq!(b.attempts, sent, "{b:?}");
     assert!(b.backoff_ms_total > 0.0, "retries sleep first: {b:?}");
+    // Retries by cause: each retried attempt ended by what the server injected.
+    let causes = row.retries_by_cause;
+    eprintln!("retries by cause: {}", causes.short());
+    assert_eq!(causes.total(), row.retries, "{causes:?}");
+    assert_eq!(
+        causes.throttled + row.errors.throttled,
+        injected.of(FaultKind::SlowDown),
+        "{causes:?}"
+    );
+    assert_eq!(
+        causes.server_error + row.errors.server_error,
+        injected.of(FaultKind::InternalError),
+        "{causes:?}"
+    );
+    assert!(
+        causes.connection > 0 || injected.of(FaultKind::ResetBeforeHeaders) == 0,
+        "{causes:?}"
+    );
     // Each faulted attempt either was retried or is the request's final error.
     assert_eq!(injected.injected_total, row.errors.total + row.retries, "{row:?}");
     assert!(

@@ -121,6 +121,7 @@ pub(crate) async fn run_config(
         ok,
         bytes,
         started,
+        retry_causes,
         ..
     } = recorded;
     let requests = ok + errors.total;
@@ -137,6 +138,7 @@ pub(crate) async fn run_config(
         ok,
         errors,
         retries: counters.requests_sent.saturating_sub(started),
+        retries_by_cause: retry_causes,
         throttled_responses: counters.throttled_responses,
         bytes,
         child: schedule.map(|_| ChildMeasure::new(started_at, wall, [&ttfb, &ttlb, &pool_wait])),

@@ -11,7 +11,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 use crate::model::stats::{histogram_us, micros, round3};
-use crate::model::{Breakdown, ErrorCounts, Percentiles};
+use crate::model::{Breakdown, ErrorCounts, Percentiles, RetryCauses};
 use crate::s3::get::Outcome;
 
 /// Busy time of the current tokio runtime's workers, summed, and their number. `None`
@@ -182,6 +182,8 @@ pub(crate) struct Shard {
     pub(crate) bytes: u64,
     /// GETs started (their first attempt, not retries).
     pub(crate) started: u64,
+    /// Retried attempts by what ended them.
+    pub(crate) retry_causes: RetryCauses,
 }
 
 impl Shard {
@@ -198,6 +200,7 @@ impl Shard {
             ok: 0,
             bytes: 0,
             started: 0,
+            retry_causes: RetryCauses::default(),
         }
     }
 
@@ -205,6 +208,7 @@ impl Shard {
     pub(crate) fn record(&mut self, outcome: &Outcome, first: bool) {
         let _ = self.pool_wait_us.record(micros(outcome.pool_wait));
         let is_cold = self.phases.record(outcome);
+        self.retry_causes.add_all(&outcome.cold.retry_causes);
         if first {
             self.first = Some((outcome.ttlb.as_secs_f64() * 1000.0, is_cold));
         }
@@ -241,6 +245,7 @@ impl Shard {
         self.ok += other.ok;
         self.bytes += other.bytes;
         self.started += other.started;
+        self.retry_causes.add_all(&other.retry_causes);
     }
 
     /// The breakdown of the requests recorded here.

@@ -195,6 +195,10 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         errors,
         retries,
         throttled_responses: rows.iter().map(|r| r.2.throttled_responses).sum(),
+        retries_by_cause: rows.iter().fold(Default::default(), |mut all, r| {
+            all.add_all(&r.2.retries_by_cause);
+            all
+        }),
         bytes,
         child: None,
         ttlb_histogram_us: encode_cdf(&ttlb),

@@ -66,6 +66,57 @@ impl ErrorKind {
     }
 }
 
+/// Retried attempts by what ended them (the attempt before each retry).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetryCauses {
+    /// A 503 SlowDown or 429 answer.
+    pub throttled: u64,
+    /// Another 5xx answer.
+    pub server_error: u64,
+    /// No response headers in time (the first-byte or the attempt timeout).
+    pub timeout: u64,
+    /// The connection failed or was closed before the headers.
+    pub connection: u64,
+    /// Any other answer the SDK chose to retry.
+    pub other: u64,
+}
+
+impl RetryCauses {
+    /// All retries counted here.
+    pub fn total(&self) -> u64 {
+        self.throttled + self.server_error + self.timeout + self.connection + self.other
+    }
+
+    /// Adds `other`'s counts.
+    pub fn add_all(&mut self, other: &RetryCauses) {
+        self.throttled += other.throttled;
+        self.server_error += other.server_error;
+        self.timeout += other.timeout;
+        self.connection += other.connection;
+        self.other += other.other;
+    }
+
+    /// `throttled=N server_error=N` (causes with zero left out), or `none`.
+    pub fn short(&self) -> String {
+        let parts: Vec<String> = [
+            ("throttled", self.throttled),
+            ("server_error", self.server_error),
+            ("timeout", self.timeout),
+            ("connection", self.connection),
+            ("other", self.other),
+        ]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{name}={n}"))
+        .collect();
+        if parts.is_empty() {
+            "none".into()
+        } else {
+            parts.join(" ")
+        }
+    }
+}
+
 /// Failed requests by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorCounts {

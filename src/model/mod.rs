@@ -15,7 +15,7 @@ pub use diagnosis::{
     Analysis, Breakdown, BucketComparison, ClientMeasure, ClientSide, CurveAnalysis, DiagnoseError, Diagnosis,
     ModelFit, Prediction, Thresholds, Verdict, WorkerVerdict,
 };
-pub use errors::{ErrorCounts, ErrorKind};
+pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
 pub use request::{Architecture, FanoutRequest, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs};
 pub use result::{
@@ -41,6 +41,7 @@ pub(crate) mod test_rows {
             ok: 100 - errors,
             errors: e,
             retries: 0,
+            retries_by_cause: Default::default(),
             throttled_responses: 0,
             bytes: 0,
             child: None,

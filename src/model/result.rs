@@ -156,6 +156,10 @@ pub struct ConfigResult {
     pub errors: ErrorCounts,
     /// Attempts beyond the first, over all requests.
     pub retries: u64,
+    /// The retries by what ended the attempt before each (timed requests that
+    /// finished; a request cancelled at the deadline is not in it).
+    #[serde(default)]
+    pub retries_by_cause: crate::model::RetryCauses,
     /// 503 SlowDown / 429 answers to GETs, every attempt counted (a retried throttle
     /// included, so `retries` minus this is what other causes retried at most).
     #[serde(default)]

@@ -120,8 +120,10 @@ pub fn timing_split(row: &ConfigResult) -> Option<String> {
     if row.retries > 0 {
         let _ = write!(
             line,
-            "; {} retries, backoff {:.0} ms in all",
-            row.retries, b.backoff_ms_total
+            "; {} retries ({}), backoff {:.0} ms in all",
+            row.retries,
+            row.retries_by_cause.short(),
+            b.backoff_ms_total
         );
     }
     Some(line)
@@ -155,11 +157,12 @@ mod tests {
         r.ttfb_ms.p50 = 5.8;
         r.ttlb_ms.p50 = 6.4;
         r.retries = 2;
+        r.retries_by_cause.throttled = 2;
         let line = timing_split(&r).unwrap();
         assert_eq!(
             line,
             "per GET, p50 ms: client prep 0.125, HTTP pool wait 0.031, first byte at the wire 5.80, body 0.40; \
-             whole GET 6.40; 2 retries, backoff 75 ms in all"
+             whole GET 6.40; 2 retries (throttled=2), backoff 75 ms in all"
         );
     }
 

@@ -30,6 +30,8 @@ use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
+
+use crate::model::RetryCauses;
 use http::Uri;
 use hyper_util::client::legacy::connect::{capture_connection, CaptureConnection, HttpConnector as TcpConnector};
 use hyper_util::client::legacy::Client as HyperClient;
@@ -132,6 +134,32 @@ pub struct ColdProbe {
     /// Connection in hand to response headers, the last attempt that got headers.
     wire_ttfb_ns: AtomicU64,
     has_wire_ttfb: std::sync::atomic::AtomicBool,
+    /// What ended the last attempt ([`Cause`] as a number; 0: not ended yet).
+    last_cause: std::sync::atomic::AtomicU8,
+    /// Attempts that were retried, by what ended them, in [`Cause`] order.
+    retried: [AtomicU64; 5],
+}
+
+/// What ended an attempt, as far as the transport can see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Cause {
+    Throttled = 1,
+    ServerError = 2,
+    Timeout = 3,
+    Connection = 4,
+    Other = 5,
+}
+
+impl Cause {
+    fn of_status(status: u16) -> Option<Cause> {
+        match status {
+            429 | 503 => Some(Cause::Throttled),
+            500..=599 => Some(Cause::ServerError),
+            200..=399 => None,
+            _ => Some(Cause::Other),
+        }
+    }
 }
 
 /// Taken from a [`ColdProbe`]: what happened since [`ColdProbe::begin`].
@@ -161,6 +189,8 @@ pub struct ColdWork {
     /// Connection in hand to response headers, the last attempt that got them: the
     /// first-byte time at the wire. `None` when no attempt got headers.
     pub wire_ttfb_ns: Option<u64>,
+    /// The attempts that were retried, by what ended them.
+    pub retry_causes: RetryCauses,
 }
 
 impl ColdProbe {
@@ -198,11 +228,28 @@ impl ColdProbe {
             backoff_ns: self.backoff_ns.swap(0, Ordering::Relaxed),
             pool_wait_ns: self.pool_wait_ns.swap(0, Ordering::Relaxed),
             wire_ttfb_ns: has_ttfb.then_some(wire_ttfb_ns),
+            retry_causes: {
+                self.last_cause.store(0, Ordering::Relaxed);
+                let [throttled, server_error, timeout, connection, other] =
+                    self.retried.each_ref().map(|n| n.swap(0, Ordering::Relaxed));
+                RetryCauses {
+                    throttled,
+                    server_error,
+                    timeout,
+                    connection,
+                    other,
+                }
+            },
         }
     }
 
     /// An attempt is handed to the transport at `sent`.
     fn handed_over(&self, sent: u64) {
+        // Another attempt after one that ended: that one was retried.
+        let before = self.last_cause.swap(0, Ordering::Relaxed);
+        if let Some(n) = (before as usize).checked_sub(1).and_then(|i| self.retried.get(i)) {
+            n.fetch_add(1, Ordering::Relaxed);
+        }
         self.attempts.fetch_add(1, Ordering::Relaxed);
         let start = self.attempt_start.load(Ordering::Relaxed);
         if start != 0 {
@@ -213,7 +260,17 @@ impl ColdProbe {
     /// The attempt handed over at `sent` ended at `end`; it had a connection from
     /// `conn` (if hyper gave it one), while this request's own connects took
     /// `connecting_ns`; `headers`: it got response headers at `end`.
-    fn attempt_ended(&self, sent: u64, conn: Option<u64>, end: u64, connecting_ns: u64, headers: bool) {
+    fn attempt_ended(
+        &self,
+        sent: u64,
+        conn: Option<u64>,
+        end: u64,
+        connecting_ns: u64,
+        headers: bool,
+        cause: Option<Cause>,
+    ) {
+        // An attempt without a cause (a success) is never retried: 0 stays.
+        self.last_cause.store(cause.map_or(0, |c| c as u8), Ordering::Relaxed);
         let waited = conn.unwrap_or(end).saturating_sub(sent).saturating_sub(connecting_ns);
         self.pool_wait_ns.fetch_add(waited, Ordering::Relaxed);
         if let (true, Some(conn)) = (headers, conn) {
@@ -430,11 +487,16 @@ impl HttpConnector for TransportConnector {
         let read_timeout = self.read_timeout;
         // CreateSession calls are part of some GET's preparation, not attempts of it.
         let probe = probe.filter(|_| !session);
-        let connecting_before = probe.as_ref().map_or(0, |p| p.connect_ns.load(Ordering::Relaxed));
+        let mut attempt = AttemptRecord {
+            connecting_before: probe.as_ref().map_or(0, |p| p.connect_ns.load(Ordering::Relaxed)),
+            probe,
+            sent,
+            conn_at: None,
+        };
         HttpConnectorFuture::new(async move {
             // Keep this generation of the pool alive while the request is in flight.
             let _pool = pool;
-            let mut conn_at = None;
+            let conn_at = &mut attempt.conn_at;
             let timed = async {
                 tokio::pin!(response);
                 loop {
@@ -443,7 +505,7 @@ impl HttpConnector for TransportConnector {
                         answer = &mut response => break answer,
                         got = connection.wait_for_connection_metadata(), if conn_at.is_none() => {
                             // `None`: hyper dropped the request without a connection.
-                            conn_at = Some(got.is_some().then(clock_ns));
+                            *conn_at = Some(got.is_some().then(clock_ns));
                         }
                     }
                 }
@@ -452,15 +514,12 @@ impl HttpConnector for TransportConnector {
                 Some(limit) => tokio::time::timeout(limit, timed).await.ok(),
                 None => Some(timed.await),
             };
-            let end = clock_ns();
-            let headers = matches!(response, Some(Ok(_)));
-            if let Some(probe) = &probe {
-                let connecting = probe
-                    .connect_ns
-                    .load(Ordering::Relaxed)
-                    .saturating_sub(connecting_before);
-                probe.attempt_ended(sent, conn_at.flatten(), end, connecting, headers);
-            }
+            let (headers, cause) = match &response {
+                None => (false, Some(Cause::Timeout)),
+                Some(Err(_)) => (false, Some(Cause::Connection)),
+                Some(Ok(r)) => (true, Cause::of_status(r.status().as_u16())),
+            };
+            attempt.ended(headers, cause);
             let Some(response) = response else {
                 let limit = read_timeout.unwrap_or_default();
                 return Err(ConnectorError::timeout(Box::new(FirstByteTimeout(limit))));
@@ -473,6 +532,41 @@ impl HttpConnector for TransportConnector {
             }
             HttpResponse::try_from(response).map_err(|err| ConnectorError::other(err.into(), None))
         })
+    }
+}
+
+/// One attempt's stamps until it ends, into its GET's probe. An attempt dropped before
+/// its headers (the SDK's attempt timeout, or the caller's) ends as a timeout.
+struct AttemptRecord {
+    probe: Option<Arc<ColdProbe>>,
+    sent: u64,
+    /// When hyper gave the request a connection; `Some(None)`: it gave up without one.
+    conn_at: Option<Option<u64>>,
+    connecting_before: u64,
+}
+
+impl AttemptRecord {
+    fn ended(&mut self, headers: bool, cause: Option<Cause>) {
+        if let Some(probe) = self.probe.take() {
+            let connecting = probe
+                .connect_ns
+                .load(Ordering::Relaxed)
+                .saturating_sub(self.connecting_before);
+            probe.attempt_ended(
+                self.sent,
+                self.conn_at.flatten(),
+                clock_ns(),
+                connecting,
+                headers,
+                cause,
+            );
+        }
+    }
+}
+
+impl Drop for AttemptRecord {
+    fn drop(&mut self) {
+        self.ended(false, Some(Cause::Timeout));
     }
 }
 
