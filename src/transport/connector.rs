@@ -22,7 +22,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::tls::{handshake, server_name, FillTls, Trust};
-use super::{current_probe, Counters};
+use super::{current_probe, Counters, REQUEST_SERVED};
 
 pub(crate) type BoxError = Box<dyn StdError + Send + Sync>;
 
@@ -255,11 +255,24 @@ impl tower_service::Service<Uri> for LimitedConnector {
         let counters = self.counters.clone();
         let connect_timeout = self.connect_timeout;
         let probe = current_probe();
+        let served = REQUEST_SERVED.try_with(Arc::clone).ok();
         Box::pin(async move {
-            let permit = match tokio::time::timeout(PERMIT_WAIT, semaphore.acquire_owned()).await {
-                Ok(Ok(permit)) => permit,
-                Ok(Err(closed)) => return Err(Box::new(closed) as BoxError),
-                Err(_) => return Err("timed out waiting for a free connection slot".into()),
+            let served = async {
+                match served {
+                    Some(s) => s.wait().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let permit = tokio::select! {
+                biased;
+                acquired = tokio::time::timeout(PERMIT_WAIT, semaphore.acquire_owned()) => match acquired {
+                    Ok(Ok(permit)) => permit,
+                    Ok(Err(closed)) => return Err(Box::new(closed) as BoxError),
+                    Err(_) => return Err("timed out waiting for a free connection slot".into()),
+                },
+                // Its request got a pooled connection (or gave up): this connect is not
+                // needed, and must not take the slot a waiting request needs.
+                _ = served => return Err("connect not needed: its request was served".into()),
             };
             let result = tokio::time::timeout(connect_timeout, Self::open(tcp, trust, uri)).await;
             let opened = match result {

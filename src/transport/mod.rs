@@ -301,6 +301,42 @@ pub fn current_probe() -> Option<Arc<ColdProbe>> {
     COLD_PROBE.try_with(Arc::clone).ok()
 }
 
+/// Set once the request that started a connect has its answer (or failed). hyper-util
+/// races a new connect against the pool; when the pool wins, the connect goes on in
+/// the background to add an idle connection. Under the per-host cap such a connect
+/// would wait for a slot, and the slot a closing (retired) connection frees would go to
+/// it rather than to a request that still needs one, which could then wait for its
+/// first-byte timeout. So a connect that is still waiting for a slot when its request
+/// is served gives up.
+#[derive(Debug, Default)]
+pub(crate) struct RequestServed {
+    done: std::sync::atomic::AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+impl RequestServed {
+    fn set(&self) {
+        self.done.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    /// Resolves once the request is served.
+    pub(crate) async fn wait(&self) {
+        loop {
+            let notified = self.notify.notified();
+            if self.done.load(Ordering::Acquire) {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+tokio::task_local! {
+    /// The request a connect is started for (see [`RequestServed`]).
+    pub(crate) static REQUEST_SERVED: Arc<RequestServed>;
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
     connections_opened: AtomicU64,
@@ -481,9 +517,12 @@ impl HttpConnector for TransportConnector {
         }
         let mut connection = capture_connection(&mut request);
         hand_over_connection(&request, &connection);
+        // To send again if hyper leaves the request without a connection (see below).
+        let template = copy_request(&request);
         let counters = counters.clone();
         let pool = self.transport.current();
-        let response = pool.client.request(request);
+        let served = Arc::new(RequestServed::default());
+        let response = REQUEST_SERVED.scope(served.clone(), pool.client.request(request));
         let read_timeout = self.read_timeout;
         // CreateSession calls are part of some GET's preparation, not attempts of it.
         let probe = probe.filter(|_| !session);
@@ -497,8 +536,12 @@ impl HttpConnector for TransportConnector {
             // Keep this generation of the pool alive while the request is in flight.
             let _pool = pool;
             let conn_at = &mut attempt.conn_at;
+            let pool_ref = &_pool;
+            let served_ref = &served;
             let timed = async {
                 tokio::pin!(response);
+                let mut redispatch_at = tokio::time::Instant::now() + REDISPATCH_AFTER;
+                let mut due = false;
                 loop {
                     tokio::select! {
                         biased;
@@ -507,6 +550,23 @@ impl HttpConnector for TransportConnector {
                             // `None`: hyper dropped the request without a connection.
                             *conn_at = Some(got.is_some().then(clock_ns));
                         }
+                        _ = tokio::time::sleep_until(redispatch_at), if conn_at.is_none() && template.is_some() => {
+                            redispatch_at += REDISPATCH_AFTER;
+                            due = true;
+                        }
+                    }
+                    // hyper-util's pool can leave a request waiting only for a connect of
+                    // its own (after the idle connection it was handed turned out closed),
+                    // and under the per-host cap that connect waits for a slot that idle
+                    // connections hold. A request that never reached a connection can be
+                    // sent again safely: a fresh checkout finds the idle ones.
+                    if std::mem::take(&mut due) && conn_at.is_none() && connection.connection_metadata().is_none() {
+                        if let Some(mut again) = template.as_ref().and_then(copy_request) {
+                            connection = capture_connection(&mut again);
+                            hand_over_connection(&again, &connection);
+                            tracing::debug!("no connection after {REDISPATCH_AFTER:?}: request sent again");
+                            response.set(REQUEST_SERVED.scope(served_ref.clone(), pool_ref.client.request(again)));
+                        }
                     }
                 }
             };
@@ -514,11 +574,22 @@ impl HttpConnector for TransportConnector {
                 Some(limit) => tokio::time::timeout(limit, timed).await.ok(),
                 None => Some(timed.await),
             };
+            served.set();
             let (headers, cause) = match &response {
                 None => (false, Some(Cause::Timeout)),
                 Some(Err(_)) => (false, Some(Cause::Connection)),
                 Some(Ok(r)) => (true, Cause::of_status(r.status().as_u16())),
             };
+            if matches!(cause, Some(Cause::Throttled | Cause::ServerError)) {
+                // Retired now, at the headers, as the SDK would retire it after reading
+                // the error: poisoned later, the connection would already be back in
+                // the pool, maybe handed to a request waiting for one, which then finds
+                // it closed and waits for a connect of its own while every slot under
+                // the cap is held by idle connections.
+                if let Some(connected) = connection.connection_metadata().as_ref() {
+                    connected.poison();
+                }
+            }
             attempt.ended(headers, cause);
             let Some(response) = response else {
                 let limit = read_timeout.unwrap_or_default();
@@ -533,6 +604,25 @@ impl HttpConnector for TransportConnector {
             HttpResponse::try_from(response).map_err(|err| ConnectorError::other(err.into(), None))
         })
     }
+}
+
+/// How long a request may wait for hyper to give it a connection before it is sent
+/// again (see the connector's loop): far longer than a connect on a loaded machine.
+const REDISPATCH_AFTER: Duration = Duration::from_millis(250);
+
+/// A copy of a request that was not sent yet (method, URI, version, headers and a
+/// body that can be copied, as the SDK's GETs and small PUTs have); `None` otherwise.
+/// Extensions are not copied: the copy gets its own connection capture.
+fn copy_request(request: &http::Request<SdkBody>) -> Option<http::Request<SdkBody>> {
+    let mut copy = http::Request::new(request.body().try_clone()?);
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.version_mut() = request.version();
+    *copy.headers_mut() = request.headers().clone();
+    if let Some(smithy) = request.extensions().get::<CaptureSmithyConnection>() {
+        copy.extensions_mut().insert(smithy.clone());
+    }
+    Some(copy)
 }
 
 /// One attempt's stamps until it ends, into its GET's probe. An attempt dropped before
