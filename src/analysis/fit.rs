@@ -224,6 +224,7 @@ pub fn analyse_curve(
         verdicts,
         fit,
         predictions,
+        memory_mb: None,
     }
 }
 

@@ -316,6 +316,9 @@ pub struct CurveAnalysis {
     pub verdicts: Vec<WorkerVerdict>,
     pub fit: Option<ModelFit>,
     pub predictions: Vec<Prediction>,
+    /// A memory sweep's curves are per bucket and memory size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u32>,
 }
 
 /// How much faster the lower-latency bucket is, at one worker and at the best count.
