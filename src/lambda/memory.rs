@@ -214,8 +214,9 @@ pub async fn sweep_memory(
     Ok((results, report))
 }
 
-/// Deletes every version in `published` (only those) and restores `original`; each
-/// failure is recorded and the rest still done.
+/// Deletes every version in `published` (only those) and restores `original`, each
+/// call tried up to [`CLEANUP_ATTEMPTS`] times; a failure is recorded and the rest
+/// still done.
 async fn clean_up(control: &ControlPlane, published: &[String], original: Original) -> Cleanup {
     let mut cleanup = Cleanup {
         deleted: Vec::new(),
@@ -224,16 +225,40 @@ async fn clean_up(control: &ControlPlane, published: &[String], original: Origin
         original,
     };
     for version in published {
-        match control.delete_version(version).await {
+        match retried(|| control.delete_version(version)).await {
             Ok(()) => cleanup.deleted.push(version.clone()),
             Err(e) => cleanup.errors.push(e.to_string()),
         }
     }
-    match control.restore(&cleanup.original).await {
+    match retried(|| control.restore(&cleanup.original)).await {
         Ok(()) => cleanup.restored = true,
         Err(e) => cleanup.errors.push(e.to_string()),
     }
     cleanup
+}
+
+/// Attempts of each cleanup call: the function must not be left changed because one
+/// call failed once.
+pub const CLEANUP_ATTEMPTS: u32 = 3;
+
+/// `call` until it succeeds, at most [`CLEANUP_ATTEMPTS`] times, a second apart at most.
+async fn retried<F, Fut>(mut call: F) -> Result<(), ControlError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), ControlError>>,
+{
+    let mut attempt = 1;
+    loop {
+        match call().await {
+            Ok(()) => return Ok(()),
+            Err(e) if attempt >= CLEANUP_ATTEMPTS => return Err(e),
+            Err(e) => {
+                tracing::warn!(attempt, error = %e, "memory sweep: cleanup call failed, trying again");
+                tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
+                attempt += 1;
+            }
+        }
+    }
 }
 
 /// The merged answer of a memory sweep: every size's rows (tagged) in the order run,

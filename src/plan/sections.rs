@@ -368,6 +368,43 @@ pub(crate) fn check_fanout(request: &SweepRequest, problems: &mut Vec<FieldProbl
     }
 }
 
+/// Checks of `memory_mb`: each size within Lambda's limits, none twice, at most
+/// [`MAX_MEMORY_SIZES`], never on a child (the coordinator of a memory sweep invokes
+/// one version per size; those invocations do not sweep memory again).
+pub(crate) fn check_memory(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
+    if request.memory_mb.len() > MAX_MEMORY_SIZES {
+        bad(
+            "memory_mb".into(),
+            format!(
+                "at most {MAX_MEMORY_SIZES} memory sizes, got {}",
+                request.memory_mb.len()
+            ),
+        );
+    }
+    if request.role == Role::Child && !request.memory_mb.is_empty() {
+        bad(
+            "memory_mb".into(),
+            "a child (role \"child\") runs at its function's memory: memory_mb is for the coordinator".into(),
+        );
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, &mb) in request.memory_mb.iter().enumerate() {
+        if !LAMBDA_MEMORY_MB.contains(&mb) {
+            bad(
+                format!("memory_mb[{i}]"),
+                format!(
+                    "must be between {} and {} MB (Lambda's limits), got {mb}",
+                    LAMBDA_MEMORY_MB.start(),
+                    LAMBDA_MEMORY_MB.end()
+                ),
+            );
+        } else if !seen.insert(mb) {
+            bad(format!("memory_mb[{i}]"), format!("{mb} is listed twice"));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -470,43 +507,6 @@ mod tests {
             "config_slot_ms",
         ] {
             assert!(echoed.get(f).is_none(), "{f} echoed in {echoed}");
-        }
-    }
-}
-
-/// Checks of `memory_mb`: each size within Lambda's limits, none twice, at most
-/// [`MAX_MEMORY_SIZES`], never on a child (the coordinator of a memory sweep invokes
-/// one version per size; those invocations do not sweep memory again).
-pub(crate) fn check_memory(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
-    let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
-    if request.memory_mb.len() > MAX_MEMORY_SIZES {
-        bad(
-            "memory_mb".into(),
-            format!(
-                "at most {MAX_MEMORY_SIZES} memory sizes, got {}",
-                request.memory_mb.len()
-            ),
-        );
-    }
-    if request.role == Role::Child && !request.memory_mb.is_empty() {
-        bad(
-            "memory_mb".into(),
-            "a child (role \"child\") runs at its function's memory: memory_mb is for the coordinator".into(),
-        );
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    for (i, &mb) in request.memory_mb.iter().enumerate() {
-        if !LAMBDA_MEMORY_MB.contains(&mb) {
-            bad(
-                format!("memory_mb[{i}]"),
-                format!(
-                    "must be between {} and {} MB (Lambda's limits), got {mb}",
-                    LAMBDA_MEMORY_MB.start(),
-                    LAMBDA_MEMORY_MB.end()
-                ),
-            );
-        } else if !seen.insert(mb) {
-            bad(format!("memory_mb[{i}]"), format!("{mb} is listed twice"));
         }
     }
 }
