@@ -14,6 +14,7 @@ pub mod args;
 pub mod commands;
 pub mod generate;
 pub mod local;
+pub mod memory;
 pub mod request;
 pub mod target;
 
@@ -22,7 +23,7 @@ use std::path::Path;
 
 use crate::analysis::cost::{cost_report, CostOverrides};
 use crate::model::{SweepResult, Thresholds};
-use crate::render::cost::render_cost;
+use crate::render::cost::{render_cost, render_memory_choices};
 use crate::render::{plot, render_tables, Style};
 use crate::s3::errors::BucketError;
 
@@ -209,10 +210,12 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
 
 /// The tables and the cost, for people (or as Markdown).
 pub(crate) fn human(result: &SweepResult, style: Style, overrides: CostOverrides) -> String {
+    let target = overrides.target_wall_ms.or(result.request.target_wall_ms);
     format!(
-        "{}{}",
+        "{}{}{}",
         render_tables(result, style),
-        render_cost(&cost_report(result, overrides), style)
+        render_cost(&cost_report(result, overrides), style),
+        render_memory_choices(&crate::analysis::memory::choices(result, target))
     )
 }
 

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod cost;
 pub mod diagnosis;
 pub mod labels;
+pub mod memory_plot;
 pub mod plot;
 pub mod progress;
 pub mod tables;
