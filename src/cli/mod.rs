@@ -24,7 +24,7 @@ use std::path::Path;
 use crate::analysis::cost::{cost_report, CostOverrides};
 use crate::model::{SweepResult, Thresholds};
 use crate::render::cost::{render_cost, render_memory_choices};
-use crate::render::{plot, render_tables, Style};
+use crate::render::{figure, render_tables, Style};
 use crate::s3::errors::BucketError;
 
 pub use args::{Cli, Command};
@@ -220,7 +220,7 @@ pub(crate) fn human(result: &SweepResult, style: Style, overrides: CostOverrides
 }
 
 pub(crate) fn write_plot(result: &SweepResult, path: &Path) -> Result<(), CliError> {
-    plot::render_file(result, path).context(format!("writing the plot {}", path.display()))?;
+    figure::render_file(result, path).context(format!("writing the plot {}", path.display()))?;
     eprintln!("plot written to {}", path.display());
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! The picture of a result, drawn with plotters as SVG or PNG (chosen by the file's
 //! extension): four panels, one line per bucket (a memory sweep of several sizes is
-//! drawn by [`super::memory_plot`] instead).
+//! drawn by `memory_plot` instead: see [`super::figure`]).
 //!
 //! 1. throughput (objects/s) against workers, log-2 x axis, the knee circled;
 //! 2. wall time against workers (log-log), the knee circled;
@@ -284,10 +284,6 @@ pub fn why_line(result: &SweepResult) -> String {
 }
 
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
-    // A memory sweep of several sizes: objects/s and cost against memory instead.
-    if result.memory_sizes().len() > 1 {
-        return super::memory_plot::draw(root, result);
-    }
     register_font();
     let curves = curves(result);
     if curves.iter().all(|c| c.points.is_empty()) {
