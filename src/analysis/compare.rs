@@ -487,4 +487,25 @@ mod tests {
             Err(CompareError::SameFileSameBucket)
         ));
     }
+
+    #[test]
+    fn memory_sweeps_pair_by_bucket_memory_and_workers() {
+        let at = |memory_mb: u32, workers: u32, wall_ms: f64| {
+            let mut r = reps("b-1", workers, &[wall_ms]).remove(0);
+            r.memory_mb = Some(memory_mb);
+            r
+        };
+        let a = result(vec![at(512, 4, 1000.0), at(1024, 4, 600.0), at(2048, 4, 400.0)]);
+        let b = result(vec![at(512, 4, 500.0), at(1024, 4, 300.0), at(4096, 4, 100.0)]);
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        let pairs: Vec<(Option<u32>, u32, f64)> = c.pairs[0]
+            .configs
+            .iter()
+            .map(|m| (m.memory_mb, m.workers, m.wall_ratio))
+            .collect();
+        // 512 with 512 and 1,024 with 1,024, never across sizes; 2,048 and 4,096 unpaired.
+        assert_eq!(pairs, vec![(Some(512), 4, 0.5), (Some(1024), 4, 0.5)]);
+        assert_eq!(c.pairs[0].only_in_a, vec![4]);
+        assert_eq!(c.pairs[0].only_in_b, vec![4]);
+    }
 }

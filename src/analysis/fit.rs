@@ -294,6 +294,7 @@ pub fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) -> Vec<
             one_worker_speedup: one,
             best_speedup: best,
             explanation,
+            memory_mb: None,
         });
     }
     out

@@ -19,7 +19,8 @@ pub mod verdict;
 use crate::model::result::worker_counts;
 use crate::model::stats::median;
 use crate::model::{
-    Analysis, BucketSummary, ConfigResult, CurveAnalysis, SweepResult, Thresholds, Verdict, WorkerVerdict,
+    Analysis, BucketComparison, BucketSummary, ConfigResult, CurveAnalysis, SweepResult, Thresholds, Verdict,
+    WorkerVerdict,
 };
 
 use fit::{analyse_curve, compare_buckets, ModelInputs};
@@ -65,7 +66,7 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
         summary.extend(part.summary.into_iter().map(|s| BucketSummary { memory_mb, ..s }));
         if let Some(a) = part.analysis {
             buckets.extend(a.buckets.into_iter().map(|c| CurveAnalysis { memory_mb, ..c }));
-            comparisons.extend(a.comparisons);
+            comparisons.extend(a.comparisons.into_iter().map(|c| BucketComparison { memory_mb, ..c }));
         }
     }
     result.results = analysed.into_iter().flatten().collect();

@@ -337,6 +337,9 @@ pub struct BucketComparison {
     #[serde(serialize_with = "tidy::sig4")]
     pub best_speedup: f64,
     pub explanation: String,
+    /// A memory sweep compares buckets at each memory size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u32>,
 }
 
 /// The analysis block of the result document.

@@ -99,7 +99,8 @@ pub fn render_comparisons(result: &SweepResult) -> String {
     let mut out = String::new();
     if let Some(a) = &result.analysis {
         for c in &a.comparisons {
-            let _ = writeln!(out, "{} vs {}: {}", c.faster_bucket, c.slower_bucket, c.explanation);
+            let at = c.memory_mb.map(|m| format!(" at {m} MB")).unwrap_or_default();
+            let _ = writeln!(out, "{} vs {}{at}: {}", c.faster_bucket, c.slower_bucket, c.explanation);
         }
     }
     out
