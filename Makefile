@@ -1,7 +1,7 @@
 # s3sweep: the two commands a new user needs are `make demo` and `make test`.
 CARGO ?= cargo
 
-.PHONY: demo test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch events console-events invoke seed-aws load checkov deny audit
+.PHONY: demo memory-demo test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch events console-events invoke seed-aws load checkov deny audit
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
 ## bucket a directory bucket read with S3 Express sessions (about a minute); also
@@ -9,6 +9,12 @@ CARGO ?= cargo
 HTTP ?=
 demo:
 	$(CARGO) run --release --bin s3sweep -- local $(if $(HTTP),,--tls) --plot docs/demo.svg --json docs/demo.json
+
+## The memory sweep emulated at three sizes (docs/memory-sweep.md): the client under a
+## CPU quota per size (needs cgroups); redraws docs/memory-demo.svg and .json.
+memory-demo:
+	$(CARGO) run --release --bin s3sweep -- local --objects 300 --workers 1,8,32,128 \
+		--lambda-memory-mb 512,1769,3538 --target-wall-ms 500 --plot docs/memory-demo.svg --json docs/memory-demo.json
 
 ## Every test: formatting, lints (clippy, cfn-lint, checkov), dependency policy (cargo-deny),
 ## known vulnerabilities (cargo-audit), unit, integration and CLI tests, the Lambda
