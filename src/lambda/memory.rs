@@ -272,3 +272,64 @@ pub fn merged(mut base: SweepResult, results: Vec<SweepResult>, report: MemorySw
     base.memory = Some(report);
     base
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_size_gets_the_request_less_memory_and_a_finish_time_unless_it_fans_out() {
+        let plan = Plan::from_value(serde_json::json!({
+            "buckets": ["b-1"], "workers": [1, 8], "memory_mb": [512, 1024], "target_wall_ms": 500
+        }))
+        .unwrap();
+        let event = size_event(&plan, Some(1_700_000_000_000));
+        assert!(event.get("memory_mb").is_none(), "{event}");
+        assert_eq!(event["finish_by_unix_ms"], 1_700_000_000_000u64);
+        assert_eq!(event["workers"], serde_json::json!([1, 8]));
+        assert_eq!(event["target_wall_ms"], 500);
+        // The size's own invocation is a valid plan, and not a memory sweep again.
+        let again = Plan::from_value(event).unwrap();
+        assert!(again.memory_mb().is_empty());
+        // With a fan-out the version invoked coordinates its own children; a
+        // coordinator of a fan-out takes no finish time (its children get one).
+        let plan = Plan::from_value(serde_json::json!({
+            "buckets": ["b-1"], "memory_mb": [512], "fanout": {"invocations": 2}
+        }))
+        .unwrap();
+        let event = size_event(&plan, Some(1_700_000_000_000));
+        assert!(event.get("finish_by_unix_ms").is_none(), "{event}");
+        assert_eq!(event["fanout"]["invocations"], 2);
+        assert!(Plan::from_value(event).unwrap().fanout().is_some());
+    }
+
+    #[test]
+    fn errors_have_stable_types_and_say_what_the_cleanup_did() {
+        let call = ControlError::Call {
+            call: "PublishVersion",
+            function: "f".into(),
+            message: "ServiceException: boom".into(),
+        };
+        let e = MemorySweepError::Failed {
+            memory_mb: Some(512),
+            error: call,
+            cleanup: "deleted the versions it published (2), restored 1024 MB and the description".into(),
+        };
+        assert_eq!(e.error_type(), "MemorySweepFailed");
+        let text = e.to_string();
+        assert!(
+            text.contains("at 512 MB") && text.contains("PublishVersion") && text.contains("restored 1024 MB"),
+            "{text}"
+        );
+        let c = MemorySweepError::Concurrent(ControlError::Concurrent {
+            function: "f".into(),
+            marker: "[s3sweep-memory-sweep x 1]".into(),
+        });
+        assert_eq!(c.error_type(), "ConcurrentMemorySweep");
+        assert!(c.to_string().contains("remove the marker"), "{c}");
+        assert_eq!(
+            MemorySweepError::NotRestored { cleanup: String::new() }.error_type(),
+            "MemoryNotRestored"
+        );
+    }
+}
