@@ -11,7 +11,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use lambda_runtime::LambdaEvent;
@@ -66,13 +66,22 @@ async fn lab() -> RunningServer {
 }
 
 /// The Invoke handler: the child's real sweep, in a function built like the
-/// coordinator's, its context saying the version and memory invoked.
-async fn child_handler(endpoint: &str) -> InvokeHandler {
-    let child = Arc::new(Function::new(settings(endpoint, false)).await.unwrap());
+/// coordinator's, its context saying the version and memory invoked. Its Lambda client
+/// (for a fan-out within the size) talks to the API at `api` once that is known.
+async fn child_handler(endpoint: &str, api: Arc<OnceLock<String>>) -> InvokeHandler {
+    let endpoint = endpoint.to_string();
     Arc::new(move |event: Value, meta: InvokeMeta| {
-        let child = child.clone();
+        let (endpoint, api) = (endpoint.clone(), api.clone());
         Box::pin(async move {
+            let mut child = Function::new(settings(&endpoint, false)).await.unwrap();
+            if let Some(api) = api.get() {
+                child = child.with_invoker(Invoker::with_client(lambda_client(api)));
+            }
             let mut context = common::lambda_context("child", Some(Duration::from_secs(60)));
+            context.invoked_function_arn = format!(
+                "arn:aws:lambda:us-east-1:123456789012:function:{FUNCTION}:{}",
+                meta.version
+            );
             context.env_config = Arc::new(lambda_runtime::Config {
                 function_name: FUNCTION.into(),
                 memory: meta.memory_mb as i32,
@@ -100,13 +109,10 @@ struct Setup {
 async fn setup() -> Setup {
     let lab = lab().await;
     let endpoint = lab.endpoint();
-    let api = LambdaApi::start(
-        FUNCTION,
-        ORIGINAL_MB,
-        ORIGINAL_DESCRIPTION,
-        child_handler(&endpoint).await,
-    )
-    .await;
+    let known = Arc::new(OnceLock::new());
+    let handler = child_handler(&endpoint, known.clone()).await;
+    let api = LambdaApi::start(FUNCTION, ORIGINAL_MB, ORIGINAL_DESCRIPTION, handler).await;
+    known.set(api.endpoint()).unwrap();
     let coordinator = Function::new(settings(&endpoint, true))
         .await
         .unwrap()
@@ -127,6 +133,10 @@ async fn sweep(
         "buckets": [BUCKET], "object_count": 40, "workers": workers, "memory_mb": memory_mb,
         "target_wall_ms": 60_000
     });
+    sweep_event(coordinator, event).await
+}
+
+async fn sweep_event(coordinator: &Function, event: Value) -> Result<Value, lambda_runtime::Diagnostic> {
     let context = common::lambda_context("coordinator-1", Some(Duration::from_secs(120)));
     let handled = tokio::time::timeout(
         Duration::from_secs(60),
@@ -365,4 +375,38 @@ async fn a_second_sweep_of_the_same_function_is_refused() {
         !s.api.calls().iter().any(|c| c.contains("MemorySize=768")),
         "the refused sweep changed nothing"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fan_out_runs_within_each_size_on_that_sizes_version() {
+    let s = setup().await;
+    let event = json!({
+        "buckets": [BUCKET], "object_count": 40, "workers": [4], "memory_mb": [512, 1024],
+        "fanout": {"invocations": 2, "start_delay_ms": 300}
+    });
+    let result = sweep_event(&s.coordinator, event).await.unwrap();
+    let calls = s.api.calls();
+    let invokes: Vec<&String> = calls.iter().filter(|c| c.starts_with("Invoke")).collect();
+    // Per size: the version invoked once by the memory sweep, then twice by that
+    // version for its children, all at the size's version.
+    assert_eq!(
+        invokes,
+        vec![
+            "Invoke Qualifier=2 (512 MB)",
+            "Invoke Qualifier=2 (512 MB)",
+            "Invoke Qualifier=2 (512 MB)",
+            "Invoke Qualifier=3 (1024 MB)",
+            "Invoke Qualifier=3 (1024 MB)",
+            "Invoke Qualifier=3 (1024 MB)",
+        ],
+        "{calls:#?}"
+    );
+    let rows = result["results"].as_array().unwrap();
+    let merged: Vec<(u64, u64)> = rows
+        .iter()
+        .map(|r| (r["memory_mb"].as_u64().unwrap(), r["requests"].as_u64().unwrap()))
+        .collect();
+    // One merged row per size: the two children's shards, 40 objects in all.
+    assert_eq!(merged, vec![(512, 40), (1024, 40)]);
+    assert_as_the_user_left_it(&s.api, "after a memory sweep with a fan-out");
 }
