@@ -274,6 +274,16 @@ async fn set_publish_invoke_delete_restore_in_that_order() {
     assert!(choice["fastest"]["memory_mb"].is_u64(), "{choice}");
     assert!(choice["cheapest"]["memory_mb"].is_u64(), "{choice}");
     assert_eq!(choice["target_wall_ms"], 60_000);
+    // Every configuration's cost, its GB-seconds at its own memory size.
+    let costs = memory["costs"].as_array().unwrap();
+    assert_eq!(costs.len(), 6);
+    for (cost, row) in costs.iter().zip(rows) {
+        let mb = row["memory_mb"].as_f64().unwrap();
+        let want = mb / 1024.0 * row["wall_ms"].as_f64().unwrap() / 1000.0;
+        let got = cost["lambda_gb_s"].as_f64().unwrap();
+        assert!((got - want).abs() <= want * 1e-3, "{cost} vs {row}");
+        assert_eq!(cost["memory_mb"], row["memory_mb"]);
+    }
     // Summaries per bucket and size.
     let sizes: Vec<u64> = result["summary"]
         .as_array()

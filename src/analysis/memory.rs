@@ -3,7 +3,7 @@
 //! configuration at its size ([`super::cost`]). Model in, model out.
 
 use crate::model::stats::{first_seen, median};
-use crate::model::{MemoryChoice, MemoryConfig, SweepResult};
+use crate::model::{MemoryChoice, MemoryConfig, MemoryCost, SweepResult};
 
 use super::cost::{clean_configurations, cost_report, CostOverrides};
 
@@ -72,6 +72,38 @@ pub fn choices(result: &SweepResult, target_wall_ms: Option<u64>) -> Vec<MemoryC
         .collect()
 }
 
+/// What every (bucket, memory, workers) of a memory sweep cost at its own size:
+/// medians over repetitions of the Lambda GB-seconds and the cost per 1,000 GETs.
+pub fn costs(result: &SweepResult) -> Vec<MemoryCost> {
+    let report = cost_report(result, CostOverrides::default());
+    first_seen(
+        report
+            .rows
+            .iter()
+            .filter_map(|r| r.memory_mb.map(|m| (r.bucket.as_str(), m, r.workers))),
+    )
+    .into_iter()
+    .map(|(bucket, memory_mb, workers)| {
+        let mine: Vec<_> = report
+            .rows
+            .iter()
+            .filter(|r| r.bucket == bucket && r.memory_mb == Some(memory_mb) && r.workers == workers)
+            .collect();
+        MemoryCost {
+            bucket: bucket.to_string(),
+            memory_mb,
+            workers,
+            lambda_gb_s: median(mine.iter().map(|r| r.lambda_gb_s).collect()).unwrap_or(0.0),
+            per_1000_gets_usd: median(mine.iter().map(|r| r.per_1000_gets_usd).collect()).unwrap_or(0.0),
+            clean: result
+                .rows_at(bucket, Some(memory_mb))
+                .filter(|r| r.workers == workers)
+                .all(|r| r.errors.total == 0),
+        }
+    })
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +141,14 @@ mod tests {
         assert!(a.rows[0].lambda_gb_s > a.rows[1].lambda_gb_s, "{:?}", a.rows);
         assert!((a.rows[0].lambda_gb_s - 0.5).abs() < 1e-12);
         assert!(choices(&result(vec![row("b-1", 1, 1, 10.0, 0)]), None).is_empty());
+        // Every configuration's cost is in the document, at its own size.
+        let c = costs(&r);
+        assert_eq!(c.len(), 4);
+        assert_eq!((c[0].memory_mb, c[0].workers, c[0].clean), (512, 16, true));
+        assert!(
+            (c[0].lambda_gb_s - 0.5).abs() < 1e-9 && (c[2].lambda_gb_s - 0.6).abs() < 1e-9,
+            "{c:?}"
+        );
+        assert!(!c[3].clean);
     }
 }

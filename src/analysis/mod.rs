@@ -78,8 +78,10 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
     });
     let target = result.request.target_wall_ms;
     let choices = memory::choices(result, target);
+    let costs = memory::costs(result);
     if let Some(m) = result.memory.as_mut() {
         m.choices = choices;
+        m.costs = costs;
     }
 }
 

@@ -42,6 +42,7 @@ pub async fn sweep_steps(
         versions_deleted: Vec::new(),
         memory_restored: None,
         choices: Vec::new(),
+        costs: Vec::new(),
     };
     for step in sized {
         let memory_mb = step.memory_mb.unwrap_or_default();

@@ -210,6 +210,7 @@ pub async fn sweep_memory(
         versions_deleted: cleanup.deleted,
         memory_restored: Some(cleanup.restored),
         choices: Vec::new(),
+        costs: Vec::new(),
     };
     Ok((results, report))
 }

@@ -31,6 +31,25 @@ pub struct MemorySweepReport {
     /// Per bucket: the fastest configuration and the cheapest meeting the target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<MemoryChoice>,
+    /// What every (bucket, memory, workers) cost, at its own memory size (medians over
+    /// repetitions), in the order run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub costs: Vec<MemoryCost>,
+}
+
+/// The cost of one (bucket, memory, workers) configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryCost {
+    pub bucket: String,
+    pub memory_mb: u32,
+    pub workers: u32,
+    /// Lambda GB-seconds: `memory_mb` / 1,024 x wall time, median over repetitions.
+    #[serde(serialize_with = "tidy::sig4")]
+    pub lambda_gb_s: f64,
+    /// S3 requests plus those GB-seconds, per 1,000 GETs, median over repetitions.
+    pub per_1000_gets_usd: f64,
+    /// False when a repetition had failed requests (never chosen).
+    pub clean: bool,
 }
 
 /// What happened at one memory size.

@@ -18,7 +18,7 @@ pub use diagnosis::{
 };
 pub use errors::{ErrorCounts, ErrorKind};
 pub use fanout::{ChildMeasure, SerializedHistograms};
-pub use memory::{MemoryChoice, MemoryConfig, MemoryStep, MemorySweepReport};
+pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryStep, MemorySweepReport};
 pub use request::{Architecture, FanoutRequest, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs};
 pub use result::{
     BucketSummary, ChildError, ChildReport, ConfigResult, Environment, FanoutReport, LambdaEnvironment, MergedConfig,
