@@ -1,7 +1,7 @@
 # s3sweep: the two commands a new user needs are `make demo` and `make test`.
 CARGO ?= cargo
 
-.PHONY: demo test lint fmt build-release bench bench-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch events console-events invoke seed-aws load checkov deny audit
+.PHONY: demo memory-demo test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch events console-events invoke seed-aws load checkov deny audit
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
 ## bucket a directory bucket read with S3 Express sessions (about a minute); also
@@ -10,12 +10,21 @@ HTTP ?=
 demo:
 	$(CARGO) run --release --bin s3sweep -- local $(if $(HTTP),,--tls) --plot docs/demo.svg --json docs/demo.json
 
+## The memory sweep emulated at three sizes (docs/memory-sweep.md): the client under a
+## CPU quota per size (needs cgroups); redraws docs/memory-demo.svg and .json.
+memory-demo:
+	$(CARGO) run --release --bin s3sweep -- local --objects 300 --workers 1,8,32,128 \
+		--lambda-memory-mb 512,1769,3538 --target-wall-ms 500 --plot docs/memory-demo.svg --json docs/memory-demo.json
+
 ## Every test: formatting, lints (clippy, cfn-lint, checkov), dependency policy (cargo-deny),
 ## known vulnerabilities (cargo-audit), unit, integration and CLI tests, the Lambda
 ## function under `cargo lambda watch` (tools pinned in requirements-dev.txt, in .venv),
-## and boto3 reading the lab's HTTPS directory bucket (bench/requirements.txt, in .venv-bench).
-test: lint deny checkov audit tools bench-venv
+## and boto3 reading the lab's HTTPS directory bucket (bench/requirements.txt, in .venv-bench),
+## and the memory sweep's control plane against moto's Lambda server (requirements-moto.txt,
+## in .venv-moto).
+test: lint deny checkov audit tools bench-venv moto-venv
 	CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" S3SWEEP_BENCH_PYTHON="$(CURDIR)/$(BENCH_VENV)/bin/python" \
+		S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python" \
 		$(CARGO) test --lib --bins --tests
 
 lint: tools
@@ -46,6 +55,18 @@ $(BENCH_STAMP): bench/requirements.txt
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	rm -f $(BENCH_VENV)/.installed-*
+	touch $@
+
+## moto's Lambda server (pinned in requirements-moto.txt) in .venv-moto, for
+## tests/moto_lambda.rs (the memory sweep's control-plane calls).
+MOTO_VENV ?= .venv-moto
+MOTO_STAMP := $(MOTO_VENV)/.installed-$(shell cksum < requirements-moto.txt | cut -d' ' -f1)
+moto-venv: $(MOTO_STAMP)
+
+$(MOTO_STAMP): requirements-moto.txt
+	test -x $(MOTO_VENV)/bin/python || $(PYTHON) -m venv $(MOTO_VENV)
+	$(MOTO_VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-moto.txt
+	rm -f $(MOTO_VENV)/.installed-*
 	touch $@
 
 ## Release s3sweep-lambda: binary size and process start to first handled event.

@@ -1,6 +1,8 @@
 //! The client under a CPU quota (`--cpu-quota`, a cgroup of its own): at 64 workers the
 //! verdict is `client_cpu` with about a quarter of a core usable and the quota named as
-//! its source; without a quota the same machine reports its cores.
+//! its source; without a quota the same machine reports its cores. The emulated memory
+//! sweep (`--lambda-memory-mb 256,512,1769`): CPU per GET constant, objects/s rising with
+//! the quota until latency binds.
 
 mod common;
 
@@ -68,4 +70,97 @@ fn bad_quotas_are_named() {
         stderr.contains("--lambda-memory-mb") && stderr.contains("128"),
         "{stderr}"
     );
+}
+
+/// The emulated memory sweep: `--lambda-memory-mb 256,512,1769` runs the sweep once per
+/// size under MB / 1,769 cores. The CPU per GET stays about the same (the work per
+/// request does not change with the quota), objects/s at 64 workers rises with the
+/// quota, and once the quota is large enough the few-worker configuration is bound by
+/// latency, not CPU.
+#[test]
+fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
+    let (out, doc) = local(&["--lambda-memory-mb", "256,512,1769", "--workers", "4"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("cannot set a CPU quota here") {
+        eprintln!("SKIPPED: {stderr}");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("memory MB") && stdout.contains("256*"), "{stdout}");
+    assert!(
+        stdout.contains("256 MB emulated (client CPU quota 0.145 cores"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("memory for express-like--lab1-az1--x-s3: fastest"),
+        "{stdout}"
+    );
+    assert_eq!(doc["memory"]["mode"], "emulated");
+    let cores: Vec<f64> = doc["memory"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["cores"].as_f64().unwrap())
+        .collect();
+    assert_eq!(cores, vec![0.1447, 0.2894, 1.0]);
+    let rows = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 3 * 2 * 2);
+    assert!(
+        rows.iter().all(|r| r["emulated"] == true),
+        "every row is marked emulated"
+    );
+    let at = |bucket: &str, mb: u64, workers: u64| {
+        rows.iter()
+            .find(|r| r["bucket"] == bucket && r["memory_mb"] == mb && r["workers"] == workers)
+            .unwrap_or_else(|| panic!("no row {bucket} {mb} MB {workers} workers"))
+    };
+    for bucket in ["standard-like", "express-like--lab1-az1--x-s3"] {
+        let rate = |mb| at(bucket, mb, 64)["objects_per_s"].as_f64().unwrap();
+        let cpu = |mb| at(bucket, mb, 64)["cpu_ms_per_get"].as_f64().unwrap();
+        eprintln!(
+            "{bucket} at 64 workers: objects/s {:.0} / {:.0} / {:.0}, cpu ms per GET {:.3} / {:.3} / {:.3}",
+            rate(256),
+            rate(512),
+            rate(1769),
+            cpu(256),
+            cpu(512),
+            cpu(1769)
+        );
+        // Throughput rises with the quota...
+        assert!(rate(512) > 1.4 * rate(256), "{bucket}: {} vs {}", rate(512), rate(256));
+        assert!(
+            rate(1769) > 1.4 * rate(512),
+            "{bucket}: {} vs {}",
+            rate(1769),
+            rate(512)
+        );
+        // ...at about the same CPU per GET.
+        let cpus = [cpu(256), cpu(512), cpu(1769)];
+        let (lo, hi) = (
+            cpus.iter().cloned().fold(f64::MAX, f64::min),
+            cpus.iter().cloned().fold(0.0, f64::max),
+        );
+        assert!(hi < 1.5 * lo, "{bucket}: CPU per GET {cpus:?}");
+        assert_eq!(at(bucket, 256, 64)["diagnosis"]["verdict"], "client_cpu", "{bucket}");
+    }
+    // With a core, four requests in flight wait on latency, not on the CPU.
+    assert_eq!(
+        at("express-like--lab1-az1--x-s3", 1769, 4)["diagnosis"]["verdict"],
+        "latency"
+    );
+    assert_eq!(
+        at("express-like--lab1-az1--x-s3", 256, 4)["diagnosis"]["verdict"],
+        "client_cpu"
+    );
+}
+
+#[test]
+fn bad_memory_sizes_are_each_named() {
+    let out = run_bounded(Command::new(BIN).args(["local", "--lambda-memory-mb", "64,512,512,20000"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    for needle in ["--lambda-memory-mb", "got 64", "512 is listed twice", "got 20000"] {
+        assert!(stderr.contains(needle), "{needle} not in {stderr}");
+    }
 }

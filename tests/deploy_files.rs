@@ -265,6 +265,52 @@ fn fan_out_may_invoke_only_the_function_itself() {
     assert!(!template().contains("function:*"), "no wildcard over other functions");
 }
 
+/// Issue 15: a memory sweep changes the function itself and nothing else: read and
+/// update its configuration and publish versions on the unqualified function only;
+/// delete only qualified ARNs (versions), never the function; invoke its versions
+/// through the fan-out statement. No wildcard action, no other function.
+#[test]
+fn the_memory_sweep_may_change_only_the_function_itself() {
+    let arn = "!Sub arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${FunctionName}";
+    let st = statement_with_action("lambda:UpdateFunctionConfiguration");
+    assert_eq!(child(&st, "Effect").unwrap().inline, "Allow");
+    let mut actions = values(&child(&st, "Action").unwrap());
+    actions.sort();
+    assert_eq!(
+        actions,
+        vec![
+            "lambda:GetFunctionConfiguration",
+            "lambda:PublishVersion",
+            "lambda:UpdateFunctionConfiguration"
+        ]
+    );
+    assert_eq!(values(&child(&st, "Resource").unwrap()), vec![arn.to_string()]);
+    let st = statement_with_action("lambda:DeleteFunction");
+    assert_eq!(values(&child(&st, "Action").unwrap()), vec!["lambda:DeleteFunction"]);
+    assert_eq!(
+        values(&child(&st, "Resource").unwrap()),
+        vec![format!("{arn}:*")],
+        "versions only: the unqualified function must not be deletable"
+    );
+    // The versions are invoked through the fan-out statement (qualified ARNs).
+    let invoke = values(&child(&statement_with_action("lambda:InvokeFunction"), "Resource").unwrap());
+    assert!(invoke.contains(&format!("{arn}:*")), "{invoke:?}");
+    let t = template();
+    assert!(
+        !t.contains("lambda:*") && !t.contains("\"*\""),
+        "no wildcard action or resource"
+    );
+    // The README says what these permissions allow and why.
+    let readme = read("README.md");
+    for needle in [
+        "lambda:UpdateFunctionConfiguration",
+        "lambda:PublishVersion",
+        "lambda:DeleteFunction",
+    ] {
+        assert!(readme.contains(needle), "README.md does not explain {needle}");
+    }
+}
+
 // ---- Makefile ----
 
 /// The recipe of a Makefile target: its prerequisites line and its recipe lines.

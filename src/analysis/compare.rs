@@ -146,6 +146,9 @@ pub fn verdict(a: &Spread, b: &Spread) -> Verdict {
 /// One worker count present in both buckets of a pair.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MatchedConfig {
+    /// A memory sweep's size, MB (rows pair by bucket, memory size and workers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u32>,
     pub workers: u32,
     pub a: Spread,
     pub b: Spread,
@@ -304,21 +307,25 @@ pub fn compare(a: &SweepResult, b: &SweepResult, options: &CompareOptions) -> Re
         .map(|(x, y)| {
             let rows_a: Vec<&ConfigResult> = a.results.iter().filter(|r| r.bucket == x).collect();
             let rows_b: Vec<&ConfigResult> = b.results.iter().filter(|r| r.bucket == y).collect();
-            let mut wa: Vec<u32> = rows_a.iter().map(|r| r.workers).collect();
-            wa.sort_unstable();
-            wa.dedup();
-            let mut wb: Vec<u32> = rows_b.iter().map(|r| r.workers).collect();
-            wb.sort_unstable();
-            wb.dedup();
-            let configs: Vec<MatchedConfig> = wa
+            // Rows pair by (memory size, workers): a memory sweep's sizes with each other.
+            let keys = |rows: &[&ConfigResult]| {
+                let mut k: Vec<(Option<u32>, u32)> = rows.iter().map(|r| (r.memory_mb, r.workers)).collect();
+                k.sort_unstable();
+                k.dedup();
+                k
+            };
+            let (ka, kb) = (keys(&rows_a), keys(&rows_b));
+            let configs: Vec<MatchedConfig> = ka
                 .iter()
-                .filter(|w| wb.contains(w))
-                .map(|&w| {
-                    let sa = Spread::of(&rows_a.iter().copied().filter(|r| r.workers == w).collect::<Vec<_>>());
-                    let sb = Spread::of(&rows_b.iter().copied().filter(|r| r.workers == w).collect::<Vec<_>>());
+                .filter(|k| kb.contains(k))
+                .map(|&(m, w)| {
+                    let at = |r: &&&ConfigResult| r.workers == w && r.memory_mb == m;
+                    let sa = Spread::of(&rows_a.iter().filter(at).copied().collect::<Vec<_>>());
+                    let sb = Spread::of(&rows_b.iter().filter(at).copied().collect::<Vec<_>>());
                     min_a = min_a.min(sa.repetitions);
                     min_b = min_b.min(sb.repetitions);
                     MatchedConfig {
+                        memory_mb: m,
                         workers: w,
                         wall_ratio: sb.median_wall_ms / sa.median_wall_ms.max(1e-9),
                         throughput_ratio: sb.median_objects_per_s / sa.median_objects_per_s.max(1e-9),
@@ -328,11 +335,17 @@ pub fn compare(a: &SweepResult, b: &SweepResult, options: &CompareOptions) -> Re
                     }
                 })
                 .collect();
+            let only = |mine: &[(Option<u32>, u32)], other: &[(Option<u32>, u32)]| -> Vec<u32> {
+                let mut w: Vec<u32> = mine.iter().filter(|k| !other.contains(k)).map(|k| k.1).collect();
+                w.sort_unstable();
+                w.dedup();
+                w
+            };
             let sum_a = a.summary.iter().find(|s| s.bucket == x);
             let sum_b = b.summary.iter().find(|s| s.bucket == y);
             BucketPair {
-                only_in_a: wa.iter().copied().filter(|w| !wb.contains(w)).collect(),
-                only_in_b: wb.iter().copied().filter(|w| !wa.contains(w)).collect(),
+                only_in_a: only(&ka, &kb),
+                only_in_b: only(&kb, &ka),
                 best_a: sum_a.map(|s| (s.best_workers, s.best_wall_ms)),
                 best_b: sum_b.map(|s| (s.best_workers, s.best_wall_ms)),
                 knee_a: sum_a.and_then(|s| s.knee_workers),
@@ -473,5 +486,26 @@ mod tests {
             ),
             Err(CompareError::SameFileSameBucket)
         ));
+    }
+
+    #[test]
+    fn memory_sweeps_pair_by_bucket_memory_and_workers() {
+        let at = |memory_mb: u32, workers: u32, wall_ms: f64| {
+            let mut r = reps("b-1", workers, &[wall_ms]).remove(0);
+            r.memory_mb = Some(memory_mb);
+            r
+        };
+        let a = result(vec![at(512, 4, 1000.0), at(1024, 4, 600.0), at(2048, 4, 400.0)]);
+        let b = result(vec![at(512, 4, 500.0), at(1024, 4, 300.0), at(4096, 4, 100.0)]);
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        let pairs: Vec<(Option<u32>, u32, f64)> = c.pairs[0]
+            .configs
+            .iter()
+            .map(|m| (m.memory_mb, m.workers, m.wall_ratio))
+            .collect();
+        // 512 with 512 and 1,024 with 1,024, never across sizes; 2,048 and 4,096 unpaired.
+        assert_eq!(pairs, vec![(Some(512), 4, 0.5), (Some(1024), 4, 0.5)]);
+        assert_eq!(c.pairs[0].only_in_a, vec![4]);
+        assert_eq!(c.pairs[0].only_in_b, vec![4]);
     }
 }

@@ -20,7 +20,9 @@
 //!
 //! Billed GETs are the timed requests plus their retries (warm-up GETs and Express
 //! `CreateSession` calls are not counted). Lambda GB-seconds are the configuration's
-//! wall time times the memory: the share of the invocation that configuration used.
+//! wall time times the memory: the share of the invocation that configuration used. A
+//! memory sweep's rows carry their own `memory_mb`, which prices them (an override of
+//! the memory applies only to rows without one).
 //! Lambda's per-invocation charge ($0.20 per million) is left out: one invocation runs
 //! a whole sweep.
 
@@ -63,6 +65,9 @@ pub struct LambdaBasis {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConfigCost {
     pub bucket: String,
+    /// The row's memory size (a memory sweep); its GB-seconds are at that size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u32>,
     pub workers: u32,
     pub repetition: u32,
     pub class: StorageClass,
@@ -81,6 +86,8 @@ pub struct ConfigCost {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cheapest {
     pub bucket: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u32>,
     pub workers: u32,
     /// Median over repetitions.
     pub wall_ms: f64,
@@ -112,11 +119,14 @@ pub fn config_cost(prices: &Prices, lambda: &LambdaBasis, r: &ConfigResult) -> C
                 + r.bytes as f64 / (1u64 << 30) as f64 * prices.s3_express_retrieval_per_gb_usd
         }
     };
-    let lambda_gb_s = f64::from(lambda.memory_mb) / 1024.0 * r.wall_ms / 1000.0;
+    // A memory sweep's row ran at its own size: that size is what it was billed for.
+    let memory_mb = r.memory_mb.unwrap_or(lambda.memory_mb);
+    let lambda_gb_s = f64::from(memory_mb) / 1024.0 * r.wall_ms / 1000.0;
     let lambda_usd = lambda_gb_s * lambda.gb_s_usd;
     let total_usd = s3_usd + lambda_usd;
     ConfigCost {
         bucket: r.bucket.clone(),
+        memory_mb: r.memory_mb,
         workers: r.workers,
         repetition: r.repetition,
         class,
@@ -178,27 +188,39 @@ pub fn cost_report(result: &SweepResult, overrides: CostOverrides) -> CostReport
     }
 }
 
-/// Among (bucket, workers) without failed requests, the lowest median cost per 1,000
-/// GETs whose median wall time meets the target (ties: the faster).
-fn cheapest(result: &SweepResult, rows: &[ConfigCost], target: Option<u64>) -> Option<Cheapest> {
-    first_seen(rows.iter().map(|r| (r.bucket.as_str(), r.workers)))
+/// Every (bucket, memory, workers) without failed requests, with its median wall time
+/// and median cost per 1,000 GETs over repetitions, in the order first run.
+pub fn clean_configurations(result: &SweepResult, rows: &[ConfigCost]) -> Vec<Cheapest> {
+    first_seen(rows.iter().map(|r| (r.bucket.as_str(), r.memory_mb, r.workers)))
         .into_iter()
-        .filter(|(b, w)| {
+        .filter(|(b, m, w)| {
             result
                 .results
                 .iter()
-                .filter(|r| r.bucket == *b && r.workers == *w)
+                .filter(|r| r.bucket == *b && r.memory_mb == *m && r.workers == *w)
                 .all(|r| r.errors.total == 0)
         })
-        .map(|(b, w)| {
-            let mine: Vec<&ConfigCost> = rows.iter().filter(|r| r.bucket == b && r.workers == w).collect();
+        .map(|(b, m, w)| {
+            let mine: Vec<&ConfigCost> = rows
+                .iter()
+                .filter(|r| r.bucket == b && r.memory_mb == m && r.workers == w)
+                .collect();
             Cheapest {
                 bucket: b.to_string(),
+                memory_mb: m,
                 workers: w,
                 wall_ms: median(mine.iter().map(|r| r.wall_ms).collect()).unwrap_or(0.0),
                 per_1000_gets_usd: median(mine.iter().map(|r| r.per_1000_gets_usd).collect()).unwrap_or(0.0),
             }
         })
+        .collect()
+}
+
+/// Among (bucket, memory, workers) without failed requests, the lowest median cost
+/// per 1,000 GETs whose median wall time meets the target (ties: the faster).
+fn cheapest(result: &SweepResult, rows: &[ConfigCost], target: Option<u64>) -> Option<Cheapest> {
+    clean_configurations(result, rows)
+        .into_iter()
         .filter(|c| target.is_none_or(|t| c.wall_ms <= t as f64))
         .min_by(|a, b| {
             a.per_1000_gets_usd

@@ -224,6 +224,7 @@ pub fn analyse_curve(
         verdicts,
         fit,
         predictions,
+        memory_mb: None,
     }
 }
 
@@ -293,6 +294,7 @@ pub fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) -> Vec<
             one_worker_speedup: one,
             best_speedup: best,
             explanation,
+            memory_mb: None,
         });
     }
     out

@@ -6,17 +6,22 @@
 //! - [`fit`]: the throughput model fitted per bucket, its predictions, and the
 //!   bucket-vs-bucket comparison;
 //! - [`cost`]: what each configuration's GETs and Lambda time cost;
+//! - [`memory`]: a memory sweep's fastest and cheapest memory x workers per bucket;
 //! - [`compare`]: two results side by side, with significance from repetitions.
 
 pub mod compare;
 pub mod cost;
 pub mod fit;
+pub mod memory;
 pub mod summary;
 pub mod verdict;
 
 use crate::model::result::worker_counts;
 use crate::model::stats::median;
-use crate::model::{Analysis, ConfigResult, SweepResult, Thresholds, Verdict, WorkerVerdict};
+use crate::model::{
+    Analysis, BucketComparison, BucketSummary, ConfigResult, CurveAnalysis, SweepResult, Thresholds, Verdict,
+    WorkerVerdict,
+};
 
 use fit::{analyse_curve, compare_buckets, ModelInputs};
 use summary::summarize;
@@ -26,7 +31,61 @@ use verdict::{curve_verdicts, diagnose_row, queueing_notes};
 /// summaries, every row's verdict, and per bucket the curve analysis, model fit,
 /// predictions and the bucket-vs-bucket comparison. Model in, model out: it reads only
 /// the document, so a merged fan-out result gets the same analysis as a plain run.
+///
+/// A memory sweep's rows (`memory_mb` set) are analysed size by size, each size as a
+/// sweep of its own (summaries and curves then carry `memory_mb`), and the memory
+/// block gets each bucket's fastest and cheapest memory x workers.
 pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
+    let sizes = result.memory_sizes();
+    if sizes.is_empty() {
+        analyse_one(result, thresholds);
+        return;
+    }
+    let rows = std::mem::take(&mut result.results);
+    let mut analysed: Vec<Option<ConfigResult>> = vec![None; rows.len()];
+    let (mut summary, mut buckets, mut comparisons) = (Vec::new(), Vec::new(), Vec::new());
+    let groups = sizes
+        .iter()
+        .map(|&m| Some(m))
+        .chain(rows.iter().any(|r| r.memory_mb.is_none()).then_some(None));
+    for memory_mb in groups {
+        let index: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].memory_mb == memory_mb).collect();
+        let mut part = SweepResult {
+            results: index.iter().map(|&i| rows[i].clone()).collect(),
+            fanout: None,
+            memory: None,
+            ..result.clone()
+        };
+        if let (Some(l), Some(m)) = (part.environment.lambda.as_mut(), memory_mb) {
+            l.memory_size_mb = Some(m);
+        }
+        analyse_one(&mut part, thresholds);
+        for (i, row) in index.into_iter().zip(part.results) {
+            analysed[i] = Some(row);
+        }
+        summary.extend(part.summary.into_iter().map(|s| BucketSummary { memory_mb, ..s }));
+        if let Some(a) = part.analysis {
+            buckets.extend(a.buckets.into_iter().map(|c| CurveAnalysis { memory_mb, ..c }));
+            comparisons.extend(a.comparisons.into_iter().map(|c| BucketComparison { memory_mb, ..c }));
+        }
+    }
+    result.results = analysed.into_iter().flatten().collect();
+    result.summary = summary;
+    result.analysis = Some(Analysis {
+        thresholds: *thresholds,
+        buckets,
+        comparisons,
+    });
+    let target = result.request.target_wall_ms;
+    let choices = memory::choices(result, target);
+    let costs = memory::costs(result);
+    if let Some(m) = result.memory.as_mut() {
+        m.choices = choices;
+        m.costs = costs;
+    }
+}
+
+fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
     result.summary = summarize(&result.results);
     let vcpus = result.environment.vcpus;
     for row in &mut result.results {

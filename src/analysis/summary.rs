@@ -79,6 +79,7 @@ pub fn summarize(results: &[ConfigResult]) -> Vec<BucketSummary> {
                     .map(|r| r.errors.total)
                     .sum(),
                 knee_workers,
+                memory_mb: None,
             }
         })
         .collect()

@@ -187,43 +187,94 @@ pub struct LocalArgs {
 }
 
 /// A CPU quota for the measuring client, to try a Lambda's CPU share on this machine.
-#[derive(Args, Clone, Copy)]
+#[derive(Args, Clone)]
 pub struct QuotaArgs {
     /// Run the client under a CPU quota of this many cores (a cgroup; needs permission
     /// to create one). The embedded server of `local` stays outside it.
     #[arg(long, value_name = "CORES", conflicts_with = "lambda_memory_mb")]
     pub cpu_quota: Option<f64>,
-    /// The quota a Lambda function of this memory gets: MB / 1,769 cores (at most 6).
-    #[arg(long, value_name = "MB")]
-    pub lambda_memory_mb: Option<u32>,
+    /// The quota a Lambda function of this memory gets: MB / 1,769 cores (at most 6,
+    /// and at most this machine's cores). Several sizes, comma separated
+    /// (`512,1769,3538`), run the sweep once per size: an emulated memory sweep.
+    #[arg(long, value_name = "MB,MB,...", value_delimiter = ',')]
+    pub lambda_memory_mb: Vec<u32>,
 }
 
-impl QuotaArgs {
-    /// The quota asked for, in cores, checked.
-    pub fn cores(&self) -> Result<Option<f64>, CliError> {
-        if let Some(mb) = self.lambda_memory_mb {
-            if !crate::plan::LAMBDA_MEMORY_MB.contains(&mb) {
-                return Err(CliError::Usage(format!(
-                    "--lambda-memory-mb: must be between 128 and 10240 (Lambda's limits), got {mb}"
-                )));
-            }
-            return Ok(Some((f64::from(mb) / LAMBDA_MB_PER_VCPU).min(LAMBDA_MAX_VCPUS)));
-        }
-        Ok(self.cpu_quota)
-    }
+/// One quota the client runs under: a memory size's share of CPU, or `--cpu-quota`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QuotaStep {
+    /// The Lambda memory size emulated (`None`: `--cpu-quota`).
+    pub memory_mb: Option<u32>,
+    /// Cores' worth of CPU time per second.
+    pub cores: f64,
+    /// The cores the size would get on Lambda, when this machine has fewer.
+    pub capped_from: Option<f64>,
+}
 
-    /// Enters the quota, if one was asked for; the client runs under it while the
-    /// returned guard lives.
-    pub fn enter(&self) -> Result<Option<CpuQuota>, CliError> {
-        let Some(cores) = self.cores()? else { return Ok(None) };
-        let flag = if self.lambda_memory_mb.is_some() {
+impl QuotaStep {
+    /// Enters the quota; the client runs under it while the returned guard lives.
+    pub fn enter(&self) -> Result<CpuQuota, CliError> {
+        let flag = if self.memory_mb.is_some() {
             "--lambda-memory-mb"
         } else {
             "--cpu-quota"
         };
-        let quota = CpuQuota::enter(cores).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
-        eprintln!("client CPU quota: {cores:.3} cores ({flag})");
-        Ok(Some(quota))
+        let quota = CpuQuota::enter(self.cores).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
+        match (self.memory_mb, self.capped_from) {
+            (Some(mb), Some(wanted)) => eprintln!(
+                "client CPU quota: {:.3} cores for {mb} MB (Lambda gives {wanted:.3}; this machine has only {:.0})",
+                self.cores, self.cores
+            ),
+            (Some(mb), None) => eprintln!("client CPU quota: {:.3} cores for {mb} MB ({flag})", self.cores),
+            (None, _) => eprintln!("client CPU quota: {:.3} cores ({flag})", self.cores),
+        }
+        Ok(quota)
+    }
+}
+
+impl QuotaArgs {
+    /// The quotas asked for, checked (every bad size named): one per memory size, or
+    /// the one `--cpu-quota`, or none.
+    pub fn steps(&self) -> Result<Vec<QuotaStep>, CliError> {
+        if !self.lambda_memory_mb.is_empty() {
+            let machine = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+            let mut bad = Vec::new();
+            let mut seen = std::collections::BTreeSet::new();
+            for &mb in &self.lambda_memory_mb {
+                if !crate::plan::LAMBDA_MEMORY_MB.contains(&mb) {
+                    bad.push(format!("must be between 128 and 10240 (Lambda's limits), got {mb}"));
+                } else if !seen.insert(mb) {
+                    bad.push(format!("{mb} is listed twice"));
+                }
+            }
+            if self.lambda_memory_mb.len() > crate::plan::MAX_MEMORY_SIZES {
+                bad.push(format!("at most {} sizes", crate::plan::MAX_MEMORY_SIZES));
+            }
+            if !bad.is_empty() {
+                return Err(CliError::Usage(format!("--lambda-memory-mb: {}", bad.join("; "))));
+            }
+            return Ok(self
+                .lambda_memory_mb
+                .iter()
+                .map(|&mb| {
+                    let wanted = (f64::from(mb) / LAMBDA_MB_PER_VCPU).min(LAMBDA_MAX_VCPUS);
+                    QuotaStep {
+                        memory_mb: Some(mb),
+                        cores: wanted.min(machine),
+                        capped_from: (wanted > machine).then_some(wanted),
+                    }
+                })
+                .collect());
+        }
+        Ok(self
+            .cpu_quota
+            .map(|cores| QuotaStep {
+                memory_mb: None,
+                cores,
+                capped_from: None,
+            })
+            .into_iter()
+            .collect())
     }
 }
 

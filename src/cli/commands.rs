@@ -22,6 +22,7 @@ use crate::s3::seed::{seed as seed_objects, SeedError, SeedSpec};
 use crate::s3::RequestSettings;
 
 use super::args::{check_session_ttl, CleanArgs, CompareArgs, ReportArgs, RunArgs, SeedArgs, ServeArgs, TargetArgs};
+use super::memory::sweep_steps;
 use super::{human, read_result, request, write_json, write_plot, CliError, Context};
 
 /// A value as pretty JSON.
@@ -103,6 +104,13 @@ pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> 
             "`fanout` needs the Lambda function, which invokes itself N times (docs/fanout.md): remove the field for a sweep from this machine, or send the request (`run --print-event`) to the function".into(),
         ));
     }
+    // Memory sizes from --lambda-memory-mb, else the request's `memory_mb`: each is
+    // emulated here by a CPU quota (the Lambda sets its real memory instead).
+    let mut quota = args.quota.clone();
+    if quota.lambda_memory_mb.is_empty() && quota.cpu_quota.is_none() {
+        quota.lambda_memory_mb = plan.memory_mb().to_vec();
+    }
+    let steps = quota.steps()?;
     plan.check_fd_budget(false).map_err(CliError::other)?;
     let client = args.target.client(&plan.buckets()[0]).await?;
     if !args.no_preflight {
@@ -117,18 +125,17 @@ pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> 
         plan.object_count(),
         plan.total_requests()
     );
-    let quota = args.quota.enter()?;
-    let mut result = engine::run(
+    let mut result = sweep_steps(
         &client,
         &plan,
+        &steps,
         &SweepOptions {
             runner: "cli".into(),
             ..SweepOptions::default()
         },
         ProgressMode::for_stderr(args.output.quiet).observer(),
     )
-    .await;
-    drop(quota);
+    .await?;
     analyse(&mut result, &thresholds);
     if !args.output.quiet {
         eprint!(

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::analysis::analyse;
 use crate::analysis::cost::CostOverrides;
-use crate::engine::{self, SweepOptions};
+use crate::engine::SweepOptions;
 use crate::lab::child::{ChildOptions, LabProcess};
 use crate::lab::{self, LatencyProfile, ServerConfig, TlsOptions};
 use crate::model::{SweepRequest, SweepResult, Thresholds};
@@ -21,11 +21,12 @@ use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::usage;
 
 use super::args::{check_session_ttl, LocalArgs};
+use super::memory::sweep_steps;
 use super::{human, request, write_json, write_plot, CliError, Context};
 
 pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliError> {
     args.output.check()?;
-    args.quota.cores()?;
+    let steps = args.quota.steps()?;
     let session_ttl = check_session_ttl(args.session_ttl_s).map_err(CliError::Usage)?;
     let buckets = vec![
         (STANDARD_BUCKET.to_string(), LatencyProfile::Standard),
@@ -38,6 +39,7 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
     request.pool_connections = args.pool.unwrap_or(max_workers);
     request.repetitions = args.repetitions;
     request.target_wall_ms = args.target_wall_ms;
+    request.memory_mb = args.quota.lambda_memory_mb.clone();
     // Every field of this request comes from a flag (or its default): name the flags.
     let from_flags = request::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
     let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;
@@ -100,14 +102,15 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
         plan.workers(),
         plan.pool_connections()
     );
-    // The quota takes the client only: the server was started before.
-    let quota = args.quota.enter()?;
+    // The quota takes the client only: the server was started before. With several
+    // memory sizes the whole sweep runs once per size, each under its own quota.
     let seed_sessions = client.transport().counters().session_requests;
     let server_cpu_before = server.cpu_time();
     let requests_before = client.transport().counters().requests_sent;
-    let mut result = engine::run(
+    let swept = sweep_steps(
         &client,
         &plan,
+        &steps,
         &SweepOptions {
             runner: "local".into(),
             ..SweepOptions::default()
@@ -115,7 +118,13 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
         ProgressMode::for_stderr(args.output.quiet).observer(),
     )
     .await;
-    drop(quota);
+    let mut result = match swept {
+        Ok(result) => result,
+        Err(e) => {
+            server.stop().await;
+            return Err(e);
+        }
+    };
     analyse(&mut result, &thresholds);
     let requests = client.transport().counters().requests_sent - requests_before;
     let server_cpu = match (server_cpu_before, server.cpu_time()) {

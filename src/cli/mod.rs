@@ -14,6 +14,7 @@ pub mod args;
 pub mod commands;
 pub mod generate;
 pub mod local;
+pub mod memory;
 pub mod request;
 pub mod target;
 
@@ -22,8 +23,8 @@ use std::path::Path;
 
 use crate::analysis::cost::{cost_report, CostOverrides};
 use crate::model::{SweepResult, Thresholds};
-use crate::render::cost::render_cost;
-use crate::render::{plot, render_tables, Style};
+use crate::render::cost::{render_cost, render_memory_choices};
+use crate::render::{figure, render_tables, Style};
 use crate::s3::errors::BucketError;
 
 pub use args::{Cli, Command};
@@ -209,15 +210,17 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
 
 /// The tables and the cost, for people (or as Markdown).
 pub(crate) fn human(result: &SweepResult, style: Style, overrides: CostOverrides) -> String {
+    let target = overrides.target_wall_ms.or(result.request.target_wall_ms);
     format!(
-        "{}{}",
+        "{}{}{}",
         render_tables(result, style),
-        render_cost(&cost_report(result, overrides), style)
+        render_cost(&cost_report(result, overrides), style),
+        render_memory_choices(&crate::analysis::memory::choices(result, target))
     )
 }
 
 pub(crate) fn write_plot(result: &SweepResult, path: &Path) -> Result<(), CliError> {
-    plot::render_file(result, path).context(format!("writing the plot {}", path.display()))?;
+    figure::render_file(result, path).context(format!("writing the plot {}", path.display()))?;
     eprintln!("plot written to {}", path.display());
     Ok(())
 }

@@ -162,6 +162,8 @@ pub(crate) async fn run_config(
         breakdown: Some(breakdown),
         client: None,
         diagnosis: None,
+        memory_mb: None,
+        emulated: false,
     };
     row.client = Some(ClientSide::of(
         &row,

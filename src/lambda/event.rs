@@ -16,7 +16,8 @@ pub fn validate_event(payload: Value) -> Result<Plan, RequestError> {
 /// capped by `FanoutMax`, and the configurations of one run by the response limit.
 pub fn validate_event_with(payload: Value, fanout: &FanoutSettings) -> Result<Plan, RequestError> {
     let plan = Plan::from_value(payload)?;
-    let configurations = plan.configurations();
+    // A memory sweep returns every size's rows in one answer.
+    let configurations = plan.configurations() * plan.memory_mb().len().max(1) as u64;
     // Children's rows are kept in the answer only while it fits in 6 MB
     // (`response::fit`); the merged rows are bounded by the configurations below.
     let problems: Vec<FieldProblem> = fanout.check(&plan).into_iter().collect();
@@ -28,10 +29,14 @@ pub fn validate_event_with(payload: Value, fanout: &FanoutSettings) -> Result<Pl
             problems: vec![FieldProblem {
                 field: "repetitions".into(),
                 message: format!(
-                    "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions); a Lambda result holds at most {MAX_LAMBDA_CONFIGURATIONS} (6 MB response limit): use fewer, or `s3sweep run`",
+                    "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}); a Lambda result holds at most {MAX_LAMBDA_CONFIGURATIONS} (6 MB response limit): use fewer, or `s3sweep run`",
                     plan.buckets().len(),
                     plan.workers().len(),
-                    plan.repetitions()
+                    plan.repetitions(),
+                    match plan.memory_mb().len() {
+                        0 | 1 => String::new(),
+                        n => format!(" x {n} memory sizes"),
+                    }
                 ),
             }],
         });

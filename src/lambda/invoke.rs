@@ -59,6 +59,17 @@ impl Invoker {
         }
     }
 
+    /// An invoker around an existing client (tests: a client of a Lambda API server on
+    /// 127.0.0.1).
+    pub fn with_client(client: aws_sdk_lambda::Client) -> Self {
+        Invoker { client }
+    }
+
+    /// The Lambda client (a memory sweep's control-plane calls use it too).
+    pub fn client(&self) -> &aws_sdk_lambda::Client {
+        &self.client
+    }
+
     /// Invokes `function` once, synchronously, with `event`, within `limit`.
     pub async fn invoke(&self, function: &str, event: &Value, limit: Duration) -> Result<SweepResult, ChildError> {
         let payload = serde_json::to_vec(event).map_err(|e| ChildError {

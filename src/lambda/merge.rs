@@ -221,6 +221,8 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         breakdown: None,
         client: None,
         diagnosis: None,
+        memory_mb: first.memory_mb,
+        emulated: first.emulated,
     };
     let spread = |v: &[f64]| if v.is_empty() { 0.0 } else { round3(max(v) - min(v)) };
     let config = MergedConfig {

@@ -7,6 +7,10 @@
 //! here is testable without the Lambda service: call [`Function::handle`] with a
 //! `LambdaEvent` and a `Context` carrying whatever deadline the test needs.
 //!
+//! An event with `memory_mb` makes the handler the coordinator of a memory sweep: it
+//! sets its own function's memory, publishes and invokes a version per size, and
+//! cleans up ([`memory`], [`control`]).
+//!
 //! An event with a `fanout` field makes the handler a coordinator: it invokes its own
 //! function N times ([`children`], [`invoke`]) and returns the merged result
 //! ([`merge`]); an event with `role: "child"` is one of those invocations. Every
@@ -18,8 +22,10 @@
 //! fields, so an event cannot point the function at another host.
 
 pub mod children;
+pub mod control;
 pub mod event;
 pub mod invoke;
+pub mod memory;
 pub mod merge;
 pub mod response;
 pub mod settings;
@@ -65,6 +71,9 @@ pub enum InvocationError {
     /// The answer does not fit Lambda's response limit even trimmed.
     #[error("{0}")]
     TooLarge(response::TooLarge),
+    /// A memory sweep that was refused, stopped, or could not restore the function.
+    #[error("{0}")]
+    MemorySweep(memory::MemorySweepError),
 }
 
 /// The start error's advice, plus what only applies to a function with the
@@ -82,7 +91,8 @@ impl InvocationError {
     /// The stable `errorType` the Lambda returns: `InvalidEvent`, or the
     /// [`StartError::error_type`] (`NoCredentials`, `BucketNotFound`, `AccessDenied`,
     /// `ObjectNotFound`, `EndpointUnreachable`, `StartFailed`), `FanoutUnavailable`,
-    /// `DeadlineReached`, `ResponseTooLarge`.
+    /// `DeadlineReached`, `ResponseTooLarge`, and a memory sweep's
+    /// `ConcurrentMemorySweep`, `MemorySweepFailed`, `MemoryNotRestored`.
     pub fn error_type(&self) -> &'static str {
         match self {
             InvocationError::InvalidEvent(_) => "InvalidEvent",
@@ -90,6 +100,7 @@ impl InvocationError {
             InvocationError::Fanout(_) => "FanoutUnavailable",
             InvocationError::DeadlineInPreflight { .. } => "DeadlineReached",
             InvocationError::TooLarge(_) => "ResponseTooLarge",
+            InvocationError::MemorySweep(e) => e.error_type(),
         }
     }
 }
@@ -220,6 +231,13 @@ impl Function {
             tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
             InvocationError::Start(err)
         })?;
+        if !plan.memory_mb().is_empty() {
+            let mut result = self
+                .coordinate_memory(&plan, &context, cold_start, remaining, deadline)
+                .await?;
+            fit_answer(&mut result)?;
+            return Ok(result);
+        }
         if plan.fanout().is_some() {
             let mut result = self
                 .coordinate(&plan, &context, cold_start, remaining, deadline)
@@ -322,6 +340,57 @@ impl Function {
                 "fan-out finished"
             );
         }
+        Ok(result)
+    }
+}
+
+impl Function {
+    /// The coordinator of a memory sweep: one version per size, invoked, cleaned up.
+    async fn coordinate_memory(
+        &self,
+        plan: &Plan,
+        context: &Context,
+        cold_start: bool,
+        remaining: Option<Duration>,
+        deadline: Option<Instant>,
+    ) -> Result<SweepResult, InvocationError> {
+        let invoker = self
+            .invoker
+            .as_ref()
+            .ok_or(InvocationError::Fanout(FanoutError::NoInvoker))?;
+        let function = self
+            .settings
+            .fanout
+            .unqualified(&context.invoked_function_arn)
+            .ok_or(InvocationError::Fanout(FanoutError::NoFunctionName))?;
+        let started_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let started = Instant::now();
+        // The lock's token: this invocation (request id), and when it started.
+        let token = format!("{} {started_unix_ms}", context.request_id);
+        let control = control::ControlPlane::new(
+            invoker.client().clone(),
+            &function,
+            token.trim(),
+            self.settings.memory_poll,
+        );
+        let (results, report) = memory::sweep_memory(invoker, &control, plan, deadline, self.settings.safety_margin)
+            .await
+            .map_err(|e| {
+                tracing::error!(error_type = e.error_type(), error = %e, "memory sweep failed");
+                InvocationError::MemorySweep(e)
+            })?;
+        let environment = engine::environment(
+            &self.client,
+            "lambda",
+            Some(lambda_environment(context, &self.settings, cold_start, remaining)),
+        );
+        let base = SweepResult::new(environment, plan.request().clone(), started_unix_ms);
+        let mut result = memory::merged(base, results, report);
+        result.total_wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
+        analysis::analyse(&mut result, &Thresholds::default());
+        tracing::info!(configurations = result.results.len(), "memory sweep finished");
         Ok(result)
     }
 }

@@ -6,6 +6,8 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::lab;
+
+use super::control::PollSettings;
 use crate::plan::{FieldProblem, Plan, MAX_INVOCATIONS};
 use crate::s3::{ClientOptions, CredentialSource};
 
@@ -53,6 +55,10 @@ pub const FUNCTION_ENV: &str = "S3SWEEP_FANOUT_FUNCTION";
 /// unknown field, so its invocation really fails (`InvalidEvent`) through the Invoke
 /// API. Never set it on a deployed function.
 pub const TEST_BREAK_CHILD_ENV: &str = "S3SWEEP_FANOUT_TEST_BREAK_CHILD";
+/// Environment variable: how often a memory sweep reads the function's
+/// `LastUpdateStatus` while an update runs, ms (default 1,000; at most 10,000). The
+/// wait is bounded at two minutes whatever the interval.
+pub const MEMORY_POLL_ENV: &str = "S3SWEEP_MEMORY_POLL_MS";
 /// Default of [`FANOUT_MAX_ENV`].
 pub const DEFAULT_FANOUT_MAX: u32 = 10;
 /// Wait for an invocation when the coordinator has no deadline (the emulator): Lambda's
@@ -70,6 +76,8 @@ pub struct FunctionSettings {
     pub region: Option<String>,
     /// Fan-out: the most invocations, the function to invoke.
     pub fanout: FanoutSettings,
+    /// A memory sweep's wait for each configuration update ([`MEMORY_POLL_ENV`]).
+    pub memory_poll: PollSettings,
 }
 
 /// A function environment that cannot work. Every bad variable is named.
@@ -146,6 +154,15 @@ impl FunctionSettings {
                 }
             },
         };
+        let mut memory_poll = PollSettings::default();
+        if let Some(text) = get(MEMORY_POLL_ENV) {
+            match text.parse::<u64>() {
+                Ok(ms) if (1..=10_000).contains(&ms) => memory_poll.interval = Duration::from_millis(ms),
+                _ => problems.push(format!(
+                    "{MEMORY_POLL_ENV}={text:?}: must be a whole number of milliseconds from 1 to 10000"
+                )),
+            }
+        }
         let fanout = FanoutSettings::from_lookup(get, &mut problems);
         if problems.is_empty() {
             Ok(FunctionSettings {
@@ -153,6 +170,7 @@ impl FunctionSettings {
                 safety_margin,
                 region,
                 fanout,
+                memory_poll,
             })
         } else {
             Err(SettingsError { problems })
@@ -233,6 +251,20 @@ impl FanoutSettings {
                 Some(q) => format!("{unqualified}:{q}"),
                 None => unqualified,
             });
+        }
+        self.function_name.clone()
+    }
+
+    /// The function whose configuration a memory sweep changes: [`FUNCTION_ENV`] when
+    /// set, else this function's unqualified ARN (from `invoked_function_arn`), else
+    /// its name. `None` when none is known.
+    pub fn unqualified(&self, invoked_function_arn: &str) -> Option<String> {
+        if let Some(f) = &self.function_override {
+            return Some(f.clone());
+        }
+        let parts: Vec<&str> = invoked_function_arn.split(':').collect();
+        if parts.len() >= 7 && parts[0] == "arn" && parts[2] == "lambda" && parts[5] == "function" {
+            return Some(parts[..7].join(":"));
         }
         self.function_name.clone()
     }

@@ -333,6 +333,9 @@ pub struct CurveAnalysis {
     pub verdicts: Vec<WorkerVerdict>,
     pub fit: Option<ModelFit>,
     pub predictions: Vec<Prediction>,
+    /// A memory sweep's curves are per bucket and memory size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u32>,
 }
 
 /// How much faster the lower-latency bucket is, at one worker and at the best count.
@@ -351,6 +354,9 @@ pub struct BucketComparison {
     #[serde(serialize_with = "tidy::sig4")]
     pub best_speedup: f64,
     pub explanation: String,
+    /// A memory sweep compares buckets at each memory size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u32>,
 }
 
 /// The analysis block of the result document.

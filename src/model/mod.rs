@@ -7,6 +7,7 @@ pub mod diagnosis;
 pub mod errors;
 pub mod fanout;
 pub mod histogram;
+pub mod memory;
 pub mod request;
 pub mod result;
 pub mod stats;
@@ -17,6 +18,7 @@ pub use diagnosis::{
 };
 pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
+pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryStep, MemorySweepReport};
 pub use request::{Architecture, FanoutRequest, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs};
 pub use result::{
     BucketSummary, ChildError, ChildReport, ConfigResult, Environment, FanoutReport, LambdaEnvironment, MergedConfig,
@@ -65,6 +67,8 @@ pub(crate) mod test_rows {
             breakdown: None,
             client: None,
             diagnosis: None,
+            memory_mb: None,
+            emulated: false,
         }
     }
 
@@ -100,6 +104,7 @@ pub(crate) mod test_rows {
             skipped: vec![],
             fanout: None,
             trimmed: None,
+            memory: None,
         }
     }
 

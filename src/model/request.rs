@@ -35,6 +35,7 @@ pub const DEFAULT_START_DELAY_MS: u64 = 2_000;
 /// | `config_slot_ms` | none | a child's slot per configuration (from `fanout.slot_ms`) |
 /// | `prices` | us-east-1 list prices | price table for the cost estimate, see [`Prices`] |
 /// | `target_wall_ms` | none | wall time a configuration must meet to be named the cheapest |
+/// | `memory_mb` | none | Lambda memory sizes to sweep (each 128 to 10,240): the sweep runs once per size, see `docs/memory-sweep.md` |
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepRequest {
@@ -85,6 +86,11 @@ pub struct SweepRequest {
     /// Wall time, ms, the cheapest configuration named in the cost summary must meet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_wall_ms: Option<u64>,
+    /// Lambda memory sizes, MB, to run the whole sweep at, one after the other (a
+    /// memory sweep: on Lambda a published version per size; locally a CPU quota per
+    /// size). Empty: the function's own memory only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory_mb: Vec<u32>,
 }
 
 /// Timeouts in milliseconds; each must be 1..=900,000 (checked by the plan).
@@ -167,6 +173,7 @@ impl SweepRequest {
             max_attempts: default_max_attempts(),
             prices: Prices::default(),
             target_wall_ms: None,
+            memory_mb: Vec::new(),
         }
     }
 }

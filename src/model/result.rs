@@ -10,6 +10,7 @@ use super::diagnosis::{Analysis, Breakdown, ClientMeasure, ClientSide, Diagnosis
 use super::errors::ErrorCounts;
 use super::fanout::ChildMeasure;
 use super::histogram::{cdf_points, decode_histogram, HistogramError};
+use super::memory::MemorySweepReport;
 use super::request::{KeyRange, Split, SweepRequest};
 use super::stats::{first_seen, round3, tidy, Percentiles};
 
@@ -48,6 +49,10 @@ pub struct SweepResult {
     /// Per-bucket curve analysis, model predictions and bucket comparisons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis: Option<Analysis>,
+    /// A memory sweep (request `memory_mb`): the sizes run, what was done to the
+    /// function, and per bucket the fastest and the cheapest memory x workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemorySweepReport>,
 }
 
 /// What was dropped from a result to fit a size limit, in the order dropped: `error_samples`
@@ -237,6 +242,13 @@ pub struct ConfigResult {
     /// What bound this configuration, with the figures that decided it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<Diagnosis>,
+    /// A memory sweep's rows: the Lambda memory size, MB, the configuration ran at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u32>,
+    /// True when that memory size was emulated (locally, by a CPU quota of
+    /// `memory_mb` / 1,769 cores) rather than run on Lambda.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub emulated: bool,
 }
 
 /// The best configuration of one bucket.
@@ -260,6 +272,9 @@ pub struct BucketSummary {
     /// The knee: the smallest worker count whose median throughput is within 10% of
     /// the best. More workers than this buy less than 10%.
     pub knee_workers: Option<u32>,
+    /// A memory sweep's summaries are per bucket and memory size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u32>,
 }
 
 /// A configuration that was not run.
@@ -429,6 +444,7 @@ impl SweepResult {
             fanout: None,
             trimmed: None,
             analysis: None,
+            memory: None,
         }
     }
 
@@ -452,6 +468,20 @@ impl SweepResult {
     /// The rows of one bucket, in the order run.
     pub fn rows_of<'a>(&'a self, bucket: &'a str) -> impl Iterator<Item = &'a ConfigResult> + 'a {
         self.results.iter().filter(move |r| r.bucket == bucket)
+    }
+
+    /// The rows of one bucket at one memory size (`None`: rows without a size).
+    pub fn rows_at<'a>(
+        &'a self,
+        bucket: &'a str,
+        memory_mb: Option<u32>,
+    ) -> impl Iterator<Item = &'a ConfigResult> + 'a {
+        self.rows_of(bucket).filter(move |r| r.memory_mb == memory_mb)
+    }
+
+    /// The memory sizes of the rows, in the order first run (empty: no memory sweep).
+    pub fn memory_sizes(&self) -> Vec<u32> {
+        first_seen(self.results.iter().filter_map(|r| r.memory_mb))
     }
 }
 

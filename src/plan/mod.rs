@@ -18,8 +18,8 @@ use serde_json::Value;
 use crate::model::request::{FanoutRequest, Role, SweepRequest};
 
 pub use names::{check_bucket_name, is_directory_bucket, KeyTemplate};
-use sections::{check_fanout, check_prices, typed_request};
-pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_TARGET_WALL_MS};
+use sections::{check_fanout, check_memory, check_prices, typed_request};
+pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS};
 
 /// Most requests in flight in one configuration.
 pub const MAX_WORKERS: u32 = 4096;
@@ -216,20 +216,24 @@ impl Plan {
             }
         }
         check_prices(&request.prices, request.target_wall_ms, &mut problems);
+        check_memory(&request, &mut problems);
         let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
+        let sizes = request.memory_mb.len().max(1) as u64;
         let total = request.buckets.len() as u64
             * request.workers.len() as u64
             * u64::from(request.repetitions)
-            * u64::from(request.object_count);
+            * u64::from(request.object_count)
+            * sizes;
         if total > MAX_TOTAL_REQUESTS {
             bad(
                 "object_count".into(),
                 format!(
-                    "the run would make {total} requests ({} buckets x {} worker counts x {} repetitions x {} objects); the limit is {MAX_TOTAL_REQUESTS}",
+                    "the run would make {total} requests ({} buckets x {} worker counts x {} repetitions x {} objects{}); the limit is {MAX_TOTAL_REQUESTS}",
                     request.buckets.len(),
                     request.workers.len(),
                     request.repetitions,
-                    request.object_count
+                    request.object_count,
+                    if sizes > 1 { format!(" x {sizes} memory sizes") } else { String::new() }
                 ),
             );
         }
@@ -315,6 +319,10 @@ impl Plan {
     /// The configurations the run has: buckets x worker counts x repetitions.
     pub fn configurations(&self) -> u64 {
         self.request.buckets.len() as u64 * self.request.workers.len() as u64 * u64::from(self.request.repetitions)
+    }
+    /// The memory sizes to sweep, MB (empty: none).
+    pub fn memory_mb(&self) -> &[u32] {
+        &self.request.memory_mb
     }
     /// A child's slot per configuration.
     pub fn config_slot(&self) -> Option<Duration> {
@@ -500,6 +508,51 @@ mod tests {
         assert_eq!(plan.request().target_wall_ms, Some(2500));
         let echoed = serde_json::to_value(plan.request()).unwrap();
         assert_eq!(echoed["prices"]["lambda_memory_mb"], 10240);
+    }
+
+    #[test]
+    fn memory_sizes_are_checked_each_by_name() {
+        let err = Plan::from_value(json!({
+            "buckets": ["ok-bucket"],
+            "memory_mb": [512, 64, 512, 20000, "big"],
+            "workers": [0]
+        }))
+        .unwrap_err();
+        assert_eq!(err.fields(), vec!["memory_mb", "workers[0]"], "{err}");
+        let err =
+            Plan::from_value(json!({"buckets": ["ok-bucket"], "memory_mb": [512, 64, 512, 20000], "workers": [0]}))
+                .unwrap_err();
+        assert_eq!(
+            err.fields(),
+            vec!["workers[0]", "memory_mb[1]", "memory_mb[2]", "memory_mb[3]"],
+            "{err}"
+        );
+        assert!(err.to_string().contains("between 128 and 10240"), "{err}");
+        let err = Plan::from_value(json!({"buckets": ["b-1"], "role": "child", "memory_mb": [512]})).unwrap_err();
+        assert_eq!(err.fields(), vec!["memory_mb"]);
+        let err =
+            Plan::from_value(json!({"buckets": ["b-1"], "memory_mb": (1..=11).map(|i| 128 * i).collect::<Vec<u32>>()}))
+                .unwrap_err();
+        assert_eq!(err.fields(), vec!["memory_mb"]);
+        // Every size runs the whole sweep: the request limit counts them.
+        let err = Plan::from_value(json!({
+            "buckets": ["b-1"], "object_count": 1_000_000, "workers": [1, 2, 4, 8], "memory_mb": [512, 1024, 2048]
+        }))
+        .unwrap_err();
+        assert!(err.to_string().contains("x 3 memory sizes"), "{err}");
+        let plan =
+            Plan::from_value(json!({"buckets": ["b-1"], "memory_mb": [512, 1769], "fanout": {"invocations": 2}}))
+                .unwrap();
+        assert_eq!(plan.memory_mb(), &[512, 1769]);
+        assert_eq!(
+            serde_json::to_value(plan.request()).unwrap()["memory_mb"],
+            json!([512, 1769])
+        );
+        let plain = Plan::from_value(json!({"buckets": ["b-1"]})).unwrap();
+        assert!(serde_json::to_value(plain.request())
+            .unwrap()
+            .get("memory_mb")
+            .is_none());
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub const MAX_SLOTS_MS: u64 = 900_000;
 pub const MAX_START_AHEAD_MS: u64 = MAX_START_DELAY_MS + 10_000;
 /// Lambda memory limits, MB.
 pub const LAMBDA_MEMORY_MB: std::ops::RangeInclusive<u32> = 128..=10_240;
+/// Most memory sizes one memory sweep may run (`memory_mb`).
+pub const MAX_MEMORY_SIZES: usize = 10;
 /// Most accepted `target_wall_ms` (one day).
 pub const MAX_TARGET_WALL_MS: u64 = 86_400_000;
 /// Highest price accepted per 1,000 GETs or per GB (a sanity bound against typos).
@@ -49,6 +51,7 @@ const REQUEST_FIELDS: &[&str] = &[
     "max_attempts",
     "prices",
     "target_wall_ms",
+    "memory_mb",
 ];
 
 const PRICE_FIELDS: &[&str] = &[
@@ -115,6 +118,7 @@ pub(crate) fn typed_request(map: Map<String, Value>, problems: &mut Vec<FieldPro
         "a whole number of milliseconds",
         &mut request.target_wall_ms,
     );
+    s.take("memory_mb", "a list of whole numbers of MB", &mut request.memory_mb);
     if let Some(v) = s.raw("timeouts_ms") {
         let known = ["connect", "first_byte", "attempt"];
         let example = "{\"connect\": 3000, \"first_byte\": 10000, \"attempt\": 30000}";
@@ -360,6 +364,43 @@ pub(crate) fn check_fanout(request: &SweepRequest, problems: &mut Vec<FieldProbl
                 "finish_by_unix_ms",
                 format!("must be after start_unix_ms ({start}), got {finish}"),
             );
+        }
+    }
+}
+
+/// Checks of `memory_mb`: each size within Lambda's limits, none twice, at most
+/// [`MAX_MEMORY_SIZES`], never on a child (the coordinator of a memory sweep invokes
+/// one version per size; those invocations do not sweep memory again).
+pub(crate) fn check_memory(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
+    if request.memory_mb.len() > MAX_MEMORY_SIZES {
+        bad(
+            "memory_mb".into(),
+            format!(
+                "at most {MAX_MEMORY_SIZES} memory sizes, got {}",
+                request.memory_mb.len()
+            ),
+        );
+    }
+    if request.role == Role::Child && !request.memory_mb.is_empty() {
+        bad(
+            "memory_mb".into(),
+            "a child (role \"child\") runs at its function's memory: memory_mb is for the coordinator".into(),
+        );
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, &mb) in request.memory_mb.iter().enumerate() {
+        if !LAMBDA_MEMORY_MB.contains(&mb) {
+            bad(
+                format!("memory_mb[{i}]"),
+                format!(
+                    "must be between {} and {} MB (Lambda's limits), got {mb}",
+                    LAMBDA_MEMORY_MB.start(),
+                    LAMBDA_MEMORY_MB.end()
+                ),
+            );
+        } else if !seen.insert(mb) {
+            bad(format!("memory_mb[{i}]"), format!("{mb} is listed twice"));
         }
     }
 }

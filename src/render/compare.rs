@@ -32,7 +32,9 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
         } else {
             let _ = writeln!(out, "\n{head}");
         }
-        let mut table = style.table(vec![
+        let sized = p.configs.iter().any(|m| m.memory_mb.is_some());
+        let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
+        header.extend([
             "workers",
             "A wall ms",
             "B wall ms",
@@ -45,8 +47,14 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
             "errors A/B",
             "verdict",
         ]);
+        let mut table = style.table(header);
         for m in &p.configs {
-            table.add_row(vec![
+            let mut cells = match (sized, m.memory_mb) {
+                (true, Some(mb)) => vec![mb.to_string()],
+                (true, None) => vec!["-".to_string()],
+                (false, _) => Vec::new(),
+            };
+            cells.extend([
                 m.workers.to_string(),
                 wall_cell(&m.a),
                 wall_cell(&m.b),
@@ -59,8 +67,9 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
                 format!("{}/{}", m.a.errors, m.b.errors),
                 m.verdict.text(),
             ]);
+            table.add_row(cells);
         }
-        align_right(&mut table, 0..10);
+        align_right(&mut table, 0..10 + usize::from(sized));
         let _ = writeln!(out, "{table}");
         if markdown {
             out.push('\n');

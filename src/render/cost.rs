@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::cost::{CostReport, StorageClass};
+use crate::model::{MemoryChoice, MemoryConfig};
 
 use super::{align_right, Style};
 
@@ -23,9 +24,12 @@ pub fn usd(x: f64) -> String {
 /// The cost table and the summary sentence.
 pub fn render_cost(report: &CostReport, style: Style) -> String {
     let mut out = String::new();
-    let mut table = style.table(vec![
-        "bucket",
-        "class",
+    let sized = report.rows.iter().any(|r| r.memory_mb.is_some());
+    let mut header = vec!["bucket", "class"];
+    if sized {
+        header.push("memory MB");
+    }
+    header.extend([
         "workers",
         "rep",
         "GETs",
@@ -35,13 +39,19 @@ pub fn render_cost(report: &CostReport, style: Style) -> String {
         "total $",
         "$ per 1k GETs",
     ]);
+    let mut table = style.table(header);
     for r in &report.rows {
-        table.add_row(vec![
+        let mut cells = vec![
             r.bucket.clone(),
             match r.class {
                 StorageClass::Standard => "standard".into(),
                 StorageClass::Express => "express".into(),
             },
+        ];
+        if sized {
+            cells.push(r.memory_mb.map_or("-".into(), |m| m.to_string()));
+        }
+        cells.extend([
             r.workers.to_string(),
             r.repetition.to_string(),
             r.billed_gets.to_string(),
@@ -51,16 +61,23 @@ pub fn render_cost(report: &CostReport, style: Style) -> String {
             usd(r.total_usd),
             usd(r.per_1000_gets_usd),
         ]);
+        table.add_row(cells);
     }
-    align_right(&mut table, 2..10);
+    align_right(&mut table, 2..10 + usize::from(sized));
     let l = &report.lambda;
     let _ = writeln!(
         out,
-        "cost (list prices, see `prices` in the request; Lambda at {} MB {}, {} per GB-s, {}):",
-        l.memory_mb,
+        "cost (list prices, see `prices` in the request; Lambda at {} {}, {} per GB-s, {}):",
+        if sized {
+            "each row's memory size".to_string()
+        } else {
+            format!("{} MB", l.memory_mb)
+        },
         l.architecture.name(),
         usd(l.gb_s_usd),
-        if l.measured_in_lambda {
+        if sized {
+            "a memory sweep"
+        } else if l.measured_in_lambda {
             "the function's own memory"
         } else {
             "assumed: not run in Lambda"
@@ -76,8 +93,9 @@ pub fn render_cost(report: &CostReport, style: Style) -> String {
         (Some(c), Some(t)) => {
             let _ = writeln!(
                 out,
-                "; cheapest within the {t} ms target: {} at {} workers, {:.0} ms, {} per 1,000 GETs",
+                "; cheapest within the {t} ms target: {} at {}{} workers, {:.0} ms, {} per 1,000 GETs",
                 c.bucket,
+                c.memory_mb.map(|m| format!("{m} MB x ")).unwrap_or_default(),
                 c.workers,
                 c.wall_ms,
                 usd(c.per_1000_gets_usd)
@@ -89,14 +107,42 @@ pub fn render_cost(report: &CostReport, style: Style) -> String {
         (Some(c), None) => {
             let _ = writeln!(
                 out,
-                "; cheapest: {} at {} workers, {:.0} ms, {} per 1,000 GETs (set `target_wall_ms` to require a time)",
+                "; cheapest: {} at {}{} workers, {:.0} ms, {} per 1,000 GETs (set `target_wall_ms` to require a time)",
                 c.bucket,
+                c.memory_mb.map(|m| format!("{m} MB x ")).unwrap_or_default(),
                 c.workers,
                 c.wall_ms,
                 usd(c.per_1000_gets_usd)
             );
         }
         (None, None) => out.push('\n'),
+    }
+    out
+}
+
+/// A memory sweep's answer per bucket: the fastest memory x workers and the cheapest
+/// meeting the target, one line each (nothing without memory sizes).
+pub fn render_memory_choices(choices: &[MemoryChoice]) -> String {
+    let mut out = String::new();
+    let config = |c: &MemoryConfig| {
+        format!(
+            "{} MB x {} workers, {:.0} ms, {:.0} objects/s, {} per 1,000 GETs",
+            c.memory_mb,
+            c.workers,
+            c.wall_ms,
+            c.objects_per_s,
+            usd(c.per_1000_gets_usd)
+        )
+    };
+    for c in choices {
+        let fastest = c.fastest.as_ref().map_or("none without errors".into(), config);
+        let cheapest = match (&c.cheapest, c.target_wall_ms) {
+            (Some(x), Some(t)) => format!("cheapest within {t} ms: {}", config(x)),
+            (Some(x), None) => format!("cheapest: {} (set `target_wall_ms` to require a time)", config(x)),
+            (None, Some(t)) => format!("no memory x workers without errors met {t} ms"),
+            (None, None) => "no configuration without errors".into(),
+        };
+        let _ = writeln!(out, "memory for {}: fastest {fastest}; {cheapest}", c.bucket);
     }
     out
 }

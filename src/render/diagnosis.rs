@@ -28,22 +28,22 @@ fn verdict_runs(verdicts: &[WorkerVerdict]) -> String {
 }
 
 /// The lines printed under one bucket's table.
-pub fn render_bucket(result: &SweepResult, bucket: &str) -> String {
+pub fn render_bucket(result: &SweepResult, bucket: &str, memory_mb: Option<u32>) -> String {
     let mut out = String::new();
-    let Some(analysis) = result
-        .analysis
-        .as_ref()
-        .and_then(|a| a.buckets.iter().find(|b| b.bucket == bucket))
-    else {
+    let Some(analysis) = result.analysis.as_ref().and_then(|a| {
+        a.buckets
+            .iter()
+            .find(|b| b.bucket == bucket && b.memory_mb == memory_mb)
+    }) else {
         return out;
     };
     let _ = writeln!(out, "verdicts: {}", verdict_runs(&analysis.verdicts));
     // The explanation of the best configuration and of the largest worker count.
-    let rows: Vec<&ConfigResult> = result.rows_of(bucket).collect();
+    let rows: Vec<&ConfigResult> = result.rows_at(bucket, memory_mb).collect();
     let best = result
         .summary
         .iter()
-        .find(|s| s.bucket == bucket)
+        .find(|s| s.bucket == bucket && s.memory_mb == memory_mb)
         .map(|s| s.best_workers);
     let mut shown = Vec::new();
     for w in [rows.first().map(|r| r.workers), best, rows.last().map(|r| r.workers)]
@@ -134,7 +134,8 @@ pub fn render_comparisons(result: &SweepResult) -> String {
     let mut out = String::new();
     if let Some(a) = &result.analysis {
         for c in &a.comparisons {
-            let _ = writeln!(out, "{} vs {}: {}", c.faster_bucket, c.slower_bucket, c.explanation);
+            let at = c.memory_mb.map(|m| format!(" at {m} MB")).unwrap_or_default();
+            let _ = writeln!(out, "{} vs {}{at}: {}", c.faster_bucket, c.slower_bucket, c.explanation);
         }
     }
     out

@@ -1,12 +1,15 @@
 //! Output for people: the result tables ([`tables`]), the diagnosis in words
 //! ([`diagnosis`]), the cost ([`cost`]) and comparison ([`compare`]) tables, the plot
-//! ([`plot`], its labels placed by [`labels`]) and the progress bars ([`progress`]). Every table is drawn for the
+//! ([`plot`], its labels placed by [`labels`]; a memory sweep's [`memory_plot`], chosen
+//! by [`figure`]) and the progress bars ([`progress`]). Every table is drawn for the
 //! terminal or as Markdown from one place, chosen by [`Style`].
 
 pub mod compare;
 pub mod cost;
 pub mod diagnosis;
+pub mod figure;
 pub mod labels;
+pub mod memory_plot;
 pub mod plot;
 pub mod progress;
 pub mod tables;

@@ -1,5 +1,6 @@
 //! The picture of a result, drawn with plotters as SVG or PNG (chosen by the file's
-//! extension): four panels, one line per bucket.
+//! extension): four panels, one line per bucket (a memory sweep of several sizes is
+//! drawn by `memory_plot` instead: see [`super::figure`]).
 //!
 //! 1. throughput (objects/s) against workers, log-2 x axis, the knee circled;
 //! 2. wall time against workers (log-log), the knee circled;
@@ -44,7 +45,7 @@ pub const HEIGHT: u32 = 1000;
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 
-fn register_font() {
+pub(super) fn register_font() {
     REGISTER.call_once(|| {
         for style in [
             FontStyle::Normal,
@@ -67,7 +68,7 @@ const COLOURS: [RGBColor; 6] = [
     RGBColor(0x8c, 0x56, 0x4b),
 ];
 
-fn colour(i: usize) -> RGBColor {
+pub(super) fn colour(i: usize) -> RGBColor {
     COLOURS[i % COLOURS.len()]
 }
 
@@ -207,7 +208,7 @@ pub fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
 }
 
 /// Labels a log axis at 1, 2 and 5 times a power of ten only, so labels never crowd.
-fn log_label(v: &f64) -> String {
+pub(super) fn log_label(v: &f64) -> String {
     if *v <= 0.0 {
         return String::new();
     }
@@ -224,7 +225,10 @@ fn log_label(v: &f64) -> String {
 }
 
 /// One panel of the figure: its caption and the room every panel leaves for axis labels.
-fn panel<'a, 'b, DB: DrawingBackend>(area: &'a DrawingArea<DB, Shift>, caption: &str) -> ChartBuilder<'a, 'b, DB> {
+pub(super) fn panel<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+) -> ChartBuilder<'a, 'b, DB> {
     let mut builder = ChartBuilder::on(area);
     builder
         .caption(caption, ("sans-serif", 20))
@@ -234,12 +238,12 @@ fn panel<'a, 'b, DB: DrawingBackend>(area: &'a DrawingArea<DB, Shift>, caption: 
     builder
 }
 
-fn err<E: std::fmt::Display>(e: E) -> PlotError {
+pub(super) fn err<E: std::fmt::Display>(e: E) -> PlotError {
     PlotError::Draw(e.to_string())
 }
 
 /// A log axis range around positive values, with some room at both ends.
-fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
+pub(super) fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     let (lo, hi) = values
         .filter(|v| v.is_finite() && *v > 0.0)
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));

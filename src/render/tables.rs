@@ -14,8 +14,11 @@ use super::{align_right, Style};
 /// diagnosis), then the bucket comparisons.
 pub fn render_tables(result: &SweepResult, style: Style) -> String {
     let mut out = String::new();
+    // A memory sweep's document has a memory column, and a table per bucket and size.
+    let sized = !result.memory_sizes().is_empty();
     for summary in &result.summary {
-        let mut table = style.table(vec![
+        let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
+        header.extend([
             "workers",
             "rep",
             "wall ms",
@@ -32,8 +35,15 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
             "errors",
             "verdict",
         ]);
-        for r in result.rows_of(&summary.bucket) {
-            table.add_row(vec![
+        let mut table = style.table(header);
+        for r in result.rows_at(&summary.bucket, summary.memory_mb) {
+            let mut cells = match (sized, r.memory_mb) {
+                (true, Some(mb)) if r.emulated => vec![format!("{mb}*")],
+                (true, Some(mb)) => vec![mb.to_string()],
+                (true, None) => vec!["-".to_string()],
+                (false, _) => Vec::new(),
+            };
+            cells.extend([
                 r.workers.to_string(),
                 r.repetition.to_string(),
                 format!("{:.0}", r.wall_ms),
@@ -52,12 +62,14 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
                 r.errors.short(),
                 r.diagnosis.as_ref().map_or("-", |d| d.verdict.name()).to_string(),
             ]);
+            table.add_row(cells);
         }
-        align_right(&mut table, 0..13);
+        align_right(&mut table, 0..13 + usize::from(sized));
+        let title = format!("bucket {}{}", summary.bucket, memory_title(result, summary.memory_mb));
         if style == Style::Markdown {
-            let _ = writeln!(out, "### bucket {}\n\n{table}\n", summary.bucket);
+            let _ = writeln!(out, "### {title}\n\n{table}\n");
         } else {
-            let _ = writeln!(out, "bucket {}", summary.bucket);
+            let _ = writeln!(out, "{title}");
             let _ = writeln!(out, "{table}");
         }
         let _ = write!(
@@ -75,7 +87,7 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
             let _ = write!(out, "; {} failed requests", summary.errors_total);
         }
         out.push('\n');
-        out.push_str(&render_bucket(result, &summary.bucket));
+        out.push_str(&render_bucket(result, &summary.bucket, summary.memory_mb));
         out.push('\n');
     }
     out.push_str(&render_comparisons(result));
@@ -88,6 +100,26 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
         );
     }
     out
+}
+
+/// `, 512 MB (emulated: 0.289 cores)` or `, 512 MB (Lambda version 7)` after a memory
+/// sweep table's bucket name; nothing outside a memory sweep.
+fn memory_title(result: &SweepResult, memory_mb: Option<u32>) -> String {
+    let Some(mb) = memory_mb else {
+        return String::new();
+    };
+    let step = result
+        .memory
+        .as_ref()
+        .and_then(|m| m.steps.iter().find(|s| s.memory_mb == mb));
+    match step {
+        Some(s) if s.cores.is_some() => format!(
+            ", {mb} MB emulated (client CPU quota {:.3} cores; * in the memory column)",
+            s.cores.unwrap_or_default()
+        ),
+        Some(s) => format!(", {mb} MB (Lambda version {})", s.version.as_deref().unwrap_or("?")),
+        None => format!(", {mb} MB"),
+    }
 }
 
 /// A count of the configuration's warm-up and timed requests together (the columns

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use s3sweep::engine::SweepOptions;
 
+pub mod lambda_api;
 pub mod runtime;
 use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
 use s3sweep::plan::KeyTemplate;

@@ -1,7 +1,9 @@
 //! The Lambda emulator tests' machinery: the `s3sweep serve` lab as a child process
 //! (HTTP or HTTPS, its tallies read when it stops), `cargo lambda watch` with the
 //! function's environment, `cargo lambda invoke`, every process in its own group killed
-//! at the end, and every wait bounded. Only `tests/lambda_emulator.rs` uses it.
+//! at the end, and every wait bounded. `tests/lambda_emulator.rs` and
+//! `tests/memory_emulator.rs` use it.
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::{TcpListener, TcpStream};
@@ -249,6 +251,20 @@ impl Emulator {
         fanout: Option<u32>,
         vars: &[(&str, &str)],
     ) -> Emulator {
+        Emulator::start_full(cargo_lambda, endpoint, log, fanout, None, vars)
+    }
+
+    /// [`Emulator::start_with`], and with `concurrency`: that many instances without
+    /// pointing the function's Lambda client at the emulator (a memory sweep's test
+    /// points it at its own control-plane API through `vars`).
+    pub fn start_full(
+        cargo_lambda: &Path,
+        endpoint: &str,
+        log: &Path,
+        fanout: Option<u32>,
+        concurrency: Option<u32>,
+        vars: &[(&str, &str)],
+    ) -> Emulator {
         for _ in 0..3 {
             let port = free_port();
             let file = std::fs::File::create(log).unwrap();
@@ -266,6 +282,9 @@ impl Emulator {
                     .args(["--env-var", "AWS_REGION=us-east-1"])
                     .args(["--env-var", "AWS_ACCESS_KEY_ID=emulator"])
                     .args(["--env-var", "AWS_SECRET_ACCESS_KEY=emulator"]);
+            }
+            if let Some(concurrency) = concurrency {
+                cmd.args(["--concurrency", &concurrency.to_string()]);
             }
             for (name, value) in vars {
                 cmd.args(["--env-var", &format!("{name}={value}")]);

@@ -1,0 +1,82 @@
+//! The memory sweep emulated on this machine (`--lambda-memory-mb 512,1769,3538`, or a
+//! request's `memory_mb` given to `run`): the whole sweep once per size with the client
+//! under that size's CPU quota (`sys::quota`, MB / 1,769 cores), every row tagged with
+//! its `memory_mb` and `emulated`, and one document with the memory block. Without
+//! sizes it is the plain sweep (under `--cpu-quota` when given).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::engine::{self, Observer, SweepOptions};
+use crate::model::stats::round3;
+use crate::model::{MemoryStep, MemorySweepReport, SweepResult};
+use crate::plan::Plan;
+use crate::s3::SweepClient;
+
+use super::args::QuotaStep;
+use super::CliError;
+
+/// Runs `plan` once per quota step (none: once, without a quota) and returns one
+/// result. A step whose quota cannot be set stops the sweep with the quota's error.
+pub async fn sweep_steps(
+    client: &SweepClient,
+    plan: &Plan,
+    steps: &[QuotaStep],
+    options: &SweepOptions,
+    observer: Arc<dyn Observer>,
+) -> Result<SweepResult, CliError> {
+    let sized: Vec<&QuotaStep> = steps.iter().filter(|s| s.memory_mb.is_some()).collect();
+    if sized.is_empty() {
+        let quota = steps.first().map(QuotaStep::enter).transpose()?;
+        let result = engine::run(client, plan, options, observer).await;
+        drop(quota);
+        return Ok(result);
+    }
+    let started = Instant::now();
+    let mut merged: Option<SweepResult> = None;
+    let mut report = MemorySweepReport {
+        mode: "emulated".into(),
+        function_name: None,
+        original_memory_mb: None,
+        steps: Vec::new(),
+        versions_deleted: Vec::new(),
+        memory_restored: None,
+        choices: Vec::new(),
+        costs: Vec::new(),
+    };
+    for step in sized {
+        let memory_mb = step.memory_mb.unwrap_or_default();
+        let step_started = Instant::now();
+        let quota = step.enter()?;
+        let mut result = engine::run(client, plan, options, observer.clone()).await;
+        drop(quota);
+        for row in &mut result.results {
+            row.memory_mb = Some(memory_mb);
+            row.emulated = true;
+        }
+        report.steps.push(MemoryStep {
+            memory_mb,
+            cores: Some(step.cores),
+            version: None,
+            status: "ok".into(),
+            error: None,
+            configurations: result.results.len() as u32,
+            wall_ms: round3(step_started.elapsed().as_secs_f64() * 1000.0),
+        });
+        match merged.as_mut() {
+            None => merged = Some(result),
+            Some(m) => {
+                m.truncated |= result.truncated;
+                m.skipped.extend(result.skipped);
+                m.results.extend(result.results);
+            }
+        }
+    }
+    let mut result = merged.expect("at least one memory size ran");
+    // The machine's CPU is not one figure across sizes: each row has its own.
+    result.environment.usable_cores = None;
+    result.environment.cpu_source = Some("cpu_quota_per_memory_size".into());
+    result.total_wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
+    result.memory = Some(report);
+    Ok(result)
+}

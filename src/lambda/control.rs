@@ -1,0 +1,351 @@
+//! The Lambda control plane of a memory sweep, on the function itself: read its
+//! configuration, take the sweep's lock (a marker appended to the function's
+//! description with a compare-and-set on its `RevisionId`, so two sweeps of one
+//! function cannot interleave), set its memory and wait for `LastUpdateStatus:
+//! Successful` (a bounded poll), publish a version (checked to be this sweep's), delete
+//! the versions published, and put the original memory and description back. Each call
+//! is one attempt (the client has retries off); a failure names the call.
+
+use std::time::{Duration, Instant};
+
+use aws_sdk_lambda::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_lambda::types::LastUpdateStatus;
+
+/// What the lock marker in the description starts with.
+pub const LOCK_MARKER: &str = "[s3sweep-memory-sweep ";
+
+/// How long to wait for an update to finish, and how often to look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PollSettings {
+    pub interval: Duration,
+    pub max_wait: Duration,
+}
+
+impl Default for PollSettings {
+    /// One look a second for up to two minutes (an update usually takes seconds).
+    fn default() -> Self {
+        PollSettings {
+            interval: Duration::from_secs(1),
+            max_wait: Duration::from_secs(120),
+        }
+    }
+}
+
+/// The function as it was before the sweep: what is put back at the end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Original {
+    pub memory_mb: u32,
+    pub description: String,
+}
+
+/// A control-plane call that failed, or the lock held by another sweep.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ControlError {
+    #[error("another memory sweep of {function} is running (the function's description holds its marker {marker:?}): this one was refused rather than interleaved with it. If no sweep is running (one was stopped before it could clean up), remove the marker from the function's description")]
+    Concurrent { function: String, marker: String },
+    #[error("{call} on {function} failed: {message}")]
+    Call {
+        call: &'static str,
+        function: String,
+        message: String,
+    },
+}
+
+impl ControlError {
+    fn call(call: &'static str, function: &str, message: impl Into<String>) -> Self {
+        ControlError::Call {
+            call,
+            function: function.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One SDK error in one line: its code and message.
+fn sdk_message<E: ProvideErrorMetadata + std::error::Error + 'static, R: std::fmt::Debug>(
+    err: &SdkError<E, R>,
+) -> String {
+    let mut text = match err {
+        SdkError::ServiceError(e) => {
+            let code = e.err().code().unwrap_or("ServiceError");
+            format!("{code}: {}", e.err().message().unwrap_or("(no message)"))
+        }
+        other => DisplayErrorContext(other).to_string(),
+    };
+    if text.len() > 400 {
+        let mut end = 400;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("...");
+    }
+    text
+}
+
+fn code_of<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> Option<&str> {
+    match err {
+        SdkError::ServiceError(e) => e.err().code(),
+        _ => None,
+    }
+}
+
+/// The function's control plane, for one memory sweep (`token` names it).
+#[derive(Debug, Clone)]
+pub struct ControlPlane {
+    client: aws_sdk_lambda::Client,
+    function: String,
+    token: String,
+    poll: PollSettings,
+}
+
+/// The fields of `GetFunctionConfiguration` a sweep reads.
+#[derive(Debug, Clone)]
+struct Config {
+    memory_mb: u32,
+    description: String,
+    revision_id: Option<String>,
+    status: Option<LastUpdateStatus>,
+    status_reason: Option<String>,
+}
+
+impl ControlPlane {
+    pub fn new(client: aws_sdk_lambda::Client, function: &str, token: &str, poll: PollSettings) -> Self {
+        ControlPlane {
+            client,
+            function: function.to_string(),
+            token: token.to_string(),
+            poll,
+        }
+    }
+
+    /// The unqualified function this sweep changes.
+    pub fn function(&self) -> &str {
+        &self.function
+    }
+
+    /// This sweep's marker in the description.
+    pub fn marker(&self) -> String {
+        format!("{LOCK_MARKER}{}]", self.token)
+    }
+
+    async fn read(&self) -> Result<Config, ControlError> {
+        let out = self
+            .client
+            .get_function_configuration()
+            .function_name(&self.function)
+            .send()
+            .await
+            .map_err(|e| ControlError::call("GetFunctionConfiguration", &self.function, sdk_message(&e)))?;
+        Ok(Config {
+            memory_mb: out.memory_size().and_then(|m| u32::try_from(m).ok()).unwrap_or(0),
+            description: out.description().unwrap_or_default().to_string(),
+            revision_id: out.revision_id().map(str::to_string),
+            status: out.last_update_status().cloned(),
+            status_reason: out.last_update_status_reason().map(str::to_string),
+        })
+    }
+
+    /// Reads the function and takes the lock (sends the update; see
+    /// [`ControlPlane::wait_locked`]): refused when another sweep's marker is in
+    /// the description, or when the function changed between the read and the write
+    /// (`RevisionId`). Returns the original memory and description.
+    pub async fn lock(&self) -> Result<Original, ControlError> {
+        let config = self.read().await?;
+        if let Some(at) = config.description.find(LOCK_MARKER) {
+            let rest = &config.description[at..];
+            let marker = rest[..rest.find(']').map_or(rest.len(), |i| i + 1)].to_string();
+            return Err(ControlError::Concurrent {
+                function: self.function.clone(),
+                marker,
+            });
+        }
+        let original = Original {
+            memory_mb: config.memory_mb,
+            description: config.description.clone(),
+        };
+        let locked = if config.description.is_empty() {
+            self.marker()
+        } else {
+            format!("{} {}", config.description, self.marker())
+        };
+        let mut update = self
+            .client
+            .update_function_configuration()
+            .function_name(&self.function)
+            .description(locked);
+        if let Some(rev) = &config.revision_id {
+            update = update.revision_id(rev);
+        }
+        if let Err(e) = update.send().await {
+            return Err(match code_of(&e) {
+                Some("PreconditionFailedException" | "ResourceConflictException") => ControlError::Concurrent {
+                    function: self.function.clone(),
+                    marker: format!("(the function changed while the lock was taken: {})", sdk_message(&e)),
+                },
+                _ => ControlError::call("UpdateFunctionConfiguration (lock)", &self.function, sdk_message(&e)),
+            });
+        }
+        Ok(original)
+    }
+
+    /// Waits until the lock's update is done (after [`ControlPlane::lock`]; a failure
+    /// here leaves the marker set: restore).
+    pub async fn wait_locked(&self) -> Result<(), ControlError> {
+        self.wait_ready("taking the lock").await.map(|_| ())
+    }
+
+    /// Polls until the last update is `Successful` (bounded by `max_wait`); the
+    /// description must still hold this sweep's marker. Returns the revision.
+    async fn wait_ready(&self, what: &str) -> Result<Config, ControlError> {
+        let started = Instant::now();
+        loop {
+            let config = self.read().await?;
+            match config.status {
+                None | Some(LastUpdateStatus::Successful) => {
+                    if !config.description.contains(&self.marker()) {
+                        return Err(ControlError::call(
+                            "GetFunctionConfiguration",
+                            &self.function,
+                            format!("after {what}: this sweep's marker {} is gone from the description: someone else changed the function; stopping", self.marker()),
+                        ));
+                    }
+                    return Ok(config);
+                }
+                Some(LastUpdateStatus::Failed) => {
+                    return Err(ControlError::call(
+                        "UpdateFunctionConfiguration",
+                        &self.function,
+                        format!(
+                            "{what}: LastUpdateStatus Failed: {}",
+                            config.status_reason.as_deref().unwrap_or("(no reason given)")
+                        ),
+                    ))
+                }
+                Some(_) if started.elapsed() >= self.poll.max_wait => {
+                    return Err(ControlError::call(
+                        "GetFunctionConfiguration",
+                        &self.function,
+                        format!(
+                            "{what}: LastUpdateStatus still {:?} after {} ms",
+                            config.status.as_ref().map(|s| s.as_str()).unwrap_or(""),
+                            self.poll.max_wait.as_millis()
+                        ),
+                    ))
+                }
+                Some(_) => tokio::time::sleep(self.poll.interval).await,
+            }
+        }
+    }
+
+    /// Sets the memory and waits until the update is done; returns the revision to
+    /// publish.
+    pub async fn set_memory(&self, memory_mb: u32) -> Result<Option<String>, ControlError> {
+        self.client
+            .update_function_configuration()
+            .function_name(&self.function)
+            .memory_size(memory_mb as i32)
+            .send()
+            .await
+            .map_err(|e| ControlError::call("UpdateFunctionConfiguration", &self.function, sdk_message(&e)))?;
+        let config = self.wait_ready(&format!("setting {memory_mb} MB")).await?;
+        if config.memory_mb != memory_mb {
+            return Err(ControlError::call(
+                "GetFunctionConfiguration",
+                &self.function,
+                format!("the memory is {} MB, not the {memory_mb} MB just set", config.memory_mb),
+            ));
+        }
+        Ok(config.revision_id)
+    }
+
+    /// Publishes a version of the configuration just set (at `revision`). The version
+    /// must carry this sweep's marker and `memory_mb`; otherwise Lambda handed back a
+    /// version that already existed, which is not this sweep's to delete: an error.
+    pub async fn publish(&self, memory_mb: u32, revision: Option<String>) -> Result<String, ControlError> {
+        let mut call = self
+            .client
+            .publish_version()
+            .function_name(&self.function)
+            .description(format!("s3sweep memory sweep {} at {memory_mb} MB", self.token));
+        if let Some(rev) = revision {
+            call = call.revision_id(rev);
+        }
+        let out = call
+            .send()
+            .await
+            .map_err(|e| ControlError::call("PublishVersion", &self.function, sdk_message(&e)))?;
+        let version = out.version().unwrap_or_default().to_string();
+        let ours = out.description().is_some_and(|d| d.contains(&self.token))
+            && out.memory_size() == Some(memory_mb as i32)
+            && !version.is_empty()
+            && version != "$LATEST";
+        if !ours {
+            return Err(ControlError::call(
+                "PublishVersion",
+                &self.function,
+                format!("Lambda answered with version {version:?}, which is not the one this sweep published (description {:?}, {:?} MB): it is left alone", out.description().unwrap_or(""), out.memory_size()),
+            ));
+        }
+        Ok(version)
+    }
+
+    /// Deletes one version this sweep published (never anything else: the caller
+    /// passes only versions [`ControlPlane::publish`] returned).
+    pub async fn delete_version(&self, version: &str) -> Result<(), ControlError> {
+        self.client
+            .delete_function()
+            .function_name(&self.function)
+            .qualifier(version)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| {
+                ControlError::call(
+                    "DeleteFunction",
+                    &self.function,
+                    format!("version {version}: {}", sdk_message(&e)),
+                )
+            })
+    }
+
+    /// Puts the original memory and description back (the lock goes with the
+    /// description) and waits until that update is done.
+    pub async fn restore(&self, original: &Original) -> Result<(), ControlError> {
+        self.client
+            .update_function_configuration()
+            .function_name(&self.function)
+            .memory_size(original.memory_mb as i32)
+            .description(&original.description)
+            .send()
+            .await
+            .map_err(|e| {
+                ControlError::call("UpdateFunctionConfiguration (restore)", &self.function, sdk_message(&e))
+            })?;
+        let started = Instant::now();
+        loop {
+            let config = self.read().await?;
+            match config.status {
+                None | Some(LastUpdateStatus::Successful) => return Ok(()),
+                Some(LastUpdateStatus::Failed) => {
+                    return Err(ControlError::call(
+                        "UpdateFunctionConfiguration (restore)",
+                        &self.function,
+                        format!(
+                            "LastUpdateStatus Failed: {}",
+                            config.status_reason.as_deref().unwrap_or("(no reason given)")
+                        ),
+                    ))
+                }
+                Some(_) if started.elapsed() >= self.poll.max_wait => {
+                    return Err(ControlError::call(
+                        "GetFunctionConfiguration",
+                        &self.function,
+                        "the restore is still in progress after the wait",
+                    ))
+                }
+                Some(_) => tokio::time::sleep(self.poll.interval).await,
+            }
+        }
+    }
+}

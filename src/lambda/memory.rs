@@ -1,0 +1,336 @@
+//! A memory sweep on Lambda (request field `memory_mb`), the way AWS Lambda Power
+//! Tuning does it: the coordinator takes the function's lock, then per memory size sets
+//! the function's memory, publishes a version and invokes that version with the request
+//! (less `memory_mb`; a `fanout` still applies within each size), tags the rows with
+//! the size, and at the end deletes exactly the versions it published and restores the
+//! original memory and description: on success and after any failed step alike.
+//! A failed Invoke is data (the step is marked `failed`, the next size runs); a failed
+//! control-plane call stops the sweep with an error naming the call and the cleanup.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::model::stats::round3;
+use crate::model::{MemoryStep, MemorySweepReport, SweepResult};
+use crate::plan::Plan;
+
+use super::control::{ControlError, ControlPlane, Original};
+use super::invoke::Invoker;
+use super::settings::NO_DEADLINE_INVOKE_LIMIT;
+
+/// Why a memory sweep returned an error instead of a result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemorySweepError {
+    /// Another sweep holds the function's lock; nothing was changed.
+    #[error("{0}")]
+    Concurrent(ControlError),
+    /// A control-plane call failed; the sweep stopped and cleaned up.
+    #[error("memory sweep stopped{}: {error}; {cleanup}", at_size(*.memory_mb))]
+    Failed {
+        memory_mb: Option<u32>,
+        error: ControlError,
+        cleanup: String,
+    },
+    /// The sweep ran but the function could not be put back as it was.
+    #[error("memory sweep finished but the cleanup failed: {cleanup}")]
+    NotRestored { cleanup: String },
+}
+
+fn at_size(memory_mb: Option<u32>) -> String {
+    memory_mb.map(|m| format!(" at {m} MB")).unwrap_or_default()
+}
+
+impl MemorySweepError {
+    /// The stable `errorType`: `ConcurrentMemorySweep`, `MemorySweepFailed`,
+    /// `MemoryNotRestored`.
+    pub fn error_type(&self) -> &'static str {
+        match self {
+            MemorySweepError::Concurrent(_) => "ConcurrentMemorySweep",
+            MemorySweepError::Failed { .. } => "MemorySweepFailed",
+            MemorySweepError::NotRestored { .. } => "MemoryNotRestored",
+        }
+    }
+}
+
+/// What the cleanup did: versions deleted, deletions that failed, the restore.
+struct Cleanup {
+    deleted: Vec<String>,
+    errors: Vec<String>,
+    restored: bool,
+    original: Original,
+}
+
+impl Cleanup {
+    fn describe(&self) -> String {
+        let mut text = if self.deleted.is_empty() {
+            "no version was published".to_string()
+        } else {
+            format!("deleted the versions it published ({})", self.deleted.join(", "))
+        };
+        if self.restored {
+            text.push_str(&format!(
+                ", restored {} MB and the description",
+                self.original.memory_mb
+            ));
+        }
+        if !self.errors.is_empty() {
+            text.push_str(&format!("; CLEANUP FAILED: {}", self.errors.join("; ")));
+        }
+        text
+    }
+}
+
+fn now_unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The per-size event: the request less `memory_mb`; without a fan-out it also gets a
+/// finish-by time, its share of the time left, so every size fits the coordinator's
+/// deadline.
+fn size_event(plan: &Plan, finish_by_unix_ms: Option<u64>) -> serde_json::Value {
+    let mut request = plan.request().clone();
+    request.memory_mb = Vec::new();
+    if request.fanout.is_none() {
+        request.finish_by_unix_ms = finish_by_unix_ms;
+    }
+    serde_json::to_value(&request).unwrap_or(serde_json::Value::Null)
+}
+
+/// Runs the memory sweep of `plan` on `function` (unqualified) and returns the
+/// measured rows of every size, tagged, with the memory block; the caller adds the
+/// environment and the analysis.
+pub async fn sweep_memory(
+    invoker: &Invoker,
+    control: &ControlPlane,
+    plan: &Plan,
+    deadline: Option<Instant>,
+    safety_margin: Duration,
+) -> Result<(Vec<SweepResult>, MemorySweepReport), MemorySweepError> {
+    let original = control.lock().await.map_err(|e| match e {
+        e @ ControlError::Concurrent { .. } => MemorySweepError::Concurrent(e),
+        error => MemorySweepError::Failed {
+            memory_mb: None,
+            error,
+            cleanup: "nothing was changed".into(),
+        },
+    })?;
+    if let Err(error) = control.wait_locked().await {
+        let cleanup = clean_up(control, &[], original).await;
+        return Err(MemorySweepError::Failed {
+            memory_mb: None,
+            error,
+            cleanup: cleanup.describe(),
+        });
+    }
+    tracing::info!(function = control.function(), original_memory_mb = original.memory_mb, sizes = ?plan.memory_mb(), "memory sweep: lock taken");
+    let mut published: Vec<String> = Vec::new();
+    let mut steps = Vec::new();
+    let mut results = Vec::new();
+    let mut failure: Option<(u32, ControlError)> = None;
+    let sizes = plan.memory_mb();
+    for (i, &memory_mb) in sizes.iter().enumerate() {
+        let started = Instant::now();
+        let mut step = MemoryStep {
+            memory_mb,
+            cores: None,
+            version: None,
+            status: "failed".into(),
+            error: None,
+            configurations: 0,
+            wall_ms: 0.0,
+        };
+        let version = match control.set_memory(memory_mb).await {
+            Ok(revision) => control.publish(memory_mb, revision).await,
+            Err(e) => Err(e),
+        };
+        let version = match version {
+            Ok(v) => v,
+            Err(e) => {
+                step.error = Some(e.to_string());
+                step.wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
+                steps.push(step);
+                failure = Some((memory_mb, e));
+                break;
+            }
+        };
+        published.push(version.clone());
+        step.version = Some(version.clone());
+        // The time left, shared among the sizes still to run.
+        let now = Instant::now();
+        let (limit, finish_by) = match deadline {
+            Some(d) => {
+                let left = d.saturating_duration_since(now).saturating_sub(safety_margin);
+                let share = left / (sizes.len() - i) as u32;
+                (
+                    share + safety_margin / 2,
+                    Some(now_unix_ms() + share.as_millis() as u64),
+                )
+            }
+            None => (NO_DEADLINE_INVOKE_LIMIT, None),
+        };
+        let target = format!("{}:{version}", control.function());
+        tracing::info!(memory_mb, version = %version, "memory sweep: invoking the version");
+        match invoker.invoke(&target, &size_event(plan, finish_by), limit).await {
+            Ok(mut result) => {
+                for row in &mut result.results {
+                    row.memory_mb = Some(memory_mb);
+                }
+                step.status = "ok".into();
+                step.configurations = result.results.len() as u32;
+                results.push(result);
+            }
+            Err(e) => {
+                tracing::warn!(memory_mb, kind = %e.kind, error = %e.message, "memory sweep: the size's invocation failed");
+                step.error = Some(format!("Invoke {target}: {} ({})", e.message, e.kind));
+            }
+        }
+        step.wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
+        steps.push(step);
+    }
+    let cleanup = clean_up(control, &published, original).await;
+    tracing::info!(cleanup = %cleanup.describe(), "memory sweep: cleaned up");
+    if let Some((memory_mb, error)) = failure {
+        return Err(MemorySweepError::Failed {
+            memory_mb: Some(memory_mb),
+            error,
+            cleanup: cleanup.describe(),
+        });
+    }
+    if !cleanup.errors.is_empty() {
+        return Err(MemorySweepError::NotRestored {
+            cleanup: cleanup.describe(),
+        });
+    }
+    let report = MemorySweepReport {
+        mode: "lambda".into(),
+        function_name: Some(control.function().to_string()),
+        original_memory_mb: Some(cleanup.original.memory_mb),
+        steps,
+        versions_deleted: cleanup.deleted,
+        memory_restored: Some(cleanup.restored),
+        choices: Vec::new(),
+        costs: Vec::new(),
+    };
+    Ok((results, report))
+}
+
+/// Deletes every version in `published` (only those) and restores `original`, each
+/// call tried up to [`CLEANUP_ATTEMPTS`] times; a failure is recorded and the rest
+/// still done.
+async fn clean_up(control: &ControlPlane, published: &[String], original: Original) -> Cleanup {
+    let mut cleanup = Cleanup {
+        deleted: Vec::new(),
+        errors: Vec::new(),
+        restored: false,
+        original,
+    };
+    for version in published {
+        match retried(|| control.delete_version(version)).await {
+            Ok(()) => cleanup.deleted.push(version.clone()),
+            Err(e) => cleanup.errors.push(e.to_string()),
+        }
+    }
+    match retried(|| control.restore(&cleanup.original)).await {
+        Ok(()) => cleanup.restored = true,
+        Err(e) => cleanup.errors.push(e.to_string()),
+    }
+    cleanup
+}
+
+/// Attempts of each cleanup call: the function must not be left changed because one
+/// call failed once.
+pub const CLEANUP_ATTEMPTS: u32 = 3;
+
+/// `call` until it succeeds, at most [`CLEANUP_ATTEMPTS`] times, a second apart at most.
+async fn retried<F, Fut>(mut call: F) -> Result<(), ControlError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), ControlError>>,
+{
+    let mut attempt = 1;
+    loop {
+        match call().await {
+            Ok(()) => return Ok(()),
+            Err(e) if attempt >= CLEANUP_ATTEMPTS => return Err(e),
+            Err(e) => {
+                tracing::warn!(attempt, error = %e, "memory sweep: cleanup call failed, trying again");
+                tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
+                attempt += 1;
+            }
+        }
+    }
+}
+
+/// The merged answer of a memory sweep: every size's rows (tagged) in the order run,
+/// what each skipped, and the memory block, on `base` (the coordinator's document).
+pub fn merged(mut base: SweepResult, results: Vec<SweepResult>, report: MemorySweepReport) -> SweepResult {
+    for r in results {
+        base.truncated |= r.truncated;
+        base.skipped.extend(r.skipped);
+        base.results.extend(r.results);
+    }
+    base.memory = Some(report);
+    base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_size_gets_the_request_less_memory_and_a_finish_time_unless_it_fans_out() {
+        let plan = Plan::from_value(serde_json::json!({
+            "buckets": ["b-1"], "workers": [1, 8], "memory_mb": [512, 1024], "target_wall_ms": 500
+        }))
+        .unwrap();
+        let event = size_event(&plan, Some(1_700_000_000_000));
+        assert!(event.get("memory_mb").is_none(), "{event}");
+        assert_eq!(event["finish_by_unix_ms"], 1_700_000_000_000u64);
+        assert_eq!(event["workers"], serde_json::json!([1, 8]));
+        assert_eq!(event["target_wall_ms"], 500);
+        // The size's own invocation is a valid plan, and not a memory sweep again.
+        let again = Plan::from_value(event).unwrap();
+        assert!(again.memory_mb().is_empty());
+        // With a fan-out the version invoked coordinates its own children; a
+        // coordinator of a fan-out takes no finish time (its children get one).
+        let plan = Plan::from_value(serde_json::json!({
+            "buckets": ["b-1"], "memory_mb": [512], "fanout": {"invocations": 2}
+        }))
+        .unwrap();
+        let event = size_event(&plan, Some(1_700_000_000_000));
+        assert!(event.get("finish_by_unix_ms").is_none(), "{event}");
+        assert_eq!(event["fanout"]["invocations"], 2);
+        assert!(Plan::from_value(event).unwrap().fanout().is_some());
+    }
+
+    #[test]
+    fn errors_have_stable_types_and_say_what_the_cleanup_did() {
+        let call = ControlError::Call {
+            call: "PublishVersion",
+            function: "f".into(),
+            message: "ServiceException: boom".into(),
+        };
+        let e = MemorySweepError::Failed {
+            memory_mb: Some(512),
+            error: call,
+            cleanup: "deleted the versions it published (2), restored 1024 MB and the description".into(),
+        };
+        assert_eq!(e.error_type(), "MemorySweepFailed");
+        let text = e.to_string();
+        assert!(
+            text.contains("at 512 MB") && text.contains("PublishVersion") && text.contains("restored 1024 MB"),
+            "{text}"
+        );
+        let c = MemorySweepError::Concurrent(ControlError::Concurrent {
+            function: "f".into(),
+            marker: "[s3sweep-memory-sweep x 1]".into(),
+        });
+        assert_eq!(c.error_type(), "ConcurrentMemorySweep");
+        assert!(c.to_string().contains("remove the marker"), "{c}");
+        assert_eq!(
+            MemorySweepError::NotRestored { cleanup: String::new() }.error_type(),
+            "MemoryNotRestored"
+        );
+    }
+}

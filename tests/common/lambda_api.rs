@@ -1,0 +1,448 @@
+//! A scripted Lambda control-plane API of our own on 127.0.0.1:0, driven by the real
+//! aws-sdk-lambda client: GetFunctionConfiguration, UpdateFunctionConfiguration (with
+//! `RevisionId` compare-and-set, `ResourceConflictException` while an update runs, and
+//! `LastUpdateStatus` `InProgress` for the first read after each update),
+//! PublishVersion, DeleteFunction with a qualifier, and Invoke of a version, whose
+//! handler runs the child's sweep. Every call is recorded in order, and a failure can
+//! be injected at the Nth call of any kind (or a `Failed` update status at the Nth
+//! update). The function starts with a user-owned version "1", which a sweep must
+//! never touch.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+
+/// What the Invoke handler is told: the version invoked and its memory.
+#[derive(Debug, Clone)]
+pub struct InvokeMeta {
+    pub version: String,
+    pub memory_mb: u32,
+}
+
+/// Runs a child invocation: `Ok(result)` or `Err(errorType/errorMessage body)`.
+pub type InvokeHandler =
+    Arc<dyn Fn(Value, InvokeMeta) -> Pin<Box<dyn Future<Output = Result<Value, Value>> + Send>> + Send + Sync>;
+
+/// Call kinds a failure can be injected at.
+pub const KINDS: &[&str] = &[
+    "GetFunctionConfiguration",
+    "UpdateFunctionConfiguration",
+    "LastUpdateStatus",
+    "PublishVersion",
+    "Invoke",
+    "DeleteFunction",
+];
+
+/// A published version's configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    pub memory_mb: u32,
+    pub description: String,
+}
+
+/// The function as the server holds it.
+#[derive(Debug, Clone)]
+pub struct FunctionState {
+    pub name: String,
+    pub memory_mb: u32,
+    pub description: String,
+    pub revision: u64,
+    /// Reads still to answer `InProgress` after the last update.
+    pub in_progress_reads: u32,
+    /// Status the last update ends in once done: `Successful` or `Failed`.
+    pub settled_status: &'static str,
+    pub versions: BTreeMap<u64, Version>,
+    pub next_version: u64,
+}
+
+struct State {
+    function: FunctionState,
+    calls: Vec<String>,
+    counts: BTreeMap<&'static str, u32>,
+    fail_at: Option<(&'static str, u32)>,
+    handler: InvokeHandler,
+}
+
+/// The server; the state is shared with the test.
+pub struct LambdaApi {
+    pub addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+}
+
+fn reply(status: StatusCode, body: Value, headers: &[(&str, &str)]) -> Response<Full<Bytes>> {
+    let mut r = Response::builder()
+        .status(status)
+        .header("content-type", "application/json");
+    for (k, v) in headers {
+        r = r.header(*k, *v);
+    }
+    r.body(Full::new(Bytes::from(body.to_string()))).unwrap()
+}
+
+fn error(status: u16, kind: &str, message: &str) -> Response<Full<Bytes>> {
+    reply(
+        StatusCode::from_u16(status).unwrap(),
+        json!({"Type": "User", "message": message}),
+        &[("x-amzn-errortype", kind)],
+    )
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `name`, `name:qualifier`, or an ARN with or without a qualifier: (name, qualifier).
+fn split_name(raw: &str) -> (String, Option<String>) {
+    let raw = percent_decode(raw);
+    let tail = raw.rsplit_once("function:").map_or(raw.as_str(), |(_, t)| t);
+    match tail.split_once(':') {
+        Some((n, q)) => (n.to_string(), Some(q.to_string())),
+        None => (tail.to_string(), None),
+    }
+}
+
+fn config_json(f: &FunctionState, status: &str, version: &str, memory_mb: u32, description: &str) -> Value {
+    json!({
+        "FunctionName": f.name,
+        "FunctionArn": format!("arn:aws:lambda:us-east-1:123456789012:function:{}:{version}", f.name),
+        "MemorySize": memory_mb,
+        "Description": description,
+        "RevisionId": format!("rev-{}", f.revision),
+        "Version": version,
+        "State": "Active",
+        "LastUpdateStatus": status,
+        "LastUpdateStatusReason": if status == "Failed" { "injected: the update failed" } else { "" },
+    })
+}
+
+impl LambdaApi {
+    /// Starts the API for one function `name` with `memory_mb`, `description` and the
+    /// user's own version "1".
+    pub async fn start(name: &str, memory_mb: u32, description: &str, handler: InvokeHandler) -> LambdaApi {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut versions = BTreeMap::new();
+        versions.insert(
+            1,
+            Version {
+                memory_mb,
+                description: "the user's own version".into(),
+            },
+        );
+        let state = Arc::new(Mutex::new(State {
+            function: FunctionState {
+                name: name.into(),
+                memory_mb,
+                description: description.into(),
+                revision: 1,
+                in_progress_reads: 0,
+                settled_status: "Successful",
+                versions,
+                next_version: 2,
+            },
+            calls: Vec::new(),
+            counts: BTreeMap::new(),
+            fail_at: None,
+            handler,
+        }));
+        let shared = state.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let state = shared.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |req| {
+                        let state = state.clone();
+                        async move { Ok::<_, std::convert::Infallible>(route(req, state).await) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        LambdaApi { addr, state }
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Fails the `nth` (1-based) call of `kind` (one of [`KINDS`]).
+    pub fn fail_at(&self, kind: &'static str, nth: u32) {
+        let mut s = self.state.lock().unwrap();
+        s.fail_at = Some((kind, nth));
+    }
+
+    /// The calls so far, in order, one line each.
+    pub fn calls(&self) -> Vec<String> {
+        self.state.lock().unwrap().calls.clone()
+    }
+
+    pub fn function(&self) -> FunctionState {
+        self.state.lock().unwrap().function.clone()
+    }
+
+    /// Sets the description (a test playing another sweep, or the user).
+    pub fn set_description(&self, description: &str) {
+        let mut s = self.state.lock().unwrap();
+        s.function.description = description.into();
+        s.function.revision += 1;
+    }
+}
+
+/// Counts a call of `kind`; true when a failure is injected at it.
+fn count(s: &mut State, kind: &'static str) -> bool {
+    let n = s.counts.entry(kind).or_insert(0);
+    *n += 1;
+    s.fail_at == Some((kind, *n))
+}
+
+async fn route(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Response<Full<Bytes>> {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let Some(rest) = path.strip_prefix("/2015-03-31/functions/") else {
+        return error(404, "ResourceNotFoundException", &format!("no route {method} {path}"));
+    };
+    let (raw_name, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    let (name, mut qualifier) = split_name(raw_name);
+    for pair in query.split('&') {
+        if let Some(q) = pair.strip_prefix("Qualifier=") {
+            qualifier = Some(percent_decode(q));
+        }
+    }
+    let action = {
+        let mut s = state.lock().unwrap();
+        decide(&mut s, method.as_str(), tail, &path, name, qualifier, body)
+    };
+    match action {
+        Action::Reply(r) => r,
+        Action::Invoke(handler, body, meta) => match handler(body, meta).await {
+            Ok(v) => reply(StatusCode::OK, v, &[]),
+            Err(v) => reply(StatusCode::OK, v, &[("x-amz-function-error", "Unhandled")]),
+        },
+    }
+}
+
+enum Action {
+    Reply(Response<Full<Bytes>>),
+    Invoke(InvokeHandler, Value, InvokeMeta),
+}
+
+fn decide(
+    s: &mut State,
+    method: &str,
+    tail: &str,
+    path: &str,
+    name: String,
+    qualifier: Option<String>,
+    body: Value,
+) -> Action {
+    if tail == "invocations" && method == "POST" {
+        let inject = count(s, "Invoke");
+        let q = qualifier.unwrap_or_else(|| "$LATEST".into());
+        let memory_mb = match q.parse::<u64>().ok().and_then(|n| s.function.versions.get(&n)) {
+            Some(v) => v.memory_mb,
+            None if q == "$LATEST" => s.function.memory_mb,
+            None => {
+                s.calls.push(format!("Invoke Qualifier={q} -> 404"));
+                return Action::Reply(error(404, "ResourceNotFoundException", &format!("no version {q}")));
+            }
+        };
+        s.calls.push(format!(
+            "Invoke Qualifier={q} ({memory_mb} MB){}",
+            if inject { " [INJECTED FAILURE]" } else { "" }
+        ));
+        if inject {
+            return Action::Reply(error(500, "ServiceException", "injected failure"));
+        }
+        return Action::Invoke(s.handler.clone(), body, InvokeMeta { version: q, memory_mb });
+    }
+    Action::Reply(control(s, method, tail, path, name, qualifier, body))
+}
+
+fn control(
+    s: &mut State,
+    method: &str,
+    tail: &str,
+    path: &str,
+    name: String,
+    qualifier: Option<String>,
+    body: Value,
+) -> Response<Full<Bytes>> {
+    if name != s.function.name {
+        return error(404, "ResourceNotFoundException", &format!("Function not found: {name}"));
+    }
+    match (method, tail) {
+        ("GET", "configuration") => {
+            let inject = count(s, "GetFunctionConfiguration");
+            let f = &mut s.function;
+            let status = if f.in_progress_reads > 0 {
+                f.in_progress_reads -= 1;
+                "InProgress"
+            } else {
+                f.settled_status
+            };
+            let line = format!("GetFunctionConfiguration -> {} MB, {status}", f.memory_mb);
+            let answer = config_json(f, status, "$LATEST", f.memory_mb, &f.description.clone());
+            s.calls
+                .push(format!("{line}{}", if inject { " [INJECTED FAILURE]" } else { "" }));
+            if inject {
+                return error(500, "ServiceException", "injected failure");
+            }
+            reply(StatusCode::OK, answer, &[])
+        }
+        ("PUT", "configuration") => {
+            let inject = count(s, "UpdateFunctionConfiguration");
+            let memory = body.get("MemorySize").and_then(Value::as_u64);
+            let description = body.get("Description").and_then(Value::as_str).map(str::to_string);
+            let mut line = "UpdateFunctionConfiguration".to_string();
+            if let Some(m) = memory {
+                line.push_str(&format!(" MemorySize={m}"));
+            }
+            if let Some(d) = &description {
+                line.push_str(&format!(" Description={d:?}"));
+            }
+            if let Some(r) = body.get("RevisionId").and_then(Value::as_str) {
+                line.push_str(&format!(" RevisionId={r}"));
+            }
+            if inject {
+                s.calls.push(format!("{line} [INJECTED FAILURE]"));
+                return error(500, "ServiceException", "injected failure");
+            }
+            let f = &s.function;
+            if f.in_progress_reads > 0 {
+                s.calls.push(format!("{line} -> 409 ResourceConflictException"));
+                return error(
+                    409,
+                    "ResourceConflictException",
+                    "An update is in progress for resource",
+                );
+            }
+            if let Some(r) = body.get("RevisionId").and_then(Value::as_str) {
+                if r != format!("rev-{}", f.revision) {
+                    s.calls.push(format!("{line} -> 412 PreconditionFailedException"));
+                    return error(
+                        412,
+                        "PreconditionFailedException",
+                        "The RevisionId provided does not match the latest RevisionId",
+                    );
+                }
+            }
+            let failed_update = count(s, "LastUpdateStatus");
+            let f = &mut s.function;
+            if let Some(m) = memory {
+                f.memory_mb = m as u32;
+            }
+            if let Some(d) = description {
+                f.description = d;
+            }
+            f.revision += 1;
+            f.in_progress_reads = 1;
+            f.settled_status = if failed_update { "Failed" } else { "Successful" };
+            let answer = config_json(f, "InProgress", "$LATEST", f.memory_mb, &f.description.clone());
+            s.calls.push(format!(
+                "{line}{}",
+                if failed_update {
+                    " [INJECTED: LastUpdateStatus Failed]"
+                } else {
+                    ""
+                }
+            ));
+            reply(StatusCode::OK, answer, &[])
+        }
+        ("POST", "versions") => {
+            let inject = count(s, "PublishVersion");
+            if inject {
+                s.calls.push("PublishVersion [INJECTED FAILURE]".into());
+                return error(500, "ServiceException", "injected failure");
+            }
+            let f = &s.function;
+            if let Some(r) = body.get("RevisionId").and_then(Value::as_str) {
+                if r != format!("rev-{}", f.revision) {
+                    s.calls.push("PublishVersion -> 412 PreconditionFailedException".into());
+                    return error(
+                        412,
+                        "PreconditionFailedException",
+                        "The RevisionId provided does not match",
+                    );
+                }
+            }
+            let description = body
+                .get("Description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let f = &mut s.function;
+            let n = f.next_version;
+            f.next_version += 1;
+            f.versions.insert(
+                n,
+                Version {
+                    memory_mb: f.memory_mb,
+                    description: description.clone(),
+                },
+            );
+            let answer = config_json(f, "Successful", &n.to_string(), f.memory_mb, &description);
+            let line = format!("PublishVersion -> version {n} ({} MB)", f.memory_mb);
+            s.calls.push(line);
+            reply(StatusCode::CREATED, answer, &[])
+        }
+        ("DELETE", "") => {
+            let inject = count(s, "DeleteFunction");
+            let Some(q) = qualifier else {
+                s.calls
+                    .push("DeleteFunction WITHOUT A QUALIFIER (the whole function!)".into());
+                return error(400, "InvalidParameterValueException", "refused by the test server");
+            };
+            if inject {
+                s.calls.push(format!("DeleteFunction Qualifier={q} [INJECTED FAILURE]"));
+                return error(500, "ServiceException", "injected failure");
+            }
+            let removed = q.parse::<u64>().ok().and_then(|n| s.function.versions.remove(&n));
+            s.calls.push(format!("DeleteFunction Qualifier={q}"));
+            match removed {
+                Some(_) => Response::builder()
+                    .status(StatusCode::NO_CONTENT)
+                    .body(Full::new(Bytes::new()))
+                    .unwrap(),
+                None => error(404, "ResourceNotFoundException", &format!("no version {q}")),
+            }
+        }
+        _ => error(404, "ResourceNotFoundException", &format!("no route {method} {path}")),
+    }
+}
