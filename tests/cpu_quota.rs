@@ -55,6 +55,9 @@ fn under_a_quarter_core_the_client_is_cpu_bound_and_says_why() {
         // The client used about its quota, not the machine's two cores.
         assert!(client["cores_busy"].as_f64().unwrap() < 0.4, "{client}");
     }
+    // The model line speaks of the fraction, not of "0 cores".
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("per GET on P = 0.25 core(s)"), "{stdout}");
 }
 
 #[test]

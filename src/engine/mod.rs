@@ -1,19 +1,24 @@
 //! The sweep engine: for each bucket x worker count x repetition, keep exactly
 //! `workers` GETs in flight until every object has been read once, and measure.
 //!
-//! Per request it records the wait for one of `pool_connections` slots, the time to
-//! the response headers (TTFB) and to the last body byte (TTLB); bodies are streamed to
-//! the end and counted, never kept. A failed request is counted by kind and the sweep
-//! goes on. Per configuration it records wall time, CPU time of the process, and the
-//! transport's counters (connections opened, retries, `CreateSession` calls).
+//! The GETs of a configuration are driven by one task per core the client may use,
+//! each keeping its share of the `workers` GETs in flight in one `FuturesUnordered`
+//! ([`config`]). Per request it records the wait for one of the sweep's
+//! `pool_connections` slots, first byte at the wire (connection in hand to response
+//! headers), the time to the last body byte from the call, and what the transport
+//! measured for it: client preparation, the HTTP client's wait for a connection,
+//! connects, attempts and backoff, retries by cause. Bodies are streamed to the end and
+//! counted, never kept. A failed request is counted by kind and the sweep goes on. Per
+//! configuration it records wall time, CPU time of the process, and the transport's
+//! counters (connections opened, retries, `CreateSession` calls).
 //!
-//! Memory does not grow with the number of requests: latencies go into a few shared
-//! hdrhistograms ([`recorder`]), keys are formatted on the fly, and bodies are dropped
-//! chunk by chunk. [`run`] returns measured rows only; summaries, verdicts and the
-//! model are [`crate::analysis`]'s.
+//! Memory does not grow with the number of requests: latencies go into hdrhistograms
+//! (one set per driver task, merged at the end: [`recorder`]), keys are formatted on
+//! the fly, and bodies are dropped chunk by chunk. [`run`] returns measured rows only;
+//! summaries, verdicts and the model are [`crate::analysis`]'s.
 //!
 //! - [`config`]: one configuration (warm-up, the workers, the row);
-//! - [`recorder`]: histograms and the phase breakdown, sharded;
+//! - [`recorder`]: histograms and the phase breakdown, one shard per driver task;
 //! - [`preflight`]: the first read of every bucket, and [`StartError`];
 //! - [`schedule`]: start times of side-by-side sweeps.
 

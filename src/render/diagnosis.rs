@@ -72,8 +72,11 @@ pub fn render_bucket(result: &SweepResult, bucket: &str, memory_mb: Option<u32>)
         if let Some(c) = f.client_cpu_ms_per_request {
             let _ = write!(
                 out,
-                ", client CPU c = {c:.3} ms per GET on P = {:.0} core(s) (ceiling {:.0} objects/s)",
-                f.client_cores,
+                ", client CPU c = {c:.3} ms per GET on P = {} core(s) (ceiling {:.0} objects/s)",
+                // A fraction under a quota or on a small Lambda: 0.25, not 0.
+                format!("{:.2}", f.client_cores)
+                    .trim_end_matches('0')
+                    .trim_end_matches('.'),
                 f.client_cpu_ceiling_objects_per_s.unwrap_or(0.0)
             );
         }
