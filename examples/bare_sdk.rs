@@ -13,8 +13,14 @@
 //! `{"client": ..., "results": [{workers, wall_ms, ok, errors, bytes, cpu_ms,
 //! cpu_ms_per_get}, ...]}`.
 //!
+//! `--transport s3sweep-client` runs the loop on s3sweep's own SDK client (its
+//! configuration, endpoint cache, S3 Express sessions and timeouts), and
+//! `--task-per-worker` replaces the `buffer_unordered` loop by a task per worker: the
+//! pieces docs/performance.md took apart.
+//!
 //! `cargo run --release --example bare_sdk -- --endpoint URL --bucket B --objects 1000
-//! --workers 1,16,64,256 [--ca-file CA.pem] [--transport smithy|smithy-pool|s3sweep]`
+//! --workers 1,16,64,256 [--ca-file CA.pem] [--transport smithy|smithy-pool|s3sweep|s3sweep-client]
+//! [--task-per-worker]`
 
 use std::time::Instant;
 
@@ -35,6 +41,7 @@ struct Args {
     ca_file: Option<String>,
     transport: String,
     key_template: String,
+    task_per_worker: bool,
 }
 
 fn parse() -> Result<Args, String> {
@@ -46,6 +53,7 @@ fn parse() -> Result<Args, String> {
         ca_file: None,
         transport: "smithy".into(),
         key_template: "test/{i}/vectors".into(),
+        task_per_worker: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -63,6 +71,7 @@ fn parse() -> Result<Args, String> {
             "--ca-file" => args.ca_file = Some(value()?),
             "--transport" => args.transport = value()?,
             "--key-template" => args.key_template = value()?,
+            "--task-per-worker" => args.task_per_worker = true,
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -173,41 +182,9 @@ async fn get(s3: &aws_sdk_s3::Client, bucket: &str, key: String) -> Option<u64> 
 }
 
 async fn round(s3: &aws_sdk_s3::Client, args: &Args, keys: &[String], workers: usize) -> (u64, u64, u64) {
-    if let Some(k) = std::env::var("BARE_SHARDS").ok().and_then(|k| k.parse::<usize>().ok()) {
-        let keys: std::sync::Arc<Vec<String>> = std::sync::Arc::new(keys.to_vec());
-        let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let mut set = tokio::task::JoinSet::new();
-        for j in 0..k {
-            let (s3, keys, next, bucket) = (s3.clone(), keys.clone(), next.clone(), args.bucket.clone());
-            let mine = workers / k + usize::from(j < workers % k);
-            set.spawn(async move {
-                let (mut ok, mut err, mut bytes) = (0u64, 0u64, 0u64);
-                let indexes = futures_util::stream::iter(std::iter::from_fn(|| {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    (i < keys.len()).then_some(i)
-                }));
-                let mut results = indexes
-                    .map(|i| get(&s3, &bucket, keys[i].clone()))
-                    .buffer_unordered(mine.max(1));
-                while let Some(r) = results.next().await {
-                    match r {
-                        Some(n) => {
-                            ok += 1;
-                            bytes += n
-                        }
-                        None => err += 1,
-                    }
-                }
-                (ok, err, bytes)
-            });
-        }
-        let mut total = (0, 0, 0);
-        while let Some(Ok((a, b, c))) = set.join_next().await {
-            total = (total.0 + a, total.1 + b, total.2 + c);
-        }
-        return total;
-    }
-    if std::env::var_os("BARE_TASKS").is_some() {
+    if args.task_per_worker {
+        // The shape s3sweep's engine had before issue 17: a task per worker, each
+        // taking the next key (docs/performance.md, what the measuring cost).
         let keys: std::sync::Arc<Vec<String>> = std::sync::Arc::new(keys.to_vec());
         let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let mut set = tokio::task::JoinSet::new();
