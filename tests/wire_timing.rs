@@ -5,7 +5,6 @@
 //! HTTP client) is reported apart and stays small. Then a pool smaller than the workers:
 //! the sweep's own slot wait grows, the HTTP client's does not.
 
-use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -63,7 +62,6 @@ async fn delay_line(upstream: SocketAddr, one_way: Duration) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
-        let mut open = VecDeque::new();
         while let Ok((client, _)) = listener.accept().await {
             let Ok(server) = TcpStream::connect(upstream).await else {
                 continue;
@@ -72,8 +70,8 @@ async fn delay_line(upstream: SocketAddr, one_way: Duration) -> SocketAddr {
             let _ = server.set_nodelay(true);
             let (cr, cw) = client.into_split();
             let (sr, sw) = server.into_split();
-            open.push_back(tokio::spawn(delayed_copy(cr, sw, one_way)));
-            open.push_back(tokio::spawn(delayed_copy(sr, cw, one_way)));
+            tokio::spawn(delayed_copy(cr, sw, one_way));
+            tokio::spawn(delayed_copy(sr, cw, one_way));
         }
     });
     addr

@@ -3,7 +3,7 @@
 //! object has been read once, each request recorded; then the row: counts, rates,
 //! percentiles, CPU time, transport counters and the client side.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -94,6 +94,7 @@ pub(crate) async fn run_config(
             pool: pool.clone(),
             observer: observer.clone(),
             limit: whole_request,
+            started: AtomicU64::new(0),
         };
         tasks.spawn(driver.run(in_flight, stop_at));
     }
@@ -209,6 +210,9 @@ struct Driver {
     pool: Arc<Semaphore>,
     observer: Arc<dyn Observer>,
     limit: Duration,
+    /// GETs this driver started (after their slot): with the ones cancelled at the
+    /// deadline, so `requests_sent - started` counts only retries.
+    started: AtomicU64,
 }
 
 impl Driver {
@@ -228,6 +232,7 @@ impl Driver {
                 let queued = Instant::now();
                 let permit = this.pool.acquire().await.expect("the pool semaphore is never closed");
                 let pool_wait = queued.elapsed();
+                this.started.fetch_add(1, Ordering::Relaxed);
                 let mut outcome = get_one(&this.s3, &this.bucket, &key, this.limit).await;
                 drop(permit);
                 outcome.pool_wait = pool_wait;
@@ -247,12 +252,12 @@ impl Driver {
                 _ = &mut deadline => break,
                 next = gets.next() => {
                     let Some((i, outcome)) = next else { break };
-                    shard.started += 1;
                     shard.record(&outcome, i == 0);
                     self.observer.request_done(outcome.result.is_ok());
                 }
             }
         }
+        shard.started = self.started.load(Ordering::Relaxed);
         shard
     }
 }

@@ -533,10 +533,10 @@ impl HttpConnector for TransportConnector {
             conn_at: None,
         };
         HttpConnectorFuture::new(async move {
-            // Keep this generation of the pool alive while the request is in flight.
-            let _pool = pool;
             let conn_at = &mut attempt.conn_at;
-            let pool_ref = &_pool;
+            // This generation of the pool, kept alive (moved in) while the request is
+            // in flight, and used to send the request again.
+            let pool_ref = &pool;
             let served_ref = &served;
             let timed = async {
                 tokio::pin!(response);
