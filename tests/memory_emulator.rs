@@ -19,27 +19,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::lambda_api::{InvokeHandler, InvokeMeta, LambdaApi};
+use common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
 use emulator::*;
 use s3sweep::lambda::invoke::Invoker;
-use s3sweep::transport::{Transport, TransportSettings};
 
 const FUNCTION: &str = "s3sweep-lambda";
-
-fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
-    let transport = Transport::new(TransportSettings::default());
-    let conf = aws_sdk_lambda::Config::builder()
-        .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
-        .region(aws_sdk_lambda::config::Region::new("us-east-1"))
-        .endpoint_url(endpoint)
-        .credentials_provider(aws_sdk_lambda::config::Credentials::new(
-            "emulator", "emulator", None, None, "test",
-        ))
-        .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
-        .http_client(transport.http_client())
-        .build();
-    aws_sdk_lambda::Client::from_conf(conf)
-}
 
 #[test]
 fn a_memory_sweep_under_cargo_lambda_watch() {

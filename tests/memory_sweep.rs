@@ -17,12 +17,11 @@ use std::time::Duration;
 use lambda_runtime::LambdaEvent;
 use serde_json::{json, Value};
 
-use common::lambda_api::{InvokeHandler, InvokeMeta, LambdaApi};
+use common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
 use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::lambda::invoke::Invoker;
 use s3sweep::lambda::settings::{FUNCTION_ENV, MEMORY_POLL_ENV};
 use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
-use s3sweep::transport::{Transport, TransportSettings};
 
 const FUNCTION: &str = "s3sweep-test";
 const ORIGINAL_MB: u32 = 1024;
@@ -39,22 +38,6 @@ fn settings(endpoint: &str, coordinator: bool) -> FunctionSettings {
         _ => None,
     })
     .unwrap()
-}
-
-/// The real SDK client of the Lambda API at `endpoint`: fixed keys, retries off.
-fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
-    let transport = Transport::new(TransportSettings::default());
-    let conf = aws_sdk_lambda::Config::builder()
-        .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
-        .region(aws_sdk_lambda::config::Region::new("us-east-1"))
-        .endpoint_url(endpoint)
-        .credentials_provider(aws_sdk_lambda::config::Credentials::new(
-            "AKIDTEST", "secret", None, None, "test",
-        ))
-        .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
-        .http_client(transport.http_client())
-        .build();
-    aws_sdk_lambda::Client::from_conf(conf)
 }
 
 /// The lab with one seeded bucket.

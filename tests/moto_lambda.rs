@@ -12,6 +12,7 @@
 //! The Python is `$S3SWEEP_MOTO_PYTHON`, else .venv-moto/bin/python; without it the
 //! test fails saying how to install it (`S3SWEEP_SKIP_MOTO=1` skips it, loudly).
 
+use common::lambda_api::lambda_client;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -22,7 +23,8 @@ use s3sweep::lambda::control::{ControlPlane, PollSettings};
 use s3sweep::lambda::invoke::Invoker;
 use s3sweep::lambda::memory::{sweep_memory, MemorySweepError};
 use s3sweep::plan::Plan;
-use s3sweep::transport::{Transport, TransportSettings};
+
+mod common;
 
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -127,19 +129,6 @@ impl Moto {
              print(json.dumps([c['MemorySize'], c['Description'], v]))\n",
         )
     }
-}
-
-fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
-    let transport = Transport::new(TransportSettings::default());
-    let conf = aws_sdk_lambda::Config::builder()
-        .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
-        .region(aws_sdk_lambda::config::Region::new("us-east-1"))
-        .endpoint_url(endpoint)
-        .credentials_provider(aws_sdk_lambda::config::Credentials::new("t", "t", None, None, "test"))
-        .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
-        .http_client(transport.http_client())
-        .build();
-    aws_sdk_lambda::Client::from_conf(conf)
 }
 
 fn moto() -> Option<Moto> {

@@ -446,3 +446,20 @@ fn control(
         _ => error(404, "ResourceNotFoundException", &format!("no route {method} {path}")),
     }
 }
+
+/// The real SDK client of a Lambda API at `endpoint` (ours, moto's, or the emulator's):
+/// fixed test keys, retries off, on s3sweep's transport.
+pub fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
+    let transport = s3sweep::transport::Transport::new(s3sweep::transport::TransportSettings::default());
+    let conf = aws_sdk_lambda::Config::builder()
+        .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())
+        .region(aws_sdk_lambda::config::Region::new("us-east-1"))
+        .endpoint_url(endpoint)
+        .credentials_provider(aws_sdk_lambda::config::Credentials::new(
+            "AKIDTEST", "secret", None, None, "test",
+        ))
+        .retry_config(aws_sdk_lambda::config::retry::RetryConfig::disabled())
+        .http_client(transport.http_client())
+        .build();
+    aws_sdk_lambda::Client::from_conf(conf)
+}
