@@ -331,6 +331,11 @@ pub(crate) fn curve_verdicts(rows: &mut [ConfigResult]) {
                             .map_or(String::new(), |m| format!(", machine CPU ({m:.2} of {} cores busy)", client.vcpus)),
                     );
                 }
+                // Rising, but its requests already queue (the queueing note): more
+                // workers bought throughput so far, at the price of waiting.
+                (Some(_), _) if d.figures.contains_key("ttlb_ms_p50_lowest_of_bucket") => d.explanation.push_str(
+                    ": the curve still rises here, but requests already queue (see the note), so more workers would add waiting as well as throughput",
+                ),
                 (Some(_), _) => d
                     .explanation
                     .push_str(": the curve still rises here, so more workers would go faster"),
@@ -661,5 +666,35 @@ mod tests {
         let d = rows[1].diagnosis.as_ref().unwrap();
         assert!(d.notes.iter().any(|n| n.contains("queue")), "{d:?}");
         assert_eq!(d.figures["ttlb_ms_p50_lowest_of_bucket"], 10.0);
+    }
+
+    #[test]
+    fn a_rising_row_whose_requests_queue_does_not_promise_speed() {
+        // 1 -> 32 workers still rose (100 -> 800 objects/s), but at 4x the latency: the
+        // explanation must not say more workers would go faster, against its own note.
+        let mut one = healthy();
+        one.workers = 1;
+        one.ttlb_ms = pct(10.0);
+        one.objects_per_s = 100.0;
+        let mut many = healthy();
+        many.workers = 32;
+        many.ttlb_ms = pct(40.0);
+        many.objects_per_s = 800.0;
+        let mut rows = vec![one, many];
+        for r in &mut rows {
+            r.diagnosis = Some(diagnose_row(r, 2, &Thresholds::default()));
+        }
+        queueing_notes(&mut rows);
+        curve_verdicts(&mut rows);
+        let d = rows[1].diagnosis.as_ref().unwrap();
+        assert_eq!(d.verdict, Verdict::Latency, "{d:?}");
+        assert!(d.notes.iter().any(|n| n.contains("queue")), "{d:?}");
+        assert!(
+            d.explanation
+                .ends_with("more workers would add waiting as well as throughput"),
+            "{}",
+            d.explanation
+        );
+        assert!(!d.explanation.contains("would go faster"), "{}", d.explanation);
     }
 }
