@@ -14,13 +14,15 @@
 //! cpu_ms_per_get}, ...]}`.
 //!
 //! `--transport s3sweep-client` runs the loop on s3sweep's own SDK client (its
-//! configuration, endpoint cache, S3 Express sessions and timeouts), and
-//! `--task-per-worker` replaces the `buffer_unordered` loop by a task per worker: the
-//! pieces docs/performance.md took apart.
+//! configuration, endpoint cache, S3 Express sessions and timeouts), and `--tasks N`
+//! splits the GETs over N tasks, each a `buffer_unordered` loop of its share of the
+//! workers taking the next key from a shared counter (s3sweep's driver tasks);
+//! `--task-per-worker` is `--tasks` equal to the workers (s3sweep's engine before
+//! issue 17): the pieces docs/performance.md took apart.
 //!
 //! `cargo run --release --example bare_sdk -- --endpoint URL --bucket B --objects 1000
 //! --workers 1,16,64,256 [--ca-file CA.pem] [--transport smithy|smithy-pool|s3sweep|s3sweep-client]
-//! [--task-per-worker]`
+//! [--tasks N | --task-per-worker]`
 
 use std::time::Instant;
 
@@ -41,7 +43,8 @@ struct Args {
     ca_file: Option<String>,
     transport: String,
     key_template: String,
-    task_per_worker: bool,
+    /// Tasks the GETs are split over; `None`: one per worker.
+    tasks: Option<usize>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -53,7 +56,7 @@ fn parse() -> Result<Args, String> {
         ca_file: None,
         transport: "smithy".into(),
         key_template: "test/{i}/vectors".into(),
-        task_per_worker: false,
+        tasks: Some(1),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -71,7 +74,11 @@ fn parse() -> Result<Args, String> {
             "--ca-file" => args.ca_file = Some(value()?),
             "--transport" => args.transport = value()?,
             "--key-template" => args.key_template = value()?,
-            "--task-per-worker" => args.task_per_worker = true,
+            "--task-per-worker" => args.tasks = None,
+            "--tasks" => match value()?.parse() {
+                Ok(n) if n > 0 => args.tasks = Some(n),
+                _ => return Err("--tasks: a whole number above 0".into()),
+            },
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -182,44 +189,45 @@ async fn get(s3: &aws_sdk_s3::Client, bucket: &str, key: String) -> Option<u64> 
 }
 
 async fn round(s3: &aws_sdk_s3::Client, args: &Args, keys: &[String], workers: usize) -> (u64, u64, u64) {
-    if args.task_per_worker {
-        // The shape s3sweep's engine had before issue 17: a task per worker, each
-        // taking the next key (docs/performance.md, what the measuring cost).
-        let keys: std::sync::Arc<Vec<String>> = std::sync::Arc::new(keys.to_vec());
-        let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let mut set = tokio::task::JoinSet::new();
-        for _ in 0..workers.min(keys.len()) {
-            let (s3, keys, next, bucket) = (s3.clone(), keys.clone(), next.clone(), args.bucket.clone());
-            set.spawn(async move {
-                let (mut ok, mut err, mut bytes) = (0u64, 0u64, 0u64);
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(key) = keys.get(i) else { break };
-                    match get(&s3, &bucket, key.clone()).await {
-                        Some(n) => {
-                            ok += 1;
-                            bytes += n
-                        }
-                        None => err += 1,
-                    }
-                }
-                (ok, err, bytes)
-            });
-        }
-        let mut total = (0, 0, 0);
-        while let Some(Ok((a, b, c))) = set.join_next().await {
-            total = (total.0 + a, total.1 + b, total.2 + c);
-        }
-        return total;
+    let tasks = args.tasks.unwrap_or(workers).clamp(1, workers.min(keys.len()).max(1));
+    if tasks == 1 {
+        let sizes: Vec<Option<u64>> = futures_util::stream::iter(keys.iter().cloned())
+            .map(|key| get(s3, &args.bucket, key))
+            .buffer_unordered(workers)
+            .collect()
+            .await;
+        let ok = sizes.iter().flatten().count() as u64;
+        let bytes = sizes.iter().flatten().sum();
+        return (ok, sizes.len() as u64 - ok, bytes);
     }
-    let sizes: Vec<Option<u64>> = futures_util::stream::iter(keys.iter().cloned())
-        .map(|key| get(s3, &args.bucket, key))
-        .buffer_unordered(workers)
-        .collect()
-        .await;
-    let ok = sizes.iter().flatten().count() as u64;
-    let bytes = sizes.iter().flatten().sum();
-    (ok, sizes.len() as u64 - ok, bytes)
+    // Several tasks, each keeping its share of the workers in flight and taking the
+    // next key from a shared counter, as s3sweep's driver tasks do (one per worker:
+    // the engine before issue 17, docs/performance.md).
+    let keys: std::sync::Arc<Vec<String>> = std::sync::Arc::new(keys.to_vec());
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut set = tokio::task::JoinSet::new();
+    for t in 0..tasks {
+        let share = workers / tasks + usize::from(t < workers % tasks);
+        let (s3, keys, next, bucket) = (s3.clone(), keys.clone(), next.clone(), args.bucket.clone());
+        set.spawn(async move {
+            let positions = futures_util::stream::iter(std::iter::from_fn(|| {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                keys.get(i).cloned()
+            }));
+            let sizes: Vec<Option<u64>> = positions
+                .map(|key| get(&s3, &bucket, key))
+                .buffer_unordered(share.max(1))
+                .collect()
+                .await;
+            let ok = sizes.iter().flatten().count() as u64;
+            (ok, sizes.len() as u64 - ok, sizes.iter().flatten().sum::<u64>())
+        });
+    }
+    let mut total = (0, 0, 0);
+    while let Some(Ok((a, b, c))) = set.join_next().await {
+        total = (total.0 + a, total.1 + b, total.2 + c);
+    }
+    total
 }
 
 #[tokio::main]
