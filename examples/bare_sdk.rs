@@ -196,9 +196,7 @@ async fn round(s3: &aws_sdk_s3::Client, args: &Args, keys: &[String], workers: u
             .buffer_unordered(workers)
             .collect()
             .await;
-        let ok = sizes.iter().flatten().count() as u64;
-        let bytes = sizes.iter().flatten().sum();
-        return (ok, sizes.len() as u64 - ok, bytes);
+        return tally(&sizes);
     }
     // Several tasks, each keeping its share of the workers in flight and taking the
     // next key from a shared counter, as s3sweep's driver tasks do (one per worker:
@@ -219,8 +217,7 @@ async fn round(s3: &aws_sdk_s3::Client, args: &Args, keys: &[String], workers: u
                 .buffer_unordered(share.max(1))
                 .collect()
                 .await;
-            let ok = sizes.iter().flatten().count() as u64;
-            (ok, sizes.len() as u64 - ok, sizes.iter().flatten().sum::<u64>())
+            tally(&sizes)
         });
     }
     let mut total = (0, 0, 0);
@@ -228,6 +225,12 @@ async fn round(s3: &aws_sdk_s3::Client, args: &Args, keys: &[String], workers: u
         total = (total.0 + a, total.1 + b, total.2 + c);
     }
     total
+}
+
+/// GETs that succeeded, failed, and the bytes read, from each GET's body size.
+fn tally(sizes: &[Option<u64>]) -> (u64, u64, u64) {
+    let ok = sizes.iter().flatten().count() as u64;
+    (ok, sizes.len() as u64 - ok, sizes.iter().flatten().sum())
 }
 
 #[tokio::main]

@@ -220,6 +220,10 @@ pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis
 /// Latency per request this many times the bucket's lowest means requests queue.
 pub const QUEUEING_FACTOR: f64 = 2.0;
 
+/// The figure the queueing note leaves in a row's diagnosis (the bucket's lowest time to
+/// last byte, p50 ms); its presence is how the curve's verdicts know the row queues.
+const QUEUEING_FIGURE: &str = "ttlb_ms_p50_lowest_of_bucket";
+
 /// Adds a note to rows whose steady latency is [`QUEUEING_FACTOR`] times the lowest of
 /// their bucket: the requests queued somewhere (the server, the network, the client's
 /// scheduler), so more workers add waiting rather than throughput.
@@ -239,7 +243,7 @@ pub(crate) fn queueing_notes(rows: &mut [ConfigResult]) {
         let now = p50(r);
         if now >= QUEUEING_FACTOR * low {
             if let Some(d) = r.diagnosis.as_mut() {
-                d.figures.insert("ttlb_ms_p50_lowest_of_bucket".into(), round3(low));
+                d.figures.insert(QUEUEING_FIGURE.into(), round3(low));
                 d.notes.push(format!(
                     "requests took {now:.1} ms (p50) against {low:.1} ms at {at} worker(s): they queue somewhere (server, network or the client's scheduler), so more workers add waiting, not throughput"
                 ));
@@ -333,7 +337,7 @@ pub(crate) fn curve_verdicts(rows: &mut [ConfigResult]) {
                 }
                 // Rising, but its requests already queue (the queueing note): more
                 // workers bought throughput so far, at the price of waiting.
-                (Some(_), _) if d.figures.contains_key("ttlb_ms_p50_lowest_of_bucket") => d.explanation.push_str(
+                (Some(_), _) if d.figures.contains_key(QUEUEING_FIGURE) => d.explanation.push_str(
                     ": the curve still rises here, but requests already queue (see the note), so more workers would add waiting as well as throughput",
                 ),
                 (Some(_), _) => d
