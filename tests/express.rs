@@ -232,3 +232,22 @@ async fn an_expired_session_is_refused_counted_by_kind_and_replaced() {
     assert_eq!(tally.refused_expired, 1, "{tally:?}");
     assert_eq!(tally.created_read_only, 2, "{tally:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_gone_mid_handshake_is_abandoned_not_failed() {
+    use tokio::io::AsyncWriteExt;
+    let server = tls_server_with(&[(GENERAL_BUCKET, LatencyProfile::None)], Duration::from_secs(300)).await;
+    // A client that connects and goes away before the handshake ends (a killed process).
+    drop(tokio::net::TcpStream::connect(server.addr()).await.unwrap());
+    // A client that does not speak TLS: a real handshake failure.
+    let mut plain = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
+    plain.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while server.tls_handshakes_abandoned() + server.tls_handshakes_failed() < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "the server never counted both");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(server.tls_handshakes_abandoned(), 1);
+    assert_eq!(server.tls_handshakes_failed(), 1);
+    assert_eq!(server.tls_handshakes(), 0);
+}

@@ -300,15 +300,19 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
     }
     let tally = running.faults().tally();
     let sessions = running.sessions().tally();
-    let handshakes = (running.tls_handshakes(), running.tls_handshakes_failed());
+    let handshakes = (
+        running.tls_handshakes(),
+        running.tls_handshakes_abandoned(),
+        running.tls_handshakes_failed(),
+    );
     running.shutdown().await;
     println!("s3sweep serve: faults injected: {}", tally.line());
     eprintln!("s3sweep serve: faults injected: {}", tally.line());
     eprintln!("s3sweep serve: S3 Express sessions: {}", sessions.line());
     if args.tls {
         eprintln!(
-            "s3sweep serve: TLS handshakes: {} done, {} failed",
-            handshakes.0, handshakes.1
+            "s3sweep serve: TLS handshakes: {} done, {} abandoned by the client (it closed mid-handshake), {} failed",
+            handshakes.0, handshakes.1, handshakes.2
         );
     }
     Ok(())

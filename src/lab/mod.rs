@@ -128,6 +128,9 @@ pub enum StartError {
 struct TlsCounts {
     done: AtomicU64,
     failed: AtomicU64,
+    /// The client closed or reset the connection mid-handshake (a client process
+    /// killed, a connect abandoned): not a TLS failure.
+    abandoned: AtomicU64,
 }
 
 /// A running server. Dropping it stops accepting connections.
@@ -174,6 +177,12 @@ impl RunningServer {
     /// TLS handshakes that failed (a client that does not trust the CA, for one).
     pub fn tls_handshakes_failed(&self) -> u64 {
         self.tls_counts.failed.load(Ordering::Relaxed)
+    }
+
+    /// TLS handshakes the client walked away from: it closed or reset the connection
+    /// before the handshake ended (its process killed, say), with no TLS error.
+    pub fn tls_handshakes_abandoned(&self) -> u64 {
+        self.tls_counts.abandoned.load(Ordering::Relaxed)
     }
 
     /// The store, for tests that inspect or prepare it directly.
@@ -292,8 +301,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
                             http.serve_connection(TokioIo::new(tls), per_conn).await
                         }
                         Ok(Err(err)) => {
-                            handshakes.failed.fetch_add(1, Ordering::Relaxed);
-                            tracing::debug!(%err, "TLS handshake failed");
+                            use std::io::ErrorKind as K;
+                            let gone = matches!(
+                                err.kind(),
+                                K::UnexpectedEof | K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe
+                            );
+                            let count = if gone {
+                                &handshakes.abandoned
+                            } else {
+                                &handshakes.failed
+                            };
+                            count.fetch_add(1, Ordering::Relaxed);
+                            tracing::debug!(%err, gone, "TLS handshake did not complete");
                             return;
                         }
                         Err(_) => {
