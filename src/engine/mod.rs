@@ -3,7 +3,7 @@
 //!
 //! The GETs of a configuration are driven by one task per core the client may use,
 //! each keeping its share of the `workers` GETs in flight in one `FuturesUnordered`
-//! ([`config`]). Per request it records the wait for one of the sweep's
+//! ([`mod@run_config`]). Per request it records the wait for one of the sweep's
 //! `pool_connections` slots, first byte at the wire (connection in hand to response
 //! headers), the time to the last body byte from the call, and what the transport
 //! measured for it: client preparation, the HTTP client's wait for a connection,
@@ -17,12 +17,12 @@
 //! the fly, and bodies are dropped chunk by chunk. [`run`] returns measured rows only;
 //! summaries, verdicts and the model are [`crate::analysis`]'s.
 //!
-//! - [`config`]: one configuration (warm-up, the workers, the row);
+//! - [`mod@run_config`]: one configuration (warm-up, the workers, the row);
 //! - [`recorder`]: histograms and the phase breakdown, one shard per driver task;
 //! - [`preflight`]: the first read of every bucket, and [`StartError`];
 //! - [`schedule`]: start times of side-by-side sweeps.
 
-pub mod config;
+pub mod run_config;
 pub mod preflight;
 pub mod recorder;
 pub mod schedule;
@@ -38,7 +38,7 @@ use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
 use crate::transport::TransportSettings;
 
-use config::run_config;
+use run_config::run_config;
 pub use preflight::{preflight, StartError, PREFLIGHT_TRIES};
 pub use schedule::StartSchedule;
 
