@@ -9,8 +9,9 @@
 //!   closes ([`connector`]);
 //! - counters the engine reads between configurations: connections opened, time spent
 //!   connecting (TCP connect and TLS handshake apart), TLS handshakes, requests sent (so
-//!   retries can be counted) and S3 Express `CreateSession` calls, plus a per-task
-//!   [`ColdProbe`] that tells cold requests from warm ones;
+//!   retries can be counted) and S3 Express `CreateSession` calls, plus a
+//!   [`RequestProbe`] per GET (what the transport did for it: connections, sessions,
+//!   the time of each attempt), which tells cold requests from warm ones;
 //! - the connect and first-byte timeouts, applied here because the SDK leaves them to
 //!   the HTTP client.
 
@@ -106,17 +107,17 @@ impl TransportCounters {
 /// What the transport did on behalf of one request (one GET and its retries): the
 /// connections it opened and S3 Express `CreateSession` calls it sent (so cold requests
 /// are told apart from warm ones), and where its time went, attempt by attempt. The
-/// sweep sets one per GET ([`COLD_PROBE`], [`ColdProbe::begin`]) and takes it when the
+/// sweep sets one per GET ([`REQUEST_PROBE`], [`RequestProbe::begin`]) and takes it when the
 /// GET ends.
 ///
 /// Times are stamps of [`clock_ns`]. For each attempt the transport stamps the hand-over
 /// (the SDK calls the HTTP client: the request is serialised, signed, its endpoint and
 /// identity resolved), the moment hyper gives the request a connection, and the
 /// response headers; the SDK's retry loop stamps the start of each attempt after the
-/// first ([`ColdProbe::attempt_started`]), so the backoff sleep is apart from the work of
+/// first ([`RequestProbe::attempt_started`]), so the backoff sleep is apart from the work of
 /// preparing the retry.
 #[derive(Debug, Default)]
-pub struct ColdProbe {
+pub struct RequestProbe {
     connections: AtomicU64,
     connect_ns: AtomicU64,
     tls_handshakes: AtomicU64,
@@ -162,7 +163,7 @@ impl Cause {
     }
 }
 
-/// Taken from a [`ColdProbe`]: what happened since [`ColdProbe::begin`].
+/// Taken from a [`RequestProbe`]: what happened since [`RequestProbe::begin`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ColdWork {
     /// Connections opened (TCP, and TLS for HTTPS).
@@ -193,7 +194,7 @@ pub struct ColdWork {
     pub retry_causes: RetryCauses,
 }
 
-impl ColdProbe {
+impl RequestProbe {
     /// Starts a request: its call is now.
     pub fn begin(&self) {
         self.attempt_start.store(clock_ns(), Ordering::Relaxed);
@@ -211,7 +212,7 @@ impl ColdProbe {
         }
     }
 
-    /// Returns what was recorded since [`ColdProbe::begin`] and resets the probe.
+    /// Returns what was recorded since [`RequestProbe::begin`] and resets the probe.
     pub fn take(&self) -> ColdWork {
         let has_ttfb = self.has_wire_ttfb.swap(false, Ordering::Relaxed);
         let wire_ttfb_ns = self.wire_ttfb_ns.swap(0, Ordering::Relaxed);
@@ -281,7 +282,7 @@ impl ColdProbe {
     }
 }
 
-/// Nanoseconds since the first call in this process: the clock of [`ColdProbe`]'s
+/// Nanoseconds since the first call in this process: the clock of [`RequestProbe`]'s
 /// stamps (monotonic; never 0, which the probe reads as "not stamped").
 pub fn clock_ns() -> u64 {
     static BASE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
@@ -293,12 +294,12 @@ tokio::task_local! {
     /// request's future). Read synchronously when a connection or session is started,
     /// so a connect that hyper finishes in the background is still credited to the
     /// request that asked for it.
-    pub static COLD_PROBE: Arc<ColdProbe>;
+    pub static REQUEST_PROBE: Arc<RequestProbe>;
 }
 
-/// The probe of the request being sent, if any ([`COLD_PROBE`]).
-pub fn current_probe() -> Option<Arc<ColdProbe>> {
-    COLD_PROBE.try_with(Arc::clone).ok()
+/// The probe of the request being sent, if any ([`REQUEST_PROBE`]).
+pub fn current_probe() -> Option<Arc<RequestProbe>> {
+    REQUEST_PROBE.try_with(Arc::clone).ok()
 }
 
 /// Set once the request that started a connect has its answer (or failed). hyper-util
@@ -628,7 +629,7 @@ fn copy_request(request: &http::Request<SdkBody>) -> Option<http::Request<SdkBod
 /// One attempt's stamps until it ends, into its GET's probe. An attempt dropped before
 /// its headers (the SDK's attempt timeout, or the caller's) ends as a timeout.
 struct AttemptRecord {
-    probe: Option<Arc<ColdProbe>>,
+    probe: Option<Arc<RequestProbe>>,
     sent: u64,
     /// When hyper gave the request a connection; `Some(None)`: it gave up without one.
     conn_at: Option<Option<u64>>,
