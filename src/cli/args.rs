@@ -2,10 +2,12 @@
 //! flags, each documented where `--help` shows it.
 
 use std::path::PathBuf;
+use std::str::FromStr;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use crate::lab::LatencyProfile;
+use crate::lab::{BucketFault, FaultKind, LatencyProfile};
+use crate::plan::check_bucket_name;
 use crate::render::plot;
 use crate::sys::cpu::{LAMBDA_MAX_VCPUS, LAMBDA_MB_PER_VCPU};
 use crate::sys::quota::CpuQuota;
@@ -413,20 +415,18 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 9000)]
     pub port: u16,
     /// A bucket to create, with its latency profile (none, express, standard); repeatable.
+    /// Without `=PROFILE`: none.
     #[arg(long = "bucket", value_name = "NAME=PROFILE")]
-    pub buckets: Vec<String>,
+    pub buckets: Vec<ServeBucket>,
     /// Latency profile of buckets created later by clients.
     #[arg(long, default_value = "none")]
     pub default_profile: LatencyProfile,
     /// Seed of the latency draws.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Inject a fault into a bucket's GETs: BUCKET=KIND:RATE, KIND one of slow-down,
-    /// internal-error, access-denied, reset-before-headers, reset-mid-body, stall-body,
-    /// late-first-byte, truncated-body; RATE 0..1. Repeatable. The tally is served at
-    /// GET /_s3sweep/faults and printed on exit.
-    #[arg(long = "fault", value_name = "BUCKET=KIND:RATE")]
-    pub faults: Vec<String>,
+    /// Inject a fault into a bucket's GETs (the help lists the kinds).
+    #[arg(long = "fault", value_name = "BUCKET=KIND:RATE", help = fault_help())]
+    pub faults: Vec<BucketFault>,
     /// How long a stall-body fault stalls, in ms.
     #[arg(long, default_value_t = 60_000)]
     pub stall_ms: u64,
@@ -445,6 +445,42 @@ pub struct ServeArgs {
     /// seconds: 300 as in S3; shorter to see clients refresh them.
     #[arg(long, value_name = "S", default_value_t = 300)]
     pub session_ttl_s: u64,
+}
+
+/// `--fault`'s help, with every kind the lab knows.
+fn fault_help() -> String {
+    let kinds: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+    format!(
+        "Inject a fault into a bucket's GETs: BUCKET=KIND:RATE, KIND one of {}; RATE 0..1. Repeatable. The tally is served at GET /_s3sweep/faults and printed on exit.",
+        kinds.join(", ")
+    )
+}
+
+/// `serve --bucket NAME=PROFILE`: a bucket to create and its latency profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServeBucket {
+    pub name: String,
+    pub profile: LatencyProfile,
+}
+
+impl FromStr for ServeBucket {
+    type Err = String;
+    /// `NAME=PROFILE`, or `NAME` (profile `none`); every problem named.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (name, profile) = s.split_once('=').unwrap_or((s, "none"));
+        let name_ok = check_bucket_name(name);
+        let profile_ok = profile.parse::<LatencyProfile>();
+        match (name_ok, profile_ok) {
+            (Ok(()), Ok(profile)) => Ok(ServeBucket {
+                name: name.to_string(),
+                profile,
+            }),
+            (name, profile) => {
+                let problems: Vec<String> = name.err().into_iter().chain(profile.err()).collect();
+                Err(problems.join("; "))
+            }
+        }
+    }
 }
 
 /// The range `--session-ttl-s` accepts.

@@ -220,24 +220,12 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
 }
 
 pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
-    let mut buckets = Vec::new();
+    // clap parsed each flag (`--bucket`, `--fault`); what is left spans several.
+    let buckets: Vec<(String, LatencyProfile)> = args.buckets.iter().map(|b| (b.name.clone(), b.profile)).collect();
+    let faults = &args.faults;
     let mut problems = Vec::new();
-    for spec in &args.buckets {
-        let (name, profile) = spec.split_once('=').unwrap_or((spec.as_str(), "none"));
-        match (check_bucket_name(name), profile.parse::<LatencyProfile>()) {
-            (Ok(()), Ok(p)) => buckets.push((name.to_string(), p)),
-            (Err(m), _) | (_, Err(m)) => problems.push(format!("--bucket {spec}: {m}")),
-        }
-    }
-    let mut faults = Vec::new();
-    for spec in &args.faults {
-        match spec.parse::<lab::BucketFault>() {
-            Ok(f) => faults.push(f),
-            Err(m) => problems.push(format!("--fault {m}")),
-        }
-    }
     // Rates of one bucket must not add up to more than 1, and no kind twice.
-    if let Err(e) = lab::Faults::new(0).set_all(&faults) {
+    if let Err(e) = lab::Faults::new(0).set_all(faults) {
         problems.push(format!("--fault: {e}"));
     }
     let session_ttl = check_session_ttl(args.session_ttl_s).unwrap_or_else(|m| {
@@ -283,8 +271,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         stall_ms: args.stall_ms,
         late_first_byte_ms: args.late_first_byte_ms,
     });
-    running.faults().set_all(&faults).map_err(CliError::other)?;
-    for f in &faults {
+    running.faults().set_all(faults).map_err(CliError::other)?;
+    for f in faults {
         println!("bucket {}: fault {} at rate {}", f.bucket, f.spec.kind, f.spec.rate);
     }
     if !faults.is_empty() {

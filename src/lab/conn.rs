@@ -24,7 +24,7 @@ use s3s::service::S3Service;
 use s3s::{Body, HttpError};
 
 use super::express::{check, Decision};
-use super::faults::{FaultKind, Faults, InjectedFault};
+use super::faults::{ConnectionFault, Faults, InjectedFault};
 use super::probe::{Hello, HELLO_PATH};
 use super::sessions::{Sessions, SESSIONS_PATH};
 
@@ -130,48 +130,61 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
             let Some(InjectedFault(kind)) = resp.extensions_mut().remove::<InjectedFault>() else {
                 return Ok(resp);
             };
-            match kind {
-                FaultKind::ResetBeforeHeaders => {
+            let cut = match kind {
+                ConnectionFault::ResetBeforeHeaders => {
                     socket.arm_reset();
-                    Err(HttpError::new("injected fault: reset-before-headers".into()))
+                    return Err(HttpError::new("injected fault: reset-before-headers".into()));
                 }
-                _ => {
-                    let length: u64 = resp
-                        .headers()
-                        .get(http::header::CONTENT_LENGTH)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.parse().ok())
-                        .unwrap_or(0);
-                    let pause = match kind {
-                        FaultKind::StallBody => Duration::from_millis(faults.timing().stall_ms),
-                        // Long enough for hyper to flush what was sent before the cut.
-                        _ => Duration::from_millis(5),
-                    };
-                    let body = std::mem::take(resp.body_mut());
-                    *resp.body_mut() = Body::http_body_unsync(CutBody {
-                        inner: body,
-                        kind,
-                        limit: length / 2,
-                        sent: 0,
-                        pause,
-                        sleep: None,
-                        socket,
-                        done: false,
-                    });
-                    Ok(resp)
-                }
-            }
+                ConnectionFault::ResetMidBody => BodyCut::Reset,
+                ConnectionFault::StallBody => BodyCut::Stall,
+                ConnectionFault::TruncatedBody => BodyCut::Truncate,
+            };
+            let length: u64 = resp
+                .headers()
+                .get(http::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            let pause = match cut {
+                BodyCut::Stall => Duration::from_millis(faults.timing().stall_ms),
+                // Long enough for hyper to flush what was sent before the cut.
+                BodyCut::Reset | BodyCut::Truncate => Duration::from_millis(5),
+            };
+            let body = std::mem::take(resp.body_mut());
+            *resp.body_mut() = Body::http_body_unsync(CutBody {
+                inner: body,
+                cut,
+                limit: length / 2,
+                sent: 0,
+                pause,
+                sleep: None,
+                socket,
+                done: false,
+            });
+            Ok(resp)
         })
     }
 }
 
-/// A response body that sends `limit` bytes, waits `pause`, then ends the way `kind`
+/// How a [`CutBody`] ends, after half the body: the connection-level faults that act
+/// mid-body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BodyCut {
+    /// `reset-mid-body`: an RST.
+    Reset,
+    /// `stall-body`: nothing for the stall, then an error that closes the connection.
+    Stall,
+    /// `truncated-body`: a clean end short of the announced length.
+    Truncate,
+}
+
+/// A response body that sends `limit` bytes, waits `pause`, then ends the way `cut`
 /// says: an RST (`reset-mid-body`), an error that closes the connection
 /// (`stall-body`, after its long pause), or a clean end short of the announced
 /// length (`truncated-body`).
 struct CutBody {
     inner: Body,
-    kind: FaultKind,
+    cut: BodyCut,
     limit: u64,
     sent: u64,
     pause: Duration,
@@ -214,15 +227,14 @@ impl HttpBody for CutBody {
             return Poll::Pending;
         }
         this.done = true;
-        match this.kind {
-            FaultKind::TruncatedBody => Poll::Ready(None),
-            FaultKind::ResetMidBody => {
+        match this.cut {
+            BodyCut::Truncate => Poll::Ready(None),
+            BodyCut::Reset => {
                 this.socket.arm_reset();
                 Poll::Ready(Some(Err("injected fault: reset-mid-body".into())))
             }
-            _ => Poll::Ready(Some(Err(format!(
-                "injected fault: {} (stalled {} ms)",
-                this.kind,
+            BodyCut::Stall => Poll::Ready(Some(Err(format!(
+                "injected fault: stall-body (stalled {} ms)",
                 pause.as_millis()
             )
             .into()))),
