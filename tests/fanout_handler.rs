@@ -1,8 +1,9 @@
 //! The fan-out fields through the Lambda handler (called with a `LambdaEvent`, against
 //! the embedded server on 127.0.0.1:0): a child reads only its shard, waits for the
 //! shared start before its first timed phase, serializes its histograms, and stops by
-//! `finish_by_unix_ms`; a coordinator that cannot invoke its function says so with a
-//! stable `errorType`; the CLI refuses a fan-out event. The coordinator itself runs under `cargo lambda watch` in
+//! `finish_by_unix_ms` (fields of the `from_coordinator` envelope only a coordinator
+//! writes); a coordinator that cannot invoke its function says so with a stable
+//! `errorType`; the CLI refuses a fan-out event. The coordinator itself runs under `cargo lambda watch` in
 //! tests/lambda_emulator.rs.
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -55,7 +56,7 @@ async fn a_child_reads_its_shard_after_the_shared_start_and_serializes_its_histo
     let start = now_ms() + 800;
     let payload = json!({
         "buckets": ["fanout-bucket"], "object_count": 30, "workers": [1, 4], "pool_connections": 4,
-        "role": "child", "key_range": {"start": 10, "end": 20}, "start_unix_ms": start
+        "from_coordinator": {"role": "child", "key_range": {"start": 10, "end": 20}, "start_unix_ms": start}
     });
     let result = f.handle(event(payload)).await.unwrap();
     assert_eq!(result.results.len(), 2);
@@ -84,7 +85,7 @@ async fn a_child_reads_its_shard_after_the_shared_start_and_serializes_its_histo
     let second = result.results[1].child.as_ref().unwrap();
     assert!(second.started_unix_ms >= first.finished_unix_ms);
     // The echoed request says what the child was asked.
-    assert_eq!(result.request.key_range.unwrap().start, 10);
+    assert_eq!(result.request.from_coordinator.unwrap().key_range.unwrap().start, 10);
 
     // A plain sweep carries no child measures.
     let plain = f
@@ -105,7 +106,7 @@ async fn a_child_stops_by_its_coordinators_finish_time() {
     seed_bucket(f.client(), 5).await;
     let payload = json!({
         "buckets": ["fanout-bucket"], "object_count": 5, "workers": [1, 2],
-        "role": "child", "finish_by_unix_ms": now_ms() + 300
+        "from_coordinator": {"role": "child", "finish_by_unix_ms": now_ms() + 300}
     });
     let result = f.handle(event(payload)).await.unwrap();
     assert!(result.truncated);

@@ -437,7 +437,7 @@ fn fan_out_under_cargo_lambda_watch() {
     let nested = tmp.join("nested.json");
     std::fs::write(
         &nested,
-        r#"{"buckets": ["express-like"], "object_count": 6, "role": "child", "fanout": {"invocations": 2}}"#,
+        r#"{"buckets": ["express-like"], "object_count": 6, "from_coordinator": {"role": "child"}, "fanout": {"invocations": 2}}"#,
     )
     .unwrap();
     let out = emulator.invoke(&nested, INVOKE_LIMIT);

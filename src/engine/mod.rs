@@ -19,16 +19,18 @@
 //!
 //! - [`mod@run_config`]: one configuration (warm-up, the workers, the row);
 //! - [`recorder`]: histograms and the phase breakdown, one shard per driver task;
+//! - [`deadline`]: the invocation's deadline less its safety margin;
 //! - [`preflight`]: the first read of every bucket, and [`StartError`];
 //! - [`schedule`]: start times of side-by-side sweeps.
 
 pub mod run_config;
+pub mod deadline;
 pub mod preflight;
 pub mod recorder;
 pub mod schedule;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::model::stats::round3;
 use crate::model::{ConfigResult, Environment, LambdaEnvironment, SkippedConfig, SweepResult};
@@ -38,6 +40,7 @@ use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
 use crate::transport::TransportSettings;
 
+pub use deadline::Deadline;
 use run_config::run_config;
 pub use preflight::{preflight, StartError, PREFLIGHT_TRIES};
 pub use schedule::StartSchedule;
@@ -61,11 +64,10 @@ impl Observer for Quiet {}
 pub struct SweepOptions {
     /// `cli`, `local` or `lambda`, recorded in the environment.
     pub runner: String,
-    /// The invocation's deadline: at `deadline - safety_margin` the configuration
-    /// running is cut short (its finished GETs kept) and no other starts.
-    pub deadline: Option<Instant>,
-    /// Kept free before the deadline to serialise and return the answer.
-    pub safety_margin: Duration,
+    /// The invocation's deadline: at [`Deadline::stop_at`] (the deadline less its
+    /// safety margin) the configuration running is cut short (its finished GETs
+    /// kept) and no other starts.
+    pub deadline: Option<Deadline>,
     /// Lambda facts for the environment block.
     pub lambda: Option<LambdaEnvironment>,
     /// Sweeps run side by side (a fan-out's children): when configurations start, and
@@ -106,9 +108,7 @@ pub async fn run(
     let mut results: Vec<ConfigResult> = Vec::new();
     let mut skipped = Vec::new();
     // Nothing runs past the deadline less its margin: the answer still has to go out.
-    let stop_at = options
-        .deadline
-        .map(|d| d.checked_sub(options.safety_margin).unwrap_or(run_start));
+    let stop_at = options.deadline.map(|d| d.stop_at());
     let mut index = 0usize;
     for bucket in plan.buckets() {
         for &workers in plan.workers() {
@@ -121,7 +121,7 @@ pub async fn run(
                     repetition,
                     reason: format!(
                         "deadline: {why}, {} ms before the invocation's deadline (the safety margin)",
-                        options.safety_margin.as_millis()
+                        options.deadline.map_or(0, |d| d.margin().as_millis())
                     ),
                 };
                 if stop_at.is_some_and(|s| Instant::now() >= s) {

@@ -9,8 +9,9 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::engine::Deadline;
 use crate::model::stats::round3;
-use crate::model::{MemoryStep, MemorySweepReport, SweepResult};
+use crate::model::{FromCoordinator, MemoryStep, MemorySweepReport, SweepResult};
 use crate::plan::Plan;
 
 use super::control::{ControlError, ControlPlane, Original};
@@ -91,8 +92,11 @@ fn now_unix_ms() -> u64 {
 fn size_event(plan: &Plan, finish_by_unix_ms: Option<u64>) -> serde_json::Value {
     let mut request = plan.request().clone();
     request.memory_mb = Vec::new();
-    if request.fanout.is_none() {
-        request.finish_by_unix_ms = finish_by_unix_ms;
+    if request.fanout.is_none() && finish_by_unix_ms.is_some() {
+        request.from_coordinator = Some(FromCoordinator {
+            finish_by_unix_ms,
+            ..FromCoordinator::default()
+        });
     }
     serde_json::to_value(&request).unwrap_or(serde_json::Value::Null)
 }
@@ -104,8 +108,7 @@ pub async fn sweep_memory(
     invoker: &Invoker,
     control: &ControlPlane,
     plan: &Plan,
-    deadline: Option<Instant>,
-    safety_margin: Duration,
+    deadline: Option<Deadline>,
 ) -> Result<(Vec<SweepResult>, MemorySweepReport), MemorySweepError> {
     let original = control.lock().await.map_err(|e| match e {
         e @ ControlError::Concurrent { .. } => MemorySweepError::Concurrent(e),
@@ -160,12 +163,8 @@ pub async fn sweep_memory(
         let now = Instant::now();
         let (limit, finish_by) = match deadline {
             Some(d) => {
-                let left = d.saturating_duration_since(now).saturating_sub(safety_margin);
-                let share = left / (sizes.len() - i) as u32;
-                (
-                    share + safety_margin / 2,
-                    Some(now_unix_ms() + share.as_millis() as u64),
-                )
+                let share = d.usable_from(now) / (sizes.len() - i) as u32;
+                (d.wait_for(now, share), Some(now_unix_ms() + share.as_millis() as u64))
             }
             None => (NO_DEADLINE_INVOKE_LIMIT, None),
         };
@@ -286,7 +285,8 @@ mod tests {
         .unwrap();
         let event = size_event(&plan, Some(1_700_000_000_000));
         assert!(event.get("memory_mb").is_none(), "{event}");
-        assert_eq!(event["finish_by_unix_ms"], 1_700_000_000_000u64);
+        assert_eq!(event["from_coordinator"]["finish_by_unix_ms"], 1_700_000_000_000u64);
+        assert!(event["from_coordinator"].get("role").is_none(), "a size is no child: {event}");
         assert_eq!(event["workers"], serde_json::json!([1, 8]));
         assert_eq!(event["target_wall_ms"], 500);
         // The size's own invocation is a valid plan, and not a memory sweep again.
@@ -299,7 +299,7 @@ mod tests {
         }))
         .unwrap();
         let event = size_event(&plan, Some(1_700_000_000_000));
-        assert!(event.get("finish_by_unix_ms").is_none(), "{event}");
+        assert!(event.get("from_coordinator").is_none(), "{event}");
         assert_eq!(event["fanout"]["invocations"], 2);
         assert!(Plan::from_value(event).unwrap().fanout().is_some());
     }

@@ -13,7 +13,8 @@
 //!
 //! An event with a `fanout` field makes the handler a coordinator: it invokes its own
 //! function N times ([`children`], [`invoke`]) and returns the merged result
-//! ([`merge`]); an event with `role: "child"` is one of those invocations. Every
+//! ([`merge`]); an event whose coordinator's envelope (`from_coordinator`) says
+//! `role: "child"` is one of those invocations. Every
 //! setting comes from the environment, read once ([`settings`]); events are validated
 //! in [`event`].
 //!
@@ -38,8 +39,9 @@ use lambda_runtime::{Context, Diagnostic, LambdaEvent};
 use serde_json::Value;
 
 use crate::analysis;
-use crate::engine::{self, Observer, StartError, StartSchedule, SweepOptions};
+use crate::engine::{self, Deadline, Observer, StartError, StartSchedule, SweepOptions};
 use crate::model::stats::round3;
+use crate::model::request::Architecture;
 use crate::model::{ConfigResult, LambdaEnvironment, SweepResult, Thresholds};
 use crate::plan::{Plan, RequestError};
 use crate::s3::{ClientError, SweepClient};
@@ -114,12 +116,9 @@ impl From<InvocationError> for Diagnostic {
     }
 }
 
-/// Lambda's name for this process's architecture.
-pub fn lambda_architecture() -> &'static str {
-    match std::env::consts::ARCH {
-        "aarch64" => "arm64",
-        other => other,
-    }
+/// This process's architecture, as Lambda names it (`x86_64` or `arm64`).
+pub fn lambda_architecture() -> Architecture {
+    Architecture::from_machine(std::env::consts::ARCH)
 }
 
 /// Logs one line per finished configuration (a JSON object with
@@ -194,10 +193,13 @@ impl Function {
     pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<SweepResult, InvocationError> {
         let started = Instant::now();
         let (payload, context) = event.into_parts();
-        let cold_start = self.cold.swap(false, Ordering::Relaxed);
         let remaining = remaining_time(context.deadline, SystemTime::now());
-        let mut deadline = remaining.map(|left| started + left);
-
+        let invocation = Invocation {
+            cold_start: self.cold.swap(false, Ordering::Relaxed),
+            remaining,
+            deadline: remaining.map(|left| Deadline::new(started + left, self.settings.safety_margin)),
+            context,
+        };
         let plan = validate_event_with(payload, &self.settings.fanout).map_err(|err| {
             tracing::warn!(error_type = "InvalidEvent", error = %err, "invalid event");
             InvocationError::InvalidEvent(err)
@@ -207,22 +209,33 @@ impl Function {
             workers = ?plan.workers(),
             object_count = plan.object_count(),
             requests = plan.total_requests(),
-            deadline_unix_ms = context.deadline,
+            deadline_unix_ms = invocation.context.deadline,
             remaining_ms = remaining.map(|d| d.as_millis() as u64),
-            cold_start,
+            cold_start = invocation.cold_start,
             "sweep starting"
         );
-        // Nothing, the preflight included, runs past the deadline less the margin.
-        let margin = self.settings.safety_margin;
-        let stop_at = deadline.map(|d| d.checked_sub(margin).unwrap_or(started));
-        let preflight = engine::preflight(&self.client, &plan);
-        let checked = match stop_at {
+        self.check_buckets(&plan, invocation.deadline).await?;
+        let mut result = if !plan.memory_mb().is_empty() {
+            self.coordinate_memory(&plan, &invocation).await?
+        } else if plan.fanout().is_some() {
+            self.coordinate(&plan, &invocation).await?
+        } else {
+            self.sweep(&plan, &invocation).await
+        };
+        fit_answer(&mut result)?;
+        Ok(result)
+    }
+
+    /// The preflight, within the deadline less its margin.
+    async fn check_buckets(&self, plan: &Plan, deadline: Option<Deadline>) -> Result<(), InvocationError> {
+        let preflight = engine::preflight(&self.client, plan);
+        let checked = match deadline {
             // No time at all: no preflight; every configuration is listed as skipped.
-            Some(at) if at <= Instant::now() => Ok(()),
-            Some(at) => tokio::time::timeout_at(at.into(), preflight).await.map_err(|_| {
+            Some(d) if d.passed(Instant::now()) => Ok(()),
+            Some(d) => tokio::time::timeout_at(d.stop_at().into(), preflight).await.map_err(|_| {
                 tracing::error!(error_type = "DeadlineReached", "deadline reached in the preflight");
                 InvocationError::DeadlineInPreflight {
-                    margin_ms: margin.as_millis() as u64,
+                    margin_ms: d.margin().as_millis() as u64,
                 }
             })?,
             None => preflight.await,
@@ -230,37 +243,26 @@ impl Function {
         checked.map_err(|err| {
             tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
             InvocationError::Start(err)
-        })?;
-        if !plan.memory_mb().is_empty() {
-            let mut result = self
-                .coordinate_memory(&plan, &context, cold_start, remaining, deadline)
-                .await?;
-            fit_answer(&mut result)?;
-            return Ok(result);
-        }
-        if plan.fanout().is_some() {
-            let mut result = self
-                .coordinate(&plan, &context, cold_start, remaining, deadline)
-                .await?;
-            fit_answer(&mut result)?;
-            return Ok(result);
-        }
-        // A child stops in time for its coordinator to merge (its own deadline is later).
+        })
+    }
+
+    /// A plain sweep, or a child's: a child stops in time for its coordinator to merge
+    /// (its coordinator's finish time comes before its own deadline).
+    async fn sweep(&self, plan: &Plan, invocation: &Invocation) -> SweepResult {
+        let mut deadline = invocation.deadline;
         if let Some(finish_by) = plan.finish_by_unix_ms() {
             let until = UNIX_EPOCH + Duration::from_millis(finish_by);
-            let left = until.duration_since(SystemTime::now()).unwrap_or_default();
-            let by = started + started.elapsed() + left;
-            deadline = Some(deadline.map_or(by, |d| d.min(by)));
+            let by = Instant::now() + until.duration_since(SystemTime::now()).unwrap_or_default();
+            let margin = self.settings.safety_margin;
+            deadline = Some(deadline.map_or(Deadline::new(by, margin), |d| d.no_later_than(by)));
         }
-
         let options = SweepOptions {
             runner: "lambda".into(),
             deadline,
-            safety_margin: self.settings.safety_margin,
-            lambda: Some(lambda_environment(&context, &self.settings, cold_start, remaining)),
-            schedule: StartSchedule::of(&plan),
+            lambda: Some(lambda_environment(invocation, &self.settings)),
+            schedule: StartSchedule::of(plan),
         };
-        let mut result = engine::run(&self.client, &plan, &options, self.observer.clone()).await;
+        let mut result = engine::run(&self.client, plan, &options, self.observer.clone()).await;
         analysis::analyse(&mut result, &Thresholds::default());
         if result.truncated {
             tracing::warn!(
@@ -275,9 +277,17 @@ impl Function {
             truncated = result.truncated,
             "sweep finished"
         );
-        fit_answer(&mut result)?;
-        Ok(result)
+        result
     }
+}
+
+/// One invocation's facts, read once by [`Function::handle`].
+struct Invocation {
+    context: Context,
+    cold_start: bool,
+    /// Time left at the start, when the deadline is a real one.
+    remaining: Option<Duration>,
+    deadline: Option<Deadline>,
 }
 
 /// Trims the answer to Lambda's response limit (see [`response`]).
@@ -289,49 +299,57 @@ fn fit_answer(result: &mut SweepResult) -> Result<(), InvocationError> {
     })
 }
 
+/// What a coordinator (of a fan-out or of a memory sweep) starts from: the Lambda
+/// client, the function it invokes, and when it started.
+struct Coordinator<'f> {
+    invoker: &'f Invoker,
+    function: String,
+    started_unix_ms: u64,
+    started: Instant,
+}
+
 impl Function {
-    /// The coordinator's side of a fan-out: invoke the children, merge their rows.
-    async fn coordinate(
-        &self,
-        plan: &Plan,
-        context: &Context,
-        cold_start: bool,
-        remaining: Option<Duration>,
-        deadline: Option<Instant>,
-    ) -> Result<SweepResult, InvocationError> {
+    /// The start every coordinator shares: its Lambda client and `function` (the one it
+    /// invokes), or why it cannot coordinate.
+    fn coordinator(&self, function: Option<String>) -> Result<Coordinator<'_>, InvocationError> {
         let invoker = self
             .invoker
             .as_ref()
             .ok_or(InvocationError::Fanout(FanoutError::NoInvoker))?;
-        let function = self
-            .settings
-            .fanout
-            .target(&context.invoked_function_arn)
-            .ok_or(InvocationError::Fanout(FanoutError::NoFunctionName))?;
-        let started_unix_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let started = Instant::now();
-        tracing::info!(function = %function, fanout = ?plan.fanout(), "fan-out starting");
-        let (start_unix_ms, outcomes) = children::invoke_children(
+        let function = function.ok_or(InvocationError::Fanout(FanoutError::NoFunctionName))?;
+        Ok(Coordinator {
             invoker,
-            &self.settings.fanout,
-            &function,
-            plan,
-            deadline,
-            self.settings.safety_margin,
-        )
-        .await
-        .map_err(InvocationError::Fanout)?;
+            function,
+            started_unix_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+            started: Instant::now(),
+        })
+    }
+
+    /// The end every coordinator shares: the wall time of the whole, and the analysis.
+    fn finish_coordination(&self, mut result: SweepResult, started: Instant) -> SweepResult {
+        result.total_wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
+        analysis::analyse(&mut result, &Thresholds::default());
+        result
+    }
+
+    /// The coordinator's side of a fan-out: invoke the children, merge their rows.
+    async fn coordinate(&self, plan: &Plan, invocation: &Invocation) -> Result<SweepResult, InvocationError> {
+        let c = self.coordinator(self.settings.fanout.target(&invocation.context.invoked_function_arn))?;
+        tracing::info!(function = %c.function, fanout = ?plan.fanout(), "fan-out starting");
+        let (start_unix_ms, outcomes) =
+            children::invoke_children(c.invoker, &self.settings.fanout, &c.function, plan, invocation.deadline)
+                .await
+                .map_err(InvocationError::Fanout)?;
         let environment = engine::environment(
             &self.client,
             "lambda",
-            Some(lambda_environment(context, &self.settings, cold_start, remaining)),
+            Some(lambda_environment(invocation, &self.settings)),
         );
-        let mut result = merge::merged_result(environment, plan, &function, start_unix_ms, outcomes);
-        result.started_unix_ms = started_unix_ms;
-        result.total_wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
-        analysis::analyse(&mut result, &Thresholds::default());
+        let mut merged = merge::merged_result(environment, plan, &c.function, start_unix_ms, outcomes);
+        merged.started_unix_ms = c.started_unix_ms;
+        let result = self.finish_coordination(merged, c.started);
         if let Some(f) = &result.fanout {
             tracing::info!(
                 children_ok = f.children_ok,
@@ -342,40 +360,20 @@ impl Function {
         }
         Ok(result)
     }
-}
 
-impl Function {
     /// The coordinator of a memory sweep: one version per size, invoked, cleaned up.
-    async fn coordinate_memory(
-        &self,
-        plan: &Plan,
-        context: &Context,
-        cold_start: bool,
-        remaining: Option<Duration>,
-        deadline: Option<Instant>,
-    ) -> Result<SweepResult, InvocationError> {
-        let invoker = self
-            .invoker
-            .as_ref()
-            .ok_or(InvocationError::Fanout(FanoutError::NoInvoker))?;
-        let function = self
-            .settings
-            .fanout
-            .unqualified(&context.invoked_function_arn)
-            .ok_or(InvocationError::Fanout(FanoutError::NoFunctionName))?;
-        let started_unix_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let started = Instant::now();
+    async fn coordinate_memory(&self, plan: &Plan, invocation: &Invocation) -> Result<SweepResult, InvocationError> {
+        let context = &invocation.context;
+        let c = self.coordinator(self.settings.fanout.unqualified(&context.invoked_function_arn))?;
         // The lock's token: this invocation (request id), and when it started.
-        let token = format!("{} {started_unix_ms}", context.request_id);
+        let token = format!("{} {}", context.request_id, c.started_unix_ms);
         let control = control::ControlPlane::new(
-            invoker.client().clone(),
-            &function,
+            c.invoker.client().clone(),
+            &c.function,
             token.trim(),
             self.settings.memory_poll,
         );
-        let (results, report) = memory::sweep_memory(invoker, &control, plan, deadline, self.settings.safety_margin)
+        let (results, report) = memory::sweep_memory(c.invoker, &control, plan, invocation.deadline)
             .await
             .map_err(|e| {
                 tracing::error!(error_type = e.error_type(), error = %e, "memory sweep failed");
@@ -384,34 +382,28 @@ impl Function {
         let environment = engine::environment(
             &self.client,
             "lambda",
-            Some(lambda_environment(context, &self.settings, cold_start, remaining)),
+            Some(lambda_environment(invocation, &self.settings)),
         );
-        let base = SweepResult::new(environment, plan.request().clone(), started_unix_ms);
-        let mut result = memory::merged(base, results, report);
-        result.total_wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
-        analysis::analyse(&mut result, &Thresholds::default());
+        let base = SweepResult::new(environment, plan.request().clone(), c.started_unix_ms);
+        let result = self.finish_coordination(memory::merged(base, results, report), c.started);
         tracing::info!(configurations = result.results.len(), "memory sweep finished");
         Ok(result)
     }
 }
 
-fn lambda_environment(
-    context: &Context,
-    settings: &FunctionSettings,
-    cold_start: bool,
-    remaining: Option<Duration>,
-) -> LambdaEnvironment {
+fn lambda_environment(invocation: &Invocation, settings: &FunctionSettings) -> LambdaEnvironment {
+    let context = &invocation.context;
     let config = &context.env_config;
     let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
     LambdaEnvironment {
         function_name: non_empty(&config.function_name),
         function_version: non_empty(&config.version),
         memory_size_mb: u32::try_from(config.memory).ok().filter(|&m| m > 0),
-        cold_start,
-        architecture: Some(lambda_architecture().to_string()),
+        cold_start: invocation.cold_start,
+        architecture: Some(lambda_architecture().name().to_string()),
         region: settings.region.clone(),
         request_id: non_empty(&context.request_id),
-        remaining_ms_at_start: remaining.map(|d| d.as_millis() as u64),
+        remaining_ms_at_start: invocation.remaining.map(|d| d.as_millis() as u64),
         safety_margin_ms: settings.safety_margin.as_millis() as u64,
     }
 }
@@ -448,6 +440,6 @@ mod tests {
 
     #[test]
     fn architecture_uses_lambda_names() {
-        assert!(["x86_64", "arm64"].contains(&lambda_architecture()));
+        assert!(["x86_64", "arm64"].contains(&lambda_architecture().name()));
     }
 }

@@ -53,7 +53,9 @@ pub const FANOUT_MAX_ENV: &str = "S3SWEEP_FANOUT_MAX";
 pub const FUNCTION_ENV: &str = "S3SWEEP_FANOUT_FUNCTION";
 /// Environment variable, tests only: the child with this index gets an event with an
 /// unknown field, so its invocation really fails (`InvalidEvent`) through the Invoke
-/// API. Never set it on a deployed function.
+/// API. Read by debug builds only (the tests run the binaries `cargo test` and `cargo
+/// lambda watch` build); a release build, as deployed, has no such switch.
+#[cfg(debug_assertions)]
 pub const TEST_BREAK_CHILD_ENV: &str = "S3SWEEP_FANOUT_TEST_BREAK_CHILD";
 /// Environment variable: how often a memory sweep reads the function's
 /// `LastUpdateStatus` while an update runs, ms (default 1,000; at most 10,000). The
@@ -190,7 +192,8 @@ pub struct FanoutSettings {
     pub function_name: Option<String>,
     /// `AWS_LAMBDA_FUNCTION_VERSION`: the version running (`$LATEST` or a number).
     pub function_version: Option<String>,
-    /// Tests only ([`TEST_BREAK_CHILD_ENV`]).
+    /// Tests only, debug builds only ([`TEST_BREAK_CHILD_ENV`]).
+    #[cfg(debug_assertions)]
     pub break_child: Option<u32>,
 }
 
@@ -201,6 +204,7 @@ impl Default for FanoutSettings {
             function_override: None,
             function_name: None,
             function_version: None,
+            #[cfg(debug_assertions)]
             break_child: None,
         }
     }
@@ -224,6 +228,7 @@ impl FanoutSettings {
                 )),
             }
         }
+        #[cfg(debug_assertions)]
         if let Some(text) = get(TEST_BREAK_CHILD_ENV) {
             match text.parse::<u32>() {
                 Ok(n) => settings.break_child = Some(n),
@@ -400,20 +405,24 @@ mod tests {
         let problem = s.check(&p).unwrap();
         assert_eq!(problem.field, "fanout.invocations");
         assert!(problem.message.contains("FanoutMax"), "{}", problem.message);
-        let s = FanoutSettings::from_lookup(
-            env(&[
-                (FANOUT_MAX_ENV, "0"),
-                (TEST_BREAK_CHILD_ENV, "x"),
-                (FUNCTION_ENV, "other"),
-            ]),
-            &mut problems,
-        );
-        assert_eq!(problems.len(), 2, "{problems:?}");
+        let s = FanoutSettings::from_lookup(env(&[(FANOUT_MAX_ENV, "0"), (FUNCTION_ENV, "other")]), &mut problems);
+        assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(problems[0].contains(FANOUT_MAX_ENV));
         assert_eq!(
             s.target("arn:aws:lambda:us-east-1:123:function:f:7"),
             Some("other".into())
         );
+    }
+
+    #[cfg(debug_assertions)]
+    #[test]
+    fn the_test_switch_is_read_in_debug_builds() {
+        let mut problems = Vec::new();
+        let s = FanoutSettings::from_lookup(|n: &str| (n == TEST_BREAK_CHILD_ENV).then(|| "1".into()), &mut problems);
+        assert_eq!(s.break_child, Some(1));
+        FanoutSettings::from_lookup(|n: &str| (n == TEST_BREAK_CHILD_ENV).then(|| "x".into()), &mut problems);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains(TEST_BREAK_CHILD_ENV));
     }
 
     #[test]

@@ -19,7 +19,9 @@ pub use diagnosis::{
 pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryStep, MemorySweepReport};
-pub use request::{Architecture, FanoutRequest, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs};
+pub use request::{
+    Architecture, FanoutRequest, FromCoordinator, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs,
+};
 pub use result::{
     BucketSummary, ChildError, ChildReport, ConfigResult, Environment, FanoutReport, LambdaEnvironment, MergedConfig,
     ResultFileError, SkippedConfig, SweepResult, ToolInfo, Trimmed, SCHEMA,

@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::request::{FanoutRequest, Role, SweepRequest};
+use crate::model::request::{FanoutRequest, FromCoordinator, Role, SweepRequest};
 
 pub use names::{check_bucket_name, is_directory_bucket, KeyTemplate};
 use sections::{check_fanout, check_memory, check_prices, typed_request};
@@ -293,9 +293,13 @@ impl Plan {
             * u64::from(self.request.repetitions)
             * u64::from(self.key_range().len() as u32)
     }
-    /// `coordinator` or `child`.
+    /// `coordinator` or `child` (from the coordinator's envelope; `coordinator` without).
     pub fn role(&self) -> Role {
-        self.request.role
+        self.envelope().role
+    }
+    /// The envelope a coordinator sent (all defaults in a user's request).
+    fn envelope(&self) -> FromCoordinator {
+        self.request.from_coordinator.unwrap_or_default()
     }
     /// The fan-out asked for, if any (never on a child).
     pub fn fanout(&self) -> Option<&FanoutRequest> {
@@ -303,18 +307,19 @@ impl Plan {
     }
     /// Indices of the objects this sweep reads: `key_range`, or `0..object_count`.
     pub fn key_range(&self) -> std::ops::Range<u32> {
-        match self.request.key_range {
+        match self.envelope().key_range {
             Some(r) => r.start..r.end,
             None => 0..self.request.object_count,
         }
     }
-    /// The time a child must be done by, ms since the Unix epoch.
+    /// The time an invocation a coordinator started must be done by, ms since the
+    /// Unix epoch.
     pub fn finish_by_unix_ms(&self) -> Option<u64> {
-        self.request.finish_by_unix_ms
+        self.envelope().finish_by_unix_ms
     }
     /// The shared start time a child waits for, ms since the Unix epoch.
     pub fn start_unix_ms(&self) -> Option<u64> {
-        self.request.start_unix_ms
+        self.envelope().start_unix_ms
     }
     /// The configurations the run has: buckets x worker counts x repetitions.
     pub fn configurations(&self) -> u64 {
@@ -326,7 +331,7 @@ impl Plan {
     }
     /// A child's slot per configuration.
     pub fn config_slot(&self) -> Option<Duration> {
-        self.request.config_slot_ms.map(Duration::from_millis)
+        self.envelope().config_slot_ms.map(Duration::from_millis)
     }
 
     /// Checks that the sweep's pool fits in this process's file-descriptor limit
@@ -528,7 +533,8 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().contains("between 128 and 10240"), "{err}");
-        let err = Plan::from_value(json!({"buckets": ["b-1"], "role": "child", "memory_mb": [512]})).unwrap_err();
+        let err = Plan::from_value(json!({"buckets": ["b-1"], "from_coordinator": {"role": "child"}, "memory_mb": [512]}))
+            .unwrap_err();
         assert_eq!(err.fields(), vec!["memory_mb"]);
         let err =
             Plan::from_value(json!({"buckets": ["b-1"], "memory_mb": (1..=11).map(|i| 128 * i).collect::<Vec<u32>>()}))
