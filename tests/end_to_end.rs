@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{options, seed_bucket, server_with};
-use s3sweep::engine::{self, Quiet, StartError};
+use s3sweep::engine::{self, BucketError, Quiet};
 use s3sweep::lab::LatencyProfile;
 use s3sweep::plan::Plan;
 use s3sweep::s3::{ClientOptions, SweepClient};
@@ -127,11 +127,11 @@ async fn preflight_says_what_to_fix() {
 
     let plan = Plan::from_json(r#"{"buckets": ["absent-bucket"], "object_count": 5, "workers": [1]}"#).unwrap();
     let err = engine::preflight(&client, &plan).await.unwrap_err();
-    assert!(matches!(err, StartError::BucketNotFound { .. }), "{err:?}");
+    assert!(matches!(err, BucketError::BucketNotFound { .. }), "{err:?}");
 
     let plan = Plan::from_json(r#"{"buckets": ["present-bucket"], "object_count": 5, "workers": [1]}"#).unwrap();
     let err = engine::preflight(&client, &plan).await.unwrap_err();
-    assert!(matches!(err, StartError::ObjectNotFound { .. }), "{err:?}");
+    assert!(matches!(err, BucketError::ObjectNotFound { .. }), "{err:?}");
     assert_eq!(err.error_type(), "ObjectNotFound");
     assert!(err.to_string().contains("s3sweep seed"), "{err}");
 
@@ -149,7 +149,7 @@ async fn preflight_says_what_to_fix() {
         assert!(
             matches!(
                 err,
-                StartError::NoCredentials { .. } | StartError::AccessDenied { .. } | StartError::Other { .. }
+                BucketError::NoCredentials { .. } | BucketError::AccessDenied { .. } | BucketError::Other { .. }
             ),
             "{err:?}"
         );

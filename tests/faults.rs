@@ -280,7 +280,7 @@ async fn preflight_survives_transient_faults_and_names_persistent_ones() {
             assert!(
                 matches!(
                     e,
-                    engine::StartError::Other { .. } | engine::StartError::Unreachable { .. }
+                    engine::BucketError::Other { .. } | engine::BucketError::Unreachable { .. }
                 ),
                 "{e}"
             );

@@ -20,7 +20,8 @@
 //! - [`mod@run_config`]: one configuration (warm-up, the workers, the row);
 //! - [`recorder`]: histograms and the phase breakdown, one shard per driver task;
 //! - [`deadline`]: the invocation's deadline less its safety margin;
-//! - [`preflight`]: the first read of every bucket, and [`StartError`];
+//! - [`preflight`]: the first read of every bucket (a [`BucketError`] when one cannot
+//!   work);
 //! - [`schedule`]: start times of side-by-side sweeps.
 
 pub mod run_config;
@@ -42,7 +43,8 @@ use crate::transport::TransportSettings;
 
 pub use deadline::Deadline;
 use run_config::run_config;
-pub use preflight::{preflight, StartError, PREFLIGHT_TRIES};
+pub use crate::s3::errors::BucketError;
+pub use preflight::{preflight, PREFLIGHT_TRIES};
 pub use schedule::StartSchedule;
 
 /// Told about progress. Every method has an empty default.

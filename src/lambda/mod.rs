@@ -39,7 +39,7 @@ use lambda_runtime::{Context, Diagnostic, LambdaEvent};
 use serde_json::Value;
 
 use crate::analysis;
-use crate::engine::{self, Deadline, Observer, StartError, StartSchedule, SweepOptions};
+use crate::engine::{self, BucketError, Deadline, Observer, StartSchedule, SweepOptions};
 use crate::model::stats::round3;
 use crate::model::request::Architecture;
 use crate::model::{ConfigResult, LambdaEnvironment, SweepResult, Thresholds};
@@ -62,7 +62,7 @@ pub enum InvocationError {
     InvalidEvent(RequestError),
     /// The first request to a bucket failed in a way every later one would too.
     #[error("{}", start_message(.0))]
-    Start(StartError),
+    Start(BucketError),
     /// A fan-out was asked for but this process cannot invoke its function.
     #[error("{0}")]
     Fanout(FanoutError),
@@ -80,9 +80,9 @@ pub enum InvocationError {
 
 /// The start error's advice, plus what only applies to a function with the
 /// template's role.
-fn start_message(err: &StartError) -> String {
+fn start_message(err: &BucketError) -> String {
     match err {
-        StartError::AccessDenied { .. } => format!(
+        BucketError::AccessDenied { .. } => format!(
             "{err}. Note: without s3:ListBucket (the template grants only s3:GetObject), S3 also answers 403 for a key that does not exist, so check the objects were written (`make seed-aws`, or `s3sweep seed`)"
         ),
         _ => err.to_string(),
@@ -91,7 +91,7 @@ fn start_message(err: &StartError) -> String {
 
 impl InvocationError {
     /// The stable `errorType` the Lambda returns: `InvalidEvent`, or the
-    /// [`StartError::error_type`] (`NoCredentials`, `BucketNotFound`, `AccessDenied`,
+    /// [`BucketError::error_type`] (`NoCredentials`, `BucketNotFound`, `AccessDenied`,
     /// `ObjectNotFound`, `EndpointUnreachable`, `StartFailed`), `FanoutUnavailable`,
     /// `DeadlineReached`, `ResponseTooLarge`, and a memory sweep's
     /// `ConcurrentMemorySweep`, `MemorySweepFailed`, `MemoryNotRestored`.
@@ -419,14 +419,14 @@ mod tests {
         assert_eq!(d.error_type, "InvalidEvent");
         assert!(d.error_message.contains("buckets[0]"), "{}", d.error_message);
         assert!(d.error_message.contains("endpoint"), "{}", d.error_message);
-        let d = Diagnostic::from(InvocationError::Start(StartError::ObjectNotFound {
+        let d = Diagnostic::from(InvocationError::Start(BucketError::ObjectNotFound {
             bucket: "b-1".into(),
             key: "test/0/vectors".into(),
         }));
         assert_eq!(d.error_type, "ObjectNotFound");
         assert!(d.error_message.contains("s3sweep seed"), "{}", d.error_message);
         // With the template's role a missing key is a 403 too: the advice says so.
-        let d = Diagnostic::from(InvocationError::Start(StartError::AccessDenied {
+        let d = Diagnostic::from(InvocationError::Start(BucketError::AccessDenied {
             action: crate::s3::errors::Action::Read,
             bucket: "b-1".into(),
             key: "test/0/vectors".into(),

@@ -265,8 +265,8 @@ const CREDENTIAL_CODES: [&str; 6] = [
 ];
 
 /// A call to a bucket failed in a way every later call would too: what failed (the
-/// kind, the bucket or key, the endpoint) and what to do about it. The preflight's
-/// `StartError` is this type; `seed` and `clean` return it too.
+/// kind, the bucket or key, the endpoint) and what to do about it. The preflight
+/// returns it; `seed` and `clean` too.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BucketError {
     NoCredentials {
