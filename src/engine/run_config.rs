@@ -20,6 +20,7 @@ use crate::s3::get::get_one;
 use crate::s3::SweepClient;
 use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
+use crate::transport::TransportCounters;
 
 use super::recorder::{runtime_busy, PhaseShard, Shard};
 use super::schedule::StartSchedule;
@@ -50,7 +51,6 @@ pub(crate) async fn run_config(
     observer: &Arc<dyn Observer>,
 ) -> Option<ConfigResult> {
     let order = Arc::new(key_order(plan, workers, repetition));
-    let pool = Arc::new(Semaphore::new(plan.pool_connections() as usize));
     let whole_request = plan.attempt_timeout() * plan.max_attempts();
     let before_timed_phase = async {
         let warmup = if plan.warmup() {
@@ -66,22 +66,19 @@ pub(crate) async fn run_config(
         warmup
     };
     let warmup = until(stop_at, before_timed_phase).await?;
-    let planned = order.len() as u64;
-    observer.config_started(bucket, workers, repetition, planned);
-    let busy_before = runtime_busy();
-    let next = Arc::new(AtomicUsize::new(0));
-    let counters_before = client.transport().counters();
-    let cpu_before = usage::process_cpu_time();
-    let machine_before = usage::machine_busy_time();
-    let usable = UsableCpu::read();
+    observer.config_started(bucket, workers, repetition, order.len() as u64);
+    let before = Before::now(client);
     let drivers = driver_count(
         workers as usize,
         order.len(),
-        usable.cores,
-        busy_before.map_or(1, |b| b.1),
+        before.usable.cores,
+        before.busy.map_or(1, |b| b.1),
     );
-    let start = Instant::now();
+    // Shared by the drivers: the next position in `order`, and the sweep's pool.
+    let next = Arc::new(AtomicUsize::new(0));
+    let pool = Arc::new(Semaphore::new(plan.pool_connections() as usize));
     let started_at = SystemTime::now();
+    let start = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for d in 0..drivers {
         let in_flight = workers as usize / drivers + usize::from(d < workers as usize % drivers);
@@ -105,14 +102,66 @@ pub(crate) async fn run_config(
             Err(err) => tracing::error!(%err, "a sweep driver ended abnormally"),
         }
     }
-    let wall = start.elapsed();
-    let cpu = usage::process_cpu_time().saturating_sub(cpu_before);
-    let busy = match (busy_before, runtime_busy()) {
+    let timed = Timed {
+        recorded,
+        wall: start.elapsed(),
+        started_at,
+        planned: order.len() as u64,
+        warmup,
+    };
+    Some(measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed))
+}
+
+/// What is read just before a configuration's timed phase, to take the differences
+/// after it.
+struct Before {
+    busy: Option<(Duration, u32)>,
+    counters: TransportCounters,
+    cpu: Duration,
+    machine: Option<Duration>,
+    usable: UsableCpu,
+}
+
+impl Before {
+    fn now(client: &SweepClient) -> Before {
+        Before {
+            busy: runtime_busy(),
+            counters: client.transport().counters(),
+            cpu: usage::process_cpu_time(),
+            machine: usage::machine_busy_time(),
+            usable: UsableCpu::read(),
+        }
+    }
+}
+
+/// What a configuration's timed phase recorded.
+struct Timed {
+    recorded: Shard,
+    wall: Duration,
+    started_at: SystemTime,
+    /// GETs the configuration was to make.
+    planned: u64,
+    warmup: Option<Breakdown>,
+}
+
+/// The row of one configuration: counts, rates, percentiles, CPU time, transport
+/// counters (each the difference from `before`) and the client side.
+fn measured_row(
+    client: &SweepClient,
+    plan: &Plan,
+    (bucket, workers, repetition): (&str, u32, u32),
+    schedule: Option<StartSchedule>,
+    before: Before,
+    timed: Timed,
+) -> ConfigResult {
+    let wall = timed.wall;
+    let cpu = usage::process_cpu_time().saturating_sub(before.cpu);
+    let busy = match (before.busy, runtime_busy()) {
         (Some((a, _)), Some((b, n))) => (b.saturating_sub(a), n),
         _ => (Duration::ZERO, 1),
     };
-    let counters = client.transport().counters().since(&counters_before);
-    let breakdown = recorded.breakdown();
+    let counters = client.transport().counters().since(&before.counters);
+    let breakdown = timed.recorded.breakdown();
     let Shard {
         ttfb_us: ttfb,
         ttlb_us: ttlb,
@@ -124,9 +173,9 @@ pub(crate) async fn run_config(
         started,
         retry_causes,
         ..
-    } = recorded;
+    } = timed.recorded;
     let requests = ok + errors.total;
-    let requests_not_done = planned.saturating_sub(requests);
+    let requests_not_done = timed.planned.saturating_sub(requests);
     let wall_s = wall.as_secs_f64().max(1e-9);
     let cpu_ms = cpu.as_secs_f64() * 1000.0;
     let (objects_per_s, mib_per_s) = rates(ok, bytes, wall_s);
@@ -142,7 +191,7 @@ pub(crate) async fn run_config(
         retries_by_cause: retry_causes,
         throttled_responses: counters.throttled_responses,
         bytes,
-        child: schedule.map(|_| ChildMeasure::new(started_at, wall, [&ttfb, &ttlb, &pool_wait])),
+        child: schedule.map(|_| ChildMeasure::new(timed.started_at, wall, [&ttfb, &ttlb, &pool_wait])),
         ttlb_histogram_us: encode_cdf(&ttlb),
         wall_ms: round3(wall_s * 1000.0),
         objects_per_s,
@@ -158,7 +207,7 @@ pub(crate) async fn run_config(
         cut_short: requests_not_done > 0,
         requests_not_done,
         tls_handshakes: counters.tls_handshakes,
-        warmup,
+        warmup: timed.warmup,
         error_samples,
         breakdown: Some(breakdown),
         client: None,
@@ -173,15 +222,15 @@ pub(crate) async fn run_config(
             runtime_worker_threads: busy.1,
             vcpus: usage::vcpus() as u32,
             peak_rss_bytes: usage::peak_rss_bytes(),
-            usable_cores: usable.cores,
-            cpu_source: usable.source.name(),
-            machine_busy: match (machine_before, usage::machine_busy_time()) {
+            usable_cores: before.usable.cores,
+            cpu_source: before.usable.source.name(),
+            machine_busy: match (before.machine, usage::machine_busy_time()) {
                 (Some(a), Some(b)) => Some(b.saturating_sub(a)),
                 _ => None,
             },
         },
     ));
-    Some(row)
+    row
 }
 
 /// How many tasks drive a configuration's GETs: one per core the client may use (its

@@ -110,6 +110,48 @@ pub async fn sweep_memory(
     plan: &Plan,
     deadline: Option<Deadline>,
 ) -> Result<(Vec<SweepResult>, MemorySweepReport), MemorySweepError> {
+    let original = take_lock(control).await?;
+    tracing::info!(function = control.function(), original_memory_mb = original.memory_mb, sizes = ?plan.memory_mb(), "memory sweep: lock taken");
+    let mut run = SizesRun::default();
+    let sizes = plan.memory_mb();
+    for (i, &memory_mb) in sizes.iter().enumerate() {
+        // The time left, shared among the sizes still to run.
+        let sizes_left = (sizes.len() - i) as u32;
+        if let Err(error) = run.size(invoker, control, plan, memory_mb, deadline, sizes_left).await {
+            run.failure = Some((memory_mb, error));
+            break;
+        }
+    }
+    let cleanup = clean_up(control, &run.published, original).await;
+    tracing::info!(cleanup = %cleanup.describe(), "memory sweep: cleaned up");
+    if let Some((memory_mb, error)) = run.failure {
+        return Err(MemorySweepError::Failed {
+            memory_mb: Some(memory_mb),
+            error,
+            cleanup: cleanup.describe(),
+        });
+    }
+    if !cleanup.errors.is_empty() {
+        return Err(MemorySweepError::NotRestored {
+            cleanup: cleanup.describe(),
+        });
+    }
+    let report = MemorySweepReport {
+        mode: "lambda".into(),
+        function_name: Some(control.function().to_string()),
+        original_memory_mb: Some(cleanup.original.memory_mb),
+        steps: run.steps,
+        versions_deleted: cleanup.deleted,
+        memory_restored: Some(cleanup.restored),
+        choices: Vec::new(),
+        costs: Vec::new(),
+    };
+    Ok((run.results, report))
+}
+
+/// Takes the function's lock and waits for it to settle; on failure, what was
+/// changed is put back.
+async fn take_lock(control: &ControlPlane) -> Result<Original, MemorySweepError> {
     let original = control.lock().await.map_err(|e| match e {
         e @ ControlError::Concurrent { .. } => MemorySweepError::Concurrent(e),
         error => MemorySweepError::Failed {
@@ -126,13 +168,31 @@ pub async fn sweep_memory(
             cleanup: cleanup.describe(),
         });
     }
-    tracing::info!(function = control.function(), original_memory_mb = original.memory_mb, sizes = ?plan.memory_mb(), "memory sweep: lock taken");
-    let mut published: Vec<String> = Vec::new();
-    let mut steps = Vec::new();
-    let mut results = Vec::new();
-    let mut failure: Option<(u32, ControlError)> = None;
-    let sizes = plan.memory_mb();
-    for (i, &memory_mb) in sizes.iter().enumerate() {
+    Ok(original)
+}
+
+/// What the sizes run so far left: versions to delete, steps, rows, the failure.
+#[derive(Default)]
+struct SizesRun {
+    published: Vec<String>,
+    steps: Vec<MemoryStep>,
+    results: Vec<SweepResult>,
+    failure: Option<(u32, ControlError)>,
+}
+
+impl SizesRun {
+    /// One size: set the memory, publish a version, invoke it with its share of the
+    /// time left (`deadline` shared by `sizes_left`). A failed Invoke is a `failed`
+    /// step; a failed control-plane call is the error that stops the sweep.
+    async fn size(
+        &mut self,
+        invoker: &Invoker,
+        control: &ControlPlane,
+        plan: &Plan,
+        memory_mb: u32,
+        deadline: Option<Deadline>,
+        sizes_left: u32,
+    ) -> Result<(), ControlError> {
         let started = Instant::now();
         let mut step = MemoryStep {
             memory_mb,
@@ -152,18 +212,16 @@ pub async fn sweep_memory(
             Err(e) => {
                 step.error = Some(e.to_string());
                 step.wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
-                steps.push(step);
-                failure = Some((memory_mb, e));
-                break;
+                self.steps.push(step);
+                return Err(e);
             }
         };
-        published.push(version.clone());
+        self.published.push(version.clone());
         step.version = Some(version.clone());
-        // The time left, shared among the sizes still to run.
         let now = Instant::now();
         let (limit, finish_by) = match deadline {
             Some(d) => {
-                let share = d.usable_from(now) / (sizes.len() - i) as u32;
+                let share = d.usable_from(now) / sizes_left;
                 (d.wait_for(now, share), Some(now_unix_ms() + share.as_millis() as u64))
             }
             None => (NO_DEADLINE_INVOKE_LIMIT, None),
@@ -177,7 +235,7 @@ pub async fn sweep_memory(
                 }
                 step.status = "ok".into();
                 step.configurations = result.results.len() as u32;
-                results.push(result);
+                self.results.push(result);
             }
             Err(e) => {
                 tracing::warn!(memory_mb, kind = %e.kind, error = %e.message, "memory sweep: the size's invocation failed");
@@ -185,33 +243,9 @@ pub async fn sweep_memory(
             }
         }
         step.wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
-        steps.push(step);
+        self.steps.push(step);
+        Ok(())
     }
-    let cleanup = clean_up(control, &published, original).await;
-    tracing::info!(cleanup = %cleanup.describe(), "memory sweep: cleaned up");
-    if let Some((memory_mb, error)) = failure {
-        return Err(MemorySweepError::Failed {
-            memory_mb: Some(memory_mb),
-            error,
-            cleanup: cleanup.describe(),
-        });
-    }
-    if !cleanup.errors.is_empty() {
-        return Err(MemorySweepError::NotRestored {
-            cleanup: cleanup.describe(),
-        });
-    }
-    let report = MemorySweepReport {
-        mode: "lambda".into(),
-        function_name: Some(control.function().to_string()),
-        original_memory_mb: Some(cleanup.original.memory_mb),
-        steps,
-        versions_deleted: cleanup.deleted,
-        memory_restored: Some(cleanup.restored),
-        choices: Vec::new(),
-        costs: Vec::new(),
-    };
-    Ok((results, report))
 }
 
 /// Deletes every version in `published` (only those) and restores `original`, each

@@ -131,112 +131,18 @@ impl Plan {
         }
     }
 
-    /// Validates a typed request.
+    /// Validates a typed request: every check below, each adding one problem per bad
+    /// field, so every problem is reported at once.
     pub fn from_request(request: SweepRequest) -> Result<Plan, RequestError> {
         let mut problems = Vec::new();
-        let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
-
-        if request.buckets.is_empty() {
-            bad("buckets".into(), "must name at least one bucket".into());
-        }
-        if request.buckets.len() > MAX_BUCKETS {
-            bad(
-                "buckets".into(),
-                format!("at most {MAX_BUCKETS} buckets, got {}", request.buckets.len()),
-            );
-        }
-        let mut seen = BTreeSet::new();
-        for (i, b) in request.buckets.iter().enumerate() {
-            if let Err(msg) = check_bucket_name(b) {
-                bad(format!("buckets[{i}]"), msg);
-            } else if !seen.insert(b.as_str()) {
-                bad(format!("buckets[{i}]"), format!("{b:?} is listed twice"));
-            }
-        }
-        if request.object_count == 0 || request.object_count > MAX_OBJECT_COUNT {
-            bad(
-                "object_count".into(),
-                format!("must be between 1 and {MAX_OBJECT_COUNT}, got {}", request.object_count),
-            );
-        }
-        let keys = match KeyTemplate::parse(&request.key_template, request.object_count.max(1) - 1) {
-            Ok(t) => Some(t),
-            Err(msg) => {
-                bad("key_template".into(), msg);
-                None
-            }
-        };
+        check_buckets(&request, &mut problems);
+        let keys = check_keys(&request, &mut problems);
         check_fanout(&request, &mut problems);
-        let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
-        if request.workers.is_empty() {
-            bad("workers".into(), "must list at least one worker count".into());
-        }
-        let mut seen = BTreeSet::new();
-        for (i, &w) in request.workers.iter().enumerate() {
-            if w == 0 || w > MAX_WORKERS {
-                bad(
-                    format!("workers[{i}]"),
-                    format!("must be between 1 and {MAX_WORKERS}, got {w}"),
-                );
-            } else if !seen.insert(w) {
-                bad(format!("workers[{i}]"), format!("{w} is listed twice"));
-            }
-        }
-        if request.pool_connections == 0 || request.pool_connections > MAX_POOL_CONNECTIONS {
-            bad(
-                "pool_connections".into(),
-                format!(
-                    "must be between 1 and {MAX_POOL_CONNECTIONS}, got {}",
-                    request.pool_connections
-                ),
-            );
-        }
-        if request.repetitions == 0 || request.repetitions > MAX_REPETITIONS {
-            bad(
-                "repetitions".into(),
-                format!("must be between 1 and {MAX_REPETITIONS}, got {}", request.repetitions),
-            );
-        }
-        if request.max_attempts == 0 || request.max_attempts > MAX_ATTEMPTS {
-            bad(
-                "max_attempts".into(),
-                format!("must be between 1 and {MAX_ATTEMPTS}, got {}", request.max_attempts),
-            );
-        }
-        for (name, v) in [
-            ("connect", request.timeouts_ms.connect),
-            ("first_byte", request.timeouts_ms.first_byte),
-            ("attempt", request.timeouts_ms.attempt),
-        ] {
-            if v == 0 || v > MAX_TIMEOUT_MS {
-                bad(
-                    format!("timeouts_ms.{name}"),
-                    format!("must be between 1 and {MAX_TIMEOUT_MS} ms, got {v}"),
-                );
-            }
-        }
+        check_workers(&request, &mut problems);
+        check_counts(&request, &mut problems);
         check_prices(&request.prices, request.target_wall_ms, &mut problems);
         check_memory(&request, &mut problems);
-        let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
-        let sizes = request.memory_mb.len().max(1) as u64;
-        let total = request.buckets.len() as u64
-            * request.workers.len() as u64
-            * u64::from(request.repetitions)
-            * u64::from(request.object_count)
-            * sizes;
-        if total > MAX_TOTAL_REQUESTS {
-            bad(
-                "object_count".into(),
-                format!(
-                    "the run would make {total} requests ({} buckets x {} worker counts x {} repetitions x {} objects{}); the limit is {MAX_TOTAL_REQUESTS}",
-                    request.buckets.len(),
-                    request.workers.len(),
-                    request.repetitions,
-                    request.object_count,
-                    if sizes > 1 { format!(" x {sizes} memory sizes") } else { String::new() }
-                ),
-            );
-        }
+        check_total(&request, &mut problems);
         match keys {
             Some(keys) if problems.is_empty() => Ok(Plan { request, keys }),
             _ => Err(RequestError { problems }),
@@ -343,6 +249,116 @@ impl Plan {
             self.buckets().len(),
             in_process_server,
         )
+    }
+}
+
+/// One problem with `field`.
+fn problem(field: impl Into<String>, message: String) -> FieldProblem {
+    FieldProblem {
+        field: field.into(),
+        message,
+    }
+}
+
+/// `buckets`: one to [`MAX_BUCKETS`], each a valid name, none twice.
+fn check_buckets(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    if request.buckets.is_empty() {
+        problems.push(problem("buckets", "must name at least one bucket".into()));
+    }
+    if request.buckets.len() > MAX_BUCKETS {
+        problems.push(problem(
+            "buckets",
+            format!("at most {MAX_BUCKETS} buckets, got {}", request.buckets.len()),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    for (i, b) in request.buckets.iter().enumerate() {
+        if let Err(msg) = check_bucket_name(b) {
+            problems.push(problem(format!("buckets[{i}]"), msg));
+        } else if !seen.insert(b.as_str()) {
+            problems.push(problem(format!("buckets[{i}]"), format!("{b:?} is listed twice")));
+        }
+    }
+}
+
+/// `object_count` in range, and the key template for that many objects.
+fn check_keys(request: &SweepRequest, problems: &mut Vec<FieldProblem>) -> Option<KeyTemplate> {
+    if request.object_count == 0 || request.object_count > MAX_OBJECT_COUNT {
+        problems.push(problem(
+            "object_count",
+            format!("must be between 1 and {MAX_OBJECT_COUNT}, got {}", request.object_count),
+        ));
+    }
+    KeyTemplate::parse(&request.key_template, request.object_count.max(1) - 1)
+        .map_err(|msg| problems.push(problem("key_template", msg)))
+        .ok()
+}
+
+/// `workers`: at least one count, each 1..=[`MAX_WORKERS`], none twice.
+fn check_workers(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    if request.workers.is_empty() {
+        problems.push(problem("workers", "must list at least one worker count".into()));
+    }
+    let mut seen = BTreeSet::new();
+    for (i, &w) in request.workers.iter().enumerate() {
+        if w == 0 || w > MAX_WORKERS {
+            problems.push(problem(
+                format!("workers[{i}]"),
+                format!("must be between 1 and {MAX_WORKERS}, got {w}"),
+            ));
+        } else if !seen.insert(w) {
+            problems.push(problem(format!("workers[{i}]"), format!("{w} is listed twice")));
+        }
+    }
+}
+
+/// The counts and timeouts: `pool_connections`, `repetitions`, `max_attempts`,
+/// `timeouts_ms.*`, each within its limit.
+fn check_counts(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    for (field, value, max) in [
+        ("pool_connections", request.pool_connections, MAX_POOL_CONNECTIONS),
+        ("repetitions", request.repetitions, MAX_REPETITIONS),
+        ("max_attempts", request.max_attempts, MAX_ATTEMPTS),
+    ] {
+        if value == 0 || value > max {
+            problems.push(problem(field, format!("must be between 1 and {max}, got {value}")));
+        }
+    }
+    for (name, v) in [
+        ("connect", request.timeouts_ms.connect),
+        ("first_byte", request.timeouts_ms.first_byte),
+        ("attempt", request.timeouts_ms.attempt),
+    ] {
+        if v == 0 || v > MAX_TIMEOUT_MS {
+            problems.push(problem(
+                format!("timeouts_ms.{name}"),
+                format!("must be between 1 and {MAX_TIMEOUT_MS} ms, got {v}"),
+            ));
+        }
+    }
+}
+
+/// The whole run's timed requests (every memory size counted) within
+/// [`MAX_TOTAL_REQUESTS`].
+fn check_total(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    let sizes = request.memory_mb.len().max(1) as u64;
+    let total = request.buckets.len() as u64
+        * request.workers.len() as u64
+        * u64::from(request.repetitions)
+        * u64::from(request.object_count)
+        * sizes;
+    if total > MAX_TOTAL_REQUESTS {
+        problems.push(problem(
+            "object_count",
+            format!(
+                "the run would make {total} requests ({} buckets x {} worker counts x {} repetitions x {} objects{}); the limit is {MAX_TOTAL_REQUESTS}",
+                request.buckets.len(),
+                request.workers.len(),
+                request.repetitions,
+                request.object_count,
+                if sizes > 1 { format!(" x {sizes} memory sizes") } else { String::new() }
+            ),
+        ));
     }
 }
 
