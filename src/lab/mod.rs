@@ -288,44 +288,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
                 sessions: conn_sessions.clone(),
                 socket: Arc::new(conn::ConnSocket::new(std::os::fd::AsRawFd::as_raw_fd(&stream))),
             };
-            let http = http.clone();
-            let acceptor = acceptor.clone();
-            let handshakes = handshakes.clone();
             // The TLS handshake runs in the connection's own task, never in the accept loop.
-            tokio::spawn(async move {
-                let served = match acceptor {
-                    None => http.serve_connection(TokioIo::new(stream), per_conn).await,
-                    Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_LIMIT, acceptor.accept(stream)).await {
-                        Ok(Ok(tls)) => {
-                            handshakes.done.fetch_add(1, Ordering::Relaxed);
-                            http.serve_connection(TokioIo::new(tls), per_conn).await
-                        }
-                        Ok(Err(err)) => {
-                            use std::io::ErrorKind as K;
-                            let gone = matches!(
-                                err.kind(),
-                                K::UnexpectedEof | K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe
-                            );
-                            let count = if gone {
-                                &handshakes.abandoned
-                            } else {
-                                &handshakes.failed
-                            };
-                            count.fetch_add(1, Ordering::Relaxed);
-                            tracing::debug!(%err, gone, "TLS handshake did not complete");
-                            return;
-                        }
-                        Err(_) => {
-                            handshakes.failed.fetch_add(1, Ordering::Relaxed);
-                            tracing::debug!("TLS handshake timed out");
-                            return;
-                        }
-                    },
-                };
-                if let Err(err) = served {
-                    tracing::debug!(%err, "connection ended with an error");
-                }
-            });
+            tokio::spawn(serve_connection(
+                stream,
+                per_conn,
+                http.clone(),
+                acceptor.clone(),
+                handshakes.clone(),
+            ));
         }
     });
     Ok(RunningServer {
@@ -339,6 +309,49 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         stop,
         accept: Some(accept),
     })
+}
+
+/// Serves one accepted connection: plain HTTP, or HTTPS after a handshake that is
+/// counted as done, abandoned by the client, or failed.
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    per_conn: conn::ConnService,
+    http: hyper::server::conn::http1::Builder,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    handshakes: Arc<TlsCounts>,
+) {
+    let served = match acceptor {
+        None => http.serve_connection(TokioIo::new(stream), per_conn).await,
+        Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_LIMIT, acceptor.accept(stream)).await {
+            Ok(Ok(tls)) => {
+                handshakes.done.fetch_add(1, Ordering::Relaxed);
+                http.serve_connection(TokioIo::new(tls), per_conn).await
+            }
+            Ok(Err(err)) => {
+                use std::io::ErrorKind as K;
+                let gone = matches!(
+                    err.kind(),
+                    K::UnexpectedEof | K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe
+                );
+                let count = if gone {
+                    &handshakes.abandoned
+                } else {
+                    &handshakes.failed
+                };
+                count.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(%err, gone, "TLS handshake did not complete");
+                return;
+            }
+            Err(_) => {
+                handshakes.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!("TLS handshake timed out");
+                return;
+            }
+        },
+    };
+    if let Err(err) = served {
+        tracing::debug!(%err, "connection ended with an error");
+    }
 }
 
 /// How long a client has to finish its TLS handshake.
