@@ -162,7 +162,7 @@ async fn moto_serves_the_control_plane_sequence_and_the_cleanup() {
     .unwrap();
     let (results, report) = tokio::time::timeout(
         Duration::from_secs(60),
-        sweep_memory(&invoker, &control, &plan, None, Duration::from_secs(1)),
+        sweep_memory(&invoker, &control, &plan, None),
     )
     .await
     .expect("bounded")
@@ -187,7 +187,7 @@ async fn moto_serves_the_control_plane_sequence_and_the_cleanup() {
     moto.python(
         "lam.update_function_configuration(FunctionName='f', Description='user desc [s3sweep-memory-sweep other 1]')\n",
     );
-    let err = sweep_memory(&invoker, &control, &plan, None, Duration::from_secs(1))
+    let err = sweep_memory(&invoker, &control, &plan, None)
         .await
         .unwrap_err();
     assert!(matches!(err, MemorySweepError::Concurrent(_)), "{err}");
@@ -199,7 +199,7 @@ async fn moto_serves_the_control_plane_sequence_and_the_cleanup() {
 
     // A function that does not exist: the first read fails, nothing is changed.
     let missing = ControlPlane::new(client, "no-such-function", "moto-test 2", poll);
-    let err = sweep_memory(&invoker, &missing, &plan, None, Duration::from_secs(1))
+    let err = sweep_memory(&invoker, &missing, &plan, None)
         .await
         .unwrap_err();
     assert_eq!(err.error_type(), "MemorySweepFailed");

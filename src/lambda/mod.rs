@@ -215,12 +215,14 @@ impl Function {
             "sweep starting"
         );
         self.check_buckets(&plan, invocation.deadline).await?;
+        // Boxed: the sweep's futures nest deep (the SDK's among them), and the binary's
+        // main future must stay within the compiler's layout depth.
         let mut result = if !plan.memory_mb().is_empty() {
-            self.coordinate_memory(&plan, &invocation).await?
+            Box::pin(self.coordinate_memory(&plan, &invocation)).await?
         } else if plan.fanout().is_some() {
-            self.coordinate(&plan, &invocation).await?
+            Box::pin(self.coordinate(&plan, &invocation)).await?
         } else {
-            self.sweep(&plan, &invocation).await
+            Box::pin(self.sweep(&plan, &invocation)).await
         };
         fit_answer(&mut result)?;
         Ok(result)
