@@ -160,13 +160,11 @@ async fn moto_serves_the_control_plane_sequence_and_the_cleanup() {
         "buckets": ["b-1"], "object_count": 4, "workers": [1], "memory_mb": [512, 1769]
     }))
     .unwrap();
-    let (results, report) = tokio::time::timeout(
-        Duration::from_secs(60),
-        sweep_memory(&invoker, &control, &plan, None),
-    )
-    .await
-    .expect("bounded")
-    .expect("the control plane works against moto");
+    let (results, report) =
+        tokio::time::timeout(Duration::from_secs(60), sweep_memory(&invoker, &control, &plan, None))
+            .await
+            .expect("bounded")
+            .expect("the control plane works against moto");
     eprintln!("{}", serde_json::to_string_pretty(&report).unwrap());
     // moto published 2 and 3 (its own "1" is the user's), at the sizes set.
     let versions: Vec<Option<&str>> = report.steps.iter().map(|s| s.version.as_deref()).collect();
@@ -187,9 +185,7 @@ async fn moto_serves_the_control_plane_sequence_and_the_cleanup() {
     moto.python(
         "lam.update_function_configuration(FunctionName='f', Description='user desc [s3sweep-memory-sweep other 1]')\n",
     );
-    let err = sweep_memory(&invoker, &control, &plan, None)
-        .await
-        .unwrap_err();
+    let err = sweep_memory(&invoker, &control, &plan, None).await.unwrap_err();
     assert!(matches!(err, MemorySweepError::Concurrent(_)), "{err}");
     assert_eq!(err.error_type(), "ConcurrentMemorySweep");
     assert_eq!(
@@ -199,9 +195,7 @@ async fn moto_serves_the_control_plane_sequence_and_the_cleanup() {
 
     // A function that does not exist: the first read fails, nothing is changed.
     let missing = ControlPlane::new(client, "no-such-function", "moto-test 2", poll);
-    let err = sweep_memory(&invoker, &missing, &plan, None)
-        .await
-        .unwrap_err();
+    let err = sweep_memory(&invoker, &missing, &plan, None).await.unwrap_err();
     assert_eq!(err.error_type(), "MemorySweepFailed");
     let text = err.to_string();
     assert!(

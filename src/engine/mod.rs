@@ -24,10 +24,10 @@
 //!   work);
 //! - [`schedule`]: start times of side-by-side sweeps.
 
-pub mod run_config;
 pub mod deadline;
 pub mod preflight;
 pub mod recorder;
+pub mod run_config;
 pub mod schedule;
 
 use std::sync::Arc;
@@ -41,10 +41,10 @@ use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
 use crate::transport::TransportSettings;
 
-pub use deadline::Deadline;
-use run_config::run_config;
 pub use crate::s3::errors::BucketError;
+pub use deadline::Deadline;
 pub use preflight::{preflight, PREFLIGHT_TRIES};
+use run_config::run_config;
 pub use schedule::StartSchedule;
 
 /// Told about progress. Every method has an empty default.

@@ -109,7 +109,14 @@ pub(crate) async fn run_config(
         planned: order.len() as u64,
         warmup,
     };
-    Some(measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed))
+    Some(measured_row(
+        client,
+        plan,
+        (bucket, workers, repetition),
+        schedule,
+        before,
+        timed,
+    ))
 }
 
 /// What is read just before a configuration's timed phase, to take the differences

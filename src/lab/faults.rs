@@ -45,17 +45,7 @@ use super::layered::{Layered, ReadLayer};
 /// [`ConnectionFault`] in [`super::conn`]): a new kind does not compile until it is
 /// handled everywhere.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    strum::VariantArray,
-    strum::IntoStaticStr,
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, strum::VariantArray, strum::IntoStaticStr,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -481,7 +471,11 @@ mod tests {
         for (i, &k) in FaultKind::ALL.iter().enumerate() {
             assert_eq!(k.name().parse::<FaultKind>().unwrap(), k);
             assert_eq!(k.slot(), i, "counter slots follow the declaration order");
-            assert_eq!(serde_json::to_value(k).unwrap(), k.name(), "the flag's name is the serde name");
+            assert_eq!(
+                serde_json::to_value(k).unwrap(),
+                k.name(),
+                "the flag's name is the serde name"
+            );
             if let Some(c) = k.connection_level() {
                 assert_eq!(c.kind(), k);
             }

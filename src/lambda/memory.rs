@@ -320,7 +320,10 @@ mod tests {
         let event = size_event(&plan, Some(1_700_000_000_000));
         assert!(event.get("memory_mb").is_none(), "{event}");
         assert_eq!(event["from_coordinator"]["finish_by_unix_ms"], 1_700_000_000_000u64);
-        assert!(event["from_coordinator"].get("role").is_none(), "a size is no child: {event}");
+        assert!(
+            event["from_coordinator"].get("role").is_none(),
+            "a size is no child: {event}"
+        );
         assert_eq!(event["workers"], serde_json::json!([1, 8]));
         assert_eq!(event["target_wall_ms"], 500);
         // The size's own invocation is a valid plan, and not a memory sweep again.

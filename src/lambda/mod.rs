@@ -40,8 +40,8 @@ use serde_json::Value;
 
 use crate::analysis;
 use crate::engine::{self, BucketError, Deadline, Observer, StartSchedule, SweepOptions};
-use crate::model::stats::round3;
 use crate::model::request::Architecture;
+use crate::model::stats::round3;
 use crate::model::{ConfigResult, LambdaEnvironment, SweepResult, Thresholds};
 use crate::plan::{Plan, RequestError};
 use crate::s3::{ClientError, SweepClient};
@@ -234,12 +234,14 @@ impl Function {
         let checked = match deadline {
             // No time at all: no preflight; every configuration is listed as skipped.
             Some(d) if d.passed(Instant::now()) => Ok(()),
-            Some(d) => tokio::time::timeout_at(d.stop_at().into(), preflight).await.map_err(|_| {
-                tracing::error!(error_type = "DeadlineReached", "deadline reached in the preflight");
-                InvocationError::DeadlineInPreflight {
-                    margin_ms: d.margin().as_millis() as u64,
-                }
-            })?,
+            Some(d) => tokio::time::timeout_at(d.stop_at().into(), preflight)
+                .await
+                .map_err(|_| {
+                    tracing::error!(error_type = "DeadlineReached", "deadline reached in the preflight");
+                    InvocationError::DeadlineInPreflight {
+                        margin_ms: d.margin().as_millis() as u64,
+                    }
+                })?,
             None => preflight.await,
         };
         checked.map_err(|err| {

@@ -549,8 +549,9 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().contains("between 128 and 10240"), "{err}");
-        let err = Plan::from_value(json!({"buckets": ["b-1"], "from_coordinator": {"role": "child"}, "memory_mb": [512]}))
-            .unwrap_err();
+        let err =
+            Plan::from_value(json!({"buckets": ["b-1"], "from_coordinator": {"role": "child"}, "memory_mb": [512]}))
+                .unwrap_err();
         assert_eq!(err.fields(), vec!["memory_mb"]);
         let err =
             Plan::from_value(json!({"buckets": ["b-1"], "memory_mb": (1..=11).map(|i| 128 * i).collect::<Vec<u32>>()}))

@@ -125,7 +125,13 @@ pub(crate) fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<Fiel
 /// The coordinator's envelope; `None` when it is not an object (reported).
 fn typed_from_coordinator(value: Value, problems: &mut Vec<FieldProblem>) -> Option<FromCoordinator> {
     let example = "{\"role\": \"child\", \"key_range\": {\"start\": 0, \"end\": 500}}";
-    let mut c = Section::open(FROM_COORDINATOR_FIELD, value, FROM_COORDINATOR_FIELDS, example, problems)?;
+    let mut c = Section::open(
+        FROM_COORDINATOR_FIELD,
+        value,
+        FROM_COORDINATOR_FIELDS,
+        example,
+        problems,
+    )?;
     let mut envelope = FromCoordinator::default();
     let epoch_ms = "milliseconds since the Unix epoch";
     c.take("role", "\"coordinator\" or \"child\"", &mut envelope.role);

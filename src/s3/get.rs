@@ -17,7 +17,7 @@ use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
 
 use crate::model::ErrorKind;
-use crate::transport::{current_probe, RequestProbe, ColdWork, REQUEST_PROBE};
+use crate::transport::{current_probe, ColdWork, RequestProbe, REQUEST_PROBE};
 
 use super::errors::{classify_body_error, classify_sdk_error, Failure};
 
