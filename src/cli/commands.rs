@@ -247,26 +247,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
     })
     .await
     .context(format!("starting the server on 127.0.0.1:{}", args.port))?;
-    println!("s3sweep serve: listening on {}", running.endpoint());
-    if let Some(ca) = running.ca_file() {
-        // `ca-file: ` then the path, alone on the line: what scripts read.
-        println!("{}{}", lab::child::CA_FILE_PREFIX, ca.display());
-        println!(
-            "TLS: the lab's CA (made at start) is in the file above: trust it with --ca-file, AWS_CA_BUNDLE or boto3's verify="
-        );
-    }
-    println!("credentials: access key {LOCAL_ACCESS_KEY}, secret key {LOCAL_SECRET_KEY} (path-style addressing, region us-east-1)");
-    for (b, p) in &buckets {
-        let express = if is_directory_bucket(b) {
-            format!(
-                "; directory bucket: CreateSession, sessions of {} s",
-                session_ttl.as_secs()
-            )
-        } else {
-            String::new()
-        };
-        println!("bucket {b}: latency profile {p}{express}");
-    }
+    print_serve_banner(&running, &buckets, session_ttl);
     running.faults().set_timing(lab::FaultTiming {
         stall_ms: args.stall_ms,
         late_first_byte_ms: args.late_first_byte_ms,
@@ -304,6 +285,31 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// What `serve` prints once listening: the endpoint, the CA file with `--tls`, the
+/// credentials, and each bucket's profile.
+fn print_serve_banner(running: &lab::RunningServer, buckets: &[(String, LatencyProfile)], session_ttl: Duration) {
+    println!("s3sweep serve: listening on {}", running.endpoint());
+    if let Some(ca) = running.ca_file() {
+        // `ca-file: ` then the path, alone on the line: what scripts read.
+        println!("{}{}", lab::child::CA_FILE_PREFIX, ca.display());
+        println!(
+            "TLS: the lab's CA (made at start) is in the file above: trust it with --ca-file, AWS_CA_BUNDLE or boto3's verify="
+        );
+    }
+    println!("credentials: access key {LOCAL_ACCESS_KEY}, secret key {LOCAL_SECRET_KEY} (path-style addressing, region us-east-1)");
+    for (b, p) in buckets {
+        let express = if is_directory_bucket(b) {
+            format!(
+                "; directory bucket: CreateSession, sessions of {} s",
+                session_ttl.as_secs()
+            )
+        } else {
+            String::new()
+        };
+        println!("bucket {b}: latency profile {p}{express}");
+    }
 }
 
 pub async fn clean(args: CleanArgs) -> Result<(), CliError> {

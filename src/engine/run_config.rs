@@ -222,22 +222,25 @@ fn measured_row(
         memory_mb: None,
         emulated: false,
     };
-    row.client = Some(ClientSide::of(
-        &row,
-        ClientMeasure {
-            runtime_busy: busy.0,
-            runtime_worker_threads: busy.1,
-            vcpus: usage::vcpus() as u32,
-            peak_rss_bytes: usage::peak_rss_bytes(),
-            usable_cores: before.usable.cores,
-            cpu_source: before.usable.source.name(),
-            machine_busy: match (before.machine, usage::machine_busy_time()) {
-                (Some(a), Some(b)) => Some(b.saturating_sub(a)),
-                _ => None,
-            },
-        },
-    ));
+    row.client = Some(ClientSide::of(&row, client_measure(&before, busy)));
     row
+}
+
+/// What the client side of a row is judged by: the runtime's busy time (`busy`: since
+/// `before`, and its worker threads), the machine, the CPU the process may use.
+fn client_measure(before: &Before, busy: (Duration, u32)) -> ClientMeasure {
+    ClientMeasure {
+        runtime_busy: busy.0,
+        runtime_worker_threads: busy.1,
+        vcpus: usage::vcpus() as u32,
+        peak_rss_bytes: usage::peak_rss_bytes(),
+        usable_cores: before.usable.cores,
+        cpu_source: before.usable.source.name(),
+        machine_busy: match (before.machine, usage::machine_busy_time()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        },
+    }
 }
 
 /// How many tasks drive a configuration's GETs: one per core the client may use (its

@@ -144,27 +144,8 @@ impl FunctionSettings {
             ));
         }
         let client = client.with_ca_file(ca_file);
-        let safety_margin = match get(SAFETY_MARGIN_ENV) {
-            None => DEFAULT_SAFETY_MARGIN,
-            Some(text) => match text.parse::<u64>() {
-                Ok(ms) if ms <= MAX_SAFETY_MARGIN_MS => Duration::from_millis(ms),
-                _ => {
-                    problems.push(format!(
-                        "{SAFETY_MARGIN_ENV}={text:?}: must be a whole number of milliseconds from 0 to {MAX_SAFETY_MARGIN_MS}"
-                    ));
-                    DEFAULT_SAFETY_MARGIN
-                }
-            },
-        };
-        let mut memory_poll = PollSettings::default();
-        if let Some(text) = get(MEMORY_POLL_ENV) {
-            match text.parse::<u64>() {
-                Ok(ms) if (1..=10_000).contains(&ms) => memory_poll.interval = Duration::from_millis(ms),
-                _ => problems.push(format!(
-                    "{MEMORY_POLL_ENV}={text:?}: must be a whole number of milliseconds from 1 to 10000"
-                )),
-            }
-        }
+        let safety_margin = safety_margin(get(SAFETY_MARGIN_ENV), &mut problems);
+        let memory_poll = memory_poll(get(MEMORY_POLL_ENV), &mut problems);
         let fanout = FanoutSettings::from_lookup(get, &mut problems);
         if problems.is_empty() {
             Ok(FunctionSettings {
@@ -178,6 +159,37 @@ impl FunctionSettings {
             Err(SettingsError { problems })
         }
     }
+}
+
+/// [`SAFETY_MARGIN_ENV`]'s value, or [`DEFAULT_SAFETY_MARGIN`] (also when it is bad:
+/// reported in `problems`).
+fn safety_margin(text: Option<String>, problems: &mut Vec<String>) -> Duration {
+    let Some(text) = text else {
+        return DEFAULT_SAFETY_MARGIN;
+    };
+    match text.parse::<u64>() {
+        Ok(ms) if ms <= MAX_SAFETY_MARGIN_MS => Duration::from_millis(ms),
+        _ => {
+            problems.push(format!(
+                "{SAFETY_MARGIN_ENV}={text:?}: must be a whole number of milliseconds from 0 to {MAX_SAFETY_MARGIN_MS}"
+            ));
+            DEFAULT_SAFETY_MARGIN
+        }
+    }
+}
+
+/// The memory sweep's polling, with [`MEMORY_POLL_ENV`]'s interval when set and good.
+fn memory_poll(text: Option<String>, problems: &mut Vec<String>) -> PollSettings {
+    let mut poll = PollSettings::default();
+    if let Some(text) = text {
+        match text.parse::<u64>() {
+            Ok(ms) if (1..=10_000).contains(&ms) => poll.interval = Duration::from_millis(ms),
+            _ => problems.push(format!(
+                "{MEMORY_POLL_ENV}={text:?}: must be a whole number of milliseconds from 1 to 10000"
+            )),
+        }
+    }
+    poll
 }
 
 /// The fan-out settings of the function, from its environment.
