@@ -3,9 +3,8 @@
 
 use std::process::{Command, Stdio};
 
-use common::{run_bounded, Serve, BIN};
+use crate::common::{run_bounded, Serve, BIN};
 
-mod common;
 
 fn serve(buckets: &[&str]) -> Serve {
     let mut cmd = Command::new(BIN);

@@ -7,9 +7,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use common::{run_bounded, Serve, BIN};
+use crate::common::{run_bounded, Serve, BIN};
 
-mod common;
 
 /// A `serve` with `here-bucket` (5 objects written by `seed`, manifest kept) and
 /// `denied-bucket`, whose every GET is refused with 403 AccessDenied.

@@ -8,9 +8,8 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use common::{run_bounded, Serve, BIN};
+use crate::common::{run_bounded, Serve, BIN};
 
-mod common;
 
 impl Serve {
     fn start(args: &[&str]) -> Serve {

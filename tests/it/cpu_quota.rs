@@ -4,11 +4,10 @@
 //! sweep (`--lambda-memory-mb 256,512,1769`): CPU per GET constant, objects/s rising with
 //! the quota until latency binds.
 
-mod common;
 
 use std::process::Command;
 
-use common::{run_bounded, BIN};
+use crate::common::{run_bounded, BIN};
 
 fn local(extra: &[&str]) -> (std::process::Output, serde_json::Value) {
     let json = std::env::temp_dir().join(format!("s3sweep-quota-{}-{}.json", std::process::id(), extra.len()));

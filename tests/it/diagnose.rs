@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{options, seed_bucket};
+use crate::common::{options, seed_bucket};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::{self, LatencyProfile, ServerConfig};
 use s3sweep::model::{ConfigResult, SweepResult};
@@ -19,7 +19,6 @@ use s3sweep::plan::Plan;
 use s3sweep::render::{render_tables, Style};
 use s3sweep::s3::SweepClient;
 
-mod common;
 
 /// The embedded server on a two-thread runtime of its own; stops when dropped.
 struct ServerThread {

@@ -15,7 +15,7 @@ use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
 use s3sweep::model::fanout::decode_histogram;
 use s3sweep::s3::SweepClient;
 
-mod common;
+use crate::common;
 
 async fn server() -> RunningServer {
     common::server_with(&[("fanout-bucket", LatencyProfile::None)]).await

@@ -20,9 +20,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use emulator::*;
+use crate::emulator::*;
 
-mod emulator;
 
 #[test]
 fn the_function_under_cargo_lambda_watch() {

@@ -15,7 +15,7 @@ use s3sweep::plan::KeyTemplate;
 use s3sweep::s3::seed::{seed, SeedSpec};
 use s3sweep::s3::{RequestSettings, SweepClient};
 
-mod common;
+use crate::common;
 
 async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
     lab::start(ServerConfig {

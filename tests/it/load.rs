@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::{options, server_with};
+use crate::common::{options, server_with};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::LatencyProfile;
 use s3sweep::plan::Plan;
@@ -18,7 +18,6 @@ use s3sweep::s3::SweepClient;
 use s3sweep::sys::limits;
 use s3sweep::sys::usage;
 
-mod common;
 
 const OBJECT_BYTES: usize = 512;
 

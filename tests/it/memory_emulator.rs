@@ -9,8 +9,6 @@
 //! cargo-lambda is found as in `tests/lambda_emulator.rs` (`$CARGO_LAMBDA`, `.venv`,
 //! `PATH`); `S3SWEEP_SKIP_EMULATOR=1` skips loudly when it is missing.
 
-mod common;
-mod emulator;
 
 use std::path::Path;
 use std::process::Command;
@@ -19,8 +17,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
-use emulator::*;
+use crate::common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
+use crate::emulator::*;
 use s3sweep::lambda::invoke::Invoker;
 
 const FUNCTION: &str = "s3sweep-lambda";

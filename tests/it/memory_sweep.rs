@@ -8,7 +8,7 @@
 //! original memory and description restored; a second sweep of the same function is
 //! refused.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -17,7 +17,7 @@ use std::time::Duration;
 use lambda_runtime::LambdaEvent;
 use serde_json::{json, Value};
 
-use common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
+use crate::common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
 use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::lambda::invoke::Invoker;
 use s3sweep::lambda::settings::{FUNCTION_ENV, MEMORY_POLL_ENV};

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{options, seed_spec, seed_with, server_with};
+use crate::common::{options, seed_spec, seed_with, server_with};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::LatencyProfile;
 use s3sweep::model::ConfigResult;
@@ -20,7 +20,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
-mod common;
 
 /// One-way delay of the line: a request/response round trip gets twice this.
 const ONE_WAY: Duration = Duration::from_millis(15);

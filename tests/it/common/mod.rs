@@ -1,7 +1,7 @@
 //! Helpers the integration tests share: the embedded server on 127.0.0.1:0, seeding a
 //! bucket through the SDK, the sweep options every test uses, and the `s3sweep` binary
-//! (`serve` as a child process, commands bounded in time). Each test file that needs
-//! them says `mod common;`; each uses only some, hence the `dead_code` allowance.
+//! (`serve` as a child process, commands bounded in time). Each module uses only some,
+//! hence the `dead_code` allowance.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Lines};
