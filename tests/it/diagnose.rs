@@ -5,12 +5,17 @@
 //! The server always runs on its own runtime in its own thread, so the engine's runtime
 //! measures only the client. Every test is bounded in requests (a few thousand at most)
 //! and time.
+//!
+//! The client's CPU figure (`cores_busy`) is the whole process's CPU time, and a busy
+//! client outranks the pool and latency verdicts: the tests that expect those run alone
+//! in a process of their own ([`common::isolated`]), so the other tests of this binary
+//! cannot count as the client's CPU.
 
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{options, seed_bucket};
+use crate::common::{self, options, seed_bucket};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::{self, LatencyProfile, ServerConfig};
 use s3sweep::model::{ConfigResult, SweepResult};
@@ -19,6 +24,9 @@ use s3sweep::plan::Plan;
 use s3sweep::render::{render_tables, Style};
 use s3sweep::s3::SweepClient;
 
+
+/// How long a test alone in its own process may take, start to end.
+const ALONE_LIMIT: Duration = Duration::from_secs(120);
 
 /// The embedded server on a two-thread runtime of its own; stops when dropped.
 struct ServerThread {
@@ -106,6 +114,9 @@ fn runtime(threads: usize) -> tokio::runtime::Runtime {
 
 #[test]
 fn few_workers_on_standard_latency_are_latency_bound() {
+    if !common::isolated("diagnose::few_workers_on_standard_latency_are_latency_bound", ALONE_LIMIT) {
+        return;
+    }
     let server = ServerThread::start("slow-bucket", LatencyProfile::Standard);
     runtime(2).block_on(async {
         let client = seeded_client(&server, "slow-bucket", 40, 1000).await;
@@ -141,6 +152,9 @@ fn few_workers_on_standard_latency_are_latency_bound() {
 
 #[test]
 fn workers_far_above_the_pool_are_pool_bound() {
+    if !common::isolated("diagnose::workers_far_above_the_pool_are_pool_bound", ALONE_LIMIT) {
+        return;
+    }
     let server = ServerThread::start("pool-bucket", LatencyProfile::Express);
     runtime(2).block_on(async {
         let client = seeded_client(&server, "pool-bucket", 160, 1000).await;

@@ -4,6 +4,13 @@
 //! the `s3sweep` binary as a child process), `emulator` the Lambda emulator tests'
 //! machinery. One filter selects a module (`cargo test --test it cli_flags::`) or a
 //! test (`cargo test --test it -- --exact diagnose::missing_keys_are_errors`).
+//!
+//! The modules share one process. A test that measures the whole process (its CPU
+//! time, peak RSS or open file descriptors) runs in a process of its own
+//! ([`common::isolated`]); a panic hook counts only the panics of its own threads
+//! (`fuzz`); no test sets an environment variable or changes the current folder; files
+//! under the temporary folder have names no other module uses (the process id alone no
+//! longer tells the modules apart).
 
 mod common;
 mod emulator;
