@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-use crate::common::{run_bounded, BIN};
+use crate::common::{run_bounded, BIN, EXPRESS_BUCKET, STANDARD_BUCKET};
 
 fn local(extra: &[&str]) -> (std::process::Output, serde_json::Value) {
     let json = std::env::temp_dir().join(format!("s3sweep-quota-{}-{}.json", std::process::id(), extra.len()));
@@ -95,7 +95,7 @@ fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("memory for express-like--lab1-az1--x-s3: fastest"),
+        stdout.contains(&format!("memory for {EXPRESS_BUCKET}: fastest")),
         "{stdout}"
     );
     assert_eq!(doc["memory"]["mode"], "emulated");
@@ -117,7 +117,7 @@ fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
             .find(|r| r["bucket"] == bucket && r["memory_mb"] == mb && r["workers"] == workers)
             .unwrap_or_else(|| panic!("no row {bucket} {mb} MB {workers} workers"))
     };
-    for bucket in ["standard-like", "express-like--lab1-az1--x-s3"] {
+    for bucket in [STANDARD_BUCKET, EXPRESS_BUCKET] {
         let rate = |mb| at(bucket, mb, 64)["objects_per_s"].as_f64().unwrap();
         let cpu = |mb| at(bucket, mb, 64)["cpu_ms_per_get"].as_f64().unwrap();
         eprintln!(
@@ -148,11 +148,11 @@ fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
     }
     // With a core, four requests in flight wait on latency, not on the CPU.
     assert_eq!(
-        at("express-like--lab1-az1--x-s3", 1769, 4)["diagnosis"]["verdict"],
+        at(EXPRESS_BUCKET, 1769, 4)["diagnosis"]["verdict"],
         "latency"
     );
     assert_eq!(
-        at("express-like--lab1-az1--x-s3", 256, 4)["diagnosis"]["verdict"],
+        at(EXPRESS_BUCKET, 256, 4)["diagnosis"]["verdict"],
         "client_cpu"
     );
 }
