@@ -3,7 +3,7 @@
 //! shared start before its first timed phase, serializes its histograms, and stops by
 //! `finish_by_unix_ms`; a coordinator that cannot invoke its function says so with a
 //! stable `errorType`; the CLI refuses a fan-out event. The coordinator itself runs under `cargo lambda watch` in
-//! tests/lambda_emulator.rs.
+//! tests/it/lambda_emulator.rs.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

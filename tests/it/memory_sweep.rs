@@ -1,5 +1,5 @@
 //! The memory sweep's control plane (request `memory_mb`) against a Lambda API server
-//! on 127.0.0.1 (tests/common/lambda_api.rs) driven by the real aws-sdk-lambda client:
+//! on 127.0.0.1 (tests/it/common/lambda_api.rs) driven by the real aws-sdk-lambda client:
 //! the recorded sequence (lock, per size: memory set, `LastUpdateStatus` polled until
 //! `Successful`, version published, that version invoked, whose handler runs the
 //! child's real sweep against the embedded S3 server; then the versions deleted and

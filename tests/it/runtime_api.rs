@@ -1,5 +1,5 @@
 //! The function under a Lambda Runtime API of our own that enforces the deadline the
-//! way Lambda does (tests/common/runtime.rs: the processes are killed at the deadline
+//! way Lambda does (tests/it/common/runtime.rs: the processes are killed at the deadline
 //! and a late answer is lost, an answer over 6 MB is refused). The real
 //! `s3sweep-lambda` binary runs against the embedded S3 server.
 
