@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use crate::common::{run_bounded, Serve, BIN};
 
-
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 const BUCKET: &str = "boto3-test--lab1-az1--x-s3";
 const OBJECTS: u64 = 20;

@@ -5,7 +5,6 @@ use std::process::{Command, Stdio};
 
 use crate::common::{run_bounded, Serve, BIN, EXPRESS_BUCKET, STANDARD_BUCKET};
 
-
 fn serve(buckets: &[&str]) -> Serve {
     let mut cmd = Command::new(BIN);
     cmd.args(["serve", "--port", "0"]);

@@ -9,7 +9,6 @@ use std::process::{Command, Stdio};
 
 use crate::common::{run_bounded, Serve, BIN};
 
-
 /// A `serve` with `here-bucket` (5 objects written by `seed`, manifest kept) and
 /// `denied-bucket`, whose every GET is refused with 403 AccessDenied.
 struct Lab {

@@ -11,7 +11,6 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::{run_bounded, Serve, BIN};
 
-
 fn tmp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("s3sweep-flags-{}-{name}", std::process::id()))
 }

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use crate::common::{run_bounded, Serve, BIN};
 
-
 impl Serve {
     fn start(args: &[&str]) -> Serve {
         Serve::spawn(

@@ -4,7 +4,6 @@
 //! sweep (`--lambda-memory-mb 256,512,1769`): CPU per GET constant, objects/s rising with
 //! the quota until latency binds.
 
-
 use std::process::Command;
 
 use crate::common::{run_bounded, BIN, EXPRESS_BUCKET, STANDARD_BUCKET};
@@ -147,14 +146,8 @@ fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
         assert_eq!(at(bucket, 256, 64)["diagnosis"]["verdict"], "client_cpu", "{bucket}");
     }
     // With a core, four requests in flight wait on latency, not on the CPU.
-    assert_eq!(
-        at(EXPRESS_BUCKET, 1769, 4)["diagnosis"]["verdict"],
-        "latency"
-    );
-    assert_eq!(
-        at(EXPRESS_BUCKET, 256, 4)["diagnosis"]["verdict"],
-        "client_cpu"
-    );
+    assert_eq!(at(EXPRESS_BUCKET, 1769, 4)["diagnosis"]["verdict"], "latency");
+    assert_eq!(at(EXPRESS_BUCKET, 256, 4)["diagnosis"]["verdict"], "client_cpu");
 }
 
 #[test]

@@ -24,7 +24,6 @@ use s3sweep::plan::Plan;
 use s3sweep::render::{render_tables, Style};
 use s3sweep::s3::SweepClient;
 
-
 /// How long a test alone in its own process may take, start to end.
 const ALONE_LIMIT: Duration = Duration::from_secs(120);
 
@@ -114,7 +113,10 @@ fn runtime(threads: usize) -> tokio::runtime::Runtime {
 
 #[test]
 fn few_workers_on_standard_latency_are_latency_bound() {
-    if !common::isolated("diagnose::few_workers_on_standard_latency_are_latency_bound", ALONE_LIMIT) {
+    if !common::isolated(
+        "diagnose::few_workers_on_standard_latency_are_latency_bound",
+        ALONE_LIMIT,
+    ) {
         return;
     }
     let server = ServerThread::start("slow-bucket", LatencyProfile::Standard);

@@ -16,7 +16,6 @@ use s3sweep::plan::Plan;
 use s3sweep::s3::get::get_one;
 use s3sweep::s3::RequestSettings;
 
-
 const DIRECTORY_BUCKET: &str = "express-test--lab1-az1--x-s3";
 const GENERAL_BUCKET: &str = "general-test-bucket";
 

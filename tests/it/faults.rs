@@ -14,7 +14,6 @@ use s3sweep::plan::Plan;
 use s3sweep::s3::seed::SeedSpec;
 use s3sweep::s3::SweepClient;
 
-
 const OBJECTS: u32 = 60;
 const SIZE: u64 = 8192;
 /// Client limits of these tests; the server's timing faults last longer.

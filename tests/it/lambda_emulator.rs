@@ -124,10 +124,19 @@ fn the_function_under_cargo_lambda_watch() {
     assert!(lambda.request_id.as_deref().is_some_and(|id| !id.is_empty()));
     let request = &result.request;
     assert_eq!(&request.buckets, buckets, "request.buckets is echoed");
-    assert_eq!(request.object_count, event.object_count, "request.object_count is echoed");
+    assert_eq!(
+        request.object_count, event.object_count,
+        "request.object_count is echoed"
+    );
     assert_eq!(&request.workers, workers, "request.workers is echoed");
-    assert_eq!(request.pool_connections, event.pool_connections, "request.pool_connections is echoed");
-    assert_eq!(request.key_template, event.key_template, "request.key_template is echoed");
+    assert_eq!(
+        request.pool_connections, event.pool_connections,
+        "request.pool_connections is echoed"
+    );
+    assert_eq!(
+        request.key_template, event.key_template,
+        "request.key_template is echoed"
+    );
     assert!(!result.truncated);
     assert_eq!(result.skipped.len(), 0);
     let rows = &result.results;

@@ -13,15 +13,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use crate::common::{self, options, server_with};
+use bytes::Bytes;
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::LatencyProfile;
 use s3sweep::plan::Plan;
 use s3sweep::s3::SweepClient;
 use s3sweep::sys::limits;
 use s3sweep::sys::usage;
-
 
 const OBJECT_BYTES: usize = 512;
 

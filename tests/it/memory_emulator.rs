@@ -9,7 +9,6 @@
 //! cargo-lambda is found as in `tests/it/lambda_emulator.rs` (`$CARGO_LAMBDA`, `.venv`,
 //! `PATH`); `S3SWEEP_SKIP_EMULATOR=1` skips loudly when it is missing.
 
-
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};

@@ -24,7 +24,6 @@ use s3sweep::lambda::invoke::Invoker;
 use s3sweep::lambda::memory::{sweep_memory, MemorySweepError};
 use s3sweep::plan::Plan;
 
-
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
 /// moto's server in its own process group, killed on drop.

@@ -3,7 +3,6 @@
 //! and a late answer is lost, an answer over 6 MB is refused). The real
 //! `s3sweep-lambda` binary runs against the embedded S3 server.
 
-
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};

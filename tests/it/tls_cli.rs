@@ -9,7 +9,6 @@ use std::process::{Command, Output, Stdio};
 
 use crate::common::{run_bounded, Serve, BIN};
 
-
 const BUCKET: &str = "tls-cli--lab1-az1--x-s3";
 
 fn serve_tls() -> Serve {

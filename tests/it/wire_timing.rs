@@ -20,7 +20,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
-
 /// One-way delay of the line: a request/response round trip gets twice this.
 const ONE_WAY: Duration = Duration::from_millis(15);
 const OBJECTS: u32 = 64;
