@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use crate::common::{run_bounded, BIN, EXPRESS_BUCKET, STANDARD_BUCKET};
+use crate::common::{self, run_bounded, BIN, EXPRESS_BUCKET, STANDARD_BUCKET};
 
 fn local(extra: &[&str]) -> (std::process::Output, serde_json::Value) {
     let json = std::env::temp_dir().join(format!("s3sweep-quota-{}-{}.json", std::process::id(), extra.len()));
@@ -33,6 +33,7 @@ fn local(extra: &[&str]) -> (std::process::Output, serde_json::Value) {
 
 #[test]
 fn under_a_quarter_core_the_client_is_cpu_bound_and_says_why() {
+    let _one = common::one_at_a_time();
     let (out, doc) = local(&["--cpu-quota", "0.25"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("cannot set a CPU quota here") {
@@ -80,6 +81,7 @@ fn bad_quotas_are_named() {
 /// latency, not CPU.
 #[test]
 fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
+    let _one = common::one_at_a_time();
     let (out, doc) = local(&["--lambda-memory-mb", "256,512,1769", "--workers", "4"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("cannot set a CPU quota here") {

@@ -210,6 +210,7 @@ fn missing_keys_are_errors() {
 /// so one unlucky scheduling burst cannot fail the test; both must be clearly busy.
 #[test]
 fn a_one_thread_engine_under_heavy_load_is_client_cpu_bound() {
+    let _one = common::one_at_a_time();
     let server = ServerThread::start("hot-bucket", LatencyProfile::None);
     runtime(1).block_on(async {
         let client = seeded_client(&server, "hot-bucket", 1500, 1024).await;
@@ -311,8 +312,12 @@ fn the_json_has_every_new_block_and_old_documents_still_parse() {
         assert_eq!(analysis["buckets"][0]["bucket"], "json-bucket");
         assert!(analysis["buckets"][0]["recommended_workers"].is_number());
         assert!(analysis["thresholds"]["cpu_busy_share"].is_number());
+        // The document reads back into itself. Not into `result`: writing rounds every
+        // float to what it supports (`model::stats::tidy`), so a figure of more digits
+        // (a mean of 13.144 ms written as 13.14) reads back rounded; which figures have
+        // more digits depends on how fast the machine was.
         let back: SweepResult = serde_json::from_value(json.clone()).unwrap();
-        assert_eq!(back, result);
+        assert_eq!(serde_json::to_value(&back).unwrap(), json);
         // A document from before these fields still reads.
         let mut old = json;
         old.as_object_mut().unwrap().remove("analysis");

@@ -249,6 +249,7 @@ fn send(addr: SocketAddr, raw: &Raw) {
 
 #[test]
 fn the_server_survives_random_requests() {
+    let _one = crate::common::one_at_a_time();
     count_panics();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -7,7 +7,9 @@
 //!
 //! The modules share one process. A test that measures the whole process (its CPU
 //! time, peak RSS or open file descriptors) runs in a process of its own
-//! ([`common::isolated`]); a panic hook counts only the panics of its own threads
+//! ([`common::isolated`]); the tests with thresholds in milliseconds or in throughput
+//! under a CPU quota, and the tests that keep the CPU busy, run one at a time
+//! ([`common::one_at_a_time`]); a panic hook counts only the panics of its own threads
 //! (`fuzz`); no test sets an environment variable or changes the current folder; files
 //! under the temporary folder have names no other module uses (the process id alone no
 //! longer tells the modules apart).

@@ -177,6 +177,24 @@ pub const EXPRESS_BUCKET: &str = "express-like--lab1-az1--x-s3";
 /// The Standard-like bucket of `s3sweep local`.
 pub const STANDARD_BUCKET: &str = "standard-like";
 
+/// The lock of [`one_at_a_time`].
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// For the tests whose thresholds are times or rates on this machine (first byte to the
+/// millisecond, throughput under a CPU quota) and the tests that keep its CPU busy
+/// (which would skew those): each holds this for its whole run, so no two of them
+/// overlap, as when each file was a binary of its own. The other tests mostly wait on
+/// the lab's latency and run beside them. From a plain `#[test]`; an async test calls
+/// [`one_at_a_time_async`].
+pub fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.blocking_lock()
+}
+
+/// [`one_at_a_time`] from an async test.
+pub async fn one_at_a_time_async() -> tokio::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().await
+}
+
 /// The variable that tells a test it runs in the process [`isolated`] started for it;
 /// its value is the test's name.
 const ISOLATED_ENV: &str = "S3SWEEP_ISOLATED_TEST";
@@ -187,13 +205,15 @@ const ISOLATED_ENV: &str = "S3SWEEP_ISOLATED_TEST";
 /// that one test, and says whether the caller is that process.
 ///
 /// In the test's own process: `true`, the caller goes on with its body. In any other:
-/// waits for the child (at most `limit`, then kills it), fails unless it ran exactly
-/// that one test and it passed, prints its output, and returns `false`: the caller
-/// returns. So `if !common::isolated("load::load_reduced", limit) { return; }`.
+/// waits for the child (at most `limit`, then kills it) holding [`one_at_a_time`],
+/// fails unless it ran exactly that one test and it passed, prints its output, and
+/// returns `false`: the caller returns. So
+/// `if !common::isolated("load::load_reduced", limit) { return; }`.
 pub fn isolated(test: &str, limit: Duration) -> bool {
     if std::env::var(ISOLATED_ENV).as_deref() == Ok(test) {
         return true;
     }
+    let _one = one_at_a_time();
     let exe = std::env::current_exe().expect("the test binary's path");
     let mut child = Command::new(exe)
         .args([test, "--exact", "--include-ignored", "--nocapture", "--test-threads=1"])
