@@ -7,9 +7,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use common::{run_bounded, Serve, BIN};
-
-mod common;
+use crate::common::{run_bounded, Serve, BIN};
 
 /// A `serve` with `here-bucket` (5 objects written by `seed`, manifest kept) and
 /// `denied-bucket`, whose every GET is refused with 403 AccessDenied.

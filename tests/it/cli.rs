@@ -3,9 +3,7 @@
 
 use std::process::{Command, Stdio};
 
-use common::{run_bounded, Serve, BIN};
-
-mod common;
+use crate::common::{run_bounded, Serve, BIN, EXPRESS_BUCKET, STANDARD_BUCKET};
 
 fn serve(buckets: &[&str]) -> Serve {
     let mut cmd = Command::new(BIN);
@@ -144,7 +142,6 @@ fn run_against_a_missing_bucket_fails_with_advice() {
 }
 
 /// The demo's directory bucket (`local`'s Express-like bucket).
-const EXPRESS_BUCKET: &str = "express-like--lab1-az1--x-s3";
 
 #[test]
 fn local_runs_the_demo_end_to_end_over_https() {
@@ -200,7 +197,7 @@ fn local_runs_the_demo_end_to_end_over_https() {
             .as_f64()
             .unwrap()
     };
-    assert!(wall(EXPRESS_BUCKET, 1) < wall("standard-like", 1));
+    assert!(wall(EXPRESS_BUCKET, 1) < wall(STANDARD_BUCKET, 1));
     let _ = std::fs::remove_file(json);
 }
 
@@ -239,6 +236,7 @@ fn local_prints_verdicts_recommendations_and_the_comparison() {
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let tables = String::from_utf8_lossy(&out.stdout);
+    let comparison = format!("{EXPRESS_BUCKET} vs {STANDARD_BUCKET}");
     for needle in [
         "verdict",
         "in flight",
@@ -246,7 +244,7 @@ fn local_prints_verdicts_recommendations_and_the_comparison() {
         "model: R = ",
         "predicted: ",
         "recommended: ",
-        "express-like--lab1-az1--x-s3 vs standard-like",
+        &comparison,
     ] {
         assert!(tables.contains(needle), "{needle:?} missing in\n{tables}");
     }

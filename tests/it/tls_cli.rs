@@ -7,9 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{run_bounded, Serve, BIN};
-
-mod common;
+use crate::common::{run_bounded, Serve, BIN};
 
 const BUCKET: &str = "tls-cli--lab1-az1--x-s3";
 

@@ -4,14 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::common::{seed_settings, seed_spec, seed_with, server_with};
 use bytes::Bytes;
-use common::{seed_settings, seed_spec, seed_with, server_with};
 use s3sweep::lab::LatencyProfile;
 use s3sweep::s3::clean;
 use s3sweep::s3::seed::SeedSpec;
 use s3sweep::s3::SweepClient;
-
-mod common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clean_deletes_only_the_manifest_keys() {

@@ -22,13 +22,20 @@ use s3sweep::plan::Plan;
 static PANICS: AtomicU64 = AtomicU64::new(0);
 static HOOK: Once = Once::new();
 
-/// Counts every panic in this process (server tasks included: tokio catches those, so
-/// they would otherwise go unnoticed), then reports it as usual.
+/// The name of the fuzzed server's runtime threads (workers and blocking threads).
+const SERVER_THREADS: &str = "fuzz-server";
+
+/// Counts every panic on the fuzzed server's threads (its tasks' panics included: tokio
+/// catches those, so they would otherwise go unnoticed), then reports it as usual. Only
+/// those threads: other tests of this binary share the process, and some panic on
+/// purpose (under `catch_unwind`).
 fn count_panics() {
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            PANICS.fetch_add(1, Ordering::SeqCst);
+            if std::thread::current().name() == Some(SERVER_THREADS) {
+                PANICS.fetch_add(1, Ordering::SeqCst);
+            }
             previous(info);
         }));
     });
@@ -242,9 +249,11 @@ fn send(addr: SocketAddr, raw: &Raw) {
 
 #[test]
 fn the_server_survives_random_requests() {
+    let _one = crate::common::one_at_a_time();
     count_panics();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name(SERVER_THREADS)
         .enable_all()
         .build()
         .unwrap();

@@ -1,16 +1,20 @@
 //! Load: one configuration of many requests at many workers against the embedded
 //! server in this process ends with exact counts, bounded memory and no
-//! file-descriptor exhaustion. `make test` runs a reduced size (5,000 requests at 256
+//! file-descriptor exhaustion. `make test` runs a reduced size (4,000 requests at 256
 //! workers, a few seconds); `make load` runs the full size (100,000 requests at
 //! 1,024 workers, release build): `S3SWEEP_LOAD_REQUESTS` / `S3SWEEP_LOAD_WORKERS`
 //! override it.
+//!
+//! Memory and file descriptors are measured on the whole process, so each size runs
+//! alone in a process of its own ([`common::isolated`]): the other tests of this binary
+//! would otherwise count in both.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::common::{self, options, server_with};
 use bytes::Bytes;
-use common::{options, server_with};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::LatencyProfile;
 use s3sweep::plan::Plan;
@@ -18,12 +22,10 @@ use s3sweep::s3::SweepClient;
 use s3sweep::sys::limits;
 use s3sweep::sys::usage;
 
-mod common;
-
 const OBJECT_BYTES: usize = 512;
 
 async fn load(requests: u32, workers: u32, max_rss_growth_mib: u64, limit: Duration) {
-    // Both ends of every connection are in this process.
+    // Both ends of every connection are in this process, and nothing else is.
     let fd_limits = limits::raise_nofile();
     if let Err(e) = limits::check_budget(&fd_limits, workers, 1, true) {
         panic!("{e}");
@@ -132,19 +134,34 @@ fn current_rss_bytes() -> u64 {
     pages * page.max(4096) as u64
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn load_reduced() {
-    load(4_000, 256, 256, Duration::from_secs(120)).await;
+#[test]
+fn load_reduced() {
+    if !common::isolated("load::load_reduced", Duration::from_secs(300)) {
+        return;
+    }
+    runtime(Some(2)).block_on(load(4_000, 256, 256, Duration::from_secs(120)));
 }
 
 fn env_u32(name: &str, default: u32) -> u32 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-#[tokio::test(flavor = "multi_thread")]
+#[test]
 #[ignore = "full size: run with `make load`"]
-async fn load_full() {
+fn load_full() {
+    if !common::isolated("load::load_full", Duration::from_secs(900)) {
+        return;
+    }
     let requests = env_u32("S3SWEEP_LOAD_REQUESTS", 100_000);
     let workers = env_u32("S3SWEEP_LOAD_WORKERS", 1024);
-    load(requests, workers, 1024, Duration::from_secs(600)).await;
+    runtime(None).block_on(load(requests, workers, 1024, Duration::from_secs(600)));
+}
+
+/// A multi-thread runtime of `threads` workers (`None`: one per core).
+fn runtime(threads: Option<usize>) -> tokio::runtime::Runtime {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = threads {
+        builder.worker_threads(n);
+    }
+    builder.enable_all().build().unwrap()
 }

@@ -263,8 +263,8 @@ fn src_layers_are_one_way() {
     assert!(found.is_empty(), "layering problems:\n{}", found.join("\n"));
 }
 
-/// Prints the import graph between top-level modules (`cargo test --test layers --
-/// --nocapture graph`), for the architecture notes.
+/// Prints the import graph between top-level modules (`cargo test --test it --
+/// --nocapture --exact layers::graph`), for the architecture notes.
 #[test]
 fn graph() {
     let tree = read_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));

@@ -12,7 +12,7 @@
 //! The Python is `$S3SWEEP_MOTO_PYTHON`, else .venv-moto/bin/python; without it the
 //! test fails saying how to install it (`S3SWEEP_SKIP_MOTO=1` skips it, loudly).
 
-use common::lambda_api::lambda_client;
+use crate::common::lambda_api::lambda_client;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -23,8 +23,6 @@ use s3sweep::lambda::control::{ControlPlane, PollSettings};
 use s3sweep::lambda::invoke::Invoker;
 use s3sweep::lambda::memory::{sweep_memory, MemorySweepError};
 use s3sweep::plan::Plan;
-
-mod common;
 
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 

@@ -9,14 +9,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{client_of, options, seed_bucket, seed_settings, tls_server_with};
+use crate::common::{client_of, options, seed_bucket, seed_settings, tls_server_with};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::LatencyProfile;
 use s3sweep::plan::Plan;
 use s3sweep::s3::get::get_one;
 use s3sweep::s3::RequestSettings;
-
-mod common;
 
 const DIRECTORY_BUCKET: &str = "express-test--lab1-az1--x-s3";
 const GENERAL_BUCKET: &str = "general-test-bucket";

@@ -1,5 +1,5 @@
 //! The memory sweep's control plane (request `memory_mb`) against a Lambda API server
-//! on 127.0.0.1 (tests/common/lambda_api.rs) driven by the real aws-sdk-lambda client:
+//! on 127.0.0.1 (tests/it/common/lambda_api.rs) driven by the real aws-sdk-lambda client:
 //! the recorded sequence (lock, per size: memory set, `LastUpdateStatus` polled until
 //! `Successful`, version published, that version invoked, whose handler runs the
 //! child's real sweep against the embedded S3 server; then the versions deleted and
@@ -8,7 +8,7 @@
 //! original memory and description restored; a second sweep of the same function is
 //! refused.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -17,7 +17,7 @@ use std::time::Duration;
 use lambda_runtime::LambdaEvent;
 use serde_json::{json, Value};
 
-use common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
+use crate::common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
 use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::lambda::invoke::Invoker;
 use s3sweep::lambda::settings::{FUNCTION_ENV, MEMORY_POLL_ENV};

@@ -5,13 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{options, seed_bucket, server_with};
+use crate::common::{options, seed_bucket, server_with};
 use s3sweep::engine::{self, BucketError, Quiet};
 use s3sweep::lab::LatencyProfile;
 use s3sweep::plan::Plan;
 use s3sweep::s3::{ClientOptions, SweepClient};
 
-mod common;
+use crate::common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counts_are_exact_and_missing_keys_are_not_found() {

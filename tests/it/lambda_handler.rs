@@ -15,7 +15,7 @@ use s3sweep::plan::KeyTemplate;
 use s3sweep::s3::seed::{seed, SeedSpec};
 use s3sweep::s3::{RequestSettings, SweepClient};
 
-mod common;
+use crate::common;
 
 async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
     lab::start(ServerConfig {
@@ -327,7 +327,7 @@ fn every_file_in_events_is_a_valid_request() {
     let local = find("local.json");
     assert_eq!(
         local.buckets(),
-        &["standard-like".to_string(), "express-like--lab1-az1--x-s3".to_string()]
+        &[common::STANDARD_BUCKET.to_string(), common::EXPRESS_BUCKET.to_string()]
     );
     assert!(s3sweep::plan::is_directory_bucket(&local.buckets()[1]));
 }

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::{EXPRESS_BUCKET, STANDARD_BUCKET};
+
 const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
 
 fn run(args: &[&str]) -> Output {
@@ -176,7 +178,7 @@ fn local_then_report_tables_markdown_cost_and_plots() {
     // Markdown.
     let (md, _) = ok(&run(&["report", &json, "--markdown"]));
     assert!(
-        md.contains("### bucket express-like--lab1-az1--x-s3\n\n| workers | rep |"),
+        md.contains(&format!("### bucket {EXPRESS_BUCKET}\n\n| workers | rep |")),
         "{md}"
     );
     assert!(md.contains("assumed: not run in Lambda):\n\n| bucket "), "{md}");
@@ -210,7 +212,7 @@ fn compare_two_local_runs_and_two_buckets_of_one() {
         "{text}"
     );
     assert!(
-        text.contains("A express-like--lab1-az1--x-s3 vs B express-like--lab1-az1--x-s3"),
+        text.contains(&format!("A {EXPRESS_BUCKET} vs B {EXPRESS_BUCKET}")),
         "{text}"
     );
     assert!(text.contains("B/A wall"), "{text}");
@@ -221,9 +223,9 @@ fn compare_two_local_runs_and_two_buckets_of_one() {
         "compare",
         &a,
         "--bucket-a",
-        "standard-like",
+        STANDARD_BUCKET,
         "--bucket-b",
-        "express-like--lab1-az1--x-s3",
+        EXPRESS_BUCKET,
     ]));
     let one = text
         .lines()

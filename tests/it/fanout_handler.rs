@@ -4,7 +4,7 @@
 //! `finish_by_unix_ms` (fields of the `from_coordinator` envelope only a coordinator
 //! writes); a coordinator that cannot invoke its function says so with a stable
 //! `errorType`; the CLI refuses a fan-out event. The coordinator itself runs under `cargo lambda watch` in
-//! tests/lambda_emulator.rs.
+//! tests/it/lambda_emulator.rs.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -16,7 +16,7 @@ use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
 use s3sweep::model::fanout::decode_histogram;
 use s3sweep::s3::SweepClient;
 
-mod common;
+use crate::common;
 
 async fn server() -> RunningServer {
     common::server_with(&[("fanout-bucket", LatencyProfile::None)]).await

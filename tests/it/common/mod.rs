@@ -1,11 +1,12 @@
 //! Helpers the integration tests share: the embedded server on 127.0.0.1:0, seeding a
 //! bucket through the SDK, the sweep options every test uses, and the `s3sweep` binary
-//! (`serve` as a child process, commands bounded in time). Each test file that needs
-//! them says `mod common;`; each uses only some, hence the `dead_code` allowance.
+//! (`serve` as a child process, commands bounded in time), the directory bucket's name,
+//! and [`isolated`] for a test that must be alone in its process. Each module uses only
+//! some, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Lines};
-use std::process::{Child, ChildStdout, Command, Output};
+use std::io::{BufRead, BufReader, Lines, Read};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use s3sweep::engine::SweepOptions;
@@ -167,4 +168,89 @@ pub fn lambda_context(request_id: &str, deadline_in: Option<Duration>) -> lambda
         log_group: String::new(),
     });
     ctx
+}
+
+/// The Express-like directory bucket of `s3sweep local` (and of events/local.json), as
+/// users see it in tables, plots and comparisons.
+pub const EXPRESS_BUCKET: &str = "express-like--lab1-az1--x-s3";
+
+/// The Standard-like bucket of `s3sweep local`.
+pub const STANDARD_BUCKET: &str = "standard-like";
+
+/// The lock of [`one_at_a_time`].
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// For the tests whose thresholds are times or rates on this machine (first byte to the
+/// millisecond, throughput under a CPU quota) and the tests that keep its CPU busy
+/// (which would skew those): each holds this for its whole run, so no two of them
+/// overlap, as when each file was a binary of its own. The other tests mostly wait on
+/// the lab's latency and run beside them. From a plain `#[test]`; an async test calls
+/// [`one_at_a_time_async`].
+pub fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.blocking_lock()
+}
+
+/// [`one_at_a_time`] from an async test.
+pub async fn one_at_a_time_async() -> tokio::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().await
+}
+
+/// The variable that tells a test it runs in the process [`isolated`] started for it;
+/// its value is the test's name.
+const ISOLATED_ENV: &str = "S3SWEEP_ISOLATED_TEST";
+
+/// For a test that measures its whole process (CPU time, peak RSS, open file
+/// descriptors), which the other tests of this binary would skew: runs `test` (its full
+/// name, `module::function`) alone in a process of its own, this test binary filtered to
+/// that one test, and says whether the caller is that process.
+///
+/// In the test's own process: `true`, the caller goes on with its body. In any other:
+/// waits for the child (at most `limit`, then kills it) holding [`one_at_a_time`],
+/// fails unless it ran exactly that one test and it passed, prints its output, and
+/// returns `false`: the caller returns. So
+/// `if !common::isolated("load::load_reduced", limit) { return; }`.
+pub fn isolated(test: &str, limit: Duration) -> bool {
+    if std::env::var(ISOLATED_ENV).as_deref() == Ok(test) {
+        return true;
+    }
+    let _one = one_at_a_time();
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut child = Command::new(exe)
+        .args([test, "--exact", "--include-ignored", "--nocapture", "--test-threads=1"])
+        .env(ISOLATED_ENV, test)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the test binary starts again");
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().unwrap()));
+    let stderr = read(Box::new(child.stderr.take().unwrap()));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    eprintln!("{test}, alone in process {}:\n{stdout}{stderr}", child.id());
+    let status = status.unwrap_or_else(|| panic!("{test} did not finish within {limit:?} in its own process"));
+    assert!(status.success(), "{test} failed in its own process ({status})");
+    assert!(
+        stdout.contains("test result: ok. 1 passed;"),
+        "{test}: its own process did not run exactly that test"
+    );
+    false
 }

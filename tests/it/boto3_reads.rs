@@ -13,9 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{run_bounded, Serve, BIN};
-
-mod common;
+use crate::common::{run_bounded, Serve, BIN};
 
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 const BUCKET: &str = "boto3-test--lab1-az1--x-s3";

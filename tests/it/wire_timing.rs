@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{options, seed_spec, seed_with, server_with};
+use crate::common::{self, options, seed_spec, seed_with, server_with};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::LatencyProfile;
 use s3sweep::model::ConfigResult;
@@ -19,8 +19,6 @@ use s3sweep::s3::SweepClient;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
-
-mod common;
 
 /// One-way delay of the line: a request/response round trip gets twice this.
 const ONE_WAY: Duration = Duration::from_millis(15);
@@ -96,6 +94,7 @@ async fn sweep(client: &SweepClient, plan: &Plan) -> ConfigResult {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn first_byte_follows_the_delay_line_and_client_work_is_apart() {
+    let _one = common::one_at_a_time_async().await;
     let bucket = "wire-bucket";
     let server = server_with(&[(bucket, LatencyProfile::None)]).await;
     let direct = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
@@ -156,6 +155,7 @@ async fn first_byte_follows_the_delay_line_and_client_work_is_apart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wait_for_a_connection_inside_the_http_client_is_not_first_byte() {
+    let _one = common::one_at_a_time_async().await;
     // One connection, two GETs at once through the delay line: the second waits inside
     // the HTTP client for the first's connection (about one round trip). Its first byte
     // at the wire is still one round trip; from the call it is two.

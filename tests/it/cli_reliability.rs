@@ -8,9 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use common::{run_bounded, Serve, BIN};
-
-mod common;
+use crate::common::{run_bounded, Serve, BIN};
 
 impl Serve {
     fn start(args: &[&str]) -> Serve {

@@ -15,14 +15,27 @@
 //! failure too. Every wait is bounded.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use s3sweep::model::{ConfigResult, KeyRange, SweepRequest, SweepResult};
 use serde_json::Value;
 
-use emulator::*;
+use crate::common::{EXPRESS_BUCKET, STANDARD_BUCKET};
+use crate::emulator::*;
 
-mod emulator;
+/// The result document `cargo lambda invoke` printed, read into the model's types.
+fn result_of(out: &Output) -> SweepResult {
+    let text = String::from_utf8_lossy(&out.stdout);
+    SweepResult::from_json(&text)
+        .unwrap_or_else(|e| panic!("cargo lambda invoke did not print a result document ({e}):\n{text}"))
+}
+
+/// A field as the result's JSON spells it: the same text whether the model holds a
+/// string or an enum.
+fn json_of<T: serde::Serialize>(field: &T) -> Value {
+    serde_json::to_value(field).unwrap()
+}
 
 #[test]
 fn the_function_under_cargo_lambda_watch() {
@@ -44,32 +57,21 @@ fn the_function_under_cargo_lambda_watch() {
     // The event exactly as shipped: it names the buckets; the endpoint comes from the
     // function's environment.
     let event_path = Path::new(MANIFEST_DIR).join("events/local.json");
-    let event: Value = serde_json::from_str(&std::fs::read_to_string(&event_path).unwrap()).unwrap();
-    let buckets: Vec<String> = event["buckets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b.as_str().unwrap().to_string())
-        .collect();
-    let workers: Vec<u64> = event["workers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w.as_u64().unwrap())
-        .collect();
-    let object_count = event["object_count"].as_u64().unwrap();
-    const EXPRESS: &str = "express-like--lab1-az1--x-s3";
+    let event: SweepRequest = serde_json::from_str(&std::fs::read_to_string(&event_path).unwrap()).unwrap();
+    let buckets = &event.buckets;
+    let workers = &event.workers;
+    let object_count = u64::from(event.object_count);
     assert_eq!(
         buckets,
-        ["standard-like", EXPRESS],
+        &[STANDARD_BUCKET, EXPRESS_BUCKET],
         "events/local.json changed: update this test"
     );
 
-    let server = Lab::start(&[("standard-like", "standard"), (EXPRESS, "express")], true);
+    let server = Lab::start(&[(STANDARD_BUCKET, "standard"), (EXPRESS_BUCKET, "express")], true);
     let endpoint = server.endpoint.clone();
     assert!(endpoint.starts_with("https://"), "{endpoint}");
     let ca_file = server.ca_file.clone().unwrap();
-    for bucket in &buckets {
+    for bucket in buckets {
         let manifest = tmp.join(format!("manifest-{bucket}.json"));
         let out = run_bounded(
             "s3sweep seed",
@@ -104,84 +106,91 @@ fn the_function_under_cargo_lambda_watch() {
         error_text(&out),
         emulator.log()
     );
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "cargo lambda invoke did not print the result JSON ({e}):\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
-    assert_eq!(result["schema"], "s3sweep.result/v1");
-    let env = &result["environment"];
-    assert_eq!(env["runner"], "lambda");
+    let result = result_of(&out);
+    assert_eq!(result.schema, "s3sweep.result/v1");
+    let env = &result.environment;
+    assert_eq!(json_of(&env.runner), "lambda");
     assert_eq!(
-        env["endpoint"],
-        endpoint.as_str(),
+        env.endpoint.as_deref(),
+        Some(endpoint.as_str()),
         "the endpoint is the function's, from its environment"
     );
-    let lambda = &env["lambda"];
-    assert_eq!(lambda["function_name"], "s3sweep-lambda");
-    assert_eq!(lambda["cold_start"], true, "first invocation of this instance");
-    assert!(lambda["memory_size_mb"].as_u64().unwrap() > 0);
-    assert!(lambda["architecture"] == "x86_64" || lambda["architecture"] == "arm64");
-    assert!(lambda["request_id"].as_str().is_some_and(|id| !id.is_empty()));
-    for field in ["buckets", "object_count", "workers", "pool_connections", "key_template"] {
-        assert_eq!(result["request"][field], event[field], "request.{field} is echoed");
-    }
-    assert_eq!(result["truncated"], false);
-    assert_eq!(result["skipped"].as_array().unwrap().len(), 0);
-    let rows = result["results"].as_array().unwrap();
+    let lambda = env.lambda.as_ref().expect("a Lambda block in the environment");
+    assert_eq!(lambda.function_name.as_deref(), Some("s3sweep-lambda"));
+    assert!(lambda.cold_start, "first invocation of this instance");
+    assert!(lambda.memory_size_mb.unwrap() > 0);
+    let architecture = json_of(&lambda.architecture);
+    assert!(architecture == "x86_64" || architecture == "arm64", "{architecture}");
+    assert!(lambda.request_id.as_deref().is_some_and(|id| !id.is_empty()));
+    let request = &result.request;
+    assert_eq!(&request.buckets, buckets, "request.buckets is echoed");
+    assert_eq!(
+        request.object_count, event.object_count,
+        "request.object_count is echoed"
+    );
+    assert_eq!(&request.workers, workers, "request.workers is echoed");
+    assert_eq!(
+        request.pool_connections, event.pool_connections,
+        "request.pool_connections is echoed"
+    );
+    assert_eq!(
+        request.key_template, event.key_template,
+        "request.key_template is echoed"
+    );
+    assert!(!result.truncated);
+    assert_eq!(result.skipped.len(), 0);
+    let rows = &result.results;
     assert_eq!(
         rows.len(),
         buckets.len() * workers.len(),
         "one row per bucket x worker count"
     );
     let mut expected = Vec::new();
-    for b in &buckets {
-        for w in &workers {
+    for b in buckets {
+        for w in workers {
             expected.push((b.clone(), *w));
         }
     }
     for (row, (bucket, w)) in rows.iter().zip(&expected) {
         let at = format!("row {bucket} x {w}");
-        assert_eq!(row["bucket"], bucket.as_str(), "{at}");
-        assert_eq!(row["workers"].as_u64(), Some(*w), "{at}");
-        assert_eq!(row["repetition"], 1, "{at}");
-        assert_eq!(row["pool_connections"], event["pool_connections"], "{at}");
-        assert_eq!(row["requests"].as_u64(), Some(object_count), "{at}");
-        assert_eq!(row["ok"].as_u64(), Some(object_count), "{at}: {row}");
-        assert_eq!(row["errors"]["total"], 0, "{at}: {row}");
-        assert_eq!(row["bytes"].as_u64(), Some(object_count * OBJECT_SIZE_BYTES), "{at}");
-        let wall_ms = row["wall_ms"].as_f64().unwrap();
+        assert_eq!(&row.bucket, bucket, "{at}");
+        assert_eq!(row.workers, *w, "{at}");
+        assert_eq!(row.repetition, 1, "{at}");
+        assert_eq!(row.pool_connections, event.pool_connections, "{at}");
+        assert_eq!(row.requests, object_count, "{at}");
+        assert_eq!(row.ok, object_count, "{at}: {row:?}");
+        assert_eq!(row.errors.total, 0, "{at}: {row:?}");
+        assert_eq!(row.bytes, object_count * OBJECT_SIZE_BYTES, "{at}");
+        let wall_ms = row.wall_ms;
         assert!(wall_ms > 0.0, "{at}");
-        let rate = row["objects_per_s"].as_f64().unwrap();
+        let rate = row.objects_per_s;
         assert!(
             approx(rate, object_count as f64 / (wall_ms / 1000.0), 0.01),
             "{at}: objects_per_s {rate} vs wall {wall_ms} ms"
         );
-        let ttfb = &row["ttfb_ms"];
-        assert_eq!(ttfb["count"].as_u64(), Some(object_count), "{at}");
-        assert!(ttfb["p50"].as_f64().unwrap() > 0.0, "{at}");
-        assert!(ttfb["p50"].as_f64() <= ttfb["p99"].as_f64(), "{at}");
-        assert!(ttfb["p99"].as_f64() <= ttfb["max"].as_f64(), "{at}");
-        assert!(row["ttlb_ms"]["p50"].as_f64() >= ttfb["p50"].as_f64(), "{at}");
-        assert!(row["cpu_ms_per_get"].as_f64().unwrap() > 0.0, "{at}");
+        let ttfb = &row.ttfb_ms;
+        assert_eq!(ttfb.count, object_count, "{at}");
+        assert!(ttfb.p50 > 0.0, "{at}");
+        assert!(ttfb.p50 <= ttfb.p99, "{at}");
+        assert!(ttfb.p99 <= ttfb.max, "{at}");
+        assert!(row.ttlb_ms.p50 >= ttfb.p50, "{at}");
+        assert!(row.cpu_ms_per_get > 0.0, "{at}");
     }
     // The two latency profiles are visible through the function: Standard-like first
     // bytes (median 16 ms) are slower than Express-like ones (median 4 ms).
     let p50 = |bucket: &str| {
         rows.iter()
-            .filter(|r| r["bucket"] == bucket && r["workers"] == 1)
-            .map(|r| r["ttfb_ms"]["p50"].as_f64().unwrap())
-            .next()
+            .find(|r| r.bucket == bucket && r.workers == 1)
+            .map(|r| r.ttfb_ms.p50)
             .unwrap()
     };
-    assert!(p50("standard-like") > p50(EXPRESS), "{result}");
-    let summary = result["summary"].as_array().unwrap();
+    assert!(p50(STANDARD_BUCKET) > p50(EXPRESS_BUCKET), "{result:?}");
+    let summary = &result.summary;
     assert_eq!(summary.len(), buckets.len());
-    for (s, bucket) in summary.iter().zip(&buckets) {
-        assert_eq!(s["bucket"], bucket.as_str());
-        assert!(workers.contains(&s["best_workers"].as_u64().unwrap()));
-        assert_eq!(s["errors_total"], 0);
+    for (s, bucket) in summary.iter().zip(buckets) {
+        assert_eq!(&s.bucket, bucket);
+        assert!(workers.contains(&s.best_workers));
+        assert_eq!(s.errors_total, 0);
     }
 
     // 2. A malformed event, which also tries to choose the endpoint.
@@ -203,7 +212,7 @@ fn the_function_under_cargo_lambda_watch() {
     let missing = tmp.join("missing-event.json");
     std::fs::write(
         &missing,
-        r#"{"buckets": ["express-like--lab1-az1--x-s3"], "key_template": "absent/{i}", "object_count": 5}"#,
+        serde_json::json!({"buckets": [EXPRESS_BUCKET], "key_template": "absent/{i}", "object_count": 5}).to_string(),
     )
     .unwrap();
     let out = emulator.invoke(&missing, INVOKE_LIMIT);
@@ -227,7 +236,7 @@ fn the_function_under_cargo_lambda_watch() {
     for (line, (bucket, w)) in finished.iter().zip(&expected) {
         assert_eq!(line["level"], "INFO");
         assert_eq!(line["fields"]["bucket"], bucket.as_str());
-        assert_eq!(line["fields"]["workers"].as_u64(), Some(*w));
+        assert_eq!(line["fields"]["workers"].as_u64(), Some(u64::from(*w)));
     }
     assert!(
         logs.iter().any(|l| l["fields"]["error_type"] == "InvalidEvent"),
@@ -257,13 +266,13 @@ fn the_function_under_cargo_lambda_watch() {
     let _ = std::fs::remove_dir_all(&tmp);
     eprintln!(
         "emulator test: server+seed {} ms, emulator ready {} ms, first invocation {} ms, total {} ms; \
-         deadline sent by cargo lambda watch: {:?} (remaining_ms_at_start {})",
+         deadline sent by cargo lambda watch: {:?} (remaining_ms_at_start {:?})",
         seeded.as_millis(),
         (ready - seeded).as_millis(),
         first_invoke.as_millis(),
         test_start.elapsed().as_millis(),
         deadline,
-        lambda["remaining_ms_at_start"]
+        lambda.remaining_ms_at_start
     );
 }
 
@@ -288,7 +297,7 @@ fn fan_out_under_cargo_lambda_watch() {
     let tmp = std::env::temp_dir().join(format!("s3sweep-fanout-emulator-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     const OBJECTS: u64 = 60;
-    const N: u64 = 3;
+    const N: u32 = 3;
     let (server, endpoint) = start_server(&[("express-like", "express")]);
     let out = run_bounded(
         "s3sweep seed",
@@ -332,7 +341,7 @@ fn fan_out_under_cargo_lambda_watch() {
         "fanout": {"invocations": N, "start_delay_ms": 1500, "split": "shard"}
     });
     std::fs::write(&event_path, event.to_string()).unwrap();
-    let invoke = |emulator: &mut Emulator, limit: Duration| -> Value {
+    let invoke = |emulator: &mut Emulator, limit: Duration| -> SweepResult {
         let out = emulator.invoke(&event_path, limit);
         assert!(
             out.status.success(),
@@ -340,87 +349,71 @@ fn fan_out_under_cargo_lambda_watch() {
             error_text(&out),
             emulator.log()
         );
-        serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+        result_of(&out)
     };
 
     // 1. N=3, all children well: exact merged counts.
     let result = invoke(&mut emulator, FIRST_INVOKE_LIMIT);
-    assert_eq!(result["schema"], "s3sweep.result/v1");
-    let fanout = &result["fanout"];
-    assert_eq!(fanout["function_name"], "s3sweep-lambda");
-    assert_eq!(fanout["invocations"], N);
-    assert_eq!(fanout["children_ok"], N, "{fanout}");
-    assert_eq!(fanout["children_failed"], 0);
-    let children = fanout["children"].as_array().unwrap();
-    assert_eq!(children.len() as u64, N);
+    assert_eq!(result.schema, "s3sweep.result/v1");
+    let fanout = result.fanout.as_ref().expect("a fan-out block");
+    assert_eq!(fanout.function_name, "s3sweep-lambda");
+    assert_eq!(fanout.invocations, N);
+    assert_eq!(fanout.children_ok, N, "{fanout:?}");
+    assert_eq!(fanout.children_failed, 0);
+    let children = &fanout.children;
+    assert_eq!(children.len(), N as usize);
     let mut covered = Vec::new();
     for (i, c) in children.iter().enumerate() {
-        assert_eq!(c["index"], i as u64);
-        assert_eq!(c["status"], "ok");
+        assert_eq!(c.index as usize, i);
+        assert_eq!(json_of(&c.status), "ok");
         assert_eq!(
-            c["cold_start"], true,
-            "each child is the first invocation of its instance: {c}"
+            c.cold_start,
+            Some(true),
+            "each child is the first invocation of its instance: {c:?}"
         );
-        covered.push((
-            c["key_range"]["start"].as_u64().unwrap(),
-            c["key_range"]["end"].as_u64().unwrap(),
-        ));
+        covered.push(c.key_range);
     }
     assert_eq!(
         covered,
-        vec![(0, 20), (20, 40), (40, 60)],
+        [(0, 20), (20, 40), (40, 60)].map(|(start, end)| KeyRange { start, end }),
         "contiguous shards of the keys"
     );
-    let rows = result["results"].as_array().unwrap();
+    let rows = &result.results;
     assert_eq!(rows.len(), 2, "one merged row per configuration");
-    let start_unix_ms = fanout["start_unix_ms"].as_f64().unwrap();
-    for (k, (row, workers)) in rows.iter().zip([1u64, 4]).enumerate() {
+    let start_unix_ms = fanout.start_unix_ms as f64;
+    for (k, (row, workers)) in rows.iter().zip([1u32, 4]).enumerate() {
         let at = format!("merged row {workers} workers");
-        assert_eq!(row["workers"], workers, "{at}");
-        let child_rows: Vec<&Value> = children.iter().map(|c| &c["results"][k]).collect();
-        let sum = |f: &str| child_rows.iter().map(|r| r[f].as_u64().unwrap()).sum::<u64>();
-        assert_eq!(row["requests"].as_u64(), Some(sum("requests")), "{at}");
-        assert_eq!(row["requests"].as_u64(), Some(OBJECTS), "{at}: each object once");
-        assert_eq!(row["ok"].as_u64(), Some(OBJECTS), "{at}: {row}");
-        assert_eq!(row["ok"].as_u64(), Some(sum("ok")), "{at}");
-        assert_eq!(row["bytes"].as_u64(), Some(sum("bytes")), "{at}");
-        assert_eq!(row["bytes"].as_u64(), Some(OBJECTS * OBJECT_SIZE_BYTES), "{at}");
-        assert_eq!(row["errors"]["total"], 0, "{at}");
-        let counts: u64 = child_rows.iter().map(|r| r["ttfb_ms"]["count"].as_u64().unwrap()).sum();
-        assert_eq!(
-            row["ttfb_ms"]["count"].as_u64(),
-            Some(counts),
-            "{at}: histograms merged"
-        );
-        assert!(
-            row.get("child").is_none(),
-            "{at}: no serialized histograms in merged rows"
-        );
+        assert_eq!(row.workers, workers, "{at}");
+        let child_rows: Vec<&ConfigResult> = children.iter().map(|c| &c.results[k]).collect();
+        let sum = |f: fn(&ConfigResult) -> u64| child_rows.iter().copied().map(f).sum::<u64>();
+        assert_eq!(row.requests, sum(|r| r.requests), "{at}");
+        assert_eq!(row.requests, OBJECTS, "{at}: each object once");
+        assert_eq!(row.ok, OBJECTS, "{at}: {row:?}");
+        assert_eq!(row.ok, sum(|r| r.ok), "{at}");
+        assert_eq!(row.bytes, sum(|r| r.bytes), "{at}");
+        assert_eq!(row.bytes, OBJECTS * OBJECT_SIZE_BYTES, "{at}");
+        assert_eq!(row.errors.total, 0, "{at}");
+        assert_eq!(row.ttfb_ms.count, sum(|r| r.ttfb_ms.count), "{at}: histograms merged");
+        assert!(row.child.is_none(), "{at}: no serialized histograms in merged rows");
         // The common window spans every child's own window.
-        let starts: Vec<f64> = child_rows
+        let measures: Vec<_> = child_rows
             .iter()
-            .map(|r| r["child"]["started_unix_ms"].as_f64().unwrap())
+            .map(|r| r.child.as_ref().expect("a child's row has its measure"))
             .collect();
-        let ends: Vec<f64> = child_rows
-            .iter()
-            .map(|r| r["child"]["finished_unix_ms"].as_f64().unwrap())
-            .collect();
+        let starts: Vec<f64> = measures.iter().map(|m| m.started_unix_ms).collect();
+        let ends: Vec<f64> = measures.iter().map(|m| m.finished_unix_ms).collect();
         let window = ends.iter().cloned().fold(f64::MIN, f64::max) - starts.iter().cloned().fold(f64::MAX, f64::min);
-        let wall = row["wall_ms"].as_f64().unwrap();
+        let wall = row.wall_ms;
         assert!(approx(wall, window, 0.001), "{at}: wall {wall} vs window {window}");
-        for r in &child_rows {
-            assert!(r["wall_ms"].as_f64().unwrap() <= wall + 0.01, "{at}");
-            assert!(
-                r["child"].get("histograms").is_none(),
-                "{at}: kept rows drop histograms"
-            );
+        for (r, m) in child_rows.iter().zip(&measures) {
+            assert!(r.wall_ms <= wall + 0.01, "{at}");
+            assert!(m.histograms.is_none(), "{at}: kept rows drop histograms");
         }
-        let rate = row["objects_per_s"].as_f64().unwrap();
+        let rate = row.objects_per_s;
         assert!(approx(rate, OBJECTS as f64 / (wall / 1000.0), 0.01), "{at}: {rate}");
-        let config = &fanout["configurations"][k];
-        assert_eq!(config["children"], N, "{at}");
-        assert_eq!(config["workers_total"], N * workers, "{at}");
+        let config = &fanout.configurations[k];
+        assert_eq!(config.children, N, "{at}");
+        assert_eq!(config.workers_total, N * workers, "{at}");
         if k == 0 {
             // Everyone waited for the shared start before the first timed phase.
             for s in &starts {
@@ -429,7 +422,7 @@ fn fan_out_under_cargo_lambda_watch() {
                     "{at}: a child started at {s}, before {start_unix_ms}"
                 );
             }
-            assert!(config["start_spread_ms"].as_f64().unwrap() < 1000.0, "{at}: {config}");
+            assert!(config.start_spread_ms < 1000.0, "{at}: {config:?}");
         }
     }
 
@@ -471,39 +464,36 @@ fn fan_out_under_cargo_lambda_watch() {
     slotted["fanout"]["slot_ms"] = serde_json::json!(SLOT_MS as u64);
     std::fs::write(&event_path, slotted.to_string()).unwrap();
     let result = invoke(&mut broken, FIRST_INVOKE_LIMIT);
-    let fanout = &result["fanout"];
-    assert_eq!(fanout["children_ok"], 2, "{fanout}");
-    assert_eq!(fanout["children_failed"], 1);
-    let failed = &fanout["children"][1];
-    assert_eq!(failed["status"], "failed");
-    assert_eq!(failed["error"]["kind"], "function_error", "{failed}");
-    assert_eq!(failed["error"]["error_type"], "InvalidEvent", "{failed}");
-    assert!(
-        failed["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("broken_by_test_hook"),
-        "{failed}"
-    );
-    for row in result["results"].as_array().unwrap() {
-        assert_eq!(row["requests"].as_u64(), Some(OBJECTS - OBJECTS / N), "{row}");
-        assert_eq!(row["ok"].as_u64(), Some(OBJECTS - OBJECTS / N), "{row}");
+    let fanout = result.fanout.as_ref().expect("a fan-out block");
+    assert_eq!(fanout.children_ok, 2, "{fanout:?}");
+    assert_eq!(fanout.children_failed, 1);
+    let failed = &fanout.children[1];
+    assert_eq!(json_of(&failed.status), "failed");
+    let error = failed.error.as_ref().unwrap_or_else(|| panic!("no error: {failed:?}"));
+    assert_eq!(json_of(&error.kind), "function_error", "{failed:?}");
+    assert_eq!(error.error_type.as_deref(), Some("InvalidEvent"), "{failed:?}");
+    assert!(error.message.contains("broken_by_test_hook"), "{failed:?}");
+    let survivors = OBJECTS - OBJECTS / u64::from(N);
+    for row in &result.results {
+        assert_eq!(row.requests, survivors, "{row:?}");
+        assert_eq!(row.ok, survivors, "{row:?}");
     }
-    let start_unix_ms = fanout["start_unix_ms"].as_f64().unwrap();
-    for (k, config) in fanout["configurations"].as_array().unwrap().iter().enumerate() {
-        assert_eq!(config["children"], 2);
+    let start_unix_ms = fanout.start_unix_ms as f64;
+    for (k, config) in fanout.configurations.iter().enumerate() {
+        assert_eq!(config.children, 2);
         let slot_start = start_unix_ms + k as f64 * SLOT_MS;
-        let first = config["first_start_unix_ms"].as_f64().unwrap();
+        let first = config.first_start_unix_ms;
         assert!(
             first >= slot_start - 1.0,
             "configuration {k} started at {first}, before its slot {slot_start}"
         );
-        assert!(
-            config["start_spread_ms"].as_f64().unwrap() < 500.0,
-            "configuration {k}: {config}"
-        );
+        assert!(config.start_spread_ms < 500.0, "configuration {k}: {config:?}");
     }
-    std::fs::write(tmp.join("../s3sweep-fanout-last.json"), result.to_string()).ok();
+    std::fs::write(
+        tmp.join("../s3sweep-fanout-last.json"),
+        serde_json::to_string(&result).unwrap(),
+    )
+    .ok();
 
     drop(emulator);
     drop(broken);

@@ -4,11 +4,9 @@
 //! sweep (`--lambda-memory-mb 256,512,1769`): CPU per GET constant, objects/s rising with
 //! the quota until latency binds.
 
-mod common;
-
 use std::process::Command;
 
-use common::{run_bounded, BIN};
+use crate::common::{self, run_bounded, BIN, EXPRESS_BUCKET, STANDARD_BUCKET};
 
 fn local(extra: &[&str]) -> (std::process::Output, serde_json::Value) {
     let json = std::env::temp_dir().join(format!("s3sweep-quota-{}-{}.json", std::process::id(), extra.len()));
@@ -35,6 +33,7 @@ fn local(extra: &[&str]) -> (std::process::Output, serde_json::Value) {
 
 #[test]
 fn under_a_quarter_core_the_client_is_cpu_bound_and_says_why() {
+    let _one = common::one_at_a_time();
     let (out, doc) = local(&["--cpu-quota", "0.25"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("cannot set a CPU quota here") {
@@ -82,6 +81,7 @@ fn bad_quotas_are_named() {
 /// latency, not CPU.
 #[test]
 fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
+    let _one = common::one_at_a_time();
     let (out, doc) = local(&["--lambda-memory-mb", "256,512,1769", "--workers", "4"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("cannot set a CPU quota here") {
@@ -96,7 +96,7 @@ fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("memory for express-like--lab1-az1--x-s3: fastest"),
+        stdout.contains(&format!("memory for {EXPRESS_BUCKET}: fastest")),
         "{stdout}"
     );
     assert_eq!(doc["memory"]["mode"], "emulated");
@@ -118,7 +118,7 @@ fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
             .find(|r| r["bucket"] == bucket && r["memory_mb"] == mb && r["workers"] == workers)
             .unwrap_or_else(|| panic!("no row {bucket} {mb} MB {workers} workers"))
     };
-    for bucket in ["standard-like", "express-like--lab1-az1--x-s3"] {
+    for bucket in [STANDARD_BUCKET, EXPRESS_BUCKET] {
         let rate = |mb| at(bucket, mb, 64)["objects_per_s"].as_f64().unwrap();
         let cpu = |mb| at(bucket, mb, 64)["cpu_ms_per_get"].as_f64().unwrap();
         eprintln!(
@@ -148,14 +148,8 @@ fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
         assert_eq!(at(bucket, 256, 64)["diagnosis"]["verdict"], "client_cpu", "{bucket}");
     }
     // With a core, four requests in flight wait on latency, not on the CPU.
-    assert_eq!(
-        at("express-like--lab1-az1--x-s3", 1769, 4)["diagnosis"]["verdict"],
-        "latency"
-    );
-    assert_eq!(
-        at("express-like--lab1-az1--x-s3", 256, 4)["diagnosis"]["verdict"],
-        "client_cpu"
-    );
+    assert_eq!(at(EXPRESS_BUCKET, 1769, 4)["diagnosis"]["verdict"], "latency");
+    assert_eq!(at(EXPRESS_BUCKET, 256, 4)["diagnosis"]["verdict"], "client_cpu");
 }
 
 #[test]

@@ -6,15 +6,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{options, seed_spec, seed_with, server_with};
+use crate::common::{options, seed_spec, seed_with, server_with};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile};
 use s3sweep::model::{ConfigResult, ErrorKind};
 use s3sweep::plan::Plan;
 use s3sweep::s3::seed::SeedSpec;
 use s3sweep::s3::SweepClient;
-
-mod common;
 
 const OBJECTS: u32 = 60;
 const SIZE: u64 = 8192;

@@ -1,16 +1,14 @@
 //! The function under a Lambda Runtime API of our own that enforces the deadline the
-//! way Lambda does (tests/common/runtime.rs: the processes are killed at the deadline
+//! way Lambda does (tests/it/common/runtime.rs: the processes are killed at the deadline
 //! and a late answer is lost, an answer over 6 MB is refused). The real
 //! `s3sweep-lambda` binary runs against the embedded S3 server.
-
-mod common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use common::runtime::{Ending, Runtime, RESPONSE_LIMIT_BYTES};
-use common::{seed_bucket, server_with};
+use crate::common::runtime::{Ending, Runtime, RESPONSE_LIMIT_BYTES};
+use crate::common::{seed_bucket, server_with};
 use s3sweep::lab::LatencyProfile;
 use s3sweep::s3::SweepClient;
 

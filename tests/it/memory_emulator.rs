@@ -1,16 +1,13 @@
 //! A memory sweep under `cargo lambda watch`: the real `s3sweep-lambda` is invoked with
 //! `memory_mb`, its Lambda client points at the scripted control-plane API of
-//! `tests/common/lambda_api.rs` (on 127.0.0.1, in this test), and that API's Invoke of
+//! `tests/it/common/lambda_api.rs` (on 127.0.0.1, in this test), and that API's Invoke of
 //! each published version is forwarded with the real aws-sdk-lambda client to the
 //! emulator, so every size's sweep runs in the function under the emulator against
 //! `s3sweep serve`. Checked: the rows of every size, the call sequence, the versions
 //! deleted and the memory restored, and the function's own log lines.
 //!
-//! cargo-lambda is found as in `tests/lambda_emulator.rs` (`$CARGO_LAMBDA`, `.venv`,
+//! cargo-lambda is found as in `tests/it/lambda_emulator.rs` (`$CARGO_LAMBDA`, `.venv`,
 //! `PATH`); `S3SWEEP_SKIP_EMULATOR=1` skips loudly when it is missing.
-
-mod common;
-mod emulator;
 
 use std::path::Path;
 use std::process::Command;
@@ -19,8 +16,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
-use emulator::*;
+use crate::common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
+use crate::emulator::*;
 use s3sweep::lambda::invoke::Invoker;
 
 const FUNCTION: &str = "s3sweep-lambda";

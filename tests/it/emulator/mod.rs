@@ -1,8 +1,8 @@
 //! The Lambda emulator tests' machinery: the `s3sweep serve` lab as a child process
 //! (HTTP or HTTPS, its tallies read when it stops), `cargo lambda watch` with the
 //! function's environment, `cargo lambda invoke`, every process in its own group killed
-//! at the end, and every wait bounded. `tests/lambda_emulator.rs` and
-//! `tests/memory_emulator.rs` use it.
+//! at the end, and every wait bounded. `tests/it/lambda_emulator.rs` and
+//! `tests/it/memory_emulator.rs` use it.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read};

@@ -9,9 +9,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 
-use common::{run_bounded, Serve, BIN};
-
-mod common;
+use crate::common::{run_bounded, Serve, BIN};
 
 fn tmp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("s3sweep-flags-{}-{name}", std::process::id()))
