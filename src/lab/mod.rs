@@ -1,7 +1,9 @@
 //! The embedded S3-compatible server: a real S3 protocol server (s3s) on a real TCP
 //! socket, so the SDK's signing and connection pool are exercised exactly as against S3.
 //!
-//! - [`store::MemStore`] keeps buckets in memory behind the s3s `S3` trait;
+//! - [`store::MemStore`] keeps buckets in memory behind the s3s `S3` trait, with S3's
+//!   ETags and conditional requests (`conditions`) and listings (`listing`), and the
+//!   object and store size caps of [`LabLimits`];
 //! - [`latency::WithLatency`] adds each bucket's read latency profile in front of it;
 //! - [`faults::WithFaults`] and the HTTP layer in `conn` inject each bucket's faults
 //!   (503/500/403, resets, stalls, late first bytes, truncated bodies) and count them;
