@@ -114,7 +114,8 @@ pub struct ServerConfig {
 pub struct LabLimits {
     /// How long a client has to send a request's headers once it starts one (and
     /// between requests on a kept-alive connection) before the connection is closed.
-    /// Default 10 s.
+    /// Default 20 s: long enough that a client's pool, idle between rounds, rarely
+    /// loses a connection it is about to reuse.
     pub header_read_timeout: Duration,
     /// Most connections served at once; the next one is answered 503 `SlowDown` (over
     /// HTTP) or closed (over HTTPS, before the handshake) and counted. Default 4,096.
@@ -126,7 +127,7 @@ pub struct LabLimits {
 impl Default for LabLimits {
     fn default() -> Self {
         LabLimits {
-            header_read_timeout: Duration::from_secs(10),
+            header_read_timeout: Duration::from_secs(20),
             max_connections: 4096,
             store: StoreLimits::default(),
         }
