@@ -232,6 +232,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         problems.push(m);
         lab::DEFAULT_SESSION_TTL
     });
+    let limits = serve_limits(&args, &mut problems);
     if !problems.is_empty() {
         return Err(CliError::Usage(problems.join("; ")));
     }
@@ -244,9 +245,14 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
             ca_file: args.ca_out.clone(),
         }),
         session_ttl,
+        limits,
     })
     .await
     .context(format!("starting the server on 127.0.0.1:{}", args.port))?;
+    // Listening for SIGTERM before the address is printed: a client that stops the
+    // server as soon as it reads it still gets the CA file removed.
+    let mut term =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).context("listening for SIGTERM")?;
     print_serve_banner(&running, &buckets, session_ttl);
     running.faults().set_timing(lab::FaultTiming {
         stall_ms: args.stall_ms,
@@ -261,8 +267,6 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
     }
     use std::io::Write;
     std::io::stdout().flush().context("writing to stdout")?;
-    let mut term =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).context("listening for SIGTERM")?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
@@ -309,6 +313,27 @@ fn print_serve_banner(running: &lab::RunningServer, buckets: &[(String, LatencyP
             String::new()
         };
         println!("bucket {b}: latency profile {p}{express}");
+    }
+}
+
+/// The lab's limits from `serve`'s flags; a zero is a problem (it would refuse all).
+fn serve_limits(args: &ServeArgs, problems: &mut Vec<String>) -> lab::LabLimits {
+    let zero = [
+        ("--header-read-timeout-ms", args.header_read_timeout_ms == 0),
+        ("--max-connections", args.max_connections == 0),
+        ("--max-object-bytes", args.max_object_bytes == 0),
+        ("--max-store-bytes", args.max_store_bytes == 0),
+    ];
+    for (flag, _) in zero.iter().filter(|(_, is_zero)| *is_zero) {
+        problems.push(format!("{flag}: must be more than 0"));
+    }
+    lab::LabLimits {
+        header_read_timeout: std::time::Duration::from_millis(args.header_read_timeout_ms),
+        max_connections: args.max_connections,
+        store: lab::StoreLimits {
+            max_object_bytes: args.max_object_bytes,
+            max_store_bytes: args.max_store_bytes,
+        },
     }
 }
 

@@ -33,6 +33,8 @@ mod express;
 mod fanout_handler;
 mod faults;
 mod fuzz;
+mod lab_conformance;
+mod lab_tools;
 mod lambda_emulator;
 mod lambda_handler;
 mod layers;
