@@ -4,7 +4,7 @@
 //! comparison.
 
 use crate::model::stats::round3;
-use crate::model::{BucketComparison, CurveAnalysis, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict};
+use crate::model::{BucketComparison, CurveAnalysis, Limit, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict};
 
 use super::summary::knee;
 
@@ -88,9 +88,12 @@ pub fn fit_curve(points: &[(f64, f64)]) -> Option<(f64, Option<f64>, f64)> {
 }
 
 /// The model's throughput for `workers` in flight on `cores`, and its binding term.
-fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f64, &'static str) {
-    let mut best = (f64::from(workers) / (fit.latency_ms_per_request / 1000.0), "latency");
-    let mut consider = |x: f64, name: &'static str| {
+fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f64, Limit) {
+    let mut best = (
+        f64::from(workers) / (fit.latency_ms_per_request / 1000.0),
+        Limit::Latency,
+    );
+    let mut consider = |x: f64, name: Limit| {
         if x < best.0 {
             best = (x, name);
         }
@@ -104,28 +107,28 @@ fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f
         (_, Some(k)) if inputs.plateau_is_client_cpu => {
             // The plateau's own rows were client-CPU-bound: it is the CPU ceiling as
             // measured (starvation and all), and it moves with the cores.
-            consider(k * scale, "client_cpu");
+            consider(k * scale, Limit::ClientCpu);
         }
         (Some(c), plateau) if c > 0.0 => {
             let ceiling = cores * 1000.0 / c;
-            consider(ceiling, "client_cpu");
+            consider(ceiling, Limit::ClientCpu);
             // A plateau well below the client's CPU ceiling is something else (the
             // server, the network, a serial section): it stays where it is.
             if let Some(k) = plateau {
                 let now = fit.client_cores * 1000.0 / c;
                 if k < 0.7 * now {
-                    consider(k, "plateau");
+                    consider(k, Limit::Plateau);
                 }
             }
         }
         (_, Some(k)) => {
             // No CPU measurement: read the plateau as client CPU (c / P = 1 / K).
-            consider(k * scale, "client_cpu");
+            consider(k * scale, Limit::ClientCpu);
         }
         _ => {}
     }
     if let Some(b) = fit.bandwidth_ceiling_objects_per_s {
-        consider(b, "bandwidth");
+        consider(b, Limit::Bandwidth);
     }
     best
 }
@@ -181,7 +184,7 @@ pub fn analyse_curve(
                 client_cores: cores,
                 objects_per_s: round3(x),
                 wall_ms: round3(objects / x * 1000.0),
-                limit: limit.to_string(),
+                limit,
             });
         };
         let best = knee_workers.unwrap_or(max_workers);
@@ -344,7 +347,7 @@ mod tests {
         assert!(ef.fit_rms_log_error < 0.1, "{ef:?}");
         // Under a GIL neither 10x workers nor 6 vCPUs move the plateau.
         for p in &e.predictions[1..] {
-            assert_eq!(p.limit, "client_cpu", "{p:?}");
+            assert_eq!(p.limit, Limit::ClientCpu, "{p:?}");
             assert!((p.wall_ms - 1000.0 * c).abs() < 1.0, "{p:?}");
         }
         // Few workers reach the plateau: about 3 for Express, about 12 for Standard.
@@ -371,7 +374,7 @@ mod tests {
         assert_eq!(f.plateau_objects_per_s, None);
         assert!(a.recommendation.contains("still rising"), "{}", a.recommendation);
         // 640 workers at 5 ms: 128,000/s from latency, 10,000/s from 2 cores: CPU binds.
-        assert_eq!(a.predictions[1].limit, "client_cpu");
+        assert_eq!(a.predictions[1].limit, Limit::ClientCpu);
         assert!((a.predictions[1].objects_per_s - 10_000.0).abs() < 1.0);
         // 6 vCPUs: 30,000/s.
         assert!((a.predictions[2].objects_per_s - 30_000.0).abs() < 1.0);
@@ -385,7 +388,7 @@ mod tests {
             },
             vec![],
         );
-        assert_eq!(b.predictions[2].limit, "bandwidth");
+        assert_eq!(b.predictions[2].limit, Limit::Bandwidth);
         assert!(
             (b.predictions[2].objects_per_s - 2275.6).abs() < 1.0,
             "{:?}",
@@ -408,7 +411,7 @@ mod tests {
             ..python()
         };
         let other = analyse_curve("x", &curve, &inputs, vec![]);
-        assert_eq!(other.predictions[2].limit, "plateau", "{:?}", other.predictions);
+        assert_eq!(other.predictions[2].limit, Limit::Plateau, "{:?}", other.predictions);
         assert!((other.predictions[2].objects_per_s - 5000.0).abs() < 100.0);
         let cpu = analyse_curve(
             "x",
@@ -419,7 +422,7 @@ mod tests {
             },
             vec![],
         );
-        assert_eq!(cpu.predictions[1].limit, "client_cpu");
+        assert_eq!(cpu.predictions[1].limit, Limit::ClientCpu);
         assert!((cpu.predictions[1].objects_per_s - 5000.0).abs() < 100.0);
         // 6 vCPUs: 3x the 2-core plateau.
         assert!(

@@ -174,7 +174,7 @@ pub(crate) async fn run_config(
             vcpus: usage::vcpus() as u32,
             peak_rss_bytes: usage::peak_rss_bytes(),
             usable_cores: usable.cores,
-            cpu_source: usable.source.name(),
+            cpu_source: usable.source,
             machine_busy: match (machine_before, usage::machine_busy_time()) {
                 (Some(a), Some(b)) => Some(b.saturating_sub(a)),
                 _ => None,

@@ -40,7 +40,7 @@ use serde_json::Value;
 use crate::analysis;
 use crate::engine::{self, Observer, StartError, StartSchedule, SweepOptions};
 use crate::model::stats::round3;
-use crate::model::{ConfigResult, LambdaEnvironment, SweepResult, Thresholds};
+use crate::model::{Architecture, ConfigResult, LambdaEnvironment, Runner, SweepResult, Thresholds};
 use crate::plan::{Plan, RequestError};
 use crate::s3::{ClientError, SweepClient};
 
@@ -111,14 +111,6 @@ impl From<InvocationError> for Diagnostic {
             error_type: err.error_type().to_string(),
             error_message: err.to_string(),
         }
-    }
-}
-
-/// Lambda's name for this process's architecture.
-pub fn lambda_architecture() -> &'static str {
-    match std::env::consts::ARCH {
-        "aarch64" => "arm64",
-        other => other,
     }
 }
 
@@ -254,7 +246,7 @@ impl Function {
         }
 
         let options = SweepOptions {
-            runner: "lambda".into(),
+            runner: Runner::Lambda,
             deadline,
             safety_margin: self.settings.safety_margin,
             lambda: Some(lambda_environment(&context, &self.settings, cold_start, remaining)),
@@ -325,7 +317,7 @@ impl Function {
         .map_err(InvocationError::Fanout)?;
         let environment = engine::environment(
             &self.client,
-            "lambda",
+            Runner::Lambda,
             Some(lambda_environment(context, &self.settings, cold_start, remaining)),
         );
         let mut result = merge::merged_result(environment, plan, &function, start_unix_ms, outcomes);
@@ -383,7 +375,7 @@ impl Function {
             })?;
         let environment = engine::environment(
             &self.client,
-            "lambda",
+            Runner::Lambda,
             Some(lambda_environment(context, &self.settings, cold_start, remaining)),
         );
         let base = SweepResult::new(environment, plan.request().clone(), started_unix_ms);
@@ -408,7 +400,7 @@ fn lambda_environment(
         function_version: non_empty(&config.version),
         memory_size_mb: u32::try_from(config.memory).ok().filter(|&m| m > 0),
         cold_start,
-        architecture: Some(lambda_architecture().to_string()),
+        architecture: Some(Architecture::from_machine(std::env::consts::ARCH)),
         region: settings.region.clone(),
         request_id: non_empty(&context.request_id),
         remaining_ms_at_start: remaining.map(|d| d.as_millis() as u64),
@@ -448,6 +440,8 @@ mod tests {
 
     #[test]
     fn architecture_uses_lambda_names() {
-        assert!(["x86_64", "arm64"].contains(&lambda_architecture()));
+        let name = Architecture::from_machine(std::env::consts::ARCH).name();
+        assert!(["x86_64", "arm64"].contains(&name), "{name}");
+        assert_eq!(Architecture::from_machine("aarch64"), Architecture::Arm64);
     }
 }

@@ -1,5 +1,6 @@
 //! Two results side by side, as tables: per bucket pair and worker count, wall time
-//! with its spread, throughput, first byte, errors and the verdict of the spread.
+//! with its spread, throughput, first byte, errors and the significance of the
+//! difference.
 
 use std::fmt::Write as _;
 
@@ -45,7 +46,7 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
             "A ttfb p50",
             "B ttfb p50",
             "errors A/B",
-            "verdict",
+            "significance",
         ]);
         let mut table = style.table(header);
         for m in &p.configs {
@@ -65,7 +66,7 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
                 format!("{:.2}", m.a.median_ttfb_p50_ms),
                 format!("{:.2}", m.b.median_ttfb_p50_ms),
                 format!("{}/{}", m.a.errors, m.b.errors),
-                m.verdict.text(),
+                m.significance.text(),
             ]);
             table.add_row(cells);
         }
@@ -108,7 +109,7 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
     } else {
         let _ = writeln!(
             out,
-            "\nverdict: \"B faster\"/\"B slower\" when every repetition of one side beat every repetition of the other; p is the chance of that with no real difference"
+            "\nsignificance: \"B faster\"/\"B slower\" when every repetition of one side beat every repetition of the other; p is the chance of that with no real difference"
         );
     }
     out

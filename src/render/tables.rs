@@ -5,6 +5,8 @@
 
 use std::fmt::Write as _;
 
+#[cfg(test)]
+use crate::model::Runner;
 use crate::model::{ConfigResult, SweepResult};
 
 use super::diagnosis::{render_bucket, render_comparisons};
@@ -151,7 +153,7 @@ mod tests {
     fn tables_name_every_bucket() {
         let results = vec![row("a-bucket", 1, 1, 1000.0, 0), row("b-bucket", 1, 1, 500.0, 2)];
         let mut result = crate::analysis::summarized(results);
-        result.environment.runner = "cli".into();
+        result.environment.runner = Runner::Cli;
         let text = render_tables(&result, Style::Terminal);
         assert!(text.contains("bucket a-bucket"));
         assert!(text.contains("bucket b-bucket"));
