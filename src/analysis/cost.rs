@@ -28,16 +28,17 @@
 
 use serde::Serialize;
 
+use crate::model::names::closed_set;
 use crate::model::stats::{first_seen, median};
 use crate::model::{Architecture, ConfigResult, Prices, SweepResult};
 use crate::plan::is_directory_bucket;
 
-/// How a bucket's GETs are priced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StorageClass {
-    Standard,
-    Express,
+closed_set! {
+    /// How a bucket's GETs are priced.
+    pub enum StorageClass {
+        Standard = "standard",
+        Express = "express",
+    }
 }
 
 impl Prices {

@@ -143,25 +143,46 @@ pub fn analyse_curve(
 ) -> CurveAnalysis {
     let knee_workers = knee(&points.iter().map(|p| (p.0, p.2)).collect::<Vec<_>>());
     let max_workers = points.iter().map(|p| p.0).max().unwrap_or(1);
-    let fit = fit_curve(&points.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>()).map(|(r, k, e)| {
-        let c = inputs.client_cpu_ms_per_request.filter(|c| *c > 0.0);
-        ModelFit {
-            latency_ms_per_request: round3(r * 1000.0),
-            plateau_objects_per_s: k.map(round3),
-            plateau_ms_per_request: k.map(|k| round3(1000.0 / k)),
-            client_cpu_ms_per_request: c.map(round3),
-            client_cores: inputs.client_cores,
-            client_cpu_ceiling_objects_per_s: c.map(|c| round3(inputs.client_cores * 1000.0 / c)),
-            bandwidth_ceiling_objects_per_s: inputs
-                .bandwidth_ceiling_mib_per_s
-                .filter(|_| inputs.object_size_bytes > 0.0)
-                .map(|b| round3(b * 1024.0 * 1024.0 / inputs.object_size_bytes)),
-            fit_rms_log_error: round3(e),
-            workers_to_plateau: k.map(|k| round3(k * r)),
-        }
-    });
+    let fit = fit_curve(&points.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>()).map(|fitted| model_fit(fitted, inputs));
     let still_rising = knee_workers == Some(max_workers) && points.len() > 1;
-    let recommendation = match (knee_workers, &fit) {
+    let predictions = fit.as_ref().map_or_else(Vec::new, |f| {
+        predictions(f, inputs, knee_workers.unwrap_or(max_workers), max_workers)
+    });
+    CurveAnalysis {
+        bucket: bucket.to_string(),
+        knee_workers,
+        recommended_workers: knee_workers,
+        recommendation: recommendation(knee_workers, still_rising, fit.as_ref()),
+        verdicts,
+        fit,
+        predictions,
+        memory_mb: None,
+    }
+}
+
+/// The model's terms from a fitted (R in seconds, plateau, RMS log error) and the
+/// measured inputs.
+fn model_fit((r, k, e): (f64, Option<f64>, f64), inputs: &ModelInputs) -> ModelFit {
+    let c = inputs.client_cpu_ms_per_request.filter(|c| *c > 0.0);
+    ModelFit {
+        latency_ms_per_request: round3(r * 1000.0),
+        plateau_objects_per_s: k.map(round3),
+        plateau_ms_per_request: k.map(|k| round3(1000.0 / k)),
+        client_cpu_ms_per_request: c.map(round3),
+        client_cores: inputs.client_cores,
+        client_cpu_ceiling_objects_per_s: c.map(|c| round3(inputs.client_cores * 1000.0 / c)),
+        bandwidth_ceiling_objects_per_s: inputs
+            .bandwidth_ceiling_mib_per_s
+            .filter(|_| inputs.object_size_bytes > 0.0)
+            .map(|b| round3(b * 1024.0 * 1024.0 / inputs.object_size_bytes)),
+        fit_rms_log_error: round3(e),
+        workers_to_plateau: k.map(|k| round3(k * r)),
+    }
+}
+
+/// The recommended worker count in words.
+fn recommendation(knee_workers: Option<u32>, still_rising: bool, fit: Option<&ModelFit>) -> String {
+    match (knee_workers, fit) {
         (None, _) => "no configuration without errors: no recommendation".to_string(),
         (Some(k), _) if still_rising => format!(
             "{k} workers, the largest tried: the curve was still rising, so try more (and a pool at least as large)"
@@ -172,63 +193,54 @@ pub fn analyse_curve(
             f.latency_ms_per_request
         ),
         (Some(k), _) => format!("{k} workers: the smallest count within 10% of the best"),
+    }
+}
+
+/// What the model predicts: as measured at `best` workers, at 10x the most workers
+/// tried, and with more CPU (on Lambda: twice the memory and the largest size; else
+/// 6 vCPUs).
+fn predictions(f: &ModelFit, inputs: &ModelInputs, best: u32, max_workers: u32) -> Vec<Prediction> {
+    let objects = inputs.objects.max(1) as f64;
+    let at = |scenario: String, workers: u32, cores: f64| {
+        let (x, limit) = predict(f, inputs, workers, cores);
+        Prediction {
+            scenario,
+            workers,
+            client_cores: cores,
+            objects_per_s: round3(x),
+            wall_ms: round3(objects / x * 1000.0),
+            limit,
+        }
     };
-    let mut predictions = Vec::new();
-    if let Some(f) = &fit {
-        let objects = inputs.objects.max(1) as f64;
-        let mut push = |scenario: String, workers: u32, cores: f64| {
-            let (x, limit) = predict(f, inputs, workers, cores);
-            predictions.push(Prediction {
-                scenario,
-                workers,
-                client_cores: cores,
-                objects_per_s: round3(x),
-                wall_ms: round3(objects / x * 1000.0),
-                limit,
-            });
-        };
-        let best = knee_workers.unwrap_or(max_workers);
-        push(format!("as measured, {best} workers"), best, inputs.client_cores);
-        push(
-            format!("10x workers ({})", max_workers * 10),
-            max_workers * 10,
-            inputs.client_cores,
-        );
-        let more = max_workers * 10;
-        match inputs.lambda_memory_mb {
-            // On Lambda more CPU is more memory: double it, and the largest size.
-            Some(mb) if inputs.cores_scale_with_vcpus => {
-                let mut sizes = vec![(mb * 2).min(10_240), 10_240];
-                sizes.dedup();
-                for size in sizes.into_iter().filter(|s| *s > mb) {
-                    let cores = (f64::from(size) / 1_769.0).min(6.0);
-                    push(
-                        format!("at {size} MB ({cores:.2} vCPUs of CPU time), {more} workers"),
-                        more,
-                        round3(cores),
-                    );
-                }
-            }
-            _ => {
-                let six = if inputs.cores_scale_with_vcpus {
-                    6.0
-                } else {
-                    inputs.client_cores
-                };
-                push(format!("6 vCPUs, {more} workers"), more, six);
+    let more = max_workers * 10;
+    let mut out = vec![
+        at(format!("as measured, {best} workers"), best, inputs.client_cores),
+        at(format!("10x workers ({more})"), more, inputs.client_cores),
+    ];
+    match inputs.lambda_memory_mb {
+        // On Lambda more CPU is more memory: double it, and the largest size.
+        Some(mb) if inputs.cores_scale_with_vcpus => {
+            let mut sizes = vec![(mb * 2).min(10_240), 10_240];
+            sizes.dedup();
+            for size in sizes.into_iter().filter(|s| *s > mb) {
+                let cores = (f64::from(size) / 1_769.0).min(6.0);
+                out.push(at(
+                    format!("at {size} MB ({cores:.2} vCPUs of CPU time), {more} workers"),
+                    more,
+                    round3(cores),
+                ));
             }
         }
+        _ => {
+            let six = if inputs.cores_scale_with_vcpus {
+                6.0
+            } else {
+                inputs.client_cores
+            };
+            out.push(at(format!("6 vCPUs, {more} workers"), more, six));
+        }
     }
-    CurveAnalysis {
-        bucket: bucket.to_string(),
-        knee_workers,
-        recommended_workers: knee_workers,
-        recommendation,
-        verdicts,
-        fit,
-        predictions,
-        memory_mb: None,
-    }
+    out
 }
 
 /// Compares every bucket with the one of lowest fitted latency.

@@ -6,8 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::names::closed_set;
-use super::result::Outcome;
+use super::names::{closed_set, Outcome};
 use super::stats::tidy;
 
 closed_set! {

@@ -20,11 +20,11 @@ pub use diagnosis::{
 pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
+pub use names::Outcome;
 pub use request::{Architecture, FanoutRequest, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs};
 pub use result::{
     BucketSummary, ChildError, ChildErrorKind, ChildReport, ConfigResult, Dropped, Environment, FanoutReport,
-    LambdaEnvironment, MergedConfig, Outcome, ResultFileError, Runner, SkippedConfig, SweepResult, ToolInfo, Trimmed,
-    SCHEMA,
+    LambdaEnvironment, MergedConfig, ResultFileError, Runner, SkippedConfig, SweepResult, ToolInfo, Trimmed, SCHEMA,
 };
 pub use stats::Percentiles;
 

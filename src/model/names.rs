@@ -1,6 +1,7 @@
 //! Closed sets of the contract: [`closed_set!`] declares an enum from one list of
 //! (variant, JSON name) pairs, and from that list alone derives its serde names, its
-//! [`name`](closed_set!) and its `ALL` array, so the three cannot drift apart.
+//! [`name`](closed_set!) and its `ALL` array, so the three cannot drift apart. Also
+//! the one closed set several blocks share ([`Outcome`]).
 
 /// Declares an enum over a closed set of JSON names:
 ///
@@ -60,6 +61,14 @@ macro_rules! closed_set {
 }
 
 pub(crate) use closed_set;
+
+closed_set! {
+    /// How a step of the run ended: a fan-out child, a memory size.
+    pub enum Outcome {
+        Ok = "ok",
+        Failed = "failed",
+    }
+}
 
 #[cfg(test)]
 mod tests {

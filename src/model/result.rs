@@ -11,7 +11,7 @@ use super::errors::ErrorCounts;
 use super::fanout::ChildMeasure;
 use super::histogram::{cdf_points, decode_histogram, HistogramError};
 use super::memory::MemorySweepReport;
-use super::names::closed_set;
+use super::names::{closed_set, Outcome};
 use super::request::{Architecture, KeyRange, Split, SweepRequest};
 use super::stats::{first_seen, round3, tidy, Percentiles};
 
@@ -109,14 +109,6 @@ closed_set! {
         Local = "local",
         /// The Lambda function (a fan-out's merged result too).
         Lambda = "lambda",
-    }
-}
-
-closed_set! {
-    /// How a step of the run ended: a fan-out child, a memory size.
-    pub enum Outcome {
-        Ok = "ok",
-        Failed = "failed",
     }
 }
 

@@ -133,7 +133,7 @@ fn memory_label(v: &f64) -> String {
     format!("{v:.0}")
 }
 
-/// 1. Throughput against memory, each point labelled with its worker count.
+/// The first panel, throughput against memory, each point labelled with its worker count.
 fn throughput_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     curves: &[(String, Vec<MemoryPoint>)],
@@ -184,8 +184,8 @@ fn throughput_panel<DB: DrawingBackend>(
         .map_err(err)
 }
 
-/// 2. Cost per 1,000 GETs against memory: the fastest configuration (solid) and the
-/// cheapest (dashed); the cheapest within the target circled.
+/// The second panel, cost per 1,000 GETs against memory: the fastest configuration
+/// (solid) and the cheapest (dashed); the cheapest within the target circled.
 fn cost_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     result: &SweepResult,
