@@ -355,17 +355,16 @@ pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis
         .iter()
         .find_map(|rule| (rule.check)(&facts).map(|found| (rule.verdict, found)))
         .expect("the last rule always holds");
-    let figures: BTreeMap<String, f64> = finding
-        .figures
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), round3(v)))
-        .collect();
-    Diagnosis {
+    let mut diagnosis = Diagnosis {
         verdict,
-        figures,
+        figures: BTreeMap::new(),
         explanation: finding.explanation,
         notes: NOTES.iter().filter_map(|note| note(&facts, verdict)).collect(),
+    };
+    for (name, value) in finding.figures {
+        diagnosis.set_figure(name, round3(value));
     }
+    diagnosis
 }
 
 #[cfg(test)]
@@ -439,6 +438,17 @@ pub(super) mod tests {
         // The reader of the table sees a change of order.
         let swapped = include_str!("../../docs/diagnosis.md").replace("| `errors` |", "| `errors2` |");
         assert_ne!(documented_rules(&swapped), coded);
+    }
+
+    #[test]
+    fn a_diagnosis_reads_back_equal_to_the_one_written() {
+        // `ttlb_ms_mean` is written to four significant digits: 18.38, not 18.382.
+        let mut r = healthy();
+        r.ttlb_ms = pct(18.382);
+        let d = diagnose_row(&r, 2, &Thresholds::default());
+        assert_eq!(d.figures["ttlb_ms_mean"], 18.38, "{d:?}");
+        let back: Diagnosis = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+        assert_eq!(back, d);
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub(crate) fn queueing_notes(rows: &mut [ConfigResult]) -> Queueing {
         if now >= QUEUEING_FACTOR * low {
             if let Some(d) = r.diagnosis.as_mut() {
                 queueing.queues[i] = true;
-                d.figures.insert(QUEUEING_FIGURE.into(), round3(low));
+                d.set_figure(QUEUEING_FIGURE, round3(low));
                 d.notes.push(format!(
                     "requests took {now:.1} ms (p50) against {low:.1} ms at {at} worker(s): they queue somewhere (server, network or the client's scheduler), so more workers add waiting, not throughput"
                 ));
@@ -177,9 +177,9 @@ fn read_against_curve(r: &mut ConfigResult, curve: &Curve, queues: bool) {
     match (here, before) {
         (Some(x), Some((w0, x0))) if x < FLAT_GAIN * x0 => {
             d.verdict = Verdict::Plateau;
-            d.figures.insert("objects_per_s".into(), round3(x));
-            d.figures.insert("objects_per_s_at_fewer_workers".into(), round3(x0));
-            d.figures.insert("fewer_workers".into(), f64::from(w0));
+            d.set_figure("objects_per_s", round3(x));
+            d.set_figure("objects_per_s_at_fewer_workers", round3(x0));
+            d.set_figure("fewer_workers", f64::from(w0));
             d.explanation = format!(
                 "throughput stopped growing: {x:.0} objects/s at {workers} workers against {x0:.0} at {w0}; checked and not the cause: client CPU ({:.2} of {:.2} usable cores busy, runtime busy {:.0}%){}, the pool (requests waited {pool_wait:.2} ms on average), errors ({errors}), throttling (none), bandwidth (no ceiling given: pass --bandwidth-mib-s if one is known); look at what the requests wait for (the queueing note, the server, the network)",
                 client.cores_busy,

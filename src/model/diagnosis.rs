@@ -271,6 +271,13 @@ pub struct Diagnosis {
     pub notes: Vec<String>,
 }
 
+impl Diagnosis {
+    /// Sets a figure, rounded as the result document writes it.
+    pub fn set_figure(&mut self, name: &str, value: f64) {
+        self.figures.insert(name.to_string(), tidy::figure(name, value));
+    }
+}
+
 /// The model `X = min(C / R, P / c, B / S)` fitted to one bucket's curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelFit {
