@@ -100,11 +100,8 @@ where
     }
     if find_source::<CredentialsError>(err).is_some() {
         return Failure {
-            kind: ErrorKind::Other,
-            code: None,
-            message: one_line(&chain(err)),
-            cause: innermost(err),
             origin: Origin::NoCredentials,
+            ..unanswered(ErrorKind::Other, err)
         };
     }
     match err {
@@ -140,33 +137,22 @@ where
                 origin: Origin::Request,
             }
         }
-        SdkError::TimeoutError(_) => Failure {
-            kind: ErrorKind::Timeout,
-            code: None,
-            message: one_line(&chain(err)),
-            cause: innermost(err),
-            origin: Origin::Request,
-        },
-        SdkError::DispatchFailure(f) => Failure {
-            kind: if f.is_timeout() {
-                ErrorKind::Timeout
-            } else if f.is_io() {
-                ErrorKind::Connection
-            } else {
-                ErrorKind::Other
-            },
-            code: None,
-            message: one_line(&chain(err)),
-            cause: innermost(err),
-            origin: Origin::Request,
-        },
-        _ => Failure {
-            kind: ErrorKind::Other,
-            code: None,
-            message: one_line(&chain(err)),
-            cause: innermost(err),
-            origin: Origin::Request,
-        },
+        SdkError::TimeoutError(_) => unanswered(ErrorKind::Timeout, err),
+        SdkError::DispatchFailure(f) if f.is_timeout() => unanswered(ErrorKind::Timeout, err),
+        SdkError::DispatchFailure(f) if f.is_io() => unanswered(ErrorKind::Connection, err),
+        _ => unanswered(ErrorKind::Other, err),
+    }
+}
+
+/// A failure without an answer: the message is the error's chain, the cause its
+/// innermost source.
+fn unanswered(kind: ErrorKind, err: &(dyn StdError + 'static)) -> Failure {
+    Failure {
+        kind,
+        code: None,
+        message: one_line(&chain(err)),
+        cause: innermost(err),
+        origin: Origin::Request,
     }
 }
 
