@@ -10,7 +10,7 @@ use crate::analysis::compare::{self, CompareOptions};
 use crate::analysis::cost::CostOverrides;
 use crate::engine::{self, SweepOptions};
 use crate::lab::{self, LatencyProfile, ServerConfig, LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
-use crate::model::Thresholds;
+use crate::model::{Runner, Thresholds};
 use crate::plan::{check_bucket_name, is_directory_bucket, KeyTemplate, LAMBDA_MEMORY_MB};
 use crate::render::compare::render_comparison;
 use crate::render::plot;
@@ -46,7 +46,7 @@ pub fn report(args: ReportArgs) -> Result<(), CliError> {
     }
     let result = read_result(&args.result)?;
     if args.json {
-        println!("{}", pretty(&result)?);
+        println!("{}", result.to_json());
     } else {
         let bullet = if args.markdown { "- " } else { "" };
         println!("{bullet}{}: {}\n", args.result.display(), compare::environment(&result));
@@ -130,7 +130,7 @@ pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> 
         &plan,
         &steps,
         &SweepOptions {
-            runner: "cli".into(),
+            runner: Runner::Cli,
             ..SweepOptions::default()
         },
         ProgressMode::for_stderr(args.output.quiet).observer(),
@@ -147,7 +147,7 @@ pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> 
             )
         );
     }
-    println!("{}", pretty(&result)?);
+    println!("{}", result.to_json());
     if let Some(path) = &args.json {
         write_json(path, &result)?;
     }

@@ -12,7 +12,7 @@ use crate::analysis::cost::CostOverrides;
 use crate::engine::SweepOptions;
 use crate::lab::child::{ChildOptions, LabProcess};
 use crate::lab::{self, LatencyProfile, ServerConfig, TlsOptions};
-use crate::model::{SweepRequest, SweepResult, Thresholds};
+use crate::model::{Runner, SweepRequest, SweepResult, Thresholds};
 use crate::plan::{KeyTemplate, Plan};
 use crate::render::progress::ProgressMode;
 use crate::render::Style;
@@ -45,7 +45,7 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
         &plan,
         &steps,
         &SweepOptions {
-            runner: "local".into(),
+            runner: Runner::Local,
             ..SweepOptions::default()
         },
         ProgressMode::for_stderr(args.output.quiet).observer(),

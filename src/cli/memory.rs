@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use crate::engine::{self, Observer, SweepOptions};
 use crate::model::stats::round3;
-use crate::model::{MemoryStep, MemorySweepReport, SweepResult};
+use crate::model::{CpuSource, MemoryMode, MemoryStep, MemorySweepReport, Outcome, SweepResult};
 use crate::plan::Plan;
 use crate::s3::SweepClient;
 
@@ -35,7 +35,7 @@ pub async fn sweep_steps(
     let started = Instant::now();
     let mut merged: Option<SweepResult> = None;
     let mut report = MemorySweepReport {
-        mode: "emulated".into(),
+        mode: MemoryMode::Emulated,
         function_name: None,
         original_memory_mb: None,
         steps: Vec::new(),
@@ -58,7 +58,7 @@ pub async fn sweep_steps(
             memory_mb,
             cores: Some(step.cores),
             version: None,
-            status: "ok".into(),
+            status: Outcome::Ok,
             error: None,
             configurations: result.results.len() as u32,
             wall_ms: round3(step_started.elapsed().as_secs_f64() * 1000.0),
@@ -75,7 +75,7 @@ pub async fn sweep_steps(
     let mut result = merged.expect("at least one memory size ran");
     // The machine's CPU is not one figure across sizes: each row has its own.
     result.environment.usable_cores = None;
-    result.environment.cpu_source = Some("cpu_quota_per_memory_size".into());
+    result.environment.cpu_source = Some(CpuSource::QuotaPerMemorySize);
     result.total_wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
     result.memory = Some(report);
     Ok(result)

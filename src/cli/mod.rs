@@ -240,6 +240,5 @@ pub(crate) fn read_result(path: &Path) -> Result<SweepResult, CliError> {
 }
 
 pub(crate) fn write_json(path: &Path, result: &SweepResult) -> Result<(), CliError> {
-    let text = serde_json::to_string_pretty(result).context("serializing the result")?;
-    std::fs::write(path, text).context(format!("writing {}", path.display()))
+    std::fs::write(path, result.to_json()).context(format!("writing {}", path.display()))
 }

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::model::stats::round3;
-use crate::model::{ConfigResult, Environment, LambdaEnvironment, SkippedConfig, SweepResult};
+use crate::model::{ConfigResult, Environment, LambdaEnvironment, Runner, SkippedConfig, SweepResult};
 use crate::plan::Plan;
 use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::cpu::UsableCpu;
@@ -64,8 +64,8 @@ impl Observer for Quiet {}
 /// How a sweep runs, beyond the plan.
 #[derive(Debug, Clone, Default)]
 pub struct SweepOptions {
-    /// `cli`, `local` or `lambda`, recorded in the environment.
-    pub runner: String,
+    /// Recorded in the environment.
+    pub runner: Runner,
     /// The invocation's deadline: at [`Deadline::stop_at`] (the deadline less its
     /// safety margin) the configuration running is cut short (its finished GETs
     /// kept) and no other starts.
@@ -154,7 +154,7 @@ pub async fn run(
         }
     }
     let mut result = SweepResult::new(
-        environment(client, &options.runner, options.lambda.clone()),
+        environment(client, options.runner, options.lambda.clone()),
         plan.request().clone(),
         started_unix_ms,
     );
@@ -170,10 +170,10 @@ fn result_cut_short(rows: &[ConfigResult]) -> bool {
 }
 
 /// The environment block of a result produced in this process by `client`.
-pub fn environment(client: &SweepClient, runner: &str, lambda: Option<LambdaEnvironment>) -> Environment {
+pub fn environment(client: &SweepClient, runner: Runner, lambda: Option<LambdaEnvironment>) -> Environment {
     let usable = UsableCpu::read();
     Environment {
-        runner: runner.to_string(),
+        runner,
         os: std::env::consts::OS.to_string(),
         arch: std::env::consts::ARCH.to_string(),
         vcpus: usage::vcpus() as u32,
@@ -182,7 +182,7 @@ pub fn environment(client: &SweepClient, runner: &str, lambda: Option<LambdaEnvi
         region: client.region().to_string(),
         endpoint: client.endpoint().map(str::to_string),
         usable_cores: Some(usable.cores),
-        cpu_source: Some(usable.source.name().to_string()),
+        cpu_source: Some(usable.source),
         credentials: Some(client.credentials().to_string()),
         lambda,
     }

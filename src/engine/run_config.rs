@@ -235,7 +235,7 @@ fn client_measure(before: &Before, busy: (Duration, u32)) -> ClientMeasure {
         vcpus: usage::vcpus() as u32,
         peak_rss_bytes: usage::peak_rss_bytes(),
         usable_cores: before.usable.cores,
-        cpu_source: before.usable.source.name(),
+        cpu_source: before.usable.source,
         machine_busy: match (before.machine, usage::machine_busy_time()) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a)),
             _ => None,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::engine::Deadline;
 use crate::model::stats::round3;
-use crate::model::{FromCoordinator, MemoryStep, MemorySweepReport, SweepResult};
+use crate::model::{FromCoordinator, MemoryMode, MemoryStep, MemorySweepReport, Outcome, SweepResult};
 use crate::plan::Plan;
 
 use super::control::{ControlError, ControlPlane, Original};
@@ -137,7 +137,7 @@ pub async fn sweep_memory(
         });
     }
     let report = MemorySweepReport {
-        mode: "lambda".into(),
+        mode: MemoryMode::Lambda,
         function_name: Some(control.function().to_string()),
         original_memory_mb: Some(cleanup.original.memory_mb),
         steps: run.steps,
@@ -198,7 +198,7 @@ impl SizesRun {
             memory_mb,
             cores: None,
             version: None,
-            status: "failed".into(),
+            status: Outcome::Failed,
             error: None,
             configurations: 0,
             wall_ms: 0.0,
@@ -233,7 +233,7 @@ impl SizesRun {
                 for row in &mut result.results {
                     row.memory_mb = Some(memory_mb);
                 }
-                step.status = "ok".into();
+                step.status = Outcome::Ok;
                 step.configurations = result.results.len() as u32;
                 self.results.push(result);
             }

@@ -10,8 +10,8 @@ use crate::model::fanout::decode_histogram;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, histogram_us, rates, round3};
 use crate::model::{
-    ChildReport, ConfigResult, Environment, ErrorCounts, FanoutReport, FanoutRequest, MergedConfig, Percentiles,
-    SkippedConfig, Split, SweepResult,
+    ChildReport, ConfigResult, Environment, ErrorCounts, FanoutReport, FanoutRequest, MergedConfig, Outcome,
+    Percentiles, SkippedConfig, Split, SweepResult,
 };
 use crate::plan::Plan;
 
@@ -95,7 +95,7 @@ fn child_report(o: ChildOutcome) -> ChildReport {
         index: o.index,
         key_range: o.key_range,
         seed: o.seed,
-        status: if o.result.is_ok() { "ok" } else { "failed" }.into(),
+        status: if o.result.is_ok() { Outcome::Ok } else { Outcome::Failed },
         invoke_ms: o.invoke_ms,
         cold_start: None,
         request_id: None,
@@ -339,7 +339,7 @@ pub fn merged_result(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ChildError, ChildMeasure, KeyRange, LambdaEnvironment};
+    use crate::model::{ChildError, ChildErrorKind, ChildMeasure, KeyRange, LambdaEnvironment, Runner};
     use hdrhistogram::Histogram;
     use serde_json::json;
     use std::time::{Duration, UNIX_EPOCH};
@@ -378,7 +378,7 @@ mod tests {
     /// A child's result: the shared fixture with a Lambda environment.
     fn child_result(rows: Vec<ConfigResult>, cold: bool) -> SweepResult {
         let mut result = crate::model::test_rows::result(rows);
-        result.environment.runner = "lambda".into();
+        result.environment.runner = Runner::Lambda;
         result.environment.lambda = Some(LambdaEnvironment {
             function_name: Some("f".into()),
             function_version: None,
@@ -422,7 +422,7 @@ mod tests {
         let c0 = child_result(vec![child_row("b-1", 4, 1_000_000.0, 100.0, &fast, 0)], false);
         let c1 = child_result(vec![child_row("b-1", 4, 1_000_020.0, 200.0, &slow, 2)], true);
         let failed = ChildError {
-            kind: "function_error".into(),
+            kind: ChildErrorKind::FunctionError,
             error_type: Some("InvalidEvent".into()),
             message: "invalid request".into(),
         };
@@ -461,7 +461,7 @@ mod tests {
         assert_eq!(report.children_ok, 2);
         assert_eq!(report.children_failed, 1);
         let failed = &report.children[2];
-        assert_eq!(failed.status, "failed");
+        assert_eq!(failed.status, Outcome::Failed);
         assert_eq!(
             failed.error.as_ref().unwrap().error_type.as_deref(),
             Some("InvalidEvent")

@@ -40,9 +40,8 @@ use serde_json::Value;
 
 use crate::analysis;
 use crate::engine::{self, BucketError, Deadline, Observer, StartSchedule, SweepOptions};
-use crate::model::request::Architecture;
 use crate::model::stats::round3;
-use crate::model::{ConfigResult, LambdaEnvironment, SweepResult, Thresholds};
+use crate::model::{Architecture, ConfigResult, LambdaEnvironment, Runner, SweepResult, Thresholds};
 use crate::plan::{Plan, RequestError};
 use crate::s3::{ClientError, SweepClient};
 
@@ -114,11 +113,6 @@ impl From<InvocationError> for Diagnostic {
             error_message: err.to_string(),
         }
     }
-}
-
-/// This process's architecture, as Lambda names it (`x86_64` or `arm64`).
-pub fn lambda_architecture() -> Architecture {
-    Architecture::from_machine(std::env::consts::ARCH)
 }
 
 /// Logs one line per finished configuration (a JSON object with
@@ -261,7 +255,7 @@ impl Function {
             deadline = Some(deadline.map_or(Deadline::new(by, margin), |d| d.no_later_than(by)));
         }
         let options = SweepOptions {
-            runner: "lambda".into(),
+            runner: Runner::Lambda,
             deadline,
             lambda: Some(lambda_environment(invocation, &self.settings)),
             schedule: StartSchedule::of(plan),
@@ -348,7 +342,7 @@ impl Function {
                 .map_err(InvocationError::Fanout)?;
         let environment = engine::environment(
             &self.client,
-            "lambda",
+            Runner::Lambda,
             Some(lambda_environment(invocation, &self.settings)),
         );
         let mut merged = merge::merged_result(environment, plan, &c.function, start_unix_ms, outcomes);
@@ -385,7 +379,7 @@ impl Function {
             })?;
         let environment = engine::environment(
             &self.client,
-            "lambda",
+            Runner::Lambda,
             Some(lambda_environment(invocation, &self.settings)),
         );
         let base = SweepResult::new(environment, plan.request().clone(), c.started_unix_ms);
@@ -404,7 +398,7 @@ fn lambda_environment(invocation: &Invocation, settings: &FunctionSettings) -> L
         function_version: non_empty(&config.version),
         memory_size_mb: u32::try_from(config.memory).ok().filter(|&m| m > 0),
         cold_start: invocation.cold_start,
-        architecture: Some(lambda_architecture().name().to_string()),
+        architecture: Some(Architecture::from_machine(std::env::consts::ARCH)),
         region: settings.region.clone(),
         request_id: non_empty(&context.request_id),
         remaining_ms_at_start: invocation.remaining.map(|d| d.as_millis() as u64),
@@ -444,6 +438,8 @@ mod tests {
 
     #[test]
     fn architecture_uses_lambda_names() {
-        assert!(["x86_64", "arm64"].contains(&lambda_architecture().name()));
+        let name = Architecture::from_machine(std::env::consts::ARCH).name();
+        assert!(["x86_64", "arm64"].contains(&name), "{name}");
+        assert_eq!(Architecture::from_machine("aarch64"), Architecture::Arm64);
     }
 }

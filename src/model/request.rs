@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::names::closed_set;
+
 /// The placeholder a key template must contain; replaced by the object index 0..N.
 pub const INDEX_PLACEHOLDER: &str = "{i}";
 /// Default `fanout.start_delay_ms`: room for N cold starts before the shared start.
@@ -258,13 +260,12 @@ pub struct KeyRange {
     pub end: u32,
 }
 
-/// A Lambda CPU architecture, as priced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Architecture {
-    #[serde(rename = "x86_64")]
-    X86_64,
-    Arm64,
+closed_set! {
+    /// A Lambda CPU architecture, as priced (Lambda's names).
+    pub enum Architecture {
+        X86_64 = "x86_64",
+        Arm64 = "arm64",
+    }
 }
 
 impl Architecture {
@@ -273,13 +274,6 @@ impl Architecture {
         match arch {
             "aarch64" | "arm64" => Architecture::Arm64,
             _ => Architecture::X86_64,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Architecture::X86_64 => "x86_64",
-            Architecture::Arm64 => "arm64",
         }
     }
 }

@@ -32,7 +32,7 @@ use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
 
-use crate::model::RetryCauses;
+use crate::model::{ErrorKind, RetryCauses};
 use http::Uri;
 use hyper_util::client::legacy::connect::{capture_connection, CaptureConnection, HttpConnector as TcpConnector};
 use hyper_util::client::legacy::Client as HyperClient;
@@ -153,13 +153,14 @@ pub(crate) enum Cause {
 }
 
 impl Cause {
+    /// What an answer's status says ([`ErrorKind::of_http_status`], the one sorting of
+    /// statuses), as far as retries are told apart.
     fn of_status(status: u16) -> Option<Cause> {
-        match status {
-            429 | 503 => Some(Cause::Throttled),
-            500..=599 => Some(Cause::ServerError),
-            200..=399 => None,
-            _ => Some(Cause::Other),
-        }
+        ErrorKind::of_http_status(status).map(|kind| match kind {
+            ErrorKind::Throttled => Cause::Throttled,
+            ErrorKind::ServerError => Cause::ServerError,
+            _ => Cause::Other,
+        })
     }
 }
 
@@ -599,7 +600,7 @@ impl HttpConnector for TransportConnector {
             let response = response
                 .map_err(|err| classify_hyper_error(Box::new(err)))?
                 .map(SdkBody::from_body_1_x);
-            if !session && matches!(response.status().as_u16(), 429 | 503) {
+            if !session && ErrorKind::of_http_status(response.status().as_u16()) == Some(ErrorKind::Throttled) {
                 counters.throttled_responses.fetch_add(1, Ordering::Relaxed);
             }
             HttpResponse::try_from(response).map_err(|err| ConnectorError::other(err.into(), None))

@@ -85,7 +85,7 @@ async fn a_valid_event_returns_the_result_document() {
         assert_eq!(row.errors.total, 0);
     }
     assert!(!result.truncated);
-    assert_eq!(result.environment.runner, "lambda");
+    assert_eq!(result.environment.runner, s3sweep::model::Runner::Lambda);
     assert_eq!(result.environment.endpoint.as_deref(), Some(server.endpoint().as_str()));
     let lambda = result.environment.lambda.as_ref().unwrap();
     assert_eq!(lambda.function_name.as_deref(), Some("s3sweep-test"));

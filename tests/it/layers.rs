@@ -11,16 +11,17 @@ use std::path::Path;
 /// anything inside its own top-level module).
 const RANKS: &[(&str, u32)] = &[
     ("model", 0),
-    ("sys", 0),
-    ("plan", 1),
-    ("transport", 2),
-    ("s3", 3),
-    ("engine", 4),
-    ("lab", 4),
-    ("analysis", 5),
-    ("render", 6),
-    ("lambda", 7),
-    ("cli", 8),
+    // Reads the machine and reports in the contract's terms (`CpuSource`).
+    ("sys", 1),
+    ("plan", 2),
+    ("transport", 3),
+    ("s3", 4),
+    ("engine", 5),
+    ("lab", 5),
+    ("analysis", 6),
+    ("render", 7),
+    ("lambda", 8),
+    ("cli", 9),
 ];
 
 /// Module path (`engine::config`, `engine` for engine/mod.rs) -> source text, for

@@ -170,7 +170,7 @@ async fn moto_serves_the_control_plane_sequence_and_the_cleanup() {
     // Its canned Invoke answer is not a sweep result: each step failed, as data.
     assert!(results.is_empty());
     for s in &report.steps {
-        assert_eq!(s.status, "failed", "{s:?}");
+        assert_eq!(s.status, s3sweep::model::Outcome::Failed, "{s:?}");
         assert!(s.error.as_deref().unwrap().contains("Invoke f:"), "{s:?}");
     }
     assert_eq!(report.versions_deleted, vec!["2".to_string(), "3".to_string()]);

@@ -82,12 +82,9 @@ pub async fn seed_bucket(client: &SweepClient, bucket: &str, count: u32, size_by
     assert_eq!(manifest.written.len() as u32, count);
 }
 
-/// Sweep options for tests: the default engine, runner named "test".
+/// Sweep options for tests: the default engine, runner `local` (the default).
 pub fn options() -> SweepOptions {
-    SweepOptions {
-        runner: "test".into(),
-        ..SweepOptions::default()
-    }
+    SweepOptions::default()
 }
 
 /// The `s3sweep` binary cargo built for these tests.
