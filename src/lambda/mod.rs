@@ -41,6 +41,7 @@ use crate::analysis;
 use crate::engine::{self, Observer, StartError, StartSchedule, SweepOptions};
 use crate::model::stats::round3;
 use crate::model::{ConfigResult, LambdaEnvironment, SweepResult, Thresholds};
+use crate::plan::json::EventJson;
 use crate::plan::{Plan, RequestError};
 use crate::s3::{ClientError, SweepClient};
 
@@ -190,8 +191,10 @@ impl Function {
     /// Handles one invocation: validates the event, checks the first object of every
     /// bucket, then sweeps. At the deadline less the safety margin the configuration
     /// running is cut short (its finished GETs kept) and the rest are skipped, so the
-    /// function always answers in time; the answer is trimmed to fit 6 MB.
-    pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<SweepResult, InvocationError> {
+    /// function always answers in time; the answer is trimmed to fit 6 MB. The event is
+    /// a `Value` or, as the runtime gives it, an [`EventJson`] that knows its
+    /// duplicate keys.
+    pub async fn handle(&self, event: LambdaEvent<impl Into<EventJson>>) -> Result<SweepResult, InvocationError> {
         let started = Instant::now();
         let (payload, context) = event.into_parts();
         let cold_start = self.cold.swap(false, Ordering::Relaxed);
