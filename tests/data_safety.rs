@@ -69,7 +69,10 @@ fn run_measured(cmd: &mut Command, limit: Duration) -> (std::process::Output, u6
 
 /// Peak RSS of a command that does nothing but fail on a bad flag: the baseline.
 fn baseline_rss_kib() -> u64 {
-    let (_, rss) = run_measured(Command::new(BIN).args(["report", "/nonexistent.json"]), Duration::from_secs(60));
+    let (_, rss) = run_measured(
+        Command::new(BIN).args(["report", "/nonexistent.json"]),
+        Duration::from_secs(60),
+    );
     rss
 }
 
@@ -85,19 +88,25 @@ async fn two_concurrent_seeds_over_one_template_claim_disjoint_keys() {
         concurrency: 32,
         ..seed_spec(bucket, "race/{i}", 3000, 64)
     };
-    let (a, b) = tokio::join!(
-        seed(&s3, client.endpoint(), &spec),
-        seed(&s3, client.endpoint(), &spec)
-    );
+    let (a, b) = tokio::join!(seed(&s3, client.endpoint(), &spec), seed(&s3, client.endpoint(), &spec));
     let (a, b) = (a.unwrap(), b.unwrap());
     let (ka, kb): (BTreeSet<_>, BTreeSet<_>) = (a.written.iter().collect(), b.written.iter().collect());
     let both: Vec<_> = ka.intersection(&kb).collect();
-    assert!(both.is_empty(), "{} keys claimed by both seeds, e.g. {:?}", both.len(), both.first());
+    assert!(
+        both.is_empty(),
+        "{} keys claimed by both seeds, e.g. {:?}",
+        both.len(),
+        both.first()
+    );
     assert_eq!(ka.len() + kb.len(), 3000, "every key claimed once");
     assert_eq!(a.skipped_existing + b.skipped_existing, 3000);
     // A key written by someone else between the runs is never overwritten or claimed.
-    server.store().insert(bucket, "late/0", Bytes::from_static(b"the user's"));
-    let again = seed(&s3, client.endpoint(), &seed_spec(bucket, "late/{i}", 2, 64)).await.unwrap();
+    server
+        .store()
+        .insert(bucket, "late/0", Bytes::from_static(b"the user's"));
+    let again = seed(&s3, client.endpoint(), &seed_spec(bucket, "late/{i}", 2, 64))
+        .await
+        .unwrap();
     assert_eq!(again.written, vec!["late/1".to_string()]);
     let head = s3.get_object().bucket(bucket).key("late/0").send().await.unwrap();
     assert_eq!(head.body.collect().await.unwrap().into_bytes().as_ref(), b"the user's");
@@ -119,7 +128,9 @@ async fn a_crafted_manifest_deletes_nothing_it_cannot_prove() {
     assert_eq!(run.written.len(), 5);
     // The user's objects: one the template does not make, one it makes but seed never
     // wrote (another size), one seed wrote and the user overwrote since (same size).
-    server.store().insert(bucket, "data/foreign", Bytes::from_static(b"mine"));
+    server
+        .store()
+        .insert(bucket, "data/foreign", Bytes::from_static(b"mine"));
     server.store().insert(bucket, "data/7", Bytes::from_static(b"mine too"));
     server.store().insert(bucket, "data/2", Bytes::from(vec![7u8; 100]));
     let mut crafted: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -131,7 +142,11 @@ async fn a_crafted_manifest_deletes_nothing_it_cannot_prove() {
     let manifest = clean::load_manifest(&path).unwrap();
     let outcome = clean::clean(&s3, &manifest, 1000).await;
     let deleted: BTreeSet<&str> = outcome.deleted.iter().map(String::as_str).collect();
-    assert_eq!(deleted, BTreeSet::from(["data/0", "data/1", "data/3", "data/4"]), "{outcome:?}");
+    assert_eq!(
+        deleted,
+        BTreeSet::from(["data/0", "data/1", "data/3", "data/4"]),
+        "{outcome:?}"
+    );
     let kept: Vec<(&str, &str)> = outcome.kept.iter().map(|(k, w)| (k.as_str(), w.as_str())).collect();
     assert_eq!(kept.len(), 3, "{kept:?}");
     let why = |key: &str| kept.iter().find(|(k, _)| *k == key).map(|(_, w)| *w).unwrap_or("");
@@ -141,7 +156,11 @@ async fn a_crafted_manifest_deletes_nothing_it_cannot_prove() {
     assert_eq!(outcome.gone, vec!["data/8".to_string()]);
     let mut left = server.store().keys(bucket).unwrap();
     left.sort();
-    assert_eq!(left, vec!["data/2", "data/7", "data/foreign"], "exactly the user's objects survive");
+    assert_eq!(
+        left,
+        vec!["data/2", "data/7", "data/foreign"],
+        "exactly the user's objects survive"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -153,8 +172,23 @@ async fn a_seed_killed_mid_way_leaves_a_record_that_cleans_every_object_it_wrote
     let dir = tmp_dir("killed");
     let path = dir.join("m.json");
     let mut child = Command::new(BIN)
-        .args(["seed", "--bucket", bucket, "--key-template", "k/{i}", "--count", "200000"])
-        .args(["--size", "64", "--concurrency", "64", "--endpoint", server.endpoint().as_str()])
+        .args([
+            "seed",
+            "--bucket",
+            bucket,
+            "--key-template",
+            "k/{i}",
+            "--count",
+            "200000",
+        ])
+        .args([
+            "--size",
+            "64",
+            "--concurrency",
+            "64",
+            "--endpoint",
+            server.endpoint().as_str(),
+        ])
         .arg("--manifest")
         .arg(&path)
         .stdout(Stdio::null())
@@ -164,7 +198,10 @@ async fn a_seed_killed_mid_way_leaves_a_record_that_cleans_every_object_it_wrote
     let started = Instant::now();
     while server.store().object_count(bucket).unwrap_or(0) < 2000 {
         assert!(started.elapsed() < Duration::from_secs(60), "the seed wrote too slowly");
-        assert!(child.try_wait().unwrap().is_none(), "the seed ended before it was killed");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the seed ended before it was killed"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     child.kill().unwrap(); // SIGKILL: no handler runs.
@@ -232,7 +269,10 @@ fn a_crafted_histogram_header_is_refused_at_a_bounded_allocation() {
             Duration::from_secs(120),
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
-        eprintln!("crafted histogram claiming {claim} bytes: peak RSS {rss} KiB (baseline {base} KiB), exit {:?}", out.status.code());
+        eprintln!(
+            "crafted histogram claiming {claim} bytes: peak RSS {rss} KiB (baseline {base} KiB), exit {:?}",
+            out.status.code()
+        );
         assert!(out.status.code().is_some(), "killed by a signal: {stderr}");
         assert!(stderr.contains("payload bytes"), "{stderr}");
         assert!(rss < base + 64 * 1024, "peak RSS {rss} KiB, baseline {base} KiB");
@@ -252,7 +292,8 @@ fn an_event_with_100000_unknown_keys_gets_a_bounded_error() {
     assert!(shown.len() < 4096, "{} bytes", shown.len());
     assert!(shown.contains("99990 more unknown field(s)"), "{shown}");
     assert_eq!(shown.matches("known fields are").count(), 1, "{shown}");
-    let lambda = s3sweep::lambda::validate_event(serde_json::from_str::<serde_json::Value>(&text).unwrap()).unwrap_err();
+    let lambda =
+        s3sweep::lambda::validate_event(serde_json::from_str::<serde_json::Value>(&text).unwrap()).unwrap_err();
     assert!(lambda.to_string().len() < 4096);
 
     let event = dir.join("event.json");
@@ -294,7 +335,10 @@ fn too_many_configurations_are_refused_on_the_command_line_too() {
     ]));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("1024 configurations") && stderr.contains("at most 1000"), "{stderr}");
+    assert!(
+        stderr.contains("1024 configurations") && stderr.contains("at most 1000"),
+        "{stderr}"
+    );
 }
 
 /// A small tmpfs mounted at `dir` (root only); false when it cannot be mounted.
@@ -322,14 +366,27 @@ fn a_full_disk_leaves_the_previous_file_intact() {
     let result = disk.join("result.json");
     let previous = "the previous file";
     let commands: Vec<(PathBuf, Vec<std::ffi::OsString>)> = vec![
-        (plot.clone(), vec!["report".into(), "--plot".into(), plot.clone().into(), demo.into()]),
+        (
+            plot.clone(),
+            vec!["report".into(), "--plot".into(), plot.clone().into(), demo.into()],
+        ),
         (
             result.clone(),
-            ["local", "--in-process", "--objects", "20", "--workers", "1", "--size", "1000", "--json"]
-                .iter()
-                .map(Into::into)
-                .chain([result.clone().into()])
-                .collect(),
+            [
+                "local",
+                "--in-process",
+                "--objects",
+                "20",
+                "--workers",
+                "1",
+                "--size",
+                "1000",
+                "--json",
+            ]
+            .iter()
+            .map(Into::into)
+            .chain([result.clone().into()])
+            .collect(),
         ),
     ];
     for (file, args) in commands {
@@ -344,15 +401,31 @@ fn a_full_disk_leaves_the_previous_file_intact() {
         }
         let out = common::run_bounded(&mut cmd);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let how = if mounted { "a 256 KiB tmpfs" } else { "an injected write error" };
-        eprintln!("{}: full disk by {how}: {}", file.display(), stderr.lines().last().unwrap_or(""));
+        let how = if mounted {
+            "a 256 KiB tmpfs"
+        } else {
+            "an injected write error"
+        };
+        eprintln!(
+            "{}: full disk by {how}: {}",
+            file.display(),
+            stderr.lines().last().unwrap_or("")
+        );
         assert!(!out.status.success(), "{stderr}");
-        assert_eq!(std::fs::read_to_string(&file).unwrap(), previous, "{} is intact", file.display());
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            previous,
+            "{} is intact",
+            file.display()
+        );
         let names: Vec<String> = std::fs::read_dir(&disk)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert!(names.iter().all(|n| !n.contains(".tmp-")), "a temporary file was left: {names:?}");
+        assert!(
+            names.iter().all(|n| !n.contains(".tmp-")),
+            "a temporary file was left: {names:?}"
+        );
     }
     if mounted {
         let _ = Command::new("umount").arg(&disk).status();

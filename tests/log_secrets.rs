@@ -71,16 +71,38 @@ fn vvv_with_canary_secrets_shows_none_of_them() {
     };
     let mut written = String::new();
     let steps: Vec<Vec<String>> = vec![
-        vec!["seed", "--bucket", BUCKET, "--count", "4", "--size", "100", "--credentials", "chain", "--manifest"]
-            .into_iter()
-            .map(String::from)
-            .chain([manifest.display().to_string()])
-            .collect(),
-        vec!["run", "--bucket", BUCKET, "--objects", "4", "--workers", "1,2", "--credentials", "chain", "--json"]
-            .into_iter()
-            .map(String::from)
-            .chain([result.display().to_string()])
-            .collect(),
+        vec![
+            "seed",
+            "--bucket",
+            BUCKET,
+            "--count",
+            "4",
+            "--size",
+            "100",
+            "--credentials",
+            "chain",
+            "--manifest",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain([manifest.display().to_string()])
+        .collect(),
+        vec![
+            "run",
+            "--bucket",
+            BUCKET,
+            "--objects",
+            "4",
+            "--workers",
+            "1,2",
+            "--credentials",
+            "chain",
+            "--json",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain([result.display().to_string()])
+        .collect(),
         vec!["clean", "--credentials", "chain", "--manifest"]
             .into_iter()
             .map(String::from)
@@ -93,7 +115,11 @@ fn vvv_with_canary_secrets_shows_none_of_them() {
         common_args(&mut cmd);
         let out = run_bounded(&mut cmd);
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{step:?}: {}", stderr.lines().last().unwrap_or(""));
+        assert!(
+            out.status.success(),
+            "{step:?}: {}",
+            stderr.lines().last().unwrap_or("")
+        );
         written.push_str(&String::from_utf8_lossy(&out.stdout));
         written.push_str(&stderr);
         // The canaries reach the server: the token is sent, the logs are long.
@@ -105,15 +131,31 @@ fn vvv_with_canary_secrets_shows_none_of_them() {
         written.push_str(&std::fs::read_to_string(file).unwrap());
     }
     let session_headers = written.to_ascii_lowercase().matches("x-amz-s3session-token").count();
-    eprintln!("{} bytes written; x-amz-s3session-token named {session_headers} times", written.len());
-    assert!(session_headers > 0, "no S3 Express session was used: the test sees nothing");
+    eprintln!(
+        "{} bytes written; x-amz-s3session-token named {session_headers} times",
+        written.len()
+    );
+    assert!(
+        session_headers > 0,
+        "no S3 Express session was used: the test sees nothing"
+    );
     for canary in [URL_PASSWORD, SESSION_TOKEN, s3sweep::lab::LOCAL_SECRET_KEY] {
         let n = written.matches(canary).count();
         assert_eq!(n, 0, "{canary} appears {n} times");
     }
-    for name in ["x-amz-s3session-token", "x-amz-security-token", "sessiontoken", "authorization"] {
+    for name in [
+        "x-amz-s3session-token",
+        "x-amz-security-token",
+        "sessiontoken",
+        "authorization",
+    ] {
         let leaks = unredacted(&written, name);
-        assert!(leaks.is_empty(), "{name}: {} values shown, e.g. {:?}", leaks.len(), leaks.first());
+        assert!(
+            leaks.is_empty(),
+            "{name}: {} values shown, e.g. {:?}",
+            leaks.len(),
+            leaks.first()
+        );
     }
     let _ = std::fs::remove_dir_all(PathBuf::from(&dir));
 }

@@ -75,7 +75,9 @@ pub fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
                 Value::Object(ref map) => (map.clone(), event),
                 // Not a JSON object: the plan says why, as for any event.
                 _ => {
-                    let err = Plan::from_event(event).err().unwrap_or_else(|| RequestError::new(Vec::new()));
+                    let err = Plan::from_event(event)
+                        .err()
+                        .unwrap_or_else(|| RequestError::new(Vec::new()));
                     return Err(name_sources(&err, &BTreeSet::new(), Some(path)));
                 }
             }

@@ -1,8 +1,6 @@
 //! The function's event: a sweep request validated into a plan, plus the limits only
 //! the function has (its response size, its file descriptors, `FanoutMax`).
 
-use serde_json::Value;
-
 use crate::plan::json::EventJson;
 use crate::plan::{FieldProblem, Plan, RequestError};
 

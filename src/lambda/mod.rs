@@ -35,7 +35,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lambda_runtime::{Context, Diagnostic, LambdaEvent};
-use serde_json::Value;
 
 use crate::analysis;
 use crate::engine::{self, Observer, StartError, StartSchedule, SweepOptions};

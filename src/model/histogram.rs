@@ -127,7 +127,10 @@ fn check_v2_header(plain: &[u8]) -> Result<(), String> {
             "claims {digits} significant digits; s3sweep writes at most {MAX_SIGNIFICANT_DIGITS}"
         ));
     }
-    let (low, high) = (be_u64(plain, 16).ok_or_else(short)?, be_u64(plain, 24).ok_or_else(short)?);
+    let (low, high) = (
+        be_u64(plain, 16).ok_or_else(short)?,
+        be_u64(plain, 24).ok_or_else(short)?,
+    );
     if low == 0 || high < low.saturating_mul(2) {
         return Err(format!("claims an invalid range {low}..{high}"));
     }
@@ -208,7 +211,11 @@ mod tests {
         plain.extend_from_slice(&[0; 16]);
         assert_eq!(plain.len(), 56);
         let err = decode_histogram("ttlb_us", &b64(&plain)).unwrap_err();
-        assert!(err.to_string().contains("claims 4294967295 payload bytes, 16 are present"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("claims 4294967295 payload bytes, 16 are present"),
+            "{err}"
+        );
         // Five digits over the widest range: a 49 MB counts array.
         plain[4..8].copy_from_slice(&16u32.to_be_bytes());
         plain[12..16].copy_from_slice(&5u32.to_be_bytes());

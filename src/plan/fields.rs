@@ -42,7 +42,13 @@ impl<'p> Section<'p> {
         } else {
             format!("{name}.")
         };
-        report_unknown(&prefix, name, map.keys().filter(|k| !known.contains(&k.as_str())), known, problems);
+        report_unknown(
+            &prefix,
+            name,
+            map.keys().filter(|k| !known.contains(&k.as_str())),
+            known,
+            problems,
+        );
         Some(Section { prefix, map, problems })
     }
 
@@ -117,7 +123,11 @@ fn report_unknown<'k>(
     }
     if more > 0 {
         problems.push(FieldProblem {
-            field: if section.is_empty() { "(request)".into() } else { section.to_string() },
+            field: if section.is_empty() {
+                "(request)".into()
+            } else {
+                section.to_string()
+            },
             message: format!("{more} more unknown field(s) not listed"),
         });
     }

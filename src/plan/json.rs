@@ -188,8 +188,9 @@ mod tests {
 
     #[test]
     fn duplicate_keys_are_named_by_their_path() {
-        let e = parse_event(r#"{"buckets": ["a-1"], "fanout": {"invocations": 2, "invocations": 3}, "buckets": ["b-1"]}"#)
-            .unwrap();
+        let e =
+            parse_event(r#"{"buckets": ["a-1"], "fanout": {"invocations": 2, "invocations": 3}, "buckets": ["b-1"]}"#)
+                .unwrap();
         assert_eq!(e.duplicates, vec!["fanout.invocations", "buckets"]);
         let plain = parse_event(r#"{"buckets": ["a-1"], "x": [{"k": 1}, {"k": 2}]}"#).unwrap();
         assert!(plain.duplicates.is_empty());
@@ -201,7 +202,9 @@ mod tests {
         let body: Vec<String> = (0..1000).map(|_| "\"seed\": 1".to_string()).collect();
         let e = parse_event(&format!("{{{}}}", body.join(","))).unwrap();
         assert_eq!(e.duplicates, vec!["seed"]);
-        let body: Vec<String> = (0..100).flat_map(|i| [format!("\"k{i}\": 1"), format!("\"k{i}\": 2")]).collect();
+        let body: Vec<String> = (0..100)
+            .flat_map(|i| [format!("\"k{i}\": 1"), format!("\"k{i}\": 2")])
+            .collect();
         let e = parse_event(&format!("{{{}}}", body.join(","))).unwrap();
         assert_eq!(e.duplicates.len(), MAX_LISTED_PROBLEMS);
         assert_eq!(e.more_duplicates, 100 - MAX_LISTED_PROBLEMS);

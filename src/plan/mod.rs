@@ -191,7 +191,11 @@ impl Plan {
         }
         let mut seen = BTreeSet::new();
         // Past the limit the length alone is the problem: no per-entry lines.
-        let listed = if request.buckets.len() > MAX_BUCKETS { 0 } else { MAX_BUCKETS };
+        let listed = if request.buckets.len() > MAX_BUCKETS {
+            0
+        } else {
+            MAX_BUCKETS
+        };
         for (i, b) in request.buckets.iter().enumerate().take(listed) {
             if let Err(msg) = check_bucket_name(b) {
                 bad(format!("buckets[{i}]"), msg);
@@ -223,7 +227,11 @@ impl Plan {
                 format!("at most {MAX_WORKERS} worker counts, got {}", request.workers.len()),
             );
         }
-        let listed = if request.workers.len() > MAX_WORKERS as usize { 0 } else { request.workers.len() };
+        let listed = if request.workers.len() > MAX_WORKERS as usize {
+            0
+        } else {
+            request.workers.len()
+        };
         let mut seen = BTreeSet::new();
         for (i, &w) in request.workers.iter().enumerate().take(listed) {
             if w == 0 || w > MAX_WORKERS {

@@ -108,11 +108,21 @@ enum Proof {
 }
 
 /// Checks one key: made by the template, then the object's size and ETag.
-async fn prove(s3: &aws_sdk_s3::Client, m: &SeedManifest, template: Option<&KeyTemplate>, key: &str, endpoint: &str) -> Proof {
+async fn prove(
+    s3: &aws_sdk_s3::Client,
+    m: &SeedManifest,
+    template: Option<&KeyTemplate>,
+    key: &str,
+    endpoint: &str,
+) -> Proof {
     if template.and_then(|t| t.index_of(key)).is_none() {
         return Proof::Kept(format!("the key template {:?} does not make this key", m.key_template));
     }
-    let expected = m.etags.get(key).cloned().unwrap_or_else(|| body_etag(m.object_size_bytes));
+    let expected = m
+        .etags
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| body_etag(m.object_size_bytes));
     match s3.head_object().bucket(&m.bucket).key(key).send().await {
         Ok(head) => {
             let size = head.content_length().unwrap_or(-1);
@@ -194,7 +204,8 @@ async fn delete_batch(
         .iter()
         .map(|(k, etag)| {
             let id = ObjectIdentifier::builder().key(k);
-            if conditional { id.e_tag(etag) } else { id }.build()
+            let id = if conditional { id.e_tag(etag) } else { id };
+            id.build()
         })
         .collect();
     let delete = objects.and_then(|objects| Delete::builder().set_objects(Some(objects)).quiet(false).build());

@@ -102,7 +102,12 @@ impl SeedManifest {
             }
         }
         if norm(&self.endpoint) != norm(&other.endpoint) {
-            return Err(mismatch(path, "endpoint", shown(&self.endpoint), shown(&other.endpoint)));
+            return Err(mismatch(
+                path,
+                "endpoint",
+                shown(&self.endpoint),
+                shown(&other.endpoint),
+            ));
         }
         Ok(())
     }
@@ -112,7 +117,8 @@ impl SeedManifest {
         self.written.extend(other.written.iter().cloned());
         self.written.sort();
         self.written.dedup();
-        self.etags.extend(other.etags.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.etags
+            .extend(other.etags.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.skipped_existing += other.skipped_existing;
         self.schema = MANIFEST_SCHEMA.into();
     }
@@ -298,17 +304,25 @@ pub fn read_journal(manifest: &Path) -> Result<Option<SeedManifest>, ManifestErr
             Err(_) if n + 1 == lines.len() && !text.ends_with('\n') => break,
             Err(e) => return Err(journal_error(&path, format!("line {}: {e}", n + 1))),
         };
-        match (entry, out.as_mut()) {
-            (Entry::Header(h), None) => out = Some(*h),
-            (Entry::Header(_), Some(_)) => return Err(journal_error(&path, format!("line {}: a second header", n + 1))),
-            (_, None) => return Err(journal_error(&path, "no header line")),
-            (Entry::Intent(k), Some(_)) => {
+        if let Entry::Header(h) = entry {
+            if out.is_some() {
+                return Err(journal_error(&path, format!("line {}: a second header", n + 1)));
+            }
+            out = Some(*h);
+            continue;
+        }
+        let Some(m) = out.as_mut() else {
+            return Err(journal_error(&path, "no header line"));
+        };
+        match entry {
+            Entry::Header(_) => {}
+            Entry::Intent(k) => {
                 outcome.entry(k).or_insert(None);
             }
-            (Entry::Put { key, etag }, Some(_)) => {
+            Entry::Put { key, etag } => {
                 outcome.insert(key, Some(etag));
             }
-            (Entry::Exists(k), Some(m)) => {
+            Entry::Exists(k) => {
                 outcome.remove(&k);
                 m.skipped_existing += 1;
             }

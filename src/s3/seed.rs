@@ -19,8 +19,8 @@ use bytes::Bytes;
 use crate::plan::KeyTemplate;
 
 use super::errors::{classify, Action, BucketError};
-pub use super::manifest::{SeedManifest, MANIFEST_SCHEMA};
 use super::manifest::{fold_journal, lock_manifest, read_manifest_if_any, remove_journal, Journal, ManifestError};
+pub use super::manifest::{SeedManifest, MANIFEST_SCHEMA};
 
 /// What to write.
 #[derive(Debug, Clone)]
@@ -95,12 +95,7 @@ pub async fn seed_recorded(
         return Err(SeedError::TooLarge(spec.object_size_bytes));
     }
     let _lock = lock_manifest(path)?;
-    let this = SeedManifest::empty(
-        &spec.bucket,
-        endpoint,
-        &spec.keys.as_template(),
-        spec.object_size_bytes,
-    );
+    let this = SeedManifest::empty(&spec.bucket, endpoint, &spec.keys.as_template(), spec.object_size_bytes);
     let mut recorded = match read_manifest_if_any(path)? {
         Some(old) => {
             old.check_same(&this, path)?;
@@ -142,12 +137,7 @@ async fn seed_inner(
     let sem = Arc::new(tokio::sync::Semaphore::new(spec.concurrency.max(1)));
     let mut set = tokio::task::JoinSet::new();
     let failed_once = Arc::new(AtomicBool::new(false));
-    let mut manifest = SeedManifest::empty(
-        &spec.bucket,
-        endpoint,
-        &spec.keys.as_template(),
-        spec.object_size_bytes,
-    );
+    let mut manifest = SeedManifest::empty(&spec.bucket, endpoint, &spec.keys.as_template(), spec.object_size_bytes);
     let mut first_error = None;
     let mut record = |joined, manifest: &mut SeedManifest, journal: &mut Option<&mut Journal>| {
         note(joined, manifest, journal.as_deref_mut(), &mut first_error)

@@ -69,8 +69,14 @@ impl<W: Write> Write for Limited<W> {
 pub fn temp_path_for(path: &Path) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = path
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
     path.with_file_name(format!(".{name}.tmp-{}-{n}{ext}", std::process::id()))
 }
 
@@ -114,7 +120,11 @@ pub fn replace_with<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
         return Err(FileError::io(path, e));
     }
     if let Some(dir) = path.parent() {
-        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }

@@ -196,8 +196,14 @@ mod tests {
                 r#"headers: {"x-amz-s3session-token": "CANARY1", "host": "h"}"#,
                 r#"headers: {"x-amz-s3session-token": "***", "host": "h"}"#,
             ),
-            ("X-Amz-S3session-Token: CANARY1\r\nhost: h", "X-Amz-S3session-Token: ***\r\nhost: h"),
-            ("GET /?X-Amz-Security-Token=CANARY2&x=1", "GET /?X-Amz-Security-Token=***&x=1"),
+            (
+                "X-Amz-S3session-Token: CANARY1\r\nhost: h",
+                "X-Amz-S3session-Token: ***\r\nhost: h",
+            ),
+            (
+                "GET /?X-Amz-Security-Token=CANARY2&x=1",
+                "GET /?X-Amz-Security-Token=***&x=1",
+            ),
             (
                 r#"authorization: "AWS4-HMAC-SHA256 Credential=AK/x, Signature=ab""#,
                 r#"authorization: "***""#,
