@@ -273,9 +273,14 @@ fn a_crafted_histogram_header_is_refused_at_a_bounded_allocation() {
             "crafted histogram claiming {claim} bytes: peak RSS {rss} KiB (baseline {base} KiB), exit {:?}",
             out.status.code()
         );
-        assert!(out.status.code().is_some(), "killed by a signal: {stderr}");
-        assert!(stderr.contains("payload bytes"), "{stderr}");
+        // The plot falls back to the row's percentiles for a histogram it cannot read.
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
         assert!(rss < base + 64 * 1024, "peak RSS {rss} KiB, baseline {base} KiB");
+        let result = s3sweep::model::SweepResult::from_json(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        match result.results[0].ttlb_cdf() {
+            Some(Err(e)) => assert!(e.to_string().contains("payload bytes"), "{e}"),
+            other => panic!("the crafted histogram was read: {other:?}"),
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -390,6 +395,7 @@ fn a_full_disk_leaves_the_previous_file_intact() {
         ),
     ];
     for (file, args) in commands {
+        let _ = std::fs::remove_file(disk.join("filler"));
         std::fs::write(&file, previous).unwrap();
         let mut cmd = Command::new(BIN);
         cmd.args(&args);

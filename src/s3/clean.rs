@@ -71,7 +71,7 @@ pub fn load_manifest(path: &Path) -> Result<SeedManifest, CleanError> {
         (Some(m), None) => Ok(m),
         (None, Some(j)) => Ok(j),
         (Some(mut m), Some(j)) => {
-            m.check_same(&j, &super::manifest::journal_path(path))?;
+            j.check_same(&m, &super::manifest::journal_path(path))?;
             m.absorb(&j);
             Ok(m)
         }

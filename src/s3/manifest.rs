@@ -347,7 +347,7 @@ pub fn fold_journal(path: &Path, into: &mut SeedManifest) -> Result<bool, Manife
     match read_journal(path)? {
         None => Ok(false),
         Some(j) => {
-            into.check_same(&j, &journal_path(path))?;
+            j.check_same(into, &journal_path(path))?;
             into.absorb(&j);
             Ok(true)
         }
