@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::plan::json::{parse_event, EventJson, MAX_EVENT_BYTES};
 use crate::plan::{Plan, RequestError};
-use crate::sys::files::read_capped_text;
+use crate::sys::files::{read_capped_text, FileError};
 
 use super::args::RunArgs;
 use super::{CliError, Context};
@@ -67,8 +67,18 @@ pub fn name_sources(err: &RequestError, from_flags: &BTreeSet<String>, file: Opt
 pub fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     let (mut map, duplicates) = match &args.event {
         Some(path) => {
-            let text = read_capped_text(path, MAX_EVENT_BYTES as u64, "a request file")
-                .context(format!("reading {}", path.display()))
+            let text = match read_capped_text(path, MAX_EVENT_BYTES as u64, "a request file") {
+                // Too large is bad input, named like any other problem of the request.
+                Err(FileError::TooLarge { cap_bytes, .. }) => {
+                    let err = RequestError::single(
+                        "(request)",
+                        format!("is larger than {cap_bytes} bytes, the most a request may be (Lambda's payload limit)"),
+                    );
+                    return Err(name_sources(&err, &BTreeSet::new(), Some(path)));
+                }
+                other => other,
+            }
+            .context(format!("reading {}", path.display()))
                 .map_err(|e| e.advice("give a request JSON file (the Lambda's event format, docs/usage.md), or build the request with --bucket and the other flags"))?;
             let event = parse_event(&text).map_err(|err| name_sources(&err, &BTreeSet::new(), Some(path)))?;
             match event.value {
