@@ -7,7 +7,7 @@ ifdef CI
 export CARGO_INCREMENTAL = 0
 endif
 
-.PHONY: demo memory-demo test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch events console-events invoke seed-aws load checkov deny audit
+.PHONY: rclone demo memory-demo test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch events console-events invoke seed-aws load checkov deny audit
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
 ## bucket a directory bucket read with S3 Express sessions (about a minute); also
@@ -27,8 +27,9 @@ memory-demo:
 ## function under `cargo lambda watch` (tools pinned in requirements-dev.txt, in .venv),
 ## and boto3 reading the lab's HTTPS directory bucket (bench/requirements.txt, in .venv-bench),
 ## and the memory sweep's control plane against moto's Lambda server (requirements-moto.txt,
-## in .venv-moto).
-test: lint deny checkov audit tools bench-venv moto-venv
+## in .venv-moto), and the AWS CLI (bench/requirements.txt) and rclone (`make rclone`)
+## against the lab (tests/lab_tools.rs).
+test: lint deny checkov audit tools bench-venv moto-venv rclone
 	CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" S3SWEEP_BENCH_PYTHON="$(CURDIR)/$(BENCH_VENV)/bin/python" \
 		S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python" \
 		$(CARGO) test --lib --bins --tests
@@ -62,6 +63,14 @@ $(BENCH_STAMP): bench/requirements.txt
 	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	rm -f $(BENCH_VENV)/.installed-*
 	touch $@
+
+## rclone (the Debian package) for tests/lab_tools.rs: installed with apt-get when this
+## runs as root and it is missing; otherwise the test skips, saying why.
+rclone:
+	@command -v rclone >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get install -y --no-install-recommends rclone || { apt-get update && apt-get install -y --no-install-recommends rclone; }; \
+		else echo "rclone is not installed and this is not root: tests/lab_tools.rs skips its rclone test"; fi; }
 
 ## moto's Lambda server (pinned in requirements-moto.txt) in .venv-moto, for
 ## tests/moto_lambda.rs (the memory sweep's control-plane calls).

@@ -452,6 +452,19 @@ pub struct ServeArgs {
     /// seconds: 300 as in S3; shorter to see clients refresh them.
     #[arg(long, value_name = "S", default_value_t = 300)]
     pub session_ttl_s: u64,
+    /// How long a client has to send a request's headers before its connection is
+    /// closed, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub header_read_timeout_ms: u64,
+    /// Most connections served at once; past it, 503 SlowDown (HTTPS: closed).
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub max_connections: usize,
+    /// Largest object a PUT may carry, in bytes (past it: 400 EntityTooLarge).
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    pub max_object_bytes: u64,
+    /// Most bytes the lab holds in all (past it: 507 InsufficientStorage).
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30)]
+    pub max_store_bytes: u64,
 }
 
 /// The range `--session-ttl-s` accepts.

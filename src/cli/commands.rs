@@ -244,6 +244,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         problems.push(m);
         lab::DEFAULT_SESSION_TTL
     });
+    let limits = serve_limits(&args, &mut problems);
     if !problems.is_empty() {
         return Err(CliError::Usage(problems.join("; ")));
     }
@@ -256,9 +257,14 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
             ca_file: args.ca_out.clone(),
         }),
         session_ttl,
+        limits,
     })
     .await
     .context(format!("starting the server on 127.0.0.1:{}", args.port))?;
+    // Listening for SIGTERM before the address is printed: a client that stops the
+    // server as soon as it reads it still gets the CA file removed.
+    let mut term =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).context("listening for SIGTERM")?;
     println!("s3sweep serve: listening on {}", running.endpoint());
     if let Some(ca) = running.ca_file() {
         // `ca-file: ` then the path, alone on the line: what scripts read.
@@ -292,8 +298,6 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
     }
     use std::io::Write;
     std::io::stdout().flush().context("writing to stdout")?;
-    let mut term =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).context("listening for SIGTERM")?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
@@ -316,6 +320,27 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// The lab's limits from `serve`'s flags; a zero is a problem (it would refuse all).
+fn serve_limits(args: &ServeArgs, problems: &mut Vec<String>) -> lab::LabLimits {
+    let zero = [
+        ("--header-read-timeout-ms", args.header_read_timeout_ms == 0),
+        ("--max-connections", args.max_connections == 0),
+        ("--max-object-bytes", args.max_object_bytes == 0),
+        ("--max-store-bytes", args.max_store_bytes == 0),
+    ];
+    for (flag, _) in zero.iter().filter(|(_, is_zero)| *is_zero) {
+        problems.push(format!("{flag}: must be more than 0"));
+    }
+    lab::LabLimits {
+        header_read_timeout: std::time::Duration::from_millis(args.header_read_timeout_ms),
+        max_connections: args.max_connections,
+        store: lab::StoreLimits {
+            max_object_bytes: args.max_object_bytes,
+            max_store_bytes: args.max_store_bytes,
+        },
+    }
 }
 
 pub async fn clean(args: CleanArgs) -> Result<(), CliError> {

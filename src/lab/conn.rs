@@ -23,7 +23,7 @@ use hyper::body::Incoming;
 use s3s::service::S3Service;
 use s3s::{Body, HttpError};
 
-use super::express::{check, Decision};
+use super::express::{check, Decision, PayloadCheck};
 use super::faults::{FaultKind, Faults, InjectedFault};
 use super::probe::{Hello, HELLO_PATH};
 use super::sessions::{Sessions, SESSIONS_PATH};
@@ -40,6 +40,21 @@ fn json_response(doc: &serde_json::Value) -> Result<http::Response<Body>, HttpEr
         .header(http::header::CONTENT_TYPE, "application/json")
         .body(Body::from(doc.to_string()))
         .map_err(|e| HttpError::new(Box::new(e)))
+}
+
+/// Answers a connection past the lab's connection cap and drops it: over HTTP a
+/// 503 `SlowDown` written at once if the socket takes it (never waited for), over
+/// HTTPS nothing (the client has not done its handshake yet), so it is just closed.
+pub(crate) fn refuse_busy(stream: tokio::net::TcpStream, tls: bool) {
+    if !tls {
+        let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SlowDown</Code><Message>too many connections to the lab (serve --max-connections)</Message><RequestId>s3sweep-lab</RequestId></Error>";
+        let answer = format!(
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/xml\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.try_write(answer.as_bytes());
+    }
+    drop(stream);
 }
 
 /// The accepted socket of one connection, to reset it.
@@ -111,18 +126,28 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
             return Box::pin(std::future::ready(json_response(&doc)));
         }
         let (mut parts, body) = req.into_parts();
+        let mut payload_sha256 = None;
         match check(&parts, &self.sessions) {
             Decision::NotExpress => {}
-            Decision::Accepted(auth) => {
+            Decision::Accepted(auth, sha256) => {
                 // s3s refuses the `s3express` signing name: it sees an unsigned request
-                // with the verdict attached, which the lab's access check honours.
+                // with the verdict attached, which the lab's access check honours; the
+                // body is checked against the signed hash here, as s3s would.
                 parts.headers.remove(http::header::AUTHORIZATION);
                 parts.extensions.insert(auth);
+                payload_sha256 = sha256;
             }
             Decision::Refused(refusal) => return Box::pin(std::future::ready(Ok(refusal.response()))),
         }
-        let req = http::Request::from_parts(parts, body);
-        let response = hyper::service::Service::call(&self.inner, req);
+        let response: Pin<Box<dyn Future<Output = Result<http::Response<Body>, HttpError>> + Send>> =
+            match payload_sha256 {
+                None => hyper::service::Service::call(&self.inner, http::Request::from_parts(parts, body)),
+                Some(hex) => {
+                    let inner = self.inner.clone();
+                    let body = Body::http_body_unsync(PayloadCheck::new(body, hex));
+                    Box::pin(async move { inner.call(http::Request::from_parts(parts, body)).await })
+                }
+            };
         let faults = self.faults.clone();
         let socket = self.socket.clone();
         Box::pin(async move {

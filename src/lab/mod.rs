@@ -20,11 +20,13 @@
 //!   returns a [`RunningServer`] handle.
 
 pub mod child;
+mod conditions;
 mod conn;
 pub mod express;
 pub mod faults;
 pub mod latency;
 pub mod layered;
+mod listing;
 pub mod probe;
 pub mod sessions;
 mod sigv4;
@@ -51,7 +53,7 @@ pub use faults::{BucketFault, FaultKind, FaultSpec, FaultTally, FaultTiming, Fau
 pub use latency::{LatencyProfile, Profiles};
 pub use probe::HELLO_PATH;
 pub use sessions::{SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
-pub use store::MemStore;
+pub use store::{MemStore, StoreLimits};
 
 /// Access key the embedded server accepts (and the only one).
 pub const LOCAL_ACCESS_KEY: &str = "s3sweep";
@@ -80,7 +82,8 @@ pub fn client_options_for(server: &RunningServer) -> ClientOptions {
 /// HTTPS settings of the server.
 #[derive(Debug, Clone, Default)]
 pub struct TlsOptions {
-    /// Where to write the CA certificate (PEM); `None`: [`tls::default_ca_path`].
+    /// Where to write the CA certificate (PEM; it must not exist yet); `None`: a new
+    /// private folder under the temporary folder. Removed when the server stops.
     pub ca_file: Option<PathBuf>,
 }
 
@@ -99,6 +102,33 @@ pub struct ServerConfig {
     pub tls: Option<TlsOptions>,
     /// How long S3 Express sessions last (S3: 5 minutes).
     pub session_ttl: Duration,
+    /// What the server takes in: header-read time, connections, body and store bytes.
+    pub limits: LabLimits,
+}
+
+/// What the lab takes in, so that a hostile or broken client costs little. Each is a
+/// `serve` flag (docs/lab.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LabLimits {
+    /// How long a client has to send a request's headers once it starts one (and
+    /// between requests on a kept-alive connection) before the connection is closed.
+    /// Default 10 s.
+    pub header_read_timeout: Duration,
+    /// Most connections served at once; the next one is answered 503 `SlowDown` (over
+    /// HTTP) or closed (over HTTPS, before the handshake) and counted. Default 4,096.
+    pub max_connections: usize,
+    /// Object size and store size caps ([`StoreLimits`]).
+    pub store: StoreLimits,
+}
+
+impl Default for LabLimits {
+    fn default() -> Self {
+        LabLimits {
+            header_read_timeout: Duration::from_secs(10),
+            max_connections: 4096,
+            store: StoreLimits::default(),
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -110,6 +140,7 @@ impl Default for ServerConfig {
             seed: 1,
             tls: None,
             session_ttl: DEFAULT_SESSION_TTL,
+            limits: LabLimits::default(),
         }
     }
 }
@@ -137,12 +168,15 @@ struct TlsCounts {
 #[derive(Debug)]
 pub struct RunningServer {
     addr: SocketAddr,
+    /// Connections refused past [`LabLimits::max_connections`].
+    refused: Arc<AtomicU64>,
     store: MemStore,
     profiles: Arc<Profiles>,
     faults: Arc<Faults>,
     connections: Arc<AtomicU64>,
     tls_counts: Arc<TlsCounts>,
-    ca_file: Option<PathBuf>,
+    /// The CA file (HTTPS), removed when the server is dropped.
+    ca_file: Option<tls::CaFile>,
     stop: watch::Sender<bool>,
     accept: Option<JoinHandle<()>>,
 }
@@ -161,7 +195,7 @@ impl RunningServer {
 
     /// The CA certificate file clients must trust, when serving HTTPS.
     pub fn ca_file(&self) -> Option<&Path> {
-        self.ca_file.as_deref()
+        self.ca_file.as_ref().map(tls::CaFile::path)
     }
 
     /// The S3 Express sessions handed out, their tally, and `expire_all`.
@@ -200,6 +234,11 @@ impl RunningServer {
         &self.faults
     }
 
+    /// Connections refused because [`LabLimits::max_connections`] were open.
+    pub fn connections_refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+
     /// TCP connections accepted so far.
     pub fn connections_accepted(&self) -> u64 {
         self.connections.load(Ordering::Relaxed)
@@ -233,15 +272,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         None => (None, None),
         Some(options) => {
             let certificates = tls::generate()?;
-            let path = options
-                .ca_file
-                .clone()
-                .unwrap_or_else(|| tls::default_ca_path(addr.port()));
-            tls::write_ca(&path, &certificates.ca_pem)?;
-            (Some(tokio_rustls::TlsAcceptor::from(certificates.server)), Some(path))
+            let file = tls::CaFile::create(options.ca_file.as_deref(), addr.port(), &certificates.ca_pem)?;
+            (Some(tokio_rustls::TlsAcceptor::from(certificates.server)), Some(file))
         }
     };
-    let store = MemStore::new();
+    let store = MemStore::with_limits(config.limits.store);
     store.sessions().set_ttl(config.session_ttl);
     let profiles = Arc::new(Profiles::new(config.default_profile, config.seed));
     for (bucket, profile) in &config.buckets {
@@ -265,8 +300,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let conn_sessions = store.sessions().clone();
     let tls_counts = Arc::new(TlsCounts::default());
     let handshakes = tls_counts.clone();
+    let limits = config.limits;
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let refused = Arc::new(AtomicU64::new(0));
+    let refused_count = refused.clone();
     let accept = tokio::spawn(async move {
-        let http = hyper::server::conn::http1::Builder::new();
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout);
         loop {
             let (stream, _peer) = tokio::select! {
                 res = listener.accept() => match res {
@@ -282,6 +323,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
             };
             let _ = stream.set_nodelay(true);
             accepted.fetch_add(1, Ordering::Relaxed);
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                refused_count.fetch_add(1, Ordering::Relaxed);
+                conn::refuse_busy(stream, acceptor.is_some());
+                continue;
+            };
             let per_conn = conn::ConnService {
                 inner: service.clone(),
                 faults: conn_faults.clone(),
@@ -293,6 +339,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
             let handshakes = handshakes.clone();
             // The TLS handshake runs in the connection's own task, never in the accept loop.
             tokio::spawn(async move {
+                let _slot = slot;
                 let served = match acceptor {
                     None => http.serve_connection(TokioIo::new(stream), per_conn).await,
                     Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_LIMIT, acceptor.accept(stream)).await {
@@ -330,6 +377,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     });
     Ok(RunningServer {
         addr,
+        refused,
         store,
         profiles,
         faults,
