@@ -154,6 +154,18 @@ pub async fn clean(s3: &aws_sdk_s3::Client, manifest: &SeedManifest, batch: usiz
     let endpoint = super::endpoint_name(s3, manifest.endpoint.as_deref());
     let template = KeyTemplate::parse(&manifest.key_template, 0).ok();
     let conditional = is_directory_bucket(&manifest.bucket);
+    // A HEAD answers without a body, so it cannot say whether the key or the bucket is
+    // missing, or why access was refused: the bucket is checked once first with a
+    // GET of the first key, whose error (if any) has S3's code. After that a
+    // HEAD's 404 means the key is gone.
+    if let Some(first) = manifest.written.first() {
+        if let Err(error) = check_bucket(s3, manifest, first, &endpoint).await {
+            let why = error.to_string();
+            outcome.failed = manifest.written.iter().map(|k| (k.clone(), why.clone())).collect();
+            outcome.stopped_by = Some(error);
+            return outcome;
+        }
+    }
     for keys in manifest.written.chunks(batch) {
         let proofs: Vec<(String, Proof)> = stream::iter(keys)
             .map(|k| async { (k.clone(), prove(s3, manifest, template.as_ref(), k, &endpoint).await) })
@@ -188,6 +200,42 @@ pub async fn clean(s3: &aws_sdk_s3::Client, manifest: &SeedManifest, batch: usiz
         }
     }
     outcome
+}
+
+/// The bucket's check: a GET of `key` with `If-None-Match: *`, which an existing key
+/// answers 304 without a body. Only a failure that is not about the key (a missing
+/// bucket, refused credentials, an endpoint down) is an error.
+async fn check_bucket(s3: &aws_sdk_s3::Client, m: &SeedManifest, key: &str, endpoint: &str) -> Result<(), BucketError> {
+    match s3
+        .get_object()
+        .bucket(&m.bucket)
+        .key(key)
+        .if_none_match("*")
+        .send()
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(e)
+            if e.raw_response()
+                .is_some_and(|r| matches!(r.status().as_u16(), 304 | 412)) =>
+        {
+            Ok(())
+        }
+        Err(e) => {
+            let failure = classify(&e);
+            let code = failure.code.as_deref().unwrap_or("");
+            if code == "NoSuchKey" {
+                return Ok(());
+            }
+            Err(BucketError::from_failure(
+                &failure,
+                Action::Delete,
+                &m.bucket,
+                "",
+                endpoint,
+            ))
+        }
+    }
 }
 
 /// One DeleteObjects of proven keys; a request that failed as a whole is returned.

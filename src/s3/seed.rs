@@ -96,7 +96,9 @@ pub async fn seed_recorded(
     }
     let _lock = lock_manifest(path)?;
     let this = SeedManifest::empty(&spec.bucket, endpoint, &spec.keys.as_template(), spec.object_size_bytes);
-    let mut recorded = match read_manifest_if_any(path)? {
+    let existed = read_manifest_if_any(path)?;
+    let had_manifest = existed.is_some();
+    let mut recorded = match existed {
         Some(old) => {
             old.check_same(&this, path)?;
             old
@@ -111,7 +113,10 @@ pub async fn seed_recorded(
     let (run, error) = seed_inner(s3, endpoint, spec, Some(&mut journal)).await?;
     journal.sync()?;
     recorded.absorb(&run);
-    recorded.write_to(path)?;
+    // A run that wrote nothing into no manifest leaves none behind.
+    if had_manifest || !recorded.written.is_empty() {
+        recorded.write_to(path)?;
+    }
     drop(journal);
     remove_journal(path)?;
     match error {
