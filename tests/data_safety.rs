@@ -31,6 +31,8 @@ fn tmp_dir(name: &str) -> PathBuf {
 
 /// Runs `cmd` to its end (at most `limit`), returning its output and its peak resident
 /// memory in KiB (`wait4`'s `ru_maxrss`).
+// The child is reaped by `wait4` (which also gives its usage), not `Child::wait`.
+#[allow(clippy::zombie_processes)]
 fn run_measured(cmd: &mut Command, limit: Duration) -> (std::process::Output, u64) {
     let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id() as libc::pid_t;
