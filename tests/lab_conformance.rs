@@ -385,8 +385,11 @@ impl<'a> SignedPut<'a> {
     }
 }
 
+/// A flaw: what it is, how to make it, and the code S3 answers it with.
+type Flaw = (&'static str, fn(&mut SignedPut<'_>), &'static str);
+
 /// The ways a request can be signed wrongly that S3 refuses on every path.
-fn flaws() -> Vec<(&'static str, fn(&mut SignedPut<'_>), &'static str)> {
+fn flaws() -> Vec<Flaw> {
     vec![
         (
             "a 2020 date",

@@ -454,7 +454,7 @@ pub struct ServeArgs {
     pub session_ttl_s: u64,
     /// How long a client has to send a request's headers before its connection is
     /// closed, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    #[arg(long, value_name = "MS", default_value_t = 20_000)]
     pub header_read_timeout_ms: u64,
     /// Most connections served at once; past it, 503 SlowDown (HTTPS: closed).
     #[arg(long, value_name = "N", default_value_t = 4096)]

@@ -138,11 +138,10 @@ pub(crate) fn check_write(
     current: Option<Current<'_>>,
 ) -> Result<(), S3Error> {
     match if_none_match {
+        None | Some(ETagCondition::Any) if current.is_none() => {}
         None => {}
         Some(ETagCondition::Any) => {
-            if current.is_some() {
-                return Err(precondition_failed("If-None-Match: * and the key exists"));
-            }
+            return Err(precondition_failed("If-None-Match: * and the key exists"));
         }
         Some(ETagCondition::ETag(_)) => {
             return Err(s3_error!(

@@ -1,7 +1,9 @@
 //! The embedded S3-compatible server: a real S3 protocol server (s3s) on a real TCP
 //! socket, so the SDK's signing and connection pool are exercised exactly as against S3.
 //!
-//! - [`store::MemStore`] keeps buckets in memory behind the s3s `S3` trait;
+//! - [`store::MemStore`] keeps buckets in memory behind the s3s `S3` trait, with S3's
+//!   ETags and conditional requests (`conditions`) and listings (`listing`), and the
+//!   object and store size caps of [`LabLimits`];
 //! - [`latency::WithLatency`] adds each bucket's read latency profile in front of it;
 //! - [`faults::WithFaults`] and the HTTP layer in `conn` inject each bucket's faults
 //!   (503/500/403, resets, stalls, late first bytes, truncated bodies) and count them;
@@ -112,7 +114,8 @@ pub struct ServerConfig {
 pub struct LabLimits {
     /// How long a client has to send a request's headers once it starts one (and
     /// between requests on a kept-alive connection) before the connection is closed.
-    /// Default 10 s.
+    /// Default 20 s: long enough that a client's pool, idle between rounds, rarely
+    /// loses a connection it is about to reuse.
     pub header_read_timeout: Duration,
     /// Most connections served at once; the next one is answered 503 `SlowDown` (over
     /// HTTP) or closed (over HTTPS, before the handshake) and counted. Default 4,096.
@@ -124,7 +127,7 @@ pub struct LabLimits {
 impl Default for LabLimits {
     fn default() -> Self {
         LabLimits {
-            header_read_timeout: Duration::from_secs(10),
+            header_read_timeout: Duration::from_secs(20),
             max_connections: 4096,
             store: StoreLimits::default(),
         }
