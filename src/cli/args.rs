@@ -337,10 +337,17 @@ pub enum Credentials {
     Chain,
 }
 
+/// `--endpoint` without the URL's user and password.
+fn endpoint_arg(url: &str) -> Result<String, String> {
+    Ok(crate::sys::redact::without_userinfo(url))
+}
+
 #[derive(Args, Clone)]
 pub struct TargetArgs {
     /// S3 endpoint, e.g. http://127.0.0.1:9000 for `s3sweep serve`. Without it, AWS.
-    #[arg(long)]
+    /// A user or password in the URL is dropped (S3 requests are signed with keys), so
+    /// it is never printed, logged or recorded.
+    #[arg(long, value_parser = endpoint_arg)]
     pub endpoint: Option<String>,
     /// Region (default: from the AWS configuration, else us-east-1).
     #[arg(long)]

@@ -18,7 +18,7 @@ use crate::render::progress::ProgressMode;
 use crate::render::Style;
 use crate::s3::clean;
 use crate::s3::errors::{self, Action, BucketError};
-use crate::s3::seed::{seed as seed_objects, SeedError, SeedSpec};
+use crate::s3::seed::{seed_recorded, SeedError, SeedSpec};
 use crate::s3::RequestSettings;
 
 use super::args::{check_session_ttl, CleanArgs, CompareArgs, ReportArgs, RunArgs, SeedArgs, ServeArgs, TargetArgs};
@@ -186,7 +186,11 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
         }
     }
     let started = Instant::now();
-    let manifest = seed_objects(
+    let path = args
+        .manifest
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("s3sweep-manifest-{}.json", args.bucket)));
+    let manifest = seed_recorded(
         &s3,
         client.endpoint(),
         &SeedSpec {
@@ -197,17 +201,13 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
             concurrency: args.concurrency,
             skip_existing: true,
         },
+        &path,
     )
     .await
     .map_err(|e| match e {
         SeedError::Bucket(b) => CliError::Bucket(b),
         other => CliError::other(other),
     })?;
-    let path = args
-        .manifest
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("s3sweep-manifest-{}.json", args.bucket)));
-    manifest.save(&path).map_err(CliError::other)?;
     eprintln!(
         "wrote {} objects to {} ({} already there, left alone) in {} ms; keys written are recorded in {}",
         manifest.written.len(),
@@ -345,6 +345,7 @@ pub async fn clean(args: CleanArgs) -> Result<(), CliError> {
             args.batch
         )));
     }
+    let _lock = clean::lock(&args.manifest).map_err(CliError::other)?;
     let manifest = clean::load_manifest(&args.manifest).map_err(|e| {
         CliError::Message(format!(
             "{e}: give the manifest `s3sweep seed` wrote (--manifest FILE; by default s3sweep-manifest-BUCKET.json)"
@@ -358,17 +359,23 @@ pub async fn clean(args: CleanArgs) -> Result<(), CliError> {
     let client = target.client(&manifest.bucket).await?;
     let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
     let outcome = clean::clean(&s3, &manifest, args.batch).await;
-    let left = clean::without(&manifest, &outcome.deleted);
+    let removed: Vec<String> = outcome.deleted.iter().chain(&outcome.gone).cloned().collect();
+    let left = clean::without(&manifest, &removed);
     clean::write_manifest(&args.manifest, &left).map_err(CliError::other)?;
+    for (key, why) in &outcome.kept {
+        eprintln!("kept {key}: {why}");
+    }
     // A clean-up stopped before deleting anything says so in its one error line.
     let quiet = outcome.deleted.is_empty() && outcome.stopped_by.is_some();
     if !quiet {
         eprintln!(
-            "deleted {} of the {} keys recorded in {} (bucket {}); {} left in the manifest",
+            "deleted {} of the {} keys recorded in {} (bucket {}); {} already gone, {} kept (not provably s3sweep's); {} left in the manifest",
             outcome.deleted.len(),
             manifest.written.len(),
             args.manifest.display(),
             manifest.bucket,
+            outcome.gone.len(),
+            outcome.kept.len(),
             left.written.len()
         );
     }

@@ -10,7 +10,7 @@ use std::time::Instant;
 use crate::engine::{self, Observer, SweepOptions};
 use crate::model::stats::round3;
 use crate::model::{CpuSource, MemoryMode, MemoryStep, MemorySweepReport, Outcome, SweepResult};
-use crate::plan::Plan;
+use crate::plan::{Plan, MAX_CONFIGURATIONS};
 use crate::s3::SweepClient;
 
 use super::args::QuotaStep;
@@ -26,6 +26,15 @@ pub async fn sweep_steps(
     observer: Arc<dyn Observer>,
 ) -> Result<SweepResult, CliError> {
     let sized: Vec<&QuotaStep> = steps.iter().filter(|s| s.memory_mb.is_some()).collect();
+    // The same cap as every entry point's ([`MAX_CONFIGURATIONS`]), sizes included.
+    let configurations = plan.configurations() * sized.len().max(1) as u64;
+    if configurations > MAX_CONFIGURATIONS {
+        return Err(CliError::Usage(format!(
+            "{} x {} memory size(s) = {configurations} configurations; a run holds at most {MAX_CONFIGURATIONS}: use fewer --lambda-memory-mb sizes, worker counts or repetitions",
+            plan.configurations(),
+            sized.len()
+        )));
+    }
     if sized.is_empty() {
         let quota = steps.first().map(QuotaStep::enter).transpose()?;
         let result = engine::run(client, plan, options, observer).await;

@@ -36,12 +36,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lambda_runtime::{Context, Diagnostic, LambdaEvent};
-use serde_json::Value;
 
 use crate::analysis;
 use crate::engine::{self, BucketError, Deadline, Observer, StartSchedule, SweepOptions};
 use crate::model::stats::round3;
 use crate::model::{Architecture, ConfigResult, LambdaEnvironment, Runner, SweepResult, Thresholds};
+use crate::plan::json::EventJson;
 use crate::plan::{Plan, RequestError};
 use crate::s3::{ClientError, SweepClient};
 
@@ -183,8 +183,10 @@ impl Function {
     /// Handles one invocation: validates the event, checks the first object of every
     /// bucket, then sweeps. At the deadline less the safety margin the configuration
     /// running is cut short (its finished GETs kept) and the rest are skipped, so the
-    /// function always answers in time; the answer is trimmed to fit 6 MB.
-    pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<SweepResult, InvocationError> {
+    /// function always answers in time; the answer is trimmed to fit 6 MB. The event is
+    /// a `Value` or, as the runtime gives it, an [`EventJson`] that knows its
+    /// duplicate keys.
+    pub async fn handle(&self, event: LambdaEvent<impl Into<EventJson>>) -> Result<SweepResult, InvocationError> {
         let started = Instant::now();
         let (payload, context) = event.into_parts();
         let remaining = remaining_time(context.deadline, SystemTime::now());

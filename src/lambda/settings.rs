@@ -43,7 +43,7 @@ pub const MAX_PLAUSIBLE_REMAINING: Duration = Duration::from_secs(905);
 /// Most configurations (buckets x worker counts x repetitions) one invocation may run,
 /// because Lambda returns at most 6 MB: a result row is ~0.8 KB, up to ~2 KB with error
 /// samples, and the limit leaves room for rows to grow.
-pub const MAX_LAMBDA_CONFIGURATIONS: u64 = 1_000;
+pub const MAX_LAMBDA_CONFIGURATIONS: u64 = crate::plan::MAX_CONFIGURATIONS;
 
 /// Environment variable: most invocations one fan-out may ask for (template
 /// parameter `FanoutMax`). Default [`DEFAULT_FANOUT_MAX`].

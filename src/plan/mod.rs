@@ -5,6 +5,7 @@
 //! timed requests per run.
 
 pub(crate) mod fields;
+pub mod json;
 pub mod names;
 pub mod sections;
 
@@ -37,6 +38,12 @@ pub const MAX_REPETITIONS: u32 = 100;
 pub const MAX_ATTEMPTS: u32 = 10;
 /// Longest key a template may produce (S3's own limit).
 pub const MAX_KEY_BYTES: usize = 1024;
+/// Most configurations (buckets x worker counts x repetitions x memory sizes) in one
+/// run, on every entry point: a result holds one row per configuration, and the
+/// Lambda's answer must fit its 6 MB response limit.
+pub const MAX_CONFIGURATIONS: u64 = 1_000;
+/// Problems an error lists in full; the rest are counted.
+pub const MAX_LISTED_PROBLEMS: usize = 20;
 /// Longest timeout, ms (Lambda's 15 minutes).
 const MAX_TIMEOUT_MS: u64 = 900_000;
 
@@ -57,7 +64,21 @@ pub struct RequestError {
 }
 
 impl RequestError {
-    fn single(field: &str, message: impl Into<String>) -> Self {
+    /// The error of `problems`: the first [`MAX_LISTED_PROBLEMS`] in full, the rest
+    /// counted in one last problem.
+    pub fn new(mut problems: Vec<FieldProblem>) -> Self {
+        if problems.len() > MAX_LISTED_PROBLEMS {
+            let more = problems.len() - MAX_LISTED_PROBLEMS;
+            problems.truncate(MAX_LISTED_PROBLEMS);
+            problems.push(FieldProblem {
+                field: "(request)".into(),
+                message: format!("{more} more problem(s) not listed"),
+            });
+        }
+        RequestError { problems }
+    }
+
+    pub(crate) fn single(field: &str, message: impl Into<String>) -> Self {
         RequestError {
             problems: vec![FieldProblem {
                 field: field.to_string(),
@@ -86,6 +107,20 @@ impl fmt::Display for RequestError {
     }
 }
 
+/// The problem of a run with more than [`MAX_CONFIGURATIONS`] configurations.
+pub fn configurations_message(request: &SweepRequest, configurations: u64) -> String {
+    format!(
+        "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}); a run holds at most {MAX_CONFIGURATIONS} (one result row each; a Lambda answer must fit 6 MB): use fewer",
+        request.buckets.len(),
+        request.workers.len(),
+        request.repetitions,
+        match request.memory_mb.len() {
+            0 | 1 => String::new(),
+            n => format!(" x {n} memory sizes"),
+        }
+    )
+}
+
 /// A validated sweep: every value in range, nothing left to check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -95,10 +130,19 @@ pub struct Plan {
 
 impl Plan {
     /// Parses and validates a JSON document.
+    /// A key given twice is a problem ([`json::parse_event`]).
     pub fn from_json(text: &str) -> Result<Plan, RequestError> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| RequestError::single("(request)", format!("not valid JSON: {e}")))?;
-        Plan::from_value(value)
+        Plan::from_event(json::parse_event(text)?)
+    }
+
+    /// Validates a parsed document: its duplicate keys first, then every field.
+    pub fn from_event(event: json::EventJson) -> Result<Plan, RequestError> {
+        let duplicates = event.duplicate_problems();
+        match Plan::from_value(event.value) {
+            Ok(plan) if duplicates.is_empty() => Ok(plan),
+            Ok(_) => Err(RequestError::new(duplicates)),
+            Err(e) => Err(RequestError::new(duplicates.into_iter().chain(e.problems).collect())),
+        }
     }
 
     /// Validates an already parsed JSON value, reporting every bad field.
@@ -115,7 +159,7 @@ impl Plan {
         let request = typed_request(map, &mut problems);
         match Plan::from_request(request) {
             Ok(plan) if problems.is_empty() => Ok(plan),
-            Ok(_) => Err(RequestError { problems }),
+            Ok(_) => Err(RequestError::new(problems)),
             Err(more) => {
                 // A field already reported for its type is not reported again for the
                 // default that stood in for it.
@@ -126,7 +170,7 @@ impl Plan {
                     })
                 };
                 problems.extend(more.problems.into_iter().filter(|p| !already(&p.field)));
-                Err(RequestError { problems })
+                Err(RequestError::new(problems))
             }
         }
     }
@@ -145,7 +189,7 @@ impl Plan {
         check_total(&request, &mut problems);
         match keys {
             Some(keys) if problems.is_empty() => Ok(Plan { request, keys }),
-            _ => Err(RequestError { problems }),
+            _ => Err(RequestError::new(problems)),
         }
     }
 
@@ -272,7 +316,9 @@ fn check_buckets(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
         ));
     }
     let mut seen = BTreeSet::new();
-    for (i, b) in request.buckets.iter().enumerate() {
+    // Past the limit the length alone is the problem: no per-entry lines.
+    let listed = if request.buckets.len() > MAX_BUCKETS { 0 } else { MAX_BUCKETS };
+    for (i, b) in request.buckets.iter().enumerate().take(listed) {
         if let Err(msg) = check_bucket_name(b) {
             problems.push(problem(format!("buckets[{i}]"), msg));
         } else if !seen.insert(b.as_str()) {
@@ -299,8 +345,20 @@ fn check_workers(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
     if request.workers.is_empty() {
         problems.push(problem("workers", "must list at least one worker count".into()));
     }
+    if request.workers.len() > MAX_WORKERS as usize {
+        problems.push(problem(
+            "workers",
+            format!("at most {MAX_WORKERS} worker counts, got {}", request.workers.len()),
+        ));
+    }
+    // Past the limit the length alone is the problem: no per-entry lines.
+    let listed = if request.workers.len() > MAX_WORKERS as usize {
+        0
+    } else {
+        request.workers.len()
+    };
     let mut seen = BTreeSet::new();
-    for (i, &w) in request.workers.iter().enumerate() {
+    for (i, &w) in request.workers.iter().enumerate().take(listed) {
         if w == 0 || w > MAX_WORKERS {
             problems.push(problem(
                 format!("workers[{i}]"),
@@ -338,10 +396,15 @@ fn check_counts(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
     }
 }
 
-/// The whole run's timed requests (every memory size counted) within
-/// [`MAX_TOTAL_REQUESTS`].
+/// The whole run within [`MAX_CONFIGURATIONS`] configurations and its timed requests
+/// (every memory size counted) within [`MAX_TOTAL_REQUESTS`].
 fn check_total(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
     let sizes = request.memory_mb.len().max(1) as u64;
+    let configurations =
+        request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions) * sizes;
+    if configurations > MAX_CONFIGURATIONS {
+        problems.push(problem("repetitions", configurations_message(request, configurations)));
+    }
     let total = request.buckets.len() as u64
         * request.workers.len() as u64
         * u64::from(request.repetitions)

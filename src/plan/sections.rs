@@ -259,7 +259,13 @@ pub(crate) fn check_prices(prices: &Prices, target_wall_ms: Option<u64>, problem
             ),
         });
     }
-    for (i, b) in prices.express_buckets.iter().enumerate() {
+    // Problems past the listed ones would only be counted: not made at all.
+    for (i, b) in prices
+        .express_buckets
+        .iter()
+        .enumerate()
+        .take(super::MAX_LISTED_PROBLEMS + 1)
+    {
         if let Err(msg) = check_bucket_name(b) {
             problems.push(FieldProblem {
                 field: format!("prices.express_buckets[{i}]"),
@@ -428,7 +434,12 @@ pub(crate) fn check_memory(request: &SweepRequest, problems: &mut Vec<FieldProbl
         );
     }
     let mut seen = std::collections::BTreeSet::new();
-    for (i, &mb) in request.memory_mb.iter().enumerate() {
+    let listed = if request.memory_mb.len() > MAX_MEMORY_SIZES {
+        0
+    } else {
+        MAX_MEMORY_SIZES
+    };
+    for (i, &mb) in request.memory_mb.iter().enumerate().take(listed) {
         if !LAMBDA_MEMORY_MB.contains(&mb) {
             bad(
                 format!("memory_mb[{i}]"),

@@ -178,6 +178,7 @@ fn a_missing_bucket_is_one_line_with_advice() {
     let ep = lab.serve.endpoint.as_str();
     let line = fails(&mut cmd(&["run", "--bucket", "missing-bucket", "--endpoint", ep]));
     has_all(&line, &["BucketNotFound", "\"missing-bucket\"", ep, "create it"]);
+    let seed_manifest = tmp("missing-seed-manifest.json");
     let line = fails(&mut cmd(&[
         "seed",
         "--bucket",
@@ -186,6 +187,8 @@ fn a_missing_bucket_is_one_line_with_advice() {
         "3",
         "--endpoint",
         ep,
+        "--manifest",
+        &seed_manifest.display().to_string(),
     ]));
     has_all(&line, &["BucketNotFound", "\"missing-bucket\"", ep, "--create-bucket"]);
     let m = manifest("missing-manifest.json", "missing-bucket", ep);
@@ -235,6 +238,8 @@ fn access_denied_is_one_line_with_advice() {
         ep,
         "--credentials",
         "chain",
+        "--manifest",
+        &tmp("denied-seed-manifest.json").display().to_string(),
     ]);
     wrong_keys(&mut c);
     let line = fails(&mut c);
