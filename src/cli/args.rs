@@ -10,6 +10,7 @@ use crate::render::plot;
 use crate::sys::cpu::{LAMBDA_MAX_VCPUS, LAMBDA_MB_PER_VCPU};
 use crate::sys::quota::CpuQuota;
 
+use super::lab_network::NetworkArgs;
 use super::CliError;
 
 #[derive(Parser)]
@@ -180,6 +181,9 @@ pub struct LocalArgs {
     /// How long the lab's S3 Express sessions last, in seconds (S3: 300).
     #[arg(long, value_name = "S", default_value_t = 300)]
     pub session_ttl_s: u64,
+    /// The lab's network (a NIC, S3's per-prefix rate and idle timeout).
+    #[command(flatten)]
+    pub network: NetworkArgs,
     #[command(flatten)]
     pub quota: QuotaArgs,
     #[command(flatten)]
@@ -445,6 +449,12 @@ pub struct ServeArgs {
     /// seconds: 300 as in S3; shorter to see clients refresh them.
     #[arg(long, value_name = "S", default_value_t = 300)]
     pub session_ttl_s: u64,
+    /// The lab's network (a NIC, S3's per-prefix rate and idle timeout).
+    #[command(flatten)]
+    pub network: NetworkArgs,
+    /// With `--nic lambda`: the memory size whose rate --nic-table gives.
+    #[arg(long, value_name = "MB", requires = "nic")]
+    pub lambda_memory_mb: Option<u32>,
 }
 
 /// The range `--session-ttl-s` accepts.

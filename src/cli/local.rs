@@ -21,6 +21,7 @@ use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::usage;
 
 use super::args::{check_session_ttl, LocalArgs};
+use super::lab_network::one_memory_size;
 use super::memory::sweep_steps;
 use super::{human, request, write_json, write_plot, CliError, Context};
 
@@ -28,6 +29,11 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
     args.output.check()?;
     let steps = args.quota.steps()?;
     let session_ttl = check_session_ttl(args.session_ttl_s).map_err(CliError::Usage)?;
+    let memory_mb = one_memory_size(&args.network, &args.quota.lambda_memory_mb).map_err(CliError::Usage)?;
+    let network = args
+        .network
+        .config(memory_mb)
+        .map_err(|bad| CliError::Usage(bad.join("; ")))?;
     let buckets = vec![
         (STANDARD_BUCKET.to_string(), LatencyProfile::Standard),
         (EXPRESS_BUCKET.to_string(), LatencyProfile::Express),
@@ -52,20 +58,29 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
             buckets: buckets.clone(),
             tls: args.tls.then(TlsOptions::default),
             session_ttl,
+            network: network.clone(),
             ..ServerConfig::default()
         })
         .await
         .context("starting the embedded server")?;
         LabProcess::InProcess(running)
     } else {
+        let mut serve_args = args.network.serve_args();
+        if let (Some(mb), Some(_)) = (memory_mb, &args.network.nic) {
+            serve_args.extend(["--lambda-memory-mb".to_string(), mb.to_string()]);
+        }
         let options = ChildOptions {
             tls: args.tls,
             session_ttl,
+            serve_args,
         };
         LabProcess::spawn(&buckets, options).await.map_err(CliError::other)?
     };
     let endpoint = server.endpoint();
     eprintln!("embedded S3 server at {endpoint} ({})", server.describe());
+    if let Some(nic) = &network.nic {
+        eprintln!("the lab's NIC: {}", nic.describe());
+    }
     if let Some(ca) = server.ca_file() {
         eprintln!("HTTPS with a CA made at start, trusted by the client: {}", ca.display());
     }

@@ -11,6 +11,9 @@
 //! - [`sessions`] and [`express`] make directory buckets (`NAME--ZONE--x-s3`) work as
 //!   S3 Express: `CreateSession`, requests signed with a session checked, expired or
 //!   unknown sessions and ReadOnly-session writes refused as S3 refuses them;
+//! - [`network`] is the lab's network as Lambda and S3 see it: a NIC ([`nic`], with
+//!   the [`lambda_nic`] figures), S3's per-prefix request rate ([`prefix_rate`]) and
+//!   its idle timeout for keep-alive connections ([`idle`]), with their tally;
 //! - [`tls`] makes a CA and a server certificate at start, for HTTPS;
 //! - [`child::LabProcess`] runs the server as a child process (`s3sweep serve`), so its
 //!   CPU is not counted as the client's;
@@ -23,8 +26,13 @@ pub mod child;
 mod conn;
 pub mod express;
 pub mod faults;
+mod idle;
+pub mod lambda_nic;
 pub mod latency;
 pub mod layered;
+pub mod network;
+pub mod nic;
+pub mod prefix_rate;
 pub mod probe;
 pub mod sessions;
 mod sigv4;
@@ -48,7 +56,9 @@ use crate::s3::{ClientOptions, CredentialSource, StaticCredentials};
 
 pub use conn::FAULTS_PATH;
 pub use faults::{BucketFault, FaultKind, FaultSpec, FaultTally, FaultTiming, Faults};
+pub use idle::DEFAULT_IDLE_TIMEOUT;
 pub use latency::{LatencyProfile, Profiles};
+pub use network::{Network, NetworkConfig, NetworkTally, NETWORK_PATH};
 pub use probe::HELLO_PATH;
 pub use sessions::{SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
 pub use store::MemStore;
@@ -99,6 +109,9 @@ pub struct ServerConfig {
     pub tls: Option<TlsOptions>,
     /// How long S3 Express sessions last (S3: 5 minutes).
     pub session_ttl: Duration,
+    /// The NIC, the per-prefix rate and the idle timeout (default: no NIC, no
+    /// prefix rate, idle connections closed after 20 s).
+    pub network: NetworkConfig,
 }
 
 impl Default for ServerConfig {
@@ -110,6 +123,7 @@ impl Default for ServerConfig {
             seed: 1,
             tls: None,
             session_ttl: DEFAULT_SESSION_TTL,
+            network: NetworkConfig::default(),
         }
     }
 }
@@ -121,6 +135,8 @@ pub enum StartError {
     Bind { addr: SocketAddr, source: std::io::Error },
     #[error(transparent)]
     Tls(#[from] tls::TlsSetupError),
+    #[error("network settings: {0}")]
+    Network(String),
 }
 
 /// Counts of the server's TLS handshakes.
@@ -142,6 +158,7 @@ pub struct RunningServer {
     faults: Arc<Faults>,
     connections: Arc<AtomicU64>,
     tls_counts: Arc<TlsCounts>,
+    network: Arc<Network>,
     ca_file: Option<PathBuf>,
     stop: watch::Sender<bool>,
     accept: Option<JoinHandle<()>>,
@@ -200,6 +217,11 @@ impl RunningServer {
         &self.faults
     }
 
+    /// The NIC, the per-prefix rate and the idle timeout, and their tally.
+    pub fn network(&self) -> &Arc<Network> {
+        &self.network
+    }
+
     /// TCP connections accepted so far.
     pub fn connections_accepted(&self) -> u64 {
         self.connections.load(Ordering::Relaxed)
@@ -227,6 +249,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         addr: config.addr,
         source,
     };
+    config.network.check().map_err(StartError::Network)?;
     let listener = TcpListener::bind(config.addr).await.map_err(bind)?;
     let addr = listener.local_addr().map_err(bind)?;
     let (acceptor, ca_file) = match &config.tls {
@@ -249,9 +272,16 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         profiles.set(bucket, *profile);
     }
     let faults = Arc::new(Faults::new(config.seed));
+    let network = Arc::new(Network::new(config.network.clone()));
     let service = {
         let latency = latency::WithLatency::new(store.clone(), profiles.clone());
-        let mut builder = S3ServiceBuilder::new(faults::WithFaults::new(latency, faults.clone()));
+        let prefix_rate = layered::Layered {
+            inner: faults::WithFaults::new(latency, faults.clone()),
+            layer: prefix_rate::PrefixRateLayer {
+                rate: network.prefix_rate(),
+            },
+        };
+        let mut builder = S3ServiceBuilder::new(prefix_rate);
         builder.set_auth(SimpleAuth::from_single(LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY.to_string()));
         builder.set_access(express::LabAccess {
             sessions: store.sessions().clone(),
@@ -265,6 +295,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let conn_sessions = store.sessions().clone();
     let tls_counts = Arc::new(TlsCounts::default());
     let handshakes = tls_counts.clone();
+    let conn_network = network.clone();
     let accept = tokio::spawn(async move {
         let http = hyper::server::conn::http1::Builder::new();
         loop {
@@ -282,23 +313,34 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
             };
             let _ = stream.set_nodelay(true);
             accepted.fetch_add(1, Ordering::Relaxed);
+            let activity = idle::Activity::new();
             let per_conn = conn::ConnService {
                 inner: service.clone(),
                 faults: conn_faults.clone(),
                 sessions: conn_sessions.clone(),
                 socket: Arc::new(conn::ConnSocket::new(std::os::fd::AsRawFd::as_raw_fd(&stream))),
+                network: conn_network.clone(),
+                activity: activity.clone(),
             };
+            let network = conn_network.clone();
+            let stream = nic::NicStream::new(stream, network.nic());
             let http = http.clone();
             let acceptor = acceptor.clone();
             let handshakes = handshakes.clone();
             // The TLS handshake runs in the connection's own task, never in the accept loop.
             tokio::spawn(async move {
+                let idle_timeout = network.config().idle_timeout;
+                let closes = network.idle_closes_counter();
                 let served = match acceptor {
-                    None => http.serve_connection(TokioIo::new(stream), per_conn).await,
+                    None => {
+                        let conn = http.serve_connection(TokioIo::new(stream), per_conn);
+                        idle::serve(conn, activity, idle_timeout, closes).await
+                    }
                     Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_LIMIT, acceptor.accept(stream)).await {
                         Ok(Ok(tls)) => {
                             handshakes.done.fetch_add(1, Ordering::Relaxed);
-                            http.serve_connection(TokioIo::new(tls), per_conn).await
+                            let conn = http.serve_connection(TokioIo::new(tls), per_conn);
+                            idle::serve(conn, activity, idle_timeout, closes).await
                         }
                         Ok(Err(err)) => {
                             use std::io::ErrorKind as K;
@@ -335,6 +377,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         faults,
         connections,
         tls_counts,
+        network,
         ca_file,
         stop,
         accept: Some(accept),
