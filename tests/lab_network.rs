@@ -51,7 +51,12 @@ fn one_attempt() -> RequestSettings {
 
 /// An SDK client of `server` and the keys it wrote: `count` objects of `size` bytes
 /// under each prefix.
-async fn seeded(server: &RunningServer, prefixes: &[&str], count: usize, size: usize) -> (aws_sdk_s3::Client, Vec<String>) {
+async fn seeded(
+    server: &RunningServer,
+    prefixes: &[&str],
+    count: usize,
+    size: usize,
+) -> (aws_sdk_s3::Client, Vec<String>) {
     let client = common::client_of(server).await;
     let s3 = client.s3(one_attempt());
     let mut keys = Vec::new();
@@ -88,7 +93,13 @@ async fn read_for(s3: &aws_sdk_s3::Client, keys: &[String], tasks: usize, run_fo
             while started.elapsed() < run_for {
                 let key = &keys[i % keys.len()];
                 i += tasks;
-                let out = s3.get_object().bucket(BUCKET).key(key).send().await.expect("the GET works");
+                let out = s3
+                    .get_object()
+                    .bucket(BUCKET)
+                    .key(key)
+                    .send()
+                    .await
+                    .expect("the GET works");
                 let body = out.body.collect().await.expect("the body arrives").into_bytes();
                 arrivals.push((Instant::now(), body.len()));
             }
@@ -116,8 +127,14 @@ async fn the_nic_holds_the_aggregate_rate_over_many_connections() {
     let (s3, keys) = seeded(&server, &["data"], 32, 1 << 20).await;
     let (started, arrivals) = read_for(&s3, &keys, 64, Duration::from_secs(3)).await;
     let measured = rate(started, &arrivals);
-    eprintln!("NIC 40 MiB/s, 64 connections: {measured:.2} MiB/s over {} GETs", arrivals.len());
-    assert!((measured - 40.0).abs() <= 4.0, "measured {measured:.2} MiB/s, want 40 +- 10%");
+    eprintln!(
+        "NIC 40 MiB/s, 64 connections: {measured:.2} MiB/s over {} GETs",
+        arrivals.len()
+    );
+    assert!(
+        (measured - 40.0).abs() <= 4.0,
+        "measured {measured:.2} MiB/s, want 40 +- 10%"
+    );
     let tally = server.network().tally().nic_tally.expect("a NIC");
     let bodies: usize = arrivals.iter().map(|a| a.1).sum();
     assert!(tally.bytes_shaped >= bodies as u64, "{tally:?}");
@@ -152,7 +169,10 @@ async fn a_burst_runs_faster_for_its_size_then_the_rate_settles() {
     let after = rate(arrivals[settled].0, &arrivals[settled + 1..]);
     eprintln!("burst {burst_mib} MiB at 100 MiB/s then 20 MiB/s: {in_burst:.1} MiB/s, then {after:.2} MiB/s");
     assert!(in_burst > 2.0 * 20.0, "the burst phase ran at {in_burst:.1} MiB/s");
-    assert!((after - 20.0).abs() <= 2.0, "after the burst {after:.2} MiB/s, want 20 +- 10%");
+    assert!(
+        (after - 20.0).abs() <= 2.0,
+        "after the burst {after:.2} MiB/s, want 20 +- 10%"
+    );
     let tally = server.network().tally().nic_tally.expect("a NIC");
     assert_eq!(tally.burst_bytes, (burst_mib * MIB) as u64);
     assert_eq!(tally.burst_left_bytes, 0);
@@ -168,8 +188,14 @@ async fn the_per_connection_cap_binds_one_connection() {
     let (started, arrivals) = read_for(&s3, &keys, 1, Duration::from_secs(2)).await;
     let measured = rate(started, &arrivals);
     eprintln!("cap 10 MiB/s per connection under 200 MiB/s: one connection read {measured:.2} MiB/s");
-    assert!(server.connections_accepted() - before <= 1, "the reads used one connection");
-    assert!((measured - 10.0).abs() <= 1.0, "measured {measured:.2} MiB/s, want 10 +- 10%");
+    assert!(
+        server.connections_accepted() - before <= 1,
+        "the reads used one connection"
+    );
+    assert!(
+        (measured - 10.0).abs() <= 1.0,
+        "measured {measured:.2} MiB/s, want 10 +- 10%"
+    );
 }
 
 /// GETs at `per_s` a second for `run_for`, round robin over `keys`, each in its own
@@ -189,7 +215,10 @@ async fn paced_gets(s3: &aws_sdk_s3::Client, keys: &[String], per_s: u32, run_fo
             match s3.get_object().bucket(BUCKET).key(key).send().await {
                 Ok(_) => (1, 0),
                 Err(e) => {
-                    let code = e.as_service_error().and_then(|s| aws_sdk_s3::error::ProvideErrorMetadata::code(s)).map(str::to_string);
+                    let code = e
+                        .as_service_error()
+                        .and_then(|s| aws_sdk_s3::error::ProvideErrorMetadata::code(s))
+                        .map(str::to_string);
                     assert_eq!(code.as_deref(), Some("SlowDown"), "only SlowDown is expected: {e:?}");
                     (0, 1)
                 }
@@ -198,7 +227,10 @@ async fn paced_gets(s3: &aws_sdk_s3::Client, keys: &[String], per_s: u32, run_fo
     }
     let (mut ok, mut slow) = (0, 0);
     for h in handles {
-        let (o, s) = tokio::time::timeout(Duration::from_secs(20), h).await.expect("bounded").unwrap();
+        let (o, s) = tokio::time::timeout(Duration::from_secs(20), h)
+            .await
+            .expect("bounded")
+            .unwrap();
         ok += o;
         slow += s;
     }
@@ -226,7 +258,10 @@ async fn one_prefix_over_its_rate_gets_slow_down_and_spread_prefixes_do_not() {
     );
     assert!(slow >= (ok + slow) / 10, "{ok} ok, {slow} SlowDown");
     let most = 100.0 * secs * 1.1 + 10.0;
-    assert!(ok as f64 <= most, "{ok} let through in {secs:.2} s, over the rate ({most:.0})");
+    assert!(
+        ok as f64 <= most,
+        "{ok} let through in {secs:.2} s, over the rate ({most:.0})"
+    );
     assert_eq!(tally.throttled, slow, "every 503 is counted");
     // The same 200 GET/s spread over 8 other prefixes (25 a second each, so a client
     // stalled by a loaded machine may bunch its requests): none refused.
@@ -246,7 +281,10 @@ async fn used_connection(server: &RunningServer) -> tokio::net::TcpStream {
         .await
         .unwrap();
     let mut buf = vec![0u8; 4096];
-    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await.expect("an answer").unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf))
+        .await
+        .expect("an answer")
+        .unwrap();
     assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
     s
 }
@@ -279,21 +317,35 @@ async fn an_idle_connection_is_closed_cleanly_after_the_timeout_and_counted() {
             .await
             .unwrap();
         let mut buf = vec![0u8; 4096];
-        let n = tokio::time::timeout(Duration::from_secs(5), busy.read(&mut buf)).await.expect("an answer").unwrap();
-        assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"), "still served");
+        let n = tokio::time::timeout(Duration::from_secs(5), busy.read(&mut buf))
+            .await
+            .expect("an answer")
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"),
+            "still served"
+        );
     }
     assert_eq!(server.network().tally().idle_closes, 0);
     // Left idle, it is closed (a FIN, not a reset) after about 1.5 s, and counted.
-    let after = closed_within(&mut busy, Duration::from_secs(6)).await.expect("closed by the server");
+    let after = closed_within(&mut busy, Duration::from_secs(6))
+        .await
+        .expect("closed by the server");
     eprintln!("idle connection closed {} ms after its last answer", after.as_millis());
     assert!(after >= Duration::from_millis(1300), "closed too early: {after:?}");
     assert_eq!(server.network().tally().idle_closes, 1);
     let doc: serde_json::Value = {
         let mut s = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
-        let req = format!("GET {} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", lab::NETWORK_PATH);
+        let req = format!(
+            "GET {} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            lab::NETWORK_PATH
+        );
         s.write_all(req.as_bytes()).await.unwrap();
         let mut text = String::new();
-        tokio::time::timeout(Duration::from_secs(5), s.read_to_string(&mut text)).await.expect("bounded").unwrap();
+        tokio::time::timeout(Duration::from_secs(5), s.read_to_string(&mut text))
+            .await
+            .expect("bounded")
+            .unwrap();
         serde_json::from_str(text.split("\r\n\r\n").nth(1).expect("a body")).unwrap()
     };
     assert_eq!(doc["idle_closes"], 1);

@@ -244,8 +244,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         problems.push(m);
         lab::DEFAULT_SESSION_TTL
     });
-    if let Some(mb) = args.lambda_memory_mb.filter(|mb| !crate::plan::LAMBDA_MEMORY_MB.contains(mb)) {
-        problems.push(format!("--lambda-memory-mb: must be between 128 and 10240 (Lambda's limits), got {mb}"));
+    if let Some(mb) = args
+        .lambda_memory_mb
+        .filter(|mb| !crate::plan::LAMBDA_MEMORY_MB.contains(mb))
+    {
+        problems.push(format!(
+            "--lambda-memory-mb: must be between 128 and 10240 (Lambda's limits), got {mb}"
+        ));
     }
     let network = args.network.config(args.lambda_memory_mb).unwrap_or_else(|bad| {
         problems.extend(bad);
@@ -332,9 +337,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
 /// What the lab's network does, and where its tally is served.
 fn network_line(running: &lab::RunningServer) -> String {
     let config = running.network().config();
-    let nic = config
-        .nic
-        .map_or("no NIC (loopback's own speed)".to_string(), |n| format!("NIC {}", n.describe()));
+    let nic = config.nic.map_or("no NIC (loopback's own speed)".to_string(), |n| {
+        format!("NIC {}", n.describe())
+    });
     let prefix = config.prefix_gets_per_s.map_or("no per-prefix rate".to_string(), |r| {
         format!("{r} GET/s per prefix partition, then 503 SlowDown")
     });

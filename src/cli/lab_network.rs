@@ -61,7 +61,9 @@ impl NetworkArgs {
             Some(v) => match v.parse::<f64>() {
                 Ok(r) if r.is_finite() && r > 0.0 => Some(r),
                 _ => {
-                    bad.push(format!("--prefix-rate: want a positive number of GETs per second or `s3`, got {v:?}"));
+                    bad.push(format!(
+                        "--prefix-rate: want a positive number of GETs per second or `s3`, got {v:?}"
+                    ));
                     None
                 }
             },

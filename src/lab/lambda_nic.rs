@@ -99,13 +99,22 @@ impl NicTable {
             if line.is_empty() {
                 continue;
             }
-            let fields: Vec<&str> = line.split(|c: char| c == ',' || c.is_whitespace()).filter(|f| !f.is_empty()).collect();
+            let fields: Vec<&str> = line
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|f| !f.is_empty())
+                .collect();
             match fields.as_slice() {
                 [mb, rate] => match (mb.parse::<u32>(), rate.parse::<f64>()) {
                     (Ok(mb), Ok(rate)) if rate.is_finite() && rate > 0.0 => rows.push((mb, rate)),
-                    _ => bad.push(format!("line {}: want a memory size in MB and a positive rate in MiB/s, got {line:?}", i + 1)),
+                    _ => bad.push(format!(
+                        "line {}: want a memory size in MB and a positive rate in MiB/s, got {line:?}",
+                        i + 1
+                    )),
                 },
-                _ => bad.push(format!("line {}: want two fields, MEMORY_MB RATE_MIB_S, got {line:?}", i + 1)),
+                _ => bad.push(format!(
+                    "line {}: want two fields, MEMORY_MB RATE_MIB_S, got {line:?}",
+                    i + 1
+                )),
             }
         }
         if rows.is_empty() && bad.is_empty() {
@@ -163,8 +172,13 @@ mod tests {
         let t = NicTable::parse("# mine\n1024 10\n2048,20\n\n").unwrap();
         assert_eq!(t.rate_mib_s(1536), 15.0);
         let e = NicTable::parse("1024\nx 3\n512 -1\n").unwrap_err();
-        assert!(e.contains("line 1") && e.contains("line 2") && e.contains("line 3"), "{e}");
+        assert!(
+            e.contains("line 1") && e.contains("line 2") && e.contains("line 3"),
+            "{e}"
+        );
         assert!(NicTable::parse("# nothing\n").is_err());
-        assert!(NicTable::load("/nonexistent/table").unwrap_err().contains("measured-2024"));
+        assert!(NicTable::load("/nonexistent/table")
+            .unwrap_err()
+            .contains("measured-2024"));
     }
 }

@@ -52,7 +52,9 @@ impl NetworkConfig {
         }
         if let Some(r) = self.prefix_gets_per_s {
             if !(r.is_finite() && r > 0.0) {
-                bad.push(format!("prefix rate must be a positive number of GETs per second, got {r}"));
+                bad.push(format!(
+                    "prefix rate must be a positive number of GETs per second, got {r}"
+                ));
             }
         }
         if self.idle_timeout.is_some_and(|t| t.is_zero()) {

@@ -64,19 +64,27 @@ impl NicConfig {
         let mut bad = Vec::new();
         let positive = |v: f64| v.is_finite() && v > 0.0;
         if !positive(self.rate_mib_s) {
-            bad.push(format!("rate must be a positive number of MiB/s, got {}", self.rate_mib_s));
+            bad.push(format!(
+                "rate must be a positive number of MiB/s, got {}",
+                self.rate_mib_s
+            ));
         }
         if let Some(b) = self.burst {
             if !(b.size_mib.is_finite() && b.size_mib >= 0.0) {
                 bad.push(format!("burst size must be 0 or more MiB, got {}", b.size_mib));
             }
             if !positive(b.rate_mib_s) {
-                bad.push(format!("burst rate must be a positive number of MiB/s, got {}", b.rate_mib_s));
+                bad.push(format!(
+                    "burst rate must be a positive number of MiB/s, got {}",
+                    b.rate_mib_s
+                ));
             }
         }
         if let Some(c) = self.per_connection_mib_s {
             if !positive(c) {
-                bad.push(format!("per-connection cap must be a positive number of MiB/s, got {c}"));
+                bad.push(format!(
+                    "per-connection cap must be a positive number of MiB/s, got {c}"
+                ));
             }
         }
         if bad.is_empty() {
@@ -90,7 +98,10 @@ impl NicConfig {
     pub fn describe(&self) -> String {
         let mut s = format!("{:.2} MiB/s over all connections", self.rate_mib_s);
         if let Some(b) = self.burst {
-            s.push_str(&format!(", a one-time burst of {:.1} MiB at {:.2} MiB/s first", b.size_mib, b.rate_mib_s));
+            s.push_str(&format!(
+                ", a one-time burst of {:.1} MiB at {:.2} MiB/s first",
+                b.size_mib, b.rate_mib_s
+            ));
         }
         if let Some(c) = self.per_connection_mib_s {
             s.push_str(&format!(", at most {c:.2} MiB/s per connection"));
@@ -229,13 +240,10 @@ impl<S> NicStream<S> {
     /// Wraps `inner`; with `nic: None` writes pass straight through.
     pub fn new(inner: S, nic: Option<Arc<Nic>>) -> Self {
         let now = Instant::now();
-        let cap = nic
-            .as_ref()
-            .and_then(|n| n.config.per_connection_mib_s)
-            .map(|c| Cap {
-                rate_bytes_s: c * MIB,
-                next_free: now,
-            });
+        let cap = nic.as_ref().and_then(|n| n.config.per_connection_mib_s).map(|c| Cap {
+            rate_bytes_s: c * MIB,
+            next_free: now,
+        });
         NicStream {
             inner,
             nic,
