@@ -19,7 +19,7 @@ use hyper::server::conn::http1::Connection;
 use s3s::Body;
 use tokio::time::Instant;
 
-use super::conn::ConnService;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// S3's idle timeout for keep-alive connections, as reported: 20 s.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -71,7 +71,7 @@ struct TrackedBody {
 
 impl HttpBody for TrackedBody {
     type Data = Bytes;
-    type Error = Box<dyn std::error::Error + Send + Sync>;
+    type Error = BoxError;
 
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         Pin::new(&mut self.inner).poll_frame(cx)
@@ -98,14 +98,18 @@ pub(crate) fn track(mut resp: http::Response<Body>, in_flight: InFlight) -> http
 
 /// Serves `conn` to its end; with a `timeout`, closes it once it has been idle that
 /// long (counted in `closes`).
-pub(crate) async fn serve<I>(
-    conn: Connection<I, ConnService>,
+pub(crate) async fn serve<I, S, B>(
+    conn: Connection<I, S>,
     activity: Arc<Activity>,
     timeout: Option<Duration>,
     closes: &AtomicU64,
 ) -> hyper::Result<()>
 where
-    I: hyper::rt::Read + hyper::rt::Write + Unpin + 'static,
+    S: hyper::service::HttpService<hyper::body::Incoming, ResBody = B>,
+    S::Error: Into<BoxError>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    B: HttpBody + 'static,
+    B::Error: Into<BoxError>,
 {
     let Some(timeout) = timeout else {
         return conn.await;

@@ -313,14 +313,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
             };
             let _ = stream.set_nodelay(true);
             accepted.fetch_add(1, Ordering::Relaxed);
-            let activity = idle::Activity::new();
             let per_conn = conn::ConnService {
                 inner: service.clone(),
                 faults: conn_faults.clone(),
                 sessions: conn_sessions.clone(),
                 socket: Arc::new(conn::ConnSocket::new(std::os::fd::AsRawFd::as_raw_fd(&stream))),
                 network: conn_network.clone(),
-                activity: activity.clone(),
+                activity: idle::Activity::new(),
             };
             let network = conn_network.clone();
             let stream = nic::NicStream::new(stream, network.nic());
@@ -328,46 +327,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
             let acceptor = acceptor.clone();
             let handshakes = handshakes.clone();
             // The TLS handshake runs in the connection's own task, never in the accept loop.
-            tokio::spawn(async move {
-                let idle_timeout = network.config().idle_timeout;
-                let closes = network.idle_closes_counter();
-                let served = match acceptor {
-                    None => {
-                        let conn = http.serve_connection(TokioIo::new(stream), per_conn);
-                        idle::serve(conn, activity, idle_timeout, closes).await
-                    }
-                    Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_LIMIT, acceptor.accept(stream)).await {
-                        Ok(Ok(tls)) => {
-                            handshakes.done.fetch_add(1, Ordering::Relaxed);
-                            let conn = http.serve_connection(TokioIo::new(tls), per_conn);
-                            idle::serve(conn, activity, idle_timeout, closes).await
-                        }
-                        Ok(Err(err)) => {
-                            use std::io::ErrorKind as K;
-                            let gone = matches!(
-                                err.kind(),
-                                K::UnexpectedEof | K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe
-                            );
-                            let count = if gone {
-                                &handshakes.abandoned
-                            } else {
-                                &handshakes.failed
-                            };
-                            count.fetch_add(1, Ordering::Relaxed);
-                            tracing::debug!(%err, gone, "TLS handshake did not complete");
-                            return;
-                        }
-                        Err(_) => {
-                            handshakes.failed.fetch_add(1, Ordering::Relaxed);
-                            tracing::debug!("TLS handshake timed out");
-                            return;
-                        }
-                    },
-                };
-                if let Err(err) = served {
-                    tracing::debug!(%err, "connection ended with an error");
-                }
-            });
+            tokio::spawn(serve_accepted(stream, acceptor, http, per_conn, network, handshakes));
         }
     });
     Ok(RunningServer {
@@ -382,6 +342,57 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         stop,
         accept: Some(accept),
     })
+}
+
+/// Serves one accepted connection (after its TLS handshake, with HTTPS) until it ends
+/// or is closed for idleness; counts the handshake's outcome.
+async fn serve_accepted(
+    stream: nic::NicStream<tokio::net::TcpStream>,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    http: hyper::server::conn::http1::Builder,
+    per_conn: conn::ConnService,
+    network: Arc<Network>,
+    handshakes: Arc<TlsCounts>,
+) {
+    let idle_timeout = network.config().idle_timeout;
+    let closes = network.idle_closes_counter();
+    let activity = per_conn.activity.clone();
+    let served = match acceptor {
+        None => {
+            let conn = http.serve_connection(TokioIo::new(stream), per_conn);
+            idle::serve(conn, activity, idle_timeout, closes).await
+        }
+        Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_LIMIT, acceptor.accept(stream)).await {
+            Ok(Ok(tls)) => {
+                handshakes.done.fetch_add(1, Ordering::Relaxed);
+                let conn = http.serve_connection(TokioIo::new(tls), per_conn);
+                idle::serve(conn, activity, idle_timeout, closes).await
+            }
+            Ok(Err(err)) => {
+                use std::io::ErrorKind as K;
+                let gone = matches!(
+                    err.kind(),
+                    K::UnexpectedEof | K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe
+                );
+                let count = if gone {
+                    &handshakes.abandoned
+                } else {
+                    &handshakes.failed
+                };
+                count.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(%err, gone, "TLS handshake did not complete");
+                return;
+            }
+            Err(_) => {
+                handshakes.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!("TLS handshake timed out");
+                return;
+            }
+        },
+    };
+    if let Err(err) = served {
+        tracing::debug!(%err, "connection ended with an error");
+    }
 }
 
 /// How long a client has to finish its TLS handshake.
