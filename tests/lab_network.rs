@@ -10,7 +10,6 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aws_sdk_s3::primitives::ByteStream;
 use s3sweep::lab::nic::{Burst, NicConfig};
 use s3sweep::lab::{self, LatencyProfile, NetworkConfig, RunningServer, ServerConfig};
 use s3sweep::s3::RequestSettings;
@@ -49,8 +48,9 @@ fn one_attempt() -> RequestSettings {
     }
 }
 
-/// An SDK client of `server` and the keys it wrote: `count` objects of `size` bytes
-/// under each prefix.
+/// An SDK client of `server` and the keys of `count` objects of `size` bytes under
+/// each prefix, put straight into the store (no PUT leaves a pooled connection
+/// behind).
 async fn seeded(
     server: &RunningServer,
     prefixes: &[&str],
@@ -58,23 +58,16 @@ async fn seeded(
     size: usize,
 ) -> (aws_sdk_s3::Client, Vec<String>) {
     let client = common::client_of(server).await;
-    let s3 = client.s3(one_attempt());
     let mut keys = Vec::new();
     // Prefixes interleaved: consecutive keys are in different prefixes.
     for i in 0..count {
         for p in prefixes {
             let key = format!("{p}/obj-{i}");
-            s3.put_object()
-                .bucket(BUCKET)
-                .key(&key)
-                .body(ByteStream::from(vec![7u8; size]))
-                .send()
-                .await
-                .expect("the PUT works");
+            server.store().insert(BUCKET, &key, bytes::Bytes::from(vec![7u8; size]));
             keys.push(key);
         }
     }
-    (s3, keys)
+    (client.s3(one_attempt()), keys)
 }
 
 /// When each GET ended and its body's bytes.
@@ -123,22 +116,27 @@ fn rate(from: Instant, arrivals: &[(Instant, usize)]) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_nic_holds_the_aggregate_rate_over_many_connections() {
-    let server = server(nic(40.0)).await;
-    let (s3, keys) = seeded(&server, &["data"], 32, 1 << 20).await;
-    let (started, arrivals) = read_for(&s3, &keys, 64, Duration::from_secs(3)).await;
-    let measured = rate(started, &arrivals);
-    eprintln!(
-        "NIC 40 MiB/s, 64 connections: {measured:.2} MiB/s over {} GETs",
-        arrivals.len()
-    );
-    assert!(
-        (measured - 40.0).abs() <= 4.0,
-        "measured {measured:.2} MiB/s, want 40 +- 10%"
-    );
-    let tally = server.network().tally().nic_tally.expect("a NIC");
-    let bodies: usize = arrivals.iter().map(|a| a.1).sum();
-    assert!(tally.bytes_shaped >= bodies as u64, "{tally:?}");
-    assert!(tally.throttled_writes > 0, "{tally:?}");
+    // 64 then 128 connections reading 1 MiB objects for 3 s. (256 connections reading
+    // 512 KiB ones measured 38-39 MiB/s alone, but the test client cannot keep 40 MiB/s
+    // of them while the other tests of this file run on a loaded 2-core machine.)
+    for (tasks, size, secs) in [(64, 1 << 20, 3), (128, 1 << 20, 3)] {
+        let server = server(nic(40.0)).await;
+        let (s3, keys) = seeded(&server, &["data"], 32, size).await;
+        let (started, arrivals) = read_for(&s3, &keys, tasks, Duration::from_secs(secs)).await;
+        let measured = rate(started, &arrivals);
+        eprintln!(
+            "NIC 40 MiB/s, {tasks} connections: {measured:.2} MiB/s over {} GETs of {size} bytes",
+            arrivals.len()
+        );
+        assert!(
+            (measured - 40.0).abs() <= 4.0,
+            "{tasks} connections: {measured:.2} MiB/s, want 40 +- 10%"
+        );
+        let tally = server.network().tally().nic_tally.expect("a NIC");
+        let bodies: usize = arrivals.iter().map(|a| a.1).sum();
+        assert!(tally.bytes_shaped >= bodies as u64, "{tally:?}");
+        assert!(tally.throttled_writes > 0, "{tally:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -183,13 +181,15 @@ async fn the_per_connection_cap_binds_one_connection() {
     let mut config = nic(200.0);
     config.nic.as_mut().unwrap().per_connection_mib_s = Some(10.0);
     let server = server(config).await;
-    let (s3, keys) = seeded(&server, &["data"], 4, 1 << 20).await;
+    // One request at a time, 4 MiB each (the SDK may move between two pooled
+    // connections, but only one is ever busy).
+    let (reader, keys) = seeded(&server, &["data"], 4, 4 << 20).await;
     let before = server.connections_accepted();
-    let (started, arrivals) = read_for(&s3, &keys, 1, Duration::from_secs(2)).await;
+    let (started, arrivals) = read_for(&reader, &keys, 1, Duration::from_secs(3)).await;
     let measured = rate(started, &arrivals);
     eprintln!("cap 10 MiB/s per connection under 200 MiB/s: one connection read {measured:.2} MiB/s");
     assert!(
-        server.connections_accepted() - before <= 1,
+        server.connections_accepted() - before <= 2,
         "the reads used one connection"
     );
     assert!(
@@ -240,38 +240,40 @@ async fn paced_gets(s3: &aws_sdk_s3::Client, keys: &[String], per_s: u32, run_fo
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_prefix_over_its_rate_gets_slow_down_and_spread_prefixes_do_not() {
     let server = server(NetworkConfig {
-        prefix_gets_per_s: Some(100.0),
+        prefix_gets_per_s: Some(40.0),
         ..NetworkConfig::default()
     })
     .await;
-    let prefixes = ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"];
-    let (s3, keys) = seeded(&server, &prefixes, 4, 1024).await;
-    // 200 GET/s offered for 2 s over one prefix whose rate is 100 (a loaded machine
-    // sends fewer, still well over 100): the GETs let through follow the rate (plus
+    let prefixes: Vec<String> = (0..17).map(|i| format!("p{i}")).collect();
+    let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+    let (s3, keys) = seeded(&server, &prefixes, 2, 1024).await;
+    // 200 GET/s offered for 2 s over one prefix whose rate is 40 (a loaded machine
+    // sends fewer, still well over 40): the GETs let through follow the rate (plus
     // the bucket's tenth of a second), the rest are refused.
     let one: Vec<String> = keys.iter().filter(|k| k.starts_with("p0/")).cloned().collect();
     let (ok, slow, secs) = paced_gets(&s3, &one, 200, Duration::from_secs(2)).await;
     let tally = server.network().tally().prefix_rate.expect("a prefix rate");
     eprintln!(
-        "one prefix, 200 GET/s offered (rate 100): {:.0} GET/s sent, {ok} ok, {slow} SlowDown in {secs:.2} s; tally {tally:?}",
+        "one prefix, 200 GET/s offered (rate 40): {:.0} GET/s sent, {ok} ok, {slow} SlowDown in {secs:.2} s; tally {tally:?}",
         (ok + slow) as f64 / secs
     );
     assert!(slow >= (ok + slow) / 10, "{ok} ok, {slow} SlowDown");
-    let most = 100.0 * secs * 1.1 + 10.0;
+    let most = 40.0 * secs * 1.1 + 4.0;
     assert!(
         ok as f64 <= most,
         "{ok} let through in {secs:.2} s, over the rate ({most:.0})"
     );
     assert_eq!(tally.throttled, slow, "every 503 is counted");
-    // The same 200 GET/s spread over 8 other prefixes (25 a second each, so a client
-    // stalled by a loaded machine may bunch its requests): none refused.
+    // The same 200 GET/s spread over 16 other prefixes (12.5 a second each, so a
+    // client stalled by a loaded machine may bunch its requests): none refused.
     let spread: Vec<String> = keys.iter().filter(|k| !k.starts_with("p0/")).cloned().collect();
     let (ok, slow, _) = paced_gets(&s3, &spread, 200, Duration::from_secs(2)).await;
     let after = server.network().tally().prefix_rate.expect("a prefix rate");
-    eprintln!("8 prefixes at 200 GET/s in all: {ok} ok, {slow} SlowDown");
+    eprintln!("16 prefixes at 200 GET/s in all: {ok} ok, {slow} SlowDown");
     assert_eq!(slow, 0, "spread over prefixes, nothing is throttled ({ok} ok)");
     assert_eq!(after.throttled, tally.throttled);
-    assert!(ok >= 300, "{ok}");
+    // More than one prefix's rate (40 x 2 s) went through.
+    assert!(ok >= 100, "{ok}");
 }
 
 /// A raw keep-alive connection that made one request and read its answer.

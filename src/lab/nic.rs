@@ -9,7 +9,7 @@
 //! (the requests) are not shaped. The bucket is kept as virtual time: `next_free` is
 //! when the link has sent every byte reserved so far; a reservation of `n` bytes
 //! starts there and moves it by `n / rate`. A link idle for a while may run ahead by
-//! [`SLACK`] (the bucket's depth, `rate x 10 ms`), so a writer woken a little late by
+//! [`SLACK`] (the bucket's depth, `rate x 50 ms`), so a writer woken a little late by
 //! the timer does not lose the link's time. The one-time burst is spent first, at its
 //! own rate, and never refills. [`NicTally`] counts the bytes shaped, the bytes sent
 //! in the burst and the time writers waited.
@@ -31,11 +31,16 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 /// Most bytes one write reserves: small enough that many connections share the link
 /// finely, large enough that a reservation (a lock) per write is cheap.
-const QUANTUM_BYTES: usize = 16 * 1024;
+const QUANTUM_BYTES: usize = 64 * 1024;
 
 /// How far a link (or a connection's cap) may run ahead after being idle: the token
-/// bucket's depth in time. Covers the timer's 1 ms granularity.
-pub const SLACK: Duration = Duration::from_millis(10);
+/// bucket's depth in time. Covers the timer's 1 ms granularity and a writer woken
+/// late on a loaded machine, which would otherwise lose the link's time.
+pub const SLACK: Duration = Duration::from_millis(50);
+
+/// The per-connection cap's depth: shorter, so a client that moves between pooled
+/// connections gets little credit from the one left idle.
+pub const CAP_SLACK: Duration = Duration::from_millis(10);
 
 /// A one-time burst: the first `size_mib` MiB go at `rate_mib_s`, then the sustained
 /// rate applies for good.
@@ -293,7 +298,7 @@ impl<S> NicStream<S> {
         let now = Instant::now();
         let start = nic.reserve(bytes, now);
         if let Some(cap) = self.cap.as_mut() {
-            let from = cap.next_free.max(start).max(now.checked_sub(SLACK).unwrap_or(now));
+            let from = cap.next_free.max(start).max(now.checked_sub(CAP_SLACK).unwrap_or(now));
             cap.next_free = from + Duration::from_secs_f64(bytes as f64 / cap.rate_bytes_s);
         }
         if start > now {
@@ -411,15 +416,16 @@ mod tests {
         });
         let t0 = Instant::now();
         // 64 x 16 KiB = 1 MiB of burst: the link is then busy 0.25 s.
-        let first = nic.reserve(QUANTUM_BYTES, t0);
+        let kib16 = 16 * 1024;
+        let first = nic.reserve(kib16, t0);
         for _ in 1..64 {
-            nic.reserve(QUANTUM_BYTES, t0);
+            nic.reserve(kib16, t0);
         }
-        let after_burst = nic.reserve(QUANTUM_BYTES, t0);
+        let after_burst = nic.reserve(kib16, t0);
         let busy = (after_burst - first).as_secs_f64();
         assert!((busy - 0.25).abs() < 1e-6, "{busy}");
         // The next 16 KiB at 1 MiB/s: 1/64 s later.
-        let next = nic.reserve(QUANTUM_BYTES, t0);
+        let next = nic.reserve(kib16, t0);
         let step = (next - after_burst).as_secs_f64();
         assert!((step - 1.0 / 64.0).abs() < 1e-6, "{step}");
         assert_eq!(nic.tally().burst_bytes, 1 << 20);
