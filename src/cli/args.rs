@@ -12,6 +12,7 @@ use crate::render::plot;
 use crate::sys::cpu::{LAMBDA_MAX_VCPUS, LAMBDA_MB_PER_VCPU};
 use crate::sys::quota::CpuQuota;
 
+use super::lab_network::NetworkArgs;
 use super::CliError;
 
 #[derive(Parser)]
@@ -182,6 +183,9 @@ pub struct LocalArgs {
     /// How long the lab's S3 Express sessions last, in seconds (S3: 300).
     #[arg(long, value_name = "S", default_value_t = 300)]
     pub session_ttl_s: u64,
+    /// The lab's network (a NIC, S3's per-prefix rate and idle timeout).
+    #[command(flatten)]
+    pub network: NetworkArgs,
     #[command(flatten)]
     pub quota: QuotaArgs,
     #[command(flatten)]
@@ -465,6 +469,12 @@ pub struct ServeArgs {
     /// Most bytes the lab holds in all (past it: 507 InsufficientStorage).
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 30)]
     pub max_store_bytes: u64,
+    /// The lab's network (a NIC, S3's per-prefix rate and idle timeout).
+    #[command(flatten)]
+    pub network: NetworkArgs,
+    /// With `--nic lambda`: the memory size whose rate --nic-table gives.
+    #[arg(long, value_name = "MB", requires = "nic")]
+    pub lambda_memory_mb: Option<u32>,
 }
 
 /// `--fault`'s help, with every kind the lab knows.

@@ -233,6 +233,18 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         lab::DEFAULT_SESSION_TTL
     });
     let limits = serve_limits(&args, &mut problems);
+    if let Some(mb) = args
+        .lambda_memory_mb
+        .filter(|mb| !crate::plan::LAMBDA_MEMORY_MB.contains(mb))
+    {
+        problems.push(format!(
+            "--lambda-memory-mb: must be between 128 and 10240 (Lambda's limits), got {mb}"
+        ));
+    }
+    let network = args.network.config(args.lambda_memory_mb).unwrap_or_else(|bad| {
+        problems.extend(bad);
+        lab::NetworkConfig::default()
+    });
     if !problems.is_empty() {
         return Err(CliError::Usage(problems.join("; ")));
     }
@@ -246,6 +258,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         }),
         session_ttl,
         limits,
+        network,
     })
     .await
     .context(format!("starting the server on 127.0.0.1:{}", args.port))?;
@@ -265,6 +278,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
     if !faults.is_empty() {
         println!("fault tally: GET {}{}", running.endpoint(), lab::FAULTS_PATH);
     }
+    println!("{}", network_line(&running));
     use std::io::Write;
     std::io::stdout().flush().context("writing to stdout")?;
     tokio::select! {
@@ -273,6 +287,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
     }
     let tally = running.faults().tally();
     let sessions = running.sessions().tally();
+    let network = running.network().tally();
     let handshakes = (
         running.tls_handshakes(),
         running.tls_handshakes_abandoned(),
@@ -282,6 +297,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
     println!("s3sweep serve: faults injected: {}", tally.line());
     eprintln!("s3sweep serve: faults injected: {}", tally.line());
     eprintln!("s3sweep serve: S3 Express sessions: {}", sessions.line());
+    eprintln!("s3sweep serve: network: {}", network.line());
     if args.tls {
         eprintln!(
             "s3sweep serve: TLS handshakes: {} done, {} abandoned by the client (it closed mid-handshake), {} failed",
@@ -335,6 +351,25 @@ fn serve_limits(args: &ServeArgs, problems: &mut Vec<String>) -> lab::LabLimits 
             max_store_bytes: args.max_store_bytes,
         },
     }
+}
+
+/// What the lab's network does, and where its tally is served.
+fn network_line(running: &lab::RunningServer) -> String {
+    let config = running.network().config();
+    let nic = config.nic.map_or("no NIC (loopback's own speed)".to_string(), |n| {
+        format!("NIC {}", n.describe())
+    });
+    let prefix = config.prefix_gets_per_s.map_or("no per-prefix rate".to_string(), |r| {
+        format!("{r} GET/s per prefix partition, then 503 SlowDown")
+    });
+    let idle = config.idle_timeout.map_or("idle connections kept".to_string(), |t| {
+        format!("idle connections closed after {} s", t.as_secs_f64())
+    });
+    format!(
+        "network: {nic}; {prefix}; {idle}; tally: GET {}{}",
+        running.endpoint(),
+        lab::NETWORK_PATH
+    )
 }
 
 pub async fn clean(args: CleanArgs) -> Result<(), CliError> {

@@ -21,6 +21,7 @@ use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::usage;
 
 use super::args::{check_session_ttl, LocalArgs};
+use super::lab_network::one_memory_size;
 use super::memory::sweep_steps;
 use super::{human, request, write_json, write_plot, CliError, Context};
 
@@ -98,25 +99,39 @@ fn demo_plan(args: &LocalArgs) -> Result<Plan, CliError> {
 /// Starts the lab with the demo's buckets: in a child process by default, so its CPU
 /// is not counted as the client's; says where it listens.
 async fn start_lab(args: &LocalArgs, session_ttl: Duration) -> Result<LabProcess, CliError> {
+    let memory_mb = one_memory_size(&args.network, &args.quota.lambda_memory_mb).map_err(CliError::Usage)?;
+    let network = args
+        .network
+        .config(memory_mb)
+        .map_err(|bad| CliError::Usage(bad.join("; ")))?;
     let buckets = demo_buckets();
     let server = if args.in_process {
         let running = lab::start(ServerConfig {
             buckets,
             tls: args.tls.then(TlsOptions::default),
             session_ttl,
+            network: network.clone(),
             ..ServerConfig::default()
         })
         .await
         .context("starting the embedded server")?;
         LabProcess::InProcess(running)
     } else {
+        let mut serve_args = args.network.serve_args();
+        if let (Some(mb), Some(_)) = (memory_mb, &args.network.nic) {
+            serve_args.extend(["--lambda-memory-mb".to_string(), mb.to_string()]);
+        }
         let options = ChildOptions {
             tls: args.tls,
             session_ttl,
+            serve_args,
         };
         LabProcess::spawn(&buckets, options).await.map_err(CliError::other)?
     };
     eprintln!("embedded S3 server at {} ({})", server.endpoint(), server.describe());
+    if let Some(nic) = &network.nic {
+        eprintln!("the lab's NIC: {}", nic.describe());
+    }
     if let Some(ca) = server.ca_file() {
         eprintln!("HTTPS with a CA made at start, trusted by the client: {}", ca.display());
     }

@@ -13,6 +13,7 @@
 pub mod args;
 pub mod commands;
 pub mod generate;
+pub mod lab_network;
 pub mod local;
 pub mod memory;
 pub mod request;

@@ -28,11 +28,13 @@ pub enum LabError {
 /// What `serve` prints before the path of its CA file, alone on a line.
 pub const CA_FILE_PREFIX: &str = "ca-file: ";
 
-/// How to start the child: HTTPS or not, and how long its S3 Express sessions last.
-#[derive(Debug, Clone, Copy)]
+/// How to start the child: HTTPS or not, how long its S3 Express sessions last, and
+/// more `serve` flags (the network's: `cli::lab_network`).
+#[derive(Debug, Clone)]
 pub struct ChildOptions {
     pub tls: bool,
     pub session_ttl: Duration,
+    pub serve_args: Vec<String>,
 }
 
 impl Default for ChildOptions {
@@ -40,6 +42,7 @@ impl Default for ChildOptions {
         ChildOptions {
             tls: false,
             session_ttl: super::DEFAULT_SESSION_TTL,
+            serve_args: Vec::new(),
         }
     }
 }
@@ -85,6 +88,7 @@ impl LabProcess {
         if options.tls {
             cmd.arg("--tls");
         }
+        cmd.args(&options.serve_args);
         for (b, p) in buckets {
             cmd.arg("--bucket").arg(format!("{b}={p}"));
         }

@@ -3,8 +3,10 @@
 //! buckets: [`super::express::check`]) before s3s sees them, carries out the
 //! connection-level faults [`super::faults::WithFaults`] marks (reset before the
 //! headers, reset or stall or truncation mid-body), and answers `GET /_s3sweep/faults`
-//! and `GET /_s3sweep/sessions` with the fault and session tallies as JSON, and
-//! `GET /_s3sweep/hello` with who it is (how a client tells the lab from S3).
+//! and `GET /_s3sweep/sessions` and `GET /_s3sweep/network` with the fault, session
+//! and network tallies as JSON, and `GET /_s3sweep/hello` with who it is (how a
+//! client tells the lab from S3). Each S3 request is in flight for the idle timeout
+//! ([`super::idle`]) until its response body is written.
 //!
 //! A reset is a real TCP RST: the socket gets `SO_LINGER` 0 and the connection is then
 //! dropped, so the client sees `ECONNRESET`, not a clean end of stream. A truncated
@@ -25,6 +27,8 @@ use s3s::{Body, HttpError};
 
 use super::express::{check, Decision, PayloadCheck};
 use super::faults::{ConnectionFault, Faults, InjectedFault};
+use super::idle::{self, Activity};
+use super::network::{Network, NETWORK_PATH};
 use super::probe::{Hello, HELLO_PATH};
 use super::sessions::{Sessions, SESSIONS_PATH};
 
@@ -99,14 +103,27 @@ pub(crate) struct ConnService {
     pub(crate) faults: Arc<Faults>,
     pub(crate) sessions: Arc<Sessions>,
     pub(crate) socket: Arc<ConnSocket>,
+    pub(crate) network: Arc<Network>,
+    pub(crate) activity: Arc<Activity>,
 }
+
+type ResponseFuture = Pin<Box<dyn Future<Output = Result<http::Response<Body>, HttpError>> + Send>>;
 
 impl hyper::service::Service<http::Request<Incoming>> for ConnService {
     type Response = http::Response<Body>;
     type Error = HttpError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+    type Future = ResponseFuture;
 
+    /// Every request is in flight for the idle timeout until its response is written.
     fn call(&self, req: http::Request<Incoming>) -> Self::Future {
+        let in_flight = self.activity.begin();
+        let response = self.route(req);
+        Box::pin(async move { response.await.map(|resp| idle::track(resp, in_flight)) })
+    }
+}
+
+impl ConnService {
+    fn route(&self, req: http::Request<Incoming>) -> ResponseFuture {
         if req.method() == http::Method::GET && req.uri().path() == FAULTS_PATH {
             let doc = serde_json::json!({
                 "tally": self.faults.tally(),
@@ -123,6 +140,10 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
                 "tally": self.sessions.tally(),
                 "ttl_s": self.sessions.ttl().as_secs_f64(),
             });
+            return Box::pin(std::future::ready(json_response(&doc)));
+        }
+        if req.method() == http::Method::GET && req.uri().path() == NETWORK_PATH {
+            let doc = serde_json::to_value(self.network.tally()).unwrap_or_default();
             return Box::pin(std::future::ready(json_response(&doc)));
         }
         let (mut parts, body) = req.into_parts();

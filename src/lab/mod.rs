@@ -13,6 +13,9 @@
 //! - [`sessions`] and [`express`] make directory buckets (`NAME--ZONE--x-s3`) work as
 //!   S3 Express: `CreateSession`, requests signed with a session checked, expired or
 //!   unknown sessions and ReadOnly-session writes refused as S3 refuses them;
+//! - [`network`] is the lab's network as Lambda and S3 see it: a NIC ([`nic`], with
+//!   the [`lambda_nic`] figures), S3's per-prefix request rate ([`prefix_rate`]) and
+//!   its idle timeout for keep-alive connections ([`idle`]), with their tally;
 //! - [`tls`] makes a CA and a server certificate at start, for HTTPS;
 //! - [`child::LabProcess`] runs the server as a child process (`s3sweep serve`), so its
 //!   CPU is not counted as the client's;
@@ -26,9 +29,14 @@ mod conditions;
 mod conn;
 pub mod express;
 pub mod faults;
+mod idle;
+pub mod lambda_nic;
 pub mod latency;
 pub mod layered;
 mod listing;
+pub mod network;
+pub mod nic;
+pub mod prefix_rate;
 pub mod probe;
 pub mod sessions;
 mod sigv4;
@@ -52,7 +60,9 @@ use crate::s3::{ClientOptions, CredentialSource, StaticCredentials};
 
 pub use conn::FAULTS_PATH;
 pub use faults::{BucketFault, FaultKind, FaultSpec, FaultTally, FaultTiming, Faults};
+pub use idle::DEFAULT_IDLE_TIMEOUT;
 pub use latency::{LatencyProfile, Profiles};
+pub use network::{Network, NetworkConfig, NetworkTally, NETWORK_PATH};
 pub use probe::HELLO_PATH;
 pub use sessions::{SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
 pub use store::{MemStore, StoreLimits};
@@ -104,6 +114,9 @@ pub struct ServerConfig {
     pub tls: Option<TlsOptions>,
     /// How long S3 Express sessions last (S3: 5 minutes).
     pub session_ttl: Duration,
+    /// The NIC, the per-prefix rate and the idle timeout (default: no NIC, no
+    /// prefix rate, idle connections closed after 20 s).
+    pub network: NetworkConfig,
     /// What the server takes in: header-read time, connections, body and store bytes.
     pub limits: LabLimits,
 }
@@ -144,6 +157,7 @@ impl Default for ServerConfig {
             tls: None,
             session_ttl: DEFAULT_SESSION_TTL,
             limits: LabLimits::default(),
+            network: NetworkConfig::default(),
         }
     }
 }
@@ -155,6 +169,8 @@ pub enum StartError {
     Bind { addr: SocketAddr, source: std::io::Error },
     #[error(transparent)]
     Tls(#[from] tls::TlsSetupError),
+    #[error("network settings: {0}")]
+    Network(String),
 }
 
 /// Counts of the server's TLS handshakes.
@@ -178,6 +194,7 @@ pub struct RunningServer {
     faults: Arc<Faults>,
     connections: Arc<AtomicU64>,
     tls_counts: Arc<TlsCounts>,
+    network: Arc<Network>,
     /// The CA file (HTTPS), removed when the server is dropped.
     ca_file: Option<tls::CaFile>,
     stop: watch::Sender<bool>,
@@ -242,6 +259,11 @@ impl RunningServer {
         self.refused.load(Ordering::Relaxed)
     }
 
+    /// The NIC, the per-prefix rate and the idle timeout, and their tally.
+    pub fn network(&self) -> &Arc<Network> {
+        &self.network
+    }
+
     /// TCP connections accepted so far.
     pub fn connections_accepted(&self) -> u64 {
         self.connections.load(Ordering::Relaxed)
@@ -269,6 +291,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         addr: config.addr,
         source,
     };
+    config.network.check().map_err(StartError::Network)?;
     let listener = TcpListener::bind(config.addr).await.map_err(bind)?;
     let addr = listener.local_addr().map_err(bind)?;
     let (acceptor, ca_file) = match &config.tls {
@@ -287,9 +310,16 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         profiles.set(bucket, *profile);
     }
     let faults = Arc::new(Faults::new(config.seed));
+    let network = Arc::new(Network::new(config.network.clone()));
     let service = {
         let latency = latency::WithLatency::new(store.clone(), profiles.clone());
-        let mut builder = S3ServiceBuilder::new(faults::WithFaults::new(latency, faults.clone()));
+        let prefix_rate = layered::Layered {
+            inner: faults::WithFaults::new(latency, faults.clone()),
+            layer: prefix_rate::PrefixRateLayer {
+                rate: network.prefix_rate(),
+            },
+        };
+        let mut builder = S3ServiceBuilder::new(prefix_rate);
         builder.set_auth(SimpleAuth::from_single(LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY.to_string()));
         builder.set_access(express::LabAccess {
             sessions: store.sessions().clone(),
@@ -307,6 +337,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let refused = Arc::new(AtomicU64::new(0));
     let refused_count = refused.clone();
+    let conn_network = network.clone();
     let accept = tokio::spawn(async move {
         let mut http = hyper::server::conn::http1::Builder::new();
         http.timer(hyper_util::rt::TokioTimer::new())
@@ -336,14 +367,19 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
                 faults: conn_faults.clone(),
                 sessions: conn_sessions.clone(),
                 socket: Arc::new(conn::ConnSocket::new(std::os::fd::AsRawFd::as_raw_fd(&stream))),
+                network: conn_network.clone(),
+                activity: idle::Activity::new(),
             };
+            let network = conn_network.clone();
+            let stream = nic::NicStream::new(stream, network.nic());
             // The TLS handshake runs in the connection's own task, never in the accept loop.
-            tokio::spawn(serve_connection(
+            tokio::spawn(serve_accepted(
                 slot,
                 stream,
-                per_conn,
-                http.clone(),
                 acceptor.clone(),
+                http.clone(),
+                per_conn,
+                network,
                 handshakes.clone(),
             ));
         }
@@ -356,30 +392,39 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         faults,
         connections,
         tls_counts,
+        network,
         ca_file,
         stop,
         accept: Some(accept),
     })
 }
 
-/// Serves one accepted connection: plain HTTP, or HTTPS after a handshake that is
-/// counted as done, abandoned by the client, or failed.
-async fn serve_connection(
+/// Serves one accepted connection (after its TLS handshake, with HTTPS) until it ends
+/// or is closed for idleness; counts the handshake's outcome.
+async fn serve_accepted(
     slot: tokio::sync::OwnedSemaphorePermit,
-    stream: tokio::net::TcpStream,
-    per_conn: conn::ConnService,
-    http: hyper::server::conn::http1::Builder,
+    stream: nic::NicStream<tokio::net::TcpStream>,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
+    http: hyper::server::conn::http1::Builder,
+    per_conn: conn::ConnService,
+    network: Arc<Network>,
     handshakes: Arc<TlsCounts>,
 ) {
     // Held for the connection's life: the connection cap counts it until it ends.
     let _slot = slot;
+    let idle_timeout = network.config().idle_timeout;
+    let closes = network.idle_closes_counter();
+    let activity = per_conn.activity.clone();
     let served = match acceptor {
-        None => http.serve_connection(TokioIo::new(stream), per_conn).await,
+        None => {
+            let conn = http.serve_connection(TokioIo::new(stream), per_conn);
+            idle::serve(conn, activity, idle_timeout, closes).await
+        }
         Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_LIMIT, acceptor.accept(stream)).await {
             Ok(Ok(tls)) => {
                 handshakes.done.fetch_add(1, Ordering::Relaxed);
-                http.serve_connection(TokioIo::new(tls), per_conn).await
+                let conn = http.serve_connection(TokioIo::new(tls), per_conn);
+                idle::serve(conn, activity, idle_timeout, closes).await
             }
             Ok(Err(err)) => {
                 use std::io::ErrorKind as K;

@@ -35,6 +35,7 @@ mod fanout_handler;
 mod faults;
 mod fuzz;
 mod lab_conformance;
+mod lab_network;
 mod lab_tools;
 mod lambda_emulator;
 mod lambda_handler;
