@@ -98,10 +98,16 @@ pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis
     {
         fig("mib_per_s", row.mib_per_s);
         fig("bandwidth_ceiling_mib_per_s", ceiling);
+        let source = t.bandwidth_ceiling_source.map_or("given", |s| s.name());
+        let burst = if row.in_burst {
+            " (this row ran on burst credit: above the sustained ceiling, its figures flatter)"
+        } else {
+            ""
+        };
         (
             Verdict::Bandwidth,
             format!(
-                "{:.0} MiB/s is {:.0}% of the {:.0} MiB/s network ceiling: more requests in flight only share the same pipe",
+                "{:.0} MiB/s is {:.0}% of the {:.0} MiB/s network ceiling (source: {source}){burst}: more requests in flight only share the same pipe",
                 row.mib_per_s,
                 100.0 * row.mib_per_s / ceiling,
                 ceiling
@@ -325,7 +331,7 @@ pub(crate) fn curve_verdicts(rows: &mut [ConfigResult]) {
                     d.figures.insert("objects_per_s_at_fewer_workers".into(), round3(x0));
                     d.figures.insert("fewer_workers".into(), f64::from(w0));
                     d.explanation = format!(
-                        "throughput stopped growing: {x:.0} objects/s at {} workers against {x0:.0} at {w0}; checked and not the cause: client CPU ({:.2} of {:.2} usable cores busy, runtime busy {:.0}%){}, the pool (requests waited {pool_wait:.2} ms on average), errors ({errors}), throttling (none), bandwidth (no ceiling given: pass --bandwidth-mib-s if one is known); look at what the requests wait for (the queueing note, the server, the network)",
+                        "throughput stopped growing: {x:.0} objects/s at {} workers against {x0:.0} at {w0}; checked and not the cause: client CPU ({:.2} of {:.2} usable cores busy, runtime busy {:.0}%){}, the pool (requests waited {pool_wait:.2} ms on average), errors ({errors}), throttling (none), bandwidth (no ceiling known: pass --bandwidth-mib-s if one is known, or --probe-bandwidth to measure it); look at what the requests wait for (the queueing note, the server, the network)",
                         r.workers,
                         client.cores_busy,
                         client.client_cores,

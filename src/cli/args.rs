@@ -183,7 +183,44 @@ pub struct LocalArgs {
     #[command(flatten)]
     pub quota: QuotaArgs,
     #[command(flatten)]
+    pub network: NetworkArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// The order configurations run in (request `order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OrderArg {
+    /// Bucket, then workers, then repetition, back to back.
+    Ascending,
+    /// Repetitions as rounds, the worker counts of each round in a seeded shuffle.
+    Interleaved,
+}
+
+impl OrderArg {
+    pub fn order(self) -> crate::model::Order {
+        match self {
+            OrderArg::Ascending => crate::model::Order::Ascending,
+            OrderArg::Interleaved => crate::model::Order::Interleaved,
+        }
+    }
+}
+
+/// The network side of a sweep: the bandwidth probe, the order, the pool's idle timeout.
+#[derive(Args, Clone, Default)]
+pub struct NetworkArgs {
+    /// Measure the bandwidth ceiling to the first bucket before the sweep (at most 4 s
+    /// and 1 GiB): the verdicts and the model then use it (request `probe_bandwidth`).
+    #[arg(long)]
+    pub probe_bandwidth: bool,
+    /// The order configurations run in (request `order`; default: interleaved when
+    /// repetitions > 1, else ascending).
+    #[arg(long, value_enum)]
+    pub order: Option<OrderArg>,
+    /// The client closes a pooled connection idle this long, ms (request
+    /// `pool_idle_timeout_ms`; default 15000, below S3's idle close of about 20 s).
+    #[arg(long, value_name = "MS")]
+    pub pool_idle_timeout_ms: Option<u64>,
 }
 
 /// A CPU quota for the measuring client, to try a Lambda's CPU share on this machine.
@@ -319,6 +356,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub quota: QuotaArgs,
     #[command(flatten)]
+    pub network: NetworkArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -403,6 +442,14 @@ pub struct SeedArgs {
     /// Create the bucket first if it does not exist (embedded server or general purpose buckets).
     #[arg(long)]
     pub create_bucket: bool,
+    /// Also write the bandwidth probe's object of this many MiB (1 to 1024; 64 is
+    /// plenty) at --probe-key, recorded in the manifest: `run --probe-bandwidth` reads
+    /// it in large ranges.
+    #[arg(long, value_name = "MIB")]
+    pub probe_object_mib: Option<u64>,
+    /// The probe object's key (request `probe_key`).
+    #[arg(long, default_value = crate::model::request::DEFAULT_PROBE_KEY)]
+    pub probe_key: String,
     #[command(flatten)]
     pub target: TargetArgs,
 }

@@ -18,7 +18,7 @@ use crate::render::progress::ProgressMode;
 use crate::render::Style;
 use crate::s3::clean;
 use crate::s3::errors::{self, Action, BucketError};
-use crate::s3::seed::{seed as seed_objects, SeedError, SeedSpec};
+use crate::s3::seed::{seed as seed_objects, seed_probe_object, SeedError, SeedSpec};
 use crate::s3::RequestSettings;
 
 use super::args::{check_session_ttl, CleanArgs, CompareArgs, ReportArgs, RunArgs, SeedArgs, ServeArgs, TargetArgs};
@@ -166,6 +166,9 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
     if args.count == 0 {
         return Err(CliError::Usage("--count: must be at least 1".into()));
     }
+    if args.probe_object_mib.is_some_and(|m| !(1..=1024).contains(&m)) {
+        return Err(CliError::Usage("--probe-object-mib: must be between 1 and 1024".into()));
+    }
     let client = args.target.client(&args.bucket).await?;
     let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
     if args.create_bucket {
@@ -203,6 +206,19 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
         SeedError::Bucket(b) => CliError::Bucket(b),
         other => CliError::other(other),
     })?;
+    let mut manifest = manifest;
+    if let Some(mib) = args.probe_object_mib {
+        let probe = seed_probe_object(&s3, client.endpoint(), &args.bucket, &args.probe_key, mib << 20)
+            .await
+            .map_err(|e| match e {
+                SeedError::Bucket(b) => CliError::Bucket(b),
+                other => CliError::other(other),
+            })?;
+        if let Some(p) = probe {
+            manifest.written.push(p.key.clone());
+            manifest.probe_object = Some(p);
+        }
+    }
     let path = args
         .manifest
         .clone()

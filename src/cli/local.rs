@@ -16,7 +16,7 @@ use crate::model::{SweepRequest, SweepResult, Thresholds};
 use crate::plan::{KeyTemplate, Plan};
 use crate::render::progress::ProgressMode;
 use crate::render::Style;
-use crate::s3::seed::{seed, SeedSpec};
+use crate::s3::seed::{seed, seed_probe_object, SeedSpec};
 use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::usage;
 
@@ -40,6 +40,11 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
     request.repetitions = args.repetitions;
     request.target_wall_ms = args.target_wall_ms;
     request.memory_mb = args.quota.lambda_memory_mb.clone();
+    request.order = args.network.order.map(|o| o.order());
+    request.probe_bandwidth = args.network.probe_bandwidth;
+    if let Some(ms) = args.network.pool_idle_timeout_ms {
+        request.pool_idle_timeout_ms = ms;
+    }
     // Every field of this request comes from a flag (or its default): name the flags.
     let from_flags = request::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
     let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;
@@ -93,6 +98,13 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
         )
         .await
         .context(format!("writing the test objects to {bucket}"))?;
+    }
+    if plan.probe_bandwidth() {
+        let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
+        let bucket = &plan.buckets()[0];
+        seed_probe_object(&s3, Some(&endpoint), bucket, plan.probe_key(), LOCAL_PROBE_OBJECT_BYTES)
+            .await
+            .context(format!("writing the probe object to {bucket}"))?;
     }
     eprintln!(
         "wrote {} objects of {} bytes to each bucket in {} ms; sweeping workers {:?} (pool {} connections)",
@@ -159,6 +171,9 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
     server.stop().await;
     Ok(())
 }
+
+/// The probe object `local --probe-bandwidth` writes to the first bucket: 64 MiB.
+const LOCAL_PROBE_OBJECT_BYTES: u64 = 64 << 20;
 
 /// The demo's general purpose bucket.
 pub const STANDARD_BUCKET: &str = "standard-like";

@@ -1,5 +1,6 @@
 //! The request `run` sweeps: built from its flags (`--bucket`, `--objects`,
-//! `--workers`, `--pool`, `--repetitions`, `--key-template`), from an event file
+//! `--workers`, `--pool`, `--repetitions`, `--key-template`, `--order`,
+//! `--probe-bandwidth`, `--pool-idle-timeout-ms`), from an event file
 //! (`--event`), or from both, the flags then replacing the file's fields. The result
 //! is the same JSON document the Lambda takes, validated by [`Plan`] like any event,
 //! with every bad field named by the flag or the file it came from.
@@ -15,7 +16,7 @@ use super::args::RunArgs;
 use super::{CliError, Context};
 
 /// Request fields and the flags that set them (`run` and `local`).
-pub const FLAG_FIELDS: [(&str, &str); 7] = [
+pub const FLAG_FIELDS: [(&str, &str); 10] = [
     ("buckets", "--bucket"),
     ("object_count", "--objects"),
     ("workers", "--workers"),
@@ -23,6 +24,9 @@ pub const FLAG_FIELDS: [(&str, &str); 7] = [
     ("repetitions", "--repetitions"),
     ("key_template", "--key-template"),
     ("target_wall_ms", "--target-wall-ms"),
+    ("order", "--order"),
+    ("probe_bandwidth", "--probe-bandwidth"),
+    ("pool_idle_timeout_ms", "--pool-idle-timeout-ms"),
 ];
 
 /// The flag that sets `field` (`workers[2]` is `--workers`'s).
@@ -115,6 +119,15 @@ pub fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     }
     if let Some(t) = &args.key_template {
         set(&mut map, "key_template", Value::from(t.clone()));
+    }
+    if let Some(o) = args.network.order {
+        set(&mut map, "order", Value::from(o.order().name()));
+    }
+    if args.network.probe_bandwidth {
+        set(&mut map, "probe_bandwidth", Value::from(true));
+    }
+    if let Some(ms) = args.network.pool_idle_timeout_ms {
+        set(&mut map, "pool_idle_timeout_ms", Value::from(ms));
     }
     Plan::from_value(Value::Object(map)).map_err(|e| name_sources(&e, &from_flags, args.event.as_deref()))
 }

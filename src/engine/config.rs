@@ -14,11 +14,12 @@ use tokio::sync::Semaphore;
 
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, rates, round3};
-use crate::model::{Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percentiles};
+use crate::model::{Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percentiles, WireCounts};
 use crate::plan::Plan;
 use crate::s3::get::get_one;
 use crate::s3::SweepClient;
 use crate::sys::cpu::UsableCpu;
+use crate::sys::netdev::{Interfaces, RxSnapshot};
 use crate::sys::usage;
 
 use super::recorder::{runtime_busy, PhaseShard, Shard};
@@ -73,6 +74,8 @@ pub(crate) async fn run_config(
     let counters_before = client.transport().counters();
     let cpu_before = usage::process_cpu_time();
     let machine_before = usage::machine_busy_time();
+    let interfaces = Interfaces::for_endpoint(client.endpoint());
+    let rx_before = RxSnapshot::read(interfaces);
     let usable = UsableCpu::read();
     let drivers = driver_count(
         workers as usize,
@@ -106,6 +109,7 @@ pub(crate) async fn run_config(
         }
     }
     let wall = start.elapsed();
+    let rx = rx_before.and_then(|b| RxSnapshot::read(interfaces).map(|a| a.since(&b)));
     let cpu = usage::process_cpu_time().saturating_sub(cpu_before);
     let busy = match (busy_before, runtime_busy()) {
         (Some((a, _)), Some((b, n))) => (b.saturating_sub(a), n),
@@ -165,6 +169,10 @@ pub(crate) async fn run_config(
         diagnosis: None,
         memory_mb: None,
         emulated: false,
+        wire: rx.map(|rx| wire_counts(&rx, wall, bytes)),
+        round: None,
+        run_index: None,
+        in_burst: false,
     };
     row.client = Some(ClientSide::of(
         &row,
@@ -182,6 +190,17 @@ pub(crate) async fn run_config(
         },
     ));
     Some(row)
+}
+
+/// The row's wire block from what the interfaces received during `wall`.
+fn wire_counts(rx: &RxSnapshot, wall: Duration, body_bytes: u64) -> WireCounts {
+    WireCounts {
+        interfaces: rx.interfaces.clone(),
+        rx_bytes: rx.bytes,
+        rx_packets: rx.packets,
+        rx_mib_per_s: round3(rx.mib_per_s(wall)),
+        wire_to_body_ratio: (body_bytes > 0).then(|| crate::model::stats::sig4(rx.bytes as f64 / body_bytes as f64)),
+    }
 }
 
 /// How many tasks drive a configuration's GETs: one per core the client may use (its

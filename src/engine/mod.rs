@@ -20,10 +20,14 @@
 //! - [`config`]: one configuration (warm-up, the workers, the row);
 //! - [`recorder`]: histograms and the phase breakdown, one shard per driver task;
 //! - [`preflight`]: the first read of every bucket, and [`StartError`];
-//! - [`schedule`]: start times of side-by-side sweeps.
+//! - [`schedule`]: start times of side-by-side sweeps;
+//! - [`order`]: the order configurations run in (ascending or interleaved rounds);
+//! - [`probe`]: the bandwidth probe run before the sweep when asked for.
 
 pub mod config;
+pub mod order;
 pub mod preflight;
+pub mod probe;
 pub mod recorder;
 pub mod schedule;
 
@@ -31,7 +35,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::model::stats::round3;
-use crate::model::{ConfigResult, Environment, LambdaEnvironment, SkippedConfig, SweepResult};
+use crate::model::{
+    BandwidthCeiling, CeilingSource, ConfigResult, Environment, LambdaEnvironment, NetworkReport, Order, ProbeReport,
+    SkippedConfig, SweepResult,
+};
 use crate::plan::Plan;
 use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::cpu::UsableCpu;
@@ -78,6 +85,7 @@ pub(crate) fn transport_settings(plan: &Plan) -> TransportSettings {
         pool_connections: plan.pool_connections() as usize,
         connect_timeout: plan.connect_timeout(),
         tcp_keepalive: None,
+        pool_idle_timeout: plan.pool_idle_timeout(),
     }
 }
 
@@ -109,48 +117,56 @@ pub async fn run(
     let stop_at = options
         .deadline
         .map(|d| d.checked_sub(options.safety_margin).unwrap_or(run_start));
-    let mut index = 0usize;
-    for bucket in plan.buckets() {
-        for &workers in plan.workers() {
-            for repetition in 1..=plan.repetitions() {
-                index += 1;
-                let index = index - 1;
-                let skip = |why: &str| SkippedConfig {
-                    bucket: bucket.clone(),
-                    workers,
-                    repetition,
-                    reason: format!(
-                        "deadline: {why}, {} ms before the invocation's deadline (the safety margin)",
-                        options.safety_margin.as_millis()
-                    ),
-                };
-                if stop_at.is_some_and(|s| Instant::now() >= s) {
-                    skipped.push(skip("the sweep stopped"));
-                    continue;
-                }
-                let schedule = options.schedule.map(|c| c.for_configuration(index, results.is_empty()));
-                let ran = run_config(
-                    client,
-                    &s3,
-                    plan,
-                    (bucket, workers, repetition),
-                    schedule,
-                    stop_at,
-                    &observer,
-                )
-                .await;
-                match ran {
-                    Some(row) => {
-                        observer.config_finished(&row);
-                        results.push(row);
-                    }
-                    None => skipped.push(skip(
-                        "the sweep stopped during the warm-up or the wait for the shared start",
-                    )),
-                }
+    let probe = match plan.probe_bandwidth() {
+        true => Some(probe::probe(&s3, plan, &plan.buckets()[0], probe::ProbeSettings::default()).await),
+        false => None,
+    };
+    for (index, step) in order::steps(plan).into_iter().enumerate() {
+        let (bucket, workers, repetition) = (&plan.buckets()[step.bucket], step.workers, step.repetition);
+        let skip = |why: &str| SkippedConfig {
+            bucket: bucket.clone(),
+            workers,
+            repetition,
+            reason: format!(
+                "deadline: {why}, {} ms before the invocation's deadline (the safety margin)",
+                options.safety_margin.as_millis()
+            ),
+        };
+        if stop_at.is_some_and(|s| Instant::now() >= s) {
+            skipped.push(skip("the sweep stopped"));
+            continue;
+        }
+        let schedule = options.schedule.map(|c| c.for_configuration(index, results.is_empty()));
+        let ran = run_config(
+            client,
+            &s3,
+            plan,
+            (bucket, workers, repetition),
+            schedule,
+            stop_at,
+            &observer,
+        )
+        .await;
+        match ran {
+            Some(mut row) => {
+                row.round = step.round;
+                row.run_index = Some(index as u32);
+                observer.config_finished(&row);
+                results.push(row);
             }
+            None => skipped.push(skip(
+                "the sweep stopped during the warm-up or the wait for the shared start",
+            )),
         }
     }
+    // Rows in plan order (bucket, workers, repetition), whatever order they ran in.
+    let rank = |bucket: &str, workers: u32, repetition: u32| {
+        let b = plan.buckets().iter().position(|x| x == bucket).unwrap_or(usize::MAX);
+        let w = plan.workers().iter().position(|&x| x == workers).unwrap_or(usize::MAX);
+        (b, w, repetition)
+    };
+    results.sort_by_key(|r| rank(&r.bucket, r.workers, r.repetition));
+    skipped.sort_by_key(|r| rank(&r.bucket, r.workers, r.repetition));
     let mut result = SweepResult::new(
         environment(client, &options.runner, options.lambda.clone()),
         plan.request().clone(),
@@ -160,7 +176,28 @@ pub async fn run(
     result.truncated = !skipped.is_empty() || result_cut_short(&results);
     result.results = results;
     result.skipped = skipped;
+    result.network = Some(network_report(plan, probe));
     result
+}
+
+/// The network block of a sweep: its order, the pool's idle timeout, and the probe
+/// with the ceiling it found (a ceiling the user gives is added by the analysis).
+fn network_report(plan: &Plan, probe: Option<ProbeReport>) -> NetworkReport {
+    let order = plan.order();
+    NetworkReport {
+        order,
+        order_seed: (order == Order::Interleaved).then(|| plan.seed()),
+        pool_idle_timeout_ms: plan.pool_idle_timeout().as_millis() as u64,
+        ceiling: probe
+            .as_ref()
+            .filter(|p| p.sustained_mib_per_s > 0.0)
+            .map(|p| BandwidthCeiling {
+                mib_per_s: p.sustained_mib_per_s,
+                source: CeilingSource::Probe,
+                lower_bound: p.lower_bound,
+            }),
+        probe,
+    }
 }
 
 fn result_cut_short(rows: &[ConfigResult]) -> bool {

@@ -8,8 +8,8 @@ use crate::model::fanout::decode_histogram;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, histogram_us, rates, round3};
 use crate::model::{
-    ChildReport, ConfigResult, Environment, ErrorCounts, FanoutReport, FanoutRequest, MergedConfig, Percentiles,
-    SkippedConfig, Split, SweepResult,
+    ChildReport, ChildWire, ConfigResult, Environment, ErrorCounts, FanoutReport, FanoutRequest, MergedConfig,
+    Percentiles, SkippedConfig, Split, SweepResult, WireCounts,
 };
 use crate::plan::Plan;
 
@@ -223,7 +223,20 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         diagnosis: None,
         memory_mb: first.memory_mb,
         emulated: first.emulated,
+        wire: merged_wire(rows, window_s, bytes),
+        round: first.round,
+        run_index: first.run_index,
+        in_burst: false,
     };
+    let children_wire: Vec<ChildWire> = rows
+        .iter()
+        .filter_map(|(index, _, r)| {
+            r.wire.as_ref().map(|w| ChildWire {
+                child: *index,
+                rx_mib_per_s: w.rx_mib_per_s,
+            })
+        })
+        .collect();
     let spread = |v: &[f64]| if v.is_empty() { 0.0 } else { round3(max(v) - min(v)) };
     let config = MergedConfig {
         bucket: first.bucket.clone(),
@@ -238,8 +251,26 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         finish_spread_ms: spread(&finishes),
         cold_children: rows.iter().filter(|r| r.1).map(|r| r.0).collect(),
         missing_children: Vec::new(),
+        wire_mib_per_s_total: (!children_wire.is_empty())
+            .then(|| round3(children_wire.iter().map(|c| c.rx_mib_per_s).sum())),
+        children_wire,
     };
     (row, config)
+}
+
+/// The merged row's wire block: the children's received bytes and packets summed,
+/// over the common window (children without counters left out; `None` if none had).
+fn merged_wire(rows: &[(u32, bool, &ConfigResult)], window_s: f64, body_bytes: u64) -> Option<WireCounts> {
+    let walls: Vec<&WireCounts> = rows.iter().filter_map(|r| r.2.wire.as_ref()).collect();
+    let first = walls.first()?;
+    let rx_bytes: u64 = walls.iter().map(|w| w.rx_bytes).sum();
+    Some(WireCounts {
+        interfaces: first.interfaces.clone(),
+        rx_bytes,
+        rx_packets: walls.iter().map(|w| w.rx_packets).sum(),
+        rx_mib_per_s: round3(rx_bytes as f64 / (1024.0 * 1024.0) / window_s),
+        wire_to_body_ratio: (body_bytes > 0).then(|| crate::model::stats::sig4(rx_bytes as f64 / body_bytes as f64)),
+    })
 }
 
 fn push_sample(samples: &mut Vec<String>, s: String) {

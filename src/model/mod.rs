@@ -8,6 +8,7 @@ pub mod errors;
 pub mod fanout;
 pub mod histogram;
 pub mod memory;
+pub mod network;
 pub mod request;
 pub mod result;
 pub mod stats;
@@ -19,6 +20,9 @@ pub use diagnosis::{
 pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryStep, MemorySweepReport};
+pub use network::{
+    BandwidthCeiling, CeilingSource, ChildWire, NetworkReport, Order, ProbeBurst, ProbeObjectKind, ProbeReport, WireCounts,
+};
 pub use request::{Architecture, FanoutRequest, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs};
 pub use result::{
     BucketSummary, ChildError, ChildReport, ConfigResult, Environment, FanoutReport, LambdaEnvironment, MergedConfig,
@@ -69,6 +73,10 @@ pub(crate) mod test_rows {
             diagnosis: None,
             memory_mb: None,
             emulated: false,
+            wire: None,
+            round: None,
+            run_index: None,
+            in_burst: false,
         }
     }
 
@@ -105,6 +113,7 @@ pub(crate) mod test_rows {
             fanout: None,
             trimmed: None,
             memory: None,
+            network: None,
         }
     }
 

@@ -215,6 +215,20 @@ impl Plan {
                 );
             }
         }
+        if request.pool_idle_timeout_ms == 0 || request.pool_idle_timeout_ms > MAX_TIMEOUT_MS {
+            bad(
+                "pool_idle_timeout_ms".into(),
+                format!(
+                    "must be between 1 and {MAX_TIMEOUT_MS} ms, got {}",
+                    request.pool_idle_timeout_ms
+                ),
+            );
+        }
+        if let Some(key) = &request.probe_key {
+            if key.is_empty() || key.len() > 1024 {
+                bad("probe_key".into(), "must be an object key of 1 to 1024 bytes".into());
+            }
+        }
         check_prices(&request.prices, request.target_wall_ms, &mut problems);
         check_memory(&request, &mut problems);
         let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
@@ -323,6 +337,28 @@ impl Plan {
     /// The memory sizes to sweep, MB (empty: none).
     pub fn memory_mb(&self) -> &[u32] {
         &self.request.memory_mb
+    }
+    /// The order configurations run in (the request's, else the default for its
+    /// repetitions).
+    pub fn order(&self) -> crate::model::Order {
+        self.request
+            .order
+            .unwrap_or_else(|| crate::model::Order::default_for(self.request.repetitions))
+    }
+    /// Whether to probe the bandwidth ceiling before the sweep.
+    pub fn probe_bandwidth(&self) -> bool {
+        self.request.probe_bandwidth
+    }
+    /// The probe object's key.
+    pub fn probe_key(&self) -> &str {
+        self.request
+            .probe_key
+            .as_deref()
+            .unwrap_or(crate::model::request::DEFAULT_PROBE_KEY)
+    }
+    /// How long the client's pool keeps an idle connection.
+    pub fn pool_idle_timeout(&self) -> Duration {
+        Duration::from_millis(self.request.pool_idle_timeout_ms)
     }
     /// A child's slot per configuration.
     pub fn config_slot(&self) -> Option<Duration> {

@@ -13,7 +13,7 @@ use super::{align_right, Style};
 /// The tables of a result: one per bucket with the lines under it (summary and
 /// diagnosis), then the bucket comparisons.
 pub fn render_tables(result: &SweepResult, style: Style) -> String {
-    let mut out = String::new();
+    let mut out = render_network(result);
     // A memory sweep's document has a memory column, and a table per bucket and size.
     let sized = !result.memory_sizes().is_empty();
     for summary in &result.summary {
@@ -33,6 +33,7 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
             "sessions",
             "in flight",
             "errors",
+            "wire MiB/s",
             "verdict",
         ]);
         let mut table = style.table(header);
@@ -60,11 +61,12 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
                     .as_ref()
                     .map_or("-".into(), |c| format!("{:.1}", c.mean_in_flight)),
                 r.errors.short(),
+                wire_cell(r),
                 r.diagnosis.as_ref().map_or("-", |d| d.verdict.name()).to_string(),
             ]);
             table.add_row(cells);
         }
-        align_right(&mut table, 0..13 + usize::from(sized));
+        align_right(&mut table, 0..14 + usize::from(sized));
         let title = format!("bucket {}{}", summary.bucket, memory_title(result, summary.memory_mb));
         if style == Style::Markdown {
             let _ = writeln!(out, "### {title}\n\n{table}\n");
@@ -98,6 +100,48 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
             result.skipped.len(),
             result.skipped.first().map(|s| s.reason.as_str()).unwrap_or("")
         );
+    }
+    out
+}
+
+/// The wire cell: what the interfaces received per second, `burst` after it when the
+/// row ran on burst credit; `-` without counters.
+fn wire_cell(r: &ConfigResult) -> String {
+    match &r.wire {
+        Some(w) if r.in_burst => format!("{:.1} burst", w.rx_mib_per_s),
+        Some(w) => format!("{:.1}", w.rx_mib_per_s),
+        None => "-".into(),
+    }
+}
+
+/// Lines on the network before the tables: the bandwidth probe, the ceiling used and
+/// its source, an interleaved order and its seed. Nothing for a plain older result.
+fn render_network(result: &SweepResult) -> String {
+    let mut out = String::new();
+    let Some(n) = &result.network else {
+        return out;
+    };
+    if let Some(p) = &n.probe {
+        let _ = writeln!(out, "bandwidth probe ({}): {}", p.bucket, p.explanation);
+    }
+    if let Some(c) = n.ceiling {
+        let bound = if c.lower_bound { ", a lower bound" } else { "" };
+        let _ = writeln!(
+            out,
+            "bandwidth ceiling: {:.1} MiB/s (source: {}{bound})",
+            c.mib_per_s,
+            c.source.name()
+        );
+    }
+    if let Some(seed) = n.order_seed {
+        let _ = writeln!(
+            out,
+            "order: {} (rounds of shuffled worker counts, seed {seed})",
+            n.order.name()
+        );
+    }
+    if !out.is_empty() {
+        out.push('\n');
     }
     out
 }

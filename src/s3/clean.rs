@@ -145,6 +145,9 @@ pub fn without(manifest: &SeedManifest, deleted: &[String]) -> SeedManifest {
     let gone: std::collections::HashSet<&str> = deleted.iter().map(String::as_str).collect();
     let mut left = manifest.clone();
     left.written.retain(|k| !gone.contains(k.as_str()));
+    if left.probe_object.as_ref().is_some_and(|p| gone.contains(p.key.as_str())) {
+        left.probe_object = None;
+    }
     left
 }
 
@@ -171,6 +174,7 @@ mod tests {
             object_size_bytes: 1,
             written: vec!["t/0".into(), "t/1".into(), "t/2".into()],
             skipped_existing: 0,
+            probe_object: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Writing the test objects: `object_count` objects of `object_size_bytes` under a key
 //! template, skipping keys that already exist, and a manifest recording exactly which
-//! keys this run wrote (the only keys a later clean-up may delete).
+//! keys this run wrote (the only keys a later clean-up may delete); and the bandwidth
+//! probe's one large object ([`seed_probe_object`]), recorded the same way.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +43,58 @@ pub struct SeedManifest {
     pub written: Vec<String>,
     /// Keys that existed already and were left alone.
     pub skipped_existing: u64,
+    /// The bandwidth probe's object, when this run wrote one (its key is in
+    /// `written` too, so `clean` removes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_object: Option<ProbeObject>,
+}
+
+/// The one large object the bandwidth probe reads in ranges.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeObject {
+    pub key: String,
+    pub size_bytes: u64,
+}
+
+/// Writes the probe object (`size_bytes` at `key`) unless it exists; returns it when
+/// written, `None` when it was there already.
+pub async fn seed_probe_object(
+    s3: &aws_sdk_s3::Client,
+    endpoint: Option<&str>,
+    bucket: &str,
+    key: &str,
+    size_bytes: u64,
+) -> Result<Option<ProbeObject>, SeedError> {
+    if size_bytes > 5 << 30 {
+        return Err(SeedError::TooLarge(size_bytes));
+    }
+    let failed = |failure| {
+        SeedError::Bucket(BucketError::from_failure(
+            &failure,
+            Action::Write,
+            bucket,
+            key,
+            &super::endpoint_name(s3, endpoint),
+        ))
+    };
+    match s3.head_object().bucket(bucket).key(key).send().await {
+        Ok(_) => return Ok(None),
+        Err(e) if e.as_service_error().is_some_and(|s| s.is_not_found()) => {}
+        Err(e) => return Err(failed(classify(&e))),
+    }
+    let body = object_body(size_bytes);
+    s3.put_object()
+        .bucket(bucket)
+        .key(key)
+        .content_length(body.len() as i64)
+        .body(ByteStream::from(body))
+        .send()
+        .await
+        .map_err(|e| failed(classify(&e)))?;
+    Ok(Some(ProbeObject {
+        key: key.to_string(),
+        size_bytes,
+    }))
 }
 
 /// Why seeding failed.
@@ -136,6 +189,7 @@ pub async fn seed(s3: &aws_sdk_s3::Client, endpoint: Option<&str>, spec: &SeedSp
         object_size_bytes: spec.object_size_bytes,
         written: written.into_iter().map(|(_, k)| k).collect(),
         skipped_existing: skipped,
+        probe_object: None,
     };
     match first_error {
         Some(e) => Err(e),
@@ -156,6 +210,7 @@ impl SeedManifest {
                     keys.sort();
                     keys.dedup();
                     merged.written = keys;
+                    merged.probe_object = merged.probe_object.or(old.probe_object);
                 }
             }
         }
@@ -191,6 +246,7 @@ mod tests {
             object_size_bytes: 1,
             written: vec!["t/0".into()],
             skipped_existing: 0,
+            probe_object: None,
         };
         m.save(&path).unwrap();
         m.written = vec!["t/1".into()];
