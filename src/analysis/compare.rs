@@ -157,7 +157,7 @@ struct Tested {
 
 /// Tests B's rows against A's: paired by round when both sides carry rounds in
 /// common, else unpaired. `None` below [`MIN_REPETITIONS`].
-fn test_rows(a: &[&ConfigResult], b: &[&ConfigResult]) -> Option<Tested> {
+fn test_config(a: &[&ConfigResult], b: &[&ConfigResult]) -> Option<Tested> {
     if a.len() < MIN_REPETITIONS || b.len() < MIN_REPETITIONS {
         return None;
     }
@@ -404,7 +404,7 @@ pub fn compare(a: &SweepResult, b: &SweepResult, options: &CompareOptions) -> Re
                     let (sa, sb) = (Spread::of(&ra), Spread::of(&rb));
                     min_a = min_a.min(sa.repetitions);
                     min_b = min_b.min(sb.repetitions);
-                    let t = test_rows(&ra, &rb);
+                    let t = test_config(&ra, &rb);
                     tested.push(t);
                     MatchedConfig {
                         memory_mb: m,
@@ -487,7 +487,7 @@ mod tests {
             p.configs[0].verdict,
             Verdict::CannotShow {
                 min_p_adjusted: 0.2,
-                repetitions_needed: 4
+                repetitions_needed: 5
             }
         );
         assert!(p.configs[0].verdict.text().contains("no difference shown"));
@@ -549,8 +549,9 @@ mod tests {
 
     #[test]
     fn slower_and_too_few_repetitions() {
-        let a = result(reps("x-bucket", 4, &[10.0, 11.0, 12.0]));
-        let b = result(reps("x-bucket", 4, &[20.0, 21.0, 22.0]));
+        // One worker count, 4 vs 4: the smallest p, 2/70, passes alone.
+        let a = result(reps("x-bucket", 4, &[10.0, 11.0, 12.0, 10.5]));
+        let b = result(reps("x-bucket", 4, &[20.0, 21.0, 22.0, 20.5]));
         let c = compare(&a, &b, &CompareOptions::default()).unwrap();
         assert!(matches!(c.pairs[0].configs[0].verdict, Verdict::BSlower { .. }));
         let b1 = result(reps("x-bucket", 4, &[20.0]));

@@ -117,9 +117,10 @@ pub async fn run(
     let stop_at = options
         .deadline
         .map(|d| d.checked_sub(options.safety_margin).unwrap_or(run_start));
-    let probe = match plan.probe_bandwidth() {
-        true => Some(probe::probe(&s3, plan, &plan.buckets()[0], probe::ProbeSettings::default()).await),
-        false => None,
+    let probe = if plan.probe_bandwidth() {
+        Some(probe::probe(&s3, plan, &plan.buckets()[0], probe::ProbeSettings::default()).await)
+    } else {
+        None
     };
     for (index, step) in order::steps(plan).into_iter().enumerate() {
         let (bucket, workers, repetition) = (&plan.buckets()[step.bucket], step.workers, step.repetition);

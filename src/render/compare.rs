@@ -140,7 +140,7 @@ mod tests {
         let b = result([reps("b1", 1, &[60.0, 62.0, 61.0]), reps("b1", 8, &[49.0, 53.0, 50.0])].concat());
         let c = compare(&a, &b, &CompareOptions::default()).unwrap();
         let text = render_comparison(&c, Style::Terminal);
-        assert!(text.contains("no difference shown (cannot reach p<0.05; 4 reps would)"), "{text}");
+        assert!(text.contains("no difference shown (cannot reach p<0.05; 5 reps would)"), "{text}");
         assert!(text.contains("Holm"), "{text}");
         assert!(!text.contains("no significance claimed"), "{text}");
 
