@@ -27,6 +27,9 @@ use tokio::net::{TcpListener, TcpStream};
 const MIB: f64 = 1024.0 * 1024.0;
 const BUCKET: &str = "net-bucket";
 
+/// One test of this file at a time: they measure rates, and the machine is small.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The rate of the proxy's server-to-client direction, shared by all its connections:
 /// a pacer (each chunk takes its slot of time at the rate; idle time earns no credit)
 /// with an optional one-time burst of `burst_bytes` at `burst_rate` first.
@@ -181,6 +184,9 @@ async fn sweep(endpoint: &str, request: &str) -> SweepResult {
     result
 }
 
+/// The proxy's rate in the probe test, MiB/s.
+const CEILING: f64 = 10.0;
+
 fn within(x: f64, target: f64, share: f64) -> bool {
     (x - target).abs() <= share * target
 }
@@ -188,15 +194,19 @@ fn within(x: f64, target: f64, share: f64) -> bool {
 /// Broken once: `network_report` given no probe (the ceiling stayed unknown) made the
 /// ceiling assertion fail; the probe's sustained rate taken as the mean of all
 /// intervals (slow first interval included) gave 35.1 against 40 and failed the 10%.
+/// The ceiling is 10 MiB/s, not the 40 of the issue: on the shared 2-core machine a
+/// debug client under a load of 12 reached about 30 MiB/s through the proxy with no
+/// limit, so 40 would measure the machine, not the probe.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_probe_finds_the_proxys_ceiling_and_the_top_rows_are_bandwidth_bound() {
-    let server = lab_with_objects(300, Some(64)).await;
-    let (endpoint, _) = proxy(server.addr(), Some(Pacer::new(40.0, None)), None).await;
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = lab_with_objects(400, Some(32)).await;
+    let (endpoint, _) = proxy(server.addr(), Some(Pacer::new(CEILING, None)), None).await;
     let result = tokio::time::timeout(
         Duration::from_secs(60),
         sweep(
             &endpoint,
-            r#"{"buckets": ["net-bucket"], "object_count": 300, "workers": [1, 8, 64],
+            r#"{"buckets": ["net-bucket"], "object_count": 400, "workers": [2, 16, 64],
                 "pool_connections": 64, "probe_bandwidth": true}"#,
         ),
     )
@@ -207,7 +217,7 @@ async fn the_probe_finds_the_proxys_ceiling_and_the_top_rows_are_bandwidth_bound
     let probe = network.probe.as_ref().unwrap();
     assert_eq!(probe.kind, ProbeObjectKind::ProbeObject);
     assert!(
-        within(probe.sustained_mib_per_s, 40.0, 0.10),
+        within(probe.sustained_mib_per_s, CEILING, 0.10),
         "probe: {}",
         probe.explanation
     );
@@ -219,12 +229,14 @@ async fn the_probe_finds_the_proxys_ceiling_and_the_top_rows_are_bandwidth_bound
     assert_eq!(d.figures["bandwidth_ceiling_mib_per_s"], ceiling.mib_per_s);
     assert!(d.explanation.contains("(source: probe)"), "{}", d.explanation);
     // Through the proxy the loopback carries every body twice (lab to proxy, proxy to
-    // client) plus the requests: at least the body, at most a little over twice it.
+    // client) plus the requests: at least twice the body, in packets of at most 64 KiB
+    // (loopback's MTU). No upper bound: the counters are the machine's, and other
+    // processes' loopback traffic during a row (other test runs) only adds to them.
     for row in &result.results {
         let w = row.wire.as_ref().expect("wire counters on Linux");
-        assert!(w.rx_bytes >= row.bytes, "{w:?} body {}", row.bytes);
         let ratio = w.wire_to_body_ratio.unwrap();
-        assert!((2.0..=4.0).contains(&ratio), "workers {}: ratio {ratio}", row.workers);
+        assert!(ratio >= 2.0, "workers {}: ratio {ratio}: {w:?} body {}", row.workers, row.bytes);
+        assert!(w.rx_packets >= 2 * row.bytes / 65_536, "{w:?}");
     }
 }
 
@@ -232,6 +244,7 @@ async fn the_probe_finds_the_proxys_ceiling_and_the_top_rows_are_bandwidth_bound
 /// endpoint (`Interfaces::for_endpoint` returning External) gave ratios near 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wire_bytes_cover_the_bodies_without_a_proxy() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let server = lab_with_objects(200, None).await;
     let result = sweep(
         &server.endpoint(),
@@ -242,19 +255,20 @@ async fn wire_bytes_cover_the_bodies_without_a_proxy() {
     let w = row.wire.as_ref().unwrap();
     assert_eq!(w.interfaces, ["lo"]);
     let ratio = w.wire_to_body_ratio.unwrap();
-    // Requests and headers add a few percent; other tests' loopback traffic at the same
-    // time can only add, so the upper bound is loose.
-    assert!(ratio >= 1.0 && ratio <= 3.0, "ratio {ratio}: {w:?}");
-    assert!(w.rx_packets > 200, "{w:?}");
+    // Requests and headers add a few percent; other processes' loopback traffic at the
+    // same time can only add (no upper bound on a shared machine).
+    assert!(ratio >= 1.0, "ratio {ratio}: {w:?}");
+    assert!(w.rx_packets >= row.bytes / 65_536, "{w:?}");
 }
 
 /// Broken once: `Shape::of` without the burst search (burst always `None`) failed the
 /// burst assertion.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_probe_reports_a_one_time_burst_and_the_rate_after_it() {
-    let server = lab_with_objects(50, Some(64)).await;
-    // 48 MiB at 120 MiB/s (0.4 s), then 30 MiB/s.
-    let (endpoint, _) = proxy(server.addr(), Some(Pacer::new(30.0, Some((48.0, 120.0)))), None).await;
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = lab_with_objects(50, Some(32)).await;
+    // 12 MiB at 30 MiB/s (0.4 s), then 6 MiB/s.
+    let (endpoint, _) = proxy(server.addr(), Some(Pacer::new(6.0, Some((12.0, 30.0)))), None).await;
     let result = tokio::time::timeout(
         Duration::from_secs(60),
         sweep(
@@ -266,10 +280,10 @@ async fn the_probe_reports_a_one_time_burst_and_the_rate_after_it() {
     .unwrap();
     let probe = result.network.unwrap().probe.unwrap();
     eprintln!("{}", probe.explanation);
-    assert!(within(probe.sustained_mib_per_s, 30.0, 0.10), "{}", probe.explanation);
+    assert!(within(probe.sustained_mib_per_s, 6.0, 0.10), "{}", probe.explanation);
     let burst = probe.burst.unwrap_or_else(|| panic!("no burst: {}", probe.explanation));
-    assert!(burst.mib_per_s > 60.0, "{burst:?}");
-    assert!((24.0..=72.0).contains(&burst.mib), "{burst:?}");
+    assert!(burst.mib_per_s > 12.0, "{burst:?}");
+    assert!((6.0..=24.0).contains(&burst.mib), "{burst:?}");
     assert!(!result.results[0].in_burst, "the probe spent the burst: the row ran after it");
 }
 
@@ -288,24 +302,26 @@ fn medians(result: &SweepResult) -> Vec<(u32, f64)> {
 }
 
 /// A burst that favours whatever runs first: 3 configurations' worth of bytes fast,
-/// then 25 MiB/s. In ascending order the first worker count gets all of it (its median
+/// then 3 MiB/s (well below what the client reaches on a loaded machine, about 8). In
+/// ascending order the first worker count gets all of it (its median
 /// is far faster); interleaved, each worker count gets it in one round at most, and the
 /// medians agree. Broken once: `steps_of` ignoring `Interleaved` (ascending always)
 /// failed the interleaved assertion.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interleaving_keeps_a_burst_off_one_worker_count() {
-    let server = lab_with_objects(150, None).await;
-    let body_mib = 150.0 * 46_080.0 / MIB;
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = lab_with_objects(60, None).await;
+    let body_mib = 60.0 * 46_080.0 / MIB;
     let request = |order: &str| {
         format!(
-            r#"{{"buckets": ["net-bucket"], "object_count": 150, "workers": [8, 16, 32], "pool_connections": 32,
+            r#"{{"buckets": ["net-bucket"], "object_count": 60, "workers": [8, 16, 32], "pool_connections": 32,
                 "repetitions": 3, "order": "{order}", "warmup": false}}"#
         )
     };
     let mut spreads = Vec::new();
     for order in ["ascending", "interleaved"] {
-        let burst = Some((3.0 * body_mib, 150.0));
-        let (endpoint, _) = proxy(server.addr(), Some(Pacer::new(25.0, burst)), None).await;
+        let burst = Some((3.0 * body_mib, 40.0));
+        let (endpoint, _) = proxy(server.addr(), Some(Pacer::new(3.0, burst)), None).await;
         let result = tokio::time::timeout(Duration::from_secs(60), sweep(&endpoint, &request(order)))
             .await
             .unwrap();
@@ -316,7 +332,7 @@ async fn interleaving_keeps_a_burst_off_one_worker_count() {
         spreads.push((order, slowest / fastest, m));
     }
     assert!(spreads[0].1 > 1.5, "ascending: the burst favours the first worker count: {spreads:?}");
-    assert!(spreads[1].1 < 1.3, "interleaved: no worker count favoured: {spreads:?}");
+    assert!(spreads[1].1 < 1.25, "interleaved: no worker count favoured: {spreads:?}");
 }
 
 /// Two interleaved runs compared: rows paired by round, corrected for the worker counts,
@@ -325,6 +341,7 @@ async fn interleaving_keeps_a_burst_off_one_worker_count() {
 /// never set by the engine) made the test `unpaired` and failed the first assertion.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compare_pairs_interleaved_runs_by_round_and_says_what_it_cannot_show() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let server = lab_with_objects(60, None).await;
     let request = r#"{"buckets": ["net-bucket"], "object_count": 60, "workers": [1, 8], "repetitions": 3, "seed": 5}"#;
     let a = sweep(&server.endpoint(), request).await;
@@ -349,6 +366,7 @@ async fn compare_pairs_interleaved_runs_by_round_and_says_what_it_cannot_show() 
 /// idle timeout left at 60 s (as before) made the proxy's idle close count 1.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pool_retires_idle_connections_before_the_server_would() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let server = lab_with_objects(20, None).await;
     let (endpoint, tally) = proxy(server.addr(), None, Some(Duration::from_millis(600))).await;
     let request = r#"{"buckets": ["net-bucket"], "object_count": 20, "workers": [2], "pool_connections": 2,

@@ -4,7 +4,8 @@
 //! keeps a few large ranged GETs in flight, which costs the client little CPU per
 //! byte, so even a small client reaches a NIC's ceiling; without it, it reads the
 //! sweep's own objects with many GETs in flight, and says its figure is only a lower
-//! bound when the client's CPU was the limit. It reports the rate it settled at (the
+//! bound when CPU may have been the limit (the client's cores busy, or the machine's,
+//! which starves the client). It reports the rate it settled at (the
 //! median of the later half of its intervals) and a burst (MiB, at what rate, for how
 //! long) when the early intervals ran well above it.
 
@@ -104,6 +105,7 @@ async fn run_probe(
     };
     let source = Arc::new(source);
     let cpu_before = usage::process_cpu_time();
+    let machine_before = usage::machine_busy_time();
     let start = Instant::now();
     let stop_at = start + settings.time_budget;
     let mut tasks = tokio::task::JoinSet::new();
@@ -137,7 +139,12 @@ async fn run_probe(
     tasks.abort_all();
     while tasks.join_next().await.is_some() {}
     let wall = start.elapsed();
-    let cores_busy = usage::process_cpu_time().saturating_sub(cpu_before).as_secs_f64() / wall.as_secs_f64().max(1e-9);
+    let wall_s = wall.as_secs_f64().max(1e-9);
+    let cores_busy = usage::process_cpu_time().saturating_sub(cpu_before).as_secs_f64() / wall_s;
+    let machine_cores_busy = match (machine_before, usage::machine_busy_time()) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a).as_secs_f64() / wall_s),
+        _ => None,
+    };
     let usable_cores = UsableCpu::read().cores;
     let bytes = tally.bytes.load(Ordering::Relaxed);
     let stopped_by = if bytes >= settings.byte_budget {
@@ -152,7 +159,9 @@ async fn run_probe(
         Source::Objects => (ProbeObjectKind::SweepObjects, plan.keys().as_template()),
     };
     let shape = Shape::of(&samples, settings.interval);
-    let lower_bound = cores_busy >= CPU_BOUND_SHARE * usable_cores.min(usage::vcpus() as f64).max(0.01);
+    let vcpus = usage::vcpus() as f64;
+    let lower_bound = cores_busy >= CPU_BOUND_SHARE * usable_cores.min(vcpus).max(0.01)
+        || machine_cores_busy.is_some_and(|m| m >= CPU_BOUND_SHARE * vcpus);
     let mut report = ProbeReport {
         bucket: bucket.to_string(),
         kind,
@@ -168,6 +177,7 @@ async fn run_probe(
         interval_mib_per_s: samples.iter().map(|&x| round3(x)).collect(),
         burst: shape.burst,
         cores_busy: crate::model::stats::sig4(cores_busy),
+        machine_cores_busy: machine_cores_busy.map(crate::model::stats::sig4),
         usable_cores: crate::model::stats::sig4(usable_cores),
         lower_bound,
         stopped_by: stopped_by.to_string(),
@@ -275,9 +285,12 @@ fn explain(r: &ProbeReport) -> String {
         ),
         None => String::new(),
     };
+    let machine = r
+        .machine_cores_busy
+        .map_or(String::new(), |m| format!(", the machine's {m:.2} cores busy"));
     let bound = if r.lower_bound {
         format!(
-            "; a lower bound only: the client's CPU was the limit ({:.2} of {:.2} usable cores busy), the network may allow more",
+            "; a lower bound only: CPU, not the network, may have set it (the client {:.2} of {:.2} usable cores busy{machine}), the network may allow more",
             r.cores_busy, r.usable_cores
         )
     } else {

@@ -149,8 +149,12 @@ pub struct ProbeReport {
     /// Cores the client could use.
     #[serde(serialize_with = "tidy::sig4")]
     pub usable_cores: f64,
-    /// True when the client's CPU was busy enough (at least 85% of its usable cores)
-    /// that the network may allow more: the figure is only a lower bound.
+    /// The machine's busy CPU during the probe, in cores (all processes).
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "tidy::sig4_opt")]
+    pub machine_cores_busy: Option<f64>,
+    /// True when CPU may have set the figure rather than the network: the client's
+    /// cores at least 85% busy, or the machine's (other processes starving the
+    /// client). The figure is then only a lower bound.
     pub lower_bound: bool,
     /// Why the probe stopped: `time` or `bytes` (its budget), or `done`.
     pub stopped_by: String,
