@@ -132,9 +132,9 @@ impl Verdict {
             Verdict::BFaster { p, p_adjusted } => format!("B faster (p={p:.3}, Holm {p_adjusted:.3})"),
             Verdict::BSlower { p, p_adjusted } => format!("B slower (p={p:.3}, Holm {p_adjusted:.3})"),
             Verdict::NoDifferenceShown { p_adjusted } => format!("no difference shown (Holm p={p_adjusted:.2})"),
-            Verdict::CannotShow {
-                repetitions_needed, ..
-            } => format!("no difference shown (cannot reach p<0.05; {repetitions_needed} reps would)"),
+            Verdict::CannotShow { repetitions_needed, .. } => {
+                format!("no difference shown (cannot reach p<0.05; {repetitions_needed} reps would)")
+            }
             Verdict::TooFewRepetitions => "n/a (<3 reps)".into(),
         }
     }
@@ -165,7 +165,9 @@ fn test_config(a: &[&ConfigResult], b: &[&ConfigResult]) -> Option<Tested> {
         .iter()
         .filter_map(|x| {
             let round = x.round?;
-            b.iter().find(|y| y.round == Some(round)).map(|y| (x.wall_ms, y.wall_ms))
+            b.iter()
+                .find(|y| y.round == Some(round))
+                .map(|y| (x.wall_ms, y.wall_ms))
         })
         .collect();
     if pairs.len() >= MIN_REPETITIONS {
@@ -515,7 +517,11 @@ mod tests {
             "{:?}",
             v[0].verdict
         );
-        assert!(matches!(v[1].verdict, Verdict::NoDifferenceShown { .. }), "{:?}", v[1].verdict);
+        assert!(
+            matches!(v[1].verdict, Verdict::NoDifferenceShown { .. }),
+            "{:?}",
+            v[1].verdict
+        );
         assert_eq!(v[0].test, Some(Test::Unpaired));
     }
 
@@ -535,7 +541,11 @@ mod tests {
         let c = compare(&a, &b, &CompareOptions::default()).unwrap();
         let m = &c.pairs[0].configs[0];
         assert_eq!(m.test, Some(Test::PairedByRound));
-        assert!(matches!(m.verdict, Verdict::BFaster { p, .. } if (p - 1.0 / 32.0).abs() < 1e-12), "{:?}", m.verdict);
+        assert!(
+            matches!(m.verdict, Verdict::BFaster { p, .. } if (p - 1.0 / 32.0).abs() < 1e-12),
+            "{:?}",
+            m.verdict
+        );
         // Without rounds the same numbers show nothing.
         let plain = |walls: &[f64]| result(reps("b1", 4, walls));
         let c = compare(
@@ -544,7 +554,10 @@ mod tests {
             &CompareOptions::default(),
         )
         .unwrap();
-        assert!(matches!(c.pairs[0].configs[0].verdict, Verdict::NoDifferenceShown { .. }));
+        assert!(matches!(
+            c.pairs[0].configs[0].verdict,
+            Verdict::NoDifferenceShown { .. }
+        ));
     }
 
     #[test]

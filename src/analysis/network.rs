@@ -14,7 +14,10 @@ pub fn ceiling(result: &mut SweepResult, thresholds: &Thresholds) -> Thresholds 
     if let Some(user) = t.bandwidth_ceiling_mib_per_s {
         t.bandwidth_ceiling_source = Some(t.bandwidth_ceiling_source.unwrap_or(CeilingSource::User));
         let network = result.network.get_or_insert_with(|| NetworkReport {
-            order: result.request.order.unwrap_or(Order::default_for(result.request.repetitions)),
+            order: result
+                .request
+                .order
+                .unwrap_or(Order::default_for(result.request.repetitions)),
             order_seed: None,
             pool_idle_timeout_ms: result.request.pool_idle_timeout_ms,
             ceiling: None,
@@ -53,7 +56,10 @@ mod tests {
     use crate::model::test_rows;
 
     fn with_probe(mib_per_s: f64, lower_bound: bool) -> SweepResult {
-        let mut r = test_rows::result(vec![test_rows::row("b", 1, 1, 100.0, 0), test_rows::row("b", 8, 1, 100.0, 0)]);
+        let mut r = test_rows::result(vec![
+            test_rows::row("b", 1, 1, 100.0, 0),
+            test_rows::row("b", 8, 1, 100.0, 0),
+        ]);
         r.results[0].mib_per_s = 30.0;
         r.results[1].mib_per_s = 60.0;
         r.network = Some(NetworkReport {

@@ -73,7 +73,19 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
     }
     let u: f64 = a
         .iter()
-        .map(|x| b.iter().map(|y| if x < y { 1.0 } else if x == y { 0.5 } else { 0.0 }).sum::<f64>())
+        .map(|x| {
+            b.iter()
+                .map(|y| {
+                    if x < y {
+                        1.0
+                    } else if x == y {
+                        0.5
+                    } else {
+                        0.0
+                    }
+                })
+                .sum::<f64>()
+        })
         .sum();
     let low = u.min((m * n) as f64 - u);
     if m * n > EXACT_U_CELLS {
@@ -122,7 +134,8 @@ fn one_at_zero(cells: usize) -> Vec<f64> {
 fn normal_upper_tail(z: f64) -> f64 {
     let x = z / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let poly =
+        t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     0.5 * poly * (-x * x).exp()
 }
 

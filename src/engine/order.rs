@@ -28,7 +28,13 @@ fn round_seed(seed: u64, round: u32) -> u64 {
 
 /// Every configuration of `plan` in the order to run it.
 pub fn steps(plan: &Plan) -> Vec<Step> {
-    steps_of(plan.order(), plan.buckets().len(), plan.workers(), plan.repetitions(), plan.seed())
+    steps_of(
+        plan.order(),
+        plan.buckets().len(),
+        plan.workers(),
+        plan.repetitions(),
+        plan.seed(),
+    )
 }
 
 /// [`steps`] from its parts.
@@ -85,7 +91,11 @@ mod tests {
     fn interleaved_runs_rounds_of_every_worker_count_reproducibly() {
         let a = steps_of(Order::Interleaved, 2, &W, 4, 7);
         assert_eq!(a, steps_of(Order::Interleaved, 2, &W, 4, 7), "same seed, same order");
-        assert_ne!(a, steps_of(Order::Interleaved, 2, &W, 4, 8), "another seed, another order");
+        assert_ne!(
+            a,
+            steps_of(Order::Interleaved, 2, &W, 4, 8),
+            "another seed, another order"
+        );
         assert_eq!(a.len(), 2 * W.len() * 4);
         for (round, chunk) in a.chunks(W.len()).enumerate() {
             let mut ws: Vec<u32> = chunk.iter().map(|s| s.workers).collect();
@@ -95,6 +105,9 @@ mod tests {
             assert!(chunk.iter().all(|s| s.round == Some(r) && s.repetition == r));
         }
         let firsts: std::collections::BTreeSet<u32> = a.chunks(2 * W.len()).map(|c| c[0].workers).collect();
-        assert!(firsts.len() > 1, "the first worker count changes from round to round: {firsts:?}");
+        assert!(
+            firsts.len() > 1,
+            "the first worker count changes from round to round: {firsts:?}"
+        );
     }
 }

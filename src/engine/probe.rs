@@ -324,7 +324,10 @@ mod tests {
         let s = Shape::of(&[200.0, 200.0, 200.0, 40.0, 40.0, 40.0, 40.0, 40.0, 40.0, 40.0], I);
         assert_eq!(s.sustained, 40.0);
         let b = s.burst.unwrap();
-        assert!((b.mib - 60.0).abs() < 1e-6 && (b.mib_per_s - 200.0).abs() < 1e-6, "{b:?}");
+        assert!(
+            (b.mib - 60.0).abs() < 1e-6 && (b.mib_per_s - 200.0).abs() < 1e-6,
+            "{b:?}"
+        );
         assert_eq!(b.duration_ms, 300.0);
         // One fast interval is noise, not a burst.
         assert!(Shape::of(&[200.0, 40.0, 40.0, 40.0, 40.0, 40.0], I).burst.is_none());

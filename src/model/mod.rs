@@ -21,7 +21,8 @@ pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryStep, MemorySweepReport};
 pub use network::{
-    BandwidthCeiling, CeilingSource, ChildWire, NetworkReport, Order, ProbeBurst, ProbeObjectKind, ProbeReport, WireCounts,
+    BandwidthCeiling, CeilingSource, ChildWire, NetworkReport, Order, ProbeBurst, ProbeObjectKind, ProbeReport,
+    WireCounts,
 };
 pub use request::{Architecture, FanoutRequest, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs};
 pub use result::{

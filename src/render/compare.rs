@@ -107,7 +107,11 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
             c.min_repetitions_a, c.min_repetitions_b
         );
     } else {
-        let paired = c.pairs.iter().flat_map(|p| &p.configs).any(|m| m.test == Some(Test::PairedByRound));
+        let paired = c
+            .pairs
+            .iter()
+            .flat_map(|p| &p.configs)
+            .any(|m| m.test == Some(Test::PairedByRound));
         let test = if paired {
             "rows paired by round (both runs interleaved), sign test"
         } else {
@@ -140,7 +144,10 @@ mod tests {
         let b = result([reps("b1", 1, &[60.0, 62.0, 61.0]), reps("b1", 8, &[49.0, 53.0, 50.0])].concat());
         let c = compare(&a, &b, &CompareOptions::default()).unwrap();
         let text = render_comparison(&c, Style::Terminal);
-        assert!(text.contains("no difference shown (cannot reach p<0.05; 5 reps would)"), "{text}");
+        assert!(
+            text.contains("no difference shown (cannot reach p<0.05; 5 reps would)"),
+            "{text}"
+        );
         assert!(text.contains("Holm"), "{text}");
         assert!(!text.contains("no significance claimed"), "{text}");
 

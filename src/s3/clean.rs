@@ -145,7 +145,11 @@ pub fn without(manifest: &SeedManifest, deleted: &[String]) -> SeedManifest {
     let gone: std::collections::HashSet<&str> = deleted.iter().map(String::as_str).collect();
     let mut left = manifest.clone();
     left.written.retain(|k| !gone.contains(k.as_str()));
-    if left.probe_object.as_ref().is_some_and(|p| gone.contains(p.key.as_str())) {
+    if left
+        .probe_object
+        .as_ref()
+        .is_some_and(|p| gone.contains(p.key.as_str()))
+    {
         left.probe_object = None;
     }
     left

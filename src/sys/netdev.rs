@@ -107,7 +107,10 @@ mod tests {
     #[test]
     fn loopback_or_the_others_are_summed() {
         let lo = parse(SAMPLE, Interfaces::Loopback).unwrap();
-        assert_eq!((lo.bytes, lo.packets, lo.interfaces.clone()), (1000, 10, vec!["lo".to_string()]));
+        assert_eq!(
+            (lo.bytes, lo.packets, lo.interfaces.clone()),
+            (1000, 10, vec!["lo".to_string()])
+        );
         let ext = parse(SAMPLE, Interfaces::External).unwrap();
         assert_eq!((ext.bytes, ext.packets), (5300, 23));
         assert_eq!(ext.interfaces, ["eth0", "eth1"]);
@@ -121,10 +124,22 @@ mod tests {
 
     #[test]
     fn endpoints_pick_their_interfaces() {
-        assert_eq!(Interfaces::for_endpoint(Some("http://127.0.0.1:9000")), Interfaces::Loopback);
-        assert_eq!(Interfaces::for_endpoint(Some("https://localhost:9000")), Interfaces::Loopback);
-        assert_eq!(Interfaces::for_endpoint(Some("http://[::1]:9000")), Interfaces::Loopback);
-        assert_eq!(Interfaces::for_endpoint(Some("https://s3.example.com")), Interfaces::External);
+        assert_eq!(
+            Interfaces::for_endpoint(Some("http://127.0.0.1:9000")),
+            Interfaces::Loopback
+        );
+        assert_eq!(
+            Interfaces::for_endpoint(Some("https://localhost:9000")),
+            Interfaces::Loopback
+        );
+        assert_eq!(
+            Interfaces::for_endpoint(Some("http://[::1]:9000")),
+            Interfaces::Loopback
+        );
+        assert_eq!(
+            Interfaces::for_endpoint(Some("https://s3.example.com")),
+            Interfaces::External
+        );
         assert_eq!(Interfaces::for_endpoint(None), Interfaces::External);
     }
 
