@@ -446,6 +446,31 @@ mod tests {
     }
 
     #[test]
+    fn the_childrens_wire_rates_are_listed_and_added() {
+        let wired = |start_ms: f64, rx_mib_per_s: f64| {
+            let mut row = child_row("b-1", 4, start_ms, 100.0, &[1000; 10], 0);
+            row.wire = Some(WireCounts {
+                interfaces: vec!["eth0".into()],
+                rx_bytes: (rx_mib_per_s * 0.1 * 1024.0 * 1024.0) as u64,
+                rx_packets: 100,
+                rx_mib_per_s,
+                wire_to_body_ratio: None,
+            });
+            child_result(vec![row], false)
+        };
+        let outcomes = vec![outcome(0, Ok(wired(0.0, 70.0))), outcome(1, Ok(wired(0.0, 75.0)))];
+        let (rows, report) = merge(&plan(), "f", 0, outcomes);
+        let c = &report.configurations[0];
+        let rates: Vec<(u32, f64)> = c.children_wire.iter().map(|w| (w.child, w.rx_mib_per_s)).collect();
+        assert_eq!(rates, vec![(0, 70.0), (1, 75.0)]);
+        assert_eq!(c.wire_mib_per_s_total, Some(145.0));
+        let w = rows[0].wire.as_ref().unwrap();
+        assert_eq!(w.rx_packets, 200);
+        // Both children over the same 100 ms window: the merged rate is their sum.
+        assert!((w.rx_mib_per_s - 145.0).abs() < 0.01, "{w:?}");
+    }
+
+    #[test]
     fn a_child_missing_a_configuration_is_named_and_the_result_truncated() {
         let p = Plan::from_value(json!({
             "buckets": ["b-1"], "workers": [4, 8], "object_count": 30,
