@@ -415,3 +415,54 @@ async fn the_pool_retires_idle_connections_before_the_server_would() {
     assert_eq!(tally.idle_closes.load(Ordering::Relaxed), 0, "the client closed first");
     assert!(tally.client_closes.load(Ordering::Relaxed) >= 1);
 }
+
+/// The command line: `run --probe-bandwidth --order interleaved` through the 10 MiB/s
+/// proxy prints a result whose probe found the ceiling, whose verdicts name it, and
+/// whose rows carry rounds and wire counters. Broken once: `--probe-bandwidth` not
+/// written into the request (`run_plan` skipping it) failed at `network.probe`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_probe_bandwidth_from_the_command_line() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = lab_with_objects(200, Some(32)).await;
+    let (endpoint, _) = proxy(server.addr(), Some(Pacer::new(CEILING, None)), None).await;
+    let args = [
+        "run",
+        "--endpoint",
+        &endpoint,
+        "--credentials",
+        "lab",
+        "--bucket",
+        BUCKET,
+        "--objects",
+        "200",
+        "--workers",
+        "4,32",
+        "--repetitions",
+        "2",
+        "--order",
+        "interleaved",
+        "--probe-bandwidth",
+        "--quiet",
+    ]
+    .map(String::from);
+    let out = tokio::time::timeout(
+        Duration::from_secs(90),
+        tokio::process::Command::new(common::BIN).args(&args).kill_on_drop(true).output(),
+    )
+    .await
+    .expect("run ends within 90 s")
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let result = SweepResult::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    let network = result.network.as_ref().unwrap();
+    let probe = network.probe.as_ref().expect("the probe ran");
+    assert!(within(probe.sustained_mib_per_s, CEILING, 0.10), "{}", probe.explanation);
+    assert_eq!(network.ceiling.unwrap().source, CeilingSource::Probe);
+    assert_eq!(network.order_seed, Some(1));
+    let top = result.results.iter().filter(|r| r.workers == 32);
+    for r in top {
+        assert!(r.round.is_some() && r.wire.is_some(), "{r:?}");
+        let d = r.diagnosis.as_ref().unwrap();
+        assert_eq!(d.verdict, Verdict::Bandwidth, "{}", d.explanation);
+    }
+}
