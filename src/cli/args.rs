@@ -26,7 +26,8 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub runtime_threads: Option<usize>,
     /// Known network ceiling in MiB/s (measured or configured): configurations near it
-    /// get the `bandwidth` verdict, and the model uses it. Default: unknown.
+    /// get the `bandwidth` verdict, and the model uses it (source `user`; it wins over
+    /// `--probe-bandwidth`'s). Default: unknown, or the probe's when it ran.
     #[arg(long, global = true)]
     pub bandwidth_mib_s: Option<f64>,
     /// More detail on stderr: -v logs s3sweep's debug lines (the SDK's full error for
