@@ -423,7 +423,7 @@ async fn the_pool_retires_idle_connections_before_the_server_would() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_probe_bandwidth_from_the_command_line() {
     let _one = ONE_AT_A_TIME.lock().await;
-    let server = lab_with_objects(200, Some(32)).await;
+    let server = lab_with_objects(400, Some(32)).await;
     let (endpoint, _) = proxy(server.addr(), Some(Pacer::new(CEILING, None)), None).await;
     let args = [
         "run",
@@ -434,7 +434,7 @@ async fn run_probe_bandwidth_from_the_command_line() {
         "--bucket",
         BUCKET,
         "--objects",
-        "200",
+        "400",
         "--workers",
         "4,32",
         "--repetitions",
