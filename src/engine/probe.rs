@@ -108,33 +108,7 @@ async fn run_probe(
     let machine_before = usage::machine_busy_time();
     let start = Instant::now();
     let stop_at = start + settings.time_budget;
-    let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..streams {
-        let (s3, tally, source) = (s3.clone(), tally.clone(), source.clone());
-        let (bucket, keys) = (bucket.to_string(), plan.keys().clone());
-        let objects = u64::from(plan.object_count());
-        tasks.spawn(async move {
-            while Instant::now() < stop_at && tally.bytes.load(Ordering::Relaxed) < settings.byte_budget {
-                let n = tally.next.fetch_add(1, Ordering::Relaxed);
-                let request = match &*source {
-                    Source::Ranges { key, size } => {
-                        let chunks = size.div_ceil(settings.range_bytes).max(1);
-                        let first = (n % chunks) * settings.range_bytes;
-                        let last = (first + settings.range_bytes).min(*size) - 1;
-                        s3.get_object()
-                            .bucket(&bucket)
-                            .key(key)
-                            .range(format!("bytes={first}-{last}"))
-                    }
-                    Source::Objects => s3.get_object().bucket(&bucket).key(keys.key((n % objects) as u32)),
-                };
-                tally.requests.fetch_add(1, Ordering::Relaxed);
-                if read_body(request, &tally, stop_at).await.is_err() {
-                    tally.errors.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        });
-    }
+    let mut tasks = spawn_streams(s3, plan, bucket, (source.clone(), streams), &tally, settings, stop_at);
     let samples = sample(&tally, settings, start, stop_at, &mut tasks).await;
     tasks.abort_all();
     while tasks.join_next().await.is_some() {}
@@ -185,6 +159,47 @@ async fn run_probe(
     };
     report.explanation = explain(&report);
     report
+}
+
+/// Starts `streams` tasks, each keeping one probe GET in flight until `stop_at` or the
+/// byte budget.
+fn spawn_streams(
+    s3: &aws_sdk_s3::Client,
+    plan: &Plan,
+    bucket: &str,
+    (source, streams): (Arc<Source>, u32),
+    tally: &Arc<Tally>,
+    settings: ProbeSettings,
+    stop_at: Instant,
+) -> tokio::task::JoinSet<()> {
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..streams {
+        let (s3, tally, source) = (s3.clone(), tally.clone(), source.clone());
+        let (bucket, keys) = (bucket.to_string(), plan.keys().clone());
+        let objects = u64::from(plan.object_count());
+        tasks.spawn(async move {
+            while Instant::now() < stop_at && tally.bytes.load(Ordering::Relaxed) < settings.byte_budget {
+                let n = tally.next.fetch_add(1, Ordering::Relaxed);
+                let request = match &*source {
+                    Source::Ranges { key, size } => {
+                        let chunks = size.div_ceil(settings.range_bytes).max(1);
+                        let first = (n % chunks) * settings.range_bytes;
+                        let last = (first + settings.range_bytes).min(*size) - 1;
+                        s3.get_object()
+                            .bucket(&bucket)
+                            .key(key)
+                            .range(format!("bytes={first}-{last}"))
+                    }
+                    Source::Objects => s3.get_object().bucket(&bucket).key(keys.key((n % objects) as u32)),
+                };
+                tally.requests.fetch_add(1, Ordering::Relaxed);
+                if read_body(request, &tally, stop_at).await.is_err() {
+                    tally.errors.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+    }
+    tasks
 }
 
 /// One GET's body drained into the tally, stopping at `stop_at`.
