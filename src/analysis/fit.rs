@@ -4,7 +4,7 @@
 //! comparison.
 
 use crate::model::stats::round3;
-use crate::model::{BucketComparison, CurveAnalysis, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict};
+use crate::model::{BucketComparison, CurveAnalysis, Limit, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict};
 
 use super::summary::knee;
 
@@ -88,9 +88,12 @@ pub fn fit_curve(points: &[(f64, f64)]) -> Option<(f64, Option<f64>, f64)> {
 }
 
 /// The model's throughput for `workers` in flight on `cores`, and its binding term.
-fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f64, &'static str) {
-    let mut best = (f64::from(workers) / (fit.latency_ms_per_request / 1000.0), "latency");
-    let mut consider = |x: f64, name: &'static str| {
+fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f64, Limit) {
+    let mut best = (
+        f64::from(workers) / (fit.latency_ms_per_request / 1000.0),
+        Limit::Latency,
+    );
+    let mut consider = |x: f64, name: Limit| {
         if x < best.0 {
             best = (x, name);
         }
@@ -104,28 +107,28 @@ fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f
         (_, Some(k)) if inputs.plateau_is_client_cpu => {
             // The plateau's own rows were client-CPU-bound: it is the CPU ceiling as
             // measured (starvation and all), and it moves with the cores.
-            consider(k * scale, "client_cpu");
+            consider(k * scale, Limit::ClientCpu);
         }
         (Some(c), plateau) if c > 0.0 => {
             let ceiling = cores * 1000.0 / c;
-            consider(ceiling, "client_cpu");
+            consider(ceiling, Limit::ClientCpu);
             // A plateau well below the client's CPU ceiling is something else (the
             // server, the network, a serial section): it stays where it is.
             if let Some(k) = plateau {
                 let now = fit.client_cores * 1000.0 / c;
                 if k < 0.7 * now {
-                    consider(k, "plateau");
+                    consider(k, Limit::Plateau);
                 }
             }
         }
         (_, Some(k)) => {
             // No CPU measurement: read the plateau as client CPU (c / P = 1 / K).
-            consider(k * scale, "client_cpu");
+            consider(k * scale, Limit::ClientCpu);
         }
         _ => {}
     }
     if let Some(b) = fit.bandwidth_ceiling_objects_per_s {
-        consider(b, "bandwidth");
+        consider(b, Limit::Bandwidth);
     }
     best
 }
@@ -140,25 +143,46 @@ pub fn analyse_curve(
 ) -> CurveAnalysis {
     let knee_workers = knee(&points.iter().map(|p| (p.0, p.2)).collect::<Vec<_>>());
     let max_workers = points.iter().map(|p| p.0).max().unwrap_or(1);
-    let fit = fit_curve(&points.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>()).map(|(r, k, e)| {
-        let c = inputs.client_cpu_ms_per_request.filter(|c| *c > 0.0);
-        ModelFit {
-            latency_ms_per_request: round3(r * 1000.0),
-            plateau_objects_per_s: k.map(round3),
-            plateau_ms_per_request: k.map(|k| round3(1000.0 / k)),
-            client_cpu_ms_per_request: c.map(round3),
-            client_cores: inputs.client_cores,
-            client_cpu_ceiling_objects_per_s: c.map(|c| round3(inputs.client_cores * 1000.0 / c)),
-            bandwidth_ceiling_objects_per_s: inputs
-                .bandwidth_ceiling_mib_per_s
-                .filter(|_| inputs.object_size_bytes > 0.0)
-                .map(|b| round3(b * 1024.0 * 1024.0 / inputs.object_size_bytes)),
-            fit_rms_log_error: round3(e),
-            workers_to_plateau: k.map(|k| round3(k * r)),
-        }
-    });
+    let fit = fit_curve(&points.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>()).map(|fitted| model_fit(fitted, inputs));
     let still_rising = knee_workers == Some(max_workers) && points.len() > 1;
-    let recommendation = match (knee_workers, &fit) {
+    let predictions = fit.as_ref().map_or_else(Vec::new, |f| {
+        predictions(f, inputs, knee_workers.unwrap_or(max_workers), max_workers)
+    });
+    CurveAnalysis {
+        bucket: bucket.to_string(),
+        knee_workers,
+        recommended_workers: knee_workers,
+        recommendation: recommendation(knee_workers, still_rising, fit.as_ref()),
+        verdicts,
+        fit,
+        predictions,
+        memory_mb: None,
+    }
+}
+
+/// The model's terms from a fitted (R in seconds, plateau, RMS log error) and the
+/// measured inputs.
+fn model_fit((r, k, e): (f64, Option<f64>, f64), inputs: &ModelInputs) -> ModelFit {
+    let c = inputs.client_cpu_ms_per_request.filter(|c| *c > 0.0);
+    ModelFit {
+        latency_ms_per_request: round3(r * 1000.0),
+        plateau_objects_per_s: k.map(round3),
+        plateau_ms_per_request: k.map(|k| round3(1000.0 / k)),
+        client_cpu_ms_per_request: c.map(round3),
+        client_cores: inputs.client_cores,
+        client_cpu_ceiling_objects_per_s: c.map(|c| round3(inputs.client_cores * 1000.0 / c)),
+        bandwidth_ceiling_objects_per_s: inputs
+            .bandwidth_ceiling_mib_per_s
+            .filter(|_| inputs.object_size_bytes > 0.0)
+            .map(|b| round3(b * 1024.0 * 1024.0 / inputs.object_size_bytes)),
+        fit_rms_log_error: round3(e),
+        workers_to_plateau: k.map(|k| round3(k * r)),
+    }
+}
+
+/// The recommended worker count in words.
+fn recommendation(knee_workers: Option<u32>, still_rising: bool, fit: Option<&ModelFit>) -> String {
+    match (knee_workers, fit) {
         (None, _) => "no configuration without errors: no recommendation".to_string(),
         (Some(k), _) if still_rising => format!(
             "{k} workers, the largest tried: the curve was still rising, so try more (and a pool at least as large)"
@@ -169,63 +193,54 @@ pub fn analyse_curve(
             f.latency_ms_per_request
         ),
         (Some(k), _) => format!("{k} workers: the smallest count within 10% of the best"),
+    }
+}
+
+/// What the model predicts: as measured at `best` workers, at 10x the most workers
+/// tried, and with more CPU (on Lambda: twice the memory and the largest size; else
+/// 6 vCPUs).
+fn predictions(f: &ModelFit, inputs: &ModelInputs, best: u32, max_workers: u32) -> Vec<Prediction> {
+    let objects = inputs.objects.max(1) as f64;
+    let at = |scenario: String, workers: u32, cores: f64| {
+        let (x, limit) = predict(f, inputs, workers, cores);
+        Prediction {
+            scenario,
+            workers,
+            client_cores: cores,
+            objects_per_s: round3(x),
+            wall_ms: round3(objects / x * 1000.0),
+            limit,
+        }
     };
-    let mut predictions = Vec::new();
-    if let Some(f) = &fit {
-        let objects = inputs.objects.max(1) as f64;
-        let mut push = |scenario: String, workers: u32, cores: f64| {
-            let (x, limit) = predict(f, inputs, workers, cores);
-            predictions.push(Prediction {
-                scenario,
-                workers,
-                client_cores: cores,
-                objects_per_s: round3(x),
-                wall_ms: round3(objects / x * 1000.0),
-                limit: limit.to_string(),
-            });
-        };
-        let best = knee_workers.unwrap_or(max_workers);
-        push(format!("as measured, {best} workers"), best, inputs.client_cores);
-        push(
-            format!("10x workers ({})", max_workers * 10),
-            max_workers * 10,
-            inputs.client_cores,
-        );
-        let more = max_workers * 10;
-        match inputs.lambda_memory_mb {
-            // On Lambda more CPU is more memory: double it, and the largest size.
-            Some(mb) if inputs.cores_scale_with_vcpus => {
-                let mut sizes = vec![(mb * 2).min(10_240), 10_240];
-                sizes.dedup();
-                for size in sizes.into_iter().filter(|s| *s > mb) {
-                    let cores = (f64::from(size) / 1_769.0).min(6.0);
-                    push(
-                        format!("at {size} MB ({cores:.2} vCPUs of CPU time), {more} workers"),
-                        more,
-                        round3(cores),
-                    );
-                }
-            }
-            _ => {
-                let six = if inputs.cores_scale_with_vcpus {
-                    6.0
-                } else {
-                    inputs.client_cores
-                };
-                push(format!("6 vCPUs, {more} workers"), more, six);
+    let more = max_workers * 10;
+    let mut out = vec![
+        at(format!("as measured, {best} workers"), best, inputs.client_cores),
+        at(format!("10x workers ({more})"), more, inputs.client_cores),
+    ];
+    match inputs.lambda_memory_mb {
+        // On Lambda more CPU is more memory: double it, and the largest size.
+        Some(mb) if inputs.cores_scale_with_vcpus => {
+            let mut sizes = vec![(mb * 2).min(10_240), 10_240];
+            sizes.dedup();
+            for size in sizes.into_iter().filter(|s| *s > mb) {
+                let cores = (f64::from(size) / 1_769.0).min(6.0);
+                out.push(at(
+                    format!("at {size} MB ({cores:.2} vCPUs of CPU time), {more} workers"),
+                    more,
+                    round3(cores),
+                ));
             }
         }
+        _ => {
+            let six = if inputs.cores_scale_with_vcpus {
+                6.0
+            } else {
+                inputs.client_cores
+            };
+            out.push(at(format!("6 vCPUs, {more} workers"), more, six));
+        }
     }
-    CurveAnalysis {
-        bucket: bucket.to_string(),
-        knee_workers,
-        recommended_workers: knee_workers,
-        recommendation,
-        verdicts,
-        fit,
-        predictions,
-        memory_mb: None,
-    }
+    out
 }
 
 /// Compares every bucket with the one of lowest fitted latency.
@@ -344,7 +359,7 @@ mod tests {
         assert!(ef.fit_rms_log_error < 0.1, "{ef:?}");
         // Under a GIL neither 10x workers nor 6 vCPUs move the plateau.
         for p in &e.predictions[1..] {
-            assert_eq!(p.limit, "client_cpu", "{p:?}");
+            assert_eq!(p.limit, Limit::ClientCpu, "{p:?}");
             assert!((p.wall_ms - 1000.0 * c).abs() < 1.0, "{p:?}");
         }
         // Few workers reach the plateau: about 3 for Express, about 12 for Standard.
@@ -371,7 +386,7 @@ mod tests {
         assert_eq!(f.plateau_objects_per_s, None);
         assert!(a.recommendation.contains("still rising"), "{}", a.recommendation);
         // 640 workers at 5 ms: 128,000/s from latency, 10,000/s from 2 cores: CPU binds.
-        assert_eq!(a.predictions[1].limit, "client_cpu");
+        assert_eq!(a.predictions[1].limit, Limit::ClientCpu);
         assert!((a.predictions[1].objects_per_s - 10_000.0).abs() < 1.0);
         // 6 vCPUs: 30,000/s.
         assert!((a.predictions[2].objects_per_s - 30_000.0).abs() < 1.0);
@@ -385,7 +400,7 @@ mod tests {
             },
             vec![],
         );
-        assert_eq!(b.predictions[2].limit, "bandwidth");
+        assert_eq!(b.predictions[2].limit, Limit::Bandwidth);
         assert!(
             (b.predictions[2].objects_per_s - 2275.6).abs() < 1.0,
             "{:?}",
@@ -408,7 +423,7 @@ mod tests {
             ..python()
         };
         let other = analyse_curve("x", &curve, &inputs, vec![]);
-        assert_eq!(other.predictions[2].limit, "plateau", "{:?}", other.predictions);
+        assert_eq!(other.predictions[2].limit, Limit::Plateau, "{:?}", other.predictions);
         assert!((other.predictions[2].objects_per_s - 5000.0).abs() < 100.0);
         let cpu = analyse_curve(
             "x",
@@ -419,7 +434,7 @@ mod tests {
             },
             vec![],
         );
-        assert_eq!(cpu.predictions[1].limit, "client_cpu");
+        assert_eq!(cpu.predictions[1].limit, Limit::ClientCpu);
         assert!((cpu.predictions[1].objects_per_s - 5000.0).abs() < 100.0);
         // 6 vCPUs: 3x the 2-core plateau.
         assert!(

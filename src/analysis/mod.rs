@@ -2,7 +2,8 @@
 //! the adapters call on a measured result; the parts:
 //!
 //! - [`summary`]: best configuration, one-worker speed-up and knee per bucket;
-//! - [`verdict`]: what bound each configuration, by rules with thresholds;
+//! - [`rules`]: what bound each configuration, by an ordered list of rules with
+//!   thresholds; [`verdict`]: the same read against each bucket's curve;
 //! - [`fit`]: the throughput model fitted per bucket, its predictions, and the
 //!   bucket-vs-bucket comparison;
 //! - [`cost`]: what each configuration's GETs and Lambda time cost;
@@ -17,6 +18,7 @@ pub mod cost;
 pub mod fit;
 pub mod memory;
 pub mod network;
+pub mod rules;
 pub mod significance;
 pub mod summary;
 pub mod verdict;
@@ -24,13 +26,14 @@ pub mod verdict;
 use crate::model::result::worker_counts;
 use crate::model::stats::median;
 use crate::model::{
-    Analysis, BucketComparison, BucketSummary, ConfigResult, CurveAnalysis, SweepResult, Thresholds, Verdict,
-    WorkerVerdict,
+    Analysis, BucketComparison, BucketSummary, ConfigResult, CpuSource, CurveAnalysis, SweepResult, Thresholds,
+    Verdict, WorkerVerdict,
 };
 
 use fit::{analyse_curve, compare_buckets, ModelInputs};
+use rules::diagnose_row;
 use summary::summarize;
-use verdict::{curve_verdicts, diagnose_row, queueing_notes};
+use verdict::{curve_verdicts, queueing_notes};
 
 /// The one analysis step every adapter calls on a finished result: per-bucket
 /// summaries, every row's verdict, and per bucket the curve analysis, model fit,
@@ -98,14 +101,14 @@ fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
     for row in &mut result.results {
         row.diagnosis = Some(diagnose_row(row, vcpus, thresholds));
     }
-    queueing_notes(&mut result.results);
-    curve_verdicts(&mut result.results);
+    let queueing = queueing_notes(&mut result.results);
+    curve_verdicts(&mut result.results, &queueing);
     let lambda_memory = result
         .environment
         .lambda
         .as_ref()
         .and_then(|l| l.memory_size_mb)
-        .filter(|_| result.environment.cpu_source.as_deref() == Some("lambda_memory"));
+        .filter(|_| result.environment.cpu_source == Some(CpuSource::LambdaMemory));
     let mut analyses = Vec::new();
     for summary in &result.summary {
         let rows: Vec<&ConfigResult> = result.rows_of(&summary.bucket).collect();

@@ -5,15 +5,15 @@
 use std::sync::Arc;
 
 use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};
-use serde_json::Value;
 
 use s3sweep::lambda::{Function, FunctionSettings};
+use s3sweep::plan::json::EventJson;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     // Honours AWS_LAMBDA_LOG_LEVEL (else RUST_LOG, else INFO) and
-    // AWS_LAMBDA_LOG_FORMAT=JSON.
-    lambda_runtime::tracing::init_default_subscriber();
+    // AWS_LAMBDA_LOG_FORMAT=JSON. Every line redacted (session tokens, URL passwords).
+    lambda_runtime::tracing::init_default_subscriber_with_writer(s3sweep::sys::redact::Redacting(std::io::stdout));
     // Many pooled connections need many descriptors: lift the soft limit to the hard one.
     let fd_limits = s3sweep::sys::limits::raise_nofile();
     tracing::debug!(soft = fd_limits.soft, hard = fd_limits.hard, "file descriptor limits");
@@ -29,7 +29,8 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         safety_margin_ms = function.settings().safety_margin.as_millis() as u64,
         "s3sweep-lambda ready"
     );
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
+    // The event is parsed strictly: a key given twice is an invalid event.
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<EventJson>| {
         let function = function.clone();
         async move { function.handle(event).await.map_err(Diagnostic::from) }
     }))

@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => match s3sweep::cli::parse_error_line(&err, &std::env::args().collect::<Vec<_>>()) {
             Some(line) => {
-                eprintln!("error: {line}");
+                eprintln!("error: {}", s3sweep::sys::redact::redact(&line));
                 return ExitCode::from(err.exit_code().clamp(1, 255) as u8);
             }
             // --help, --version: clap prints them.
@@ -26,7 +26,8 @@ fn main() -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| s3sweep::cli::log_filter(cli.verbose).into());
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        // Every line redacted: at -vvv the SDK and hyper print request headers.
+        .with_writer(s3sweep::sys::redact::Redacting(std::io::stderr))
         .with_env_filter(filter)
         .init();
     // Many pooled connections need many descriptors: lift the soft limit to the hard one.
@@ -37,7 +38,7 @@ fn main() -> ExitCode {
     match s3sweep::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {}", err.line());
+            eprintln!("error: {}", s3sweep::sys::redact::redact(&err.line()));
             ExitCode::from(err.exit_code())
         }
     }

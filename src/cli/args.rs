@@ -2,14 +2,17 @@
 //! flags, each documented where `--help` shows it.
 
 use std::path::PathBuf;
+use std::str::FromStr;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use crate::lab::LatencyProfile;
+use crate::lab::{BucketFault, FaultKind, LatencyProfile};
+use crate::plan::check_bucket_name;
 use crate::render::plot;
 use crate::sys::cpu::{LAMBDA_MAX_VCPUS, LAMBDA_MB_PER_VCPU};
 use crate::sys::quota::CpuQuota;
 
+use super::lab_network::NetworkArgs;
 use super::CliError;
 
 #[derive(Parser)]
@@ -181,10 +184,13 @@ pub struct LocalArgs {
     /// How long the lab's S3 Express sessions last, in seconds (S3: 300).
     #[arg(long, value_name = "S", default_value_t = 300)]
     pub session_ttl_s: u64,
+    /// The lab's network (a NIC, S3's per-prefix rate and idle timeout).
+    #[command(flatten)]
+    pub network: NetworkArgs,
     #[command(flatten)]
     pub quota: QuotaArgs,
     #[command(flatten)]
-    pub network: NetworkArgs,
+    pub client_net: ClientNetworkArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -207,9 +213,10 @@ impl OrderArg {
     }
 }
 
-/// The network side of a sweep: the bandwidth probe, the order, the pool's idle timeout.
+/// The client's network side of a sweep: the bandwidth probe, the order, the pool's
+/// idle timeout.
 #[derive(Args, Clone, Default)]
-pub struct NetworkArgs {
+pub struct ClientNetworkArgs {
     /// Measure the bandwidth ceiling to the first bucket before the sweep (at most 4 s
     /// and 1 GiB): the verdicts and the model then use it (request `probe_bandwidth`).
     #[arg(long)]
@@ -357,7 +364,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub quota: QuotaArgs,
     #[command(flatten)]
-    pub network: NetworkArgs,
+    pub client_net: ClientNetworkArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -375,10 +382,17 @@ pub enum Credentials {
     Chain,
 }
 
+/// `--endpoint` without the URL's user and password.
+fn endpoint_arg(url: &str) -> Result<String, String> {
+    Ok(crate::sys::redact::without_userinfo(url))
+}
+
 #[derive(Args, Clone)]
 pub struct TargetArgs {
     /// S3 endpoint, e.g. http://127.0.0.1:9000 for `s3sweep serve`. Without it, AWS.
-    #[arg(long)]
+    /// A user or password in the URL is dropped (S3 requests are signed with keys), so
+    /// it is never printed, logged or recorded.
+    #[arg(long, value_parser = endpoint_arg)]
     pub endpoint: Option<String>,
     /// Region (default: from the AWS configuration, else us-east-1).
     #[arg(long)]
@@ -461,20 +475,18 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 9000)]
     pub port: u16,
     /// A bucket to create, with its latency profile (none, express, standard); repeatable.
+    /// Without `=PROFILE`: none.
     #[arg(long = "bucket", value_name = "NAME=PROFILE")]
-    pub buckets: Vec<String>,
+    pub buckets: Vec<ServeBucket>,
     /// Latency profile of buckets created later by clients.
     #[arg(long, default_value = "none")]
     pub default_profile: LatencyProfile,
     /// Seed of the latency draws.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Inject a fault into a bucket's GETs: BUCKET=KIND:RATE, KIND one of slow-down,
-    /// internal-error, access-denied, reset-before-headers, reset-mid-body, stall-body,
-    /// late-first-byte, truncated-body; RATE 0..1. Repeatable. The tally is served at
-    /// GET /_s3sweep/faults and printed on exit.
-    #[arg(long = "fault", value_name = "BUCKET=KIND:RATE")]
-    pub faults: Vec<String>,
+    /// Inject a fault into a bucket's GETs (the help lists the kinds).
+    #[arg(long = "fault", value_name = "BUCKET=KIND:RATE", help = fault_help())]
+    pub faults: Vec<BucketFault>,
     /// How long a stall-body fault stalls, in ms.
     #[arg(long, default_value_t = 60_000)]
     pub stall_ms: u64,
@@ -493,6 +505,61 @@ pub struct ServeArgs {
     /// seconds: 300 as in S3; shorter to see clients refresh them.
     #[arg(long, value_name = "S", default_value_t = 300)]
     pub session_ttl_s: u64,
+    /// How long a client has to send a request's headers before its connection is
+    /// closed, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 20_000)]
+    pub header_read_timeout_ms: u64,
+    /// Most connections served at once; past it, 503 SlowDown (HTTPS: closed).
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub max_connections: usize,
+    /// Largest object a PUT may carry, in bytes (past it: 400 EntityTooLarge).
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    pub max_object_bytes: u64,
+    /// Most bytes the lab holds in all (past it: 507 InsufficientStorage).
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30)]
+    pub max_store_bytes: u64,
+    /// The lab's network (a NIC, S3's per-prefix rate and idle timeout).
+    #[command(flatten)]
+    pub network: NetworkArgs,
+    /// With `--nic lambda`: the memory size whose rate --nic-table gives.
+    #[arg(long, value_name = "MB", requires = "nic")]
+    pub lambda_memory_mb: Option<u32>,
+}
+
+/// `--fault`'s help, with every kind the lab knows.
+fn fault_help() -> String {
+    let kinds: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+    format!(
+        "Inject a fault into a bucket's GETs: BUCKET=KIND:RATE, KIND one of {}; RATE 0..1. Repeatable. The tally is served at GET /_s3sweep/faults and printed on exit.",
+        kinds.join(", ")
+    )
+}
+
+/// `serve --bucket NAME=PROFILE`: a bucket to create and its latency profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServeBucket {
+    pub name: String,
+    pub profile: LatencyProfile,
+}
+
+impl FromStr for ServeBucket {
+    type Err = String;
+    /// `NAME=PROFILE`, or `NAME` (profile `none`); every problem named.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (name, profile) = s.split_once('=').unwrap_or((s, "none"));
+        let name_ok = check_bucket_name(name);
+        let profile_ok = profile.parse::<LatencyProfile>();
+        match (name_ok, profile_ok) {
+            (Ok(()), Ok(profile)) => Ok(ServeBucket {
+                name: name.to_string(),
+                profile,
+            }),
+            (name, profile) => {
+                let problems: Vec<String> = name.err().into_iter().chain(profile.err()).collect();
+                Err(problems.join("; "))
+            }
+        }
+    }
 }
 
 /// The range `--session-ttl-s` accepts.

@@ -10,7 +10,7 @@ use crate::analysis::compare::{self, CompareOptions};
 use crate::analysis::cost::CostOverrides;
 use crate::engine::{self, SweepOptions};
 use crate::lab::{self, LatencyProfile, ServerConfig, LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
-use crate::model::Thresholds;
+use crate::model::{Runner, Thresholds};
 use crate::plan::{check_bucket_name, is_directory_bucket, KeyTemplate, LAMBDA_MEMORY_MB};
 use crate::render::compare::render_comparison;
 use crate::render::plot;
@@ -18,7 +18,7 @@ use crate::render::progress::ProgressMode;
 use crate::render::Style;
 use crate::s3::clean;
 use crate::s3::errors::{self, Action, BucketError};
-use crate::s3::seed::{seed as seed_objects, seed_probe_object, SeedError, SeedSpec};
+use crate::s3::seed::{seed_probe_object, seed_recorded, SeedError, SeedManifest, SeedSpec};
 use crate::s3::RequestSettings;
 
 use super::args::{check_session_ttl, CleanArgs, CompareArgs, ReportArgs, RunArgs, SeedArgs, ServeArgs, TargetArgs};
@@ -46,7 +46,7 @@ pub fn report(args: ReportArgs) -> Result<(), CliError> {
     }
     let result = read_result(&args.result)?;
     if args.json {
-        println!("{}", pretty(&result)?);
+        println!("{}", result.to_json());
     } else {
         let bullet = if args.markdown { "- " } else { "" };
         println!("{bullet}{}: {}\n", args.result.display(), compare::environment(&result));
@@ -130,7 +130,7 @@ pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> 
         &plan,
         &steps,
         &SweepOptions {
-            runner: "cli".into(),
+            runner: Runner::Cli,
             ..SweepOptions::default()
         },
         ProgressMode::for_stderr(args.output.quiet).observer(),
@@ -147,7 +147,7 @@ pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> 
             )
         );
     }
-    println!("{}", pretty(&result)?);
+    println!("{}", result.to_json());
     if let Some(path) = &args.json {
         write_json(path, &result)?;
     }
@@ -189,7 +189,11 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
         }
     }
     let started = Instant::now();
-    let manifest = seed_objects(
+    let path = args
+        .manifest
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("s3sweep-manifest-{}.json", args.bucket)));
+    let manifest = seed_recorded(
         &s3,
         client.endpoint(),
         &SeedSpec {
@@ -200,30 +204,17 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
             concurrency: args.concurrency,
             skip_existing: true,
         },
+        &path,
     )
     .await
     .map_err(|e| match e {
         SeedError::Bucket(b) => CliError::Bucket(b),
         other => CliError::other(other),
     })?;
-    let mut manifest = manifest;
-    if let Some(mib) = args.probe_object_mib {
-        let probe = seed_probe_object(&s3, client.endpoint(), &args.bucket, &args.probe_key, mib << 20)
-            .await
-            .map_err(|e| match e {
-                SeedError::Bucket(b) => CliError::Bucket(b),
-                other => CliError::other(other),
-            })?;
-        if let Some(p) = probe {
-            manifest.written.push(p.key.clone());
-            manifest.probe_object = Some(p);
-        }
-    }
-    let path = args
-        .manifest
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("s3sweep-manifest-{}.json", args.bucket)));
-    manifest.save(&path).map_err(CliError::other)?;
+    let manifest = match args.probe_object_mib {
+        Some(mib) => with_probe_object(&s3, client.endpoint(), &args, mib, manifest, &path).await?,
+        None => manifest,
+    };
     eprintln!(
         "wrote {} objects to {} ({} already there, left alone) in {} ms; keys written are recorded in {}",
         manifest.written.len(),
@@ -235,30 +226,69 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Writes the bandwidth probe's object (`--probe-object-mib`, conditional: an existing
+/// key is left alone) and records it, key, size and ETag, in the manifest at `path`
+/// so `clean` proves and removes it. Returns `manifest` with it added.
+async fn with_probe_object(
+    s3: &aws_sdk_s3::Client,
+    endpoint: Option<&str>,
+    args: &SeedArgs,
+    mib: u64,
+    mut manifest: SeedManifest,
+    path: &std::path::Path,
+) -> Result<SeedManifest, CliError> {
+    let seed_error = |e| match e {
+        SeedError::Bucket(b) => CliError::Bucket(b),
+        other => CliError::other(other),
+    };
+    let Some(probe) = seed_probe_object(s3, endpoint, &args.bucket, &args.probe_key, mib << 20)
+        .await
+        .map_err(seed_error)?
+    else {
+        eprintln!(
+            "the probe object {} is there already: left alone, not recorded",
+            args.probe_key
+        );
+        return Ok(manifest);
+    };
+    let mut record = SeedManifest::empty(
+        &manifest.bucket,
+        endpoint,
+        &manifest.key_template,
+        manifest.object_size_bytes,
+    );
+    record.written.push(probe.key.clone());
+    record.probe_object = Some(probe.clone());
+    record.save(path).map_err(seed_error)?;
+    manifest.absorb(&record);
+    Ok(manifest)
+}
+
 pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
-    let mut buckets = Vec::new();
+    // clap parsed each flag (`--bucket`, `--fault`); what is left spans several.
+    let buckets: Vec<(String, LatencyProfile)> = args.buckets.iter().map(|b| (b.name.clone(), b.profile)).collect();
+    let faults = &args.faults;
     let mut problems = Vec::new();
-    for spec in &args.buckets {
-        let (name, profile) = spec.split_once('=').unwrap_or((spec.as_str(), "none"));
-        match (check_bucket_name(name), profile.parse::<LatencyProfile>()) {
-            (Ok(()), Ok(p)) => buckets.push((name.to_string(), p)),
-            (Err(m), _) | (_, Err(m)) => problems.push(format!("--bucket {spec}: {m}")),
-        }
-    }
-    let mut faults = Vec::new();
-    for spec in &args.faults {
-        match spec.parse::<lab::BucketFault>() {
-            Ok(f) => faults.push(f),
-            Err(m) => problems.push(format!("--fault {m}")),
-        }
-    }
     // Rates of one bucket must not add up to more than 1, and no kind twice.
-    if let Err(e) = lab::Faults::new(0).set_all(&faults) {
+    if let Err(e) = lab::Faults::new(0).set_all(faults) {
         problems.push(format!("--fault: {e}"));
     }
     let session_ttl = check_session_ttl(args.session_ttl_s).unwrap_or_else(|m| {
         problems.push(m);
         lab::DEFAULT_SESSION_TTL
+    });
+    let limits = serve_limits(&args, &mut problems);
+    if let Some(mb) = args
+        .lambda_memory_mb
+        .filter(|mb| !crate::plan::LAMBDA_MEMORY_MB.contains(mb))
+    {
+        problems.push(format!(
+            "--lambda-memory-mb: must be between 128 and 10240 (Lambda's limits), got {mb}"
+        ));
+    }
+    let network = args.network.config(args.lambda_memory_mb).unwrap_or_else(|bad| {
+        problems.extend(bad);
+        lab::NetworkConfig::default()
     });
     if !problems.is_empty() {
         return Err(CliError::Usage(problems.join("; ")));
@@ -272,9 +302,59 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
             ca_file: args.ca_out.clone(),
         }),
         session_ttl,
+        limits,
+        network,
     })
     .await
     .context(format!("starting the server on 127.0.0.1:{}", args.port))?;
+    // Listening for SIGTERM before the address is printed: a client that stops the
+    // server as soon as it reads it still gets the CA file removed.
+    let mut term =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).context("listening for SIGTERM")?;
+    print_serve_banner(&running, &buckets, session_ttl);
+    running.faults().set_timing(lab::FaultTiming {
+        stall_ms: args.stall_ms,
+        late_first_byte_ms: args.late_first_byte_ms,
+    });
+    running.faults().set_all(faults).map_err(CliError::other)?;
+    for f in faults {
+        println!("bucket {}: fault {} at rate {}", f.bucket, f.spec.kind, f.spec.rate);
+    }
+    if !faults.is_empty() {
+        println!("fault tally: GET {}{}", running.endpoint(), lab::FAULTS_PATH);
+    }
+    println!("{}", network_line(&running));
+    use std::io::Write;
+    std::io::stdout().flush().context("writing to stdout")?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    let tally = running.faults().tally();
+    let sessions = running.sessions().tally();
+    let network = running.network().tally();
+    let handshakes = (
+        running.tls_handshakes(),
+        running.tls_handshakes_abandoned(),
+        running.tls_handshakes_failed(),
+    );
+    running.shutdown().await;
+    println!("s3sweep serve: faults injected: {}", tally.line());
+    eprintln!("s3sweep serve: faults injected: {}", tally.line());
+    eprintln!("s3sweep serve: S3 Express sessions: {}", sessions.line());
+    eprintln!("s3sweep serve: network: {}", network.line());
+    if args.tls {
+        eprintln!(
+            "s3sweep serve: TLS handshakes: {} done, {} abandoned by the client (it closed mid-handshake), {} failed",
+            handshakes.0, handshakes.1, handshakes.2
+        );
+    }
+    Ok(())
+}
+
+/// What `serve` prints once listening: the endpoint, the CA file with `--tls`, the
+/// credentials, and each bucket's profile.
+fn print_serve_banner(running: &lab::RunningServer, buckets: &[(String, LatencyProfile)], session_ttl: Duration) {
     println!("s3sweep serve: listening on {}", running.endpoint());
     if let Some(ca) = running.ca_file() {
         // `ca-file: ` then the path, alone on the line: what scripts read.
@@ -284,7 +364,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         );
     }
     println!("credentials: access key {LOCAL_ACCESS_KEY}, secret key {LOCAL_SECRET_KEY} (path-style addressing, region us-east-1)");
-    for (b, p) in &buckets {
+    for (b, p) in buckets {
         let express = if is_directory_bucket(b) {
             format!(
                 "; directory bucket: CreateSession, sessions of {} s",
@@ -295,43 +375,46 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         };
         println!("bucket {b}: latency profile {p}{express}");
     }
-    running.faults().set_timing(lab::FaultTiming {
-        stall_ms: args.stall_ms,
-        late_first_byte_ms: args.late_first_byte_ms,
+}
+
+/// The lab's limits from `serve`'s flags; a zero is a problem (it would refuse all).
+fn serve_limits(args: &ServeArgs, problems: &mut Vec<String>) -> lab::LabLimits {
+    let zero = [
+        ("--header-read-timeout-ms", args.header_read_timeout_ms == 0),
+        ("--max-connections", args.max_connections == 0),
+        ("--max-object-bytes", args.max_object_bytes == 0),
+        ("--max-store-bytes", args.max_store_bytes == 0),
+    ];
+    for (flag, _) in zero.iter().filter(|(_, is_zero)| *is_zero) {
+        problems.push(format!("{flag}: must be more than 0"));
+    }
+    lab::LabLimits {
+        header_read_timeout: std::time::Duration::from_millis(args.header_read_timeout_ms),
+        max_connections: args.max_connections,
+        store: lab::StoreLimits {
+            max_object_bytes: args.max_object_bytes,
+            max_store_bytes: args.max_store_bytes,
+        },
+    }
+}
+
+/// What the lab's network does, and where its tally is served.
+fn network_line(running: &lab::RunningServer) -> String {
+    let config = running.network().config();
+    let nic = config.nic.map_or("no NIC (loopback's own speed)".to_string(), |n| {
+        format!("NIC {}", n.describe())
     });
-    running.faults().set_all(&faults).map_err(CliError::other)?;
-    for f in &faults {
-        println!("bucket {}: fault {} at rate {}", f.bucket, f.spec.kind, f.spec.rate);
-    }
-    if !faults.is_empty() {
-        println!("fault tally: GET {}{}", running.endpoint(), lab::FAULTS_PATH);
-    }
-    use std::io::Write;
-    std::io::stdout().flush().context("writing to stdout")?;
-    let mut term =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).context("listening for SIGTERM")?;
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
-    let tally = running.faults().tally();
-    let sessions = running.sessions().tally();
-    let handshakes = (
-        running.tls_handshakes(),
-        running.tls_handshakes_abandoned(),
-        running.tls_handshakes_failed(),
-    );
-    running.shutdown().await;
-    println!("s3sweep serve: faults injected: {}", tally.line());
-    eprintln!("s3sweep serve: faults injected: {}", tally.line());
-    eprintln!("s3sweep serve: S3 Express sessions: {}", sessions.line());
-    if args.tls {
-        eprintln!(
-            "s3sweep serve: TLS handshakes: {} done, {} abandoned by the client (it closed mid-handshake), {} failed",
-            handshakes.0, handshakes.1, handshakes.2
-        );
-    }
-    Ok(())
+    let prefix = config.prefix_gets_per_s.map_or("no per-prefix rate".to_string(), |r| {
+        format!("{r} GET/s per prefix partition, then 503 SlowDown")
+    });
+    let idle = config.idle_timeout.map_or("idle connections kept".to_string(), |t| {
+        format!("idle connections closed after {} s", t.as_secs_f64())
+    });
+    format!(
+        "network: {nic}; {prefix}; {idle}; tally: GET {}{}",
+        running.endpoint(),
+        lab::NETWORK_PATH
+    )
 }
 
 pub async fn clean(args: CleanArgs) -> Result<(), CliError> {
@@ -342,6 +425,7 @@ pub async fn clean(args: CleanArgs) -> Result<(), CliError> {
             args.batch
         )));
     }
+    let _lock = clean::lock(&args.manifest).map_err(CliError::other)?;
     let manifest = clean::load_manifest(&args.manifest).map_err(|e| {
         CliError::Message(format!(
             "{e}: give the manifest `s3sweep seed` wrote (--manifest FILE; by default s3sweep-manifest-BUCKET.json)"
@@ -355,17 +439,23 @@ pub async fn clean(args: CleanArgs) -> Result<(), CliError> {
     let client = target.client(&manifest.bucket).await?;
     let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
     let outcome = clean::clean(&s3, &manifest, args.batch).await;
-    let left = clean::without(&manifest, &outcome.deleted);
+    let removed: Vec<String> = outcome.deleted.iter().chain(&outcome.gone).cloned().collect();
+    let left = clean::without(&manifest, &removed);
     clean::write_manifest(&args.manifest, &left).map_err(CliError::other)?;
+    for (key, why) in &outcome.kept {
+        eprintln!("kept {key}: {why}");
+    }
     // A clean-up stopped before deleting anything says so in its one error line.
     let quiet = outcome.deleted.is_empty() && outcome.stopped_by.is_some();
     if !quiet {
         eprintln!(
-            "deleted {} of the {} keys recorded in {} (bucket {}); {} left in the manifest",
+            "deleted {} of the {} keys recorded in {} (bucket {}); {} already gone, {} kept (not provably s3sweep's); {} left in the manifest",
             outcome.deleted.len(),
             manifest.written.len(),
             args.manifest.display(),
             manifest.bucket,
+            outcome.gone.len(),
+            outcome.kept.len(),
             left.written.len()
         );
     }

@@ -12,7 +12,7 @@ use crate::analysis::cost::CostOverrides;
 use crate::engine::SweepOptions;
 use crate::lab::child::{ChildOptions, LabProcess};
 use crate::lab::{self, LatencyProfile, ServerConfig, TlsOptions};
-use crate::model::{SweepRequest, SweepResult, Thresholds};
+use crate::model::{Runner, SweepRequest, SweepResult, Thresholds};
 use crate::plan::{KeyTemplate, Plan};
 use crate::render::progress::ProgressMode;
 use crate::render::Style;
@@ -21,99 +21,21 @@ use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::usage;
 
 use super::args::{check_session_ttl, LocalArgs};
+use super::lab_network::one_memory_size;
 use super::memory::sweep_steps;
 use super::{human, request, write_json, write_plot, CliError, Context};
 
+/// The demo: the lab, the objects, the sweep, the tables (each step below).
 pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliError> {
     args.output.check()?;
     let steps = args.quota.steps()?;
     let session_ttl = check_session_ttl(args.session_ttl_s).map_err(CliError::Usage)?;
-    let buckets = vec![
-        (STANDARD_BUCKET.to_string(), LatencyProfile::Standard),
-        (EXPRESS_BUCKET.to_string(), LatencyProfile::Express),
-    ];
-    let max_workers = args.workers.iter().copied().max().unwrap_or(1).max(1);
-    let mut request = SweepRequest::new(buckets.iter().map(|(b, _)| b.clone()).collect());
-    request.object_count = args.objects;
-    request.workers = args.workers.clone();
-    request.pool_connections = args.pool.unwrap_or(max_workers);
-    request.repetitions = args.repetitions;
-    request.target_wall_ms = args.target_wall_ms;
-    request.memory_mb = args.quota.lambda_memory_mb.clone();
-    request.order = args.network.order.map(|o| o.order());
-    request.probe_bandwidth = args.network.probe_bandwidth;
-    if let Some(ms) = args.network.pool_idle_timeout_ms {
-        request.pool_idle_timeout_ms = ms;
-    }
-    // Every field of this request comes from a flag (or its default): name the flags.
-    let from_flags = request::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
-    let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;
-    plan.check_fd_budget(args.in_process).map_err(CliError::other)?;
-
-    // The server runs in a child process by default so its CPU is not counted as the
-    // client's.
-    let server = if args.in_process {
-        let running = lab::start(ServerConfig {
-            buckets: buckets.clone(),
-            tls: args.tls.then(TlsOptions::default),
-            session_ttl,
-            ..ServerConfig::default()
-        })
-        .await
-        .context("starting the embedded server")?;
-        LabProcess::InProcess(running)
-    } else {
-        let options = ChildOptions {
-            tls: args.tls,
-            session_ttl,
-        };
-        LabProcess::spawn(&buckets, options).await.map_err(CliError::other)?
-    };
+    let plan = demo_plan(&args)?;
+    let server = start_lab(&args, session_ttl).await?;
     let endpoint = server.endpoint();
-    eprintln!("embedded S3 server at {endpoint} ({})", server.describe());
-    if let Some(ca) = server.ca_file() {
-        eprintln!("HTTPS with a CA made at start, trusted by the client: {}", ca.display());
-    }
-    eprintln!(
-        "{EXPRESS_BUCKET} is a directory bucket: read with ReadOnly S3 Express sessions of {} s",
-        session_ttl.as_secs()
-    );
-
     let options = lab::client_options(&endpoint).with_ca_file(server.ca_file().map(Path::to_path_buf));
     let client = SweepClient::new(options).await.map_err(CliError::other)?;
-    let seed_started = Instant::now();
-    for (bucket, _) in &buckets {
-        let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(30)));
-        seed(
-            &s3,
-            Some(&endpoint),
-            &SeedSpec {
-                bucket: bucket.clone(),
-                keys: KeyTemplate::parse(&plan.keys().as_template(), plan.object_count()).map_err(CliError::Usage)?,
-                object_count: plan.object_count(),
-                object_size_bytes: args.size,
-                concurrency: 64,
-                skip_existing: false,
-            },
-        )
-        .await
-        .context(format!("writing the test objects to {bucket}"))?;
-    }
-    if plan.probe_bandwidth() {
-        let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
-        let bucket = &plan.buckets()[0];
-        seed_probe_object(&s3, Some(&endpoint), bucket, plan.probe_key(), LOCAL_PROBE_OBJECT_BYTES)
-            .await
-            .context(format!("writing the probe object to {bucket}"))?;
-    }
-    eprintln!(
-        "wrote {} objects of {} bytes to each bucket in {} ms; sweeping workers {:?} (pool {} connections)",
-        plan.object_count(),
-        args.size,
-        seed_started.elapsed().as_millis(),
-        plan.workers(),
-        plan.pool_connections()
-    );
+    seed_buckets(&client, &endpoint, &plan, args.size).await?;
     // The quota takes the client only: the server was started before. With several
     // memory sizes the whole sweep runs once per size, each under its own quota.
     let seed_sessions = client.transport().counters().session_requests;
@@ -124,7 +46,7 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
         &plan,
         &steps,
         &SweepOptions {
-            runner: "local".into(),
+            runner: Runner::Local,
             ..SweepOptions::default()
         },
         ProgressMode::for_stderr(args.output.quiet).observer(),
@@ -143,17 +65,140 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),
         _ => None,
     };
+    print_result(&args, &result, seed_sessions, server_cpu.map(|cpu| (cpu, requests)));
+    let written = write_outputs(&args, &result);
+    server.stop().await;
+    written
+}
+
+/// The demo's two buckets and their latency profiles.
+fn demo_buckets() -> Vec<(String, LatencyProfile)> {
+    vec![
+        (STANDARD_BUCKET.to_string(), LatencyProfile::Standard),
+        (EXPRESS_BUCKET.to_string(), LatencyProfile::Express),
+    ]
+}
+
+/// The sweep the flags ask for, validated (a bad value names its flag).
+fn demo_plan(args: &LocalArgs) -> Result<Plan, CliError> {
+    let max_workers = args.workers.iter().copied().max().unwrap_or(1).max(1);
+    let mut request = SweepRequest::new(demo_buckets().into_iter().map(|(b, _)| b).collect());
+    request.object_count = args.objects;
+    request.workers = args.workers.clone();
+    request.pool_connections = args.pool.unwrap_or(max_workers);
+    request.repetitions = args.repetitions;
+    request.target_wall_ms = args.target_wall_ms;
+    request.memory_mb = args.quota.lambda_memory_mb.clone();
+    request.order = args.client_net.order.map(|o| o.order());
+    request.probe_bandwidth = args.client_net.probe_bandwidth;
+    if let Some(ms) = args.client_net.pool_idle_timeout_ms {
+        request.pool_idle_timeout_ms = ms;
+    }
+    // Every field of this request comes from a flag (or its default): name the flags.
+    let from_flags = request::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
+    let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;
+    plan.check_fd_budget(args.in_process).map_err(CliError::other)?;
+    Ok(plan)
+}
+
+/// Starts the lab with the demo's buckets: in a child process by default, so its CPU
+/// is not counted as the client's; says where it listens.
+async fn start_lab(args: &LocalArgs, session_ttl: Duration) -> Result<LabProcess, CliError> {
+    let memory_mb = one_memory_size(&args.network, &args.quota.lambda_memory_mb).map_err(CliError::Usage)?;
+    let network = args
+        .network
+        .config(memory_mb)
+        .map_err(|bad| CliError::Usage(bad.join("; ")))?;
+    let buckets = demo_buckets();
+    let server = if args.in_process {
+        let running = lab::start(ServerConfig {
+            buckets,
+            tls: args.tls.then(TlsOptions::default),
+            session_ttl,
+            network: network.clone(),
+            ..ServerConfig::default()
+        })
+        .await
+        .context("starting the embedded server")?;
+        LabProcess::InProcess(running)
+    } else {
+        let mut serve_args = args.network.serve_args();
+        if let (Some(mb), Some(_)) = (memory_mb, &args.network.nic) {
+            serve_args.extend(["--lambda-memory-mb".to_string(), mb.to_string()]);
+        }
+        let options = ChildOptions {
+            tls: args.tls,
+            session_ttl,
+            serve_args,
+        };
+        LabProcess::spawn(&buckets, options).await.map_err(CliError::other)?
+    };
+    eprintln!("embedded S3 server at {} ({})", server.endpoint(), server.describe());
+    if let Some(nic) = &network.nic {
+        eprintln!("the lab's NIC: {}", nic.describe());
+    }
+    if let Some(ca) = server.ca_file() {
+        eprintln!("HTTPS with a CA made at start, trusted by the client: {}", ca.display());
+    }
+    eprintln!(
+        "{EXPRESS_BUCKET} is a directory bucket: read with ReadOnly S3 Express sessions of {} s",
+        session_ttl.as_secs()
+    );
+    Ok(server)
+}
+
+/// Writes the plan's objects of `size_bytes` to every bucket of the demo.
+async fn seed_buckets(client: &SweepClient, endpoint: &str, plan: &Plan, size_bytes: u64) -> Result<(), CliError> {
+    let seed_started = Instant::now();
+    for bucket in plan.buckets() {
+        let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(30)));
+        seed(
+            &s3,
+            Some(endpoint),
+            &SeedSpec {
+                bucket: bucket.clone(),
+                keys: KeyTemplate::parse(&plan.keys().as_template(), plan.object_count()).map_err(CliError::Usage)?,
+                object_count: plan.object_count(),
+                object_size_bytes: size_bytes,
+                concurrency: 64,
+                skip_existing: false,
+            },
+        )
+        .await
+        .context(format!("writing the test objects to {bucket}"))?;
+    }
+    if plan.probe_bandwidth() {
+        let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
+        let bucket = &plan.buckets()[0];
+        seed_probe_object(&s3, Some(endpoint), bucket, plan.probe_key(), LOCAL_PROBE_OBJECT_BYTES)
+            .await
+            .context(format!("writing the probe object to {bucket}"))?;
+    }
+    eprintln!(
+        "wrote {} objects of {} bytes to each bucket in {} ms; sweeping workers {:?} (pool {} connections)",
+        plan.object_count(),
+        size_bytes,
+        seed_started.elapsed().as_millis(),
+        plan.workers(),
+        plan.pool_connections()
+    );
+    Ok(())
+}
+
+/// The tables, the cold path, and the server's CPU per GET (`server_cpu`: its CPU time
+/// and the GETs sent, when known).
+fn print_result(args: &LocalArgs, result: &SweepResult, seed_sessions: u64, server_cpu: Option<(Duration, u64)>) {
     println!();
     print!(
         "{}",
         human(
-            &result,
+            result,
             Style::markdown_if(args.output.markdown),
             CostOverrides::default()
         )
     );
-    println!("{}", cold_path_line(&result, seed_sessions));
-    if let Some(cpu) = server_cpu {
+    println!("{}", cold_path_line(result, seed_sessions));
+    if let Some((cpu, requests)) = server_cpu {
         println!(
             "embedded server CPU: {:.3} ms per GET ({} GETs incl. warm-up); client peak RSS {} MiB",
             cpu.as_secs_f64() * 1000.0 / requests.max(1) as f64,
@@ -161,14 +206,17 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
             usage::peak_rss_bytes() >> 20
         );
     }
+}
+
+/// The result JSON and the plot, where the flags ask for them.
+fn write_outputs(args: &LocalArgs, result: &SweepResult) -> Result<(), CliError> {
     if let Some(path) = &args.json {
-        write_json(path, &result)?;
+        write_json(path, result)?;
         eprintln!("result JSON written to {}", path.display());
     }
     if let Some(path) = &args.output.plot {
-        write_plot(&result, path)?;
+        write_plot(result, path)?;
     }
-    server.stop().await;
     Ok(())
 }
 

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use crate::engine::{self, Observer, SweepOptions};
 use crate::model::stats::round3;
-use crate::model::{MemoryStep, MemorySweepReport, SweepResult};
-use crate::plan::Plan;
+use crate::model::{CpuSource, MemoryMode, MemoryStep, MemorySweepReport, Outcome, SweepResult};
+use crate::plan::{Plan, MAX_CONFIGURATIONS};
 use crate::s3::SweepClient;
 
 use super::args::QuotaStep;
@@ -26,6 +26,15 @@ pub async fn sweep_steps(
     observer: Arc<dyn Observer>,
 ) -> Result<SweepResult, CliError> {
     let sized: Vec<&QuotaStep> = steps.iter().filter(|s| s.memory_mb.is_some()).collect();
+    // The same cap as every entry point's ([`MAX_CONFIGURATIONS`]), sizes included.
+    let configurations = plan.configurations() * sized.len().max(1) as u64;
+    if configurations > MAX_CONFIGURATIONS {
+        return Err(CliError::Usage(format!(
+            "{} x {} memory size(s) = {configurations} configurations; a run holds at most {MAX_CONFIGURATIONS}: use fewer --lambda-memory-mb sizes, worker counts or repetitions",
+            plan.configurations(),
+            sized.len()
+        )));
+    }
     if sized.is_empty() {
         let quota = steps.first().map(QuotaStep::enter).transpose()?;
         let result = engine::run(client, plan, options, observer).await;
@@ -35,7 +44,7 @@ pub async fn sweep_steps(
     let started = Instant::now();
     let mut merged: Option<SweepResult> = None;
     let mut report = MemorySweepReport {
-        mode: "emulated".into(),
+        mode: MemoryMode::Emulated,
         function_name: None,
         original_memory_mb: None,
         steps: Vec::new(),
@@ -58,7 +67,7 @@ pub async fn sweep_steps(
             memory_mb,
             cores: Some(step.cores),
             version: None,
-            status: "ok".into(),
+            status: Outcome::Ok,
             error: None,
             configurations: result.results.len() as u32,
             wall_ms: round3(step_started.elapsed().as_secs_f64() * 1000.0),
@@ -75,7 +84,7 @@ pub async fn sweep_steps(
     let mut result = merged.expect("at least one memory size ran");
     // The machine's CPU is not one figure across sizes: each row has its own.
     result.environment.usable_cores = None;
-    result.environment.cpu_source = Some("cpu_quota_per_memory_size".into());
+    result.environment.cpu_source = Some(CpuSource::QuotaPerMemorySize);
     result.total_wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
     result.memory = Some(report);
     Ok(result)

@@ -13,6 +13,7 @@
 pub mod args;
 pub mod commands;
 pub mod generate;
+pub mod lab_network;
 pub mod local;
 pub mod memory;
 pub mod request;
@@ -229,9 +230,13 @@ pub(crate) fn write_plot(result: &SweepResult, path: &Path) -> Result<(), CliErr
 const RESULT_FILE_ADVICE: &str =
     "give a result JSON: the file of `local --json FILE` or `run --json FILE`, the stdout of `run`, or the Lambda's response";
 
+/// Most bytes of a result file `report` and `compare` read: a run holds at most 1,000
+/// rows of a few KB each.
+pub const MAX_RESULT_FILE_BYTES: u64 = 64 << 20;
+
 pub(crate) fn read_result(path: &Path) -> Result<SweepResult, CliError> {
     let context = || format!("reading {}", path.display());
-    let text = std::fs::read_to_string(path)
+    let text = crate::sys::files::read_capped_text(path, MAX_RESULT_FILE_BYTES, "a result file")
         .context(context())
         .map_err(|e| e.advice(RESULT_FILE_ADVICE))?;
     SweepResult::from_json(&text)
@@ -239,7 +244,7 @@ pub(crate) fn read_result(path: &Path) -> Result<SweepResult, CliError> {
         .map_err(|e| e.advice(RESULT_FILE_ADVICE))
 }
 
+/// Writes the result whole or not at all (a full disk leaves the previous file).
 pub(crate) fn write_json(path: &Path, result: &SweepResult) -> Result<(), CliError> {
-    let text = serde_json::to_string_pretty(result).context("serializing the result")?;
-    std::fs::write(path, text).context(format!("writing {}", path.display()))
+    crate::sys::files::write_atomic(path, result.to_json().as_bytes()).context(format!("writing {}", path.display()))
 }

@@ -10,9 +10,11 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::plan::json::{parse_event, EventJson, MAX_EVENT_BYTES};
 use crate::plan::{Plan, RequestError};
+use crate::sys::files::{read_capped_text, FileError};
 
-use super::args::RunArgs;
+use super::args::{ClientNetworkArgs, RunArgs};
 use super::{CliError, Context};
 
 /// Request fields and the flags that set them (`run` and `local`).
@@ -67,21 +69,31 @@ pub fn name_sources(err: &RequestError, from_flags: &BTreeSet<String>, file: Opt
 /// largest `--workers` count (as for `local`), written into the request so a replay
 /// is the same sweep.
 pub fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
-    let mut map = match &args.event {
+    let (mut map, duplicates) = match &args.event {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .context(format!("reading {}", path.display()))
+            let text = match read_capped_text(path, MAX_EVENT_BYTES as u64, "a request file") {
+                // Too large is bad input, named like any other problem of the request.
+                Err(FileError::TooLarge { cap_bytes, .. }) => {
+                    let err = RequestError::single(
+                        "(request)",
+                        format!("is larger than {cap_bytes} bytes, the most a request may be (Lambda's payload limit)"),
+                    );
+                    return Err(name_sources(&err, &BTreeSet::new(), Some(path)));
+                }
+                other => other,
+            }
+            .context(format!("reading {}", path.display()))
                 .map_err(|e| e.advice("give a request JSON file (the Lambda's event format, docs/usage.md), or build the request with --bucket and the other flags"))?;
-            match serde_json::from_str::<Value>(&text) {
-                Ok(Value::Object(map)) => map,
+            let event = parse_event(&text).map_err(|err| name_sources(&err, &BTreeSet::new(), Some(path)))?;
+            match event.value {
+                Value::Object(ref map) => (map.clone(), event),
                 // Not a JSON object: the plan says why, as for any event.
-                _ => match Plan::from_json(&text) {
-                    Err(err) => return Err(name_sources(&err, &BTreeSet::new(), Some(path))),
-                    Ok(plan) => match serde_json::to_value(plan.request()) {
-                        Ok(Value::Object(map)) => map,
-                        _ => Map::new(),
-                    },
-                },
+                _ => {
+                    let err = Plan::from_event(event)
+                        .err()
+                        .unwrap_or_else(|| RequestError::new(Vec::new()));
+                    return Err(name_sources(&err, &BTreeSet::new(), Some(path)));
+                }
             }
         }
         None if args.buckets.is_empty() => {
@@ -90,7 +102,7 @@ pub fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
                     .into(),
             ))
         }
-        None => Map::new(),
+        None => (Map::new(), EventJson::from(Value::Null)),
     };
     let mut from_flags = BTreeSet::new();
     let mut set = |map: &mut Map<String, Value>, field: &str, value: Value| {
@@ -120,16 +132,30 @@ pub fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     if let Some(t) = &args.key_template {
         set(&mut map, "key_template", Value::from(t.clone()));
     }
-    if let Some(o) = args.network.order {
-        set(&mut map, "order", Value::from(o.order().name()));
+    for (field, value) in client_network_fields(&args.client_net) {
+        set(&mut map, field, value);
     }
-    if args.network.probe_bandwidth {
-        set(&mut map, "probe_bandwidth", Value::from(true));
+    let event = EventJson {
+        value: Value::Object(map),
+        ..duplicates
+    };
+    Plan::from_event(event).map_err(|e| name_sources(&e, &from_flags, args.event.as_deref()))
+}
+
+/// The request fields the client's network flags set (`--order`, `--probe-bandwidth`,
+/// `--pool-idle-timeout-ms`).
+fn client_network_fields(n: &ClientNetworkArgs) -> Vec<(&'static str, Value)> {
+    let mut fields = Vec::new();
+    if let Some(o) = n.order {
+        fields.push(("order", Value::from(o.order().name())));
     }
-    if let Some(ms) = args.network.pool_idle_timeout_ms {
-        set(&mut map, "pool_idle_timeout_ms", Value::from(ms));
+    if n.probe_bandwidth {
+        fields.push(("probe_bandwidth", Value::from(true)));
     }
-    Plan::from_value(Value::Object(map)).map_err(|e| name_sources(&e, &from_flags, args.event.as_deref()))
+    if let Some(ms) = n.pool_idle_timeout_ms {
+        fields.push(("pool_idle_timeout_ms", Value::from(ms)));
+    }
+    fields
 }
 
 #[cfg(test)]

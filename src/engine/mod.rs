@@ -3,7 +3,7 @@
 //!
 //! The GETs of a configuration are driven by one task per core the client may use,
 //! each keeping its share of the `workers` GETs in flight in one `FuturesUnordered`
-//! ([`config`]). Per request it records the wait for one of the sweep's
+//! ([`mod@run_config`]). Per request it records the wait for one of the sweep's
 //! `pool_connections` slots, first byte at the wire (connection in hand to response
 //! headers), the time to the last body byte from the call, and what the transport
 //! measured for it: client preparation, the HTTP client's wait for a connection,
@@ -17,27 +17,30 @@
 //! the fly, and bodies are dropped chunk by chunk. [`run`] returns measured rows only;
 //! summaries, verdicts and the model are [`crate::analysis`]'s.
 //!
-//! - [`config`]: one configuration (warm-up, the workers, the row);
+//! - [`mod@run_config`]: one configuration (warm-up, the workers, the row);
 //! - [`recorder`]: histograms and the phase breakdown, one shard per driver task;
-//! - [`preflight`]: the first read of every bucket, and [`StartError`];
+//! - [`deadline`]: the invocation's deadline less its safety margin;
+//! - [`preflight`]: the first read of every bucket (a [`BucketError`] when one cannot
+//!   work);
 //! - [`schedule`]: start times of side-by-side sweeps;
 //! - [`order`]: the order configurations run in (ascending or interleaved rounds);
 //! - [`probe`]: the bandwidth probe run before the sweep when asked for.
 
-pub mod config;
+pub mod deadline;
 pub mod order;
 pub mod preflight;
 pub mod probe;
 pub mod recorder;
+pub mod run_config;
 pub mod schedule;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::model::stats::round3;
 use crate::model::{
     BandwidthCeiling, CeilingSource, ConfigResult, Environment, LambdaEnvironment, NetworkReport, Order, ProbeReport,
-    SkippedConfig, SweepResult,
+    Runner, SkippedConfig, SweepResult,
 };
 use crate::plan::Plan;
 use crate::s3::{RequestSettings, SweepClient};
@@ -45,8 +48,10 @@ use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
 use crate::transport::TransportSettings;
 
-use config::run_config;
-pub use preflight::{preflight, StartError, PREFLIGHT_TRIES};
+pub use crate::s3::errors::BucketError;
+pub use deadline::Deadline;
+pub use preflight::{preflight, PREFLIGHT_TRIES};
+use run_config::run_config;
 pub use schedule::StartSchedule;
 
 /// Told about progress. Every method has an empty default.
@@ -66,13 +71,12 @@ impl Observer for Quiet {}
 /// How a sweep runs, beyond the plan.
 #[derive(Debug, Clone, Default)]
 pub struct SweepOptions {
-    /// `cli`, `local` or `lambda`, recorded in the environment.
-    pub runner: String,
-    /// The invocation's deadline: at `deadline - safety_margin` the configuration
-    /// running is cut short (its finished GETs kept) and no other starts.
-    pub deadline: Option<Instant>,
-    /// Kept free before the deadline to serialise and return the answer.
-    pub safety_margin: Duration,
+    /// Recorded in the environment.
+    pub runner: Runner,
+    /// The invocation's deadline: at [`Deadline::stop_at`] (the deadline less its
+    /// safety margin) the configuration running is cut short (its finished GETs
+    /// kept) and no other starts.
+    pub deadline: Option<Deadline>,
     /// Lambda facts for the environment block.
     pub lambda: Option<LambdaEnvironment>,
     /// Sweeps run side by side (a fan-out's children): when configurations start, and
@@ -111,17 +115,39 @@ pub async fn run(
     let run_start = Instant::now();
     client.transport().configure(transport_settings(plan));
     let s3 = client.reader(request_settings(plan));
-    let mut results: Vec<ConfigResult> = Vec::new();
-    let mut skipped = Vec::new();
-    // Nothing runs past the deadline less its margin: the answer still has to go out.
-    let stop_at = options
-        .deadline
-        .map(|d| d.checked_sub(options.safety_margin).unwrap_or(run_start));
     let probe = if plan.probe_bandwidth() {
         Some(probe::probe(&s3, plan, &plan.buckets()[0], probe::ProbeSettings::default()).await)
     } else {
         None
     };
+    let (results, skipped) = run_steps(client, &s3, plan, options, &observer).await;
+    let mut result = SweepResult::new(
+        environment(client, options.runner, options.lambda.clone()),
+        plan.request().clone(),
+        started_unix_ms,
+    );
+    result.total_wall_ms = round3(run_start.elapsed().as_secs_f64() * 1000.0);
+    result.truncated = !skipped.is_empty() || result_cut_short(&results);
+    result.results = results;
+    result.skipped = skipped;
+    result.network = Some(network_report(plan, probe));
+    result
+}
+
+/// Runs the configurations in the plan's order ([`order::steps`]) until the deadline;
+/// returns the rows and the skipped configurations, both in plan order (bucket,
+/// workers, repetition), whatever order they ran in.
+async fn run_steps(
+    client: &SweepClient,
+    s3: &aws_sdk_s3::Client,
+    plan: &Plan,
+    options: &SweepOptions,
+    observer: &Arc<dyn Observer>,
+) -> (Vec<ConfigResult>, Vec<SkippedConfig>) {
+    let mut results: Vec<ConfigResult> = Vec::new();
+    let mut skipped = Vec::new();
+    // Nothing runs past the deadline less its margin: the answer still has to go out.
+    let stop_at = options.deadline.map(|d| d.stop_at());
     for (index, step) in order::steps(plan).into_iter().enumerate() {
         let (bucket, workers, repetition) = (&plan.buckets()[step.bucket], step.workers, step.repetition);
         let skip = |why: &str| SkippedConfig {
@@ -130,7 +156,7 @@ pub async fn run(
             repetition,
             reason: format!(
                 "deadline: {why}, {} ms before the invocation's deadline (the safety margin)",
-                options.safety_margin.as_millis()
+                options.deadline.map_or(0, |d| d.margin().as_millis())
             ),
         };
         if stop_at.is_some_and(|s| Instant::now() >= s) {
@@ -140,12 +166,12 @@ pub async fn run(
         let schedule = options.schedule.map(|c| c.for_configuration(index, results.is_empty()));
         let ran = run_config(
             client,
-            &s3,
+            s3,
             plan,
             (bucket, workers, repetition),
             schedule,
             stop_at,
-            &observer,
+            observer,
         )
         .await;
         match ran {
@@ -160,7 +186,6 @@ pub async fn run(
             )),
         }
     }
-    // Rows in plan order (bucket, workers, repetition), whatever order they ran in.
     let rank = |bucket: &str, workers: u32, repetition: u32| {
         let b = plan.buckets().iter().position(|x| x == bucket).unwrap_or(usize::MAX);
         let w = plan.workers().iter().position(|&x| x == workers).unwrap_or(usize::MAX);
@@ -168,17 +193,7 @@ pub async fn run(
     };
     results.sort_by_key(|r| rank(&r.bucket, r.workers, r.repetition));
     skipped.sort_by_key(|r| rank(&r.bucket, r.workers, r.repetition));
-    let mut result = SweepResult::new(
-        environment(client, &options.runner, options.lambda.clone()),
-        plan.request().clone(),
-        started_unix_ms,
-    );
-    result.total_wall_ms = round3(run_start.elapsed().as_secs_f64() * 1000.0);
-    result.truncated = !skipped.is_empty() || result_cut_short(&results);
-    result.results = results;
-    result.skipped = skipped;
-    result.network = Some(network_report(plan, probe));
-    result
+    (results, skipped)
 }
 
 /// The network block of a sweep: its order, the pool's idle timeout, and the probe
@@ -206,10 +221,10 @@ fn result_cut_short(rows: &[ConfigResult]) -> bool {
 }
 
 /// The environment block of a result produced in this process by `client`.
-pub fn environment(client: &SweepClient, runner: &str, lambda: Option<LambdaEnvironment>) -> Environment {
+pub fn environment(client: &SweepClient, runner: Runner, lambda: Option<LambdaEnvironment>) -> Environment {
     let usable = UsableCpu::read();
     Environment {
-        runner: runner.to_string(),
+        runner,
         os: std::env::consts::OS.to_string(),
         arch: std::env::consts::ARCH.to_string(),
         vcpus: usage::vcpus() as u32,
@@ -218,7 +233,7 @@ pub fn environment(client: &SweepClient, runner: &str, lambda: Option<LambdaEnvi
         region: client.region().to_string(),
         endpoint: client.endpoint().map(str::to_string),
         usable_cores: Some(usable.cores),
-        cpu_source: Some(usable.source.name().to_string()),
+        cpu_source: Some(usable.source),
         credentials: Some(client.credentials().to_string()),
         lambda,
     }

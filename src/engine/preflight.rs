@@ -1,5 +1,5 @@
 //! The preflight: one read of the first object of every bucket before a sweep, so a
-//! sweep that cannot work fails fast with a [`StartError`] that says how to fix it,
+//! sweep that cannot work fails fast with a [`BucketError`] that says how to fix it,
 //! instead of counting the same failure a million times.
 
 use std::time::Duration;
@@ -11,20 +11,16 @@ use crate::s3::SweepClient;
 
 use super::{request_settings, transport_settings};
 
-/// Why a sweep could not start: the first request to a bucket failed in a way that
-/// every later request would too. The same type `seed` and `clean` report
-/// ([`BucketError`]): the kind, the bucket or key, the endpoint, and what to do.
-pub type StartError = BucketError;
-
 /// Tries the preflight gives a bucket whose first read fails in a way that may pass
 /// (throttling, 5xx, a timeout, a dropped connection): one bad response on a bad day
 /// must not abort a whole sweep.
 pub const PREFLIGHT_TRIES: u32 = 3;
 
 /// Reads the first object of every bucket once, so a sweep that cannot work fails
-/// fast with a [`StartError`] that says how to fix it, instead of counting the same
+/// fast with a [`BucketError`] (the kind, the bucket or key, the endpoint, and what to
+/// do; the type `seed` and `clean` report too) that says how to fix it, instead of counting the same
 /// failure a million times. Transient failures get [`PREFLIGHT_TRIES`] tries.
-pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), StartError> {
+pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), BucketError> {
     client.transport().configure(transport_settings(plan));
     let s3 = client.reader(request_settings(plan));
     for bucket in plan.buckets() {

@@ -28,11 +28,13 @@ pub enum LabError {
 /// What `serve` prints before the path of its CA file, alone on a line.
 pub const CA_FILE_PREFIX: &str = "ca-file: ";
 
-/// How to start the child: HTTPS or not, and how long its S3 Express sessions last.
-#[derive(Debug, Clone, Copy)]
+/// How to start the child: HTTPS or not, how long its S3 Express sessions last, and
+/// more `serve` flags (the network's: `cli::lab_network`).
+#[derive(Debug, Clone)]
 pub struct ChildOptions {
     pub tls: bool,
     pub session_ttl: Duration,
+    pub serve_args: Vec<String>,
 }
 
 impl Default for ChildOptions {
@@ -40,6 +42,7 @@ impl Default for ChildOptions {
         ChildOptions {
             tls: false,
             session_ttl: super::DEFAULT_SESSION_TTL,
+            serve_args: Vec::new(),
         }
     }
 }
@@ -50,8 +53,28 @@ pub enum LabProcess {
     Child {
         child: tokio::process::Child,
         endpoint: String,
-        ca_file: Option<PathBuf>,
+        ca_file: Option<ChildCa>,
     },
+}
+
+/// The CA file a child lab printed. The child removes it when it stops; if it was
+/// killed first, dropping this removes the file, and its folder when that is the
+/// lab's own private folder and now empty.
+#[derive(Debug)]
+pub struct ChildCa(PathBuf);
+
+impl Drop for ChildCa {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        let own_dir = self.0.parent().filter(|d| {
+            d.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("s3sweep-lab-"))
+        });
+        if let Some(dir) = own_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
 }
 
 impl LabProcess {
@@ -65,6 +88,7 @@ impl LabProcess {
         if options.tls {
             cmd.arg("--tls");
         }
+        cmd.args(&options.serve_args);
         for (b, p) in buckets {
             cmd.arg("--bucket").arg(format!("{b}={p}"));
         }
@@ -92,7 +116,7 @@ impl LabProcess {
                         return Ok((endpoint.unwrap_or_default(), None));
                     }
                 } else if let Some(path) = line.strip_prefix(CA_FILE_PREFIX) {
-                    return Ok((endpoint.unwrap_or_default(), Some(PathBuf::from(path))));
+                    return Ok((endpoint.unwrap_or_default(), Some(ChildCa(PathBuf::from(path)))));
                 } else {
                     return Err(LabError::NoCaFile);
                 }
@@ -114,7 +138,7 @@ impl LabProcess {
     pub fn ca_file(&self) -> Option<&Path> {
         match self {
             LabProcess::InProcess(s) => s.ca_file(),
-            LabProcess::Child { ca_file, .. } => ca_file.as_deref(),
+            LabProcess::Child { ca_file, .. } => ca_file.as_ref().map(|c| c.0.as_path()),
         }
     }
 
@@ -147,6 +171,14 @@ impl LabProcess {
         match self {
             LabProcess::InProcess(s) => s.shutdown().await,
             LabProcess::Child { mut child, .. } => {
+                // SIGTERM first: the child stops serving and removes its CA file.
+                if let Some(pid) = child.id() {
+                    // SAFETY: kill(2) with our own child's pid and a signal number.
+                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+                    if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_ok() {
+                        return;
+                    }
+                }
                 let _ = child.kill().await;
             }
         }

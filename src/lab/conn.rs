@@ -3,8 +3,10 @@
 //! buckets: [`super::express::check`]) before s3s sees them, carries out the
 //! connection-level faults [`super::faults::WithFaults`] marks (reset before the
 //! headers, reset or stall or truncation mid-body), and answers `GET /_s3sweep/faults`
-//! and `GET /_s3sweep/sessions` with the fault and session tallies as JSON, and
-//! `GET /_s3sweep/hello` with who it is (how a client tells the lab from S3).
+//! and `GET /_s3sweep/sessions` and `GET /_s3sweep/network` with the fault, session
+//! and network tallies as JSON, and `GET /_s3sweep/hello` with who it is (how a
+//! client tells the lab from S3). Each S3 request is in flight for the idle timeout
+//! ([`super::idle`]) until its response body is written.
 //!
 //! A reset is a real TCP RST: the socket gets `SO_LINGER` 0 and the connection is then
 //! dropped, so the client sees `ECONNRESET`, not a clean end of stream. A truncated
@@ -23,8 +25,10 @@ use hyper::body::Incoming;
 use s3s::service::S3Service;
 use s3s::{Body, HttpError};
 
-use super::express::{check, Decision};
-use super::faults::{FaultKind, Faults, InjectedFault};
+use super::express::{check, Decision, PayloadCheck};
+use super::faults::{ConnectionFault, Faults, InjectedFault};
+use super::idle::{self, Activity};
+use super::network::{Network, NETWORK_PATH};
 use super::probe::{Hello, HELLO_PATH};
 use super::sessions::{Sessions, SESSIONS_PATH};
 
@@ -40,6 +44,21 @@ fn json_response(doc: &serde_json::Value) -> Result<http::Response<Body>, HttpEr
         .header(http::header::CONTENT_TYPE, "application/json")
         .body(Body::from(doc.to_string()))
         .map_err(|e| HttpError::new(Box::new(e)))
+}
+
+/// Answers a connection past the lab's connection cap and drops it: over HTTP a
+/// 503 `SlowDown` written at once if the socket takes it (never waited for), over
+/// HTTPS nothing (the client has not done its handshake yet), so it is just closed.
+pub(crate) fn refuse_busy(stream: tokio::net::TcpStream, tls: bool) {
+    if !tls {
+        let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SlowDown</Code><Message>too many connections to the lab (serve --max-connections)</Message><RequestId>s3sweep-lab</RequestId></Error>";
+        let answer = format!(
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/xml\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.try_write(answer.as_bytes());
+    }
+    drop(stream);
 }
 
 /// The accepted socket of one connection, to reset it.
@@ -84,14 +103,27 @@ pub(crate) struct ConnService {
     pub(crate) faults: Arc<Faults>,
     pub(crate) sessions: Arc<Sessions>,
     pub(crate) socket: Arc<ConnSocket>,
+    pub(crate) network: Arc<Network>,
+    pub(crate) activity: Arc<Activity>,
 }
+
+type ResponseFuture = Pin<Box<dyn Future<Output = Result<http::Response<Body>, HttpError>> + Send>>;
 
 impl hyper::service::Service<http::Request<Incoming>> for ConnService {
     type Response = http::Response<Body>;
     type Error = HttpError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+    type Future = ResponseFuture;
 
+    /// Every request is in flight for the idle timeout until its response is written.
     fn call(&self, req: http::Request<Incoming>) -> Self::Future {
+        let in_flight = self.activity.begin();
+        let response = self.route(req);
+        Box::pin(async move { response.await.map(|resp| idle::track(resp, in_flight)) })
+    }
+}
+
+impl ConnService {
+    fn route(&self, req: http::Request<Incoming>) -> ResponseFuture {
         if req.method() == http::Method::GET && req.uri().path() == FAULTS_PATH {
             let doc = serde_json::json!({
                 "tally": self.faults.tally(),
@@ -110,19 +142,33 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
             });
             return Box::pin(std::future::ready(json_response(&doc)));
         }
+        if req.method() == http::Method::GET && req.uri().path() == NETWORK_PATH {
+            let doc = serde_json::to_value(self.network.tally()).unwrap_or_default();
+            return Box::pin(std::future::ready(json_response(&doc)));
+        }
         let (mut parts, body) = req.into_parts();
+        let mut payload_sha256 = None;
         match check(&parts, &self.sessions) {
             Decision::NotExpress => {}
-            Decision::Accepted(auth) => {
+            Decision::Accepted(auth, sha256) => {
                 // s3s refuses the `s3express` signing name: it sees an unsigned request
-                // with the verdict attached, which the lab's access check honours.
+                // with the verdict attached, which the lab's access check honours; the
+                // body is checked against the signed hash here, as s3s would.
                 parts.headers.remove(http::header::AUTHORIZATION);
                 parts.extensions.insert(auth);
+                payload_sha256 = sha256;
             }
             Decision::Refused(refusal) => return Box::pin(std::future::ready(Ok(refusal.response()))),
         }
-        let req = http::Request::from_parts(parts, body);
-        let response = hyper::service::Service::call(&self.inner, req);
+        let response: Pin<Box<dyn Future<Output = Result<http::Response<Body>, HttpError>> + Send>> =
+            match payload_sha256 {
+                None => hyper::service::Service::call(&self.inner, http::Request::from_parts(parts, body)),
+                Some(hex) => {
+                    let inner = self.inner.clone();
+                    let body = Body::http_body_unsync(PayloadCheck::new(body, hex));
+                    Box::pin(async move { inner.call(http::Request::from_parts(parts, body)).await })
+                }
+            };
         let faults = self.faults.clone();
         let socket = self.socket.clone();
         Box::pin(async move {
@@ -130,48 +176,61 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
             let Some(InjectedFault(kind)) = resp.extensions_mut().remove::<InjectedFault>() else {
                 return Ok(resp);
             };
-            match kind {
-                FaultKind::ResetBeforeHeaders => {
+            let cut = match kind {
+                ConnectionFault::ResetBeforeHeaders => {
                     socket.arm_reset();
-                    Err(HttpError::new("injected fault: reset-before-headers".into()))
+                    return Err(HttpError::new("injected fault: reset-before-headers".into()));
                 }
-                _ => {
-                    let length: u64 = resp
-                        .headers()
-                        .get(http::header::CONTENT_LENGTH)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.parse().ok())
-                        .unwrap_or(0);
-                    let pause = match kind {
-                        FaultKind::StallBody => Duration::from_millis(faults.timing().stall_ms),
-                        // Long enough for hyper to flush what was sent before the cut.
-                        _ => Duration::from_millis(5),
-                    };
-                    let body = std::mem::take(resp.body_mut());
-                    *resp.body_mut() = Body::http_body_unsync(CutBody {
-                        inner: body,
-                        kind,
-                        limit: length / 2,
-                        sent: 0,
-                        pause,
-                        sleep: None,
-                        socket,
-                        done: false,
-                    });
-                    Ok(resp)
-                }
-            }
+                ConnectionFault::ResetMidBody => BodyCut::Reset,
+                ConnectionFault::StallBody => BodyCut::Stall,
+                ConnectionFault::TruncatedBody => BodyCut::Truncate,
+            };
+            let length: u64 = resp
+                .headers()
+                .get(http::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            let pause = match cut {
+                BodyCut::Stall => Duration::from_millis(faults.timing().stall_ms),
+                // Long enough for hyper to flush what was sent before the cut.
+                BodyCut::Reset | BodyCut::Truncate => Duration::from_millis(5),
+            };
+            let body = std::mem::take(resp.body_mut());
+            *resp.body_mut() = Body::http_body_unsync(CutBody {
+                inner: body,
+                cut,
+                limit: length / 2,
+                sent: 0,
+                pause,
+                sleep: None,
+                socket,
+                done: false,
+            });
+            Ok(resp)
         })
     }
 }
 
-/// A response body that sends `limit` bytes, waits `pause`, then ends the way `kind`
+/// How a [`CutBody`] ends, after half the body: the connection-level faults that act
+/// mid-body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BodyCut {
+    /// `reset-mid-body`: an RST.
+    Reset,
+    /// `stall-body`: nothing for the stall, then an error that closes the connection.
+    Stall,
+    /// `truncated-body`: a clean end short of the announced length.
+    Truncate,
+}
+
+/// A response body that sends `limit` bytes, waits `pause`, then ends the way `cut`
 /// says: an RST (`reset-mid-body`), an error that closes the connection
 /// (`stall-body`, after its long pause), or a clean end short of the announced
 /// length (`truncated-body`).
 struct CutBody {
     inner: Body,
-    kind: FaultKind,
+    cut: BodyCut,
     limit: u64,
     sent: u64,
     pause: Duration,
@@ -214,15 +273,14 @@ impl HttpBody for CutBody {
             return Poll::Pending;
         }
         this.done = true;
-        match this.kind {
-            FaultKind::TruncatedBody => Poll::Ready(None),
-            FaultKind::ResetMidBody => {
+        match this.cut {
+            BodyCut::Truncate => Poll::Ready(None),
+            BodyCut::Reset => {
                 this.socket.arm_reset();
                 Poll::Ready(Some(Err("injected fault: reset-mid-body".into())))
             }
-            _ => Poll::Ready(Some(Err(format!(
-                "injected fault: {} (stalled {} ms)",
-                this.kind,
+            BodyCut::Stall => Poll::Ready(Some(Err(format!(
+                "injected fault: stall-body (stalled {} ms)",
                 pause.as_millis()
             )
             .into()))),

@@ -14,21 +14,36 @@
 
 use std::sync::Arc;
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body as HttpBody, Frame};
+use ring::digest;
 use s3s::access::{S3Access, S3AccessContext};
+use s3s::path::S3Path;
 use s3s::{s3_error, S3Result};
+
+use crate::plan::is_directory_bucket;
 
 use super::sessions::{SessionMode, Sessions};
 use super::sigv4::{parse_authorization, verify, SignatureProblem};
 use super::{LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
 
+/// What a request body whose SHA-256 is not the signed `x-amz-content-sha256` fails
+/// with (the store answers it as S3's `XAmzContentSHA256Mismatch`).
+pub(crate) const PAYLOAD_MISMATCH: &str = "x-amz-content-sha256 mismatch";
+
 /// The header a request signed with a session carries its token in.
 pub const SESSION_TOKEN_HEADER: &str = "x-amz-s3session-token";
 
 /// How an `s3express` request was authenticated: with the lab's keys (`mode: None`)
-/// or with a session of that mode.
+/// or with a session of that mode, made for `bucket`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpressAuth {
     pub mode: Option<SessionMode>,
+    /// The directory bucket of the session (None: the lab's keys).
+    pub bucket: Option<String>,
 }
 
 /// An S3 error answer: status, code, message.
@@ -74,8 +89,8 @@ fn xml_escape(s: &str) -> String {
 pub(crate) enum Decision {
     /// Not signed for `s3express`: s3s checks it as usual.
     NotExpress,
-    /// Accepted.
-    Accepted(ExpressAuth),
+    /// Accepted; the body must have this SHA-256 (hex), when signed.
+    Accepted(ExpressAuth, Option<String>),
     /// Refused with this answer.
     Refused(Refusal),
 }
@@ -85,7 +100,52 @@ fn bucket_of(path: &str) -> &str {
     path.trim_start_matches('/').split('/').next().unwrap_or("")
 }
 
-/// Authenticates a request signed for `s3express` (see the module comment).
+/// S3's answer to a signature problem.
+fn signature_refusal(problem: SignatureProblem) -> Refusal {
+    match problem {
+        SignatureProblem::Mismatch => Refusal::new(
+            403,
+            "SignatureDoesNotMatch",
+            "The request signature we calculated does not match the signature you provided.",
+        ),
+        SignatureProblem::MissingDate => Refusal::new(400, "InvalidRequest", "missing header: x-amz-date"),
+        SignatureProblem::MissingHeader(h) => Refusal::new(
+            400,
+            "InvalidRequest",
+            format!("signed header {h} is not in the request"),
+        ),
+        SignatureProblem::BadDate => Refusal::new(400, "InvalidRequest", "invalid header: x-amz-date"),
+        SignatureProblem::Skewed => Refusal::new(
+            403,
+            "RequestTimeTooSkewed",
+            "The difference between the request time and the current time is too large.",
+        ),
+        SignatureProblem::ScopeDate => Refusal::new(
+            403,
+            "SignatureDoesNotMatch",
+            "credential scope date does not match x-amz-date",
+        ),
+        SignatureProblem::HostNotSigned => Refusal::new(
+            400,
+            "InvalidRequest",
+            "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.",
+        ),
+        SignatureProblem::MissingPayloadHash => {
+            Refusal::new(400, "InvalidRequest", "missing header: x-amz-content-sha256")
+        }
+    }
+}
+
+/// The SHA-256 a body must have: the signed `x-amz-content-sha256` when it is a hash
+/// (not `UNSIGNED-PAYLOAD` or a `STREAMING-` mode).
+fn payload_hash(parts: &http::request::Parts) -> Option<String> {
+    let v = parts.headers.get("x-amz-content-sha256")?.to_str().ok()?;
+    (v.len() == 64 && v.bytes().all(|c| c.is_ascii_hexdigit())).then(|| v.to_ascii_lowercase())
+}
+
+/// Authenticates a request signed for `s3express` (see the module comment). Any
+/// SigV4-signed request that does not sign `host` is refused here too, as S3 does
+/// (s3s does not check it).
 pub(crate) fn check(parts: &http::request::Parts, sessions: &Sessions) -> Decision {
     let Some(header) = parts
         .headers
@@ -98,21 +158,23 @@ pub(crate) fn check(parts: &http::request::Parts, sessions: &Sessions) -> Decisi
         return Decision::NotExpress;
     };
     if auth.service != "s3express" {
+        if !auth.signed_headers.iter().any(|h| h.eq_ignore_ascii_case("host")) {
+            return Decision::Refused(signature_refusal(SignatureProblem::HostNotSigned));
+        }
         return Decision::NotExpress;
     }
-    let signature_refusal = |problem: SignatureProblem| match problem {
-        SignatureProblem::Mismatch => Refusal::new(
-            403,
-            "SignatureDoesNotMatch",
-            "The request signature we calculated does not match the signature you provided.",
-        ),
-        SignatureProblem::MissingDate => Refusal::new(400, "InvalidRequest", "missing header: x-amz-date"),
-        SignatureProblem::MissingHeader(h) => Refusal::new(
-            400,
-            "InvalidRequest",
-            format!("signed header {h} is not in the request"),
-        ),
-    };
+    let streaming_signed = parts
+        .headers
+        .get("x-amz-content-sha256")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("STREAMING-AWS4-"));
+    if streaming_signed {
+        return Decision::Refused(Refusal::new(
+            501,
+            "NotImplemented",
+            "signed aws-chunked bodies (STREAMING-AWS4-*) on the S3 Express path are not implemented by the lab",
+        ));
+    }
     let Some(token) = parts.headers.get(SESSION_TOKEN_HEADER).and_then(|v| v.to_str().ok()) else {
         if auth.access_key != LOCAL_ACCESS_KEY {
             return Decision::Refused(Refusal::new(
@@ -122,7 +184,13 @@ pub(crate) fn check(parts: &http::request::Parts, sessions: &Sessions) -> Decisi
             ));
         }
         return match verify(parts, &auth, LOCAL_SECRET_KEY) {
-            Ok(()) => Decision::Accepted(ExpressAuth { mode: None }),
+            Ok(()) => Decision::Accepted(
+                ExpressAuth {
+                    mode: None,
+                    bucket: None,
+                },
+                payload_hash(parts),
+            ),
             Err(problem) => Decision::Refused(signature_refusal(problem)),
         };
     };
@@ -158,9 +226,13 @@ pub(crate) fn check(parts: &http::request::Parts, sessions: &Sessions) -> Decisi
         ));
     }
     sessions.count(|t| t.accepted += 1);
-    Decision::Accepted(ExpressAuth {
-        mode: Some(session.mode),
-    })
+    Decision::Accepted(
+        ExpressAuth {
+            mode: Some(session.mode),
+            bucket: Some(session.bucket.clone()),
+        },
+        payload_hash(parts),
+    )
 }
 
 /// Operations a ReadOnly session may call.
@@ -179,10 +251,25 @@ impl S3Access for LabAccess {
             return Ok(());
         }
         let op = cx.s3_op().name().to_string();
+        let target = match cx.s3_path() {
+            S3Path::Root => None,
+            S3Path::Bucket { bucket } | S3Path::Object { bucket, .. } => Some(bucket.to_string()),
+        };
         match cx.extensions_mut().get::<ExpressAuth>() {
             None => Err(s3_error!(AccessDenied, "Signature is required")),
+            Some(ExpressAuth { bucket: Some(own), .. })
+                if target.as_deref() != Some(own.as_str()) || !is_directory_bucket(own) =>
+            {
+                self.sessions.count(|t| t.refused_other_bucket += 1);
+                Err(s3_error!(
+                    AccessDenied,
+                    "a session of {own} is only for its own directory bucket, not {}",
+                    target.as_deref().unwrap_or("the service")
+                ))
+            }
             Some(ExpressAuth {
                 mode: Some(SessionMode::ReadOnly),
+                ..
             }) if !READ_OPERATIONS.contains(&op.as_str()) => {
                 self.sessions.count(|t| t.refused_read_only_writes += 1);
                 Err(s3_error!(
@@ -191,6 +278,59 @@ impl S3Access for LabAccess {
                 ))
             }
             Some(_) => Ok(()),
+        }
+    }
+}
+
+/// A request body checked against the signed `x-amz-content-sha256` as it streams:
+/// at its end, a body with another SHA-256 fails with [`PAYLOAD_MISMATCH`] (s3s does
+/// the same on the ordinary path).
+pub(crate) struct PayloadCheck<B> {
+    inner: B,
+    hasher: Option<digest::Context>,
+    expected_hex: String,
+}
+
+impl<B> PayloadCheck<B> {
+    pub(crate) fn new(inner: B, expected_hex: String) -> Self {
+        PayloadCheck {
+            inner,
+            hasher: Some(digest::Context::new(&digest::SHA256)),
+            expected_hex,
+        }
+    }
+}
+
+impl<B> HttpBody for PayloadCheck<B>
+where
+    B: HttpBody<Data = Bytes> + Unpin,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let (Some(h), Some(data)) = (this.hasher.as_mut(), frame.data_ref()) {
+                    h.update(data);
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
+            Poll::Ready(None) => {
+                let Some(h) = this.hasher.take() else {
+                    return Poll::Ready(None);
+                };
+                let got: String = h.finish().as_ref().iter().map(|b| format!("{b:02x}")).collect();
+                if got == this.expected_hex {
+                    Poll::Ready(None)
+                } else {
+                    Poll::Ready(Some(Err(PAYLOAD_MISMATCH.into())))
+                }
+            }
+            Poll::Pending => Poll::Pending,
         }
     }
 }

@@ -11,7 +11,8 @@
 //!   `access-denied` (403 AccessDenied). `late-first-byte` sleeps there for
 //!   [`FaultTiming::late_first_byte_ms`] before answering normally.
 //! - Connection-level kinds need the HTTP/TCP layer: [`WithFaults`] marks the response
-//!   with an [`InjectedFault`] extension and [`super::conn`] acts on it:
+//!   with an [`InjectedFault`] extension (a [`ConnectionFault`]) and [`super::conn`]
+//!   acts on it:
 //!   `reset-before-headers` (the socket is closed with `SO_LINGER 0`, an RST, before any
 //!   byte of the response), `reset-mid-body` (half the body, then an RST),
 //!   `stall-body` (half the body, then nothing for [`FaultTiming::stall_ms`]) and
@@ -33,12 +34,21 @@ use rand::{Rng, SeedableRng};
 use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
 
-use super::layered::{Layered, ReadLayer};
 use serde::Serialize;
+use strum::VariantArray;
 
-/// One kind of fault.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+use super::layered::{Layered, ReadLayer};
+
+/// One kind of fault. The list of kinds ([`FaultKind::ALL`]: the counters, the tally,
+/// the flag's choices) comes from this enum itself (strum's `VariantArray`), and every place
+/// that carries a kind out matches it exhaustively ([`FaultLayer`] here,
+/// [`ConnectionFault`] in [`super::conn`]): a new kind does not compile until it is
+/// handled everywhere.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, strum::VariantArray, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum FaultKind {
     /// 503 SlowDown.
     SlowDown,
@@ -60,38 +70,62 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 8] = [
-        FaultKind::SlowDown,
-        FaultKind::InternalError,
-        FaultKind::AccessDenied,
-        FaultKind::ResetBeforeHeaders,
-        FaultKind::ResetMidBody,
-        FaultKind::StallBody,
-        FaultKind::LateFirstByte,
-        FaultKind::TruncatedBody,
-    ];
+    /// Every kind, in declaration order (derived: nothing to keep by hand).
+    pub const ALL: &'static [FaultKind] = <FaultKind as VariantArray>::VARIANTS;
 
-    /// The kind's name as accepted by [`FromStr`] and used in the tally.
+    /// The kind's name as accepted by [`FromStr`] and used in the tally
+    /// (`slow-down`): the serde name.
     pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// The connection-level fault this kind is, for the HTTP/TCP layer to carry out;
+    /// `None` for the kinds answered as S3 errors or delays.
+    pub fn connection_level(self) -> Option<ConnectionFault> {
         match self {
-            FaultKind::SlowDown => "slow-down",
-            FaultKind::InternalError => "internal-error",
-            FaultKind::AccessDenied => "access-denied",
-            FaultKind::ResetBeforeHeaders => "reset-before-headers",
-            FaultKind::ResetMidBody => "reset-mid-body",
-            FaultKind::StallBody => "stall-body",
-            FaultKind::LateFirstByte => "late-first-byte",
-            FaultKind::TruncatedBody => "truncated-body",
+            FaultKind::SlowDown | FaultKind::InternalError | FaultKind::AccessDenied | FaultKind::LateFirstByte => None,
+            FaultKind::ResetBeforeHeaders => Some(ConnectionFault::ResetBeforeHeaders),
+            FaultKind::ResetMidBody => Some(ConnectionFault::ResetMidBody),
+            FaultKind::StallBody => Some(ConnectionFault::StallBody),
+            FaultKind::TruncatedBody => Some(ConnectionFault::TruncatedBody),
         }
     }
 
-    /// True for kinds the HTTP/TCP layer carries out.
-    pub fn is_connection_level(self) -> bool {
-        matches!(
-            self,
-            FaultKind::ResetBeforeHeaders | FaultKind::ResetMidBody | FaultKind::StallBody | FaultKind::TruncatedBody
-        )
+    /// The kind's slot in the counters (its place in declaration order).
+    fn slot(self) -> usize {
+        self as usize
+    }
+}
+
+/// The kinds the HTTP/TCP layer ([`super::conn`]) carries out: [`FaultLayer`] marks the
+/// response with one ([`InjectedFault`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionFault {
+    /// An RST before any byte of the response.
+    ResetBeforeHeaders,
+    /// Half the body, then an RST.
+    ResetMidBody,
+    /// Half the body, then nothing for [`FaultTiming::stall_ms`], then a close.
+    StallBody,
+    /// Half the body, then a clean close short of the `Content-Length`.
+    TruncatedBody,
+}
+
+impl ConnectionFault {
+    /// The fault kind, for names and the tally.
+    pub fn kind(self) -> FaultKind {
+        match self {
+            ConnectionFault::ResetBeforeHeaders => FaultKind::ResetBeforeHeaders,
+            ConnectionFault::ResetMidBody => FaultKind::ResetMidBody,
+            ConnectionFault::StallBody => FaultKind::StallBody,
+            ConnectionFault::TruncatedBody => FaultKind::TruncatedBody,
+        }
+    }
+}
+
+impl fmt::Display for ConnectionFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind().name())
     }
 }
 
@@ -104,7 +138,7 @@ impl fmt::Display for FaultKind {
 impl FromStr for FaultKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        FaultKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| {
+        FaultKind::ALL.iter().copied().find(|k| k.name() == s).ok_or_else(|| {
             let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
             format!("unknown fault kind {s:?}: expected one of {}", names.join(", "))
         })
@@ -196,8 +230,8 @@ impl Default for FaultTiming {
 pub struct FaultTally {
     /// GetObject requests the server received (faulted or not).
     pub get_requests: u64,
-    /// Faults injected, by kind name; every kind is present.
-    pub injected: BTreeMap<String, u64>,
+    /// Faults injected, by kind (serialized by its name); every kind is present.
+    pub injected: BTreeMap<FaultKind, u64>,
     /// Sum of `injected`.
     pub injected_total: u64,
 }
@@ -205,20 +239,15 @@ pub struct FaultTally {
 impl FaultTally {
     /// Faults of one kind.
     pub fn of(&self, kind: FaultKind) -> u64 {
-        self.injected.get(kind.name()).copied().unwrap_or(0)
+        self.injected.get(&kind).copied().unwrap_or(0)
     }
 
     /// The change since an earlier tally.
     pub fn since(&self, earlier: &FaultTally) -> FaultTally {
-        let injected: BTreeMap<String, u64> = self
+        let injected: BTreeMap<FaultKind, u64> = self
             .injected
             .iter()
-            .map(|(k, v)| {
-                (
-                    k.clone(),
-                    v.saturating_sub(earlier.injected.get(k).copied().unwrap_or(0)),
-                )
-            })
+            .map(|(&k, v)| (k, v.saturating_sub(earlier.of(k))))
             .collect();
         FaultTally {
             get_requests: self.get_requests.saturating_sub(earlier.get_requests),
@@ -253,7 +282,8 @@ pub struct Faults {
     seed: u64,
     timing: RwLock<FaultTiming>,
     by_bucket: RwLock<HashMap<String, Arc<BucketProfile>>>,
-    counts: [AtomicU64; 8],
+    /// Injected faults, one counter per kind ([`FaultKind::slot`]).
+    counts: [AtomicU64; FaultKind::ALL.len()],
     get_requests: AtomicU64,
 }
 
@@ -272,7 +302,7 @@ impl Faults {
             seed,
             timing: RwLock::new(FaultTiming::default()),
             by_bucket: RwLock::new(HashMap::new()),
-            counts: Default::default(),
+            counts: std::array::from_fn(|_| AtomicU64::new(0)),
             get_requests: AtomicU64::new(0),
         }
     }
@@ -355,11 +385,7 @@ impl Faults {
         for s in &profile.specs {
             acc += s.rate;
             if u < acc {
-                let slot = FaultKind::ALL
-                    .iter()
-                    .position(|k| *k == s.kind)
-                    .expect("every kind is in ALL");
-                self.counts[slot].fetch_add(1, Ordering::Relaxed);
+                self.counts[s.kind.slot()].fetch_add(1, Ordering::Relaxed);
                 return Some(s.kind);
             }
         }
@@ -368,10 +394,9 @@ impl Faults {
 
     /// What has been injected so far.
     pub fn tally(&self) -> FaultTally {
-        let injected: BTreeMap<String, u64> = FaultKind::ALL
+        let injected: BTreeMap<FaultKind, u64> = FaultKind::ALL
             .iter()
-            .zip(&self.counts)
-            .map(|(k, c)| (k.name().to_string(), c.load(Ordering::Relaxed)))
+            .map(|&k| (k, self.counts[k.slot()].load(Ordering::Relaxed)))
             .collect();
         FaultTally {
             get_requests: self.get_requests.load(Ordering::Relaxed),
@@ -383,7 +408,7 @@ impl Faults {
 
 /// Marks a response for the HTTP layer to damage (connection-level kinds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InjectedFault(pub FaultKind);
+pub struct InjectedFault(pub ConnectionFault);
 
 /// Injects each bucket's faults into GetObject in front of a store.
 #[derive(Debug, Clone)]
@@ -410,20 +435,27 @@ impl ReadLayer for FaultLayer {
         inner: &S,
         req: S3Request<GetObjectInput>,
     ) -> S3Result<S3Response<GetObjectOutput>> {
-        let kind = self.faults.draw(&req.input.bucket);
+        let Some(kind) = self.faults.draw(&req.input.bucket) else {
+            return inner.get_object(req).await;
+        };
         match kind {
-            None => inner.get_object(req).await,
-            Some(FaultKind::SlowDown) => Err(s3_error!(SlowDown, "injected fault: slow-down")),
-            Some(FaultKind::InternalError) => Err(s3_error!(InternalError, "injected fault: internal-error")),
-            Some(FaultKind::AccessDenied) => Err(s3_error!(AccessDenied, "injected fault: access-denied")),
-            Some(FaultKind::LateFirstByte) => {
+            FaultKind::SlowDown => Err(s3_error!(SlowDown, "injected fault: slow-down")),
+            FaultKind::InternalError => Err(s3_error!(InternalError, "injected fault: internal-error")),
+            FaultKind::AccessDenied => Err(s3_error!(AccessDenied, "injected fault: access-denied")),
+            FaultKind::LateFirstByte => {
                 let ms = self.faults.timing().late_first_byte_ms;
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 inner.get_object(req).await
             }
-            Some(kind) => {
+            // Carried out by the HTTP layer, which finds the mark on the response.
+            FaultKind::ResetBeforeHeaders
+            | FaultKind::ResetMidBody
+            | FaultKind::StallBody
+            | FaultKind::TruncatedBody => {
                 let mut resp = inner.get_object(req).await?;
-                resp.extensions.insert(InjectedFault(kind));
+                if let Some(fault) = kind.connection_level() {
+                    resp.extensions.insert(InjectedFault(fault));
+                }
                 Ok(resp)
             }
         }
@@ -436,8 +468,17 @@ mod tests {
 
     #[test]
     fn names_parse_and_bad_ones_list_the_choices() {
-        for k in FaultKind::ALL {
+        for (i, &k) in FaultKind::ALL.iter().enumerate() {
             assert_eq!(k.name().parse::<FaultKind>().unwrap(), k);
+            assert_eq!(k.slot(), i, "counter slots follow the declaration order");
+            assert_eq!(
+                serde_json::to_value(k).unwrap(),
+                k.name(),
+                "the flag's name is the serde name"
+            );
+            if let Some(c) = k.connection_level() {
+                assert_eq!(c.kind(), k);
+            }
         }
         let err = "explode".parse::<FaultKind>().unwrap_err();
         assert!(err.contains("slow-down") && err.contains("truncated-body"), "{err}");

@@ -1,7 +1,9 @@
 //! One wrapper for every behaviour the lab adds in front of its store: a [`ReadLayer`]
 //! says what it does to reads (GetObject, HeadObject), and [`Layered`] forwards every
 //! operation the lab serves to the inner store, through the layer for reads. The
-//! forwarding is written once here, not once per behaviour.
+//! forwarding is written once here, not once per behaviour. An operation the store
+//! implements and this wrapper does not forward would answer `NotImplemented`: every
+//! operation of [`super::store::MemStore`] is listed here (a test in `store` checks).
 
 use s3s::dto::*;
 use s3s::{S3Request, S3Response, S3Result, S3};
@@ -53,6 +55,12 @@ impl<S: S3, L: ReadLayer> S3 for Layered<S, L> {
     async fn head_object(&self, req: S3Request<HeadObjectInput>) -> S3Result<S3Response<HeadObjectOutput>> {
         self.layer.head_object(&self.inner, req).await
     }
+    async fn list_buckets(&self, req: S3Request<ListBucketsInput>) -> S3Result<S3Response<ListBucketsOutput>> {
+        self.inner.list_buckets(req).await
+    }
+    async fn list_objects(&self, req: S3Request<ListObjectsInput>) -> S3Result<S3Response<ListObjectsOutput>> {
+        self.inner.list_objects(req).await
+    }
     async fn list_objects_v2(&self, req: S3Request<ListObjectsV2Input>) -> S3Result<S3Response<ListObjectsV2Output>> {
         self.inner.list_objects_v2(req).await
     }
@@ -61,5 +69,80 @@ impl<S: S3, L: ReadLayer> S3 for Layered<S, L> {
     }
     async fn delete_objects(&self, req: S3Request<DeleteObjectsInput>) -> S3Result<S3Response<DeleteObjectsOutput>> {
         self.inner.delete_objects(req).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::store::MemStore;
+
+    struct PassThrough;
+    impl ReadLayer for PassThrough {}
+
+    fn request<T>(input: T) -> S3Request<T> {
+        S3Request {
+            input,
+            method: http::Method::GET,
+            uri: http::Uri::from_static("/"),
+            headers: Default::default(),
+            extensions: Default::default(),
+            credentials: None,
+            region: None,
+            service: None,
+            trailing_headers: None,
+        }
+    }
+
+    fn not_implemented<T: std::fmt::Debug>(r: &S3Result<T>) -> bool {
+        matches!(r, Err(e) if *e.code() == s3s::S3ErrorCode::NotImplemented)
+    }
+
+    /// Every operation the store serves goes through the wrapper: none of them gets
+    /// the trait's default `NotImplemented` answer.
+    #[tokio::test]
+    async fn every_store_operation_is_forwarded() {
+        let store = MemStore::new();
+        store.insert("b", "k", bytes::Bytes::from_static(b"v"));
+        let l = Layered {
+            inner: store,
+            layer: PassThrough,
+        };
+        let lb = l.list_buckets(request(ListBucketsInput::default())).await;
+        assert!(!not_implemented(&lb), "{lb:?}");
+        let lo = l
+            .list_objects(request(ListObjectsInput::builder().bucket("b".into()).build().unwrap()))
+            .await;
+        assert!(!not_implemented(&lo), "{lo:?}");
+        let l2 = l
+            .list_objects_v2(request(
+                ListObjectsV2Input::builder().bucket("b".into()).build().unwrap(),
+            ))
+            .await;
+        assert!(!not_implemented(&l2), "{l2:?}");
+        let hb = l
+            .head_bucket(request(HeadBucketInput::builder().bucket("b".into()).build().unwrap()))
+            .await;
+        assert!(hb.is_ok(), "{hb:?}");
+        let ho = l
+            .head_object(request(
+                HeadObjectInput::builder()
+                    .bucket("b".into())
+                    .key("k".into())
+                    .build()
+                    .unwrap(),
+            ))
+            .await;
+        assert!(ho.is_ok(), "{ho:?}");
+        let d = l
+            .delete_object(request(
+                DeleteObjectInput::builder()
+                    .bucket("b".into())
+                    .key("k".into())
+                    .build()
+                    .unwrap(),
+            ))
+            .await;
+        assert!(d.is_ok(), "{d:?}");
     }
 }

@@ -1,7 +1,9 @@
 //! The embedded S3-compatible server: a real S3 protocol server (s3s) on a real TCP
 //! socket, so the SDK's signing and connection pool are exercised exactly as against S3.
 //!
-//! - [`store::MemStore`] keeps buckets in memory behind the s3s `S3` trait;
+//! - [`store::MemStore`] keeps buckets in memory behind the s3s `S3` trait, with S3's
+//!   ETags and conditional requests (`conditions`) and listings (`listing`), and the
+//!   object and store size caps of [`LabLimits`];
 //! - [`latency::WithLatency`] adds each bucket's read latency profile in front of it;
 //! - [`faults::WithFaults`] and the HTTP layer in `conn` inject each bucket's faults
 //!   (503/500/403, resets, stalls, late first bytes, truncated bodies) and count them;
@@ -11,6 +13,9 @@
 //! - [`sessions`] and [`express`] make directory buckets (`NAME--ZONE--x-s3`) work as
 //!   S3 Express: `CreateSession`, requests signed with a session checked, expired or
 //!   unknown sessions and ReadOnly-session writes refused as S3 refuses them;
+//! - [`network`] is the lab's network as Lambda and S3 see it: a NIC ([`nic`], with
+//!   the [`lambda_nic`] figures), S3's per-prefix request rate ([`prefix_rate`]) and
+//!   its idle timeout for keep-alive connections ([`idle`]), with their tally;
 //! - [`tls`] makes a CA and a server certificate at start, for HTTPS;
 //! - [`child::LabProcess`] runs the server as a child process (`s3sweep serve`), so its
 //!   CPU is not counted as the client's;
@@ -20,11 +25,18 @@
 //!   returns a [`RunningServer`] handle.
 
 pub mod child;
+mod conditions;
 mod conn;
 pub mod express;
 pub mod faults;
+mod idle;
+pub mod lambda_nic;
 pub mod latency;
 pub mod layered;
+mod listing;
+pub mod network;
+pub mod nic;
+pub mod prefix_rate;
 pub mod probe;
 pub mod sessions;
 mod sigv4;
@@ -48,10 +60,12 @@ use crate::s3::{ClientOptions, CredentialSource, StaticCredentials};
 
 pub use conn::FAULTS_PATH;
 pub use faults::{BucketFault, FaultKind, FaultSpec, FaultTally, FaultTiming, Faults};
+pub use idle::DEFAULT_IDLE_TIMEOUT;
 pub use latency::{LatencyProfile, Profiles};
+pub use network::{Network, NetworkConfig, NetworkTally, NETWORK_PATH};
 pub use probe::HELLO_PATH;
 pub use sessions::{SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
-pub use store::MemStore;
+pub use store::{MemStore, StoreLimits};
 
 /// Access key the embedded server accepts (and the only one).
 pub const LOCAL_ACCESS_KEY: &str = "s3sweep";
@@ -80,7 +94,8 @@ pub fn client_options_for(server: &RunningServer) -> ClientOptions {
 /// HTTPS settings of the server.
 #[derive(Debug, Clone, Default)]
 pub struct TlsOptions {
-    /// Where to write the CA certificate (PEM); `None`: [`tls::default_ca_path`].
+    /// Where to write the CA certificate (PEM; it must not exist yet); `None`: a new
+    /// private folder under the temporary folder. Removed when the server stops.
     pub ca_file: Option<PathBuf>,
 }
 
@@ -99,6 +114,37 @@ pub struct ServerConfig {
     pub tls: Option<TlsOptions>,
     /// How long S3 Express sessions last (S3: 5 minutes).
     pub session_ttl: Duration,
+    /// The NIC, the per-prefix rate and the idle timeout (default: no NIC, no
+    /// prefix rate, idle connections closed after 20 s).
+    pub network: NetworkConfig,
+    /// What the server takes in: header-read time, connections, body and store bytes.
+    pub limits: LabLimits,
+}
+
+/// What the lab takes in, so that a hostile or broken client costs little. Each is a
+/// `serve` flag (docs/lab.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LabLimits {
+    /// How long a client has to send a request's headers once it starts one (and
+    /// between requests on a kept-alive connection) before the connection is closed.
+    /// Default 20 s: long enough that a client's pool, idle between rounds, rarely
+    /// loses a connection it is about to reuse.
+    pub header_read_timeout: Duration,
+    /// Most connections served at once; the next one is answered 503 `SlowDown` (over
+    /// HTTP) or closed (over HTTPS, before the handshake) and counted. Default 4,096.
+    pub max_connections: usize,
+    /// Object size and store size caps ([`StoreLimits`]).
+    pub store: StoreLimits,
+}
+
+impl Default for LabLimits {
+    fn default() -> Self {
+        LabLimits {
+            header_read_timeout: Duration::from_secs(20),
+            max_connections: 4096,
+            store: StoreLimits::default(),
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -110,6 +156,8 @@ impl Default for ServerConfig {
             seed: 1,
             tls: None,
             session_ttl: DEFAULT_SESSION_TTL,
+            limits: LabLimits::default(),
+            network: NetworkConfig::default(),
         }
     }
 }
@@ -121,6 +169,8 @@ pub enum StartError {
     Bind { addr: SocketAddr, source: std::io::Error },
     #[error(transparent)]
     Tls(#[from] tls::TlsSetupError),
+    #[error("network settings: {0}")]
+    Network(String),
 }
 
 /// Counts of the server's TLS handshakes.
@@ -137,12 +187,16 @@ struct TlsCounts {
 #[derive(Debug)]
 pub struct RunningServer {
     addr: SocketAddr,
+    /// Connections refused past [`LabLimits::max_connections`].
+    refused: Arc<AtomicU64>,
     store: MemStore,
     profiles: Arc<Profiles>,
     faults: Arc<Faults>,
     connections: Arc<AtomicU64>,
     tls_counts: Arc<TlsCounts>,
-    ca_file: Option<PathBuf>,
+    network: Arc<Network>,
+    /// The CA file (HTTPS), removed when the server is dropped.
+    ca_file: Option<tls::CaFile>,
     stop: watch::Sender<bool>,
     accept: Option<JoinHandle<()>>,
 }
@@ -161,7 +215,7 @@ impl RunningServer {
 
     /// The CA certificate file clients must trust, when serving HTTPS.
     pub fn ca_file(&self) -> Option<&Path> {
-        self.ca_file.as_deref()
+        self.ca_file.as_ref().map(tls::CaFile::path)
     }
 
     /// The S3 Express sessions handed out, their tally, and `expire_all`.
@@ -200,6 +254,16 @@ impl RunningServer {
         &self.faults
     }
 
+    /// Connections refused because [`LabLimits::max_connections`] were open.
+    pub fn connections_refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    /// The NIC, the per-prefix rate and the idle timeout, and their tally.
+    pub fn network(&self) -> &Arc<Network> {
+        &self.network
+    }
+
     /// TCP connections accepted so far.
     pub fn connections_accepted(&self) -> u64 {
         self.connections.load(Ordering::Relaxed)
@@ -227,21 +291,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         addr: config.addr,
         source,
     };
+    config.network.check().map_err(StartError::Network)?;
     let listener = TcpListener::bind(config.addr).await.map_err(bind)?;
     let addr = listener.local_addr().map_err(bind)?;
     let (acceptor, ca_file) = match &config.tls {
         None => (None, None),
         Some(options) => {
             let certificates = tls::generate()?;
-            let path = options
-                .ca_file
-                .clone()
-                .unwrap_or_else(|| tls::default_ca_path(addr.port()));
-            tls::write_ca(&path, &certificates.ca_pem)?;
-            (Some(tokio_rustls::TlsAcceptor::from(certificates.server)), Some(path))
+            let file = tls::CaFile::create(options.ca_file.as_deref(), addr.port(), &certificates.ca_pem)?;
+            (Some(tokio_rustls::TlsAcceptor::from(certificates.server)), Some(file))
         }
     };
-    let store = MemStore::new();
+    let store = MemStore::with_limits(config.limits.store);
     store.sessions().set_ttl(config.session_ttl);
     let profiles = Arc::new(Profiles::new(config.default_profile, config.seed));
     for (bucket, profile) in &config.buckets {
@@ -249,9 +310,16 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         profiles.set(bucket, *profile);
     }
     let faults = Arc::new(Faults::new(config.seed));
+    let network = Arc::new(Network::new(config.network.clone()));
     let service = {
         let latency = latency::WithLatency::new(store.clone(), profiles.clone());
-        let mut builder = S3ServiceBuilder::new(faults::WithFaults::new(latency, faults.clone()));
+        let prefix_rate = layered::Layered {
+            inner: faults::WithFaults::new(latency, faults.clone()),
+            layer: prefix_rate::PrefixRateLayer {
+                rate: network.prefix_rate(),
+            },
+        };
+        let mut builder = S3ServiceBuilder::new(prefix_rate);
         builder.set_auth(SimpleAuth::from_single(LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY.to_string()));
         builder.set_access(express::LabAccess {
             sessions: store.sessions().clone(),
@@ -265,8 +333,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let conn_sessions = store.sessions().clone();
     let tls_counts = Arc::new(TlsCounts::default());
     let handshakes = tls_counts.clone();
+    let limits = config.limits;
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let refused = Arc::new(AtomicU64::new(0));
+    let refused_count = refused.clone();
+    let conn_network = network.clone();
     let accept = tokio::spawn(async move {
-        let http = hyper::server::conn::http1::Builder::new();
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout);
         loop {
             let (stream, _peer) = tokio::select! {
                 res = listener.accept() => match res {
@@ -282,63 +357,100 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
             };
             let _ = stream.set_nodelay(true);
             accepted.fetch_add(1, Ordering::Relaxed);
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                refused_count.fetch_add(1, Ordering::Relaxed);
+                conn::refuse_busy(stream, acceptor.is_some());
+                continue;
+            };
             let per_conn = conn::ConnService {
                 inner: service.clone(),
                 faults: conn_faults.clone(),
                 sessions: conn_sessions.clone(),
                 socket: Arc::new(conn::ConnSocket::new(std::os::fd::AsRawFd::as_raw_fd(&stream))),
+                network: conn_network.clone(),
+                activity: idle::Activity::new(),
             };
-            let http = http.clone();
-            let acceptor = acceptor.clone();
-            let handshakes = handshakes.clone();
+            let network = conn_network.clone();
+            let stream = nic::NicStream::new(stream, network.nic());
             // The TLS handshake runs in the connection's own task, never in the accept loop.
-            tokio::spawn(async move {
-                let served = match acceptor {
-                    None => http.serve_connection(TokioIo::new(stream), per_conn).await,
-                    Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_LIMIT, acceptor.accept(stream)).await {
-                        Ok(Ok(tls)) => {
-                            handshakes.done.fetch_add(1, Ordering::Relaxed);
-                            http.serve_connection(TokioIo::new(tls), per_conn).await
-                        }
-                        Ok(Err(err)) => {
-                            use std::io::ErrorKind as K;
-                            let gone = matches!(
-                                err.kind(),
-                                K::UnexpectedEof | K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe
-                            );
-                            let count = if gone {
-                                &handshakes.abandoned
-                            } else {
-                                &handshakes.failed
-                            };
-                            count.fetch_add(1, Ordering::Relaxed);
-                            tracing::debug!(%err, gone, "TLS handshake did not complete");
-                            return;
-                        }
-                        Err(_) => {
-                            handshakes.failed.fetch_add(1, Ordering::Relaxed);
-                            tracing::debug!("TLS handshake timed out");
-                            return;
-                        }
-                    },
-                };
-                if let Err(err) = served {
-                    tracing::debug!(%err, "connection ended with an error");
-                }
-            });
+            tokio::spawn(serve_accepted(
+                slot,
+                stream,
+                acceptor.clone(),
+                http.clone(),
+                per_conn,
+                network,
+                handshakes.clone(),
+            ));
         }
     });
     Ok(RunningServer {
         addr,
+        refused,
         store,
         profiles,
         faults,
         connections,
         tls_counts,
+        network,
         ca_file,
         stop,
         accept: Some(accept),
     })
+}
+
+/// Serves one accepted connection (after its TLS handshake, with HTTPS) until it ends
+/// or is closed for idleness; counts the handshake's outcome.
+async fn serve_accepted(
+    slot: tokio::sync::OwnedSemaphorePermit,
+    stream: nic::NicStream<tokio::net::TcpStream>,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    http: hyper::server::conn::http1::Builder,
+    per_conn: conn::ConnService,
+    network: Arc<Network>,
+    handshakes: Arc<TlsCounts>,
+) {
+    // Held for the connection's life: the connection cap counts it until it ends.
+    let _slot = slot;
+    let idle_timeout = network.config().idle_timeout;
+    let closes = network.idle_closes_counter();
+    let activity = per_conn.activity.clone();
+    let served = match acceptor {
+        None => {
+            let conn = http.serve_connection(TokioIo::new(stream), per_conn);
+            idle::serve(conn, activity, idle_timeout, closes).await
+        }
+        Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_LIMIT, acceptor.accept(stream)).await {
+            Ok(Ok(tls)) => {
+                handshakes.done.fetch_add(1, Ordering::Relaxed);
+                let conn = http.serve_connection(TokioIo::new(tls), per_conn);
+                idle::serve(conn, activity, idle_timeout, closes).await
+            }
+            Ok(Err(err)) => {
+                use std::io::ErrorKind as K;
+                let gone = matches!(
+                    err.kind(),
+                    K::UnexpectedEof | K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe
+                );
+                let count = if gone {
+                    &handshakes.abandoned
+                } else {
+                    &handshakes.failed
+                };
+                count.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(%err, gone, "TLS handshake did not complete");
+                return;
+            }
+            Err(_) => {
+                handshakes.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!("TLS handshake timed out");
+                return;
+            }
+        },
+    };
+    if let Err(err) = served {
+        tracing::debug!(%err, "connection ended with an error");
+    }
 }
 
 /// How long a client has to finish its TLS handshake.

@@ -3,8 +3,15 @@
 //! requests signed with a session). The canonical request is built as S3 builds it
 //! (path segments URI-encoded once, no normalisation; query pairs sorted; the signed
 //! headers with trimmed values; the payload hash from `x-amz-content-sha256`), then
-//! the signature is recomputed with the secret and compared in constant time. The
-//! payload hash is taken as sent, not checked against the body.
+//! the signature is recomputed with the secret and compared in constant time.
+//!
+//! Before the signature, the same checks s3s makes on the ordinary path (and S3 on
+//! both): `x-amz-date` well formed and within 15 minutes of the server's clock, the
+//! credential scope's date equal to its date, `host` among the signed headers, and an
+//! `x-amz-content-sha256` header. The payload hash itself is checked against the body
+//! as it streams in ([`super::express::PayloadCheck`]).
+
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use ring::{digest, hmac};
 
@@ -54,10 +61,87 @@ pub(crate) enum SignatureProblem {
     MissingDate,
     /// The signature is not the one the secret gives.
     Mismatch,
+    /// `x-amz-date` is not `YYYYMMDDTHHMMSSZ`.
+    BadDate,
+    /// `x-amz-date` is more than [`MAX_SKEW_S`] from the server's clock.
+    Skewed,
+    /// The credential scope's date is not `x-amz-date`'s date.
+    ScopeDate,
+    /// `host` is not among the signed headers.
+    HostNotSigned,
+    /// No `x-amz-content-sha256`.
+    MissingPayloadHash,
 }
 
-/// Checks a header-signed request's signature with `secret`.
+/// How far a request's `x-amz-date` may be from the server's clock (S3: 15 minutes).
+pub(crate) const MAX_SKEW_S: i64 = 15 * 60;
+
+/// Seconds since the epoch of an `x-amz-date` (`20130524T000000Z`).
+pub(crate) fn parse_amz_date(v: &str) -> Option<i64> {
+    let b = v.as_bytes();
+    if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let s = v.get(r)?;
+        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
+    };
+    let (y, m, d) = (num(0..4)?, num(4..6)?, num(6..8)?);
+    let (hh, mm, ss) = (num(9..11)?, num(11..13)?, num(13..15)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
+/// The checks made before the signature (see the module comment).
+pub(crate) fn check_request(
+    parts: &http::request::Parts,
+    auth: &Authorization<'_>,
+    now: SystemTime,
+) -> Result<(), SignatureProblem> {
+    let amz_date = parts
+        .headers
+        .get("x-amz-date")
+        .and_then(|v| v.to_str().ok())
+        .ok_or(SignatureProblem::MissingDate)?;
+    let at = parse_amz_date(amz_date).ok_or(SignatureProblem::BadDate)?;
+    if auth.date != &amz_date[..8] {
+        return Err(SignatureProblem::ScopeDate);
+    }
+    let now_s = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    if (now_s - at).abs() > MAX_SKEW_S {
+        return Err(SignatureProblem::Skewed);
+    }
+    if !auth.signed_headers.iter().any(|h| h.eq_ignore_ascii_case("host")) {
+        return Err(SignatureProblem::HostNotSigned);
+    }
+    if !parts.headers.contains_key("x-amz-content-sha256") {
+        return Err(SignatureProblem::MissingPayloadHash);
+    }
+    Ok(())
+}
+
+/// Checks a header-signed request ([`check_request`]) and its signature with `secret`.
 pub(crate) fn verify(
+    parts: &http::request::Parts,
+    auth: &Authorization<'_>,
+    secret: &str,
+) -> Result<(), SignatureProblem> {
+    check_request(parts, auth, SystemTime::now())?;
+    verify_signature(parts, auth, secret)
+}
+
+/// Checks a header-signed request's signature with `secret` (nothing else).
+pub(crate) fn verify_signature(
     parts: &http::request::Parts,
     auth: &Authorization<'_>,
     secret: &str,
@@ -236,19 +320,47 @@ mod tests {
             auth.signed_headers,
             ["host", "range", "x-amz-content-sha256", "x-amz-date"]
         );
-        verify(&parts, &auth, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY").unwrap();
-        assert_eq!(verify(&parts, &auth, "another-secret"), Err(SignatureProblem::Mismatch));
+        verify_signature(&parts, &auth, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY").unwrap();
+        assert_eq!(
+            verify_signature(&parts, &auth, "another-secret"),
+            Err(SignatureProblem::Mismatch)
+        );
         let mut tampered = aws_example();
         tampered.headers.insert("range", "bytes=0-10".parse().unwrap());
         assert_eq!(
-            verify(&tampered, &auth, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+            verify_signature(&tampered, &auth, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
             Err(SignatureProblem::Mismatch)
         );
         let mut missing = aws_example();
         missing.headers.remove("range");
         assert_eq!(
-            verify(&missing, &auth, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+            verify_signature(&missing, &auth, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
             Err(SignatureProblem::MissingHeader("range".into()))
+        );
+    }
+
+    #[test]
+    fn dates_scopes_host_and_payload_hash_are_checked_first() {
+        assert_eq!(parse_amz_date("19700101T000000Z"), Some(0));
+        assert_eq!(parse_amz_date("20130524T000000Z"), Some(1_369_353_600));
+        assert_eq!(parse_amz_date("2013-05-24T00:00Z"), None);
+        let parts = aws_example();
+        let auth = parse_authorization(EXAMPLE_AUTH).unwrap();
+        let at = UNIX_EPOCH + std::time::Duration::from_secs(1_369_353_600);
+        check_request(&parts, &auth, at).unwrap();
+        let late = at + std::time::Duration::from_secs(16 * 60);
+        assert_eq!(check_request(&parts, &auth, late), Err(SignatureProblem::Skewed));
+        let other_day = EXAMPLE_AUTH.replace("/20130524/", "/20130525/");
+        let auth2 = parse_authorization(&other_day).unwrap();
+        assert_eq!(check_request(&parts, &auth2, at), Err(SignatureProblem::ScopeDate));
+        let no_host = EXAMPLE_AUTH.replace("SignedHeaders=host;", "SignedHeaders=");
+        let auth3 = parse_authorization(&no_host).unwrap();
+        assert_eq!(check_request(&parts, &auth3, at), Err(SignatureProblem::HostNotSigned));
+        let mut no_hash = aws_example();
+        no_hash.headers.remove("x-amz-content-sha256");
+        assert_eq!(
+            check_request(&no_hash, &auth, at),
+            Err(SignatureProblem::MissingPayloadHash)
         );
     }
 

@@ -1,9 +1,14 @@
 //! The embedded server's object store: buckets of objects held in memory, behind the
-//! s3s [`S3`] trait with only the operations s3sweep and its users need (CreateBucket,
-//! HeadBucket, PutObject, GetObject, HeadObject, ListObjectsV2, DeleteObject(s), and
-//! CreateSession for directory buckets, from the [`Sessions`] table it holds).
-//! Everything else answers `NotImplemented`. It knows nothing of latency or faults:
-//! wrappers in [`super::latency`] add those.
+//! s3s [`S3`] trait with the operations s3sweep and the tools users point at the lab
+//! need (see docs/lab.md for the list): CreateBucket, HeadBucket, ListBuckets,
+//! PutObject, GetObject, HeadObject, ListObjects (v1 and v2, [`super::listing`]),
+//! DeleteObject(s), and CreateSession for directory buckets, from the [`Sessions`]
+//! table it holds. ETags, `Content-MD5` and conditional requests are S3's
+//! ([`super::conditions`]); a PUT bigger than [`StoreLimits::max_object_bytes`] is
+//! refused with `EntityTooLarge`, and one that would take the store past
+//! [`StoreLimits::max_store_bytes`] with 507 `InsufficientStorage`. Everything else
+//! answers s3s's `NotImplemented` naming the operation. It knows nothing of latency
+//! or faults: wrappers in [`super::latency`] add those.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
@@ -12,9 +17,11 @@ use std::time::SystemTime;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use s3s::dto::*;
-use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
+use s3s::{s3_error, S3Error, S3ErrorCode, S3Request, S3Response, S3Result, S3};
 
+use super::conditions::{self, check_content_md5, etag_of, Current};
 use super::express::ExpressAuth;
+use super::listing::{self, Entry, PageRequest};
 use super::sessions::{SessionMode, Sessions};
 use crate::plan::is_directory_bucket;
 
@@ -26,7 +33,94 @@ struct StoredObject {
     last_modified: SystemTime,
 }
 
-type Buckets = HashMap<String, BTreeMap<String, StoredObject>>;
+impl StoredObject {
+    fn new(data: Bytes) -> Self {
+        StoredObject {
+            etag: etag_of(&data),
+            data,
+            last_modified: SystemTime::now(),
+        }
+    }
+
+    fn current(&self) -> Current<'_> {
+        Current {
+            etag: &self.etag,
+            last_modified: self.last_modified,
+            size_bytes: self.data.len() as u64,
+        }
+    }
+}
+
+/// One bucket: when it was made, and its objects in key order.
+#[derive(Debug)]
+struct Bucket {
+    created: SystemTime,
+    objects: BTreeMap<String, StoredObject>,
+}
+
+impl Bucket {
+    fn new() -> Self {
+        Bucket {
+            created: SystemTime::now(),
+            objects: BTreeMap::new(),
+        }
+    }
+}
+
+/// Every bucket, and the bytes their objects hold together.
+#[derive(Debug, Default)]
+struct Buckets {
+    map: HashMap<String, Bucket>,
+    stored_bytes: u64,
+}
+
+impl Buckets {
+    fn bucket(&self, name: &str) -> S3Result<&Bucket> {
+        self.map.get(name).ok_or_else(|| s3_error!(NoSuchBucket))
+    }
+
+    fn bucket_mut(&mut self, name: &str) -> S3Result<&mut Bucket> {
+        self.map.get_mut(name).ok_or_else(|| s3_error!(NoSuchBucket))
+    }
+
+    /// Stores `object` at `key`, keeping the byte count.
+    fn put(&mut self, bucket: &str, key: String, object: StoredObject) -> S3Result<()> {
+        let added = object.data.len() as u64;
+        let objects = &mut self.bucket_mut(bucket)?.objects;
+        let removed = objects.insert(key, object).map_or(0, |o| o.data.len() as u64);
+        self.stored_bytes = self.stored_bytes + added - removed;
+        Ok(())
+    }
+
+    /// Removes `key`; true when it was there.
+    fn remove(&mut self, bucket: &str, key: &str) -> S3Result<bool> {
+        let removed = self.bucket_mut(bucket)?.objects.remove(key);
+        if let Some(o) = &removed {
+            self.stored_bytes -= o.data.len() as u64;
+        }
+        Ok(removed.is_some())
+    }
+}
+
+/// How much the store takes in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreLimits {
+    /// Largest object a PUT may carry, in bytes (S3's single PUT: 5 GiB).
+    pub max_object_bytes: u64,
+    /// Most bytes all objects together may hold.
+    pub max_store_bytes: u64,
+}
+
+impl Default for StoreLimits {
+    /// 64 MiB per object, 1 GiB in all: far above what s3sweep writes (objects of
+    /// kilobytes), far below what would take a laptop's memory.
+    fn default() -> Self {
+        StoreLimits {
+            max_object_bytes: 64 << 20,
+            max_store_bytes: 1 << 30,
+        }
+    }
+}
 
 /// In-memory buckets, and the S3 Express sessions of its directory buckets. Cheap to
 /// clone; clones share the data.
@@ -34,11 +128,20 @@ type Buckets = HashMap<String, BTreeMap<String, StoredObject>>;
 pub struct MemStore {
     buckets: Arc<RwLock<Buckets>>,
     sessions: Arc<Sessions>,
+    limits: StoreLimits,
 }
 
 impl MemStore {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A store that takes in at most `limits`.
+    pub fn with_limits(limits: StoreLimits) -> Self {
+        MemStore {
+            limits,
+            ..Self::default()
+        }
     }
 
     /// The S3 Express sessions handed out for its directory buckets.
@@ -48,42 +151,41 @@ impl MemStore {
 
     /// Creates a bucket if it does not exist; true when it was created.
     pub fn ensure_bucket(&self, name: &str) -> bool {
-        let mut b = self.buckets.write().unwrap_or_else(|e| e.into_inner());
-        if b.contains_key(name) {
+        let mut b = self.write();
+        if b.map.contains_key(name) {
             false
         } else {
-            b.insert(name.to_string(), BTreeMap::new());
+            b.map.insert(name.to_string(), Bucket::new());
             true
         }
     }
 
     /// Number of objects in a bucket (None: no such bucket).
     pub fn object_count(&self, bucket: &str) -> Option<usize> {
-        self.read().get(bucket).map(BTreeMap::len)
+        self.read().map.get(bucket).map(|b| b.objects.len())
+    }
+
+    /// Bytes all objects hold together.
+    pub fn stored_bytes(&self) -> u64 {
+        self.read().stored_bytes
     }
 
     /// Stores an object directly, without a request (for load tests that need many
-    /// objects fast). Creates the bucket if needed.
+    /// objects fast). Creates the bucket if needed; not held to the limits.
     pub fn insert(&self, bucket: &str, key: &str, data: Bytes) {
-        let object = StoredObject {
-            etag: etag_of(&data),
-            data,
-            last_modified: SystemTime::now(),
-        };
-        self.write()
-            .entry(bucket.to_string())
-            .or_default()
-            .insert(key.to_string(), object);
+        let mut buckets = self.write();
+        buckets.map.entry(bucket.to_string()).or_insert_with(Bucket::new);
+        let _ = buckets.put(bucket, key.to_string(), StoredObject::new(data));
     }
 
     /// The keys of a bucket, sorted (for tests; None: no such bucket).
     pub fn keys(&self, bucket: &str) -> Option<Vec<String>> {
-        self.read().get(bucket).map(|b| b.keys().cloned().collect())
+        self.read().map.get(bucket).map(|b| b.objects.keys().cloned().collect())
     }
 
     /// Whether an object exists.
     pub fn contains(&self, bucket: &str, key: &str) -> bool {
-        self.read().get(bucket).is_some_and(|b| b.contains_key(key))
+        self.read().map.get(bucket).is_some_and(|b| b.objects.contains_key(key))
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Buckets> {
@@ -96,20 +198,122 @@ impl MemStore {
 
     fn get(&self, bucket: &str, key: &str) -> S3Result<StoredObject> {
         let buckets = self.read();
-        let objects = buckets.get(bucket).ok_or_else(|| s3_error!(NoSuchBucket))?;
+        let objects = &buckets.bucket(bucket)?.objects;
         objects.get(key).cloned().ok_or_else(|| s3_error!(NoSuchKey))
+    }
+
+    /// Reads a PUT's body, refusing it past the object limit as soon as it gets there.
+    async fn read_body(&self, body: Option<StreamingBlob>, content_length: Option<i64>) -> S3Result<Bytes> {
+        let limit = self.limits.max_object_bytes;
+        let too_large = || {
+            s3_error!(
+                EntityTooLarge,
+                "Your proposed upload exceeds the maximum allowed size ({limit} bytes: serve --max-object-bytes)"
+            )
+        };
+        if content_length.is_some_and(|len| len as u64 > limit) {
+            return Err(too_large());
+        }
+        let mut data = BytesMut::with_capacity(content_length.unwrap_or(0).clamp(0, 64 << 20) as usize);
+        if let Some(mut body) = body {
+            while let Some(chunk) = body.next().await {
+                let chunk = chunk.map_err(body_error)?;
+                if (data.len() + chunk.len()) as u64 > limit {
+                    return Err(too_large());
+                }
+                data.extend_from_slice(&chunk);
+            }
+        }
+        if let Some(len) = content_length {
+            if len != data.len() as i64 {
+                return Err(s3_error!(IncompleteBody, "expected {len} bytes, got {}", data.len()));
+            }
+        }
+        Ok(data.freeze())
+    }
+
+    /// Refuses a PUT that would take the store past its cap (the bytes of the object
+    /// it replaces are given back).
+    fn check_room(&self, buckets: &Buckets, replaced_bytes: u64, added_bytes: u64) -> S3Result<()> {
+        let after = buckets.stored_bytes - replaced_bytes + added_bytes;
+        if after <= self.limits.max_store_bytes {
+            return Ok(());
+        }
+        let mut err = S3Error::with_message(
+            S3ErrorCode::Custom("InsufficientStorage".into()),
+            format!(
+                "the lab's store is full: {} of {} bytes held (serve --max-store-bytes)",
+                buckets.stored_bytes, self.limits.max_store_bytes
+            ),
+        );
+        err.set_status_code(http::StatusCode::INSUFFICIENT_STORAGE);
+        Err(err)
     }
 }
 
-fn etag_of(data: &[u8]) -> String {
-    // Not MD5 (S3's ETag for single-part uploads): a cheap 64-bit FNV-1a is enough for a
-    // test server and keeps PutObject's CPU low. Clients must not compare it to MD5.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in data {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
+/// An error reading a request body: a payload hash that did not match (s3s's check on
+/// the ordinary path, [`super::express::PayloadCheck`] on the S3 Express path) is
+/// S3's `XAmzContentSHA256Mismatch`.
+fn body_error(e: s3s::StdError) -> S3Error {
+    let text = e.to_string();
+    if text.contains(super::express::PAYLOAD_MISMATCH) || text.contains("Sha256Mismatch") {
+        let mut err = S3Error::with_message(
+            S3ErrorCode::Custom("XAmzContentSHA256Mismatch".into()),
+            "The provided 'x-amz-content-sha256' header does not match what was computed.",
+        );
+        err.set_status_code(http::StatusCode::BAD_REQUEST);
+        return err;
     }
-    format!("{h:016x}{:016x}", data.len())
+    s3_error!(IncompleteBody, "reading the body failed: {text}")
+}
+
+fn read_conditions_get(input: &GetObjectInput) -> conditions::ReadConditions<'_> {
+    conditions::ReadConditions {
+        if_match: input.if_match.as_ref(),
+        if_none_match: input.if_none_match.as_ref(),
+        if_modified_since: input.if_modified_since.as_ref(),
+        if_unmodified_since: input.if_unmodified_since.as_ref(),
+    }
+}
+
+fn read_conditions_head(input: &HeadObjectInput) -> conditions::ReadConditions<'_> {
+    conditions::ReadConditions {
+        if_match: input.if_match.as_ref(),
+        if_none_match: input.if_none_match.as_ref(),
+        if_modified_since: input.if_modified_since.as_ref(),
+        if_unmodified_since: input.if_unmodified_since.as_ref(),
+    }
+}
+
+/// An object as a listing shows it.
+fn listed(key: &str, object: &StoredObject, url: bool) -> Object {
+    Object {
+        key: Some(if url { listing::url_encode(key) } else { key.to_string() }),
+        size: Some(object.data.len() as i64),
+        e_tag: Some(ETag::Strong(object.etag.clone())),
+        last_modified: Some(Timestamp::from(object.last_modified)),
+        storage_class: Some(ObjectStorageClass::from_static(ObjectStorageClass::STANDARD)),
+        ..Default::default()
+    }
+}
+
+/// A listing page split into S3's two lists: objects and common prefixes.
+fn split_page(page: listing::Page<'_, StoredObject>, url: bool) -> (Vec<Object>, Vec<CommonPrefix>) {
+    let mut contents = Vec::new();
+    let mut prefixes = Vec::new();
+    for entry in page.entries {
+        match entry {
+            Entry::Key(key, object) => contents.push(listed(key, object, url)),
+            Entry::CommonPrefix(p) => prefixes.push(CommonPrefix {
+                prefix: Some(if url { listing::url_encode(&p) } else { p }),
+            }),
+        }
+    }
+    (contents, prefixes)
+}
+
+fn wants_url(encoding: Option<&EncodingType>) -> bool {
+    encoding.is_some_and(|e| e.as_str() == EncodingType::URL)
 }
 
 #[async_trait::async_trait]
@@ -117,10 +321,10 @@ impl S3 for MemStore {
     async fn create_bucket(&self, req: S3Request<CreateBucketInput>) -> S3Result<S3Response<CreateBucketOutput>> {
         let name = req.input.bucket;
         let mut buckets = self.write();
-        if buckets.contains_key(&name) {
+        if buckets.map.contains_key(&name) {
             return Err(s3_error!(BucketAlreadyOwnedByYou));
         }
-        buckets.insert(name.clone(), BTreeMap::new());
+        buckets.map.insert(name.clone(), Bucket::new());
         Ok(S3Response::new(CreateBucketOutput {
             location: Some(format!("/{name}")),
         }))
@@ -128,7 +332,7 @@ impl S3 for MemStore {
 
     async fn create_session(&self, req: S3Request<CreateSessionInput>) -> S3Result<S3Response<CreateSessionOutput>> {
         let bucket = &req.input.bucket;
-        if !self.read().contains_key(bucket) {
+        if !self.read().map.contains_key(bucket) {
             return Err(s3_error!(NoSuchBucket));
         }
         if !is_directory_bucket(bucket) {
@@ -137,7 +341,10 @@ impl S3 for MemStore {
                 "CreateSession is for directory buckets (NAME--ZONE--x-s3), not {bucket}"
             ));
         }
-        if matches!(req.extensions.get::<ExpressAuth>(), Some(ExpressAuth { mode: Some(_) })) {
+        if matches!(
+            req.extensions.get::<ExpressAuth>(),
+            Some(ExpressAuth { mode: Some(_), .. })
+        ) {
             return Err(s3_error!(
                 AccessDenied,
                 "CreateSession must be signed with the account's keys, not a session"
@@ -161,41 +368,54 @@ impl S3 for MemStore {
     }
 
     async fn head_bucket(&self, req: S3Request<HeadBucketInput>) -> S3Result<S3Response<HeadBucketOutput>> {
-        if self.read().contains_key(&req.input.bucket) {
-            Ok(S3Response::new(HeadBucketOutput::default()))
-        } else {
-            Err(s3_error!(NoSuchBucket))
-        }
+        self.read().bucket(&req.input.bucket)?;
+        Ok(S3Response::new(HeadBucketOutput {
+            bucket_region: Some("us-east-1".into()),
+            ..Default::default()
+        }))
+    }
+
+    async fn list_buckets(&self, _req: S3Request<ListBucketsInput>) -> S3Result<S3Response<ListBucketsOutput>> {
+        let buckets = self.read();
+        let mut list: Vec<s3s::dto::Bucket> = buckets
+            .map
+            .iter()
+            .map(|(name, b)| s3s::dto::Bucket {
+                name: Some(name.clone()),
+                creation_date: Some(Timestamp::from(b.created)),
+                bucket_region: Some("us-east-1".into()),
+            })
+            .collect();
+        list.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(S3Response::new(ListBucketsOutput {
+            buckets: Some(list),
+            owner: Some(Owner {
+                display_name: Some(super::LOCAL_ACCESS_KEY.into()),
+                id: Some(super::LOCAL_ACCESS_KEY.into()),
+            }),
+            ..Default::default()
+        }))
     }
 
     async fn put_object(&self, req: S3Request<PutObjectInput>) -> S3Result<S3Response<PutObjectOutput>> {
         let input = req.input;
-        if !self.read().contains_key(&input.bucket) {
-            return Err(s3_error!(NoSuchBucket));
-        }
-        let mut data = BytesMut::with_capacity(input.content_length.unwrap_or(0).clamp(0, 64 << 20) as usize);
-        if let Some(mut body) = input.body {
-            while let Some(chunk) = body.next().await {
-                let chunk = chunk.map_err(|e| s3_error!(IncompleteBody, "reading the body failed: {e}"))?;
-                data.extend_from_slice(&chunk);
-            }
-        }
-        if let Some(len) = input.content_length {
-            if len != data.len() as i64 {
-                return Err(s3_error!(IncompleteBody, "expected {len} bytes, got {}", data.len()));
-            }
-        }
-        let data = data.freeze();
-        let etag = etag_of(&data);
-        let size = data.len() as i64;
-        let object = StoredObject {
-            data,
-            etag: etag.clone(),
-            last_modified: SystemTime::now(),
-        };
+        self.read().bucket(&input.bucket)?;
+        let data = self.read_body(input.body, input.content_length).await?;
+        check_content_md5(input.content_md5.as_deref(), &data)?;
+        let object = StoredObject::new(data);
+        let (etag, size) = (object.etag.clone(), object.data.len() as i64);
+        // The conditions are checked under the same lock as the write: no PUT slips
+        // in between (S3's conditional writes are atomic).
         let mut buckets = self.write();
-        let objects = buckets.get_mut(&input.bucket).ok_or_else(|| s3_error!(NoSuchBucket))?;
-        objects.insert(input.key, object);
+        let current = buckets.bucket(&input.bucket)?.objects.get(&input.key);
+        conditions::check_write(
+            input.if_none_match.as_ref(),
+            input.if_match.as_ref(),
+            current.map(StoredObject::current),
+        )?;
+        let replaced = current.map_or(0, |o| o.data.len() as u64);
+        self.check_room(&buckets, replaced, size as u64)?;
+        buckets.put(&input.bucket, input.key, object)?;
         Ok(S3Response::new(PutObjectOutput {
             e_tag: Some(ETag::Strong(etag)),
             size: Some(size),
@@ -212,6 +432,7 @@ impl S3 for MemStore {
             ));
         }
         let object = self.get(&input.bucket, &input.key)?;
+        conditions::check_read(&read_conditions_get(&input), object.current())?;
         let full = object.data.len() as u64;
         // A ranged GET (the bandwidth probe reads its object in ranges) gets 206 and
         // its slice.
@@ -221,7 +442,7 @@ impl S3 for MemStore {
                 let header = format!("bytes {}-{}/{full}", r.start, r.end - 1);
                 (object.data.slice(r.start as usize..r.end as usize), Some(header))
             }
-            None => (object.data, None),
+            None => (object.data.clone(), None),
         };
         let len = data.len() as i64;
         Ok(S3Response::new(GetObjectOutput {
@@ -236,6 +457,7 @@ impl S3 for MemStore {
 
     async fn head_object(&self, req: S3Request<HeadObjectInput>) -> S3Result<S3Response<HeadObjectOutput>> {
         let object = self.get(&req.input.bucket, &req.input.key)?;
+        conditions::check_read(&read_conditions_head(&req.input), object.current())?;
         Ok(S3Response::new(HeadObjectOutput {
             content_length: Some(object.data.len() as i64),
             e_tag: Some(ETag::Strong(object.etag)),
@@ -244,80 +466,129 @@ impl S3 for MemStore {
         }))
     }
 
+    async fn list_objects(&self, req: S3Request<ListObjectsInput>) -> S3Result<S3Response<ListObjectsOutput>> {
+        let input = req.input;
+        let max_keys = listing::max_keys(input.max_keys)?;
+        let url = wants_url(input.encoding_type.as_ref());
+        let buckets = self.read();
+        let objects = &buckets.bucket(&input.bucket)?.objects;
+        let page = listing::page(
+            objects,
+            &PageRequest {
+                prefix: input.prefix.as_deref().unwrap_or(""),
+                delimiter: input.delimiter.as_deref(),
+                after: input.marker.as_deref().filter(|m| !m.is_empty()),
+                max_keys,
+            },
+        );
+        let next_marker = page.next_marker.clone();
+        let (contents, prefixes) = split_page(page, url);
+        let encode = |s: Option<String>| if url { s.map(|s| listing::url_encode(&s)) } else { s };
+        Ok(S3Response::new(ListObjectsOutput {
+            name: Some(input.bucket),
+            prefix: Some(encode(input.prefix).unwrap_or_default()),
+            marker: Some(encode(input.marker).unwrap_or_default()),
+            delimiter: encode(input.delimiter),
+            max_keys: Some(max_keys as i32),
+            is_truncated: Some(next_marker.is_some()),
+            next_marker: encode(next_marker),
+            contents: Some(contents),
+            common_prefixes: Some(prefixes),
+            encoding_type: input.encoding_type,
+            ..Default::default()
+        }))
+    }
+
     async fn list_objects_v2(&self, req: S3Request<ListObjectsV2Input>) -> S3Result<S3Response<ListObjectsV2Output>> {
         let input = req.input;
-        let max_keys = input.max_keys.unwrap_or(1000).clamp(0, 1000) as usize;
-        let prefix = input.prefix.clone().unwrap_or_default();
-        // The continuation token is the last key returned; start_after works the same.
-        let after = input.continuation_token.clone().or_else(|| input.start_after.clone());
-        let buckets = self.read();
-        let objects = buckets.get(&input.bucket).ok_or_else(|| s3_error!(NoSuchBucket))?;
-        let mut contents = Vec::new();
-        let mut truncated = false;
-        let iter = objects
-            .range::<String, _>((
-                after
-                    .as_ref()
-                    .map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded),
-                std::ops::Bound::Unbounded,
-            ))
-            .filter(|(k, _)| k.starts_with(&prefix));
-        for (key, object) in iter {
-            if contents.len() == max_keys {
-                truncated = true;
-                break;
-            }
-            contents.push(Object {
-                key: Some(key.clone()),
-                size: Some(object.data.len() as i64),
-                e_tag: Some(ETag::Strong(object.etag.clone())),
-                last_modified: Some(Timestamp::from(object.last_modified)),
-                ..Default::default()
-            });
-        }
-        let next = if truncated {
-            contents.last().and_then(|o| o.key.clone())
-        } else {
-            None
+        let max_keys = listing::max_keys(input.max_keys)?;
+        let url = wants_url(input.encoding_type.as_ref());
+        // The continuation token wins over start-after, as in S3.
+        let after = match input.continuation_token.as_deref() {
+            Some(token) => Some(listing::marker_of(token)?),
+            None => input.start_after.clone().filter(|s| !s.is_empty()),
         };
+        let buckets = self.read();
+        let objects = &buckets.bucket(&input.bucket)?.objects;
+        let page = listing::page(
+            objects,
+            &PageRequest {
+                prefix: input.prefix.as_deref().unwrap_or(""),
+                delimiter: input.delimiter.as_deref(),
+                after: after.as_deref(),
+                max_keys,
+            },
+        );
+        let next = page.next_marker.as_deref().map(listing::token_of);
+        let (contents, prefixes) = split_page(page, url);
+        let encode = |s: Option<String>| if url { s.map(|s| listing::url_encode(&s)) } else { s };
         Ok(S3Response::new(ListObjectsV2Output {
             name: Some(input.bucket),
-            prefix: input.prefix,
+            prefix: Some(encode(input.prefix).unwrap_or_default()),
+            delimiter: encode(input.delimiter),
             max_keys: Some(max_keys as i32),
-            key_count: Some(contents.len() as i32),
+            key_count: Some((contents.len() + prefixes.len()) as i32),
             continuation_token: input.continuation_token,
-            start_after: input.start_after,
-            is_truncated: Some(truncated),
+            start_after: encode(input.start_after),
+            is_truncated: Some(next.is_some()),
             next_continuation_token: next,
             contents: Some(contents),
+            common_prefixes: Some(prefixes),
+            encoding_type: input.encoding_type,
             ..Default::default()
         }))
     }
 
     async fn delete_object(&self, req: S3Request<DeleteObjectInput>) -> S3Result<S3Response<DeleteObjectOutput>> {
+        let input = req.input;
         let mut buckets = self.write();
-        let objects = buckets
-            .get_mut(&req.input.bucket)
-            .ok_or_else(|| s3_error!(NoSuchBucket))?;
-        objects.remove(&req.input.key);
+        let current = buckets.bucket(&input.bucket)?.objects.get(&input.key);
+        let c = conditions::DeleteConditions {
+            if_match: input.if_match.as_ref(),
+            if_match_size: input.if_match_size,
+            if_match_last_modified_time: input.if_match_last_modified_time.as_ref(),
+        };
+        if conditions::check_delete(&c, current.map(StoredObject::current))? {
+            buckets.remove(&input.bucket, &input.key)?;
+        }
         Ok(S3Response::new(DeleteObjectOutput::default()))
     }
 
     async fn delete_objects(&self, req: S3Request<DeleteObjectsInput>) -> S3Result<S3Response<DeleteObjectsOutput>> {
         let input = req.input;
         let mut buckets = self.write();
-        let objects = buckets.get_mut(&input.bucket).ok_or_else(|| s3_error!(NoSuchBucket))?;
-        let mut deleted = Vec::new();
+        buckets.bucket(&input.bucket)?;
+        let (mut deleted, mut errors) = (Vec::new(), Vec::new());
         for id in input.delete.objects {
-            objects.remove(&id.key);
-            deleted.push(DeletedObject {
-                key: Some(id.key),
-                ..Default::default()
-            });
+            let if_match = id.e_tag.clone().map(ETagCondition::ETag);
+            let c = conditions::DeleteConditions {
+                if_match: if_match.as_ref(),
+                if_match_size: id.size,
+                if_match_last_modified_time: id.last_modified_time.as_ref(),
+            };
+            let current = buckets.bucket(&input.bucket)?.objects.get(&id.key);
+            match conditions::check_delete(&c, current.map(StoredObject::current)) {
+                Ok(present) => {
+                    if present {
+                        buckets.remove(&input.bucket, &id.key)?;
+                    }
+                    deleted.push(DeletedObject {
+                        key: Some(id.key),
+                        ..Default::default()
+                    });
+                }
+                Err(e) => errors.push(Error {
+                    code: Some(e.code().as_str().to_string()),
+                    key: Some(id.key),
+                    message: e.message().map(str::to_string),
+                    version_id: None,
+                }),
+            }
         }
         let quiet = input.delete.quiet.unwrap_or(false);
         Ok(S3Response::new(DeleteObjectsOutput {
             deleted: if quiet { None } else { Some(deleted) },
+            errors: (!errors.is_empty()).then_some(errors),
             ..Default::default()
         }))
     }

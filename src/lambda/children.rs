@@ -2,12 +2,13 @@
 //! all keys with its own shuffle seed; one shared start; a finish-by time inside the
 //! coordinator's deadline), invoked all at once, waited for together.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
+use crate::engine::Deadline;
 use crate::model::stats::round3;
-use crate::model::{KeyRange, Role, Split, SweepRequest};
+use crate::model::{FromCoordinator, KeyRange, Role, Split, SweepRequest};
 use crate::plan::Plan;
 
 use super::invoke::{ChildOutcome, Invoker};
@@ -31,14 +32,14 @@ pub enum FanoutError {
 }
 
 /// Invokes every child of `plan` at once and waits for all of them. `deadline` is the
-/// coordinator's own (the children are told to finish `safety_margin` before it).
+/// coordinator's own: the children are told to finish by its stop time (the deadline
+/// less the margin), and are waited for until half the margin is left.
 pub async fn invoke_children(
     invoker: &Invoker,
     settings: &FanoutSettings,
     function: &str,
     plan: &Plan,
-    deadline: Option<Instant>,
-    safety_margin: Duration,
+    deadline: Option<Deadline>,
 ) -> Result<(u64, Vec<ChildOutcome>), FanoutError> {
     let f = plan.fanout().copied().ok_or(FanoutError::NoInvoker)?;
     let now = Instant::now();
@@ -46,31 +47,21 @@ pub async fn invoke_children(
     let start_unix_ms = now_ms + f.start_delay_ms;
     let (limit, finish_by) = match deadline {
         Some(d) => {
-            let left = d.saturating_duration_since(now);
-            // Children stop `safety_margin` before the coordinator's deadline; the
-            // coordinator waits until half the margin is left, then merges what it has.
-            let finish_by = now_ms + left.saturating_sub(safety_margin).as_millis() as u64;
-            (
-                left.saturating_sub(safety_margin / 2),
-                Some(finish_by.max(start_unix_ms + 1)),
-            )
+            let usable = d.usable_from(now);
+            let finish_by = now_ms + usable.as_millis() as u64;
+            (d.wait_for(now, usable), Some(finish_by.max(start_unix_ms + 1)))
         }
         None => (NO_DEADLINE_INVOKE_LIMIT, None),
     };
     let children = child_requests(plan, start_unix_ms, finish_by);
     let calls = children.into_iter().map(|(index, request)| {
         let function = function.to_string();
-        let key_range = request.key_range.unwrap_or(KeyRange {
+        let key_range = request.from_coordinator.and_then(|c| c.key_range).unwrap_or(KeyRange {
             start: 0,
             end: plan.object_count(),
         });
         let seed = request.seed;
-        let mut event = serde_json::to_value(&request).unwrap_or(Value::Null);
-        if settings.break_child == Some(index) {
-            if let Value::Object(m) = &mut event {
-                m.insert("broken_by_test_hook".into(), Value::Bool(true));
-            }
-        }
+        let event = break_for_test(settings, index, serde_json::to_value(&request).unwrap_or(Value::Null));
         async move {
             let started = Instant::now();
             let result = invoker.invoke(&function, &event, limit).await;
@@ -92,6 +83,24 @@ pub async fn invoke_children(
     Ok((start_unix_ms, outcomes))
 }
 
+/// Tests only, debug builds only: the child `settings.break_child` names gets an
+/// unknown field, so its invocation fails for real (`InvalidEvent`).
+#[cfg(debug_assertions)]
+fn break_for_test(settings: &FanoutSettings, index: u32, mut event: Value) -> Value {
+    if settings.break_child == Some(index) {
+        if let Value::Object(m) = &mut event {
+            m.insert("broken_by_test_hook".into(), Value::Bool(true));
+        }
+    }
+    event
+}
+
+/// A release build has no test switch: the event goes out as made.
+#[cfg(not(debug_assertions))]
+fn break_for_test(_: &FanoutSettings, _: u32, event: Value) -> Value {
+    event
+}
+
 /// The child events of a fan-out plan: index, shard, and the request.
 pub fn child_requests(plan: &Plan, start_unix_ms: u64, finish_by_unix_ms: Option<u64>) -> Vec<(u32, SweepRequest)> {
     let Some(f) = plan.fanout() else {
@@ -102,25 +111,28 @@ pub fn child_requests(plan: &Plan, start_unix_ms: u64, finish_by_unix_ms: Option
     (0..f.invocations)
         .map(|k| {
             let mut request = plan.request().clone();
-            request.role = Role::Child;
             request.fanout = None;
-            request.start_unix_ms = Some(start_unix_ms);
-            request.config_slot_ms = f.slot_ms;
-            request.finish_by_unix_ms = finish_by_unix_ms;
+            let mut envelope = FromCoordinator {
+                role: Role::Child,
+                key_range: None,
+                start_unix_ms: Some(start_unix_ms),
+                finish_by_unix_ms,
+                config_slot_ms: f.slot_ms,
+            };
             match f.split {
                 Split::Shard => {
                     let k64 = u64::from(k);
-                    request.key_range = Some(KeyRange {
+                    envelope.key_range = Some(KeyRange {
                         start: (k64 * count / n) as u32,
                         end: ((k64 + 1) * count / n) as u32,
                     });
                 }
                 Split::Replicate => {
-                    request.key_range = None;
                     // Each child its own order, so they do not all hit one object at once.
                     request.seed = request.seed.wrapping_add(u64::from(k));
                 }
             }
+            request.from_coordinator = Some(envelope);
             (k, request)
         })
         .collect()
@@ -131,6 +143,7 @@ mod tests {
     use super::*;
     use crate::engine::StartSchedule;
     use serde_json::json;
+    use std::time::Duration;
 
     #[test]
     fn shards_cover_every_key_once_and_replicas_vary_the_seed() {
@@ -139,15 +152,17 @@ mod tests {
         }))
         .unwrap();
         let children = child_requests(&p, 123, Some(456));
+        let envelope = |r: &SweepRequest| r.from_coordinator.expect("a child event carries the envelope");
         let ranges: Vec<(u32, u32)> = children
             .iter()
-            .map(|(_, r)| r.key_range.map(|k| (k.start, k.end)).unwrap())
+            .map(|(_, r)| envelope(r).key_range.map(|k| (k.start, k.end)).unwrap())
             .collect();
         assert_eq!(ranges, vec![(0, 3), (3, 6), (6, 10)]);
         for (_, r) in &children {
-            assert_eq!(r.role, Role::Child);
+            assert_eq!(envelope(r).role, Role::Child);
             assert!(r.fanout.is_none());
-            assert_eq!(r.start_unix_ms, Some(123));
+            assert_eq!(envelope(r).start_unix_ms, Some(123));
+            assert_eq!(envelope(r).finish_by_unix_ms, Some(456));
             // Every child event is itself a valid child plan.
             let plan = Plan::from_value(serde_json::to_value(r).unwrap()).unwrap();
             assert_eq!(plan.role(), Role::Child);
@@ -157,7 +172,7 @@ mod tests {
         }))
         .unwrap();
         let children = child_requests(&p, 123, None);
-        assert!(children.iter().all(|(_, r)| r.key_range.is_none()));
+        assert!(children.iter().all(|(_, r)| envelope(r).key_range.is_none()));
         assert_ne!(children[0].1.seed, children[1].1.seed);
     }
 
@@ -190,14 +205,17 @@ mod tests {
         }))
         .unwrap_err();
         assert_eq!(err.fields(), vec!["fanout.slot_ms"]);
-        let err = Plan::from_value(json!({"buckets": ["b-1"], "role": "child", "config_slot_ms": 100})).unwrap_err();
-        assert_eq!(err.fields(), vec!["config_slot_ms"]);
+        let err = Plan::from_value(json!({
+            "buckets": ["b-1"], "from_coordinator": {"role": "child", "config_slot_ms": 100}
+        }))
+        .unwrap_err();
+        assert_eq!(err.fields(), vec!["from_coordinator.config_slot_ms"]);
         let p = Plan::from_value(json!({
             "buckets": ["b-1"], "workers": [1, 2], "fanout": {"invocations": 2, "slot_ms": 5000}
         }))
         .unwrap();
         let children = child_requests(&p, now_unix_ms() + 1000, None);
-        assert_eq!(children[1].1.config_slot_ms, Some(5000));
+        assert_eq!(children[1].1.from_coordinator.unwrap().config_slot_ms, Some(5000));
         let child = Plan::from_value(serde_json::to_value(&children[1].1).unwrap()).unwrap();
         assert_eq!(StartSchedule::of(&child).unwrap().slot, Some(Duration::from_secs(5)));
     }

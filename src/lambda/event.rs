@@ -1,45 +1,28 @@
 //! The function's event: a sweep request validated into a plan, plus the limits only
 //! the function has (its response size, its file descriptors, `FanoutMax`).
 
-use serde_json::Value;
-
+use crate::plan::json::EventJson;
 use crate::plan::{FieldProblem, Plan, RequestError};
 
-use super::settings::{FanoutSettings, MAX_LAMBDA_CONFIGURATIONS};
+use super::settings::FanoutSettings;
 
 /// The event as a plan, with the one limit only the Lambda has: its response size.
-pub fn validate_event(payload: Value) -> Result<Plan, RequestError> {
+pub fn validate_event(payload: impl Into<EventJson>) -> Result<Plan, RequestError> {
     validate_event_with(payload, &FanoutSettings::default())
 }
 
 /// [`validate_event`] with the function's fan-out settings: `fanout.invocations` is
-/// capped by `FanoutMax`, and the configurations of one run by the response limit.
-pub fn validate_event_with(payload: Value, fanout: &FanoutSettings) -> Result<Plan, RequestError> {
-    let plan = Plan::from_value(payload)?;
-    // A memory sweep returns every size's rows in one answer.
-    let configurations = plan.configurations() * plan.memory_mb().len().max(1) as u64;
+/// capped by `FanoutMax`. Duplicate keys (seen when the runtime parsed the event into
+/// an [`EventJson`]) and the configurations of one run
+/// ([`crate::plan::MAX_CONFIGURATIONS`], as on every entry point) are checked by the
+/// plan.
+pub fn validate_event_with(payload: impl Into<EventJson>, fanout: &FanoutSettings) -> Result<Plan, RequestError> {
+    let plan = Plan::from_event(payload.into())?;
     // Children's rows are kept in the answer only while it fits in 6 MB
-    // (`response::fit`); the merged rows are bounded by the configurations below.
+    // (`response::fit`); the merged rows are bounded by the configurations cap.
     let problems: Vec<FieldProblem> = fanout.check(&plan).into_iter().collect();
     if !problems.is_empty() {
-        return Err(RequestError { problems });
-    }
-    if configurations > MAX_LAMBDA_CONFIGURATIONS {
-        return Err(RequestError {
-            problems: vec![FieldProblem {
-                field: "repetitions".into(),
-                message: format!(
-                    "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}); a Lambda result holds at most {MAX_LAMBDA_CONFIGURATIONS} (6 MB response limit): use fewer, or `s3sweep run`",
-                    plan.buckets().len(),
-                    plan.workers().len(),
-                    plan.repetitions(),
-                    match plan.memory_mb().len() {
-                        0 | 1 => String::new(),
-                        n => format!(" x {n} memory sizes"),
-                    }
-                ),
-            }],
-        });
+        return Err(RequestError::new(problems));
     }
     // Lambda allows 1,024 file descriptors: a pool that needs more is a bad event, not
     // a run that fails half-way with EMFILE.

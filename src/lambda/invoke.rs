@@ -9,7 +9,7 @@ use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
 use serde_json::Value;
 
-use crate::model::{ChildError, KeyRange, SweepResult};
+use crate::model::{ChildError, ChildErrorKind, KeyRange, SweepResult};
 use crate::transport::{Transport, TransportSettings};
 
 use super::settings::FanoutSettings;
@@ -75,7 +75,7 @@ impl Invoker {
     /// Invokes `function` once, synchronously, with `event`, within `limit`.
     pub async fn invoke(&self, function: &str, event: &Value, limit: Duration) -> Result<SweepResult, ChildError> {
         let payload = serde_json::to_vec(event).map_err(|e| ChildError {
-            kind: "invoke_failed".into(),
+            kind: ChildErrorKind::InvokeFailed,
             error_type: None,
             message: format!("serializing the child event: {e}"),
         })?;
@@ -89,7 +89,7 @@ impl Invoker {
         let output = match tokio::time::timeout(limit, call).await {
             Err(_) => {
                 return Err(ChildError {
-                    kind: "timeout".into(),
+                    kind: ChildErrorKind::Timeout,
                     error_type: None,
                     message: format!("no answer within {} ms", limit.as_millis()),
                 })
@@ -102,7 +102,7 @@ impl Invoker {
             return Err(function_error_of(function_error, body));
         }
         serde_json::from_slice::<SweepResult>(body).map_err(|e| ChildError {
-            kind: "bad_response".into(),
+            kind: ChildErrorKind::BadResponse,
             error_type: None,
             message: format!("the child's answer is not a sweep result: {e}"),
         })
@@ -122,7 +122,11 @@ fn function_error_of(header: &str, body: &[u8]) -> ChildError {
         .as_deref()
         .is_some_and(|t| t.contains("Timedout") || t.contains("Timeout"));
     ChildError {
-        kind: if timed_out { "timeout" } else { "function_error" }.into(),
+        kind: if timed_out {
+            ChildErrorKind::Timeout
+        } else {
+            ChildErrorKind::FunctionError
+        },
         error_type: error_type.or_else(|| Some(header.to_string())),
         message,
     }
@@ -150,21 +154,21 @@ fn classify_invoke_error(
         message.push_str("...");
     }
     let (kind, error_type) = match err {
-        SdkError::TimeoutError(_) => ("timeout", None),
-        SdkError::DispatchFailure(f) if f.is_timeout() => ("timeout", None),
+        SdkError::TimeoutError(_) => (ChildErrorKind::Timeout, None),
+        SdkError::DispatchFailure(f) if f.is_timeout() => (ChildErrorKind::Timeout, None),
         SdkError::ServiceError(e) => {
             let code = aws_sdk_lambda::error::ProvideErrorMetadata::code(e.err()).map(str::to_string);
             if e.err().is_too_many_requests_exception() || e.raw().status().as_u16() == 429 {
-                ("throttled", code)
+                (ChildErrorKind::Throttled, code)
             } else {
-                ("invoke_failed", code)
+                (ChildErrorKind::InvokeFailed, code)
             }
         }
-        SdkError::ResponseError(e) if e.raw().status().as_u16() == 429 => ("throttled", None),
-        _ => ("invoke_failed", None),
+        SdkError::ResponseError(e) if e.raw().status().as_u16() == 429 => (ChildErrorKind::Throttled, None),
+        _ => (ChildErrorKind::InvokeFailed, None),
     };
     ChildError {
-        kind: kind.into(),
+        kind,
         error_type,
         message,
     }
@@ -187,14 +191,14 @@ mod tests {
             InvokeError::TooManyRequestsException(TooManyRequestsException::builder().message("Rate exceeded").build()),
             response(429, r#"{"message": "Rate exceeded"}"#),
         );
-        assert_eq!(classify_invoke_error(&throttled).kind, "throttled");
+        assert_eq!(classify_invoke_error(&throttled).kind, ChildErrorKind::Throttled);
         let generic = InvokeError::generic(aws_smithy_types::error::ErrorMetadata::builder().code("X").build());
         assert_eq!(
             classify_invoke_error(&SdkError::service_error(generic, response(429, "{}"))).kind,
-            "throttled"
+            ChildErrorKind::Throttled
         );
         let timeout: SdkError<InvokeError, Response> = SdkError::timeout_error("operation timed out");
-        assert_eq!(classify_invoke_error(&timeout).kind, "timeout");
+        assert_eq!(classify_invoke_error(&timeout).kind, ChildErrorKind::Timeout);
         // The emulator's function error: a 500 whose body is the child's error.
         let generic = InvokeError::generic(aws_smithy_types::error::ErrorMetadata::builder().build());
         let emulated = SdkError::service_error(
@@ -205,7 +209,7 @@ mod tests {
             ),
         );
         let e = classify_invoke_error(&emulated);
-        assert_eq!(e.kind, "function_error");
+        assert_eq!(e.kind, ChildErrorKind::FunctionError);
         assert_eq!(e.error_type.as_deref(), Some("ObjectNotFound"));
         let generic = InvokeError::generic(
             aws_smithy_types::error::ErrorMetadata::builder()
@@ -214,7 +218,7 @@ mod tests {
         );
         let missing = SdkError::service_error(generic, response(404, &"x".repeat(5000)));
         let e = classify_invoke_error(&missing);
-        assert_eq!(e.kind, "invoke_failed");
+        assert_eq!(e.kind, ChildErrorKind::InvokeFailed);
         assert_eq!(e.error_type.as_deref(), Some("ResourceNotFoundException"));
         assert!(e.message.len() <= 503, "{}", e.message.len());
     }
@@ -225,13 +229,13 @@ mod tests {
             "Unhandled",
             br#"{"errorType": "InvalidEvent", "errorMessage": "invalid request (1 problem)"}"#,
         );
-        assert_eq!(e.kind, "function_error");
+        assert_eq!(e.kind, ChildErrorKind::FunctionError);
         assert_eq!(e.error_type.as_deref(), Some("InvalidEvent"));
         let e = function_error_of(
             "Unhandled",
             br#"{"errorType": "Sandbox.Timedout", "errorMessage": "Task timed out"}"#,
         );
-        assert_eq!(e.kind, "timeout");
+        assert_eq!(e.kind, ChildErrorKind::Timeout);
         let e = function_error_of("Unhandled", b"garbage");
         assert_eq!(e.error_type.as_deref(), Some("Unhandled"));
         assert_eq!(e.message, "garbage");

@@ -9,8 +9,9 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::engine::Deadline;
 use crate::model::stats::round3;
-use crate::model::{MemoryStep, MemorySweepReport, SweepResult};
+use crate::model::{FromCoordinator, MemoryMode, MemoryStep, MemorySweepReport, Outcome, SweepResult};
 use crate::plan::Plan;
 
 use super::control::{ControlError, ControlPlane, Original};
@@ -91,8 +92,11 @@ fn now_unix_ms() -> u64 {
 fn size_event(plan: &Plan, finish_by_unix_ms: Option<u64>) -> serde_json::Value {
     let mut request = plan.request().clone();
     request.memory_mb = Vec::new();
-    if request.fanout.is_none() {
-        request.finish_by_unix_ms = finish_by_unix_ms;
+    if request.fanout.is_none() && finish_by_unix_ms.is_some() {
+        request.from_coordinator = Some(FromCoordinator {
+            finish_by_unix_ms,
+            ..FromCoordinator::default()
+        });
     }
     serde_json::to_value(&request).unwrap_or(serde_json::Value::Null)
 }
@@ -104,9 +108,50 @@ pub async fn sweep_memory(
     invoker: &Invoker,
     control: &ControlPlane,
     plan: &Plan,
-    deadline: Option<Instant>,
-    safety_margin: Duration,
+    deadline: Option<Deadline>,
 ) -> Result<(Vec<SweepResult>, MemorySweepReport), MemorySweepError> {
+    let original = take_lock(control).await?;
+    tracing::info!(function = control.function(), original_memory_mb = original.memory_mb, sizes = ?plan.memory_mb(), "memory sweep: lock taken");
+    let mut run = SizesRun::default();
+    let sizes = plan.memory_mb();
+    for (i, &memory_mb) in sizes.iter().enumerate() {
+        // The time left, shared among the sizes still to run.
+        let sizes_left = (sizes.len() - i) as u32;
+        if let Err(error) = run.size(invoker, control, plan, memory_mb, deadline, sizes_left).await {
+            run.failure = Some((memory_mb, error));
+            break;
+        }
+    }
+    let cleanup = clean_up(control, &run.published, original).await;
+    tracing::info!(cleanup = %cleanup.describe(), "memory sweep: cleaned up");
+    if let Some((memory_mb, error)) = run.failure {
+        return Err(MemorySweepError::Failed {
+            memory_mb: Some(memory_mb),
+            error,
+            cleanup: cleanup.describe(),
+        });
+    }
+    if !cleanup.errors.is_empty() {
+        return Err(MemorySweepError::NotRestored {
+            cleanup: cleanup.describe(),
+        });
+    }
+    let report = MemorySweepReport {
+        mode: MemoryMode::Lambda,
+        function_name: Some(control.function().to_string()),
+        original_memory_mb: Some(cleanup.original.memory_mb),
+        steps: run.steps,
+        versions_deleted: cleanup.deleted,
+        memory_restored: Some(cleanup.restored),
+        choices: Vec::new(),
+        costs: Vec::new(),
+    };
+    Ok((run.results, report))
+}
+
+/// Takes the function's lock and waits for it to settle; on failure, what was
+/// changed is put back.
+async fn take_lock(control: &ControlPlane) -> Result<Original, MemorySweepError> {
     let original = control.lock().await.map_err(|e| match e {
         e @ ControlError::Concurrent { .. } => MemorySweepError::Concurrent(e),
         error => MemorySweepError::Failed {
@@ -123,19 +168,37 @@ pub async fn sweep_memory(
             cleanup: cleanup.describe(),
         });
     }
-    tracing::info!(function = control.function(), original_memory_mb = original.memory_mb, sizes = ?plan.memory_mb(), "memory sweep: lock taken");
-    let mut published: Vec<String> = Vec::new();
-    let mut steps = Vec::new();
-    let mut results = Vec::new();
-    let mut failure: Option<(u32, ControlError)> = None;
-    let sizes = plan.memory_mb();
-    for (i, &memory_mb) in sizes.iter().enumerate() {
+    Ok(original)
+}
+
+/// What the sizes run so far left: versions to delete, steps, rows, the failure.
+#[derive(Default)]
+struct SizesRun {
+    published: Vec<String>,
+    steps: Vec<MemoryStep>,
+    results: Vec<SweepResult>,
+    failure: Option<(u32, ControlError)>,
+}
+
+impl SizesRun {
+    /// One size: set the memory, publish a version, invoke it with its share of the
+    /// time left (`deadline` shared by `sizes_left`). A failed Invoke is a `failed`
+    /// step; a failed control-plane call is the error that stops the sweep.
+    async fn size(
+        &mut self,
+        invoker: &Invoker,
+        control: &ControlPlane,
+        plan: &Plan,
+        memory_mb: u32,
+        deadline: Option<Deadline>,
+        sizes_left: u32,
+    ) -> Result<(), ControlError> {
         let started = Instant::now();
         let mut step = MemoryStep {
             memory_mb,
             cores: None,
             version: None,
-            status: "failed".into(),
+            status: Outcome::Failed,
             error: None,
             configurations: 0,
             wall_ms: 0.0,
@@ -149,23 +212,17 @@ pub async fn sweep_memory(
             Err(e) => {
                 step.error = Some(e.to_string());
                 step.wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
-                steps.push(step);
-                failure = Some((memory_mb, e));
-                break;
+                self.steps.push(step);
+                return Err(e);
             }
         };
-        published.push(version.clone());
+        self.published.push(version.clone());
         step.version = Some(version.clone());
-        // The time left, shared among the sizes still to run.
         let now = Instant::now();
         let (limit, finish_by) = match deadline {
             Some(d) => {
-                let left = d.saturating_duration_since(now).saturating_sub(safety_margin);
-                let share = left / (sizes.len() - i) as u32;
-                (
-                    share + safety_margin / 2,
-                    Some(now_unix_ms() + share.as_millis() as u64),
-                )
+                let share = d.usable_from(now) / sizes_left;
+                (d.wait_for(now, share), Some(now_unix_ms() + share.as_millis() as u64))
             }
             None => (NO_DEADLINE_INVOKE_LIMIT, None),
         };
@@ -176,9 +233,9 @@ pub async fn sweep_memory(
                 for row in &mut result.results {
                     row.memory_mb = Some(memory_mb);
                 }
-                step.status = "ok".into();
+                step.status = Outcome::Ok;
                 step.configurations = result.results.len() as u32;
-                results.push(result);
+                self.results.push(result);
             }
             Err(e) => {
                 tracing::warn!(memory_mb, kind = %e.kind, error = %e.message, "memory sweep: the size's invocation failed");
@@ -186,33 +243,9 @@ pub async fn sweep_memory(
             }
         }
         step.wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
-        steps.push(step);
+        self.steps.push(step);
+        Ok(())
     }
-    let cleanup = clean_up(control, &published, original).await;
-    tracing::info!(cleanup = %cleanup.describe(), "memory sweep: cleaned up");
-    if let Some((memory_mb, error)) = failure {
-        return Err(MemorySweepError::Failed {
-            memory_mb: Some(memory_mb),
-            error,
-            cleanup: cleanup.describe(),
-        });
-    }
-    if !cleanup.errors.is_empty() {
-        return Err(MemorySweepError::NotRestored {
-            cleanup: cleanup.describe(),
-        });
-    }
-    let report = MemorySweepReport {
-        mode: "lambda".into(),
-        function_name: Some(control.function().to_string()),
-        original_memory_mb: Some(cleanup.original.memory_mb),
-        steps,
-        versions_deleted: cleanup.deleted,
-        memory_restored: Some(cleanup.restored),
-        choices: Vec::new(),
-        costs: Vec::new(),
-    };
-    Ok((results, report))
 }
 
 /// Deletes every version in `published` (only those) and restores `original`, each
@@ -286,7 +319,11 @@ mod tests {
         .unwrap();
         let event = size_event(&plan, Some(1_700_000_000_000));
         assert!(event.get("memory_mb").is_none(), "{event}");
-        assert_eq!(event["finish_by_unix_ms"], 1_700_000_000_000u64);
+        assert_eq!(event["from_coordinator"]["finish_by_unix_ms"], 1_700_000_000_000u64);
+        assert!(
+            event["from_coordinator"].get("role").is_none(),
+            "a size is no child: {event}"
+        );
         assert_eq!(event["workers"], serde_json::json!([1, 8]));
         assert_eq!(event["target_wall_ms"], 500);
         // The size's own invocation is a valid plan, and not a memory sweep again.
@@ -299,7 +336,7 @@ mod tests {
         }))
         .unwrap();
         let event = size_event(&plan, Some(1_700_000_000_000));
-        assert!(event.get("finish_by_unix_ms").is_none(), "{event}");
+        assert!(event.get("from_coordinator").is_none(), "{event}");
         assert_eq!(event["fanout"]["invocations"], 2);
         assert!(Plan::from_value(event).unwrap().fanout().is_some());
     }

@@ -4,11 +4,13 @@
 //! finish), so drift between children lowers the figure rather than flattering it.
 //! Failed children are named and left out; a child missing a configuration is listed.
 
+use hdrhistogram::Histogram;
+
 use crate::model::fanout::decode_histogram;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, histogram_us, rates, round3};
 use crate::model::{
-    ChildReport, ChildWire, ConfigResult, Environment, ErrorCounts, FanoutReport, FanoutRequest, MergedConfig,
+    ChildReport, ChildWire, ConfigResult, Environment, ErrorCounts, FanoutReport, FanoutRequest, MergedConfig, Outcome,
     Percentiles, SkippedConfig, Split, SweepResult, WireCounts,
 };
 use crate::plan::Plan;
@@ -29,6 +31,26 @@ pub fn merge(
         split: Split::Shard,
         slot_ms: None,
     });
+    let (merged, configurations) = merge_configurations(plan, &outcomes);
+    let children: Vec<ChildReport> = outcomes.into_iter().map(child_report).collect();
+    let children_ok = children.iter().filter(|c| c.error.is_none()).count() as u32;
+    let report = FanoutReport {
+        function_name: function_name.to_string(),
+        invocations: f.invocations,
+        split: f.split,
+        start_delay_ms: f.start_delay_ms,
+        start_unix_ms,
+        children_ok,
+        children_failed: children.len() as u32 - children_ok,
+        configurations,
+        children,
+    };
+    (merged, report)
+}
+
+/// Every configuration of `plan` (in order) that some child answered: the merged row
+/// and what the merge saw (window, spreads, cold and missing children).
+fn merge_configurations(plan: &Plan, outcomes: &[ChildOutcome]) -> (Vec<ConfigResult>, Vec<MergedConfig>) {
     let ok: Vec<(&ChildOutcome, &SweepResult)> = outcomes
         .iter()
         .filter_map(|o| o.result.as_ref().ok().map(|r| (o, r)))
@@ -63,180 +85,160 @@ pub fn merge(
             }
         }
     }
-    let children = outcomes
-        .into_iter()
-        .map(|o| {
-            let mut report = ChildReport {
-                index: o.index,
-                key_range: o.key_range,
-                seed: o.seed,
-                status: if o.result.is_ok() { "ok" } else { "failed" }.into(),
-                invoke_ms: o.invoke_ms,
-                cold_start: None,
-                request_id: None,
-                error: None,
-                results: Vec::new(),
-                skipped: Vec::new(),
-            };
-            match o.result {
-                Ok(r) => {
-                    let lambda = r.environment.lambda.as_ref();
-                    report.cold_start = lambda.map(|l| l.cold_start);
-                    report.request_id = lambda.and_then(|l| l.request_id.clone());
-                    report.skipped = r.skipped;
-                    report.results = r
-                        .results
-                        .into_iter()
-                        .map(|mut row| {
-                            if let Some(c) = &mut row.child {
-                                c.histograms = None;
-                            }
-                            // The merged row has the CDF; the child rows kept are for
-                            // their windows and counts.
-                            row.ttlb_histogram_us = None;
-                            row
-                        })
-                        .collect();
-                }
-                Err(e) => report.error = Some(e),
-            }
-            report
-        })
-        .collect::<Vec<_>>();
-    let children_ok = children.iter().filter(|c| c.error.is_none()).count() as u32;
-    let report = FanoutReport {
-        function_name: function_name.to_string(),
-        invocations: f.invocations,
-        split: f.split,
-        start_delay_ms: f.start_delay_ms,
-        start_unix_ms,
-        children_ok,
-        children_failed: children.len() as u32 - children_ok,
-        configurations,
-        children,
+    (merged, configurations)
+}
+
+/// One child in the report: its shard, status, and its own rows (windows and counts
+/// kept; histograms and CDF dropped, the merged row has them).
+fn child_report(o: ChildOutcome) -> ChildReport {
+    let mut report = ChildReport {
+        index: o.index,
+        key_range: o.key_range,
+        seed: o.seed,
+        status: if o.result.is_ok() { Outcome::Ok } else { Outcome::Failed },
+        invoke_ms: o.invoke_ms,
+        cold_start: None,
+        request_id: None,
+        error: None,
+        results: Vec::new(),
+        skipped: Vec::new(),
     };
-    (merged, report)
+    match o.result {
+        Ok(r) => {
+            let lambda = r.environment.lambda.as_ref();
+            report.cold_start = lambda.map(|l| l.cold_start);
+            report.request_id = lambda.and_then(|l| l.request_id.clone());
+            report.skipped = r.skipped;
+            report.results = r
+                .results
+                .into_iter()
+                .map(|mut row| {
+                    if let Some(c) = &mut row.child {
+                        c.histograms = None;
+                    }
+                    row.ttlb_histogram_us = None;
+                    row
+                })
+                .collect();
+        }
+        Err(e) => report.error = Some(e),
+    }
+    report
+}
+
+/// The children's rows of one configuration, added up.
+struct Sums {
+    ttfb: Histogram<u64>,
+    ttlb: Histogram<u64>,
+    pool_wait: Histogram<u64>,
+    errors: ErrorCounts,
+    samples: Vec<String>,
+    requests: u64,
+    ok: u64,
+    bytes: u64,
+    retries: u64,
+    connections: u64,
+    sessions: u64,
+    handshakes: u64,
+    cpu_ms: f64,
+    connect_ms: f64,
+    /// Each child's timed phase, ms since the Unix epoch.
+    starts: Vec<f64>,
+    finishes: Vec<f64>,
+}
+
+impl Sums {
+    /// The sums of `rows` (`(index, cold, row)`).
+    fn of(rows: &[(u32, bool, &ConfigResult)]) -> Sums {
+        let mut sums = Sums {
+            ttfb: histogram_us(),
+            ttlb: histogram_us(),
+            pool_wait: histogram_us(),
+            errors: ErrorCounts::default(),
+            samples: Vec::new(),
+            requests: 0,
+            ok: 0,
+            bytes: 0,
+            retries: 0,
+            connections: 0,
+            sessions: 0,
+            handshakes: 0,
+            cpu_ms: 0.0,
+            connect_ms: 0.0,
+            starts: Vec::new(),
+            finishes: Vec::new(),
+        };
+        for &(index, _, r) in rows {
+            sums.add(index, r);
+        }
+        sums
+    }
+
+    fn add(&mut self, index: u32, r: &ConfigResult) {
+        self.requests += r.requests;
+        self.ok += r.ok;
+        self.bytes += r.bytes;
+        self.retries += r.retries;
+        self.connections += r.connections_opened;
+        self.sessions += r.session_requests;
+        self.handshakes += r.tls_handshakes;
+        self.cpu_ms += r.cpu_ms;
+        self.connect_ms += r.connect_ms_total;
+        self.errors.add_all(&r.errors);
+        for s in &r.error_samples {
+            if self.samples.len() < 3 && !self.samples.contains(s) {
+                self.samples.push(format!("child {index}: {s}"));
+            }
+        }
+        let Some(c) = &r.child else {
+            push_sample(&mut self.samples, format!("child {index}: no timing window"));
+            return;
+        };
+        self.starts.push(c.started_unix_ms);
+        self.finishes.push(c.finished_unix_ms);
+        let Some(h) = &c.histograms else {
+            push_sample(&mut self.samples, format!("child {index}: no latency histograms"));
+            return;
+        };
+        for (name, text, into) in [
+            ("ttfb_us", &h.ttfb_us, &mut self.ttfb),
+            ("ttlb_us", &h.ttlb_us, &mut self.ttlb),
+            ("pool_wait_us", &h.pool_wait_us, &mut self.pool_wait),
+        ] {
+            match decode_histogram(name, text) {
+                Ok(h) => {
+                    // An auto-resizing histogram takes any other.
+                    let _ = into.add(&h);
+                }
+                Err(e) => push_sample(&mut self.samples, format!("child {index}: {e}")),
+            }
+        }
+    }
+}
+
+fn min(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+fn max(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
 }
 
 /// One merged row from the children's rows of one configuration: `(index, cold, row)`.
 fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfig) {
     let first = rows[0].2;
-    let (mut ttfb, mut ttlb, mut pool_wait) = (histogram_us(), histogram_us(), histogram_us());
-    let mut errors = ErrorCounts::default();
-    let mut samples: Vec<String> = Vec::new();
-    let (mut requests, mut ok, mut bytes, mut retries, mut conns, mut sessions) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
-    let mut handshakes = 0u64;
-    let (mut cpu_ms, mut connect_ms) = (0.0f64, 0.0f64);
-    let mut starts = Vec::new();
-    let mut finishes = Vec::new();
-    for (index, _, r) in rows {
-        requests += r.requests;
-        ok += r.ok;
-        bytes += r.bytes;
-        retries += r.retries;
-        conns += r.connections_opened;
-        sessions += r.session_requests;
-        handshakes += r.tls_handshakes;
-        cpu_ms += r.cpu_ms;
-        connect_ms += r.connect_ms_total;
-        errors.add_all(&r.errors);
-        for s in &r.error_samples {
-            if samples.len() < 3 && !samples.contains(s) {
-                samples.push(format!("child {index}: {s}"));
-            }
-        }
-        match &r.child {
-            Some(c) => {
-                starts.push(c.started_unix_ms);
-                finishes.push(c.finished_unix_ms);
-                match &c.histograms {
-                    Some(h) => {
-                        for (name, text, into) in [
-                            ("ttfb_us", &h.ttfb_us, &mut ttfb),
-                            ("ttlb_us", &h.ttlb_us, &mut ttlb),
-                            ("pool_wait_us", &h.pool_wait_us, &mut pool_wait),
-                        ] {
-                            match decode_histogram(name, text) {
-                                Ok(h) => {
-                                    // An auto-resizing histogram takes any other.
-                                    let _ = into.add(&h);
-                                }
-                                Err(e) => push_sample(&mut samples, format!("child {index}: {e}")),
-                            }
-                        }
-                    }
-                    None => push_sample(&mut samples, format!("child {index}: no latency histograms")),
-                }
-            }
-            None => push_sample(&mut samples, format!("child {index}: no timing window")),
-        }
-    }
-    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (first_start, last_finish) = if starts.is_empty() {
+    let sums = Sums::of(rows);
+    let (first_start, last_finish) = if sums.starts.is_empty() {
         (0.0, 0.0)
     } else {
-        (min(&starts), max(&finishes))
+        (min(&sums.starts), max(&sums.finishes))
     };
-    let window_ms = if starts.is_empty() {
+    let window_ms = if sums.starts.is_empty() {
         rows.iter().map(|r| r.2.wall_ms).fold(0.0, f64::max)
     } else {
         round3(last_finish - first_start)
     };
-    let window_s = (window_ms / 1000.0).max(1e-9);
-    let (objects_per_s, mib_per_s) = rates(ok, bytes, window_s);
-    let row = ConfigResult {
-        bucket: first.bucket.clone(),
-        workers: first.workers,
-        repetition: first.repetition,
-        pool_connections: first.pool_connections,
-        requests,
-        ok,
-        errors,
-        retries,
-        throttled_responses: rows.iter().map(|r| r.2.throttled_responses).sum(),
-        retries_by_cause: rows.iter().fold(Default::default(), |mut all, r| {
-            all.add_all(&r.2.retries_by_cause);
-            all
-        }),
-        bytes,
-        child: None,
-        ttlb_histogram_us: encode_cdf(&ttlb),
-        wall_ms: window_ms,
-        objects_per_s,
-        mib_per_s,
-        ttfb_ms: Percentiles::from_histogram_us(&ttfb),
-        ttlb_ms: Percentiles::from_histogram_us(&ttlb),
-        pool_wait_ms: Percentiles::from_histogram_us(&pool_wait),
-        cpu_ms: round3(cpu_ms),
-        cpu_ms_per_get: cpu_ms_per_get(cpu_ms, requests),
-        connections_opened: conns,
-        connect_ms_total: round3(connect_ms),
-        session_requests: sessions,
-        cut_short: rows.iter().any(|r| r.2.cut_short),
-        requests_not_done: rows.iter().map(|r| r.2.requests_not_done).sum(),
-        tls_handshakes: handshakes,
-        warmup: None,
-        error_samples: samples,
-        breakdown: None,
-        client: None,
-        diagnosis: None,
-        memory_mb: first.memory_mb,
-        emulated: first.emulated,
-        wire: merged_wire(rows, window_s, bytes),
-        round: first.round,
-        run_index: first.run_index,
-        in_burst: false,
-    };
-    let children_wire: Vec<ChildWire> = rows
-        .iter()
-        .filter_map(|(index, _, r)| {
-            r.wire.as_ref().map(|w| ChildWire {
-                child: *index,
-                rx_mib_per_s: w.rx_mib_per_s,
-            })
-        })
-        .collect();
+    let children_wire = children_wire(rows);
     let spread = |v: &[f64]| if v.is_empty() { 0.0 } else { round3(max(v) - min(v)) };
     let config = MergedConfig {
         bucket: first.bucket.clone(),
@@ -247,15 +249,76 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         first_start_unix_ms: round3(first_start),
         last_finish_unix_ms: round3(last_finish),
         window_ms,
-        start_spread_ms: spread(&starts),
-        finish_spread_ms: spread(&finishes),
+        start_spread_ms: spread(&sums.starts),
+        finish_spread_ms: spread(&sums.finishes),
         cold_children: rows.iter().filter(|r| r.1).map(|r| r.0).collect(),
         missing_children: Vec::new(),
         wire_mib_per_s_total: (!children_wire.is_empty())
             .then(|| round3(children_wire.iter().map(|c| c.rx_mib_per_s).sum())),
         children_wire,
     };
-    (row, config)
+    (merged_row(rows, sums, window_ms), config)
+}
+
+/// The merged row: sums, percentiles of the added histograms, rates over the window.
+fn merged_row(rows: &[(u32, bool, &ConfigResult)], sums: Sums, window_ms: f64) -> ConfigResult {
+    let first = rows[0].2;
+    let (objects_per_s, mib_per_s) = rates(sums.ok, sums.bytes, (window_ms / 1000.0).max(1e-9));
+    ConfigResult {
+        bucket: first.bucket.clone(),
+        workers: first.workers,
+        repetition: first.repetition,
+        pool_connections: first.pool_connections,
+        requests: sums.requests,
+        ok: sums.ok,
+        errors: sums.errors,
+        retries: sums.retries,
+        throttled_responses: rows.iter().map(|r| r.2.throttled_responses).sum(),
+        retries_by_cause: rows.iter().fold(Default::default(), |mut all, r| {
+            all.add_all(&r.2.retries_by_cause);
+            all
+        }),
+        bytes: sums.bytes,
+        child: None,
+        ttlb_histogram_us: encode_cdf(&sums.ttlb),
+        wall_ms: window_ms,
+        objects_per_s,
+        mib_per_s,
+        ttfb_ms: Percentiles::from_histogram_us(&sums.ttfb),
+        ttlb_ms: Percentiles::from_histogram_us(&sums.ttlb),
+        pool_wait_ms: Percentiles::from_histogram_us(&sums.pool_wait),
+        cpu_ms: round3(sums.cpu_ms),
+        cpu_ms_per_get: cpu_ms_per_get(sums.cpu_ms, sums.requests),
+        connections_opened: sums.connections,
+        connect_ms_total: round3(sums.connect_ms),
+        session_requests: sums.sessions,
+        cut_short: rows.iter().any(|r| r.2.cut_short),
+        requests_not_done: rows.iter().map(|r| r.2.requests_not_done).sum(),
+        tls_handshakes: sums.handshakes,
+        warmup: None,
+        error_samples: sums.samples,
+        breakdown: None,
+        client: None,
+        diagnosis: None,
+        memory_mb: first.memory_mb,
+        emulated: first.emulated,
+        wire: merged_wire(rows, (window_ms / 1000.0).max(1e-9), sums.bytes),
+        round: first.round,
+        run_index: first.run_index,
+        in_burst: false,
+    }
+}
+
+/// Each child's wire rate (children that recorded one).
+fn children_wire(rows: &[(u32, bool, &ConfigResult)]) -> Vec<ChildWire> {
+    rows.iter()
+        .filter_map(|(index, _, r)| {
+            r.wire.as_ref().map(|w| ChildWire {
+                child: *index,
+                rx_mib_per_s: w.rx_mib_per_s,
+            })
+        })
+        .collect()
 }
 
 /// The merged row's wire block: the children's received bytes and packets summed,
@@ -311,7 +374,7 @@ pub fn merged_result(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ChildError, ChildMeasure, KeyRange, LambdaEnvironment};
+    use crate::model::{ChildError, ChildErrorKind, ChildMeasure, KeyRange, LambdaEnvironment, Runner};
     use hdrhistogram::Histogram;
     use serde_json::json;
     use std::time::{Duration, UNIX_EPOCH};
@@ -350,7 +413,7 @@ mod tests {
     /// A child's result: the shared fixture with a Lambda environment.
     fn child_result(rows: Vec<ConfigResult>, cold: bool) -> SweepResult {
         let mut result = crate::model::test_rows::result(rows);
-        result.environment.runner = "lambda".into();
+        result.environment.runner = Runner::Lambda;
         result.environment.lambda = Some(LambdaEnvironment {
             function_name: Some("f".into()),
             function_version: None,
@@ -394,7 +457,7 @@ mod tests {
         let c0 = child_result(vec![child_row("b-1", 4, 1_000_000.0, 100.0, &fast, 0)], false);
         let c1 = child_result(vec![child_row("b-1", 4, 1_000_020.0, 200.0, &slow, 2)], true);
         let failed = ChildError {
-            kind: "function_error".into(),
+            kind: ChildErrorKind::FunctionError,
             error_type: Some("InvalidEvent".into()),
             message: "invalid request".into(),
         };
@@ -433,7 +496,7 @@ mod tests {
         assert_eq!(report.children_ok, 2);
         assert_eq!(report.children_failed, 1);
         let failed = &report.children[2];
-        assert_eq!(failed.status, "failed");
+        assert_eq!(failed.status, Outcome::Failed);
         assert_eq!(
             failed.error.as_ref().unwrap().error_type.as_deref(),
             Some("InvalidEvent")

@@ -13,7 +13,8 @@
 //!
 //! An event with a `fanout` field makes the handler a coordinator: it invokes its own
 //! function N times ([`children`], [`invoke`]) and returns the merged result
-//! ([`merge`]); an event with `role: "child"` is one of those invocations. Every
+//! ([`merge`]); an event whose coordinator's envelope (`from_coordinator`) says
+//! `role: "child"` is one of those invocations. Every
 //! setting comes from the environment, read once ([`settings`]); events are validated
 //! in [`event`].
 //!
@@ -35,12 +36,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lambda_runtime::{Context, Diagnostic, LambdaEvent};
-use serde_json::Value;
 
 use crate::analysis;
-use crate::engine::{self, Observer, StartError, StartSchedule, SweepOptions};
+use crate::engine::{self, BucketError, Deadline, Observer, StartSchedule, SweepOptions};
 use crate::model::stats::round3;
-use crate::model::{ConfigResult, LambdaEnvironment, SweepResult, Thresholds};
+use crate::model::{Architecture, ConfigResult, LambdaEnvironment, Runner, SweepResult, Thresholds};
+use crate::plan::json::EventJson;
 use crate::plan::{Plan, RequestError};
 use crate::s3::{ClientError, SweepClient};
 
@@ -60,7 +61,7 @@ pub enum InvocationError {
     InvalidEvent(RequestError),
     /// The first request to a bucket failed in a way every later one would too.
     #[error("{}", start_message(.0))]
-    Start(StartError),
+    Start(BucketError),
     /// A fan-out was asked for but this process cannot invoke its function.
     #[error("{0}")]
     Fanout(FanoutError),
@@ -78,9 +79,9 @@ pub enum InvocationError {
 
 /// The start error's advice, plus what only applies to a function with the
 /// template's role.
-fn start_message(err: &StartError) -> String {
+fn start_message(err: &BucketError) -> String {
     match err {
-        StartError::AccessDenied { .. } => format!(
+        BucketError::AccessDenied { .. } => format!(
             "{err}. Note: without s3:ListBucket (the template grants only s3:GetObject), S3 also answers 403 for a key that does not exist, so check the objects were written (`make seed-aws`, or `s3sweep seed`)"
         ),
         _ => err.to_string(),
@@ -89,7 +90,7 @@ fn start_message(err: &StartError) -> String {
 
 impl InvocationError {
     /// The stable `errorType` the Lambda returns: `InvalidEvent`, or the
-    /// [`StartError::error_type`] (`NoCredentials`, `BucketNotFound`, `AccessDenied`,
+    /// [`BucketError::error_type`] (`NoCredentials`, `BucketNotFound`, `AccessDenied`,
     /// `ObjectNotFound`, `EndpointUnreachable`, `StartFailed`), `FanoutUnavailable`,
     /// `DeadlineReached`, `ResponseTooLarge`, and a memory sweep's
     /// `ConcurrentMemorySweep`, `MemorySweepFailed`, `MemoryNotRestored`.
@@ -111,14 +112,6 @@ impl From<InvocationError> for Diagnostic {
             error_type: err.error_type().to_string(),
             error_message: err.to_string(),
         }
-    }
-}
-
-/// Lambda's name for this process's architecture.
-pub fn lambda_architecture() -> &'static str {
-    match std::env::consts::ARCH {
-        "aarch64" => "arm64",
-        other => other,
     }
 }
 
@@ -190,14 +183,19 @@ impl Function {
     /// Handles one invocation: validates the event, checks the first object of every
     /// bucket, then sweeps. At the deadline less the safety margin the configuration
     /// running is cut short (its finished GETs kept) and the rest are skipped, so the
-    /// function always answers in time; the answer is trimmed to fit 6 MB.
-    pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<SweepResult, InvocationError> {
+    /// function always answers in time; the answer is trimmed to fit 6 MB. The event is
+    /// a `Value` or, as the runtime gives it, an [`EventJson`] that knows its
+    /// duplicate keys.
+    pub async fn handle(&self, event: LambdaEvent<impl Into<EventJson>>) -> Result<SweepResult, InvocationError> {
         let started = Instant::now();
         let (payload, context) = event.into_parts();
-        let cold_start = self.cold.swap(false, Ordering::Relaxed);
         let remaining = remaining_time(context.deadline, SystemTime::now());
-        let mut deadline = remaining.map(|left| started + left);
-
+        let invocation = Invocation {
+            cold_start: self.cold.swap(false, Ordering::Relaxed),
+            remaining,
+            deadline: remaining.map(|left| Deadline::new(started + left, self.settings.safety_margin)),
+            context,
+        };
         let plan = validate_event_with(payload, &self.settings.fanout).map_err(|err| {
             tracing::warn!(error_type = "InvalidEvent", error = %err, "invalid event");
             InvocationError::InvalidEvent(err)
@@ -207,60 +205,64 @@ impl Function {
             workers = ?plan.workers(),
             object_count = plan.object_count(),
             requests = plan.total_requests(),
-            deadline_unix_ms = context.deadline,
+            deadline_unix_ms = invocation.context.deadline,
             remaining_ms = remaining.map(|d| d.as_millis() as u64),
-            cold_start,
+            cold_start = invocation.cold_start,
             "sweep starting"
         );
-        // Nothing, the preflight included, runs past the deadline less the margin.
-        let margin = self.settings.safety_margin;
-        let stop_at = deadline.map(|d| d.checked_sub(margin).unwrap_or(started));
-        let preflight = engine::preflight(&self.client, &plan);
-        let checked = match stop_at {
+        self.check_buckets(&plan, invocation.deadline).await?;
+        // Boxed: the sweep's futures nest deep (the SDK's among them), and the binary's
+        // main future must stay within the compiler's layout depth.
+        let mut result = if !plan.memory_mb().is_empty() {
+            Box::pin(self.coordinate_memory(&plan, &invocation)).await?
+        } else if plan.fanout().is_some() {
+            Box::pin(self.coordinate(&plan, &invocation)).await?
+        } else {
+            Box::pin(self.sweep(&plan, &invocation)).await
+        };
+        fit_answer(&mut result)?;
+        Ok(result)
+    }
+
+    /// The preflight, within the deadline less its margin.
+    async fn check_buckets(&self, plan: &Plan, deadline: Option<Deadline>) -> Result<(), InvocationError> {
+        let preflight = engine::preflight(&self.client, plan);
+        let checked = match deadline {
             // No time at all: no preflight; every configuration is listed as skipped.
-            Some(at) if at <= Instant::now() => Ok(()),
-            Some(at) => tokio::time::timeout_at(at.into(), preflight).await.map_err(|_| {
-                tracing::error!(error_type = "DeadlineReached", "deadline reached in the preflight");
-                InvocationError::DeadlineInPreflight {
-                    margin_ms: margin.as_millis() as u64,
-                }
-            })?,
+            Some(d) if d.passed(Instant::now()) => Ok(()),
+            Some(d) => tokio::time::timeout_at(d.stop_at().into(), preflight)
+                .await
+                .map_err(|_| {
+                    tracing::error!(error_type = "DeadlineReached", "deadline reached in the preflight");
+                    InvocationError::DeadlineInPreflight {
+                        margin_ms: d.margin().as_millis() as u64,
+                    }
+                })?,
             None => preflight.await,
         };
         checked.map_err(|err| {
             tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
             InvocationError::Start(err)
-        })?;
-        if !plan.memory_mb().is_empty() {
-            let mut result = self
-                .coordinate_memory(&plan, &context, cold_start, remaining, deadline)
-                .await?;
-            fit_answer(&mut result)?;
-            return Ok(result);
-        }
-        if plan.fanout().is_some() {
-            let mut result = self
-                .coordinate(&plan, &context, cold_start, remaining, deadline)
-                .await?;
-            fit_answer(&mut result)?;
-            return Ok(result);
-        }
-        // A child stops in time for its coordinator to merge (its own deadline is later).
+        })
+    }
+
+    /// A plain sweep, or a child's: a child stops in time for its coordinator to merge
+    /// (its coordinator's finish time comes before its own deadline).
+    async fn sweep(&self, plan: &Plan, invocation: &Invocation) -> SweepResult {
+        let mut deadline = invocation.deadline;
         if let Some(finish_by) = plan.finish_by_unix_ms() {
             let until = UNIX_EPOCH + Duration::from_millis(finish_by);
-            let left = until.duration_since(SystemTime::now()).unwrap_or_default();
-            let by = started + started.elapsed() + left;
-            deadline = Some(deadline.map_or(by, |d| d.min(by)));
+            let by = Instant::now() + until.duration_since(SystemTime::now()).unwrap_or_default();
+            let margin = self.settings.safety_margin;
+            deadline = Some(deadline.map_or(Deadline::new(by, margin), |d| d.no_later_than(by)));
         }
-
         let options = SweepOptions {
-            runner: "lambda".into(),
+            runner: Runner::Lambda,
             deadline,
-            safety_margin: self.settings.safety_margin,
-            lambda: Some(lambda_environment(&context, &self.settings, cold_start, remaining)),
-            schedule: StartSchedule::of(&plan),
+            lambda: Some(lambda_environment(invocation, &self.settings)),
+            schedule: StartSchedule::of(plan),
         };
-        let mut result = engine::run(&self.client, &plan, &options, self.observer.clone()).await;
+        let mut result = engine::run(&self.client, plan, &options, self.observer.clone()).await;
         analysis::analyse(&mut result, &Thresholds::default());
         if result.truncated {
             tracing::warn!(
@@ -275,9 +277,17 @@ impl Function {
             truncated = result.truncated,
             "sweep finished"
         );
-        fit_answer(&mut result)?;
-        Ok(result)
+        result
     }
+}
+
+/// One invocation's facts, read once by [`Function::handle`].
+struct Invocation {
+    context: Context,
+    cold_start: bool,
+    /// Time left at the start, when the deadline is a real one.
+    remaining: Option<Duration>,
+    deadline: Option<Deadline>,
 }
 
 /// Trims the answer to Lambda's response limit (see [`response`]).
@@ -289,49 +299,57 @@ fn fit_answer(result: &mut SweepResult) -> Result<(), InvocationError> {
     })
 }
 
+/// What a coordinator (of a fan-out or of a memory sweep) starts from: the Lambda
+/// client, the function it invokes, and when it started.
+struct Coordinator<'f> {
+    invoker: &'f Invoker,
+    function: String,
+    started_unix_ms: u64,
+    started: Instant,
+}
+
 impl Function {
-    /// The coordinator's side of a fan-out: invoke the children, merge their rows.
-    async fn coordinate(
-        &self,
-        plan: &Plan,
-        context: &Context,
-        cold_start: bool,
-        remaining: Option<Duration>,
-        deadline: Option<Instant>,
-    ) -> Result<SweepResult, InvocationError> {
+    /// The start every coordinator shares: its Lambda client and `function` (the one it
+    /// invokes), or why it cannot coordinate.
+    fn coordinator(&self, function: Option<String>) -> Result<Coordinator<'_>, InvocationError> {
         let invoker = self
             .invoker
             .as_ref()
             .ok_or(InvocationError::Fanout(FanoutError::NoInvoker))?;
-        let function = self
-            .settings
-            .fanout
-            .target(&context.invoked_function_arn)
-            .ok_or(InvocationError::Fanout(FanoutError::NoFunctionName))?;
-        let started_unix_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let started = Instant::now();
-        tracing::info!(function = %function, fanout = ?plan.fanout(), "fan-out starting");
-        let (start_unix_ms, outcomes) = children::invoke_children(
+        let function = function.ok_or(InvocationError::Fanout(FanoutError::NoFunctionName))?;
+        Ok(Coordinator {
             invoker,
-            &self.settings.fanout,
-            &function,
-            plan,
-            deadline,
-            self.settings.safety_margin,
-        )
-        .await
-        .map_err(InvocationError::Fanout)?;
-        let environment = engine::environment(
-            &self.client,
-            "lambda",
-            Some(lambda_environment(context, &self.settings, cold_start, remaining)),
-        );
-        let mut result = merge::merged_result(environment, plan, &function, start_unix_ms, outcomes);
-        result.started_unix_ms = started_unix_ms;
+            function,
+            started_unix_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+            started: Instant::now(),
+        })
+    }
+
+    /// The end every coordinator shares: the wall time of the whole, and the analysis.
+    fn finish_coordination(&self, mut result: SweepResult, started: Instant) -> SweepResult {
         result.total_wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
         analysis::analyse(&mut result, &Thresholds::default());
+        result
+    }
+
+    /// The coordinator's side of a fan-out: invoke the children, merge their rows.
+    async fn coordinate(&self, plan: &Plan, invocation: &Invocation) -> Result<SweepResult, InvocationError> {
+        let c = self.coordinator(self.settings.fanout.target(&invocation.context.invoked_function_arn))?;
+        tracing::info!(function = %c.function, fanout = ?plan.fanout(), "fan-out starting");
+        let (start_unix_ms, outcomes) =
+            children::invoke_children(c.invoker, &self.settings.fanout, &c.function, plan, invocation.deadline)
+                .await
+                .map_err(InvocationError::Fanout)?;
+        let environment = engine::environment(
+            &self.client,
+            Runner::Lambda,
+            Some(lambda_environment(invocation, &self.settings)),
+        );
+        let mut merged = merge::merged_result(environment, plan, &c.function, start_unix_ms, outcomes);
+        merged.started_unix_ms = c.started_unix_ms;
+        let result = self.finish_coordination(merged, c.started);
         if let Some(f) = &result.fanout {
             tracing::info!(
                 children_ok = f.children_ok,
@@ -342,40 +360,20 @@ impl Function {
         }
         Ok(result)
     }
-}
 
-impl Function {
     /// The coordinator of a memory sweep: one version per size, invoked, cleaned up.
-    async fn coordinate_memory(
-        &self,
-        plan: &Plan,
-        context: &Context,
-        cold_start: bool,
-        remaining: Option<Duration>,
-        deadline: Option<Instant>,
-    ) -> Result<SweepResult, InvocationError> {
-        let invoker = self
-            .invoker
-            .as_ref()
-            .ok_or(InvocationError::Fanout(FanoutError::NoInvoker))?;
-        let function = self
-            .settings
-            .fanout
-            .unqualified(&context.invoked_function_arn)
-            .ok_or(InvocationError::Fanout(FanoutError::NoFunctionName))?;
-        let started_unix_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let started = Instant::now();
+    async fn coordinate_memory(&self, plan: &Plan, invocation: &Invocation) -> Result<SweepResult, InvocationError> {
+        let context = &invocation.context;
+        let c = self.coordinator(self.settings.fanout.unqualified(&context.invoked_function_arn))?;
         // The lock's token: this invocation (request id), and when it started.
-        let token = format!("{} {started_unix_ms}", context.request_id);
+        let token = format!("{} {}", context.request_id, c.started_unix_ms);
         let control = control::ControlPlane::new(
-            invoker.client().clone(),
-            &function,
+            c.invoker.client().clone(),
+            &c.function,
             token.trim(),
             self.settings.memory_poll,
         );
-        let (results, report) = memory::sweep_memory(invoker, &control, plan, deadline, self.settings.safety_margin)
+        let (results, report) = memory::sweep_memory(c.invoker, &control, plan, invocation.deadline)
             .await
             .map_err(|e| {
                 tracing::error!(error_type = e.error_type(), error = %e, "memory sweep failed");
@@ -383,35 +381,29 @@ impl Function {
             })?;
         let environment = engine::environment(
             &self.client,
-            "lambda",
-            Some(lambda_environment(context, &self.settings, cold_start, remaining)),
+            Runner::Lambda,
+            Some(lambda_environment(invocation, &self.settings)),
         );
-        let base = SweepResult::new(environment, plan.request().clone(), started_unix_ms);
-        let mut result = memory::merged(base, results, report);
-        result.total_wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
-        analysis::analyse(&mut result, &Thresholds::default());
+        let base = SweepResult::new(environment, plan.request().clone(), c.started_unix_ms);
+        let result = self.finish_coordination(memory::merged(base, results, report), c.started);
         tracing::info!(configurations = result.results.len(), "memory sweep finished");
         Ok(result)
     }
 }
 
-fn lambda_environment(
-    context: &Context,
-    settings: &FunctionSettings,
-    cold_start: bool,
-    remaining: Option<Duration>,
-) -> LambdaEnvironment {
+fn lambda_environment(invocation: &Invocation, settings: &FunctionSettings) -> LambdaEnvironment {
+    let context = &invocation.context;
     let config = &context.env_config;
     let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
     LambdaEnvironment {
         function_name: non_empty(&config.function_name),
         function_version: non_empty(&config.version),
         memory_size_mb: u32::try_from(config.memory).ok().filter(|&m| m > 0),
-        cold_start,
-        architecture: Some(lambda_architecture().to_string()),
+        cold_start: invocation.cold_start,
+        architecture: Some(Architecture::from_machine(std::env::consts::ARCH)),
         region: settings.region.clone(),
         request_id: non_empty(&context.request_id),
-        remaining_ms_at_start: remaining.map(|d| d.as_millis() as u64),
+        remaining_ms_at_start: invocation.remaining.map(|d| d.as_millis() as u64),
         safety_margin_ms: settings.safety_margin.as_millis() as u64,
     }
 }
@@ -427,14 +419,14 @@ mod tests {
         assert_eq!(d.error_type, "InvalidEvent");
         assert!(d.error_message.contains("buckets[0]"), "{}", d.error_message);
         assert!(d.error_message.contains("endpoint"), "{}", d.error_message);
-        let d = Diagnostic::from(InvocationError::Start(StartError::ObjectNotFound {
+        let d = Diagnostic::from(InvocationError::Start(BucketError::ObjectNotFound {
             bucket: "b-1".into(),
             key: "test/0/vectors".into(),
         }));
         assert_eq!(d.error_type, "ObjectNotFound");
         assert!(d.error_message.contains("s3sweep seed"), "{}", d.error_message);
         // With the template's role a missing key is a 403 too: the advice says so.
-        let d = Diagnostic::from(InvocationError::Start(StartError::AccessDenied {
+        let d = Diagnostic::from(InvocationError::Start(BucketError::AccessDenied {
             action: crate::s3::errors::Action::Read,
             bucket: "b-1".into(),
             key: "test/0/vectors".into(),
@@ -448,6 +440,8 @@ mod tests {
 
     #[test]
     fn architecture_uses_lambda_names() {
-        assert!(["x86_64", "arm64"].contains(&lambda_architecture()));
+        let name = Architecture::from_machine(std::env::consts::ARCH).name();
+        assert!(["x86_64", "arm64"].contains(&name), "{name}");
+        assert_eq!(Architecture::from_machine("aarch64"), Architecture::Arm64);
     }
 }

@@ -5,7 +5,9 @@
 //! per-child rows, the serialized histograms of a child's rows. What was dropped is said
 //! in the result's `trimmed` block.
 
-use crate::model::{SweepResult, Trimmed};
+#[cfg(test)]
+use crate::model::Outcome;
+use crate::model::{Dropped, SweepResult, Trimmed};
 
 /// Lambda's limit on a synchronous response, bytes.
 pub const LAMBDA_RESPONSE_LIMIT_BYTES: u64 = 6 * 1024 * 1024;
@@ -23,7 +25,7 @@ pub struct TooLarge {
 }
 
 /// A part of the answer that can be dropped: its name and how to drop it.
-type Droppable = (&'static str, fn(&mut SweepResult));
+type Droppable = (Dropped, fn(&mut SweepResult));
 
 fn size(result: &SweepResult) -> u64 {
     serde_json::to_vec(result).map_or(u64::MAX, |v| v.len() as u64)
@@ -36,7 +38,7 @@ pub fn fit(result: &mut SweepResult, limit: u64) -> Result<(), TooLarge> {
         return Ok(());
     }
     let steps: [Droppable; 3] = [
-        ("error_samples", |r| {
+        (Dropped::ErrorSamples, |r| {
             for row in &mut r.results {
                 row.error_samples.clear();
             }
@@ -46,12 +48,12 @@ pub fn fit(result: &mut SweepResult, limit: u64) -> Result<(), TooLarge> {
                 }
             }
         }),
-        ("children_rows", |r| {
+        (Dropped::ChildrenRows, |r| {
             for child in r.fanout.iter_mut().flat_map(|f| f.children.iter_mut()) {
                 child.results.clear();
             }
         }),
-        ("histograms", |r| {
+        (Dropped::Histograms, |r| {
             for row in &mut r.results {
                 if let Some(c) = &mut row.child {
                     c.histograms = None;
@@ -67,7 +69,7 @@ pub fn fit(result: &mut SweepResult, limit: u64) -> Result<(), TooLarge> {
     };
     for (name, drop_part) in steps {
         drop_part(result);
-        trimmed.dropped.push(name.to_string());
+        trimmed.dropped.push(name);
         result.trimmed = Some(trimmed.clone());
         let now = size(result);
         if now <= limit {
@@ -127,7 +129,7 @@ mod tests {
                     index: i,
                     key_range: KeyRange { start: i, end: i + 1 },
                     seed: 1,
-                    status: "ok".into(),
+                    status: Outcome::Ok,
                     invoke_ms: 1.0,
                     cold_start: None,
                     request_id: None,
@@ -157,7 +159,7 @@ mod tests {
         let limit = before / 2;
         fit(&mut r, limit).unwrap();
         let t = r.trimmed.clone().unwrap();
-        assert_eq!(t.dropped, vec!["error_samples", "children_rows"]);
+        assert_eq!(t.dropped, vec![Dropped::ErrorSamples, Dropped::ChildrenRows]);
         assert_eq!(t.bytes_before, before);
         assert!(size(&r) <= limit, "{} > {limit}", size(&r));
         assert_eq!(t.bytes_after, size(&r));
@@ -177,7 +179,7 @@ mod tests {
             size(&c)
         };
         fit(&mut r, without_samples + 500).unwrap();
-        assert_eq!(r.trimmed.unwrap().dropped, vec!["error_samples"]);
+        assert_eq!(r.trimmed.unwrap().dropped, vec![Dropped::ErrorSamples]);
         assert!(!r.fanout.unwrap().children[0].results.is_empty());
     }
 
@@ -204,7 +206,7 @@ mod tests {
         fit(&mut child, size(&bare) + 300).unwrap();
         assert_eq!(
             child.trimmed.as_ref().unwrap().dropped,
-            vec!["error_samples", "children_rows", "histograms"]
+            vec![Dropped::ErrorSamples, Dropped::ChildrenRows, Dropped::Histograms]
         );
         assert!(with > size(&child));
         let err = fit(&mut bare, 1_000).unwrap_err();

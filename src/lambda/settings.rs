@@ -43,7 +43,7 @@ pub const MAX_PLAUSIBLE_REMAINING: Duration = Duration::from_secs(905);
 /// Most configurations (buckets x worker counts x repetitions) one invocation may run,
 /// because Lambda returns at most 6 MB: a result row is ~0.8 KB, up to ~2 KB with error
 /// samples, and the limit leaves room for rows to grow.
-pub const MAX_LAMBDA_CONFIGURATIONS: u64 = 1_000;
+pub const MAX_LAMBDA_CONFIGURATIONS: u64 = crate::plan::MAX_CONFIGURATIONS;
 
 /// Environment variable: most invocations one fan-out may ask for (template
 /// parameter `FanoutMax`). Default [`DEFAULT_FANOUT_MAX`].
@@ -53,7 +53,9 @@ pub const FANOUT_MAX_ENV: &str = "S3SWEEP_FANOUT_MAX";
 pub const FUNCTION_ENV: &str = "S3SWEEP_FANOUT_FUNCTION";
 /// Environment variable, tests only: the child with this index gets an event with an
 /// unknown field, so its invocation really fails (`InvalidEvent`) through the Invoke
-/// API. Never set it on a deployed function.
+/// API. Read by debug builds only (the tests run the binaries `cargo test` and `cargo
+/// lambda watch` build); a release build, as deployed, has no such switch.
+#[cfg(debug_assertions)]
 pub const TEST_BREAK_CHILD_ENV: &str = "S3SWEEP_FANOUT_TEST_BREAK_CHILD";
 /// Environment variable: how often a memory sweep reads the function's
 /// `LastUpdateStatus` while an update runs, ms (default 1,000; at most 10,000). The
@@ -142,27 +144,8 @@ impl FunctionSettings {
             ));
         }
         let client = client.with_ca_file(ca_file);
-        let safety_margin = match get(SAFETY_MARGIN_ENV) {
-            None => DEFAULT_SAFETY_MARGIN,
-            Some(text) => match text.parse::<u64>() {
-                Ok(ms) if ms <= MAX_SAFETY_MARGIN_MS => Duration::from_millis(ms),
-                _ => {
-                    problems.push(format!(
-                        "{SAFETY_MARGIN_ENV}={text:?}: must be a whole number of milliseconds from 0 to {MAX_SAFETY_MARGIN_MS}"
-                    ));
-                    DEFAULT_SAFETY_MARGIN
-                }
-            },
-        };
-        let mut memory_poll = PollSettings::default();
-        if let Some(text) = get(MEMORY_POLL_ENV) {
-            match text.parse::<u64>() {
-                Ok(ms) if (1..=10_000).contains(&ms) => memory_poll.interval = Duration::from_millis(ms),
-                _ => problems.push(format!(
-                    "{MEMORY_POLL_ENV}={text:?}: must be a whole number of milliseconds from 1 to 10000"
-                )),
-            }
-        }
+        let safety_margin = safety_margin(get(SAFETY_MARGIN_ENV), &mut problems);
+        let memory_poll = memory_poll(get(MEMORY_POLL_ENV), &mut problems);
         let fanout = FanoutSettings::from_lookup(get, &mut problems);
         if problems.is_empty() {
             Ok(FunctionSettings {
@@ -178,6 +161,37 @@ impl FunctionSettings {
     }
 }
 
+/// [`SAFETY_MARGIN_ENV`]'s value, or [`DEFAULT_SAFETY_MARGIN`] (also when it is bad:
+/// reported in `problems`).
+fn safety_margin(text: Option<String>, problems: &mut Vec<String>) -> Duration {
+    let Some(text) = text else {
+        return DEFAULT_SAFETY_MARGIN;
+    };
+    match text.parse::<u64>() {
+        Ok(ms) if ms <= MAX_SAFETY_MARGIN_MS => Duration::from_millis(ms),
+        _ => {
+            problems.push(format!(
+                "{SAFETY_MARGIN_ENV}={text:?}: must be a whole number of milliseconds from 0 to {MAX_SAFETY_MARGIN_MS}"
+            ));
+            DEFAULT_SAFETY_MARGIN
+        }
+    }
+}
+
+/// The memory sweep's polling, with [`MEMORY_POLL_ENV`]'s interval when set and good.
+fn memory_poll(text: Option<String>, problems: &mut Vec<String>) -> PollSettings {
+    let mut poll = PollSettings::default();
+    if let Some(text) = text {
+        match text.parse::<u64>() {
+            Ok(ms) if (1..=10_000).contains(&ms) => poll.interval = Duration::from_millis(ms),
+            _ => problems.push(format!(
+                "{MEMORY_POLL_ENV}={text:?}: must be a whole number of milliseconds from 1 to 10000"
+            )),
+        }
+    }
+    poll
+}
+
 /// The fan-out settings of the function, from its environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FanoutSettings {
@@ -190,7 +204,8 @@ pub struct FanoutSettings {
     pub function_name: Option<String>,
     /// `AWS_LAMBDA_FUNCTION_VERSION`: the version running (`$LATEST` or a number).
     pub function_version: Option<String>,
-    /// Tests only ([`TEST_BREAK_CHILD_ENV`]).
+    /// Tests only, debug builds only ([`TEST_BREAK_CHILD_ENV`]).
+    #[cfg(debug_assertions)]
     pub break_child: Option<u32>,
 }
 
@@ -201,6 +216,7 @@ impl Default for FanoutSettings {
             function_override: None,
             function_name: None,
             function_version: None,
+            #[cfg(debug_assertions)]
             break_child: None,
         }
     }
@@ -224,6 +240,7 @@ impl FanoutSettings {
                 )),
             }
         }
+        #[cfg(debug_assertions)]
         if let Some(text) = get(TEST_BREAK_CHILD_ENV) {
             match text.parse::<u32>() {
                 Ok(n) => settings.break_child = Some(n),
@@ -400,20 +417,24 @@ mod tests {
         let problem = s.check(&p).unwrap();
         assert_eq!(problem.field, "fanout.invocations");
         assert!(problem.message.contains("FanoutMax"), "{}", problem.message);
-        let s = FanoutSettings::from_lookup(
-            env(&[
-                (FANOUT_MAX_ENV, "0"),
-                (TEST_BREAK_CHILD_ENV, "x"),
-                (FUNCTION_ENV, "other"),
-            ]),
-            &mut problems,
-        );
-        assert_eq!(problems.len(), 2, "{problems:?}");
+        let s = FanoutSettings::from_lookup(env(&[(FANOUT_MAX_ENV, "0"), (FUNCTION_ENV, "other")]), &mut problems);
+        assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(problems[0].contains(FANOUT_MAX_ENV));
         assert_eq!(
             s.target("arn:aws:lambda:us-east-1:123:function:f:7"),
             Some("other".into())
         );
+    }
+
+    #[cfg(debug_assertions)]
+    #[test]
+    fn the_test_switch_is_read_in_debug_builds() {
+        let mut problems = Vec::new();
+        let s = FanoutSettings::from_lookup(|n: &str| (n == TEST_BREAK_CHILD_ENV).then(|| "1".into()), &mut problems);
+        assert_eq!(s.break_child, Some(1));
+        FanoutSettings::from_lookup(|n: &str| (n == TEST_BREAK_CHILD_ENV).then(|| "x".into()), &mut problems);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains(TEST_BREAK_CHILD_ENV));
     }
 
     #[test]

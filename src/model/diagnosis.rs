@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::names::closed_set;
 use super::stats::{tidy, Percentiles};
 
 /// Invalid verdict thresholds (every bad value named).
@@ -93,7 +94,7 @@ pub struct ClientSide {
     /// Where `usable_cores` comes from: `lambda_memory`, `cgroup_v2`, `cgroup_v1`,
     /// `affinity` or `cores`.
     #[serde(default)]
-    pub cpu_source: String,
+    pub cpu_source: CpuSource,
     /// The whole machine's busy CPU time over wall time (this process, a server the tool
     /// started, anything else), when the system reports it.
     #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "tidy::sig4_opt")]
@@ -128,65 +129,75 @@ pub struct ClientMeasure {
     pub peak_rss_bytes: u64,
     /// Usable cores (0: unknown, the vCPUs count) and their source.
     pub usable_cores: f64,
-    pub cpu_source: &'static str,
+    pub cpu_source: CpuSource,
     /// The machine's busy CPU time during the configuration.
     pub machine_busy: Option<Duration>,
 }
 
-/// What bound a configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Throughput is requests in flight over latency, and the curve still rises here:
-    /// more workers would help.
-    Latency,
-    /// The client's CPU is saturated: cores busy near the vCPUs, or the runtime never idle.
-    ClientCpu,
-    /// Requests spent a large share of their time waiting for a pooled connection.
-    Pool,
-    /// MiB/s near the configured bandwidth ceiling.
-    Bandwidth,
-    /// 503 SlowDown / 429 answers to GETs (retried ones included).
-    Throttled,
-    /// Too many requests failed for the timings to mean much.
-    Errors,
-    /// The machine's CPU is used up (the client plus a server the tool started, or other
-    /// load it can see), while the client alone is below its share.
-    MachineCpu,
-    /// Throughput stopped growing with more workers and nothing measured explains it
-    /// (the explanation lists what was checked).
-    Plateau,
-}
-
-impl Verdict {
-    pub fn name(self) -> &'static str {
-        match self {
-            Verdict::Latency => "latency",
-            Verdict::ClientCpu => "client_cpu",
-            Verdict::Pool => "pool",
-            Verdict::Bandwidth => "bandwidth",
-            Verdict::Throttled => "throttled",
-            Verdict::Errors => "errors",
-            Verdict::MachineCpu => "machine_cpu",
-            Verdict::Plateau => "plateau",
-        }
+closed_set! {
+    /// What bound a configuration. The rules that give each, in the order checked,
+    /// are `analysis::rules::RULES`.
+    pub enum Verdict {
+        /// Throughput is requests in flight over latency, and the curve still rises here:
+        /// more workers would help.
+        Latency = "latency",
+        /// The client's CPU is saturated: cores busy near the vCPUs, or the runtime never idle.
+        ClientCpu = "client_cpu",
+        /// Requests spent a large share of their time waiting for a pooled connection.
+        Pool = "pool",
+        /// MiB/s near the configured bandwidth ceiling.
+        Bandwidth = "bandwidth",
+        /// 503 SlowDown / 429 answers to GETs (retried ones included).
+        Throttled = "throttled",
+        /// Too many requests failed for the timings to mean much.
+        Errors = "errors",
+        /// The machine's CPU is used up (the client plus a server the tool started, or other
+        /// load it can see), while the client alone is below its share.
+        MachineCpu = "machine_cpu",
+        /// Throughput stopped growing with more workers and nothing measured explains it
+        /// (the explanation lists what was checked).
+        Plateau = "plateau",
     }
 }
 
-/// The thresholds of the verdict rules. The rules are checked in this order and the
-/// first that holds wins:
-///
-/// 1. `throttled`: throttled requests (503 SlowDown, 429) plus retries are at least
-///    `throttled_share` of requests (and at least one).
-/// 2. `errors`: failed requests are at least `error_share` of requests.
-/// 3. `bandwidth`: a bandwidth ceiling is known and MiB/s is at least
-///    `bandwidth_share` of it.
-/// 4. `client_cpu`: process CPU time / wall time is at least `cpu_busy_share` of the
-///    cores the client can use (min(vCPUs, runtime threads)), or the runtime's worker
-///    threads were busy at least `cpu_busy_share` of the wall time.
-/// 5. `pool`: the mean wait for a pooled connection is at least `pool_wait_share` of a
-///    request's mean total time (pool wait + time to last byte).
-/// 6. `latency`: otherwise. Throughput is what the requests in flight allow.
+closed_set! {
+    /// Where a usable-CPU figure comes from.
+    #[derive(Default)]
+    pub enum CpuSource {
+        /// `AWS_LAMBDA_FUNCTION_MEMORY_SIZE` / 1,769 MB per vCPU.
+        LambdaMemory = "lambda_memory",
+        /// cgroup v2 `cpu.max`.
+        CgroupV2 = "cgroup_v2",
+        /// cgroup v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`.
+        CgroupV1 = "cgroup_v1",
+        /// The CPU affinity mask (`sched_getaffinity`).
+        Affinity = "affinity",
+        /// The machine's core count.
+        #[default]
+        Cores = "cores",
+        /// The environment of an emulated memory sweep only: each memory size ran under
+        /// its own CPU quota, so the figure is per row (`client.cpu_source`).
+        QuotaPerMemorySize = "cpu_quota_per_memory_size",
+    }
+}
+
+closed_set! {
+    /// Which term of the model `X = min(C / R, P / c, B / S)` is the smallest.
+    pub enum Limit {
+        /// C / R: the requests in flight over their latency.
+        Latency = "latency",
+        /// P / c: the client's cores over its CPU per request.
+        ClientCpu = "client_cpu",
+        /// B / S: the bandwidth ceiling over the object size.
+        Bandwidth = "bandwidth",
+        /// A ceiling the curve shows but client CPU does not explain.
+        Plateau = "plateau",
+    }
+}
+
+/// The thresholds of the verdict rules. The rules, their order and what each checks
+/// are listed once, in `analysis::rules::RULES` (and, checked against it by a test,
+/// in docs/diagnosis.md); the first rule that holds wins.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Thresholds {
     /// Default 0.005 (0.5% of requests).
@@ -264,6 +275,13 @@ pub struct Diagnosis {
     pub notes: Vec<String>,
 }
 
+impl Diagnosis {
+    /// Sets a figure, rounded as the result document writes it.
+    pub fn set_figure(&mut self, name: &str, value: f64) {
+        self.figures.insert(name.to_string(), tidy::figure(name, value));
+    }
+}
+
 /// The model `X = min(C / R, P / c, B / S)` fitted to one bucket's curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelFit {
@@ -311,9 +329,8 @@ pub struct Prediction {
     /// Wall time for `objects` objects at that rate.
     #[serde(serialize_with = "tidy::dec3")]
     pub wall_ms: f64,
-    /// Which term of the model is the smallest: `latency`, `client_cpu`, `bandwidth`
-    /// or `plateau` (a ceiling the curve shows but client CPU does not explain).
-    pub limit: String,
+    /// Which term of the model is the smallest.
+    pub limit: Limit,
 }
 
 /// The verdict at one worker count.

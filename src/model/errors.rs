@@ -6,53 +6,43 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-/// The kinds of failure a request can have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// 404 NoSuchKey / NoSuchBucket.
-    NotFound,
-    /// 403.
-    AccessDenied,
-    /// 503 SlowDown, 429.
-    Throttled,
-    /// Other 5xx.
-    ServerError,
-    /// Connect, first-byte or attempt timeout.
-    Timeout,
-    /// Connection refused, reset or closed, truncated body.
-    Connection,
-    /// 400 ExpiredToken / InvalidToken: the S3 Express session a request was signed
-    /// with was refused (expired, or unknown to the server).
-    Session,
-    /// Anything else.
-    Other,
+use super::names::closed_set;
+
+closed_set! {
+    /// The kinds of failure a request can have, in the order results list them.
+    pub enum ErrorKind {
+        /// 404 NoSuchKey / NoSuchBucket.
+        NotFound = "not_found",
+        /// 403.
+        AccessDenied = "access_denied",
+        /// 503 SlowDown, 429.
+        Throttled = "throttled",
+        /// Other 5xx.
+        ServerError = "server_error",
+        /// Connect, first-byte or attempt timeout.
+        Timeout = "timeout",
+        /// Connection refused, reset or closed, truncated body.
+        Connection = "connection",
+        /// 400 ExpiredToken / InvalidToken: the S3 Express session a request was signed
+        /// with was refused (expired, or unknown to the server).
+        Session = "session",
+        /// Anything else.
+        Other = "other",
+    }
 }
 
 impl ErrorKind {
-    /// Every kind, in the order results list them.
-    pub const ALL: [ErrorKind; 8] = [
-        ErrorKind::NotFound,
-        ErrorKind::AccessDenied,
-        ErrorKind::Throttled,
-        ErrorKind::ServerError,
-        ErrorKind::Timeout,
-        ErrorKind::Connection,
-        ErrorKind::Session,
-        ErrorKind::Other,
-    ];
-
-    /// The field name of the kind in [`ErrorCounts`] (`not_found`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorKind::NotFound => "not_found",
-            ErrorKind::AccessDenied => "access_denied",
-            ErrorKind::Throttled => "throttled",
-            ErrorKind::ServerError => "server_error",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::Connection => "connection",
-            ErrorKind::Session => "session",
-            ErrorKind::Other => "other",
+    /// The kind an HTTP status means, by the status alone (`None`: not a failure).
+    /// The one place statuses are sorted: the transport's retry causes and the S3
+    /// layer's classification (which looks at S3's error code first) both use it.
+    pub fn of_http_status(status: u16) -> Option<ErrorKind> {
+        match status {
+            100..=399 => None,
+            429 | 503 => Some(ErrorKind::Throttled),
+            404 => Some(ErrorKind::NotFound),
+            403 => Some(ErrorKind::AccessDenied),
+            500..=599 => Some(ErrorKind::ServerError),
+            _ => Some(ErrorKind::Other),
         }
     }
 

@@ -5,7 +5,7 @@
 //! buckets, a few hundred bytes) from which the plot draws the latency CDF, every
 //! bucket of it ([`cdf_points`]).
 
-use std::io::Cursor;
+use std::io::{Cursor, Read};
 
 use base64::Engine as _;
 use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
@@ -36,15 +36,105 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
     }
 }
 
-/// Reads a histogram written by [`encode_histogram`].
+/// Most bytes a histogram's inflated encoding may take: a full-precision (3 digit)
+/// histogram over every u64 value is about 56,000 counts, at most 9 bytes each.
+pub const MAX_DECODED_HISTOGRAM_BYTES: usize = 1 << 20;
+/// Most significant digits a stored histogram may claim: s3sweep writes 2 and 3;
+/// every extra digit multiplies the counts array (5 digits is 49 MB).
+const MAX_SIGNIFICANT_DIGITS: u32 = 3;
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+const V2_HEADER_BYTES: usize = 40;
+
+/// Reads a histogram written by [`encode_histogram`]. What it allocates is bounded by
+/// the bytes actually present: the header's claimed lengths, digits and range are
+/// checked against the text before anything is sized from them.
 pub fn decode_histogram(name: &'static str, text: &str) -> Result<Histogram<u64>, HistogramError> {
     let err = |reason: String| HistogramError { name, reason };
+    if text.len() > 2 * MAX_DECODED_HISTOGRAM_BYTES {
+        return Err(err(format!(
+            "{} bytes of text; a histogram is at most {} bytes",
+            text.len(),
+            2 * MAX_DECODED_HISTOGRAM_BYTES
+        )));
+    }
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text)
         .map_err(|e| err(format!("not base64: {e}")))?;
+    let plain = inflate_checked(&bytes).map_err(err)?;
+    check_v2_header(&plain).map_err(err)?;
     Deserializer::new()
-        .deserialize(&mut Cursor::new(bytes))
+        .deserialize(&mut Cursor::new(plain))
         .map_err(|e| err(format!("not an hdrhistogram V2 encoding: {e:?}")))
+}
+
+fn be_u32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn be_u64(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// The uncompressed V2 encoding inside `bytes` (a V2 + deflate encoding, or a plain
+/// V2 one), inflated to at most [`MAX_DECODED_HISTOGRAM_BYTES`]; the claimed
+/// compressed length must be the bytes present.
+fn inflate_checked(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    match be_u32(bytes, 0) {
+        Some(V2_COOKIE) => Ok(bytes.to_vec()),
+        Some(V2_COMPRESSED_COOKIE) => {
+            let claimed = be_u32(bytes, 4).ok_or("not an hdrhistogram V2 encoding: a short header")? as usize;
+            let present = bytes.len() - 8;
+            if claimed != present {
+                return Err(format!(
+                    "not an hdrhistogram V2 encoding: the header claims {claimed} compressed bytes, {present} are present"
+                ));
+            }
+            let mut plain = Vec::new();
+            let limit = MAX_DECODED_HISTOGRAM_BYTES as u64 + 1;
+            flate2::read::ZlibDecoder::new(&bytes[8..])
+                .take(limit)
+                .read_to_end(&mut plain)
+                .map_err(|e| format!("not an hdrhistogram V2 encoding: {e}"))?;
+            if plain.len() > MAX_DECODED_HISTOGRAM_BYTES {
+                return Err(format!(
+                    "inflates to more than {MAX_DECODED_HISTOGRAM_BYTES} bytes; s3sweep's histograms are far smaller"
+                ));
+            }
+            Ok(plain)
+        }
+        _ => Err("not an hdrhistogram V2 encoding: an unknown cookie".into()),
+    }
+}
+
+/// The V2 header's claims checked against `plain`: the payload length is the bytes
+/// present, at most [`MAX_SIGNIFICANT_DIGITS`] digits, a valid range.
+fn check_v2_header(plain: &[u8]) -> Result<(), String> {
+    let short = || "not an hdrhistogram V2 encoding: a short header".to_string();
+    if be_u32(plain, 0) != Some(V2_COOKIE) || plain.len() < V2_HEADER_BYTES {
+        return Err(short());
+    }
+    let claimed = be_u32(plain, 4).ok_or_else(short)? as usize;
+    let present = plain.len() - V2_HEADER_BYTES;
+    if claimed != present {
+        return Err(format!(
+            "not an hdrhistogram V2 encoding: the header claims {claimed} payload bytes, {present} are present"
+        ));
+    }
+    let digits = be_u32(plain, 12).ok_or_else(short)?;
+    if digits > MAX_SIGNIFICANT_DIGITS {
+        return Err(format!(
+            "claims {digits} significant digits; s3sweep writes at most {MAX_SIGNIFICANT_DIGITS}"
+        ));
+    }
+    let (low, high) = (
+        be_u64(plain, 16).ok_or_else(short)?,
+        be_u64(plain, 24).ok_or_else(short)?,
+    );
+    if low == 0 || high < low.saturating_mul(2) {
+        return Err(format!("claims an invalid range {low}..{high}"));
+    }
+    Ok(())
 }
 
 /// The compact copy of `h` a row keeps: every recorded bucket of `h` counted into
@@ -104,6 +194,50 @@ mod tests {
         assert!(err.to_string().contains("ttfb_us"), "{err}");
         let err = decode_histogram("ttlb_us", "AAAA").unwrap_err();
         assert!(err.to_string().contains("V2"), "{err}");
+    }
+
+    #[test]
+    fn crafted_headers_are_refused_before_anything_is_sized_from_them() {
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        // A plain V2 header claiming a 4 GiB payload (56 bytes in all).
+        let mut plain = Vec::new();
+        plain.extend_from_slice(&V2_COOKIE.to_be_bytes());
+        plain.extend_from_slice(&u32::MAX.to_be_bytes());
+        plain.extend_from_slice(&0u32.to_be_bytes());
+        plain.extend_from_slice(&3u32.to_be_bytes());
+        plain.extend_from_slice(&1u64.to_be_bytes());
+        plain.extend_from_slice(&2u64.to_be_bytes());
+        plain.extend_from_slice(&1f64.to_be_bytes());
+        plain.extend_from_slice(&[0; 16]);
+        assert_eq!(plain.len(), 56);
+        let err = decode_histogram("ttlb_us", &b64(&plain)).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("claims 4294967295 payload bytes, 16 are present"),
+            "{err}"
+        );
+        // Five digits over the widest range: a 49 MB counts array.
+        plain[4..8].copy_from_slice(&16u32.to_be_bytes());
+        plain[12..16].copy_from_slice(&5u32.to_be_bytes());
+        plain[24..32].copy_from_slice(&(u64::MAX / 2).to_be_bytes());
+        let err = decode_histogram("ttlb_us", &b64(&plain)).unwrap_err();
+        assert!(err.to_string().contains("5 significant digits"), "{err}");
+        // A compressed one claiming more compressed bytes than present.
+        let mut packed = Vec::new();
+        packed.extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
+        packed.extend_from_slice(&u32::MAX.to_be_bytes());
+        packed.extend_from_slice(&[0x78, 0x9c, 0, 0]);
+        let err = decode_histogram("ttlb_us", &b64(&packed)).unwrap_err();
+        assert!(err.to_string().contains("compressed bytes"), "{err}");
+        // A deflate bomb: 64 MB of zeros packed small.
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut z, &vec![0u8; 64 << 20]).unwrap();
+        let z = z.finish().unwrap();
+        let mut bomb = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        bomb.extend_from_slice(&(z.len() as u32).to_be_bytes());
+        bomb.extend_from_slice(&z);
+        let err = decode_histogram("ttlb_us", &b64(&bomb)).unwrap_err();
+        assert!(err.to_string().contains("inflates to more than"), "{err}");
     }
 
     #[test]

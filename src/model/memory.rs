@@ -6,14 +6,23 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::names::{closed_set, Outcome};
 use super::stats::tidy;
+
+closed_set! {
+    /// How the memory sizes were run.
+    pub enum MemoryMode {
+        /// The function's memory set and a version published per size.
+        Lambda = "lambda",
+        /// Locally: the client under a CPU quota of `memory_mb` / 1,769 cores.
+        Emulated = "emulated",
+    }
+}
 
 /// `memory` of a result: one entry per memory size, the cleanup, the choices.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemorySweepReport {
-    /// `lambda` (the function's memory set and a version published per size) or
-    /// `emulated` (locally: the client under a CPU quota of `memory_mb` / 1,769 cores).
-    pub mode: String,
+    pub mode: MemoryMode,
     /// The function whose memory was swept (`lambda` mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub function_name: Option<String>,
@@ -62,8 +71,7 @@ pub struct MemoryStep {
     /// `lambda` mode: the version published for this size and invoked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// `ok` or `failed`.
-    pub status: String,
+    pub status: Outcome,
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -8,26 +8,30 @@ pub mod errors;
 pub mod fanout;
 pub mod histogram;
 pub mod memory;
+pub(crate) mod names;
 pub mod network;
 pub mod request;
 pub mod result;
 pub mod stats;
 
 pub use diagnosis::{
-    Analysis, Breakdown, BucketComparison, ClientMeasure, ClientSide, CurveAnalysis, DiagnoseError, Diagnosis,
-    ModelFit, Prediction, Thresholds, Verdict, WorkerVerdict,
+    Analysis, Breakdown, BucketComparison, ClientMeasure, ClientSide, CpuSource, CurveAnalysis, DiagnoseError,
+    Diagnosis, Limit, ModelFit, Prediction, Thresholds, Verdict, WorkerVerdict,
 };
 pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
-pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryStep, MemorySweepReport};
+pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
+pub use names::Outcome;
 pub use network::{
     BandwidthCeiling, CeilingSource, ChildWire, NetworkReport, Order, ProbeBurst, ProbeObjectKind, ProbeReport,
     WireCounts,
 };
-pub use request::{Architecture, FanoutRequest, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs};
+pub use request::{
+    Architecture, FanoutRequest, FromCoordinator, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs,
+};
 pub use result::{
-    BucketSummary, ChildError, ChildReport, ConfigResult, Environment, FanoutReport, LambdaEnvironment, MergedConfig,
-    ResultFileError, SkippedConfig, SweepResult, ToolInfo, Trimmed, SCHEMA,
+    BucketSummary, ChildError, ChildErrorKind, ChildReport, ConfigResult, Dropped, Environment, FanoutReport,
+    LambdaEnvironment, MergedConfig, ResultFileError, Runner, SkippedConfig, SweepResult, ToolInfo, Trimmed, SCHEMA,
 };
 pub use stats::Percentiles;
 
@@ -90,7 +94,7 @@ pub(crate) mod test_rows {
             schema: SCHEMA.into(),
             tool: ToolInfo::current(),
             environment: Environment {
-                runner: "local".into(),
+                runner: Runner::Local,
                 os: "linux".into(),
                 arch: "x86_64".into(),
                 vcpus: 2,

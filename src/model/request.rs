@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::names::closed_set;
 pub use super::network::Order;
 
 /// The placeholder a key template must contain; replaced by the object index 0..N.
@@ -29,12 +30,7 @@ pub const DEFAULT_START_DELAY_MS: u64 = 2_000;
 /// | `timeouts_ms.first_byte` | 10000 | from sending a request to its response headers |
 /// | `timeouts_ms.attempt` | 30000 | one attempt, from sending to the last body byte |
 /// | `max_attempts` | 1 | attempts per request; retries are counted separately |
-/// | `role` | `coordinator` | `child` for an invocation a fan-out coordinator started |
 /// | `fanout` | none | `{"invocations": N, "start_delay_ms": D, "split": "shard"\|"replicate"}`, see [`FanoutRequest`] |
-/// | `key_range` | all keys | `{"start": a, "end": b}`: read only objects a..b (a child's shard) |
-/// | `start_unix_ms` | none | wall-clock time the first configuration's timed phase waits for |
-/// | `finish_by_unix_ms` | none | wall-clock time a child must be done by (set by its coordinator) |
-/// | `config_slot_ms` | none | a child's slot per configuration (from `fanout.slot_ms`) |
 /// | `prices` | us-east-1 list prices | price table for the cost estimate, see [`Prices`] |
 /// | `target_wall_ms` | none | wall time a configuration must meet to be named the cheapest |
 /// | `memory_mb` | none | Lambda memory sizes to sweep (each 128 to 10,240): the sweep runs once per size, see `docs/memory-sweep.md` |
@@ -42,6 +38,10 @@ pub const DEFAULT_START_DELAY_MS: u64 = 2_000;
 /// | `probe_bandwidth` | false | measure the bandwidth ceiling to the first bucket before the sweep (docs/diagnosis.md) |
 /// | `probe_key` | `s3sweep/probe-object` | the probe object `seed --probe-object-mib` writes; without it the probe reads the sweep's objects |
 /// | `pool_idle_timeout_ms` | 15000 | the client closes a pooled connection idle this long (S3 closes after about 20 s) |
+///
+/// The events a coordinator sends its own function (a fan-out's children, a memory
+/// sweep's sizes) also carry [`FROM_COORDINATOR_FIELD`], an envelope only the
+/// coordinator writes ([`FromCoordinator`]); it is not one of the request's fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepRequest {
@@ -62,26 +62,13 @@ pub struct SweepRequest {
     pub shuffle: bool,
     #[serde(default = "default_seed")]
     pub seed: u64,
-    /// `coordinator` (the default) or `child`; children never fan out.
-    #[serde(default, skip_serializing_if = "Role::is_coordinator")]
-    pub role: Role,
     /// Fan the sweep out over this many invocations of the function.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fanout: Option<FanoutRequest>,
-    /// Only objects `start..end` (a child's shard); all when absent.
+    /// What a coordinator told the invocation it started (its role, shard, shared
+    /// start and finish time); `None` in a user's request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key_range: Option<KeyRange>,
-    /// Wall-clock ms since the epoch the first configuration's timed phase waits for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_unix_ms: Option<u64>,
-    /// Wall-clock ms since the epoch by which a child must be done (its coordinator's
-    /// deadline less the safety margin); no configuration starts that would end later.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finish_by_unix_ms: Option<u64>,
-    /// A child's slot per configuration: configuration k starts at `start_unix_ms` +
-    /// k x this (set by the coordinator from `fanout.slot_ms`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_slot_ms: Option<u64>,
+    pub from_coordinator: Option<FromCoordinator>,
     #[serde(default)]
     pub timeouts_ms: TimeoutsMs,
     #[serde(default = "default_max_attempts")]
@@ -193,12 +180,8 @@ impl SweepRequest {
             warmup: true,
             shuffle: true,
             seed: default_seed(),
-            role: Role::Coordinator,
             fanout: None,
-            key_range: None,
-            start_unix_ms: None,
-            finish_by_unix_ms: None,
-            config_slot_ms: None,
+            from_coordinator: None,
             timeouts_ms: TimeoutsMs::default(),
             max_attempts: default_max_attempts(),
             prices: Prices::default(),
@@ -210,6 +193,45 @@ impl SweepRequest {
             pool_idle_timeout_ms: DEFAULT_POOL_IDLE_TIMEOUT_MS,
         }
     }
+}
+
+/// The key of the envelope a coordinator adds to the events it sends its own function.
+pub const FROM_COORDINATOR_FIELD: &str = "from_coordinator";
+
+/// The envelope a coordinator adds to an event it sends its own function
+/// ([`FROM_COORDINATOR_FIELD`]): a fan-out's child gets its role, shard, shared start
+/// and finish time; a memory sweep's size gets its finish time. Kept apart from the
+/// request's own fields so a user's event cannot set them by accident, and not listed
+/// among the fields users are shown.
+///
+/// | field | default | meaning |
+/// |---|---|---|
+/// | `role` | `coordinator` | `child` for an invocation a fan-out coordinator started (it never fans out) |
+/// | `key_range` | all keys | `{"start": a, "end": b}`: read only objects a..b (a child's shard) |
+/// | `start_unix_ms` | none | wall-clock time the first configuration's timed phase waits for |
+/// | `finish_by_unix_ms` | none | wall-clock time the invocation must be done by (its coordinator's deadline less the safety margin) |
+/// | `config_slot_ms` | none | a child's slot per configuration (from `fanout.slot_ms`) |
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FromCoordinator {
+    /// `coordinator` (the default: a memory sweep's size) or `child`.
+    #[serde(default, skip_serializing_if = "Role::is_coordinator")]
+    pub role: Role,
+    /// Only objects `start..end` (a child's shard); all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_range: Option<KeyRange>,
+    /// Wall-clock ms since the epoch the first configuration's timed phase waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_unix_ms: Option<u64>,
+    /// Wall-clock ms since the epoch by which the invocation must be done (its
+    /// coordinator's deadline less the safety margin); no configuration starts that
+    /// would end later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_by_unix_ms: Option<u64>,
+    /// A child's slot per configuration: configuration k starts at `start_unix_ms` +
+    /// k x this (set by the coordinator from `fanout.slot_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_slot_ms: Option<u64>,
 }
 
 /// Who runs the sweep: the invoked function (`coordinator`, also a plain sweep) or an
@@ -271,13 +293,12 @@ pub struct KeyRange {
     pub end: u32,
 }
 
-/// A Lambda CPU architecture, as priced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Architecture {
-    #[serde(rename = "x86_64")]
-    X86_64,
-    Arm64,
+closed_set! {
+    /// A Lambda CPU architecture, as priced (Lambda's names).
+    pub enum Architecture {
+        X86_64 = "x86_64",
+        Arm64 = "arm64",
+    }
 }
 
 impl Architecture {
@@ -286,13 +307,6 @@ impl Architecture {
         match arch {
             "aarch64" | "arm64" => Architecture::Arm64,
             _ => Architecture::X86_64,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Architecture::X86_64 => "x86_64",
-            Architecture::Arm64 => "arm64",
         }
     }
 }

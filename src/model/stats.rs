@@ -124,16 +124,21 @@ pub mod tidy {
     pub fn figures<S: Serializer>(map: &BTreeMap<String, f64>, s: S) -> Result<S::Ok, S::Error> {
         let mut out = s.serialize_map(Some(map.len()))?;
         for (name, value) in map {
-            let value = if name.ends_with("_ms") || name.ends_with("_per_s") {
-                round3(*value)
-            } else if value.fract() == 0.0 {
-                *value
-            } else {
-                four(*value)
-            };
-            out.serialize_entry(name, &value)?;
+            out.serialize_entry(name, &figure(name, *value))?;
         }
         out.end()
+    }
+
+    /// One named figure as [`figures`] writes it (`Diagnosis::set_figure` keeps it so
+    /// in memory too, so a diagnosis read back from its JSON equals the one written).
+    pub fn figure(name: &str, value: f64) -> f64 {
+        if name.ends_with("_ms") || name.ends_with("_per_s") {
+            round3(value)
+        } else if value.fract() == 0.0 {
+            value
+        } else {
+            four(value)
+        }
     }
 }
 

@@ -1,11 +1,15 @@
 //! The one field reader every typed section of a request uses (the request itself,
 //! `timeouts_ms`, `fanout`, `prices`): unknown fields are named with the list of known
-//! ones, each field is typed on its own so one pass reports every wrong type, and a
-//! field with the wrong type keeps its default so range checks still see the rest.
+//! ones (the list once, at most [`MAX_NAMED_UNKNOWN`] names, the rest counted), each
+//! field is typed on its own so one pass reports every wrong type, and a field with
+//! the wrong type keeps its default so range checks still see the rest.
 
 use serde_json::{Map, Value};
 
 use super::FieldProblem;
+
+/// Unknown fields of one section named one by one; the rest are counted.
+pub(crate) const MAX_NAMED_UNKNOWN: usize = 10;
 
 /// One JSON object of a request being read into typed fields.
 pub(crate) struct Section<'p> {
@@ -38,14 +42,13 @@ impl<'p> Section<'p> {
         } else {
             format!("{name}.")
         };
-        for key in map.keys() {
-            if !known.contains(&key.as_str()) {
-                problems.push(FieldProblem {
-                    field: format!("{prefix}{}", field_name(key)),
-                    message: format!("unknown field; known fields are {}", known.join(", ")),
-                });
-            }
-        }
+        report_unknown(
+            &prefix,
+            name,
+            map.keys().filter(|k| !known.contains(&k.as_str())),
+            known,
+            problems,
+        );
         Some(Section { prefix, map, problems })
     }
 
@@ -90,6 +93,43 @@ impl<'p> Section<'p> {
     /// The problems list, for a nested section.
     pub(crate) fn problems(&mut self) -> &mut Vec<FieldProblem> {
         self.problems
+    }
+}
+
+/// Unknown fields named one by one up to [`MAX_NAMED_UNKNOWN`], the rest counted; the
+/// list of known fields is given once, with the first.
+fn report_unknown<'k>(
+    prefix: &str,
+    section: &str,
+    unknown: impl Iterator<Item = &'k String>,
+    known: &[&str],
+    problems: &mut Vec<FieldProblem>,
+) {
+    let mut more = 0usize;
+    for (i, key) in unknown.enumerate() {
+        if i >= MAX_NAMED_UNKNOWN {
+            more += 1;
+            continue;
+        }
+        let message = if i == 0 {
+            format!("unknown field; known fields are {}", known.join(", "))
+        } else {
+            "unknown field".to_string()
+        };
+        problems.push(FieldProblem {
+            field: format!("{prefix}{}", field_name(key)),
+            message,
+        });
+    }
+    if more > 0 {
+        problems.push(FieldProblem {
+            field: if section.is_empty() {
+                "(request)".into()
+            } else {
+                section.to_string()
+            },
+            message: format!("{more} more unknown field(s) not listed"),
+        });
     }
 }
 

@@ -5,6 +5,7 @@
 //! timed requests per run.
 
 pub(crate) mod fields;
+pub mod json;
 pub mod names;
 pub mod sections;
 
@@ -15,7 +16,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::request::{FanoutRequest, Role, SweepRequest};
+use crate::model::request::{FanoutRequest, FromCoordinator, Role, SweepRequest};
 
 pub use names::{check_bucket_name, is_directory_bucket, KeyTemplate};
 use sections::{check_fanout, check_memory, check_prices, typed_request};
@@ -37,6 +38,12 @@ pub const MAX_REPETITIONS: u32 = 100;
 pub const MAX_ATTEMPTS: u32 = 10;
 /// Longest key a template may produce (S3's own limit).
 pub const MAX_KEY_BYTES: usize = 1024;
+/// Most configurations (buckets x worker counts x repetitions x memory sizes) in one
+/// run, on every entry point: a result holds one row per configuration, and the
+/// Lambda's answer must fit its 6 MB response limit.
+pub const MAX_CONFIGURATIONS: u64 = 1_000;
+/// Problems an error lists in full; the rest are counted.
+pub const MAX_LISTED_PROBLEMS: usize = 20;
 /// Longest timeout, ms (Lambda's 15 minutes).
 const MAX_TIMEOUT_MS: u64 = 900_000;
 
@@ -57,7 +64,21 @@ pub struct RequestError {
 }
 
 impl RequestError {
-    fn single(field: &str, message: impl Into<String>) -> Self {
+    /// The error of `problems`: the first [`MAX_LISTED_PROBLEMS`] in full, the rest
+    /// counted in one last problem.
+    pub fn new(mut problems: Vec<FieldProblem>) -> Self {
+        if problems.len() > MAX_LISTED_PROBLEMS {
+            let more = problems.len() - MAX_LISTED_PROBLEMS;
+            problems.truncate(MAX_LISTED_PROBLEMS);
+            problems.push(FieldProblem {
+                field: "(request)".into(),
+                message: format!("{more} more problem(s) not listed"),
+            });
+        }
+        RequestError { problems }
+    }
+
+    pub(crate) fn single(field: &str, message: impl Into<String>) -> Self {
         RequestError {
             problems: vec![FieldProblem {
                 field: field.to_string(),
@@ -86,6 +107,20 @@ impl fmt::Display for RequestError {
     }
 }
 
+/// The problem of a run with more than [`MAX_CONFIGURATIONS`] configurations.
+pub fn configurations_message(request: &SweepRequest, configurations: u64) -> String {
+    format!(
+        "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}); a run holds at most {MAX_CONFIGURATIONS} (one result row each; a Lambda answer must fit 6 MB): use fewer",
+        request.buckets.len(),
+        request.workers.len(),
+        request.repetitions,
+        match request.memory_mb.len() {
+            0 | 1 => String::new(),
+            n => format!(" x {n} memory sizes"),
+        }
+    )
+}
+
 /// A validated sweep: every value in range, nothing left to check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -95,10 +130,19 @@ pub struct Plan {
 
 impl Plan {
     /// Parses and validates a JSON document.
+    /// A key given twice is a problem ([`json::parse_event`]).
     pub fn from_json(text: &str) -> Result<Plan, RequestError> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| RequestError::single("(request)", format!("not valid JSON: {e}")))?;
-        Plan::from_value(value)
+        Plan::from_event(json::parse_event(text)?)
+    }
+
+    /// Validates a parsed document: its duplicate keys first, then every field.
+    pub fn from_event(event: json::EventJson) -> Result<Plan, RequestError> {
+        let duplicates = event.duplicate_problems();
+        match Plan::from_value(event.value) {
+            Ok(plan) if duplicates.is_empty() => Ok(plan),
+            Ok(_) => Err(RequestError::new(duplicates)),
+            Err(e) => Err(RequestError::new(duplicates.into_iter().chain(e.problems).collect())),
+        }
     }
 
     /// Validates an already parsed JSON value, reporting every bad field.
@@ -115,7 +159,7 @@ impl Plan {
         let request = typed_request(map, &mut problems);
         match Plan::from_request(request) {
             Ok(plan) if problems.is_empty() => Ok(plan),
-            Ok(_) => Err(RequestError { problems }),
+            Ok(_) => Err(RequestError::new(problems)),
             Err(more) => {
                 // A field already reported for its type is not reported again for the
                 // default that stood in for it.
@@ -126,134 +170,27 @@ impl Plan {
                     })
                 };
                 problems.extend(more.problems.into_iter().filter(|p| !already(&p.field)));
-                Err(RequestError { problems })
+                Err(RequestError::new(problems))
             }
         }
     }
 
-    /// Validates a typed request.
+    /// Validates a typed request: every check below, each adding one problem per bad
+    /// field, so every problem is reported at once.
     pub fn from_request(request: SweepRequest) -> Result<Plan, RequestError> {
         let mut problems = Vec::new();
-        let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
-
-        if request.buckets.is_empty() {
-            bad("buckets".into(), "must name at least one bucket".into());
-        }
-        if request.buckets.len() > MAX_BUCKETS {
-            bad(
-                "buckets".into(),
-                format!("at most {MAX_BUCKETS} buckets, got {}", request.buckets.len()),
-            );
-        }
-        let mut seen = BTreeSet::new();
-        for (i, b) in request.buckets.iter().enumerate() {
-            if let Err(msg) = check_bucket_name(b) {
-                bad(format!("buckets[{i}]"), msg);
-            } else if !seen.insert(b.as_str()) {
-                bad(format!("buckets[{i}]"), format!("{b:?} is listed twice"));
-            }
-        }
-        if request.object_count == 0 || request.object_count > MAX_OBJECT_COUNT {
-            bad(
-                "object_count".into(),
-                format!("must be between 1 and {MAX_OBJECT_COUNT}, got {}", request.object_count),
-            );
-        }
-        let keys = match KeyTemplate::parse(&request.key_template, request.object_count.max(1) - 1) {
-            Ok(t) => Some(t),
-            Err(msg) => {
-                bad("key_template".into(), msg);
-                None
-            }
-        };
+        check_buckets(&request, &mut problems);
+        let keys = check_keys(&request, &mut problems);
         check_fanout(&request, &mut problems);
-        let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
-        if request.workers.is_empty() {
-            bad("workers".into(), "must list at least one worker count".into());
-        }
-        let mut seen = BTreeSet::new();
-        for (i, &w) in request.workers.iter().enumerate() {
-            if w == 0 || w > MAX_WORKERS {
-                bad(
-                    format!("workers[{i}]"),
-                    format!("must be between 1 and {MAX_WORKERS}, got {w}"),
-                );
-            } else if !seen.insert(w) {
-                bad(format!("workers[{i}]"), format!("{w} is listed twice"));
-            }
-        }
-        if request.pool_connections == 0 || request.pool_connections > MAX_POOL_CONNECTIONS {
-            bad(
-                "pool_connections".into(),
-                format!(
-                    "must be between 1 and {MAX_POOL_CONNECTIONS}, got {}",
-                    request.pool_connections
-                ),
-            );
-        }
-        if request.repetitions == 0 || request.repetitions > MAX_REPETITIONS {
-            bad(
-                "repetitions".into(),
-                format!("must be between 1 and {MAX_REPETITIONS}, got {}", request.repetitions),
-            );
-        }
-        if request.max_attempts == 0 || request.max_attempts > MAX_ATTEMPTS {
-            bad(
-                "max_attempts".into(),
-                format!("must be between 1 and {MAX_ATTEMPTS}, got {}", request.max_attempts),
-            );
-        }
-        for (name, v) in [
-            ("connect", request.timeouts_ms.connect),
-            ("first_byte", request.timeouts_ms.first_byte),
-            ("attempt", request.timeouts_ms.attempt),
-        ] {
-            if v == 0 || v > MAX_TIMEOUT_MS {
-                bad(
-                    format!("timeouts_ms.{name}"),
-                    format!("must be between 1 and {MAX_TIMEOUT_MS} ms, got {v}"),
-                );
-            }
-        }
-        if request.pool_idle_timeout_ms == 0 || request.pool_idle_timeout_ms > MAX_TIMEOUT_MS {
-            bad(
-                "pool_idle_timeout_ms".into(),
-                format!(
-                    "must be between 1 and {MAX_TIMEOUT_MS} ms, got {}",
-                    request.pool_idle_timeout_ms
-                ),
-            );
-        }
-        if let Some(key) = &request.probe_key {
-            if key.is_empty() || key.len() > 1024 {
-                bad("probe_key".into(), "must be an object key of 1 to 1024 bytes".into());
-            }
-        }
+        check_workers(&request, &mut problems);
+        check_counts(&request, &mut problems);
+        check_network(&request, &mut problems);
         check_prices(&request.prices, request.target_wall_ms, &mut problems);
         check_memory(&request, &mut problems);
-        let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
-        let sizes = request.memory_mb.len().max(1) as u64;
-        let total = request.buckets.len() as u64
-            * request.workers.len() as u64
-            * u64::from(request.repetitions)
-            * u64::from(request.object_count)
-            * sizes;
-        if total > MAX_TOTAL_REQUESTS {
-            bad(
-                "object_count".into(),
-                format!(
-                    "the run would make {total} requests ({} buckets x {} worker counts x {} repetitions x {} objects{}); the limit is {MAX_TOTAL_REQUESTS}",
-                    request.buckets.len(),
-                    request.workers.len(),
-                    request.repetitions,
-                    request.object_count,
-                    if sizes > 1 { format!(" x {sizes} memory sizes") } else { String::new() }
-                ),
-            );
-        }
+        check_total(&request, &mut problems);
         match keys {
             Some(keys) if problems.is_empty() => Ok(Plan { request, keys }),
-            _ => Err(RequestError { problems }),
+            _ => Err(RequestError::new(problems)),
         }
     }
 
@@ -307,9 +244,13 @@ impl Plan {
             * u64::from(self.request.repetitions)
             * u64::from(self.key_range().len() as u32)
     }
-    /// `coordinator` or `child`.
+    /// `coordinator` or `child` (from the coordinator's envelope; `coordinator` without).
     pub fn role(&self) -> Role {
-        self.request.role
+        self.envelope().role
+    }
+    /// The envelope a coordinator sent (all defaults in a user's request).
+    fn envelope(&self) -> FromCoordinator {
+        self.request.from_coordinator.unwrap_or_default()
     }
     /// The fan-out asked for, if any (never on a child).
     pub fn fanout(&self) -> Option<&FanoutRequest> {
@@ -317,18 +258,19 @@ impl Plan {
     }
     /// Indices of the objects this sweep reads: `key_range`, or `0..object_count`.
     pub fn key_range(&self) -> std::ops::Range<u32> {
-        match self.request.key_range {
+        match self.envelope().key_range {
             Some(r) => r.start..r.end,
             None => 0..self.request.object_count,
         }
     }
-    /// The time a child must be done by, ms since the Unix epoch.
+    /// The time an invocation a coordinator started must be done by, ms since the
+    /// Unix epoch.
     pub fn finish_by_unix_ms(&self) -> Option<u64> {
-        self.request.finish_by_unix_ms
+        self.envelope().finish_by_unix_ms
     }
     /// The shared start time a child waits for, ms since the Unix epoch.
     pub fn start_unix_ms(&self) -> Option<u64> {
-        self.request.start_unix_ms
+        self.envelope().start_unix_ms
     }
     /// The configurations the run has: buckets x worker counts x repetitions.
     pub fn configurations(&self) -> u64 {
@@ -362,7 +304,7 @@ impl Plan {
     }
     /// A child's slot per configuration.
     pub fn config_slot(&self) -> Option<Duration> {
-        self.request.config_slot_ms.map(Duration::from_millis)
+        self.envelope().config_slot_ms.map(Duration::from_millis)
     }
 
     /// Checks that the sweep's pool fits in this process's file-descriptor limit
@@ -374,6 +316,155 @@ impl Plan {
             self.buckets().len(),
             in_process_server,
         )
+    }
+}
+
+/// One problem with `field`.
+fn problem(field: impl Into<String>, message: String) -> FieldProblem {
+    FieldProblem {
+        field: field.into(),
+        message,
+    }
+}
+
+/// `buckets`: one to [`MAX_BUCKETS`], each a valid name, none twice.
+fn check_buckets(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    if request.buckets.is_empty() {
+        problems.push(problem("buckets", "must name at least one bucket".into()));
+    }
+    if request.buckets.len() > MAX_BUCKETS {
+        problems.push(problem(
+            "buckets",
+            format!("at most {MAX_BUCKETS} buckets, got {}", request.buckets.len()),
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    // Past the limit the length alone is the problem: no per-entry lines.
+    let listed = if request.buckets.len() > MAX_BUCKETS {
+        0
+    } else {
+        MAX_BUCKETS
+    };
+    for (i, b) in request.buckets.iter().enumerate().take(listed) {
+        if let Err(msg) = check_bucket_name(b) {
+            problems.push(problem(format!("buckets[{i}]"), msg));
+        } else if !seen.insert(b.as_str()) {
+            problems.push(problem(format!("buckets[{i}]"), format!("{b:?} is listed twice")));
+        }
+    }
+}
+
+/// `object_count` in range, and the key template for that many objects.
+fn check_keys(request: &SweepRequest, problems: &mut Vec<FieldProblem>) -> Option<KeyTemplate> {
+    if request.object_count == 0 || request.object_count > MAX_OBJECT_COUNT {
+        problems.push(problem(
+            "object_count",
+            format!("must be between 1 and {MAX_OBJECT_COUNT}, got {}", request.object_count),
+        ));
+    }
+    KeyTemplate::parse(&request.key_template, request.object_count.max(1) - 1)
+        .map_err(|msg| problems.push(problem("key_template", msg)))
+        .ok()
+}
+
+/// `workers`: at least one count, each 1..=[`MAX_WORKERS`], none twice.
+fn check_workers(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    if request.workers.is_empty() {
+        problems.push(problem("workers", "must list at least one worker count".into()));
+    }
+    if request.workers.len() > MAX_WORKERS as usize {
+        problems.push(problem(
+            "workers",
+            format!("at most {MAX_WORKERS} worker counts, got {}", request.workers.len()),
+        ));
+    }
+    // Past the limit the length alone is the problem: no per-entry lines.
+    let listed = if request.workers.len() > MAX_WORKERS as usize {
+        0
+    } else {
+        request.workers.len()
+    };
+    let mut seen = BTreeSet::new();
+    for (i, &w) in request.workers.iter().enumerate().take(listed) {
+        if w == 0 || w > MAX_WORKERS {
+            problems.push(problem(
+                format!("workers[{i}]"),
+                format!("must be between 1 and {MAX_WORKERS}, got {w}"),
+            ));
+        } else if !seen.insert(w) {
+            problems.push(problem(format!("workers[{i}]"), format!("{w} is listed twice")));
+        }
+    }
+}
+
+/// The counts and timeouts: `pool_connections`, `repetitions`, `max_attempts`,
+/// `timeouts_ms.*`, each within its limit.
+fn check_counts(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    for (field, value, max) in [
+        ("pool_connections", request.pool_connections, MAX_POOL_CONNECTIONS),
+        ("repetitions", request.repetitions, MAX_REPETITIONS),
+        ("max_attempts", request.max_attempts, MAX_ATTEMPTS),
+    ] {
+        if value == 0 || value > max {
+            problems.push(problem(field, format!("must be between 1 and {max}, got {value}")));
+        }
+    }
+    for (name, v) in [
+        ("connect", request.timeouts_ms.connect),
+        ("first_byte", request.timeouts_ms.first_byte),
+        ("attempt", request.timeouts_ms.attempt),
+    ] {
+        if v == 0 || v > MAX_TIMEOUT_MS {
+            problems.push(problem(
+                format!("timeouts_ms.{name}"),
+                format!("must be between 1 and {MAX_TIMEOUT_MS} ms, got {v}"),
+            ));
+        }
+    }
+}
+
+/// The client's network settings: the pool's idle timeout and the probe object's key.
+fn check_network(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    let idle = request.pool_idle_timeout_ms;
+    if idle == 0 || idle > MAX_TIMEOUT_MS {
+        problems.push(problem(
+            "pool_idle_timeout_ms",
+            format!("must be between 1 and {MAX_TIMEOUT_MS} ms, got {idle}"),
+        ));
+    }
+    if let Some(key) = &request.probe_key {
+        if key.is_empty() || key.len() > 1024 {
+            problems.push(problem("probe_key", "must be an object key of 1 to 1024 bytes".into()));
+        }
+    }
+}
+
+/// The whole run within [`MAX_CONFIGURATIONS`] configurations and its timed requests
+/// (every memory size counted) within [`MAX_TOTAL_REQUESTS`].
+fn check_total(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    let sizes = request.memory_mb.len().max(1) as u64;
+    let configurations =
+        request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions) * sizes;
+    if configurations > MAX_CONFIGURATIONS {
+        problems.push(problem("repetitions", configurations_message(request, configurations)));
+    }
+    let total = request.buckets.len() as u64
+        * request.workers.len() as u64
+        * u64::from(request.repetitions)
+        * u64::from(request.object_count)
+        * sizes;
+    if total > MAX_TOTAL_REQUESTS {
+        problems.push(problem(
+            "object_count",
+            format!(
+                "the run would make {total} requests ({} buckets x {} worker counts x {} repetitions x {} objects{}); the limit is {MAX_TOTAL_REQUESTS}",
+                request.buckets.len(),
+                request.workers.len(),
+                request.repetitions,
+                request.object_count,
+                if sizes > 1 { format!(" x {sizes} memory sizes") } else { String::new() }
+            ),
+        ));
     }
 }
 
@@ -564,7 +655,9 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().contains("between 128 and 10240"), "{err}");
-        let err = Plan::from_value(json!({"buckets": ["b-1"], "role": "child", "memory_mb": [512]})).unwrap_err();
+        let err =
+            Plan::from_value(json!({"buckets": ["b-1"], "from_coordinator": {"role": "child"}, "memory_mb": [512]}))
+                .unwrap_err();
         assert_eq!(err.fields(), vec!["memory_mb"]);
         let err =
             Plan::from_value(json!({"buckets": ["b-1"], "memory_mb": (1..=11).map(|i| 128 * i).collect::<Vec<u32>>()}))

@@ -48,6 +48,16 @@ impl KeyTemplate {
         key
     }
 
+    /// The index `i` whose key is `key`, if the template makes it (`{i}` in decimal,
+    /// as [`KeyTemplate::key`] writes it).
+    pub fn index_of(&self, key: &str) -> Option<u32> {
+        let rest = key.strip_prefix(self.parts.first()?.as_str())?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count().min(10);
+        (1..=digits)
+            .filter_map(|n| rest[..n].parse::<u32>().ok())
+            .find(|&i| self.key(i) == key)
+    }
+
     /// The template text.
     pub fn as_template(&self) -> String {
         self.parts.join(INDEX_PLACEHOLDER)

@@ -6,7 +6,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
-use crate::model::request::{FanoutRequest, Prices, Role, Split, SweepRequest, DEFAULT_START_DELAY_MS};
+use crate::model::request::{
+    FanoutRequest, FromCoordinator, Prices, Role, Split, SweepRequest, DEFAULT_START_DELAY_MS, FROM_COORDINATOR_FIELD,
+};
 
 use super::fields::Section;
 use super::names::check_bucket_name;
@@ -41,12 +43,7 @@ const REQUEST_FIELDS: &[&str] = &[
     "warmup",
     "shuffle",
     "seed",
-    "role",
     "fanout",
-    "key_range",
-    "start_unix_ms",
-    "finish_by_unix_ms",
-    "config_slot_ms",
     "timeouts_ms",
     "max_attempts",
     "prices",
@@ -56,6 +53,15 @@ const REQUEST_FIELDS: &[&str] = &[
     "probe_bandwidth",
     "probe_key",
     "pool_idle_timeout_ms",
+];
+
+/// The fields of the coordinator's envelope ([`FROM_COORDINATOR_FIELD`]).
+const FROM_COORDINATOR_FIELDS: &[&str] = &[
+    "role",
+    "key_range",
+    "start_unix_ms",
+    "finish_by_unix_ms",
+    "config_slot_ms",
 ];
 
 const PRICE_FIELDS: &[&str] = &[
@@ -70,8 +76,13 @@ const PRICE_FIELDS: &[&str] = &[
 ];
 
 /// Field by field typing, so one pass reports every wrong type and unknown field.
-pub(crate) fn typed_request(map: Map<String, Value>, problems: &mut Vec<FieldProblem>) -> SweepRequest {
+/// The coordinator's envelope is taken out first: it is not one of the fields a user
+/// is shown.
+pub(crate) fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<FieldProblem>) -> SweepRequest {
     let mut request = SweepRequest::new(Vec::new());
+    if let Some(v) = map.remove(FROM_COORDINATOR_FIELD) {
+        request.from_coordinator = typed_from_coordinator(v, problems);
+    }
     let Some(mut s) = Section::open("", Value::Object(map), REQUEST_FIELDS, "{}", problems) else {
         return request;
     };
@@ -89,30 +100,9 @@ pub(crate) fn typed_request(map: Map<String, Value>, problems: &mut Vec<FieldPro
     s.take("warmup", "true or false", &mut request.warmup);
     s.take("shuffle", "true or false", &mut request.shuffle);
     s.take("seed", "a whole number", &mut request.seed);
-    s.take("role", "\"coordinator\" or \"child\"", &mut request.role);
     if let Some(v) = s.raw("fanout") {
         request.fanout = typed_fanout(v, s.problems());
     }
-    s.take(
-        "key_range",
-        "an object like {\"start\": 0, \"end\": 500}",
-        &mut request.key_range,
-    );
-    s.take(
-        "start_unix_ms",
-        "milliseconds since the Unix epoch",
-        &mut request.start_unix_ms,
-    );
-    s.take(
-        "config_slot_ms",
-        "a whole number of milliseconds",
-        &mut request.config_slot_ms,
-    );
-    s.take(
-        "finish_by_unix_ms",
-        "milliseconds since the Unix epoch",
-        &mut request.finish_by_unix_ms,
-    );
     s.take("max_attempts", "a whole number", &mut request.max_attempts);
     if let Some(v) = s.raw("prices") {
         request.prices = typed_prices(v, s.problems());
@@ -142,6 +132,34 @@ pub(crate) fn typed_request(map: Map<String, Value>, problems: &mut Vec<FieldPro
         }
     }
     request
+}
+
+/// The coordinator's envelope; `None` when it is not an object (reported).
+fn typed_from_coordinator(value: Value, problems: &mut Vec<FieldProblem>) -> Option<FromCoordinator> {
+    let example = "{\"role\": \"child\", \"key_range\": {\"start\": 0, \"end\": 500}}";
+    let mut c = Section::open(
+        FROM_COORDINATOR_FIELD,
+        value,
+        FROM_COORDINATOR_FIELDS,
+        example,
+        problems,
+    )?;
+    let mut envelope = FromCoordinator::default();
+    let epoch_ms = "milliseconds since the Unix epoch";
+    c.take("role", "\"coordinator\" or \"child\"", &mut envelope.role);
+    c.take(
+        "key_range",
+        "an object like {\"start\": 0, \"end\": 500}",
+        &mut envelope.key_range,
+    );
+    c.take("start_unix_ms", epoch_ms, &mut envelope.start_unix_ms);
+    c.take("finish_by_unix_ms", epoch_ms, &mut envelope.finish_by_unix_ms);
+    c.take(
+        "config_slot_ms",
+        "a whole number of milliseconds",
+        &mut envelope.config_slot_ms,
+    );
+    Some(envelope)
 }
 
 /// The `fanout` section; `None` when it is not an object (reported).
@@ -253,7 +271,13 @@ pub(crate) fn check_prices(prices: &Prices, target_wall_ms: Option<u64>, problem
             ),
         });
     }
-    for (i, b) in prices.express_buckets.iter().enumerate() {
+    // Problems past the listed ones would only be counted: not made at all.
+    for (i, b) in prices
+        .express_buckets
+        .iter()
+        .enumerate()
+        .take(super::MAX_LISTED_PROBLEMS + 1)
+    {
         if let Err(msg) = check_bucket_name(b) {
             problems.push(FieldProblem {
                 field: format!("prices.express_buckets[{i}]"),
@@ -277,69 +301,89 @@ fn now_unix_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Range and consistency checks of the fan-out fields (`role`, `fanout`, `key_range`,
-/// `start_unix_ms`, `finish_by_unix_ms`, `config_slot_ms`).
+/// Range and consistency checks of the fan-out: the `fanout` section a user asks for,
+/// and the envelope a coordinator sends its children ([`FROM_COORDINATOR_FIELD`]).
 pub(crate) fn check_fanout(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    if let Some(f) = &request.fanout {
+        check_fanout_section(f, request, problems);
+    }
+    if let Some(c) = &request.from_coordinator {
+        check_from_coordinator(c, request, problems);
+    }
+}
+
+/// The `fanout` section: its ranges, and nothing a coordinator only gives its children.
+fn check_fanout_section(f: &FanoutRequest, request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
     let mut bad = |field: &str, message: String| {
         problems.push(FieldProblem {
             field: field.to_string(),
             message,
         })
     };
-    if let Some(f) = &request.fanout {
-        if request.role == Role::Child {
+    let envelope = request.from_coordinator.unwrap_or_default();
+    if envelope.role == Role::Child {
+        bad(
+            "fanout",
+            "a child (role \"child\") never fans out again: fan-out is one level deep".into(),
+        );
+    }
+    if f.invocations == 0 || f.invocations > MAX_INVOCATIONS {
+        bad(
+            "fanout.invocations",
+            format!("must be between 1 and {MAX_INVOCATIONS}, got {}", f.invocations),
+        );
+    } else if f.split == Split::Shard && f.invocations > request.object_count {
+        bad(
+            "fanout.invocations",
+            format!(
+                "split \"shard\" gives every invocation at least one object: at most object_count ({}) invocations, or use split \"replicate\"",
+                request.object_count
+            ),
+        );
+    }
+    if f.start_delay_ms > MAX_START_DELAY_MS {
+        bad(
+            "fanout.start_delay_ms",
+            format!("must be at most {MAX_START_DELAY_MS} ms, got {}", f.start_delay_ms),
+        );
+    }
+    if let Some(slot) = f.slot_ms {
+        let configurations =
+            request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions);
+        if slot == 0 || slot.saturating_mul(configurations) > MAX_SLOTS_MS {
             bad(
-                "fanout",
-                "a child (role \"child\") never fans out again: fan-out is one level deep".into(),
-            );
-        }
-        if f.invocations == 0 || f.invocations > MAX_INVOCATIONS {
-            bad(
-                "fanout.invocations",
-                format!("must be between 1 and {MAX_INVOCATIONS}, got {}", f.invocations),
-            );
-        } else if f.split == Split::Shard && f.invocations > request.object_count {
-            bad(
-                "fanout.invocations",
+                "fanout.slot_ms",
                 format!(
-                    "split \"shard\" gives every invocation at least one object: at most object_count ({}) invocations, or use split \"replicate\"",
-                    request.object_count
+                    "must be at least 1 ms, and {configurations} configurations x slot_ms at most {MAX_SLOTS_MS} ms (Lambda's 15 minutes), got {slot}"
                 ),
             );
         }
-        if f.start_delay_ms > MAX_START_DELAY_MS {
+    }
+    for (name, set) in [
+        ("config_slot_ms", envelope.config_slot_ms.is_some()),
+        ("key_range", envelope.key_range.is_some()),
+        ("start_unix_ms", envelope.start_unix_ms.is_some()),
+        ("finish_by_unix_ms", envelope.finish_by_unix_ms.is_some()),
+    ] {
+        if set {
             bad(
-                "fanout.start_delay_ms",
-                format!("must be at most {MAX_START_DELAY_MS} ms, got {}", f.start_delay_ms),
+                &format!("{FROM_COORDINATOR_FIELD}.{name}"),
+                "is set by the coordinator for its children; a fan-out request does not take it".into(),
             );
         }
-        if let Some(slot) = f.slot_ms {
-            let configurations =
-                request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions);
-            if slot == 0 || slot.saturating_mul(configurations) > MAX_SLOTS_MS {
-                bad(
-                    "fanout.slot_ms",
-                    format!(
-                        "must be at least 1 ms, and {configurations} configurations x slot_ms at most {MAX_SLOTS_MS} ms (Lambda's 15 minutes), got {slot}"
-                    ),
-                );
-            }
-        }
-        for (name, set) in [
-            ("config_slot_ms", request.config_slot_ms.is_some()),
-            ("key_range", request.key_range.is_some()),
-            ("start_unix_ms", request.start_unix_ms.is_some()),
-            ("finish_by_unix_ms", request.finish_by_unix_ms.is_some()),
-        ] {
-            if set {
-                bad(
-                    name,
-                    "is set by the coordinator for its children; leave it out of a fan-out request".into(),
-                );
-            }
-        }
     }
-    if let Some(r) = request.key_range {
+}
+
+/// The coordinator's envelope: a shard inside the keys, a slot with a start, a start
+/// not too far ahead, a finish after the start.
+fn check_from_coordinator(c: &FromCoordinator, request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    let mut bad = |name: &str, message: String| {
+        problems.push(FieldProblem {
+            field: format!("{FROM_COORDINATOR_FIELD}.{name}"),
+            message,
+        })
+    };
+    if let Some(r) = c.key_range {
         if r.start >= r.end || r.end > request.object_count {
             bad(
                 "key_range",
@@ -350,8 +394,8 @@ pub(crate) fn check_fanout(request: &SweepRequest, problems: &mut Vec<FieldProbl
             );
         }
     }
-    if let Some(slot) = request.config_slot_ms {
-        if slot == 0 || slot > MAX_SLOTS_MS || request.start_unix_ms.is_none() {
+    if let Some(slot) = c.config_slot_ms {
+        if slot == 0 || slot > MAX_SLOTS_MS || c.start_unix_ms.is_none() {
             bad(
                 "config_slot_ms",
                 format!("must be 1 to {MAX_SLOTS_MS} ms and come with start_unix_ms, got {slot}"),
@@ -359,7 +403,7 @@ pub(crate) fn check_fanout(request: &SweepRequest, problems: &mut Vec<FieldProbl
         }
     }
     let now = now_unix_ms();
-    if let Some(t) = request.start_unix_ms {
+    if let Some(t) = c.start_unix_ms {
         if t > now + MAX_START_AHEAD_MS {
             bad(
                 "start_unix_ms",
@@ -370,7 +414,7 @@ pub(crate) fn check_fanout(request: &SweepRequest, problems: &mut Vec<FieldProbl
             );
         }
     }
-    if let (Some(start), Some(finish)) = (request.start_unix_ms, request.finish_by_unix_ms) {
+    if let (Some(start), Some(finish)) = (c.start_unix_ms, c.finish_by_unix_ms) {
         if finish <= start {
             bad(
                 "finish_by_unix_ms",
@@ -394,14 +438,20 @@ pub(crate) fn check_memory(request: &SweepRequest, problems: &mut Vec<FieldProbl
             ),
         );
     }
-    if request.role == Role::Child && !request.memory_mb.is_empty() {
+    let child = request.from_coordinator.is_some_and(|c| c.role == Role::Child);
+    if child && !request.memory_mb.is_empty() {
         bad(
             "memory_mb".into(),
             "a child (role \"child\") runs at its function's memory: memory_mb is for the coordinator".into(),
         );
     }
     let mut seen = std::collections::BTreeSet::new();
-    for (i, &mb) in request.memory_mb.iter().enumerate() {
+    let listed = if request.memory_mb.len() > MAX_MEMORY_SIZES {
+        0
+    } else {
+        MAX_MEMORY_SIZES
+    };
+    for (i, &mb) in request.memory_mb.iter().enumerate().take(listed) {
         if !LAMBDA_MEMORY_MB.contains(&mb) {
             bad(
                 format!("memory_mb[{i}]"),
@@ -461,9 +511,8 @@ mod tests {
         let err = Plan::from_value(json!({
             "buckets": ["b-1"],
             "object_count": 2,
-            "role": "child",
+            "from_coordinator": {"role": "child", "key_range": {"start": 5, "end": 1}},
             "fanout": {"invocations": 3, "start_delay_ms": 999999, "colour": 1},
-            "key_range": {"start": 5, "end": 1},
         }))
         .unwrap_err();
         let fields = err.fields();
@@ -472,17 +521,22 @@ mod tests {
             "fanout",
             "fanout.invocations",
             "fanout.start_delay_ms",
-            "key_range",
+            "from_coordinator.key_range",
         ] {
             assert!(fields.contains(&f), "{f} missing from {err}");
         }
         assert!(err.to_string().contains("never fans out again"), "{err}");
         let err = Plan::from_value(json!({
-            "buckets": ["b-1"], "role": "boss", "fanout": {"split": "halves"}, "start_unix_ms": "soon"
+            "buckets": ["b-1"], "from_coordinator": {"role": "boss", "start_unix_ms": "soon"}, "fanout": {"split": "halves"}
         }))
         .unwrap_err();
         let fields = err.fields();
-        for f in ["role", "fanout.invocations", "fanout.split", "start_unix_ms"] {
+        for f in [
+            "from_coordinator.role",
+            "fanout.invocations",
+            "fanout.split",
+            "from_coordinator.start_unix_ms",
+        ] {
             assert!(fields.contains(&f), "{f} missing from {err}");
         }
         let err = Plan::from_value(json!({"buckets": ["b-1"], "fanout": {"invocations": 0}})).unwrap_err();
@@ -490,35 +544,57 @@ mod tests {
         let err = Plan::from_value(json!({"buckets": ["b-1"], "fanout": 3})).unwrap_err();
         assert_eq!(err.fields(), vec!["fanout"]);
         let far = now_unix_ms() + MAX_START_AHEAD_MS + 60_000;
-        let err = Plan::from_value(json!({"buckets": ["b-1"], "role": "child", "start_unix_ms": far})).unwrap_err();
-        assert_eq!(err.fields(), vec!["start_unix_ms"]);
         let err = Plan::from_value(json!({
-            "buckets": ["b-1"], "fanout": {"invocations": 2}, "key_range": {"start": 0, "end": 5}
+            "buckets": ["b-1"], "from_coordinator": {"role": "child", "start_unix_ms": far}
         }))
         .unwrap_err();
-        assert_eq!(err.fields(), vec!["key_range"]);
+        assert_eq!(err.fields(), vec!["from_coordinator.start_unix_ms"]);
+        let err = Plan::from_value(json!({
+            "buckets": ["b-1"], "fanout": {"invocations": 2}, "from_coordinator": {"key_range": {"start": 0, "end": 5}}
+        }))
+        .unwrap_err();
+        assert_eq!(err.fields(), vec!["from_coordinator.key_range"]);
+        let err = Plan::from_value(json!({"buckets": ["b-1"], "from_coordinator": [1]})).unwrap_err();
+        assert_eq!(err.fields(), vec!["from_coordinator"]);
         // Defaults, and a child with its shard.
         let p = Plan::from_value(json!({"buckets": ["b-1"], "fanout": {"invocations": 2}})).unwrap();
         assert_eq!(p.fanout().unwrap().start_delay_ms, DEFAULT_START_DELAY_MS);
         assert_eq!(p.fanout().unwrap().split, Split::Shard);
         let p = Plan::from_value(json!({
-            "buckets": ["b-1"], "object_count": 100, "role": "child", "key_range": {"start": 10, "end": 20}
+            "buckets": ["b-1"], "object_count": 100,
+            "from_coordinator": {"role": "child", "key_range": {"start": 10, "end": 20}}
         }))
         .unwrap();
         assert_eq!(p.key_range(), 10..20);
+        assert_eq!(p.role(), Role::Child);
         assert_eq!(p.total_requests(), 9 * 10);
-        // A plain request echoes none of the fan-out fields.
+        // A plain request echoes no envelope.
         let plain = Plan::from_value(json!({"buckets": ["b-1"]})).unwrap();
         let echoed = serde_json::to_value(plain.request()).unwrap();
+        assert!(echoed.get(FROM_COORDINATOR_FIELD).is_none(), "{echoed}");
+    }
+
+    #[test]
+    fn the_child_fields_are_not_request_fields() {
+        // A user's event cannot set them at the top level, and the error does not
+        // list them (nor the envelope) among the known fields.
         for f in [
             "role",
-            "fanout",
             "key_range",
             "start_unix_ms",
             "finish_by_unix_ms",
             "config_slot_ms",
         ] {
-            assert!(echoed.get(f).is_none(), "{f} echoed in {echoed}");
+            let err = Plan::from_value(json!({"buckets": ["b-1"], f: json!(1)})).unwrap_err();
+            assert_eq!(err.fields(), vec![f], "{err}");
+            let message = &err.problems[0].message;
+            assert!(message.starts_with("unknown field"), "{message}");
+            for hidden in FROM_COORDINATOR_FIELDS.iter().chain([&FROM_COORDINATOR_FIELD]) {
+                assert!(
+                    !message.split(['(', ',', ' ']).any(|w| w == *hidden),
+                    "{hidden} shown to users: {message}"
+                );
+            }
         }
     }
 }

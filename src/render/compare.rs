@@ -1,9 +1,10 @@
 //! Two results side by side, as tables: per bucket pair and worker count, wall time
-//! with its spread, throughput, first byte, errors and the verdict of the spread.
+//! with its spread, throughput, first byte, errors and the significance of the
+//! difference.
 
 use std::fmt::Write as _;
 
-use crate::analysis::compare::{Comparison, Spread, MIN_REPETITIONS};
+use crate::analysis::compare::{BucketPair, Comparison, Spread, MIN_REPETITIONS};
 use crate::analysis::significance::Test;
 
 use super::{align_right, Style};
@@ -27,70 +28,7 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
         out.push('\n');
     }
     for p in &c.pairs {
-        let head = format!("A {} vs B {} (matched by {})", p.bucket_a, p.bucket_b, p.matched_by);
-        if markdown {
-            let _ = writeln!(out, "### {head}\n");
-        } else {
-            let _ = writeln!(out, "\n{head}");
-        }
-        let sized = p.configs.iter().any(|m| m.memory_mb.is_some());
-        let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
-        header.extend([
-            "workers",
-            "A wall ms",
-            "B wall ms",
-            "B/A wall",
-            "A objects/s",
-            "B objects/s",
-            "B/A objects/s",
-            "A ttfb p50",
-            "B ttfb p50",
-            "errors A/B",
-            "verdict",
-        ]);
-        let mut table = style.table(header);
-        for m in &p.configs {
-            let mut cells = match (sized, m.memory_mb) {
-                (true, Some(mb)) => vec![mb.to_string()],
-                (true, None) => vec!["-".to_string()],
-                (false, _) => Vec::new(),
-            };
-            cells.extend([
-                m.workers.to_string(),
-                wall_cell(&m.a),
-                wall_cell(&m.b),
-                format!("{:.2}", m.wall_ratio),
-                format!("{:.0}", m.a.median_objects_per_s),
-                format!("{:.0}", m.b.median_objects_per_s),
-                format!("{:.2}", m.throughput_ratio),
-                format!("{:.2}", m.a.median_ttfb_p50_ms),
-                format!("{:.2}", m.b.median_ttfb_p50_ms),
-                format!("{}/{}", m.a.errors, m.b.errors),
-                m.verdict.text(),
-            ]);
-            table.add_row(cells);
-        }
-        align_right(&mut table, 0..10 + usize::from(sized));
-        let _ = writeln!(out, "{table}");
-        if markdown {
-            out.push('\n');
-        }
-        if let (Some((wa, ma)), Some((wb, mb))) = (p.best_a, p.best_b) {
-            let _ = write!(
-                out,
-                "best: A {ma:.0} ms at {wa} workers, B {mb:.0} ms at {wb} workers (B/A {:.2})",
-                mb / ma.max(1e-9)
-            );
-            let knee = |k: Option<u32>| k.map_or("none".to_string(), |k| k.to_string());
-            let _ = writeln!(out, "; knee A {}, B {}", knee(p.knee_a), knee(p.knee_b));
-        }
-        if !p.only_in_a.is_empty() || !p.only_in_b.is_empty() {
-            let _ = writeln!(
-                out,
-                "not compared (worker count on one side only): A {:?}, B {:?}",
-                p.only_in_a, p.only_in_b
-            );
-        }
+        out.push_str(&render_pair(p, style));
     }
     if !c.unpaired_a.is_empty() || !c.unpaired_b.is_empty() {
         let _ = writeln!(
@@ -100,12 +38,94 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
             c.unpaired_b.join(", ")
         );
     }
-    if c.min_repetitions_a < MIN_REPETITIONS || c.min_repetitions_b < MIN_REPETITIONS {
+    out.push_str(&significance_note(c));
+    out
+}
+
+/// One bucket pair: its heading, the table, the best and knee of each side, and the
+/// worker counts on one side only.
+fn render_pair(p: &BucketPair, style: Style) -> String {
+    let markdown = style == Style::Markdown;
+    let mut out = String::new();
+    let head = format!("A {} vs B {} (matched by {})", p.bucket_a, p.bucket_b, p.matched_by);
+    if markdown {
+        let _ = writeln!(out, "### {head}\n");
+    } else {
+        let _ = writeln!(out, "\n{head}");
+    }
+    let _ = writeln!(out, "{}", pair_table(p, style));
+    if markdown {
+        out.push('\n');
+    }
+    if let (Some((wa, ma)), Some((wb, mb))) = (p.best_a, p.best_b) {
+        let _ = write!(
+            out,
+            "best: A {ma:.0} ms at {wa} workers, B {mb:.0} ms at {wb} workers (B/A {:.2})",
+            mb / ma.max(1e-9)
+        );
+        let knee = |k: Option<u32>| k.map_or("none".to_string(), |k| k.to_string());
+        let _ = writeln!(out, "; knee A {}, B {}", knee(p.knee_a), knee(p.knee_b));
+    }
+    if !p.only_in_a.is_empty() || !p.only_in_b.is_empty() {
         let _ = writeln!(
             out,
-            "\nno significance claimed: that needs at least {MIN_REPETITIONS} repetitions of each configuration on both sides (A has {}, B has {}); rerun with \"repetitions\": {MIN_REPETITIONS} or more",
-            c.min_repetitions_a, c.min_repetitions_b
+            "not compared (worker count on one side only): A {:?}, B {:?}",
+            p.only_in_a, p.only_in_b
         );
+    }
+    out
+}
+
+/// One row per matched configuration (a memory column for a memory sweep).
+fn pair_table(p: &BucketPair, style: Style) -> comfy_table::Table {
+    let sized = p.configs.iter().any(|m| m.memory_mb.is_some());
+    let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
+    header.extend([
+        "workers",
+        "A wall ms",
+        "B wall ms",
+        "B/A wall",
+        "A objects/s",
+        "B objects/s",
+        "B/A objects/s",
+        "A ttfb p50",
+        "B ttfb p50",
+        "errors A/B",
+        "significance",
+    ]);
+    let mut table = style.table(header);
+    for m in &p.configs {
+        let mut cells = match (sized, m.memory_mb) {
+            (true, Some(mb)) => vec![mb.to_string()],
+            (true, None) => vec!["-".to_string()],
+            (false, _) => Vec::new(),
+        };
+        cells.extend([
+            m.workers.to_string(),
+            wall_cell(&m.a),
+            wall_cell(&m.b),
+            format!("{:.2}", m.wall_ratio),
+            format!("{:.0}", m.a.median_objects_per_s),
+            format!("{:.0}", m.b.median_objects_per_s),
+            format!("{:.2}", m.throughput_ratio),
+            format!("{:.2}", m.a.median_ttfb_p50_ms),
+            format!("{:.2}", m.b.median_ttfb_p50_ms),
+            format!("{}/{}", m.a.errors, m.b.errors),
+            m.significance.text(),
+        ]);
+        table.add_row(cells);
+    }
+    align_right(&mut table, 0..10 + usize::from(sized));
+    table
+}
+
+/// What the significance column means, or why no significance is claimed.
+fn significance_note(c: &Comparison) -> String {
+    if c.min_repetitions_a < MIN_REPETITIONS || c.min_repetitions_b < MIN_REPETITIONS {
+        format!(
+            "\nno significance claimed: that needs at least {MIN_REPETITIONS} repetitions of each configuration on both sides (A has {}, B has {}); rerun with \"repetitions\": {MIN_REPETITIONS} or more\n",
+            c.min_repetitions_a, c.min_repetitions_b
+        )
     } else {
         let paired = c
             .pairs
@@ -117,12 +137,10 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
         } else {
             "exact Mann-Whitney U test on the repetitions"
         };
-        let _ = writeln!(
-            out,
-            "\nverdict: {test}; p corrected for the worker counts compared (Holm), \"B faster\"/\"B slower\" at corrected p <= 0.05; \"no difference shown\" where the test found none, or where the repetitions cannot reach 0.05 (it says how many would)"
-        );
+        format!(
+            "\nsignificance: {test}; p corrected for the worker counts compared (Holm), \"B faster\"/\"B slower\" at corrected p <= 0.05; \"no difference shown\" where the test found none, or where the repetitions cannot reach 0.05 (it says how many would)\n"
+        )
     }
-    out
 }
 
 #[cfg(test)]

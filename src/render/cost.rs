@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::cost::{CostReport, StorageClass};
+use crate::analysis::cost::CostReport;
 use crate::model::{MemoryChoice, MemoryConfig};
 
 use super::{align_right, Style};
@@ -25,6 +25,43 @@ pub fn usd(x: f64) -> String {
 pub fn render_cost(report: &CostReport, style: Style) -> String {
     let mut out = String::new();
     let sized = report.rows.iter().any(|r| r.memory_mb.is_some());
+    let _ = writeln!(out, "{}", basis_line(report, sized));
+    let table = cost_table(report, style, sized);
+    if style == Style::Markdown {
+        let _ = writeln!(out, "\n{table}\n");
+    } else {
+        let _ = writeln!(out, "{table}");
+    }
+    let _ = write!(out, "total {}", usd(report.total_usd));
+    out.push_str(&cheapest_sentence(report));
+    out
+}
+
+/// What the prices are: the Lambda memory, architecture and price per GB-s, and where
+/// the memory comes from.
+fn basis_line(report: &CostReport, sized: bool) -> String {
+    let l = &report.lambda;
+    format!(
+        "cost (list prices, see `prices` in the request; Lambda at {} {}, {} per GB-s, {}):",
+        if sized {
+            "each row's memory size".to_string()
+        } else {
+            format!("{} MB", l.memory_mb)
+        },
+        l.architecture.name(),
+        usd(l.gb_s_usd),
+        if sized {
+            "a memory sweep"
+        } else if l.measured_in_lambda {
+            "the function's own memory"
+        } else {
+            "assumed: not run in Lambda"
+        }
+    )
+}
+
+/// One row per configuration (a memory column for a memory sweep).
+fn cost_table(report: &CostReport, style: Style, sized: bool) -> comfy_table::Table {
     let mut header = vec!["bucket", "class"];
     if sized {
         header.push("memory MB");
@@ -41,13 +78,7 @@ pub fn render_cost(report: &CostReport, style: Style) -> String {
     ]);
     let mut table = style.table(header);
     for r in &report.rows {
-        let mut cells = vec![
-            r.bucket.clone(),
-            match r.class {
-                StorageClass::Standard => "standard".into(),
-                StorageClass::Express => "express".into(),
-            },
-        ];
+        let mut cells = vec![r.bucket.clone(), r.class.name().to_string()];
         if sized {
             cells.push(r.memory_mb.map_or("-".into(), |m| m.to_string()));
         }
@@ -64,60 +95,28 @@ pub fn render_cost(report: &CostReport, style: Style) -> String {
         table.add_row(cells);
     }
     align_right(&mut table, 2..10 + usize::from(sized));
-    let l = &report.lambda;
-    let _ = writeln!(
-        out,
-        "cost (list prices, see `prices` in the request; Lambda at {} {}, {} per GB-s, {}):",
-        if sized {
-            "each row's memory size".to_string()
-        } else {
-            format!("{} MB", l.memory_mb)
-        },
-        l.architecture.name(),
-        usd(l.gb_s_usd),
-        if sized {
-            "a memory sweep"
-        } else if l.measured_in_lambda {
-            "the function's own memory"
-        } else {
-            "assumed: not run in Lambda"
-        }
-    );
-    if style == Style::Markdown {
-        let _ = writeln!(out, "\n{table}\n");
-    } else {
-        let _ = writeln!(out, "{table}");
-    }
-    let _ = write!(out, "total {}", usd(report.total_usd));
+    table
+}
+
+/// The rest of the total's line: the cheapest configuration (within the target, when
+/// there is one), ending the line.
+fn cheapest_sentence(report: &CostReport) -> String {
+    let at = |c: &crate::analysis::cost::Cheapest| {
+        format!(
+            "{} at {}{} workers, {:.0} ms, {} per 1,000 GETs",
+            c.bucket,
+            c.memory_mb.map(|m| format!("{m} MB x ")).unwrap_or_default(),
+            c.workers,
+            c.wall_ms,
+            usd(c.per_1000_gets_usd)
+        )
+    };
     match (&report.cheapest, report.target_wall_ms) {
-        (Some(c), Some(t)) => {
-            let _ = writeln!(
-                out,
-                "; cheapest within the {t} ms target: {} at {}{} workers, {:.0} ms, {} per 1,000 GETs",
-                c.bucket,
-                c.memory_mb.map(|m| format!("{m} MB x ")).unwrap_or_default(),
-                c.workers,
-                c.wall_ms,
-                usd(c.per_1000_gets_usd)
-            );
-        }
-        (None, Some(t)) => {
-            let _ = writeln!(out, "; no configuration without errors met the {t} ms target");
-        }
-        (Some(c), None) => {
-            let _ = writeln!(
-                out,
-                "; cheapest: {} at {}{} workers, {:.0} ms, {} per 1,000 GETs (set `target_wall_ms` to require a time)",
-                c.bucket,
-                c.memory_mb.map(|m| format!("{m} MB x ")).unwrap_or_default(),
-                c.workers,
-                c.wall_ms,
-                usd(c.per_1000_gets_usd)
-            );
-        }
-        (None, None) => out.push('\n'),
+        (Some(c), Some(t)) => format!("; cheapest within the {t} ms target: {}\n", at(c)),
+        (None, Some(t)) => format!("; no configuration without errors met the {t} ms target\n"),
+        (Some(c), None) => format!("; cheapest: {} (set `target_wall_ms` to require a time)\n", at(c)),
+        (None, None) => "\n".to_string(),
     }
-    out
 }
 
 /// A memory sweep's answer per bucket: the fastest memory x workers and the cheapest

@@ -13,13 +13,24 @@ pub fn is_memory_sweep(result: &SweepResult) -> bool {
     result.memory_sizes().len() > 1
 }
 
-/// Draws the picture of `result` into `path` (SVG or PNG by extension).
+/// Draws the picture of `result` into `path` (SVG or PNG by extension), whole or not
+/// at all: drawn into a temporary file beside it, then renamed over it.
 pub fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
-    if is_memory_sweep(result) {
-        memory_plot::render_file(result, path)
-    } else {
-        plot::render_file(result, path)
-    }
+    plot::format_of(path)?;
+    let mut drawn = Ok(());
+    let placed = crate::sys::files::replace_with(path, |tmp| {
+        drawn = if is_memory_sweep(result) {
+            memory_plot::render_file(result, tmp)
+        } else {
+            plot::render_file(result, tmp)
+        };
+        match &drawn {
+            Ok(()) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    });
+    drawn?;
+    placed.map_err(|e| PlotError::Draw(e.to_string()))
 }
 
 /// The picture of `result` as an SVG document.

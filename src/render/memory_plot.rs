@@ -100,8 +100,24 @@ pub fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResu
         return Err(PlotError::Empty);
     }
     root.fill(&WHITE).map_err(err)?;
+    let (top, body) = root.split_vertically(60);
+    top.draw(&Text::new(title(result), (20, 20), ("sans-serif", 22).into_font()))
+        .map_err(err)?;
+    let panels = body.split_evenly((1, 2));
+    let all: Vec<&MemoryPoint> = curves.iter().flat_map(|(_, p)| p.iter()).collect();
+    let lo = all.iter().map(|p| f64::from(p.memory_mb)).fold(f64::INFINITY, f64::min);
+    let hi = all.iter().map(|p| f64::from(p.memory_mb)).fold(0.0f64, f64::max);
+    let x_range = (lo / 1.3)..(hi * 1.3);
+    throughput_panel(&panels[0], &curves, &all, x_range.clone())?;
+    cost_panel(&panels[1], result, &curves, &all, x_range)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+/// What was swept and how: emulated by a CPU quota, or a Lambda version per size.
+fn title(result: &SweepResult) -> String {
     let emulated = result.results.iter().any(|r| r.emulated);
-    let title = format!(
+    format!(
         "s3sweep memory sweep: {} objects per configuration, {} ({} run)",
         result.request.object_count,
         if emulated {
@@ -110,27 +126,29 @@ pub fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResu
             "a published Lambda version per memory size"
         },
         result.environment.runner
-    );
-    let (top, body) = root.split_vertically(60);
-    top.draw(&Text::new(title, (20, 20), ("sans-serif", 22).into_font()))
-        .map_err(err)?;
-    let panels = body.split_evenly((1, 2));
-    let all: Vec<&MemoryPoint> = curves.iter().flat_map(|(_, p)| p.iter()).collect();
-    let lo = all.iter().map(|p| f64::from(p.memory_mb)).fold(f64::INFINITY, f64::min);
-    let hi = all.iter().map(|p| f64::from(p.memory_mb)).fold(0.0f64, f64::max);
-    let x_range = (lo / 1.3)..(hi * 1.3);
-    let x_label = |v: &f64| format!("{v:.0}");
+    )
+}
 
-    // 1. Throughput against memory.
+fn memory_label(v: &f64) -> String {
+    format!("{v:.0}")
+}
+
+/// The first panel, throughput against memory, each point labelled with its worker count.
+fn throughput_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    curves: &[(String, Vec<MemoryPoint>)],
+    all: &[&MemoryPoint],
+    x_range: std::ops::Range<f64>,
+) -> Result<(), PlotError> {
     let y_max = all.iter().map(|p| p.objects_per_s).fold(0.0f64, f64::max) * 1.15;
-    let mut chart = panel(&panels[0], "best objects/s at each memory size")
-        .build_cartesian_2d(x_range.clone().log_scale().base(2.0), 0.0..y_max.max(1.0))
+    let mut chart = panel(area, "best objects/s at each memory size")
+        .build_cartesian_2d(x_range.log_scale().base(2.0), 0.0..y_max.max(1.0))
         .map_err(err)?;
     chart
         .configure_mesh()
         .x_desc("Lambda memory, MB")
         .y_desc("objects/s")
-        .x_label_formatter(&x_label)
+        .x_label_formatter(&memory_label)
         .draw()
         .map_err(err)?;
     for (i, (bucket, points)) in curves.iter().enumerate() {
@@ -163,10 +181,18 @@ pub fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResu
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK)
         .draw()
-        .map_err(err)?;
+        .map_err(err)
+}
 
-    // 2. Cost per 1,000 GETs against memory: the fastest configuration (solid) and the
-    // cheapest (dashed); the cheapest within the target circled.
+/// The second panel, cost per 1,000 GETs against memory: the fastest configuration
+/// (solid) and the cheapest (dashed); the cheapest within the target circled.
+fn cost_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    result: &SweepResult,
+    curves: &[(String, Vec<MemoryPoint>)],
+    all: &[&MemoryPoint],
+    x_range: std::ops::Range<f64>,
+) -> Result<(), PlotError> {
     let y = log_range(
         all.iter()
             .flat_map(|p| [p.per_1000_gets_usd, p.cheapest_per_1000_gets_usd]),
@@ -176,14 +202,14 @@ pub fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResu
         Some(t) => format!("$ per 1,000 GETs (circled: cheapest within {t} ms)"),
         None => "$ per 1,000 GETs (circled: cheapest)".to_string(),
     };
-    let mut chart = panel(&panels[1], &caption)
+    let mut chart = panel(area, &caption)
         .build_cartesian_2d(x_range.log_scale().base(2.0), y.log_scale())
         .map_err(err)?;
     chart
         .configure_mesh()
         .x_desc("Lambda memory, MB")
         .y_desc("US$ per 1,000 GETs (S3 + Lambda GB-s)")
-        .x_label_formatter(&x_label)
+        .x_label_formatter(&memory_label)
         .y_label_formatter(&|v| {
             if log_label(v).is_empty() {
                 String::new()
@@ -196,14 +222,10 @@ pub fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResu
     let chosen = choices(result, target);
     for (i, (bucket, points)) in curves.iter().enumerate() {
         let c = colour(i);
-        let fastest: Vec<(f64, f64)> = points
-            .iter()
-            .map(|p| (f64::from(p.memory_mb), p.per_1000_gets_usd))
-            .collect();
-        let cheapest: Vec<(f64, f64)> = points
-            .iter()
-            .map(|p| (f64::from(p.memory_mb), p.cheapest_per_1000_gets_usd))
-            .collect();
+        let at = |cost: fn(&MemoryPoint) -> f64| -> Vec<(f64, f64)> {
+            points.iter().map(|p| (f64::from(p.memory_mb), cost(p))).collect()
+        };
+        let fastest = at(|p| p.per_1000_gets_usd);
         chart
             .draw_series(LineSeries::new(fastest.clone(), c.stroke_width(2)))
             .map_err(err)?
@@ -213,15 +235,20 @@ pub fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResu
             .draw_series(fastest.iter().map(|&(x, y)| Circle::new((x, y), 3, c.filled())))
             .map_err(err)?;
         chart
-            .draw_series(DashedLineSeries::new(cheapest, 6, 4, c.stroke_width(1)))
+            .draw_series(DashedLineSeries::new(
+                at(|p| p.cheapest_per_1000_gets_usd),
+                6,
+                4,
+                c.stroke_width(1),
+            ))
             .map_err(err)?
             .label(format!("{bucket}: cheapest"))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(1)));
-        if let Some(best) = chosen
+        let cheapest = chosen
             .iter()
             .find(|ch| &ch.bucket == bucket)
-            .and_then(|ch| ch.cheapest.as_ref())
-        {
+            .and_then(|ch| ch.cheapest.as_ref());
+        if let Some(best) = cheapest {
             chart
                 .draw_series(std::iter::once(Circle::new(
                     (f64::from(best.memory_mb), best.per_1000_gets_usd),
@@ -237,9 +264,7 @@ pub fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResu
         .background_style(WHITE.mix(0.9))
         .border_style(BLACK)
         .draw()
-        .map_err(err)?;
-    root.present().map_err(err)?;
-    Ok(())
+        .map_err(err)
 }
 
 #[cfg(test)]

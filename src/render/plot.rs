@@ -19,6 +19,7 @@
 use std::path::Path;
 use std::sync::Once;
 
+use plotters::coord::ranged1d::Ranged;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -290,6 +291,26 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
         return Err(PlotError::Empty);
     }
     root.fill(&WHITE).map_err(err)?;
+    let root = titled(root, result)?;
+    // The one legend, above the panels: no legend covers a line.
+    let (legend_area, root) = root.split_vertically(30);
+    draw_legend(&legend_area, &legend_entries(&curves)).map_err(PlotError::Draw)?;
+    let panels = root.split_evenly((2, 2));
+    let x_range = workers_range(&curves);
+    throughput_panel(&panels[0], &curves, x_range.clone())?;
+    wall_time_panel(&panels[1], &curves, x_range.clone())?;
+    first_byte_panel(&panels[2], &curves, x_range)?;
+    cdf_panel(&panels[3], &curves)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+/// The figure's title (what was read, where), and under it why each curve flattens
+/// (from the diagnosis).
+fn titled<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    result: &SweepResult,
+) -> Result<DrawingArea<DB, Shift>, PlotError> {
     let object_bytes = result
         .results
         .iter()
@@ -305,16 +326,17 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
         result.request.repetitions
     );
     let root = root.titled(&title, ("sans-serif", 26).into_font()).map_err(err)?;
-    // The sentence under the title: why each curve flattens (from the diagnosis).
     let why = why_line(result);
-    let root = if why.is_empty() {
-        root
+    if why.is_empty() {
+        Ok(root)
     } else {
-        root.titled(&why, ("sans-serif", 18).into_font()).map_err(err)?
-    };
-    // The one legend, above the panels: no legend covers a line.
-    let (legend_area, root) = root.split_vertically(30);
-    let entries: Vec<(RGBColor, String)> = curves
+        root.titled(&why, ("sans-serif", 18).into_font()).map_err(err)
+    }
+}
+
+/// A legend entry per bucket: its colour, knee and best worker count.
+fn legend_entries(curves: &[Curve]) -> Vec<(RGBColor, String)> {
+    curves
         .iter()
         .enumerate()
         .map(|(i, c)| {
@@ -324,189 +346,189 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
             };
             (colour(i), text)
         })
-        .collect();
-    draw_legend(&legend_area, &entries).map_err(PlotError::Draw)?;
-    let panels = root.split_evenly((2, 2));
+        .collect()
+}
+
+/// The x range of the worker panels, with room at both ends.
+fn workers_range(curves: &[Curve]) -> std::ops::Range<f64> {
     let workers = curves
         .iter()
         .flat_map(|c| c.points.iter().map(|p| f64::from(p.workers)));
     let (wlo, whi) = workers.fold((f64::INFINITY, 0.0f64), |(lo, hi), w| (lo.min(w), hi.max(w)));
-    let x_range = (wlo / 1.5)..(whi * 1.5);
-    let label_font = ("sans-serif", 16);
+    (wlo / 1.5)..(whi * 1.5)
+}
 
-    // 1. Throughput against workers.
-    {
-        let ymax = curves
-            .iter()
-            .flat_map(|c| c.points.iter().map(|p| p.objects_per_s))
-            .fold(0.0f64, f64::max)
-            .max(1.0)
-            * 1.15;
-        let mut chart = panel(&panels[0], "throughput (objects/s; knee circled)")
-            .build_cartesian_2d(x_range.clone().log_scale().base(2.0), 0.0..ymax)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("workers (requests in flight)")
-            .y_desc("objects/s")
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| format!("{y:.0}"))
-            .light_line_style(RGBColor(238, 238, 238))
-            .x_max_light_lines(1)
-            .y_max_light_lines(1)
-            .label_style(label_font)
-            .draw()
-            .map_err(err)?;
-        let lines: Vec<Vec<(f64, f64)>> = curves
-            .iter()
-            .map(|c| {
-                c.points
-                    .iter()
-                    .map(|p| (f64::from(p.workers), p.objects_per_s))
-                    .collect()
-            })
-            .collect();
-        let mut knees = Vec::new();
-        for (i, (c, pts)) in curves.iter().zip(&lines).enumerate() {
-            let col = colour(i);
-            chart
-                .draw_series(LineSeries::new(pts.clone(), col.stroke_width(3)).point_size(4))
-                .map_err(err)?;
-            if let Some(k) = c.knee_workers {
-                if let Some(p) = c.points.iter().find(|p| p.workers == k) {
-                    knees.push((col, k, (f64::from(k), p.objects_per_s)));
-                }
-            }
-        }
-        draw_knees(&mut chart, &knees, &lines).map_err(PlotError::Draw)?;
-    }
-
-    // 2. Wall time against workers.
-    {
-        let y = log_range(curves.iter().flat_map(|c| c.points.iter().map(|p| p.wall_ms)));
-        let mut chart = panel(&panels[1], "wall time per configuration (ms)")
-            .build_cartesian_2d(x_range.clone().log_scale().base(2.0), y.log_scale())
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("workers (requests in flight)")
-            .y_desc("wall ms")
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&log_label)
-            .y_labels(30)
-            .light_line_style(RGBColor(238, 238, 238))
-            .x_max_light_lines(1)
-            .y_max_light_lines(1)
-            .label_style(label_font)
-            .draw()
-            .map_err(err)?;
-        let lines: Vec<Vec<(f64, f64)>> = curves
-            .iter()
-            .map(|c| {
-                c.points
-                    .iter()
-                    .filter(|p| p.wall_ms > 0.0)
-                    .map(|p| (f64::from(p.workers), p.wall_ms))
-                    .collect()
-            })
-            .collect();
-        let mut knees = Vec::new();
-        for (i, (c, pts)) in curves.iter().zip(&lines).enumerate() {
-            let col = colour(i);
-            chart
-                .draw_series(LineSeries::new(pts.clone(), col.stroke_width(3)).point_size(4))
-                .map_err(err)?;
-            if let Some(k) = c.knee_workers {
-                if let Some(p) = c.points.iter().find(|p| p.workers == k && p.wall_ms > 0.0) {
-                    knees.push((col, k, (f64::from(k), p.wall_ms)));
-                }
-            }
-        }
-        draw_knees(&mut chart, &knees, &lines).map_err(PlotError::Draw)?;
-    }
-
-    // 3. First-byte latency percentiles against workers.
-    {
-        let y = log_range(
-            curves
+/// Each bucket's line of `value` against workers (points `keep` accepts), its knee
+/// circled and labelled.
+fn lines_with_knees<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    curves: &[Curve],
+    value: fn(&CurvePoint) -> f64,
+    keep: fn(&CurvePoint) -> bool,
+) -> Result<(), PlotError> {
+    let lines: Vec<Vec<(f64, f64)>> = curves
+        .iter()
+        .map(|c| {
+            c.points
                 .iter()
-                .flat_map(|c| c.points.iter().flat_map(|p| [p.ttfb_p50_ms, p.ttfb_p99_ms])),
-        );
-        let mut chart = panel(&panels[2], "first-byte latency: p50 solid, p99 dashed (ms)")
-            .build_cartesian_2d(x_range.clone().log_scale().base(2.0), y.log_scale())
-            .map_err(err)?;
+                .filter(|p| keep(p))
+                .map(|p| (f64::from(p.workers), value(p)))
+                .collect()
+        })
+        .collect();
+    let mut knees = Vec::new();
+    for (i, (c, pts)) in curves.iter().zip(&lines).enumerate() {
+        let col = colour(i);
         chart
-            .configure_mesh()
-            .x_desc("workers (requests in flight)")
-            .y_desc("ttfb ms")
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&log_label)
-            .y_labels(30)
-            .light_line_style(RGBColor(238, 238, 238))
-            .x_max_light_lines(1)
-            .y_max_light_lines(1)
-            .label_style(label_font)
-            .draw()
+            .draw_series(LineSeries::new(pts.clone(), col.stroke_width(3)).point_size(4))
             .map_err(err)?;
-        for (i, c) in curves.iter().enumerate() {
-            let col = colour(i);
-            let p50: Vec<(f64, f64)> = c
-                .points
-                .iter()
-                .filter(|p| p.ttfb_p50_ms > 0.0)
-                .map(|p| (f64::from(p.workers), p.ttfb_p50_ms))
-                .collect();
-            let p99: Vec<(f64, f64)> = c
-                .points
-                .iter()
-                .filter(|p| p.ttfb_p99_ms > 0.0)
-                .map(|p| (f64::from(p.workers), p.ttfb_p99_ms))
-                .collect();
-            chart
-                .draw_series(LineSeries::new(p50, col.stroke_width(3)).point_size(3))
-                .map_err(err)?;
-            chart
-                .draw_series(DashedLineSeries::new(p99, 8, 5, col.stroke_width(2)))
-                .map_err(err)?;
+        let knee = c
+            .knee_workers
+            .and_then(|k| c.points.iter().find(|p| p.workers == k && keep(p)));
+        if let Some(p) = knee {
+            knees.push((col, p.workers, (f64::from(p.workers), value(p))));
         }
     }
+    draw_knees(chart, &knees, &lines).map_err(PlotError::Draw)
+}
 
-    // 4. Latency CDF at the best worker count.
-    {
-        let x = log_range(curves.iter().flat_map(|c| c.cdf.iter().map(|p| p.0)));
-        let mut chart = panel(&panels[3], "request latency CDF at each bucket's best worker count")
-            .build_cartesian_2d(x.log_scale(), 0.0..1.05)
-            .map_err(err)?;
-        let what = if curves.iter().any(|c| !c.cdf.is_empty() && !c.cdf_from_histogram) {
-            "request to last byte, ms (points: p50, p90, p99, max: the result has no histogram)"
-        } else {
-            "request to last byte, ms (every 1% bucket of the recorded histogram)"
-        };
+/// 1. Throughput against workers.
+fn throughput_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    curves: &[Curve],
+    x_range: std::ops::Range<f64>,
+) -> Result<(), PlotError> {
+    let ymax = curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.objects_per_s))
+        .fold(0.0f64, f64::max)
+        .max(1.0)
+        * 1.15;
+    let mut chart = panel(area, "throughput (objects/s; knee circled)")
+        .build_cartesian_2d(x_range.log_scale().base(2.0), 0.0..ymax)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("workers (requests in flight)")
+        .y_desc("objects/s")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .light_line_style(RGBColor(238, 238, 238))
+        .x_max_light_lines(1)
+        .y_max_light_lines(1)
+        .label_style(("sans-serif", 16))
+        .draw()
+        .map_err(err)?;
+    lines_with_knees(&mut chart, curves, |p| p.objects_per_s, |_| true)
+}
+
+/// 2. Wall time against workers.
+fn wall_time_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    curves: &[Curve],
+    x_range: std::ops::Range<f64>,
+) -> Result<(), PlotError> {
+    let y = log_range(curves.iter().flat_map(|c| c.points.iter().map(|p| p.wall_ms)));
+    let mut chart = panel(area, "wall time per configuration (ms)")
+        .build_cartesian_2d(x_range.log_scale().base(2.0), y.log_scale())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("workers (requests in flight)")
+        .y_desc("wall ms")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&log_label)
+        .y_labels(30)
+        .light_line_style(RGBColor(238, 238, 238))
+        .x_max_light_lines(1)
+        .y_max_light_lines(1)
+        .label_style(("sans-serif", 16))
+        .draw()
+        .map_err(err)?;
+    lines_with_knees(&mut chart, curves, |p| p.wall_ms, |p| p.wall_ms > 0.0)
+}
+
+/// 3. First-byte latency percentiles against workers.
+fn first_byte_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    curves: &[Curve],
+    x_range: std::ops::Range<f64>,
+) -> Result<(), PlotError> {
+    let y = log_range(
+        curves
+            .iter()
+            .flat_map(|c| c.points.iter().flat_map(|p| [p.ttfb_p50_ms, p.ttfb_p99_ms])),
+    );
+    let mut chart = panel(area, "first-byte latency: p50 solid, p99 dashed (ms)")
+        .build_cartesian_2d(x_range.log_scale().base(2.0), y.log_scale())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("workers (requests in flight)")
+        .y_desc("ttfb ms")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&log_label)
+        .y_labels(30)
+        .light_line_style(RGBColor(238, 238, 238))
+        .x_max_light_lines(1)
+        .y_max_light_lines(1)
+        .label_style(("sans-serif", 16))
+        .draw()
+        .map_err(err)?;
+    let positive = |c: &Curve, value: fn(&CurvePoint) -> f64| -> Vec<(f64, f64)> {
+        c.points
+            .iter()
+            .filter(|p| value(p) > 0.0)
+            .map(|p| (f64::from(p.workers), value(p)))
+            .collect()
+    };
+    for (i, c) in curves.iter().enumerate() {
+        let col = colour(i);
         chart
-            .configure_mesh()
-            .x_desc(what)
-            .y_desc("fraction of requests")
-            .x_label_formatter(&log_label)
-            .x_labels(30)
-            .light_line_style(RGBColor(238, 238, 238))
-            .x_max_light_lines(1)
-            .y_max_light_lines(1)
-            .y_label_formatter(&|y| format!("{y:.2}"))
-            .label_style(label_font)
-            .draw()
+            .draw_series(LineSeries::new(positive(c, |p| p.ttfb_p50_ms), col.stroke_width(3)).point_size(3))
             .map_err(err)?;
-        for (i, c) in curves.iter().enumerate() {
-            if c.cdf.is_empty() {
-                continue;
-            }
-            let col = colour(i);
-            let size = if c.cdf_from_histogram { 0 } else { 5 };
-            chart
-                .draw_series(LineSeries::new(c.cdf.clone(), col.stroke_width(3)).point_size(size))
-                .map_err(err)?;
-        }
+        chart
+            .draw_series(DashedLineSeries::new(
+                positive(c, |p| p.ttfb_p99_ms),
+                8,
+                5,
+                col.stroke_width(2),
+            ))
+            .map_err(err)?;
     }
-    root.present().map_err(err)?;
+    Ok(())
+}
+
+/// 4. Latency CDF at the best worker count.
+fn cdf_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, curves: &[Curve]) -> Result<(), PlotError> {
+    let x = log_range(curves.iter().flat_map(|c| c.cdf.iter().map(|p| p.0)));
+    let mut chart = panel(area, "request latency CDF at each bucket's best worker count")
+        .build_cartesian_2d(x.log_scale(), 0.0..1.05)
+        .map_err(err)?;
+    let what = if curves.iter().any(|c| !c.cdf.is_empty() && !c.cdf_from_histogram) {
+        "request to last byte, ms (points: p50, p90, p99, max: the result has no histogram)"
+    } else {
+        "request to last byte, ms (every 1% bucket of the recorded histogram)"
+    };
+    chart
+        .configure_mesh()
+        .x_desc(what)
+        .y_desc("fraction of requests")
+        .x_label_formatter(&log_label)
+        .x_labels(30)
+        .light_line_style(RGBColor(238, 238, 238))
+        .x_max_light_lines(1)
+        .y_max_light_lines(1)
+        .y_label_formatter(&|y| format!("{y:.2}"))
+        .label_style(("sans-serif", 16))
+        .draw()
+        .map_err(err)?;
+    for (i, c) in curves.iter().enumerate().filter(|(_, c)| !c.cdf.is_empty()) {
+        let size = if c.cdf_from_histogram { 0 } else { 5 };
+        chart
+            .draw_series(LineSeries::new(c.cdf.clone(), colour(i).stroke_width(3)).point_size(size))
+            .map_err(err)?;
+    }
     Ok(())
 }
 

@@ -5,7 +5,9 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{ConfigResult, SweepResult};
+#[cfg(test)]
+use crate::model::Runner;
+use crate::model::{BucketSummary, ConfigResult, SweepResult};
 
 use super::diagnosis::{render_bucket, render_comparisons};
 use super::{align_right, Style};
@@ -14,59 +16,8 @@ use super::{align_right, Style};
 /// diagnosis), then the bucket comparisons.
 pub fn render_tables(result: &SweepResult, style: Style) -> String {
     let mut out = render_network(result);
-    // A memory sweep's document has a memory column, and a table per bucket and size.
-    let sized = !result.memory_sizes().is_empty();
     for summary in &result.summary {
-        let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
-        header.extend([
-            "workers",
-            "rep",
-            "wall ms",
-            "objects/s",
-            "MiB/s",
-            "ttfb p50 ms",
-            "ttfb p99 ms",
-            "pool wait p50 ms",
-            "cpu ms/GET",
-            "conns",
-            "tls p50 ms",
-            "sessions",
-            "in flight",
-            "errors",
-            "wire MiB/s",
-            "verdict",
-        ]);
-        let mut table = style.table(header);
-        for r in result.rows_at(&summary.bucket, summary.memory_mb) {
-            let mut cells = match (sized, r.memory_mb) {
-                (true, Some(mb)) if r.emulated => vec![format!("{mb}*")],
-                (true, Some(mb)) => vec![mb.to_string()],
-                (true, None) => vec!["-".to_string()],
-                (false, _) => Vec::new(),
-            };
-            cells.extend([
-                r.workers.to_string(),
-                r.repetition.to_string(),
-                format!("{:.0}", r.wall_ms),
-                format!("{:.0}", r.objects_per_s),
-                format!("{:.1}", r.mib_per_s),
-                format!("{:.2}", r.ttfb_ms.p50),
-                format!("{:.2}", r.ttfb_ms.p99),
-                format!("{:.2}", r.pool_wait_ms.p50),
-                format!("{:.3}", r.cpu_ms_per_get),
-                cold_total(r, |b| b.connections_opened).to_string(),
-                tls_p50(r).map_or("-".into(), |ms| format!("{ms:.2}")),
-                cold_total(r, |b| b.session_requests).to_string(),
-                r.client
-                    .as_ref()
-                    .map_or("-".into(), |c| format!("{:.1}", c.mean_in_flight)),
-                r.errors.short(),
-                wire_cell(r),
-                r.diagnosis.as_ref().map_or("-", |d| d.verdict.name()).to_string(),
-            ]);
-            table.add_row(cells);
-        }
-        align_right(&mut table, 0..14 + usize::from(sized));
+        let table = bucket_table(result, summary, style);
         let title = format!("bucket {}{}", summary.bucket, memory_title(result, summary.memory_mb));
         if style == Style::Markdown {
             let _ = writeln!(out, "### {title}\n\n{table}\n");
@@ -74,20 +25,7 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
             let _ = writeln!(out, "{title}");
             let _ = writeln!(out, "{table}");
         }
-        let _ = write!(
-            out,
-            "best: {} workers, {:.0} ms ({:.0} objects/s)",
-            summary.best_workers, summary.best_wall_ms, summary.best_objects_per_s
-        );
-        if let (Some(one), Some(speedup)) = (summary.one_worker_wall_ms, summary.speedup_over_one_worker) {
-            let _ = write!(out, "; 1 worker: {one:.0} ms, speedup {speedup:.1}x");
-        }
-        if let Some(k) = summary.knee_workers {
-            let _ = write!(out, "; knee at {k} workers");
-        }
-        if summary.errors_total > 0 {
-            let _ = write!(out, "; {} failed requests", summary.errors_total);
-        }
+        out.push_str(&summary_line(summary));
         out.push('\n');
         out.push_str(&render_bucket(result, &summary.bucket, summary.memory_mb));
         out.push('\n');
@@ -146,6 +84,86 @@ fn render_network(result: &SweepResult) -> String {
     out
 }
 
+/// One row per configuration of a bucket (and memory size: a memory sweep's document
+/// has a memory column, and a table per bucket and size).
+fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> comfy_table::Table {
+    let sized = !result.memory_sizes().is_empty();
+    let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
+    header.extend([
+        "workers",
+        "rep",
+        "wall ms",
+        "objects/s",
+        "MiB/s",
+        "ttfb p50 ms",
+        "ttfb p99 ms",
+        "pool wait p50 ms",
+        "cpu ms/GET",
+        "conns",
+        "tls p50 ms",
+        "sessions",
+        "in flight",
+        "errors",
+        "wire MiB/s",
+        "verdict",
+    ]);
+    let mut table = style.table(header);
+    for r in result.rows_at(&summary.bucket, summary.memory_mb) {
+        let mut cells = match (sized, r.memory_mb) {
+            (true, Some(mb)) if r.emulated => vec![format!("{mb}*")],
+            (true, Some(mb)) => vec![mb.to_string()],
+            (true, None) => vec!["-".to_string()],
+            (false, _) => Vec::new(),
+        };
+        cells.extend(row_cells(r));
+        table.add_row(cells);
+    }
+    align_right(&mut table, 0..14 + usize::from(sized));
+    table
+}
+
+/// The cells of one row, from `workers` to `verdict`.
+fn row_cells(r: &ConfigResult) -> [String; 16] {
+    [
+        r.workers.to_string(),
+        r.repetition.to_string(),
+        format!("{:.0}", r.wall_ms),
+        format!("{:.0}", r.objects_per_s),
+        format!("{:.1}", r.mib_per_s),
+        format!("{:.2}", r.ttfb_ms.p50),
+        format!("{:.2}", r.ttfb_ms.p99),
+        format!("{:.2}", r.pool_wait_ms.p50),
+        format!("{:.3}", r.cpu_ms_per_get),
+        cold_total(r, |b| b.connections_opened).to_string(),
+        tls_p50(r).map_or("-".into(), |ms| format!("{ms:.2}")),
+        cold_total(r, |b| b.session_requests).to_string(),
+        r.client
+            .as_ref()
+            .map_or("-".into(), |c| format!("{:.1}", c.mean_in_flight)),
+        r.errors.short(),
+        wire_cell(r),
+        r.diagnosis.as_ref().map_or("-", |d| d.verdict.name()).to_string(),
+    ]
+}
+
+/// The line under a bucket's table: best, one worker, knee, failed requests.
+fn summary_line(summary: &BucketSummary) -> String {
+    let mut out = format!(
+        "best: {} workers, {:.0} ms ({:.0} objects/s)",
+        summary.best_workers, summary.best_wall_ms, summary.best_objects_per_s
+    );
+    if let (Some(one), Some(speedup)) = (summary.one_worker_wall_ms, summary.speedup_over_one_worker) {
+        let _ = write!(out, "; 1 worker: {one:.0} ms, speedup {speedup:.1}x");
+    }
+    if let Some(k) = summary.knee_workers {
+        let _ = write!(out, "; knee at {k} workers");
+    }
+    if summary.errors_total > 0 {
+        let _ = write!(out, "; {} failed requests", summary.errors_total);
+    }
+    out
+}
+
 /// `, 512 MB (emulated: 0.289 cores)` or `, 512 MB (Lambda version 7)` after a memory
 /// sweep table's bucket name; nothing outside a memory sweep.
 fn memory_title(result: &SweepResult, memory_mb: Option<u32>) -> String {
@@ -195,7 +213,7 @@ mod tests {
     fn tables_name_every_bucket() {
         let results = vec![row("a-bucket", 1, 1, 1000.0, 0), row("b-bucket", 1, 1, 500.0, 2)];
         let mut result = crate::analysis::summarized(results);
-        result.environment.runner = "cli".into();
+        result.environment.runner = Runner::Cli;
         let text = render_tables(&result, Style::Terminal);
         assert!(text.contains("bucket a-bucket"));
         assert!(text.contains("bucket b-bucket"));

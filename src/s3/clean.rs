@@ -1,35 +1,44 @@
-//! Clean-up of what `seed` wrote: deletes exactly the keys a seed manifest records and
-//! nothing else, and takes each deleted key out of the manifest.
+//! Clean-up of what `seed` wrote: deletes only keys it can show are its own, and takes
+//! each deleted (or already gone) key out of the manifest.
 //!
-//! Nothing here lists a bucket or a prefix: the only keys ever deleted are the ones
-//! named in the manifest, which `seed` fills only with keys it created itself (keys
-//! that existed before are skipped and never recorded). Keys go out with DeleteObjects
-//! in batches of at most 1,000 (S3's limit); a key the server reports as not deleted,
-//! or every key of a batch whose request failed, stays in the manifest for a later run.
+//! Nothing here lists a bucket or a prefix: the only keys considered are the ones the
+//! manifest and its journal name ([`super::manifest`]). A key is deleted only when
+//! (1) the recorded key template makes it, or it is the recorded probe object, and
+//! (2) a HEAD just before the delete finds the size `seed` wrote and the ETag its PUT
+//! returned (or, for a key whose PUT's answer was never recorded, the ETag of the
+//! body `seed` writes). On directory
+//! buckets the delete itself is conditional on that ETag (DeleteObjects' per-object
+//! ETag, which S3 documents for them). Anything else is kept, with why. Keys go out
+//! with DeleteObjects in batches of at most 1,000 (S3's limit); a key the server
+//! reports as not deleted, or every key of a batch whose request failed, stays in the
+//! manifest for a later run.
 
 use std::path::Path;
 
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
+use futures_util::stream::{self, StreamExt};
+
+use crate::plan::{is_directory_bucket, KeyTemplate};
 
 use super::errors::{classify, Action, BucketError};
-use super::seed::{SeedManifest, MANIFEST_SCHEMA};
+pub use super::manifest::ManifestLock;
+use super::manifest::{read_journal, read_manifest_if_any, ManifestError};
+use super::seed::{body_etag, SeedManifest};
 
 /// S3's limit on keys per DeleteObjects request.
 pub const MAX_BATCH: usize = 1000;
+/// HEADs in flight while proving a batch.
+const HEADS_IN_FLIGHT: usize = 32;
 
 /// Why a clean-up could not start or finish.
 #[derive(Debug, thiserror::Error)]
 pub enum CleanError {
-    #[error("reading the manifest {path}: {source}")]
-    Read { path: String, source: std::io::Error },
-    #[error("{path} is not an s3sweep manifest: {detail}")]
-    Parse { path: String, detail: String },
-    #[error("{path} has schema {found:?}; this version reads {MANIFEST_SCHEMA:?}")]
-    Schema { path: String, found: String },
+    #[error("neither the manifest {path} nor its journal exists")]
+    Missing { path: String },
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
     #[error("the manifest was written against {recorded}, not {given}: refusing to delete keys on another endpoint (leave out --endpoint to use the recorded one)")]
     EndpointMismatch { recorded: String, given: String },
-    #[error("writing the manifest {path}: {source}")]
-    Write { path: String, source: std::io::Error },
 }
 
 /// What a clean-up did.
@@ -37,31 +46,37 @@ pub enum CleanError {
 pub struct CleanOutcome {
     /// Keys deleted (and so taken out of the manifest).
     pub deleted: Vec<String>,
-    /// Keys not deleted, with the reason; they stay in the manifest.
+    /// Keys already gone (404 on the HEAD): taken out of the manifest too.
+    pub gone: Vec<String>,
+    /// Keys left alone because they could not be shown to be `seed`'s, with why; they
+    /// stay in the manifest.
+    pub kept: Vec<(String, String)>,
+    /// Keys not deleted because a request failed, with the reason; they stay in the
+    /// manifest.
     pub failed: Vec<(String, String)>,
-    /// A DeleteObjects request that failed as a whole (endpoint down, bucket missing,
-    /// access denied): what failed and what to do. No later batch was sent.
+    /// A request that failed as a whole (endpoint down, bucket missing, access
+    /// denied): what failed and what to do. No later batch was sent.
     pub stopped_by: Option<BucketError>,
 }
 
-/// Reads and checks a manifest file.
+/// Reads the manifest at `path` with the journal beside it folded in (a seed that was
+/// stopped leaves its keys there); either may be missing, not both. A manifest that
+/// does not parse is refused.
 pub fn load_manifest(path: &Path) -> Result<SeedManifest, CleanError> {
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| CleanError::Read {
-        path: shown.clone(),
-        source,
-    })?;
-    let manifest: SeedManifest = serde_json::from_str(&text).map_err(|e| CleanError::Parse {
-        path: shown.clone(),
-        detail: e.to_string(),
-    })?;
-    if manifest.schema != MANIFEST_SCHEMA {
-        return Err(CleanError::Schema {
-            path: shown,
-            found: manifest.schema,
-        });
+    let manifest = read_manifest_if_any(path)?;
+    let journal = read_journal(path)?;
+    match (manifest, journal) {
+        (None, None) => Err(CleanError::Missing {
+            path: path.display().to_string(),
+        }),
+        (Some(m), None) => Ok(m),
+        (None, Some(j)) => Ok(j),
+        (Some(mut m), Some(j)) => {
+            j.check_same(&m, &super::manifest::journal_path(path))?;
+            m.absorb(&j);
+            Ok(m)
+        }
     }
-    Ok(manifest)
 }
 
 /// The endpoint to clean against: the one the manifest records, unless `given`
@@ -79,72 +94,232 @@ pub fn endpoint_for(manifest: &SeedManifest, given: Option<&str>) -> Result<Opti
     }
 }
 
-/// Deletes the manifest's keys, `batch` at a time (1..=1000). A request that fails as
-/// a whole stops the clean-up ([`CleanOutcome::stopped_by`]): the next batch would
-/// fail the same way.
+/// An ETag without quotes or a weak marker, for comparing.
+fn bare(etag: &str) -> &str {
+    etag.trim_start_matches("W/").trim_matches('"')
+}
+
+/// What the HEAD just before the delete showed about one key.
+enum Proof {
+    /// Ours: delete, conditional on this ETag.
+    Ours(String),
+    Gone,
+    Kept(String),
+    Failed(String, Option<BucketError>),
+}
+
+/// The size and ETag `seed` wrote at `key`: the probe object's own, or a template
+/// key's; `None` for a key neither (not proven ours).
+fn expected_object(m: &SeedManifest, template: Option<&KeyTemplate>, key: &str) -> Option<(u64, String)> {
+    if let Some(p) = m.probe_object.as_ref().filter(|p| p.key == key) {
+        return Some((p.size_bytes, p.etag.clone().unwrap_or_else(|| body_etag(p.size_bytes))));
+    }
+    template.and_then(|t| t.index_of(key))?;
+    let etag = m
+        .etags
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| body_etag(m.object_size_bytes));
+    Some((m.object_size_bytes, etag))
+}
+
+/// Checks one key: made by the template, then the object's size and ETag.
+async fn prove(
+    s3: &aws_sdk_s3::Client,
+    m: &SeedManifest,
+    template: Option<&KeyTemplate>,
+    key: &str,
+    endpoint: &str,
+) -> Proof {
+    let Some((size_bytes, expected)) = expected_object(m, template, key) else {
+        return Proof::Kept(format!("the key template {:?} does not make this key", m.key_template));
+    };
+    match s3.head_object().bucket(&m.bucket).key(key).send().await {
+        Ok(head) => {
+            let size = head.content_length().unwrap_or(-1);
+            let etag = head.e_tag().unwrap_or("");
+            if size != size_bytes as i64 {
+                Proof::Kept(format!("its size is {size} bytes, seed wrote {size_bytes}"))
+            } else if bare(etag) != bare(&expected) {
+                Proof::Kept(format!(
+                    "its ETag is {etag}, seed recorded {expected}: written since by someone else"
+                ))
+            } else {
+                Proof::Ours(etag.to_string())
+            }
+        }
+        Err(e) if e.as_service_error().is_some_and(|s| s.is_not_found()) => Proof::Gone,
+        Err(e) => {
+            let error = BucketError::from_failure(&classify(&e), Action::Delete, &m.bucket, key, endpoint);
+            Proof::Failed(error.to_string(), Some(error))
+        }
+    }
+}
+
+/// Deletes the manifest's keys it can prove are `seed`'s, `batch` at a time
+/// (1..=1000). A request that fails as a whole stops the clean-up
+/// ([`CleanOutcome::stopped_by`]): the next batch would fail the same way.
 pub async fn clean(s3: &aws_sdk_s3::Client, manifest: &SeedManifest, batch: usize) -> CleanOutcome {
     let batch = batch.clamp(1, MAX_BATCH);
     let mut outcome = CleanOutcome::default();
     let endpoint = super::endpoint_name(s3, manifest.endpoint.as_deref());
+    let template = KeyTemplate::parse(&manifest.key_template, 0).ok();
+    let conditional = is_directory_bucket(&manifest.bucket);
+    // A HEAD answers without a body, so it cannot say whether the key or the bucket is
+    // missing, or why access was refused: the bucket is checked once first with a
+    // GET of the first key, whose error (if any) has S3's code. After that a
+    // HEAD's 404 means the key is gone.
+    if let Some(first) = manifest.written.first() {
+        if let Err(error) = check_bucket(s3, manifest, first, &endpoint).await {
+            let why = error.to_string();
+            outcome.failed = manifest.written.iter().map(|k| (k.clone(), why.clone())).collect();
+            outcome.stopped_by = Some(error);
+            return outcome;
+        }
+    }
     for keys in manifest.written.chunks(batch) {
-        let objects: Result<Vec<ObjectIdentifier>, _> = keys
-            .iter()
-            .map(|k| ObjectIdentifier::builder().key(k).build())
-            .collect();
-        let delete = objects.and_then(|objects| Delete::builder().set_objects(Some(objects)).quiet(false).build());
-        let delete = match delete {
-            Ok(d) => d,
-            Err(e) => {
-                let why = e.to_string();
-                outcome.failed.extend(keys.iter().map(|k| (k.clone(), why.clone())));
-                continue;
-            }
-        };
-        match s3.delete_objects().bucket(&manifest.bucket).delete(delete).send().await {
-            Ok(out) => {
-                // Only keys of this batch that the server confirms count as deleted.
-                let mut confirmed: Vec<String> = out
-                    .deleted()
-                    .iter()
-                    .filter_map(|d| d.key().map(str::to_string))
-                    .filter(|k| keys.contains(k))
-                    .collect();
-                confirmed.sort();
-                confirmed.dedup();
-                for err in out.errors() {
-                    if let Some(k) = err.key() {
-                        outcome.failed.push((
-                            k.to_string(),
-                            format!("{}: {}", err.code().unwrap_or("Error"), err.message().unwrap_or("")),
-                        ));
-                    }
+        let proofs: Vec<(String, Proof)> = stream::iter(keys)
+            .map(|k| async { (k.clone(), prove(s3, manifest, template.as_ref(), k, &endpoint).await) })
+            .buffered(HEADS_IN_FLIGHT)
+            .collect()
+            .await;
+        let mut ours = Vec::new();
+        let mut whole_failure = None;
+        let mut failures = 0;
+        for (key, proof) in proofs {
+            match proof {
+                Proof::Ours(etag) => ours.push((key, etag)),
+                Proof::Gone => outcome.gone.push(key),
+                Proof::Kept(why) => outcome.kept.push((key, why)),
+                Proof::Failed(why, error) => {
+                    failures += 1;
+                    outcome.failed.push((key, why));
+                    whole_failure = whole_failure.or(error);
                 }
-                for k in keys {
-                    if confirmed.binary_search(k).is_err() && !outcome.failed.iter().any(|(f, _)| f == k) {
-                        outcome
-                            .failed
-                            .push((k.clone(), "not confirmed deleted by the server".into()));
-                    }
-                }
-                outcome.deleted.extend(confirmed);
             }
-            Err(e) => {
-                let error = BucketError::from_failure(&classify(&e), Action::Delete, &manifest.bucket, "", &endpoint);
-                let why = error.to_string();
-                outcome.failed.extend(keys.iter().map(|k| (k.clone(), why.clone())));
-                outcome.stopped_by = Some(error);
-                break;
-            }
+        }
+        if failures == keys.len() {
+            outcome.stopped_by = whole_failure;
+            break;
+        }
+        if ours.is_empty() {
+            continue;
+        }
+        if let Err(error) = delete_batch(s3, manifest, &ours, conditional, &endpoint, &mut outcome).await {
+            outcome.stopped_by = Some(error);
+            break;
         }
     }
     outcome
 }
 
-/// The manifest without the deleted keys.
+/// The bucket's check: a GET of `key` with `If-None-Match: *`, which an existing key
+/// answers 304 without a body. Only a failure that is not about the key (a missing
+/// bucket, refused credentials, an endpoint down) is an error.
+async fn check_bucket(s3: &aws_sdk_s3::Client, m: &SeedManifest, key: &str, endpoint: &str) -> Result<(), BucketError> {
+    match s3
+        .get_object()
+        .bucket(&m.bucket)
+        .key(key)
+        .if_none_match("*")
+        .send()
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(e)
+            if e.raw_response()
+                .is_some_and(|r| matches!(r.status().as_u16(), 304 | 412)) =>
+        {
+            Ok(())
+        }
+        Err(e) => {
+            let failure = classify(&e);
+            let code = failure.code.as_deref().unwrap_or("");
+            if code == "NoSuchKey" {
+                return Ok(());
+            }
+            Err(BucketError::from_failure(
+                &failure,
+                Action::Delete,
+                &m.bucket,
+                "",
+                endpoint,
+            ))
+        }
+    }
+}
+
+/// One DeleteObjects of proven keys; a request that failed as a whole is returned.
+async fn delete_batch(
+    s3: &aws_sdk_s3::Client,
+    manifest: &SeedManifest,
+    ours: &[(String, String)],
+    conditional: bool,
+    endpoint: &str,
+    outcome: &mut CleanOutcome,
+) -> Result<(), BucketError> {
+    let keys: Vec<String> = ours.iter().map(|(k, _)| k.clone()).collect();
+    let objects: Result<Vec<ObjectIdentifier>, _> = ours
+        .iter()
+        .map(|(k, etag)| {
+            let id = ObjectIdentifier::builder().key(k);
+            let id = if conditional { id.e_tag(etag) } else { id };
+            id.build()
+        })
+        .collect();
+    let delete = objects.and_then(|objects| Delete::builder().set_objects(Some(objects)).quiet(false).build());
+    let delete = match delete {
+        Ok(d) => d,
+        Err(e) => {
+            let why = e.to_string();
+            outcome.failed.extend(keys.iter().map(|k| (k.clone(), why.clone())));
+            return Ok(());
+        }
+    };
+    match s3.delete_objects().bucket(&manifest.bucket).delete(delete).send().await {
+        Ok(out) => {
+            // Only keys of this batch that the server confirms count as deleted.
+            let mut confirmed: Vec<String> = out
+                .deleted()
+                .iter()
+                .filter_map(|d| d.key().map(str::to_string))
+                .filter(|k| keys.contains(k))
+                .collect();
+            confirmed.sort();
+            confirmed.dedup();
+            for err in out.errors() {
+                if let Some(k) = err.key() {
+                    outcome.failed.push((
+                        k.to_string(),
+                        format!("{}: {}", err.code().unwrap_or("Error"), err.message().unwrap_or("")),
+                    ));
+                }
+            }
+            for k in &keys {
+                if confirmed.binary_search(k).is_err() && !outcome.failed.iter().any(|(f, _)| f == k) {
+                    outcome
+                        .failed
+                        .push((k.clone(), "not confirmed deleted by the server".into()));
+                }
+            }
+            outcome.deleted.extend(confirmed);
+            Ok(())
+        }
+        Err(e) => {
+            let error = BucketError::from_failure(&classify(&e), Action::Delete, &manifest.bucket, "", endpoint);
+            let why = error.to_string();
+            outcome.failed.extend(keys.iter().map(|k| (k.clone(), why.clone())));
+            Err(error)
+        }
+    }
+}
+
+/// The manifest without the deleted (and already gone) keys.
 pub fn without(manifest: &SeedManifest, deleted: &[String]) -> SeedManifest {
     let gone: std::collections::HashSet<&str> = deleted.iter().map(String::as_str).collect();
     let mut left = manifest.clone();
     left.written.retain(|k| !gone.contains(k.as_str()));
+    left.etags.retain(|k, _| !gone.contains(k.as_str()));
     if left
         .probe_object
         .as_ref()
@@ -155,14 +330,17 @@ pub fn without(manifest: &SeedManifest, deleted: &[String]) -> SeedManifest {
     left
 }
 
-/// Overwrites the manifest file (atomically: a temporary file, then a rename).
+/// Overwrites the manifest file whole (a temporary file, fsync, rename); the journal
+/// it absorbed is removed after.
 pub fn write_manifest(path: &Path, manifest: &SeedManifest) -> Result<(), CleanError> {
-    let shown = path.display().to_string();
-    let text = serde_json::to_string_pretty(manifest).expect("a manifest serializes");
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|source| CleanError::Write { path: shown, source })
+    manifest.write_to(path)?;
+    super::manifest::remove_journal(path)?;
+    Ok(())
+}
+
+/// Takes the manifest's lock for a clean-up ([`super::manifest::lock_manifest`]).
+pub fn lock(path: &Path) -> Result<ManifestLock, CleanError> {
+    Ok(super::manifest::lock_manifest(path)?)
 }
 
 #[cfg(test)]
@@ -170,16 +348,9 @@ mod tests {
     use super::*;
 
     fn manifest(endpoint: Option<&str>) -> SeedManifest {
-        SeedManifest {
-            schema: MANIFEST_SCHEMA.into(),
-            bucket: "b-1".into(),
-            endpoint: endpoint.map(str::to_string),
-            key_template: "t/{i}".into(),
-            object_size_bytes: 1,
-            written: vec!["t/0".into(), "t/1".into(), "t/2".into()],
-            skipped_existing: 0,
-            probe_object: None,
-        }
+        let mut m = SeedManifest::empty("b-1", endpoint, "t/{i}", 1);
+        m.written = vec!["t/0".into(), "t/1".into(), "t/2".into()];
+        m
     }
 
     #[test]
@@ -199,9 +370,11 @@ mod tests {
 
     #[test]
     fn deleted_keys_leave_the_manifest() {
-        let m = manifest(None);
+        let mut m = manifest(None);
+        m.etags.insert("t/1".into(), "\"e\"".into());
         let left = without(&m, &["t/1".to_string(), "other".to_string()]);
         assert_eq!(left.written, vec!["t/0".to_string(), "t/2".to_string()]);
+        assert!(left.etags.is_empty());
     }
 
     #[test]
@@ -210,14 +383,20 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("m.json");
         std::fs::write(&p, "{\"not\": 1}").unwrap();
-        assert!(matches!(load_manifest(&p), Err(CleanError::Parse { .. })));
+        assert!(matches!(
+            load_manifest(&p),
+            Err(CleanError::Manifest(ManifestError::Parse { .. }))
+        ));
         let mut m = manifest(None);
         m.schema = "other/v9".into();
         write_manifest(&p, &m).unwrap();
-        assert!(matches!(load_manifest(&p), Err(CleanError::Schema { .. })));
+        assert!(matches!(
+            load_manifest(&p),
+            Err(CleanError::Manifest(ManifestError::Schema { .. }))
+        ));
         assert!(matches!(
             load_manifest(&dir.join("absent.json")),
-            Err(CleanError::Read { .. })
+            Err(CleanError::Missing { .. })
         ));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -1,13 +1,17 @@
 //! Failed S3 calls, sorted twice: into [`ErrorKind`]s with a one-line message (a
 //! [`Failure`], what the sweep counts and samples), and into a [`BucketError`] that
 //! says what failed and what to do (what the preflight, `seed`, `clean` and the CLI
-//! print). Messages are built from the errors' `Display` chains and S3's error code:
-//! never from the SDK's `Debug` output, which goes to the debug log only. A failed TLS
-//! handshake or `CreateSession` is named by its own message.
+//! print). Kinds come from S3's error code and the HTTP status
+//! ([`ErrorKind::of_http_status`], shared with the transport), and from the types in an
+//! error's source chain (a TLS handshake, a `CreateSession`, missing credentials, an
+//! I/O timeout), never from message text. Messages are built from the errors'
+//! `Display` chains and S3's error code: never from the SDK's `Debug` output, which
+//! goes to the debug log only.
 
 use std::error::Error as StdError;
 use std::fmt;
 
+use aws_credential_types::provider::error::CredentialsError;
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
@@ -47,6 +51,20 @@ pub struct Failure {
     pub message: String,
     /// The innermost cause of a failure without a response (the message otherwise).
     pub cause: String,
+    /// What failed before a request could get an answer, when the error's type says.
+    pub origin: Origin,
+}
+
+/// What a failure was, beyond its kind, as the types in its source chain say.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Origin {
+    /// A request that failed on its way or was answered with an error.
+    #[default]
+    Request,
+    /// The credentials provider found no credentials (or failed to load them).
+    NoCredentials,
+    /// The TLS handshake failed (usually: the endpoint's certificate is not trusted).
+    TlsHandshake,
 }
 
 impl Failure {
@@ -58,6 +76,7 @@ impl Failure {
             code: None,
             cause: message.clone(),
             message,
+            origin: Origin::Request,
         }
     }
 }
@@ -71,10 +90,19 @@ where
     tracing::debug!(error = ?err, "S3 call failed");
     // The SDK's chain around these is long; their own message says it all.
     if let Some(tls) = find_source::<TlsHandshakeError>(err) {
-        return Failure::new(ErrorKind::Connection, one_line(&tls.to_string()));
+        return Failure {
+            origin: Origin::TlsHandshake,
+            ..Failure::new(ErrorKind::Connection, one_line(&tls.to_string()))
+        };
     }
     if let Some(session) = find_source::<CreateSessionFailed>(err) {
         return Failure::new(session.kind, one_line(&session.to_string()));
+    }
+    if find_source::<CredentialsError>(err).is_some() {
+        return Failure {
+            origin: Origin::NoCredentials,
+            ..unanswered(ErrorKind::Other, err)
+        };
     }
     match err {
         SdkError::ServiceError(e) => {
@@ -95,6 +123,7 @@ where
                 code,
                 cause: message.clone(),
                 message,
+                origin: Origin::Request,
             }
         }
         SdkError::ResponseError(e) => {
@@ -105,32 +134,25 @@ where
                 code: None,
                 cause: innermost(err),
                 message,
+                origin: Origin::Request,
             }
         }
-        SdkError::TimeoutError(_) => Failure {
-            kind: ErrorKind::Timeout,
-            code: None,
-            message: one_line(&chain(err)),
-            cause: innermost(err),
-        },
-        SdkError::DispatchFailure(f) => Failure {
-            kind: if f.is_timeout() {
-                ErrorKind::Timeout
-            } else if f.is_io() {
-                ErrorKind::Connection
-            } else {
-                ErrorKind::Other
-            },
-            code: None,
-            message: one_line(&chain(err)),
-            cause: innermost(err),
-        },
-        _ => Failure {
-            kind: ErrorKind::Other,
-            code: None,
-            message: one_line(&chain(err)),
-            cause: innermost(err),
-        },
+        SdkError::TimeoutError(_) => unanswered(ErrorKind::Timeout, err),
+        SdkError::DispatchFailure(f) if f.is_timeout() => unanswered(ErrorKind::Timeout, err),
+        SdkError::DispatchFailure(f) if f.is_io() => unanswered(ErrorKind::Connection, err),
+        _ => unanswered(ErrorKind::Other, err),
+    }
+}
+
+/// A failure without an answer: the message is the error's chain, the cause its
+/// innermost source.
+fn unanswered(kind: ErrorKind, err: &(dyn StdError + 'static)) -> Failure {
+    Failure {
+        kind,
+        code: None,
+        message: one_line(&chain(err)),
+        cause: innermost(err),
+        origin: Origin::Request,
     }
 }
 
@@ -151,33 +173,49 @@ fn find_source<'a, E: std::error::Error + 'static>(err: &'a (dyn std::error::Err
     None
 }
 
+/// The kind of an answered failure: by S3's error code when it names one, else by
+/// the HTTP status ([`ErrorKind::of_http_status`]).
 pub fn kind_of_status(status: u16, code: &str) -> ErrorKind {
-    match (status, code) {
-        (_, "ExpiredToken") | (_, "InvalidToken") => ErrorKind::Session,
-        (_, "SlowDown") | (429, _) | (503, _) => ErrorKind::Throttled,
-        (_, "NoSuchKey") | (_, "NoSuchBucket") | (404, _) => ErrorKind::NotFound,
-        (_, "AccessDenied") | (403, _) => ErrorKind::AccessDenied,
-        (500..=599, _) => ErrorKind::ServerError,
-        _ => ErrorKind::Other,
+    match code {
+        "ExpiredToken" | "InvalidToken" => ErrorKind::Session,
+        "SlowDown" => ErrorKind::Throttled,
+        "NoSuchKey" | "NoSuchBucket" => ErrorKind::NotFound,
+        "AccessDenied" => ErrorKind::AccessDenied,
+        _ => ErrorKind::of_http_status(status).unwrap_or(ErrorKind::Other),
     }
 }
 
-/// Sorts a failure while reading a body.
+/// True when a type in `err`'s source chain says it timed out (an I/O timeout, hyper's
+/// timeout, tokio's elapsed timer).
+fn timed_out(err: &(dyn StdError + 'static)) -> bool {
+    let mut next = Some(err);
+    while let Some(e) = next {
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+            || e.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_timeout)
+            || e.is::<tokio::time::error::Elapsed>()
+        {
+            return true;
+        }
+        next = e.source();
+    }
+    false
+}
+
+/// Sorts a failure while reading a body: a timeout, or (resets, early EOF and short
+/// bodies all surface here as I/O failures) the connection.
 pub fn classify_body_error(err: &aws_smithy_types::byte_stream::error::Error) -> Failure {
     tracing::debug!(error = ?err, "reading a body failed");
-    let message = one_line(&chain(err));
-    let lower = message.to_ascii_lowercase();
-    let kind = if lower.contains("timed out") || lower.contains("timeout") {
-        ErrorKind::Timeout
-    } else {
-        // Resets, early EOF and short bodies all surface here as I/O failures.
-        ErrorKind::Connection
-    };
     Failure {
-        kind,
+        kind: if timed_out(err) {
+            ErrorKind::Timeout
+        } else {
+            ErrorKind::Connection
+        },
         code: None,
         cause: innermost(err),
-        message,
+        message: one_line(&chain(err)),
+        origin: Origin::Request,
     }
 }
 
@@ -265,8 +303,8 @@ const CREDENTIAL_CODES: [&str; 6] = [
 ];
 
 /// A call to a bucket failed in a way every later call would too: what failed (the
-/// kind, the bucket or key, the endpoint) and what to do about it. The preflight's
-/// `StartError` is this type; `seed` and `clean` return it too.
+/// kind, the bucket or key, the endpoint) and what to do about it. The preflight
+/// returns it; `seed` and `clean` too.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BucketError {
     NoCredentials {
@@ -395,43 +433,35 @@ impl BucketError {
     pub fn from_failure(failure: &Failure, action: Action, bucket: &str, key: &str, endpoint: &str) -> BucketError {
         let bucket = bucket.to_string();
         let endpoint = endpoint.to_string();
-        let lower = failure.message.to_ascii_lowercase();
         let code = failure.code.clone().unwrap_or_default();
-        if lower.contains("credentials") && (lower.contains("no credentials") || lower.contains("failed to load")) {
-            return BucketError::NoCredentials {
+        match (failure.origin, failure.kind) {
+            (Origin::NoCredentials, _) => BucketError::NoCredentials {
                 detail: failure.cause.clone(),
-            };
-        }
-        match failure.kind {
-            ErrorKind::NotFound
-                if code == "NoSuchBucket"
-                    || lower.contains("nosuchbucket")
-                    || lower.contains("no such bucket")
-                    || action != Action::Read =>
-            {
+            },
+            (Origin::TlsHandshake, _) => BucketError::TlsHandshake {
+                bucket,
+                endpoint,
+                detail: failure.message.clone(),
+            },
+            (_, ErrorKind::NotFound) if code == "NoSuchBucket" || action != Action::Read => {
                 BucketError::BucketNotFound {
                     action,
                     bucket,
                     endpoint,
                 }
             }
-            ErrorKind::NotFound => BucketError::ObjectNotFound {
+            (_, ErrorKind::NotFound) => BucketError::ObjectNotFound {
                 bucket,
                 key: key.to_string(),
             },
-            ErrorKind::AccessDenied => BucketError::AccessDenied {
+            (_, ErrorKind::AccessDenied) => BucketError::AccessDenied {
                 action,
                 bucket,
                 key: key.to_string(),
                 endpoint,
                 code,
             },
-            ErrorKind::Connection if failure.message.contains("TLS handshake with") => BucketError::TlsHandshake {
-                bucket,
-                endpoint,
-                detail: failure.message.clone(),
-            },
-            ErrorKind::Connection | ErrorKind::Timeout => BucketError::Unreachable {
+            (_, ErrorKind::Connection | ErrorKind::Timeout) => BucketError::Unreachable {
                 bucket,
                 endpoint,
                 detail: failure.cause.clone(),
@@ -474,6 +504,9 @@ mod tests {
         assert_eq!(kind_of_status(400, "Weird"), ErrorKind::Other);
         assert_eq!(kind_of_status(400, "ExpiredToken"), ErrorKind::Session);
         assert_eq!(kind_of_status(400, "InvalidToken"), ErrorKind::Session);
+        assert_eq!(kind_of_status(404, ""), ErrorKind::NotFound);
+        assert_eq!(kind_of_status(503, ""), ErrorKind::Throttled);
+        assert_eq!(kind_of_status(502, ""), ErrorKind::ServerError);
     }
 
     #[test]
@@ -509,6 +542,7 @@ mod tests {
             code: code.map(str::to_string),
             message: format!("{}: whatever (HTTP 4xx)", code.unwrap_or("x")),
             cause: "the cause".into(),
+            origin: Origin::Request,
         }
     }
 
@@ -560,16 +594,30 @@ mod tests {
                 .contains("cannot reach http://h:1 for bucket \"b-1\" (the cause)"),
             "{down}"
         );
-        let creds = BucketError::from_failure(
-            &Failure::new(
-                ErrorKind::Other,
-                "failed to construct request: no credentials in the chain",
-            ),
-            Action::Read,
-            "b-1",
-            "k",
-            "e",
-        );
+        // Missing credentials are found by the error's type, whatever its text says.
+        let missing: SdkError<aws_sdk_s3::operation::get_object::GetObjectError, HttpResponse> =
+            SdkError::construction_failure(CredentialsError::not_loaded("the chain came up empty"));
+        let failure = classify(&missing);
+        assert_eq!(failure.origin, Origin::NoCredentials, "{failure:?}");
+        let creds = BucketError::from_failure(&failure, Action::Read, "b-1", "k", "e");
         assert_eq!(creds.error_type(), "NoCredentials");
+        // Text alone is not a type.
+        let text_only: SdkError<aws_sdk_s3::operation::get_object::GetObjectError, HttpResponse> =
+            SdkError::construction_failure("no credentials in the chain");
+        assert_eq!(classify(&text_only).origin, Origin::Request);
+    }
+
+    #[test]
+    fn body_timeouts_are_found_by_type() {
+        let timeout = aws_smithy_types::byte_stream::error::Error::from(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "slow",
+        ));
+        assert_eq!(classify_body_error(&timeout).kind, ErrorKind::Timeout);
+        let reset = aws_smithy_types::byte_stream::error::Error::from(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "the read timed out, says the text",
+        ));
+        assert_eq!(classify_body_error(&reset).kind, ErrorKind::Connection);
     }
 }

@@ -2,7 +2,7 @@
 //! end and counted, never kept, all within one time limit. A failure is an [`Outcome`]
 //! with its kind, never an error of the caller's.
 //!
-//! Each GET carries its own [`ColdProbe`], which the transport fills attempt by
+//! Each GET carries its own [`RequestProbe`], which the transport fills attempt by
 //! attempt (connections opened, `CreateSession` calls, client preparation, the wait
 //! for a connection inside the HTTP client, first byte at the wire) and
 //! [`AttemptClock`] marks the start of every retry, so the backoff is apart.
@@ -17,7 +17,7 @@ use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
 
 use crate::model::ErrorKind;
-use crate::transport::{current_probe, ColdProbe, ColdWork, COLD_PROBE};
+use crate::transport::{current_probe, ColdWork, RequestProbe, REQUEST_PROBE};
 
 use super::errors::{classify_body_error, classify_sdk_error, Failure};
 
@@ -40,13 +40,13 @@ pub struct Outcome {
 
 /// One GET: headers, then the body drained to the end, all within `limit`.
 pub async fn get_one(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, limit: Duration) -> Outcome {
-    let probe = Arc::new(ColdProbe::default());
+    let probe = Arc::new(RequestProbe::default());
     let start = Instant::now();
     probe.begin();
     let mut headers_at = Duration::ZERO;
     // Boxed: the SDK's future is several KB, and every move of an unboxed one (into the
     // timeout, into the caller's state) is a copy of all of it.
-    let work = Box::pin(COLD_PROBE.scope(probe.clone(), async {
+    let work = Box::pin(REQUEST_PROBE.scope(probe.clone(), async {
         let output = s3
             .get_object()
             .bucket(bucket)

@@ -6,13 +6,15 @@
 //! server. Reads ([`SweepClient::reader`]) use ReadOnly S3 Express sessions
 //! ([`express`]); writes ([`SweepClient::s3`]: seed, clean) the SDK's ReadWrite ones.
 //! [`errors`] sorts failures into [`crate::model::ErrorKind`]s, [`get`] is the measured
-//! GET, [`seed`] and [`clean`] write and delete the test objects.
+//! GET, [`seed`] and [`clean`] write and delete the test objects, recorded in a
+//! [`manifest`] and its journal.
 
 pub mod clean;
 mod endpoint;
 pub mod errors;
 pub mod express;
 pub mod get;
+pub mod manifest;
 pub mod seed;
 
 use std::fmt;

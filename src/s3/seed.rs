@@ -1,7 +1,16 @@
 //! Writing the test objects: `object_count` objects of `object_size_bytes` under a key
-//! template, skipping keys that already exist, and a manifest recording exactly which
-//! keys this run wrote (the only keys a later clean-up may delete); and the bandwidth
-//! probe's one large object ([`seed_probe_object`]), recorded the same way.
+//! template. Every PUT is conditional (`If-None-Match: *`, S3's conditional write): a
+//! key that exists answers 412 and is counted as already there, never overwritten and
+//! never claimed, so two seeds racing over one template claim disjoint keys.
+//!
+//! [`seed_recorded`] (what `s3sweep seed` runs) records every key in the journal
+//! ([`super::manifest`]) before its PUT and every outcome after, under the manifest's
+//! lock, then folds the journal into the manifest, saved whole. A kill, an error or a
+//! signal at any moment leaves each key a PUT went out for named in the journal or the
+//! manifest, for `clean` to prove and delete.
+//!
+//! [`seed_probe_object`] writes the bandwidth probe's one large object the same
+//! conditional way; `seed --probe-object-mib` records it in the manifest.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,14 +18,12 @@ use std::sync::Arc;
 
 use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
-use serde::{Deserialize, Serialize};
 
 use crate::plan::KeyTemplate;
 
 use super::errors::{classify, Action, BucketError};
-
-/// Schema name of the manifest file.
-pub const MANIFEST_SCHEMA: &str = "s3sweep.manifest/v1";
+use super::manifest::{fold_journal, lock_manifest, read_manifest_if_any, remove_journal, Journal, ManifestError};
+pub use super::manifest::{ProbeObject, SeedManifest, MANIFEST_SCHEMA};
 
 /// What to write.
 #[derive(Debug, Clone)]
@@ -27,37 +34,14 @@ pub struct SeedSpec {
     pub object_size_bytes: u64,
     /// PUTs in flight.
     pub concurrency: usize,
-    /// Check each key with HEAD first and skip those that exist.
+    /// Write with `If-None-Match: *`, leaving keys that exist alone (false: plain
+    /// PUTs, for a fresh bucket of the embedded server only).
     pub skip_existing: bool,
 }
 
-/// What a seed run did; also the manifest's content.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SeedManifest {
-    pub schema: String,
-    pub bucket: String,
-    pub endpoint: Option<String>,
-    pub key_template: String,
-    pub object_size_bytes: u64,
-    /// Keys this run created (and only those).
-    pub written: Vec<String>,
-    /// Keys that existed already and were left alone.
-    pub skipped_existing: u64,
-    /// The bandwidth probe's object, when this run wrote one (its key is in
-    /// `written` too, so `clean` removes it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe_object: Option<ProbeObject>,
-}
-
-/// The one large object the bandwidth probe reads in ranges.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProbeObject {
-    pub key: String,
-    pub size_bytes: u64,
-}
-
-/// Writes the probe object (`size_bytes` at `key`) unless it exists; returns it when
-/// written, `None` when it was there already.
+/// Writes the probe object (`size_bytes` at `key`) with `If-None-Match: *`; returns
+/// it (with the ETag S3 returned) when written, `None` when the key existed (412: left
+/// alone, not claimed).
 pub async fn seed_probe_object(
     s3: &aws_sdk_s3::Client,
     endpoint: Option<&str>,
@@ -68,43 +52,29 @@ pub async fn seed_probe_object(
     if size_bytes > 5 << 30 {
         return Err(SeedError::TooLarge(size_bytes));
     }
-    let failed = |failure| {
-        SeedError::Bucket(BucketError::from_failure(
-            &failure,
-            Action::Write,
-            bucket,
-            key,
-            &super::endpoint_name(s3, endpoint),
-        ))
-    };
-    match s3.head_object().bucket(bucket).key(key).send().await {
-        Ok(_) => return Ok(None),
-        Err(e) if e.as_service_error().is_some_and(|s| s.is_not_found()) => {}
-        Err(e) => return Err(failed(classify(&e))),
-    }
-    let body = object_body(size_bytes);
-    s3.put_object()
-        .bucket(bucket)
-        .key(key)
-        .content_length(body.len() as i64)
-        .body(ByteStream::from(body))
-        .send()
-        .await
-        .map_err(|e| failed(classify(&e)))?;
-    Ok(Some(ProbeObject {
+    let put = Put {
+        s3: s3.clone(),
+        bucket: bucket.to_string(),
         key: key.to_string(),
-        size_bytes,
-    }))
+        body: object_body(size_bytes),
+        conditional: true,
+        endpoint_name: Arc::new(super::endpoint_name(s3, endpoint)),
+        failed_once: Arc::new(AtomicBool::new(false)),
+    };
+    Ok(match put.send().await? {
+        Outcome::Written(key, etag) => Some(ProbeObject { key, size_bytes, etag }),
+        Outcome::Existed(_) => None,
+    })
 }
 
 /// Why seeding failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SeedError {
-    /// A HEAD or PUT failed: what failed, where, and what to do.
+    /// A PUT failed: what failed, where, and what to do.
     #[error(transparent)]
     Bucket(BucketError),
-    #[error("writing the manifest {path}: {source}")]
-    Manifest { path: String, source: std::io::Error },
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
     #[error("object size {0} bytes is too large (at most 5 GiB)")]
     TooLarge(u64),
 }
@@ -114,8 +84,87 @@ pub fn object_body(size: u64) -> Bytes {
     Bytes::from((0..size).map(|i| (i % 251) as u8).collect::<Vec<u8>>())
 }
 
-/// Writes the objects; returns the manifest of what was written.
+/// The S3 ETag of [`object_body`] written by a single PUT without KMS: its MD5, hex,
+/// quoted. What `clean` proves a key by when its own PUT's answer was never recorded.
+pub fn body_etag(size: u64) -> String {
+    use md5::Digest as _;
+    let digest = md5::Md5::digest(object_body(size));
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("\"{hex}\"")
+}
+
+/// What one PUT found.
+enum Outcome {
+    /// Created, with the ETag S3 returned.
+    Written(String, Option<String>),
+    /// The key existed (412): left alone.
+    Existed(String),
+}
+
+/// Writes the objects; returns the manifest of what was written. Nothing is recorded
+/// on disk: `s3sweep seed` uses [`seed_recorded`].
 pub async fn seed(s3: &aws_sdk_s3::Client, endpoint: Option<&str>, spec: &SeedSpec) -> Result<SeedManifest, SeedError> {
+    let (manifest, error) = seed_inner(s3, endpoint, spec, None).await?;
+    match error {
+        Some(e) => Err(e),
+        None => Ok(manifest),
+    }
+}
+
+/// Seeds under the lock of the manifest at `path`: a journal from a run that was
+/// stopped is folded in first; a manifest that does not parse or records another
+/// bucket, endpoint, template or size is refused. Returns this run's manifest; the
+/// file holds every run's keys. On a failed PUT the keys written so far are saved
+/// before the error is returned.
+pub async fn seed_recorded(
+    s3: &aws_sdk_s3::Client,
+    endpoint: Option<&str>,
+    spec: &SeedSpec,
+    path: &Path,
+) -> Result<SeedManifest, SeedError> {
+    if spec.object_size_bytes > 5 << 30 {
+        return Err(SeedError::TooLarge(spec.object_size_bytes));
+    }
+    let _lock = lock_manifest(path)?;
+    let this = SeedManifest::empty(&spec.bucket, endpoint, &spec.keys.as_template(), spec.object_size_bytes);
+    let existed = read_manifest_if_any(path)?;
+    let had_manifest = existed.is_some();
+    let mut recorded = match existed {
+        Some(old) => {
+            old.check_same(&this, path)?;
+            old
+        }
+        None => this.clone(),
+    };
+    if fold_journal(path, &mut recorded)? {
+        recorded.write_to(path)?;
+        remove_journal(path)?;
+    }
+    let mut journal = Journal::create(path, &this)?;
+    let (run, error) = seed_inner(s3, endpoint, spec, Some(&mut journal)).await?;
+    journal.sync()?;
+    recorded.absorb(&run);
+    // A run that wrote nothing into no manifest leaves none behind.
+    if had_manifest || !recorded.written.is_empty() {
+        recorded.write_to(path)?;
+    }
+    drop(journal);
+    remove_journal(path)?;
+    match error {
+        Some(e) => Err(e),
+        None => Ok(run),
+    }
+}
+
+/// The PUTs; each key is journaled (when there is a journal) before its PUT starts
+/// and its outcome as soon as it is known. A failed PUT stops new ones: the manifest
+/// of what was written comes back with the first error.
+async fn seed_inner(
+    s3: &aws_sdk_s3::Client,
+    endpoint: Option<&str>,
+    spec: &SeedSpec,
+    mut journal: Option<&mut Journal>,
+) -> Result<(SeedManifest, Option<SeedError>), SeedError> {
     if spec.object_size_bytes > 5 << 30 {
         return Err(SeedError::TooLarge(spec.object_size_bytes));
     }
@@ -123,102 +172,148 @@ pub async fn seed(s3: &aws_sdk_s3::Client, endpoint: Option<&str>, spec: &SeedSp
     let endpoint_name = Arc::new(super::endpoint_name(s3, endpoint));
     let sem = Arc::new(tokio::sync::Semaphore::new(spec.concurrency.max(1)));
     let mut set = tokio::task::JoinSet::new();
-    // After the first failure no more writes start: the next would fail the same way.
     let failed_once = Arc::new(AtomicBool::new(false));
+    let mut manifest = SeedManifest::empty(&spec.bucket, endpoint, &spec.keys.as_template(), spec.object_size_bytes);
+    let mut first_error = None;
+    let mut record = |joined, manifest: &mut SeedManifest, journal: &mut Option<&mut Journal>| {
+        note(joined, manifest, journal.as_deref_mut(), &mut first_error)
+    };
     for i in 0..spec.object_count {
         if failed_once.load(Ordering::Relaxed) {
             break;
         }
         let permit = sem.clone().acquire_owned().await.expect("never closed");
-        let s3 = s3.clone();
-        let bucket = spec.bucket.clone();
+        while let Some(joined) = set.try_join_next() {
+            record(joined, &mut manifest, &mut journal)?;
+        }
         let key = spec.keys.key(i);
-        let body = body.clone();
-        let skip_existing = spec.skip_existing;
-        let endpoint_name = endpoint_name.clone();
-        let failed_once = failed_once.clone();
+        if let Some(j) = journal.as_deref_mut() {
+            j.intent(&key)?;
+        }
+        let put = Put {
+            s3: s3.clone(),
+            bucket: spec.bucket.clone(),
+            key,
+            body: body.clone(),
+            conditional: spec.skip_existing,
+            endpoint_name: endpoint_name.clone(),
+            failed_once: failed_once.clone(),
+        };
         set.spawn(async move {
-            let failed = |failure| {
-                failed_once.store(true, Ordering::Relaxed);
-                SeedError::Bucket(BucketError::from_failure(
-                    &failure,
-                    Action::Write,
-                    &bucket,
-                    &key,
-                    &endpoint_name,
-                ))
-            };
             let _permit = permit;
-            if skip_existing {
-                match s3.head_object().bucket(&bucket).key(&key).send().await {
-                    Ok(_) => return Ok((i, None)),
-                    Err(e) if e.as_service_error().is_some_and(|s| s.is_not_found()) => {}
-                    Err(e) => return Err(failed(classify(&e))),
-                }
-            }
-            s3.put_object()
-                .bucket(&bucket)
-                .key(&key)
-                .content_length(body.len() as i64)
-                .body(ByteStream::from(body))
-                .send()
-                .await
-                .map_err(|e| failed(classify(&e)))?;
-            Ok((i, Some(key.clone())))
+            put.send().await
         });
     }
-    let mut written: Vec<(u32, String)> = Vec::new();
-    let mut skipped = 0u64;
-    let mut first_error = None;
     while let Some(joined) = set.join_next().await {
-        match joined {
-            Ok(Ok((i, Some(key)))) => written.push((i, key)),
-            Ok(Ok((_, None))) => skipped += 1,
-            Ok(Err(e)) => {
-                first_error.get_or_insert(e);
-            }
-            Err(join) => tracing::error!(%join, "a seed task ended abnormally"),
-        }
+        record(joined, &mut manifest, &mut journal)?;
     }
-    written.sort_unstable();
-    let manifest = SeedManifest {
-        schema: MANIFEST_SCHEMA.to_string(),
-        bucket: spec.bucket.clone(),
-        endpoint: endpoint.map(str::to_string),
-        key_template: spec.keys.as_template(),
-        object_size_bytes: spec.object_size_bytes,
-        written: written.into_iter().map(|(_, k)| k).collect(),
-        skipped_existing: skipped,
-        probe_object: None,
-    };
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(manifest),
+    manifest.written.sort_unstable();
+    Ok((manifest, first_error))
+}
+
+/// Records one finished PUT in the manifest and the journal.
+fn note(
+    joined: Result<Result<Outcome, SeedError>, tokio::task::JoinError>,
+    manifest: &mut SeedManifest,
+    journal: Option<&mut Journal>,
+    first_error: &mut Option<SeedError>,
+) -> Result<(), SeedError> {
+    match joined {
+        Ok(Ok(Outcome::Written(key, etag))) => {
+            if let Some(j) = journal {
+                j.put(&key, etag.as_deref())?;
+            }
+            if let Some(e) = etag {
+                manifest.etags.insert(key.clone(), e);
+            }
+            manifest.written.push(key);
+        }
+        Ok(Ok(Outcome::Existed(key))) => {
+            if let Some(j) = journal {
+                j.exists(&key)?;
+            }
+            manifest.skipped_existing += 1;
+        }
+        Ok(Err(e)) => {
+            first_error.get_or_insert(e);
+        }
+        Err(join) => tracing::error!(%join, "a seed task ended abnormally"),
+    }
+    Ok(())
+}
+
+/// One conditional PUT.
+struct Put {
+    s3: aws_sdk_s3::Client,
+    bucket: String,
+    key: String,
+    body: Bytes,
+    conditional: bool,
+    endpoint_name: Arc<String>,
+    failed_once: Arc<AtomicBool>,
+}
+
+/// Attempts of a conditional PUT that S3 answers 409 (a concurrent conditional write
+/// to the same key; S3 says to retry).
+const CONFLICT_ATTEMPTS: u32 = 3;
+
+impl Put {
+    async fn send(self) -> Result<Outcome, SeedError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut req = self
+                .s3
+                .put_object()
+                .bucket(&self.bucket)
+                .key(&self.key)
+                .content_length(self.body.len() as i64)
+                .body(ByteStream::from(self.body.clone()));
+            if self.conditional {
+                req = req.if_none_match("*");
+            }
+            match req.send().await {
+                Ok(out) => return Ok(Outcome::Written(self.key, out.e_tag().map(str::to_string))),
+                Err(e) => match e.raw_response().map(|r| r.status().as_u16()) {
+                    Some(412) if self.conditional => return Ok(Outcome::Existed(self.key)),
+                    Some(409) if self.conditional && attempt < CONFLICT_ATTEMPTS => continue,
+                    _ => {
+                        self.failed_once.store(true, Ordering::Relaxed);
+                        return Err(SeedError::Bucket(BucketError::from_failure(
+                            &classify(&e),
+                            Action::Write,
+                            &self.bucket,
+                            &self.key,
+                            &self.endpoint_name,
+                        )));
+                    }
+                },
+            }
+        }
     }
 }
 
 impl SeedManifest {
-    /// Writes the manifest as JSON, merging with an existing manifest for the same
-    /// bucket so keys written by earlier runs stay recorded.
+    /// Writes the manifest, merged with the one at `path` (which must record the same
+    /// bucket, endpoint, template and size, and parse: otherwise it is refused, not
+    /// replaced), whole or not at all, under the manifest's lock.
     pub fn save(&self, path: &Path) -> Result<(), SeedError> {
-        let mut merged = self.clone();
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if let Ok(old) = serde_json::from_str::<SeedManifest>(&text) {
-                if old.bucket == self.bucket && old.endpoint == self.endpoint {
-                    let mut keys = old.written;
-                    keys.extend(self.written.iter().cloned());
-                    keys.sort();
-                    keys.dedup();
-                    merged.written = keys;
-                    merged.probe_object = merged.probe_object.or(old.probe_object);
-                }
+        let _lock = lock_manifest(path)?;
+        let mut merged = match read_manifest_if_any(path)? {
+            Some(old) => {
+                old.check_same(self, path)?;
+                old
             }
-        }
-        let text = serde_json::to_string_pretty(&merged).expect("a manifest serializes");
-        std::fs::write(path, text).map_err(|source| SeedError::Manifest {
-            path: path.display().to_string(),
-            source,
-        })
+            None => SeedManifest::empty(
+                &self.bucket,
+                self.endpoint.as_deref(),
+                &self.key_template,
+                self.object_size_bytes,
+            ),
+        };
+        merged.absorb(self);
+        merged.write_to(path)?;
+        Ok(())
     }
 }
 
@@ -227,32 +322,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bodies_have_the_requested_size() {
+    fn bodies_have_the_requested_size_and_a_known_etag() {
         assert_eq!(object_body(46_080).len(), 46_080);
         assert_eq!(object_body(0).len(), 0);
+        assert_eq!(body_etag(0), "\"d41d8cd98f00b204e9800998ecf8427e\"");
     }
 
     #[test]
-    fn manifests_merge_keys_of_earlier_runs() {
-        let dir = std::env::temp_dir().join(format!("s3sweep-manifest-{}", std::process::id()));
+    fn manifests_merge_keys_of_earlier_runs_and_refuse_other_buckets() {
+        let dir = std::env::temp_dir().join(format!("s3sweep-seed-manifest-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("m.json");
         let _ = std::fs::remove_file(&path);
-        let mut m = SeedManifest {
-            schema: MANIFEST_SCHEMA.into(),
-            bucket: "b-1".into(),
-            endpoint: None,
-            key_template: "t/{i}".into(),
-            object_size_bytes: 1,
-            written: vec!["t/0".into()],
-            skipped_existing: 0,
-            probe_object: None,
-        };
+        let mut m = SeedManifest::empty("b-1", None, "t/{i}", 1);
+        m.written = vec!["t/0".into()];
         m.save(&path).unwrap();
         m.written = vec!["t/1".into()];
         m.save(&path).unwrap();
-        let back: SeedManifest = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let back = super::super::manifest::read_manifest(&path).unwrap();
         assert_eq!(back.written, vec!["t/0".to_string(), "t/1".to_string()]);
+        let other = SeedManifest::empty("b-2", None, "t/{i}", 1);
+        let err = other.save(&path).unwrap_err();
+        assert!(err.to_string().contains("records bucket b-1, not b-2"), "{err}");
+        assert_eq!(super::super::manifest::read_manifest(&path).unwrap(), back);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

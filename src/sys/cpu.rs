@@ -14,33 +14,8 @@ pub const LAMBDA_MB_PER_VCPU: f64 = 1_769.0;
 /// The most vCPUs a Lambda function gets.
 pub const LAMBDA_MAX_VCPUS: f64 = 6.0;
 
-/// Where the usable CPU figure comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CpuSource {
-    /// `AWS_LAMBDA_FUNCTION_MEMORY_SIZE` / 1,769 MB per vCPU.
-    LambdaMemory,
-    /// cgroup v2 `cpu.max`.
-    CgroupV2,
-    /// cgroup v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`.
-    CgroupV1,
-    /// The CPU affinity mask (`sched_getaffinity`).
-    Affinity,
-    /// The machine's core count.
-    Cores,
-}
-
-impl CpuSource {
-    pub fn name(self) -> &'static str {
-        match self {
-            CpuSource::LambdaMemory => "lambda_memory",
-            CpuSource::CgroupV2 => "cgroup_v2",
-            CpuSource::CgroupV1 => "cgroup_v1",
-            CpuSource::Affinity => "affinity",
-            CpuSource::Cores => "cores",
-        }
-    }
-}
+/// Where the usable CPU figure comes from: a closed set of the result contract.
+pub use crate::model::CpuSource;
 
 /// The CPU this process may use.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

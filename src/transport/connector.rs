@@ -1,7 +1,7 @@
 //! The connector under the pool: a per-host connection cap (each connection holds a
 //! semaphore permit for its life), the connect timeout, TCP connect then (for `https`)
 //! the TLS handshake, each timed and counted (also into the requesting task's
-//! [`super::ColdProbe`]), and the mapping of hyper-util errors to the SDK's connector
+//! [`super::RequestProbe`]), and the mapping of hyper-util errors to the SDK's connector
 //! error kinds.
 
 use std::collections::HashMap;

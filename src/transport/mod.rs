@@ -9,8 +9,9 @@
 //!   closes ([`connector`]);
 //! - counters the engine reads between configurations: connections opened, time spent
 //!   connecting (TCP connect and TLS handshake apart), TLS handshakes, requests sent (so
-//!   retries can be counted) and S3 Express `CreateSession` calls, plus a per-task
-//!   [`ColdProbe`] that tells cold requests from warm ones;
+//!   retries can be counted) and S3 Express `CreateSession` calls, plus a
+//!   [`RequestProbe`] per GET (what the transport did for it: connections, sessions,
+//!   the time of each attempt), which tells cold requests from warm ones;
 //! - the connect and first-byte timeouts, applied here because the SDK leaves them to
 //!   the HTTP client.
 
@@ -31,7 +32,7 @@ use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
 
-use crate::model::RetryCauses;
+use crate::model::{ErrorKind, RetryCauses};
 use http::Uri;
 use hyper_util::client::legacy::connect::{capture_connection, CaptureConnection, HttpConnector as TcpConnector};
 use hyper_util::client::legacy::Client as HyperClient;
@@ -114,17 +115,17 @@ impl TransportCounters {
 /// What the transport did on behalf of one request (one GET and its retries): the
 /// connections it opened and S3 Express `CreateSession` calls it sent (so cold requests
 /// are told apart from warm ones), and where its time went, attempt by attempt. The
-/// sweep sets one per GET ([`COLD_PROBE`], [`ColdProbe::begin`]) and takes it when the
+/// sweep sets one per GET ([`REQUEST_PROBE`], [`RequestProbe::begin`]) and takes it when the
 /// GET ends.
 ///
 /// Times are stamps of [`clock_ns`]. For each attempt the transport stamps the hand-over
 /// (the SDK calls the HTTP client: the request is serialised, signed, its endpoint and
 /// identity resolved), the moment hyper gives the request a connection, and the
 /// response headers; the SDK's retry loop stamps the start of each attempt after the
-/// first ([`ColdProbe::attempt_started`]), so the backoff sleep is apart from the work of
+/// first ([`RequestProbe::attempt_started`]), so the backoff sleep is apart from the work of
 /// preparing the retry.
 #[derive(Debug, Default)]
-pub struct ColdProbe {
+pub struct RequestProbe {
     connections: AtomicU64,
     connect_ns: AtomicU64,
     tls_handshakes: AtomicU64,
@@ -160,17 +161,18 @@ pub(crate) enum Cause {
 }
 
 impl Cause {
+    /// What an answer's status says ([`ErrorKind::of_http_status`], the one sorting of
+    /// statuses), as far as retries are told apart.
     fn of_status(status: u16) -> Option<Cause> {
-        match status {
-            429 | 503 => Some(Cause::Throttled),
-            500..=599 => Some(Cause::ServerError),
-            200..=399 => None,
-            _ => Some(Cause::Other),
-        }
+        ErrorKind::of_http_status(status).map(|kind| match kind {
+            ErrorKind::Throttled => Cause::Throttled,
+            ErrorKind::ServerError => Cause::ServerError,
+            _ => Cause::Other,
+        })
     }
 }
 
-/// Taken from a [`ColdProbe`]: what happened since [`ColdProbe::begin`].
+/// Taken from a [`RequestProbe`]: what happened since [`RequestProbe::begin`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ColdWork {
     /// Connections opened (TCP, and TLS for HTTPS).
@@ -201,7 +203,7 @@ pub struct ColdWork {
     pub retry_causes: RetryCauses,
 }
 
-impl ColdProbe {
+impl RequestProbe {
     /// Starts a request: its call is now.
     pub fn begin(&self) {
         self.attempt_start.store(clock_ns(), Ordering::Relaxed);
@@ -219,7 +221,7 @@ impl ColdProbe {
         }
     }
 
-    /// Returns what was recorded since [`ColdProbe::begin`] and resets the probe.
+    /// Returns what was recorded since [`RequestProbe::begin`] and resets the probe.
     pub fn take(&self) -> ColdWork {
         let has_ttfb = self.has_wire_ttfb.swap(false, Ordering::Relaxed);
         let wire_ttfb_ns = self.wire_ttfb_ns.swap(0, Ordering::Relaxed);
@@ -289,7 +291,7 @@ impl ColdProbe {
     }
 }
 
-/// Nanoseconds since the first call in this process: the clock of [`ColdProbe`]'s
+/// Nanoseconds since the first call in this process: the clock of [`RequestProbe`]'s
 /// stamps (monotonic; never 0, which the probe reads as "not stamped").
 pub fn clock_ns() -> u64 {
     static BASE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
@@ -301,12 +303,12 @@ tokio::task_local! {
     /// request's future). Read synchronously when a connection or session is started,
     /// so a connect that hyper finishes in the background is still credited to the
     /// request that asked for it.
-    pub static COLD_PROBE: Arc<ColdProbe>;
+    pub static REQUEST_PROBE: Arc<RequestProbe>;
 }
 
-/// The probe of the request being sent, if any ([`COLD_PROBE`]).
-pub fn current_probe() -> Option<Arc<ColdProbe>> {
-    COLD_PROBE.try_with(Arc::clone).ok()
+/// The probe of the request being sent, if any ([`REQUEST_PROBE`]).
+pub fn current_probe() -> Option<Arc<RequestProbe>> {
+    REQUEST_PROBE.try_with(Arc::clone).ok()
 }
 
 /// Set once the request that started a connect has its answer (or failed). hyper-util
@@ -606,7 +608,7 @@ impl HttpConnector for TransportConnector {
             let response = response
                 .map_err(|err| classify_hyper_error(Box::new(err)))?
                 .map(SdkBody::from_body_1_x);
-            if !session && matches!(response.status().as_u16(), 429 | 503) {
+            if !session && ErrorKind::of_http_status(response.status().as_u16()) == Some(ErrorKind::Throttled) {
                 counters.throttled_responses.fetch_add(1, Ordering::Relaxed);
             }
             HttpResponse::try_from(response).map_err(|err| ConnectorError::other(err.into(), None))
@@ -636,7 +638,7 @@ fn copy_request(request: &http::Request<SdkBody>) -> Option<http::Request<SdkBod
 /// One attempt's stamps until it ends, into its GET's probe. An attempt dropped before
 /// its headers (the SDK's attempt timeout, or the caller's) ends as a timeout.
 struct AttemptRecord {
-    probe: Option<Arc<ColdProbe>>,
+    probe: Option<Arc<RequestProbe>>,
     sent: u64,
     /// When hyper gave the request a connection; `Some(None)`: it gave up without one.
     conn_at: Option<Option<u64>>,

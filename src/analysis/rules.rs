@@ -1,0 +1,645 @@
+//! The verdict rules of one configuration: an ordered list ([`RULES`]) of small named
+//! rules, each checking its condition against the [`Thresholds`] and, when it holds,
+//! giving the figures that decided it and a plain-words explanation; the first that
+//! holds wins. Then the row's notes (cold requests, few objects per worker, idle
+//! workers), also one function each. Reading rows against their bucket's curve
+//! (plateau, queueing, delayed ACK) is in [`super::verdict`].
+
+use std::collections::BTreeMap;
+
+use crate::model::stats::round3;
+use crate::model::{ClientMeasure, ClientSide, ConfigResult, CpuSource, Diagnosis, Thresholds, Verdict};
+
+/// A `client_cpu` verdict whose cores busy are below this share of the CPU threshold
+/// (with the runtime busy) is a client starved of CPU rather than one using it all.
+pub const STARVED_SHARE: f64 = 0.5;
+
+/// Fewer objects per worker than this and a configuration's tail decides its wall time.
+pub const FEW_OBJECTS_PER_WORKER: f64 = 8.0;
+
+fn cpu_source_words(source: CpuSource) -> &'static str {
+    match source {
+        CpuSource::LambdaMemory => "Lambda's CPU share for its memory",
+        CpuSource::CgroupV2 | CpuSource::CgroupV1 | CpuSource::QuotaPerMemorySize => "the CPU quota",
+        CpuSource::Affinity => "the CPU affinity mask",
+        CpuSource::Cores => "the machine's cores",
+    }
+}
+
+/// What the rules read of one row: the row, its client side, the thresholds and the
+/// shares derived from them.
+struct Facts<'a> {
+    row: &'a ConfigResult,
+    client: ClientSide,
+    t: &'a Thresholds,
+    /// Throttling is what S3 said (503 SlowDown / 429), retried or not; a retry after
+    /// a timeout or a reset is not throttling.
+    throttled: u64,
+    throttled_share: f64,
+    error_share: f64,
+    latency_ms: f64,
+    pool_wait_ms: f64,
+    pool_share: f64,
+    /// Cores the client can use (fractional under a CPU quota or a small Lambda).
+    cores: f64,
+    machine_cores: f64,
+    machine_share: Option<f64>,
+    cpu_share: f64,
+    busy_share: f64,
+}
+
+impl<'a> Facts<'a> {
+    fn of(row: &'a ConfigResult, vcpus: u32, t: &'a Thresholds) -> Facts<'a> {
+        let requests = row.requests.max(1) as f64;
+        let client = row.client.clone().unwrap_or_else(|| {
+            ClientSide::of(
+                row,
+                ClientMeasure {
+                    vcpus,
+                    runtime_worker_threads: vcpus,
+                    ..ClientMeasure::default()
+                },
+            )
+        });
+        let throttled = row.errors.throttled.max(row.throttled_responses);
+        let latency_ms = row.ttlb_ms.mean;
+        let pool_wait_ms = row.pool_wait_ms.mean;
+        let pool_share = if pool_wait_ms + latency_ms > 0.0 {
+            pool_wait_ms / (pool_wait_ms + latency_ms)
+        } else {
+            0.0
+        };
+        let cores = client.client_cores.max(0.01);
+        let machine_cores = f64::from(client.vcpus.max(1));
+        Facts {
+            row,
+            t,
+            throttled,
+            throttled_share: throttled as f64 / requests,
+            error_share: row.errors.total as f64 / requests,
+            latency_ms,
+            pool_wait_ms,
+            pool_share,
+            cores,
+            machine_cores,
+            machine_share: client.machine_cores_busy.map(|b| b / machine_cores),
+            cpu_share: client.cores_busy / cores,
+            busy_share: client.runtime_busy_ratio,
+            client,
+        }
+    }
+}
+
+/// What a rule that holds found: the figures it looked at (units in the names) and
+/// the explanation in plain words.
+struct Finding {
+    figures: Vec<(&'static str, f64)>,
+    explanation: String,
+}
+
+/// One verdict rule: the verdict it gives and the check, which returns what it found
+/// when the rule holds.
+pub(crate) struct Rule {
+    pub(crate) verdict: Verdict,
+    check: fn(&Facts) -> Option<Finding>,
+}
+
+/// The verdict rules of one row, checked in this order; the first that holds wins
+/// (the last always holds). docs/diagnosis.md lists them in the same order, then
+/// [`CURVE_VERDICTS`] (a test keeps the two lists equal). Adding a rule is adding a
+/// function and its line here.
+pub(crate) const RULES: &[Rule] = &[
+    Rule {
+        verdict: Verdict::Throttled,
+        check: throttled,
+    },
+    Rule {
+        verdict: Verdict::Errors,
+        check: errors,
+    },
+    Rule {
+        verdict: Verdict::Bandwidth,
+        check: bandwidth,
+    },
+    Rule {
+        verdict: Verdict::ClientCpu,
+        check: client_cpu,
+    },
+    Rule {
+        verdict: Verdict::MachineCpu,
+        check: machine_cpu,
+    },
+    Rule {
+        verdict: Verdict::Pool,
+        check: pool,
+    },
+    Rule {
+        verdict: Verdict::Latency,
+        check: latency,
+    },
+];
+
+/// Verdicts given afterwards, reading each row against its bucket's curve
+/// ([`super::verdict::curve_verdicts`]), in the order the docs list them after [`RULES`].
+#[cfg(test)]
+pub(crate) const CURVE_VERDICTS: &[Verdict] = &[Verdict::Plateau];
+
+/// `throttled`: 503 SlowDown / 429 answers (retried or not) are at least
+/// `throttled_share` of requests, and at least one.
+fn throttled(f: &Facts) -> Option<Finding> {
+    let row = f.row;
+    if f.throttled == 0 || f.throttled_share < f.t.throttled_share {
+        return None;
+    }
+    let throttled = f.throttled;
+    let retried = throttled.saturating_sub(row.errors.throttled).min(row.retries);
+    Some(Finding {
+        figures: vec![
+            ("throttled_responses", throttled as f64),
+            ("throttled_requests", row.errors.throttled as f64),
+            ("retries", row.retries as f64),
+            ("retries_after_throttling", retried as f64),
+            ("throttled_share", f.throttled_share),
+        ],
+        explanation: format!(
+            "S3 pushed back: {throttled} throttled answers (503 SlowDown / 429) in {} requests, {} of them final, {retried} of the {} retries after throttling; more workers will not help until it scales (spread keys over prefixes, ramp up slowly)",
+            row.requests, row.errors.throttled, row.retries
+        ),
+    })
+}
+
+/// `errors`: failed requests are at least `error_share` of requests.
+fn errors(f: &Facts) -> Option<Finding> {
+    let row = f.row;
+    if row.errors.total == 0 || f.error_share < f.t.error_share {
+        return None;
+    }
+    Some(Finding {
+        figures: vec![("errors", row.errors.total as f64), ("error_share", f.error_share)],
+        explanation: format!(
+            "{} of {} requests failed ({}): the timings describe failures, fix them first",
+            row.errors.total,
+            row.requests,
+            row.errors.short()
+        ),
+    })
+}
+
+/// `bandwidth`: a bandwidth ceiling is known and MiB/s is at least `bandwidth_share`
+/// of it.
+fn bandwidth(f: &Facts) -> Option<Finding> {
+    let row = f.row;
+    let ceiling =
+        f.t.bandwidth_ceiling_mib_per_s
+            .filter(|c| row.mib_per_s >= f.t.bandwidth_share * c)?;
+    let source = f.t.bandwidth_ceiling_source.map_or("given", |s| s.name());
+    let burst = if row.in_burst {
+        " (this row ran on burst credit: above the sustained ceiling, its figures flatter)"
+    } else {
+        ""
+    };
+    Some(Finding {
+        figures: vec![("mib_per_s", row.mib_per_s), ("bandwidth_ceiling_mib_per_s", ceiling)],
+        explanation: format!(
+            "{:.0} MiB/s is {:.0}% of the {:.0} MiB/s network ceiling (source: {source}){burst}: more requests in flight only share the same pipe",
+            row.mib_per_s,
+            100.0 * row.mib_per_s / ceiling,
+            ceiling
+        ),
+    })
+}
+
+/// `client_cpu`: process CPU time / wall time is at least `cpu_busy_share` of the
+/// cores the client can use, or the runtime's threads were busy at least that share
+/// of the wall time (then, with few cores busy, the client is starved of CPU).
+fn client_cpu(f: &Facts) -> Option<Finding> {
+    let (row, client, cores, busy_share) = (f.row, &f.client, f.cores, f.busy_share);
+    if f.cpu_share < f.t.cpu_busy_share && busy_share < f.t.cpu_busy_share {
+        return None;
+    }
+    let starved = f.cpu_share < STARVED_SHARE * f.t.cpu_busy_share;
+    let explanation = if starved {
+        format!(
+            "the client's threads always had work (runtime busy {:.0}% of the time) but got only {:.2} of {:.2} usable cores: it is starved of CPU by other processes on the machine, {:.3} ms CPU per GET; more workers or lower latency will not help, more CPU will",
+            100.0 * busy_share,
+            client.cores_busy,
+            cores,
+            row.cpu_ms_per_get
+        )
+    } else {
+        format!(
+            "the client's CPU sets the pace: {:.2} cores busy of {:.2} usable ({}), runtime threads busy {:.0}% of the time, {:.3} ms CPU per GET; lower latency or more workers will not help, more CPU (a larger Lambda) or a cheaper client will",
+            client.cores_busy,
+            cores,
+            cpu_source_words(client.cpu_source),
+            100.0 * busy_share,
+            row.cpu_ms_per_get
+        )
+    };
+    Some(Finding {
+        figures: vec![
+            ("cores_busy", client.cores_busy),
+            ("client_cores", cores),
+            ("runtime_busy_ratio", busy_share),
+            ("cpu_ms_per_get", row.cpu_ms_per_get),
+            ("objects_per_s", row.objects_per_s),
+            ("starved", if starved { 1.0 } else { 0.0 }),
+        ],
+        explanation,
+    })
+}
+
+/// `machine_cpu`: the machine's busy CPU is at least `cpu_busy_share` of its cores
+/// and the client shows it: its threads had work they could not run (busy half the
+/// time or more), or its workers sat between requests.
+fn machine_cpu(f: &Facts) -> Option<Finding> {
+    let client = &f.client;
+    let share = f
+        .machine_share
+        .filter(|m| *m >= f.t.cpu_busy_share && (f.busy_share >= 0.5 || client.in_flight_ratio < 0.7))?;
+    let busy = client.machine_cores_busy.unwrap_or(0.0);
+    let machine_cores = f.machine_cores;
+    Some(Finding {
+        figures: vec![
+            ("machine_cores_busy", busy),
+            ("machine_cores", machine_cores),
+            ("machine_busy_share", share),
+            ("cores_busy", client.cores_busy),
+        ],
+        explanation: format!(
+            "the machine's CPU is used up: {busy:.2} of {machine_cores:.0} cores busy, {:.2} of them this client's: the rest is other load on the machine (in `s3sweep local`, the embedded server), so the client cannot go faster here; measure where the server runs elsewhere",
+            client.cores_busy
+        ),
+    })
+}
+
+/// `pool`: the mean wait for a pooled connection is at least `pool_wait_share` of a
+/// request's mean total time (pool wait + time to last byte).
+fn pool(f: &Facts) -> Option<Finding> {
+    let row = f.row;
+    if f.pool_share < f.t.pool_wait_share {
+        return None;
+    }
+    Some(Finding {
+        figures: vec![
+            ("pool_wait_ms_mean", f.pool_wait_ms),
+            ("ttlb_ms_mean", f.latency_ms),
+            ("pool_wait_share", f.pool_share),
+            ("workers", f64::from(row.workers)),
+            ("pool_connections", f64::from(row.pool_connections)),
+        ],
+        explanation: format!(
+            "requests waited {:.1} ms on average for one of {} connections ({:.0}% of their time) with {} workers: raise pool_connections to the worker count",
+            f.pool_wait_ms,
+            row.pool_connections,
+            100.0 * f.pool_share,
+            row.workers
+        ),
+    })
+}
+
+/// `latency`: otherwise. Throughput is what the requests in flight allow.
+fn latency(f: &Facts) -> Option<Finding> {
+    let (row, client) = (f.row, &f.client);
+    Some(Finding {
+        figures: vec![
+            ("mean_in_flight", client.mean_in_flight),
+            ("ttlb_ms_mean", f.latency_ms),
+            ("objects_per_s", row.objects_per_s),
+            ("cores_busy", client.cores_busy),
+            ("client_cores", f.cores),
+        ],
+        explanation: format!(
+            "{:.1} requests in flight at {:.2} ms each give {:.0} objects/s; the client had CPU to spare ({:.2} of {:.2} usable cores busy)",
+            client.mean_in_flight, f.latency_ms, row.objects_per_s, client.cores_busy, f.cores
+        ),
+    })
+}
+
+/// The notes of one row given its verdict, in the order written.
+const NOTES: &[fn(&Facts, Verdict) -> Option<String>] = &[cold_note, few_objects_note, idle_workers_note];
+
+/// Cold requests, left out of the steady figures.
+fn cold_note(f: &Facts, _: Verdict) -> Option<String> {
+    let b = f.row.breakdown.as_ref().filter(|b| b.cold_requests > 0)?;
+    Some(format!(
+        "{} cold request(s) ({} new connection(s), connect p50 {:.2} ms, {} CreateSession) took p50 {:.2} ms to last byte vs {:.2} ms steady; they are left out of the steady figures",
+        b.cold_requests,
+        b.connections_opened,
+        b.connect_ms.p50,
+        b.session_requests,
+        b.cold_ttlb_ms.p50,
+        b.steady_ttlb_ms.p50
+    ))
+}
+
+/// Fewer than [`FEW_OBJECTS_PER_WORKER`] objects per worker: the tail decides.
+fn few_objects_note(f: &Facts, _: Verdict) -> Option<String> {
+    let row = f.row;
+    let per_worker = row.requests as f64 / f64::from(row.workers.min(row.pool_connections).max(1));
+    (row.workers > 1 && per_worker < FEW_OBJECTS_PER_WORKER).then(|| format!(
+        "only {per_worker:.1} objects per worker: the slowest requests decide the wall time, so the figures are noisy; read more objects (at least {FEW_OBJECTS_PER_WORKER:.0} per worker)"
+    ))
+}
+
+/// Workers idle between requests (not said of a `pool` row: the pool explains it).
+fn idle_workers_note(f: &Facts, verdict: Verdict) -> Option<String> {
+    let (row, client) = (f.row, &f.client);
+    (verdict != Verdict::Pool && client.in_flight_ratio < 0.7 && row.workers > 1 && row.ok > 0).then(|| format!(
+        "only {:.1} of {:.1} possible requests were in flight on average: the workers spent the rest between requests (client work, scheduling) or waiting for the slowest to finish",
+        client.mean_in_flight,
+        row.possible_in_flight()
+    ))
+}
+
+/// The verdict of one row: the first of [`RULES`] that holds, then the [`NOTES`].
+/// Uses `row.client` when the engine measured it; without it the CPU rule can only
+/// look at `cpu_ms` and `vcpus`.
+pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis {
+    let facts = Facts::of(row, vcpus, t);
+    let (verdict, finding) = RULES
+        .iter()
+        .find_map(|rule| (rule.check)(&facts).map(|found| (rule.verdict, found)))
+        .expect("the last rule always holds");
+    let mut diagnosis = Diagnosis {
+        verdict,
+        figures: BTreeMap::new(),
+        explanation: finding.explanation,
+        notes: NOTES.iter().filter_map(|note| note(&facts, verdict)).collect(),
+    };
+    for (name, value) in finding.figures {
+        diagnosis.set_figure(name, round3(value));
+    }
+    diagnosis
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::model::test_rows::row;
+    use crate::model::{Breakdown, ErrorKind, Percentiles};
+    use std::time::Duration;
+
+    pub(in crate::analysis) fn pct(mean: f64) -> Percentiles {
+        Percentiles {
+            p50: mean,
+            p90: mean,
+            p99: mean,
+            max: mean,
+            mean,
+            count: 100,
+        }
+    }
+
+    /// A healthy row: 100 requests, 10 workers, 10 ms each, 1000 objects/s.
+    pub(in crate::analysis) fn healthy() -> ConfigResult {
+        let mut r = row("b", 10, 1, 100.0, 0);
+        r.pool_connections = 10;
+        r.ttlb_ms = pct(10.0);
+        r.ttfb_ms = pct(9.0);
+        r.cpu_ms = 20.0;
+        r.cpu_ms_per_get = 0.2;
+        r.client = Some(ClientSide::of(
+            &r,
+            ClientMeasure {
+                runtime_busy: Duration::from_millis(40),
+                runtime_worker_threads: 2,
+                vcpus: 2,
+                peak_rss_bytes: 1 << 20,
+                ..ClientMeasure::default()
+            },
+        ));
+        r
+    }
+
+    /// The verdict names of the rule table in docs/diagnosis.md, in order.
+    fn documented_rules(docs: &str) -> Vec<String> {
+        let table = docs
+            .split("The rules, checked in this order")
+            .nth(1)
+            .expect("docs/diagnosis.md has the rule table");
+        table
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn the_docs_list_the_rules_in_their_order_and_every_verdict_once() {
+        let coded: Vec<String> = RULES
+            .iter()
+            .map(|r| r.verdict)
+            .chain(CURVE_VERDICTS.iter().copied())
+            .map(|v| v.name().to_string())
+            .collect();
+        assert_eq!(documented_rules(include_str!("../../docs/diagnosis.md")), coded);
+        let mut sorted = coded.clone();
+        sorted.sort();
+        let mut all: Vec<String> = Verdict::ALL.iter().map(|v| v.name().to_string()).collect();
+        all.sort();
+        assert_eq!(sorted, all, "every verdict has exactly one rule");
+        // The reader of the table sees a change of order.
+        let swapped = include_str!("../../docs/diagnosis.md").replace("| `errors` |", "| `errors2` |");
+        assert_ne!(documented_rules(&swapped), coded);
+    }
+
+    #[test]
+    fn a_diagnosis_reads_back_equal_to_the_one_written() {
+        // `ttlb_ms_mean` is written to four significant digits: 18.38, not 18.382.
+        let mut r = healthy();
+        r.ttlb_ms = pct(18.382);
+        let d = diagnose_row(&r, 2, &Thresholds::default());
+        assert_eq!(d.figures["ttlb_ms_mean"], 18.38, "{d:?}");
+        let back: Diagnosis = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+        assert_eq!(back, d);
+    }
+
+    #[test]
+    fn the_last_rule_always_holds() {
+        let last = RULES.last().unwrap();
+        let mut r = healthy();
+        r.requests = 0;
+        r.ok = 0;
+        r.client = None;
+        let t = Thresholds::default();
+        assert!((last.check)(&Facts::of(&r, 0, &t)).is_some());
+    }
+
+    #[test]
+    fn client_side_uses_littles_law() {
+        let c = healthy().client.unwrap();
+        assert_eq!(c.mean_in_flight, 10.0);
+        assert_eq!(c.in_flight_ratio, 1.0);
+        assert_eq!(c.cores_busy, 0.2);
+        assert_eq!(c.runtime_busy_ratio, 0.2);
+        assert_eq!(c.client_cores, 2.0);
+    }
+
+    #[test]
+    fn latency_verdict_on_a_healthy_row() {
+        let d = diagnose_row(&healthy(), 2, &Thresholds::default());
+        assert_eq!(d.verdict, Verdict::Latency, "{d:?}");
+        assert_eq!(d.figures["mean_in_flight"], 10.0);
+        assert!(d.explanation.contains("in flight"), "{}", d.explanation);
+    }
+
+    #[test]
+    fn throttled_beats_errors_and_needs_its_share() {
+        let t = Thresholds::default();
+        let mut r = healthy();
+        r.errors.add(ErrorKind::Throttled, 3);
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Throttled);
+        // A 503 that a retry got past is throttling too.
+        let mut r = healthy();
+        r.retries = 1;
+        r.throttled_responses = 1;
+        let d = diagnose_row(&r, 2, &t);
+        assert_eq!(d.verdict, Verdict::Throttled);
+        assert_eq!(d.figures["retries_after_throttling"], 1.0);
+        // A retry after a timeout or a reset is not.
+        let mut r = healthy();
+        r.retries = 5;
+        assert_ne!(diagnose_row(&r, 2, &t).verdict, Verdict::Throttled);
+        // One throttle in 1,000 requests is below 0.5%.
+        let mut r = healthy();
+        r.requests = 1000;
+        r.throttled_responses = 1;
+        assert_ne!(diagnose_row(&r, 2, &t).verdict, Verdict::Throttled);
+    }
+
+    #[test]
+    fn errors_verdict_at_one_percent() {
+        let t = Thresholds::default();
+        let mut r = healthy();
+        r.errors.add(ErrorKind::NotFound, 1);
+        let d = diagnose_row(&r, 2, &t);
+        assert_eq!(d.verdict, Verdict::Errors);
+        assert!(d.explanation.contains("not_found=1"), "{}", d.explanation);
+        let mut r = healthy();
+        r.requests = 1000;
+        r.errors.add(ErrorKind::Timeout, 9);
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
+    }
+
+    #[test]
+    fn bandwidth_only_with_a_ceiling() {
+        let mut r = healthy();
+        r.mib_per_s = 90.0;
+        assert_eq!(diagnose_row(&r, 2, &Thresholds::default()).verdict, Verdict::Latency);
+        let t = Thresholds {
+            bandwidth_ceiling_mib_per_s: Some(100.0),
+            ..Thresholds::default()
+        };
+        let d = diagnose_row(&r, 2, &t);
+        assert_eq!(d.verdict, Verdict::Bandwidth);
+        assert_eq!(d.figures["bandwidth_ceiling_mib_per_s"], 100.0);
+        r.mib_per_s = 70.0;
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
+    }
+
+    /// What the client measured on a 2-vCPU machine: the runtime busy `busy_ms` on `threads` threads.
+    pub(in crate::analysis) fn on_two_vcpus(busy_ms: u64, threads: u32) -> ClientMeasure {
+        ClientMeasure {
+            runtime_busy: Duration::from_millis(busy_ms),
+            runtime_worker_threads: threads,
+            vcpus: 2,
+            peak_rss_bytes: 0,
+            ..ClientMeasure::default()
+        }
+    }
+
+    #[test]
+    fn client_cpu_by_cores_or_by_runtime() {
+        let t = Thresholds::default();
+        let mut r = healthy();
+        // 1.8 cores of 2 usable.
+        r.cpu_ms = 180.0;
+        r.client = Some(ClientSide::of(&r, on_two_vcpus(40, 2)));
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::ClientCpu);
+        // One runtime thread busy 90% of the time, process CPU low.
+        let mut r = healthy();
+        r.client = Some(ClientSide::of(&r, on_two_vcpus(90, 1)));
+        let d = diagnose_row(&r, 2, &t);
+        assert_eq!(d.verdict, Verdict::ClientCpu, "{d:?}");
+        assert_eq!(d.figures["runtime_busy_ratio"], 0.9);
+        // 0.2 cores busy of 1 usable while the runtime had work: starved.
+        assert_eq!(d.figures["starved"], 1.0);
+        assert!(d.explanation.contains("starved"), "{}", d.explanation);
+        // 80% is below the threshold.
+        let mut r = healthy();
+        r.client = Some(ClientSide::of(&r, on_two_vcpus(80, 1)));
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
+    }
+
+    #[test]
+    fn pool_when_the_wait_dominates() {
+        let t = Thresholds::default();
+        let mut r = healthy();
+        r.workers = 40;
+        r.pool_wait_ms = pct(30.0);
+        let d = diagnose_row(&r, 2, &t);
+        assert_eq!(d.verdict, Verdict::Pool, "{d:?}");
+        assert_eq!(d.figures["pool_wait_share"], 0.75);
+        r.pool_wait_ms = pct(2.0);
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
+    }
+
+    #[test]
+    fn cold_requests_and_few_objects_per_worker_are_noted() {
+        let mut r = healthy();
+        r.breakdown = Some(Breakdown {
+            steady_ttlb_ms: pct(42.0),
+            cold_requests: 1,
+            connections_opened: 1,
+            cold_ttlb_ms: pct(44.0),
+            ..Breakdown::default()
+        });
+        let d = diagnose_row(&r, 2, &Thresholds::default());
+        assert!(d.notes.iter().any(|n| n.contains("cold request")), "{:?}", d.notes);
+        assert!(
+            !d.notes.iter().any(|n| n.contains("objects per worker")),
+            "10 per worker: {:?}",
+            d.notes
+        );
+        r.workers = 40;
+        r.pool_connections = 40;
+        let d = diagnose_row(&r, 2, &Thresholds::default());
+        assert!(
+            d.notes.iter().any(|n| n.contains("2.5 objects per worker")),
+            "{:?}",
+            d.notes
+        );
+    }
+
+    #[test]
+    fn thresholds_are_validated() {
+        assert!(Thresholds::default().validate().is_ok());
+        let err = Thresholds {
+            error_share: 0.0,
+            cpu_busy_share: 2.0,
+            bandwidth_ceiling_mib_per_s: Some(-1.0),
+            ..Thresholds::default()
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        for field in ["error_share", "cpu_busy_share", "bandwidth_ceiling_mib_per_s"] {
+            assert!(err.contains(field), "{err}");
+        }
+    }
+
+    #[test]
+    fn possible_in_flight_counts_the_last_round() {
+        let mut r = row("b", 32, 1, 100.0, 0);
+        r.pool_connections = 64;
+        assert_eq!(r.possible_in_flight(), 25.0);
+        r.pool_connections = 4;
+        assert_eq!(r.possible_in_flight(), 4.0);
+        r.workers = 200;
+        r.pool_connections = 500;
+        assert_eq!(r.possible_in_flight(), 100.0);
+    }
+}

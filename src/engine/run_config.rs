@@ -1,0 +1,406 @@
+//! One configuration: bucket x workers x repetition. Untimed warm-up requests first
+//! (so connections are open), then exactly `workers` GETs kept in flight until every
+//! object has been read once, each request recorded; then the row: counts, rates,
+//! percentiles, CPU time, transport counters and the client side.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use futures_util::StreamExt;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use tokio::sync::Semaphore;
+
+use crate::model::histogram::encode_cdf;
+use crate::model::stats::{cpu_ms_per_get, rates, round3};
+use crate::model::{Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percentiles, WireCounts};
+use crate::plan::Plan;
+use crate::s3::get::get_one;
+use crate::s3::SweepClient;
+use crate::sys::cpu::UsableCpu;
+use crate::sys::netdev::{Interfaces, RxSnapshot};
+use crate::sys::usage;
+use crate::transport::TransportCounters;
+
+use super::recorder::{runtime_busy, PhaseShard, Shard};
+use super::schedule::StartSchedule;
+use super::Observer;
+
+/// The order objects are read in one configuration.
+fn key_order(plan: &Plan, workers: u32, repetition: u32) -> Vec<u32> {
+    let mut order: Vec<u32> = plan.key_range().collect();
+    if plan.shuffle() {
+        let seed = plan.seed() ^ (u64::from(workers) << 32) ^ u64::from(repetition);
+        order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
+    }
+    order
+}
+
+/// Runs one configuration. With `stop_at` (the deadline less its safety margin) the
+/// configuration is cut there: no GET starts after it, GETs still in flight are
+/// cancelled, and the row covers the GETs that finished (`cut_short`). `None` when the
+/// deadline came before the timed phase began (during the warm-up or the wait for a
+/// shared start).
+pub(crate) async fn run_config(
+    client: &SweepClient,
+    s3: &aws_sdk_s3::Client,
+    plan: &Plan,
+    (bucket, workers, repetition): (&str, u32, u32),
+    schedule: Option<StartSchedule>,
+    stop_at: Option<Instant>,
+    observer: &Arc<dyn Observer>,
+) -> Option<ConfigResult> {
+    let order = Arc::new(key_order(plan, workers, repetition));
+    let whole_request = plan.attempt_timeout() * plan.max_attempts();
+    let before_timed_phase = async {
+        let warmup = if plan.warmup() {
+            Some(warm_up(s3, plan, bucket, workers, &order, whole_request).await)
+        } else {
+            None
+        };
+        if let Some(at) = schedule.and_then(|c| c.start_at) {
+            if let Ok(wait) = at.duration_since(SystemTime::now()) {
+                tokio::time::sleep(wait).await;
+            }
+        }
+        warmup
+    };
+    let warmup = until(stop_at, before_timed_phase).await?;
+    observer.config_started(bucket, workers, repetition, order.len() as u64);
+    let before = Before::now(client);
+    let drivers = driver_count(
+        workers as usize,
+        order.len(),
+        before.usable.cores,
+        before.busy.map_or(1, |b| b.1),
+    );
+    // Shared by the drivers: the next position in `order`, and the sweep's pool.
+    let next = Arc::new(AtomicUsize::new(0));
+    let pool = Arc::new(Semaphore::new(plan.pool_connections() as usize));
+    let started_at = SystemTime::now();
+    let start = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for d in 0..drivers {
+        let in_flight = workers as usize / drivers + usize::from(d < workers as usize % drivers);
+        let driver = Driver {
+            s3: s3.clone(),
+            bucket: bucket.to_string(),
+            keys: plan.keys().clone(),
+            order: order.clone(),
+            next: next.clone(),
+            pool: pool.clone(),
+            observer: observer.clone(),
+            limit: whole_request,
+            started: AtomicU64::new(0),
+        };
+        tasks.spawn(driver.run(in_flight, stop_at));
+    }
+    let mut recorded = Shard::new();
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok(shard) => recorded.add(shard),
+            Err(err) => tracing::error!(%err, "a sweep driver ended abnormally"),
+        }
+    }
+    let timed = Timed {
+        recorded,
+        wall: start.elapsed(),
+        started_at,
+        planned: order.len() as u64,
+        warmup,
+    };
+    Some(measured_row(
+        client,
+        plan,
+        (bucket, workers, repetition),
+        schedule,
+        before,
+        timed,
+    ))
+}
+
+/// What is read just before a configuration's timed phase, to take the differences
+/// after it.
+struct Before {
+    busy: Option<(Duration, u32)>,
+    counters: TransportCounters,
+    cpu: Duration,
+    machine: Option<Duration>,
+    usable: UsableCpu,
+    /// The interfaces the configuration reads through, and what they had received.
+    interfaces: Interfaces,
+    rx: Option<RxSnapshot>,
+}
+
+impl Before {
+    fn now(client: &SweepClient) -> Before {
+        let interfaces = Interfaces::for_endpoint(client.endpoint());
+        Before {
+            busy: runtime_busy(),
+            counters: client.transport().counters(),
+            cpu: usage::process_cpu_time(),
+            machine: usage::machine_busy_time(),
+            usable: UsableCpu::read(),
+            interfaces,
+            rx: RxSnapshot::read(interfaces),
+        }
+    }
+}
+
+/// What a configuration's timed phase recorded.
+struct Timed {
+    recorded: Shard,
+    wall: Duration,
+    started_at: SystemTime,
+    /// GETs the configuration was to make.
+    planned: u64,
+    warmup: Option<Breakdown>,
+}
+
+/// The row of one configuration: counts, rates, percentiles, CPU time, transport
+/// counters (each the difference from `before`) and the client side.
+fn measured_row(
+    client: &SweepClient,
+    plan: &Plan,
+    (bucket, workers, repetition): (&str, u32, u32),
+    schedule: Option<StartSchedule>,
+    before: Before,
+    timed: Timed,
+) -> ConfigResult {
+    let wall = timed.wall;
+    let rx = before
+        .rx
+        .as_ref()
+        .and_then(|b| RxSnapshot::read(before.interfaces).map(|a| a.since(b)));
+    let cpu = usage::process_cpu_time().saturating_sub(before.cpu);
+    let busy = match (before.busy, runtime_busy()) {
+        (Some((a, _)), Some((b, n))) => (b.saturating_sub(a), n),
+        _ => (Duration::ZERO, 1),
+    };
+    let counters = client.transport().counters().since(&before.counters);
+    let breakdown = timed.recorded.breakdown();
+    let Shard {
+        ttfb_us: ttfb,
+        ttlb_us: ttlb,
+        pool_wait_us: pool_wait,
+        errors,
+        error_samples,
+        ok,
+        bytes,
+        started,
+        retry_causes,
+        ..
+    } = timed.recorded;
+    let requests = ok + errors.total;
+    let requests_not_done = timed.planned.saturating_sub(requests);
+    let wall_s = wall.as_secs_f64().max(1e-9);
+    let cpu_ms = cpu.as_secs_f64() * 1000.0;
+    let (objects_per_s, mib_per_s) = rates(ok, bytes, wall_s);
+    let mut row = ConfigResult {
+        bucket: bucket.to_string(),
+        workers,
+        repetition,
+        pool_connections: plan.pool_connections(),
+        requests,
+        ok,
+        errors,
+        retries: counters.requests_sent.saturating_sub(started),
+        retries_by_cause: retry_causes,
+        throttled_responses: counters.throttled_responses,
+        bytes,
+        child: schedule.map(|_| ChildMeasure::new(timed.started_at, wall, [&ttfb, &ttlb, &pool_wait])),
+        ttlb_histogram_us: encode_cdf(&ttlb),
+        wall_ms: round3(wall_s * 1000.0),
+        objects_per_s,
+        mib_per_s,
+        ttfb_ms: Percentiles::from_histogram_us(&ttfb),
+        ttlb_ms: Percentiles::from_histogram_us(&ttlb),
+        pool_wait_ms: Percentiles::from_histogram_us(&pool_wait),
+        cpu_ms: round3(cpu_ms),
+        cpu_ms_per_get: cpu_ms_per_get(cpu_ms, requests),
+        connections_opened: counters.connections_opened,
+        connect_ms_total: round3(counters.connect_ns as f64 / 1e6),
+        session_requests: counters.session_requests,
+        cut_short: requests_not_done > 0,
+        requests_not_done,
+        tls_handshakes: counters.tls_handshakes,
+        warmup: timed.warmup,
+        error_samples,
+        breakdown: Some(breakdown),
+        client: None,
+        diagnosis: None,
+        memory_mb: None,
+        emulated: false,
+        wire: rx.map(|rx| wire_counts(&rx, wall, bytes)),
+        round: None,
+        run_index: None,
+        in_burst: false,
+    };
+    row.client = Some(ClientSide::of(&row, client_measure(&before, busy)));
+    row
+}
+
+/// What the client side of a row is judged by: the runtime's busy time (`busy`: since
+/// `before`, and its worker threads), the machine, the CPU the process may use.
+fn client_measure(before: &Before, busy: (Duration, u32)) -> ClientMeasure {
+    ClientMeasure {
+        runtime_busy: busy.0,
+        runtime_worker_threads: busy.1,
+        vcpus: usage::vcpus() as u32,
+        peak_rss_bytes: usage::peak_rss_bytes(),
+        usable_cores: before.usable.cores,
+        cpu_source: before.usable.source,
+        machine_busy: match (before.machine, usage::machine_busy_time()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        },
+    }
+}
+
+/// The row's wire block from what the interfaces received during `wall`.
+fn wire_counts(rx: &RxSnapshot, wall: Duration, body_bytes: u64) -> WireCounts {
+    WireCounts {
+        interfaces: rx.interfaces.clone(),
+        rx_bytes: rx.bytes,
+        rx_packets: rx.packets,
+        rx_mib_per_s: round3(rx.mib_per_s(wall)),
+        wire_to_body_ratio: (body_bytes > 0).then(|| crate::model::stats::sig4(rx.bytes as f64 / body_bytes as f64)),
+    }
+}
+
+/// How many tasks drive a configuration's GETs: one per core the client may use (its
+/// CPU quota or Lambda share, rounded up), at most one per runtime thread and per
+/// worker. Each task keeps its share of the `workers` GETs in flight in one
+/// `FuturesUnordered`: many GETs per task wake the runtime far less often than a task
+/// per GET would (in `make bench`, a task per worker cost about 40% more CPU per GET),
+/// and each task records into its own [`Shard`], without locks.
+fn driver_count(workers: usize, objects: usize, usable_cores: f64, runtime_threads: u32) -> usize {
+    let cores = (usable_cores.ceil() as usize).max(1);
+    cores
+        .min(runtime_threads.max(1) as usize)
+        .min(workers.min(objects))
+        .max(1)
+}
+
+/// One driver task of a configuration: what it needs to issue GETs.
+struct Driver {
+    s3: aws_sdk_s3::Client,
+    bucket: String,
+    keys: crate::plan::KeyTemplate,
+    order: Arc<Vec<u32>>,
+    /// The next position in `order`, shared by the drivers.
+    next: Arc<AtomicUsize>,
+    /// The sweep's own pool of `pool_connections` slots.
+    pool: Arc<Semaphore>,
+    observer: Arc<dyn Observer>,
+    limit: Duration,
+    /// GETs this driver started (after their slot): with the ones cancelled at the
+    /// deadline, so `requests_sent - started` counts only retries.
+    started: AtomicU64,
+}
+
+impl Driver {
+    /// Keeps `in_flight` GETs going until every object has been taken (by any
+    /// driver) or `stop_at` comes; GETs in flight at `stop_at` are dropped (cancelled),
+    /// not counted.
+    async fn run(self, in_flight: usize, stop_at: Option<Instant>) -> Shard {
+        let mut shard = Shard::new();
+        let positions = futures_util::stream::iter(std::iter::from_fn(|| {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            (i < self.order.len()).then_some(i)
+        }));
+        let this = &self;
+        let mut gets = positions
+            .map(|i| async move {
+                let key = this.keys.key(this.order[i]);
+                let queued = Instant::now();
+                let permit = this.pool.acquire().await.expect("the pool semaphore is never closed");
+                let pool_wait = queued.elapsed();
+                this.started.fetch_add(1, Ordering::Relaxed);
+                let mut outcome = get_one(&this.s3, &this.bucket, &key, this.limit).await;
+                drop(permit);
+                outcome.pool_wait = pool_wait;
+                (i, outcome)
+            })
+            .buffer_unordered(in_flight.max(1));
+        let deadline = async {
+            match stop_at {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                biased;
+                _ = &mut deadline => break,
+                next = gets.next() => {
+                    let Some((i, outcome)) = next else { break };
+                    shard.record(&outcome, i == 0);
+                    self.observer.request_done(outcome.result.is_ok());
+                }
+            }
+        }
+        shard.started = self.started.load(Ordering::Relaxed);
+        shard
+    }
+}
+
+/// `work` to its end, or `None` when `stop_at` comes first (the work is dropped).
+async fn until<T>(stop_at: Option<Instant>, work: impl std::future::Future<Output = T>) -> Option<T> {
+    match stop_at {
+        Some(at) => tokio::time::timeout_at(at.into(), work).await.ok(),
+        None => Some(work.await),
+    }
+}
+
+/// Untimed requests before a configuration so its connections (and S3 Express
+/// session) are ready: `min(workers, pool_connections)` of them at once, twice. Returns
+/// what they paid for, as a breakdown (connections, TCP and TLS times, sessions).
+async fn warm_up(
+    s3: &aws_sdk_s3::Client,
+    plan: &Plan,
+    bucket: &str,
+    workers: u32,
+    order: &[u32],
+    limit: Duration,
+) -> Breakdown {
+    let n = (workers.min(plan.pool_connections()) as usize).min(order.len());
+    let phases = Arc::new(Mutex::new(PhaseShard::new()));
+    for _ in 0..2 {
+        let mut set = tokio::task::JoinSet::new();
+        for &index in order.iter().take(n) {
+            let s3 = s3.clone();
+            let bucket = bucket.to_string();
+            let key = plan.keys().key(index);
+            let phases = phases.clone();
+            set.spawn(async move {
+                let outcome = get_one(&s3, &bucket, &key, limit).await;
+                let mut phases = phases.lock().unwrap_or_else(|e| e.into_inner());
+                phases.record(&outcome);
+            });
+        }
+        while set.join_next().await.is_some() {}
+    }
+    let phases = phases.lock().unwrap_or_else(|e| e.into_inner());
+    phases.breakdown(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_order_is_a_seeded_permutation() {
+        let plan = Plan::from_json(r#"{"buckets": ["b-1"], "object_count": 100}"#).unwrap();
+        let a = key_order(&plan, 4, 1);
+        let mut sorted = a.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..100).collect::<Vec<_>>());
+        assert_eq!(a, key_order(&plan, 4, 1));
+        assert_ne!(a, key_order(&plan, 8, 1));
+        let plain = Plan::from_json(r#"{"buckets": ["b-1"], "object_count": 5, "shuffle": false}"#).unwrap();
+        assert_eq!(key_order(&plain, 4, 1), vec![0, 1, 2, 3, 4]);
+    }
+}

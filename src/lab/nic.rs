@@ -1,0 +1,442 @@
+//! The lab's network interface: what the server sends to its clients goes through one
+//! shared token bucket (an aggregate rate over every connection, with an optional
+//! one-time burst at a higher rate), and optionally a per-connection cap, the way a
+//! Firecracker microVM's network device rate-limits a Lambda function.
+//!
+//! [`NicStream`] wraps each accepted socket: its writes (headers and bodies, as a NIC
+//! sees them; over TLS, the encrypted bytes) reserve their bytes on the shared
+//! [`Nic`] before they are written, and wait until the link is free for them. Reads
+//! (the requests) are not shaped. The bucket is kept as virtual time: `next_free` is
+//! when the link has sent every byte reserved so far; a reservation of `n` bytes
+//! starts there and moves it by `n / rate`. A link idle for a while may run ahead by
+//! [`SLACK`] (the bucket's depth, `rate x 50 ms`), so a writer woken a little late by
+//! the timer does not lose the link's time. The one-time burst is spent first, at its
+//! own rate, and never refills. [`NicTally`] counts the bytes shaped, the bytes sent
+//! in the burst and the time writers waited.
+
+use std::future::Future;
+use std::io::IoSlice;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::{Instant, Sleep};
+
+/// Bytes in a MiB.
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Most bytes one write reserves: small enough that many connections share the link
+/// finely, large enough that a reservation (a lock) per write is cheap.
+const QUANTUM_BYTES: usize = 64 * 1024;
+
+/// How far a link (or a connection's cap) may run ahead after being idle: the token
+/// bucket's depth in time. Covers the timer's 1 ms granularity and a writer woken
+/// late on a loaded machine, which would otherwise lose the link's time.
+pub const SLACK: Duration = Duration::from_millis(50);
+
+/// The per-connection cap's depth: shorter, so a client that moves between pooled
+/// connections gets little credit from the one left idle.
+pub const CAP_SLACK: Duration = Duration::from_millis(10);
+
+/// A one-time burst: the first `size_mib` MiB go at `rate_mib_s`, then the sustained
+/// rate applies for good.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Burst {
+    /// Bytes of the burst, in MiB.
+    pub size_mib: f64,
+    /// Rate during the burst, MiB/s.
+    pub rate_mib_s: f64,
+}
+
+/// How the NIC shapes what the server sends.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NicConfig {
+    /// Sustained rate over all connections, MiB/s.
+    pub rate_mib_s: f64,
+    /// A one-time burst before the sustained rate (`None`: no burst).
+    pub burst: Option<Burst>,
+    /// Most one connection may send, MiB/s (`None`: only the aggregate binds).
+    pub per_connection_mib_s: Option<f64>,
+}
+
+impl NicConfig {
+    /// Checks the rates and sizes, naming every bad one.
+    pub fn check(&self) -> Result<(), String> {
+        let mut bad = Vec::new();
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        if !positive(self.rate_mib_s) {
+            bad.push(format!(
+                "rate must be a positive number of MiB/s, got {}",
+                self.rate_mib_s
+            ));
+        }
+        if let Some(b) = self.burst {
+            if !(b.size_mib.is_finite() && b.size_mib >= 0.0) {
+                bad.push(format!("burst size must be 0 or more MiB, got {}", b.size_mib));
+            }
+            if !positive(b.rate_mib_s) {
+                bad.push(format!(
+                    "burst rate must be a positive number of MiB/s, got {}",
+                    b.rate_mib_s
+                ));
+            }
+        }
+        if let Some(c) = self.per_connection_mib_s {
+            if !positive(c) {
+                bad.push(format!(
+                    "per-connection cap must be a positive number of MiB/s, got {c}"
+                ));
+            }
+        }
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(bad.join("; "))
+        }
+    }
+
+    /// `40 MiB/s, burst 64 MiB at 320 MiB/s, 10 MiB/s per connection` in words.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{:.2} MiB/s over all connections", self.rate_mib_s);
+        if let Some(b) = self.burst {
+            s.push_str(&format!(
+                ", a one-time burst of {:.1} MiB at {:.2} MiB/s first",
+                b.size_mib, b.rate_mib_s
+            ));
+        }
+        if let Some(c) = self.per_connection_mib_s {
+            s.push_str(&format!(", at most {c:.2} MiB/s per connection"));
+        }
+        s
+    }
+}
+
+/// What the NIC has done so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct NicTally {
+    /// Bytes written through the NIC (all connections).
+    pub bytes_shaped: u64,
+    /// Of those, bytes reserved at the burst's rate.
+    pub burst_bytes: u64,
+    /// Burst bytes not yet spent.
+    pub burst_left_bytes: u64,
+    /// Time writers spent waiting for the link or their cap, summed over
+    /// connections, in ms.
+    pub throttled_ms: f64,
+    /// Writes that had to wait.
+    pub throttled_writes: u64,
+}
+
+/// The shared link: virtual time and the burst left.
+#[derive(Debug)]
+struct Link {
+    next_free: Instant,
+    burst_left_bytes: u64,
+}
+
+/// The lab's NIC, shared by every connection.
+#[derive(Debug)]
+pub struct Nic {
+    config: NicConfig,
+    link: Mutex<Link>,
+    bytes_shaped: AtomicU64,
+    burst_bytes: AtomicU64,
+    throttled_ns: AtomicU64,
+    throttled_writes: AtomicU64,
+}
+
+impl Nic {
+    /// A NIC with `config` (checked by the caller), its burst unspent.
+    pub fn new(config: NicConfig) -> Self {
+        let burst_left_bytes = config.burst.map_or(0, |b| (b.size_mib * MIB) as u64);
+        Nic {
+            config,
+            link: Mutex::new(Link {
+                next_free: Instant::now(),
+                burst_left_bytes,
+            }),
+            bytes_shaped: AtomicU64::new(0),
+            burst_bytes: AtomicU64::new(0),
+            throttled_ns: AtomicU64::new(0),
+            throttled_writes: AtomicU64::new(0),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &NicConfig {
+        &self.config
+    }
+
+    /// The tally so far.
+    pub fn tally(&self) -> NicTally {
+        let burst_left_bytes = self.link.lock().map_or(0, |l| l.burst_left_bytes);
+        NicTally {
+            bytes_shaped: self.bytes_shaped.load(Ordering::Relaxed),
+            burst_bytes: self.burst_bytes.load(Ordering::Relaxed),
+            burst_left_bytes,
+            throttled_ms: self.throttled_ns.load(Ordering::Relaxed) as f64 / 1e6,
+            throttled_writes: self.throttled_writes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Reserves `n` bytes on the link at `now`; returns when they may be sent.
+    fn reserve(&self, n: usize, now: Instant) -> Instant {
+        let mut link = self.link.lock().unwrap_or_else(|e| e.into_inner());
+        let floor = now.checked_sub(SLACK).unwrap_or(now);
+        if link.next_free < floor {
+            link.next_free = floor;
+        }
+        let start = link.next_free;
+        let mut n = n as u64;
+        let mut cost_s = 0.0;
+        if let Some(burst) = self.config.burst.filter(|_| link.burst_left_bytes > 0) {
+            let in_burst = n.min(link.burst_left_bytes);
+            link.burst_left_bytes -= in_burst;
+            n -= in_burst;
+            cost_s += in_burst as f64 / (burst.rate_mib_s * MIB);
+            self.burst_bytes.fetch_add(in_burst, Ordering::Relaxed);
+        }
+        cost_s += n as f64 / (self.config.rate_mib_s * MIB);
+        link.next_free += Duration::from_secs_f64(cost_s);
+        start
+    }
+
+    fn count_wait(&self, waited: Duration) {
+        self.throttled_ns.fetch_add(waited.as_nanos() as u64, Ordering::Relaxed);
+        self.throttled_writes.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// One connection's cap: its own virtual time.
+#[derive(Debug)]
+struct Cap {
+    rate_bytes_s: f64,
+    next_free: Instant,
+}
+
+/// Where a write is in its reservation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Nothing reserved: the next write checks the cap, then reserves on the link.
+    Idle,
+    /// Waiting for the connection's cap.
+    Capped,
+    /// Waiting for the link; `bytes` are reserved.
+    Link { bytes: usize },
+    /// `bytes` reserved and due: they may be written.
+    Ready { bytes: usize },
+}
+
+/// An accepted socket whose writes go through the NIC (or straight through, without one).
+pub struct NicStream<S> {
+    inner: S,
+    nic: Option<Arc<Nic>>,
+    cap: Option<Cap>,
+    phase: Phase,
+    sleep: Pin<Box<Sleep>>,
+    wait_started: Instant,
+}
+
+impl<S> NicStream<S> {
+    /// Wraps `inner`; with `nic: None` writes pass straight through.
+    pub fn new(inner: S, nic: Option<Arc<Nic>>) -> Self {
+        let now = Instant::now();
+        let cap = nic.as_ref().and_then(|n| n.config.per_connection_mib_s).map(|c| Cap {
+            rate_bytes_s: c * MIB,
+            next_free: now,
+        });
+        NicStream {
+            inner,
+            nic,
+            cap,
+            phase: Phase::Idle,
+            sleep: Box::pin(tokio::time::sleep_until(now)),
+            wait_started: now,
+        }
+    }
+
+    /// The wrapped socket.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// Moves the reservation on until `want` bytes (at most) may be written; returns
+    /// how many, or `Pending` while it waits.
+    fn poll_grant(&mut self, cx: &mut Context<'_>, nic: &Nic, want: usize) -> Poll<usize> {
+        loop {
+            match self.phase {
+                Phase::Ready { bytes } => return Poll::Ready(bytes),
+                Phase::Capped | Phase::Link { .. } => {
+                    if self.sleep.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    nic.count_wait(Instant::now().saturating_duration_since(self.wait_started));
+                    self.phase = match self.phase {
+                        Phase::Link { bytes } => Phase::Ready { bytes },
+                        _ => Phase::Idle,
+                    };
+                }
+                Phase::Idle => {
+                    let now = Instant::now();
+                    if let Some(ready) = self.cap.as_ref().map(|c| c.next_free).filter(|t| *t > now) {
+                        self.wait(now, ready, Phase::Capped);
+                        continue;
+                    }
+                    self.reserve(nic, want);
+                }
+            }
+        }
+    }
+
+    /// Reserves `want` bytes (at most a quantum) on the link and on the cap.
+    fn reserve(&mut self, nic: &Nic, want: usize) {
+        let bytes = want.clamp(1, QUANTUM_BYTES);
+        let now = Instant::now();
+        let start = nic.reserve(bytes, now);
+        if let Some(cap) = self.cap.as_mut() {
+            let from = cap.next_free.max(start).max(now.checked_sub(CAP_SLACK).unwrap_or(now));
+            cap.next_free = from + Duration::from_secs_f64(bytes as f64 / cap.rate_bytes_s);
+        }
+        if start > now {
+            self.wait(now, start, Phase::Link { bytes });
+        } else {
+            self.phase = Phase::Ready { bytes };
+        }
+    }
+
+    fn wait(&mut self, now: Instant, until: Instant, phase: Phase) {
+        self.wait_started = now;
+        self.sleep.as_mut().reset(until);
+        self.phase = phase;
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for NicStream<S> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for NicStream<S> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        let this = &mut *self;
+        let Some(nic) = this.nic.clone() else {
+            return Pin::new(&mut this.inner).poll_write(cx, buf);
+        };
+        if buf.is_empty() {
+            return Pin::new(&mut this.inner).poll_write(cx, buf);
+        }
+        let granted = match this.poll_grant(cx, &nic, buf.len()) {
+            Poll::Ready(n) => n,
+            Poll::Pending => return Poll::Pending,
+        };
+        let n = granted.min(buf.len());
+        let written = match Pin::new(&mut this.inner).poll_write(cx, &buf[..n]) {
+            Poll::Ready(Ok(w)) => w,
+            other => return other,
+        };
+        let left = granted - written;
+        this.phase = if left == 0 {
+            Phase::Idle
+        } else {
+            Phase::Ready { bytes: left }
+        };
+        nic.bytes_shaped.fetch_add(written as u64, Ordering::Relaxed);
+        Poll::Ready(Ok(written))
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        if self.nic.is_none() {
+            return Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        }
+        // Shaped: one slice at a time (is_write_vectored says so for shaped streams).
+        let first = bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| &**b);
+        self.poll_write(cx, first)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.nic.is_none() && self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(rate: f64) -> NicConfig {
+        NicConfig {
+            rate_mib_s: rate,
+            burst: None,
+            per_connection_mib_s: None,
+        }
+    }
+
+    #[test]
+    fn bad_rates_are_all_named() {
+        let bad = NicConfig {
+            rate_mib_s: 0.0,
+            burst: Some(Burst {
+                size_mib: -1.0,
+                rate_mib_s: f64::NAN,
+            }),
+            per_connection_mib_s: Some(-2.0),
+        };
+        let e = bad.check().unwrap_err();
+        for part in ["rate must", "burst size", "burst rate", "per-connection cap"] {
+            assert!(e.contains(part), "{e}");
+        }
+        assert!(config(40.0).check().is_ok());
+    }
+
+    #[test]
+    fn reservations_follow_the_rate_and_the_burst_first() {
+        // 1 MiB/s sustained, a burst of 1 MiB at 4 MiB/s.
+        let nic = Nic::new(NicConfig {
+            burst: Some(Burst {
+                size_mib: 1.0,
+                rate_mib_s: 4.0,
+            }),
+            ..config(1.0)
+        });
+        let t0 = Instant::now();
+        // 64 x 16 KiB = 1 MiB of burst: the link is then busy 0.25 s.
+        let kib16 = 16 * 1024;
+        let first = nic.reserve(kib16, t0);
+        for _ in 1..64 {
+            nic.reserve(kib16, t0);
+        }
+        let after_burst = nic.reserve(kib16, t0);
+        let busy = (after_burst - first).as_secs_f64();
+        assert!((busy - 0.25).abs() < 1e-6, "{busy}");
+        // The next 16 KiB at 1 MiB/s: 1/64 s later.
+        let next = nic.reserve(kib16, t0);
+        let step = (next - after_burst).as_secs_f64();
+        assert!((step - 1.0 / 64.0).abs() < 1e-6, "{step}");
+        assert_eq!(nic.tally().burst_bytes, 1 << 20);
+        assert_eq!(nic.tally().burst_left_bytes, 0);
+    }
+
+    #[test]
+    fn an_idle_link_runs_ahead_by_the_slack_only() {
+        let nic = Nic::new(config(1.0));
+        let now = Instant::now() + Duration::from_secs(5);
+        let start = nic.reserve(QUANTUM_BYTES, now);
+        assert_eq!(now - start, SLACK);
+    }
+}

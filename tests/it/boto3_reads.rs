@@ -1,0 +1,133 @@
+//! An independent client reads the lab's directory bucket over HTTPS: boto3 (the
+//! baseline of `make bench`, `bench/boto3_baseline.py`), trusting the lab's CA through
+//! `verify=`, creates its own S3 Express session (botocore's, ReadWrite) and signs its
+//! GETs with it. The lab's tally, printed when `serve` stops, must show that session
+//! and every GET accepted with a session, and every TLS handshake completed.
+//!
+//! boto3 comes from the project's own `.venv-bench` (`make bench-venv`, which `make test`
+//! runs first) or `$S3SWEEP_BENCH_PYTHON`. Without it this test fails saying how to
+//! install it; `S3SWEEP_SKIP_BOTO3=1` skips it explicitly (and loudly).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{run_bounded, Serve, BIN};
+
+const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
+const BUCKET: &str = "boto3-test--lab1-az1--x-s3";
+const OBJECTS: u64 = 20;
+
+/// The Python with boto3, or `None` when there is none.
+fn python() -> Option<PathBuf> {
+    let candidate = std::env::var_os("S3SWEEP_BENCH_PYTHON")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(MANIFEST_DIR).join(".venv-bench/bin/python"));
+    let works = Command::new(&candidate)
+        .args(["-c", "import boto3"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    works.then_some(candidate)
+}
+
+#[test]
+fn boto3_reads_the_https_directory_bucket_with_its_own_session() {
+    let Some(python) = python() else {
+        if std::env::var("S3SWEEP_SKIP_BOTO3").as_deref() == Ok("1") {
+            eprintln!("SKIPPED the boto3 test: S3SWEEP_SKIP_BOTO3=1 and no Python with boto3");
+            return;
+        }
+        panic!(
+            "no Python with boto3 (looked at $S3SWEEP_BENCH_PYTHON and {MANIFEST_DIR}/.venv-bench/bin/python). \
+             Install the pinned baseline with `make bench-venv` (`make test` does it first); \
+             S3SWEEP_SKIP_BOTO3=1 skips this test"
+        );
+    };
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--port", "0", "--tls", "--bucket", &format!("{BUCKET}=none")]);
+    let mut server = Serve::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::piped()));
+    let lines = server.stdout.take().unwrap();
+    std::thread::spawn(move || for _ in lines {});
+    let mut stderr = server.child.stderr.take().unwrap();
+    let stderr_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let ca = server.ca_file.clone().unwrap();
+    let manifest = std::env::temp_dir().join(format!("s3sweep-boto3-{}.json", std::process::id()));
+    let out = run_bounded(
+        Command::new(BIN)
+            .args(["seed", "--endpoint", &server.endpoint, "--bucket", BUCKET])
+            .args(["--count", &OBJECTS.to_string(), "--size", "1000"])
+            .arg("--ca-file")
+            .arg(&ca)
+            .arg("--manifest")
+            .arg(&manifest),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let started = Instant::now();
+    let out = run_bounded(
+        Command::new(&python)
+            .arg(Path::new(MANIFEST_DIR).join("bench/boto3_baseline.py"))
+            .args(["--endpoint", &server.endpoint, "--bucket", BUCKET])
+            .args(["--objects", &OBJECTS.to_string(), "--workers", "1,4"])
+            .arg("--ca-file")
+            .arg(&ca)
+            .env_remove("AWS_CA_BUNDLE")
+            .env("AWS_CONFIG_FILE", "/dev/null")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null"),
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "boto3 failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["client"].as_str().unwrap().starts_with("boto3 "), "{doc}");
+    let rows = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{doc}");
+    for row in rows {
+        assert_eq!(row["ok"].as_u64(), Some(OBJECTS), "{row}");
+        assert_eq!(row["bytes"].as_u64(), Some(OBJECTS * 1000), "{row}");
+    }
+
+    // Stop the lab (SIGTERM) and read its tally.
+    // SAFETY: signals only the `serve` child this test started.
+    unsafe {
+        libc::kill(server.child.id() as i32, libc::SIGTERM);
+    }
+    let stop = Instant::now();
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(stop.elapsed() < Duration::from_secs(10), "serve did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let log = stderr_reader.join().unwrap();
+    let sessions = log
+        .lines()
+        .find(|l| l.contains("S3 Express sessions:"))
+        .unwrap_or_else(|| panic!("no session tally in:\n{log}"));
+    // One ReadWrite session for seeding (aws-sdk-s3's), one for boto3 (botocore's).
+    assert!(sessions.contains("created ReadOnly=0 ReadWrite=2"), "{sessions}");
+    let accepted: u64 = sessions
+        .split("accepted ")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{sessions}"));
+    // Seeding's requests, and boto3's 2 x 20 timed GETs plus its 1 + 4 warm-up GETs.
+    assert!(accepted >= 2 * OBJECTS + 5 + OBJECTS, "{sessions}");
+    assert!(
+        sessions.contains("refused expired=0 invalid=0 signature=0"),
+        "{sessions}"
+    );
+    let handshakes = log.lines().find(|l| l.contains("TLS handshakes:")).unwrap();
+    assert!(handshakes.ends_with(" 0 failed"), "{handshakes}");
+    let _ = std::fs::remove_file(manifest);
+}

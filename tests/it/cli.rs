@@ -1,0 +1,270 @@
+//! The `s3sweep` binary as a user runs it: `serve`, `seed`, `run`, `local`, and bad
+//! input. Each test starts its own server on a free loopback port and kills it after.
+
+use std::process::{Command, Stdio};
+
+use crate::common::{run_bounded, Serve, BIN, EXPRESS_BUCKET, STANDARD_BUCKET};
+
+fn serve(buckets: &[&str]) -> Serve {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--port", "0"]);
+    for b in buckets {
+        cmd.args(["--bucket", b]);
+    }
+    let mut serve = Serve::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()));
+    let mut lines = serve.stdout.take().unwrap();
+    let creds = lines.next().unwrap().unwrap();
+    assert!(creds.contains("s3sweep-local-secret"), "{creds}");
+    std::thread::spawn(move || for _ in lines {});
+    serve
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    run_bounded(Command::new(BIN).args(args))
+}
+
+#[test]
+fn seed_then_run_prints_the_result_json() {
+    let server = serve(&["cli-bucket=express"]);
+    let out = run(&[
+        "seed",
+        "--bucket",
+        "cli-bucket",
+        "--count",
+        "30",
+        "--size",
+        "2048",
+        "--endpoint",
+        &server.endpoint,
+        "--manifest",
+        &std::env::temp_dir()
+            .join(format!("s3sweep-cli-{}.json", std::process::id()))
+            .display()
+            .to_string(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrote 30 objects"));
+
+    // A second seed skips every key: nothing is overwritten.
+    let out = run(&[
+        "seed",
+        "--bucket",
+        "cli-bucket",
+        "--count",
+        "30",
+        "--size",
+        "2048",
+        "--endpoint",
+        &server.endpoint,
+        "--manifest",
+        &std::env::temp_dir()
+            .join(format!("s3sweep-cli-{}.json", std::process::id()))
+            .display()
+            .to_string(),
+    ]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("wrote 0 objects"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let event = std::env::temp_dir().join(format!("s3sweep-cli-event-{}.json", std::process::id()));
+    std::fs::write(
+        &event,
+        r#"{"buckets": ["cli-bucket"], "object_count": 30, "workers": [1, 8]}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "run",
+        "--event",
+        &event.display().to_string(),
+        "--endpoint",
+        &server.endpoint,
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is the result JSON");
+    assert_eq!(result["schema"], "s3sweep.result/v1");
+    let rows = result["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        assert_eq!(row["ok"], 30);
+        assert_eq!(row["bytes"], 30 * 2048);
+        assert_eq!(row["errors"]["total"], 0);
+    }
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bucket cli-bucket"));
+    let _ = std::fs::remove_file(event);
+}
+
+#[test]
+fn bad_event_names_every_bad_field() {
+    let event = std::env::temp_dir().join(format!("s3sweep-bad-event-{}.json", std::process::id()));
+    std::fs::write(
+        &event,
+        r#"{"buckets": ["UPPER"], "workers": [0], "object_count": "many", "extra": 1}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "run",
+        "--event",
+        &event.display().to_string(),
+        "--endpoint",
+        "http://127.0.0.1:9",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    for field in ["buckets[0]", "workers[0]", "object_count", "extra"] {
+        assert!(err.contains(field), "{field} not named in {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+    let _ = std::fs::remove_file(event);
+}
+
+#[test]
+fn run_against_a_missing_bucket_fails_with_advice() {
+    let server = serve(&[]);
+    let event = std::env::temp_dir().join(format!("s3sweep-missing-{}.json", std::process::id()));
+    std::fs::write(
+        &event,
+        r#"{"buckets": ["no-such-bucket"], "object_count": 3, "workers": [1]}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "run",
+        "--event",
+        &event.display().to_string(),
+        "--endpoint",
+        &server.endpoint,
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("BucketNotFound"), "{err}");
+    let _ = std::fs::remove_file(event);
+}
+
+/// The demo's directory bucket (`local`'s Express-like bucket).
+
+#[test]
+fn local_runs_the_demo_end_to_end_over_https() {
+    let json = std::env::temp_dir().join(format!("s3sweep-local-{}.json", std::process::id()));
+    let out = run(&[
+        "local",
+        "--tls",
+        "--objects",
+        "40",
+        "--workers",
+        "1,8",
+        "--size",
+        "4096",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tables = String::from_utf8_lossy(&out.stdout);
+    assert!(tables.contains("bucket standard-like"), "{tables}");
+    assert!(tables.contains("bucket express-like"), "{tables}");
+    assert!(tables.contains("embedded server CPU"), "{tables}");
+    assert!(tables.contains("TLS handshakes (one per connection)"), "{tables}");
+    assert!(tables.contains("CreateSession: 1 ReadOnly"), "{tables}");
+    let result: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(result["environment"]["runner"], "local");
+    assert!(result["environment"]["endpoint"]
+        .as_str()
+        .unwrap()
+        .starts_with("https://127.0.0.1:"));
+    let rows = result["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|r| r["ok"] == 40 && r["bytes"] == 40 * 4096));
+    // The directory bucket's first warm-up created the sweep's one (ReadOnly) session.
+    let express = rows.iter().find(|r| r["bucket"] == EXPRESS_BUCKET).unwrap();
+    assert_eq!(express["warmup"]["session_requests"], 1, "{express}");
+    // The first configuration's warm-up opened the connections, each with its TLS
+    // handshake (the next configurations reuse them).
+    let first = &rows[0];
+    assert_eq!(
+        first["warmup"]["tls_handshakes"], first["warmup"]["connections_opened"],
+        "{first}"
+    );
+    assert!(first["warmup"]["tls_handshakes"].as_u64().unwrap() > 0, "{first}");
+    assert!(
+        first["warmup"]["tls_handshake_ms"]["p50"].as_f64().unwrap() > 0.0,
+        "{first}"
+    );
+    // Express-like is the faster bucket at one worker.
+    let wall = |bucket: &str, w: u64| {
+        rows.iter()
+            .find(|r| r["bucket"] == bucket && r["workers"] == w)
+            .unwrap()["wall_ms"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(wall(EXPRESS_BUCKET, 1) < wall(STANDARD_BUCKET, 1));
+    let _ = std::fs::remove_file(json);
+}
+
+#[test]
+fn bad_serve_flags_are_errors() {
+    let out = run(&[
+        "serve",
+        "--port",
+        "0",
+        "--bucket",
+        "Bad_Name=express",
+        "--bucket",
+        "fine-name=slow",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Bad_Name"), "{err}");
+    assert!(err.contains("slow"), "{err}");
+}
+
+#[test]
+fn local_prints_verdicts_recommendations_and_the_comparison() {
+    let json = std::env::temp_dir().join(format!("s3sweep-diagnose-{}.json", std::process::id()));
+    let out = run(&[
+        "local",
+        "--runtime-threads",
+        "1",
+        "--objects",
+        "40",
+        "--workers",
+        "1,8",
+        "--size",
+        "4096",
+        "--json",
+        &json.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tables = String::from_utf8_lossy(&out.stdout);
+    let comparison = format!("{EXPRESS_BUCKET} vs {STANDARD_BUCKET}");
+    for needle in [
+        "verdict",
+        "in flight",
+        "verdicts: ",
+        "model: R = ",
+        "predicted: ",
+        "recommended: ",
+        &comparison,
+    ] {
+        assert!(tables.contains(needle), "{needle:?} missing in\n{tables}");
+    }
+    let result: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(result["environment"]["runtime_worker_threads"], 1);
+    for row in result["results"].as_array().unwrap() {
+        assert!(row["diagnosis"]["verdict"].is_string(), "{row}");
+        assert_eq!(row["client"]["runtime_worker_threads"], 1, "{row}");
+    }
+    let comparison = &result["analysis"]["comparisons"][0];
+    assert_eq!(comparison["faster_bucket"], EXPRESS_BUCKET);
+    assert!(comparison["one_worker_speedup"].as_f64().unwrap() > 1.5, "{comparison}");
+    let _ = std::fs::remove_file(json);
+}
+
+#[test]
+fn bad_diagnosis_flags_are_all_named() {
+    let out = run(&["local", "--runtime-threads", "0", "--bandwidth-mib-s=-5"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--runtime-threads"), "{err}");
+    assert!(err.contains("--bandwidth-mib-s"), "{err}");
+}

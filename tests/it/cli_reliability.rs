@@ -1,0 +1,407 @@
+//! The `s3sweep` binary under faults and for data safety, as a user runs it:
+//! `serve --fault` (tally at /_s3sweep/faults and on exit), `clean --manifest`, the
+//! file-descriptor budget, and credentials that never show up in any output.
+//! Each test starts its own `serve` on a free loopback port and stops it after.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use crate::common::{run_bounded, Serve, BIN};
+
+impl Serve {
+    fn start(args: &[&str]) -> Serve {
+        Serve::spawn(
+            Command::new(BIN)
+                .args(["serve", "--port", "0"])
+                .args(args)
+                .env("RUST_BACKTRACE", "0")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null()),
+        )
+    }
+
+    fn addr(&self) -> String {
+        self.endpoint.trim_start_matches("http://").to_string()
+    }
+
+    /// Stops the server with SIGTERM and returns what it printed after its address.
+    fn stop(mut self) -> String {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let lines = self.stdout.take().unwrap();
+        let text: Vec<String> = lines.map_while(Result::ok).collect();
+        let _ = self.child.wait();
+        text.join("\n")
+    }
+}
+
+fn run(args: &[&str]) -> Output {
+    run_bounded(Command::new(BIN).args(args).env("RUST_BACKTRACE", "0"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("s3sweep-rel-{}-{name}", std::process::id()))
+}
+
+fn http_get(addr: &str, path: &str) -> String {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out.split_once("\r\n\r\n").unwrap().1.to_string()
+}
+
+fn seed(endpoint: &str, bucket: &str, template: &str, count: u32, manifest: &std::path::Path) -> Output {
+    let count = count.to_string();
+    let manifest = manifest.display().to_string();
+    run(&[
+        "seed",
+        "--bucket",
+        bucket,
+        "--key-template",
+        template,
+        "--count",
+        &count,
+        "--size",
+        "1024",
+        "--endpoint",
+        endpoint,
+        "--manifest",
+        &manifest,
+    ])
+}
+
+fn sweep(endpoint: &str, event: &str, extra: &[&str]) -> (Output, serde_json::Value) {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = tmp(&format!("event-{n}.json"));
+    std::fs::write(&path, event).unwrap();
+    let p = path.display().to_string();
+    let mut args = vec!["run", "--event", &p, "--endpoint", endpoint];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    let _ = std::fs::remove_file(path);
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out, doc)
+}
+
+#[test]
+fn serve_injects_faults_and_reports_the_tally() {
+    let server = Serve::start(&[
+        "--bucket",
+        "faulty-bucket=none",
+        "--fault",
+        "faulty-bucket=slow-down:0.2",
+        "--fault",
+        "faulty-bucket=truncated-body:0.1",
+    ]);
+    let manifest = tmp("faulty-manifest.json");
+    let out = seed(&server.endpoint, "faulty-bucket", "t/{i}", 50, &manifest);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (out, doc) = sweep(
+        &server.endpoint,
+        r#"{"buckets": ["faulty-bucket"], "key_template": "t/{i}", "object_count": 50, "workers": [4], "warmup": false}"#,
+        &["--no-preflight"],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let row = &doc["results"][0];
+    let tally: serde_json::Value = serde_json::from_str(&http_get(&server.addr(), "/_s3sweep/faults")).unwrap();
+    let injected = &tally["tally"]["injected"];
+    assert!(injected["slow-down"].as_u64().unwrap() > 0, "{tally}");
+    assert_eq!(row["errors"]["throttled"], injected["slow-down"], "{row}");
+    assert_eq!(row["errors"]["connection"], injected["truncated-body"], "{row}");
+    assert_eq!(tally["tally"]["get_requests"], 50);
+    assert_eq!(
+        row["ok"].as_u64().unwrap() + row["errors"]["total"].as_u64().unwrap(),
+        50
+    );
+    let printed = server.stop();
+    let total = tally["tally"]["injected_total"].as_u64().unwrap();
+    assert!(
+        printed.contains(&format!("faults injected: get_requests=50 injected_total={total}")),
+        "{printed}"
+    );
+    let _ = std::fs::remove_file(manifest);
+}
+
+#[test]
+fn server_errors_are_counted_and_their_connections_retired_without_error_lines() {
+    // 5% injected 500s over 1,000 GETs at 8 workers, no retries. The SDK retires the
+    // connection of every transient error (its connection-poisoning interceptor); the
+    // transport must hand it the connection, or it logs an ERROR per error and the
+    // suspect connection is reused.
+    let server = Serve::start(&[
+        "--bucket",
+        "err-bucket=none",
+        "--fault",
+        "err-bucket=internal-error:0.05",
+    ]);
+    let manifest = tmp("err-manifest.json");
+    let out = seed(&server.endpoint, "err-bucket", "e/{i}", 1000, &manifest);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (out, doc) = sweep(
+        &server.endpoint,
+        r#"{"buckets": ["err-bucket"], "key_template": "e/{i}", "object_count": 1000, "workers": [8], "pool_connections": 8, "warmup": false}"#,
+        &["--no-preflight", "--quiet"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let tally: serde_json::Value = serde_json::from_str(&http_get(&server.addr(), "/_s3sweep/faults")).unwrap();
+    let injected = tally["tally"]["injected"]["internal-error"].as_u64().unwrap();
+    let row = &doc["results"][0];
+    eprintln!("errors: {} injected {injected}", row["errors"]);
+    assert!(injected > 20, "{tally}");
+    assert_eq!(row["errors"]["server_error"].as_u64().unwrap(), injected, "{row}");
+    assert_eq!(row["errors"]["total"].as_u64().unwrap(), injected, "{row}");
+    let error_lines: Vec<&str> = stderr.lines().filter(|l| l.contains("ERROR")).collect();
+    assert!(
+        error_lines.is_empty(),
+        "{} ERROR lines, first: {:?}",
+        error_lines.len(),
+        error_lines.first()
+    );
+    // Each error's connection was closed, not reused: a new one took its place (all
+    // but the last few, after which no request was left to need one).
+    let opened = row["connections_opened"].as_u64().unwrap();
+    println!("{injected} injected 500s, {opened} connections opened, 0 ERROR lines");
+    assert!(
+        opened >= injected,
+        "{opened} connections opened for {injected} retired ones"
+    );
+    let _ = std::fs::remove_file(manifest);
+}
+
+#[test]
+fn bad_fault_flags_are_clear_errors() {
+    let out = run(&[
+        "serve",
+        "--port",
+        "0",
+        "--fault",
+        "Bad_Bucket=slow-down:0.1",
+        "--fault",
+        "ok-bucket=explode:0.1",
+        "--fault",
+        "ok-bucket=slow-down:1.5",
+        "--fault",
+        "ok-bucket",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    for needle in ["Bad_Bucket", "explode", "1.5", "BUCKET=KIND:RATE", "--fault"] {
+        assert!(err.contains(needle), "{needle} not in {err}");
+    }
+    let out = run(&[
+        "serve",
+        "--port",
+        "0",
+        "--fault",
+        "ok-bucket=slow-down:0.6",
+        "--fault",
+        "ok-bucket=stall-body:0.6",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("more than 1"), "{err}");
+}
+
+#[test]
+fn clean_deletes_only_what_the_manifest_recorded() {
+    let server = Serve::start(&["--bucket", "safe-bucket=none"]);
+    let ours = tmp("ours.json");
+    let theirs = tmp("theirs.json");
+    // "Someone else's" keys under the same prefix, written first: data/{i}/other.
+    let out = seed(&server.endpoint, "safe-bucket", "data/{i}/other", 20, &theirs);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Our keys: data/{i}. Then a second run of ours: nothing new is written.
+    let out = seed(&server.endpoint, "safe-bucket", "data/{i}", 30, &ours);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let recorded: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ours).unwrap()).unwrap();
+    assert_eq!(recorded["written"].as_array().unwrap().len(), 30);
+
+    // Another endpoint than the recorded one is refused.
+    let out = run(&[
+        "clean",
+        "--manifest",
+        &ours.display().to_string(),
+        "--endpoint",
+        "http://127.0.0.1:9",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("refusing"));
+
+    let out = run(&["clean", "--manifest", &ours.display().to_string(), "--batch", "8"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("deleted 30 of the 30 keys"), "{err}");
+    let left: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&ours).unwrap()).unwrap();
+    assert_eq!(left["written"].as_array().unwrap().len(), 0);
+
+    // Ours are gone, theirs all survive.
+    let (_, doc) = sweep(
+        &server.endpoint,
+        r#"{"buckets": ["safe-bucket"], "key_template": "data/{i}", "object_count": 30, "workers": [4], "warmup": false}"#,
+        &["--no-preflight"],
+    );
+    assert_eq!(doc["results"][0]["errors"]["not_found"], 30, "{doc}");
+    let (out, doc) = sweep(
+        &server.endpoint,
+        r#"{"buckets": ["safe-bucket"], "key_template": "data/{i}/other", "object_count": 20, "workers": [4]}"#,
+        &[],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(doc["results"][0]["ok"], 20, "{doc}");
+    let _ = std::fs::remove_file(ours);
+    let _ = std::fs::remove_file(theirs);
+}
+
+#[test]
+fn too_few_file_descriptors_is_a_clear_error() {
+    let event = tmp("fds.json");
+    std::fs::write(
+        &event,
+        r#"{"buckets": ["b-1"], "object_count": 10, "workers": [1024], "pool_connections": 1024}"#,
+    )
+    .unwrap();
+    // A hard limit of 256 that the process cannot raise.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 256 && exec {BIN} run --event {} --endpoint http://127.0.0.1:9",
+            event.display()
+        ))
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not enough file descriptors"), "{err}");
+    assert!(err.contains("pool_connections"), "{err}");
+    assert!(err.contains("256"), "{err}");
+    // A low soft limit under a high hard one is raised, and the run goes ahead (to an
+    // endpoint where nothing listens: the preflight says so).
+    let hard = s3sweep::sys::limits::nofile().hard;
+    if hard >= 2048 {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -Sn 256 && exec {BIN} run --event {} --endpoint http://127.0.0.1:9",
+                event.display()
+            ))
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("not enough file descriptors"), "{err}");
+        assert!(err.contains("EndpointUnreachable"), "{err}");
+    }
+    let _ = std::fs::remove_file(event);
+}
+
+#[test]
+fn credentials_never_appear_in_logs_errors_or_results() {
+    const SECRET: &str = "s3sweepSECRETcanary0123456789abcdefXYZ";
+    const TOKEN: &str = "s3sweepSESSIONTOKENcanary9876543210";
+    let server = Serve::start(&["--bucket", "secret-bucket=none"]);
+    let manifest = tmp("secret-manifest.json");
+    let out = seed(&server.endpoint, "secret-bucket", "s/{i}", 5, &manifest);
+    assert!(out.status.success());
+    let event = tmp("secret-event.json");
+    std::fs::write(
+        &event,
+        r#"{"buckets": ["secret-bucket"], "key_template": "s/{i}", "object_count": 5, "workers": [2], "max_attempts": 2}"#,
+    )
+    .unwrap();
+    let json = tmp("secret-result.json");
+    let e = event.display().to_string();
+    let j = json.display().to_string();
+    let runs: Vec<Vec<&str>> = vec![
+        // With the preflight: fails with a start error (the server knows another secret).
+        vec![
+            "run",
+            "--event",
+            &e,
+            "--endpoint",
+            &server.endpoint,
+            "--aws-credentials",
+        ],
+        // Without: every request is counted as an error, with samples in the result.
+        vec![
+            "run",
+            "--event",
+            &e,
+            "--endpoint",
+            &server.endpoint,
+            "--aws-credentials",
+            "--no-preflight",
+            "--json",
+            &j,
+        ],
+    ];
+    let mut seen_errors = 0;
+    for args in runs {
+        let out = Command::new(BIN)
+            .args(&args)
+            .env("AWS_ACCESS_KEY_ID", "AKIAS3SWEEPCANARY")
+            .env("AWS_SECRET_ACCESS_KEY", SECRET)
+            .env("AWS_SESSION_TOKEN", TOKEN)
+            .env("RUST_LOG", "trace")
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.len() > 1000, "trace logging is on: {} bytes", stderr.len());
+        for text in [&stdout, &stderr] {
+            assert!(!text.contains(SECRET), "the secret key leaked");
+            assert!(!text.contains(TOKEN), "the session token leaked");
+        }
+        if stderr.contains("AccessDenied") || stdout.contains("access_denied") {
+            seen_errors += 1;
+        }
+    }
+    assert_eq!(seen_errors, 2, "both runs failed on the signature, as they should");
+    // At the default and info log levels not even the access key ID is printed (the
+    // SDK's own debug/trace logs show it, with the secret redacted).
+    for level in [None, Some("info")] {
+        let mut cmd = Command::new(BIN);
+        cmd.args([
+            "run",
+            "--event",
+            &e,
+            "--endpoint",
+            &server.endpoint,
+            "--aws-credentials",
+            "--no-preflight",
+        ])
+        .env("AWS_ACCESS_KEY_ID", "AKIAS3SWEEPCANARY")
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("RUST_LOG");
+        if let Some(level) = level {
+            cmd.env("RUST_LOG", level);
+        }
+        let out = cmd.output().unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(all.contains("access_denied"), "{all}");
+        assert!(
+            !all.contains("AKIAS3SWEEPCANARY") && !all.contains(SECRET),
+            "{level:?}: {all}"
+        );
+    }
+    let result = std::fs::read_to_string(&json).unwrap();
+    assert!(result.contains("error_samples"));
+    assert!(!result.contains(SECRET) && !result.contains(TOKEN));
+    let printed = server.stop();
+    assert!(!printed.contains(SECRET) && !printed.contains(TOKEN));
+    for p in [event, json, manifest] {
+        let _ = std::fs::remove_file(p);
+    }
+}

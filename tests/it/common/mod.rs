@@ -1,0 +1,253 @@
+//! Helpers the integration tests share: the embedded server on 127.0.0.1:0, seeding a
+//! bucket through the SDK, the sweep options every test uses, and the `s3sweep` binary
+//! (`serve` as a child process, commands bounded in time), the directory bucket's name,
+//! and [`isolated`] for a test that must be alone in its process. Each module uses only
+//! some, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Lines, Read};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use s3sweep::engine::SweepOptions;
+
+pub mod lambda_api;
+pub mod runtime;
+use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
+use s3sweep::plan::KeyTemplate;
+use s3sweep::s3::seed::{seed, SeedManifest, SeedSpec};
+use s3sweep::s3::{RequestSettings, SweepClient};
+
+/// The embedded server with these buckets, each behind its latency profile.
+pub async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
+    lab::start(ServerConfig {
+        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("server starts on 127.0.0.1:0")
+}
+
+/// The embedded server over HTTPS (a CA of its own, written to a file under the
+/// temporary folder) with these buckets and S3 Express sessions of `session_ttl`.
+pub async fn tls_server_with(buckets: &[(&str, LatencyProfile)], session_ttl: Duration) -> RunningServer {
+    lab::start(ServerConfig {
+        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
+        tls: Some(lab::TlsOptions::default()),
+        session_ttl,
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("server starts on 127.0.0.1:0 with HTTPS")
+}
+
+/// A client of `server` (its CA trusted when it serves HTTPS).
+pub async fn client_of(server: &RunningServer) -> SweepClient {
+    SweepClient::new(lab::client_options_for(server))
+        .await
+        .expect("the client builds")
+}
+
+/// What a test seeds with: `count` objects of `size_bytes` under `template`,
+/// 16 at a time, keys that exist already left alone.
+pub fn seed_spec(bucket: &str, template: &str, count: u32, size_bytes: u64) -> SeedSpec {
+    SeedSpec {
+        bucket: bucket.into(),
+        keys: KeyTemplate::parse(template, count).unwrap(),
+        object_count: count,
+        object_size_bytes: size_bytes,
+        concurrency: 16,
+        skip_existing: true,
+    }
+}
+
+/// Request settings for seeding and cleaning: one attempt, generous timeouts.
+pub fn seed_settings() -> RequestSettings {
+    RequestSettings {
+        max_attempts: 1,
+        first_byte_timeout: Duration::from_secs(5),
+        attempt_timeout: Duration::from_secs(10),
+    }
+}
+
+/// Seeds `spec` through `client` with [`seed_settings`].
+pub async fn seed_with(client: &SweepClient, spec: &SeedSpec) -> SeedManifest {
+    let s3 = client.s3(seed_settings());
+    seed(&s3, client.endpoint(), spec).await.expect("seeding works")
+}
+
+/// Seeds `count` fresh objects `test/{i}/vectors` of `size_bytes` and checks all were written.
+pub async fn seed_bucket(client: &SweepClient, bucket: &str, count: u32, size_bytes: u64) {
+    let manifest = seed_with(client, &seed_spec(bucket, "test/{i}/vectors", count, size_bytes)).await;
+    assert_eq!(manifest.written.len() as u32, count);
+}
+
+/// Sweep options for tests: the default engine, runner `local` (the default).
+pub fn options() -> SweepOptions {
+    SweepOptions::default()
+}
+
+/// The `s3sweep` binary cargo built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
+
+/// A `s3sweep serve` child process; killed when dropped.
+pub struct Serve {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT` (`https://` with `--tls`), from the first line `serve` prints.
+    pub endpoint: String,
+    /// With `--tls`: the CA file, from the `ca-file: ` line that follows.
+    pub ca_file: Option<std::path::PathBuf>,
+    /// What `serve` prints after its address (and CA) line, unread.
+    pub stdout: Option<Lines<BufReader<ChildStdout>>>,
+}
+
+impl Serve {
+    /// Spawns `cmd` (a `serve` command with stdout piped) and reads the address it
+    /// prints first (and the CA file line after it, for HTTPS).
+    pub fn spawn(cmd: &mut Command) -> Serve {
+        let mut child = cmd.spawn().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = lines.next().expect("serve prints its address").unwrap();
+        let endpoint = first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://") || w.starts_with("https://"))
+            .unwrap_or_else(|| panic!("no URL in {first:?}"))
+            .to_string();
+        let ca_file = endpoint.starts_with("https://").then(|| {
+            let line = lines.next().expect("serve --tls prints its CA file").unwrap();
+            let path = line
+                .strip_prefix(lab::child::CA_FILE_PREFIX)
+                .unwrap_or_else(|| panic!("no CA file in {line:?}"));
+            std::path::PathBuf::from(path)
+        });
+        Serve {
+            child,
+            endpoint,
+            ca_file,
+            stdout: Some(lines),
+        }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `cmd` to the end; it must finish within two minutes.
+pub fn run_bounded(cmd: &mut Command) -> Output {
+    let start = Instant::now();
+    let out = cmd.output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(120));
+    out
+}
+
+/// A Lambda context as the runtime makes one (function `s3sweep-test`, 2,048 MB), with
+/// the deadline `deadline_in` from now (`None`: the 1970 deadline `cargo lambda watch`
+/// sends).
+pub fn lambda_context(request_id: &str, deadline_in: Option<Duration>) -> lambda_runtime::Context {
+    let mut ctx = lambda_runtime::Context::default();
+    ctx.request_id = request_id.into();
+    ctx.deadline = match deadline_in {
+        Some(d) => (std::time::SystemTime::now() + d)
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64,
+        None => 600_000,
+    };
+    ctx.env_config = std::sync::Arc::new(lambda_runtime::Config {
+        function_name: "s3sweep-test".into(),
+        memory: 2048,
+        version: "$LATEST".into(),
+        log_stream: String::new(),
+        log_group: String::new(),
+    });
+    ctx
+}
+
+/// The Express-like directory bucket of `s3sweep local` (and of events/local.json), as
+/// users see it in tables, plots and comparisons.
+pub const EXPRESS_BUCKET: &str = "express-like--lab1-az1--x-s3";
+
+/// The Standard-like bucket of `s3sweep local`.
+pub const STANDARD_BUCKET: &str = "standard-like";
+
+/// The lock of [`one_at_a_time`].
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// For the tests whose thresholds are times or rates on this machine (first byte to the
+/// millisecond, throughput under a CPU quota) and the tests that keep its CPU busy
+/// (which would skew those): each holds this for its whole run, so no two of them
+/// overlap, as when each file was a binary of its own. The other tests mostly wait on
+/// the lab's latency and run beside them. From a plain `#[test]`; an async test calls
+/// [`one_at_a_time_async`].
+pub fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.blocking_lock()
+}
+
+/// [`one_at_a_time`] from an async test.
+pub async fn one_at_a_time_async() -> tokio::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().await
+}
+
+/// The variable that tells a test it runs in the process [`isolated`] started for it;
+/// its value is the test's name.
+const ISOLATED_ENV: &str = "S3SWEEP_ISOLATED_TEST";
+
+/// For a test that measures its whole process (CPU time, peak RSS, open file
+/// descriptors), which the other tests of this binary would skew: runs `test` (its full
+/// name, `module::function`) alone in a process of its own, this test binary filtered to
+/// that one test, and says whether the caller is that process.
+///
+/// In the test's own process: `true`, the caller goes on with its body. In any other:
+/// waits for the child (at most `limit`, then kills it) holding [`one_at_a_time`],
+/// fails unless it ran exactly that one test and it passed, prints its output, and
+/// returns `false`: the caller returns. So
+/// `if !common::isolated("load::load_reduced", limit) { return; }`.
+pub fn isolated(test: &str, limit: Duration) -> bool {
+    if std::env::var(ISOLATED_ENV).as_deref() == Ok(test) {
+        return true;
+    }
+    let _one = one_at_a_time();
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut child = Command::new(exe)
+        .args([test, "--exact", "--include-ignored", "--nocapture", "--test-threads=1"])
+        .env(ISOLATED_ENV, test)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the test binary starts again");
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().unwrap()));
+    let stderr = read(Box::new(child.stderr.take().unwrap()));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    eprintln!("{test}, alone in process {}:\n{stdout}{stderr}", child.id());
+    let status = status.unwrap_or_else(|| panic!("{test} did not finish within {limit:?} in its own process"));
+    assert!(status.success(), "{test} failed in its own process ({status})");
+    assert!(
+        stdout.contains("test result: ok. 1 passed;"),
+        "{test}: its own process did not run exactly that test"
+    );
+    false
+}

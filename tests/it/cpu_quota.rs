@@ -1,0 +1,163 @@
+//! The client under a CPU quota (`--cpu-quota`, a cgroup of its own): at 64 workers the
+//! verdict is `client_cpu` with about a quarter of a core usable and the quota named as
+//! its source; without a quota the same machine reports its cores. The emulated memory
+//! sweep (`--lambda-memory-mb 256,512,1769`): CPU per GET constant, objects/s rising with
+//! the quota until latency binds.
+
+use std::process::Command;
+
+use crate::common::{self, run_bounded, BIN, EXPRESS_BUCKET, STANDARD_BUCKET};
+
+fn local(extra: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let json = std::env::temp_dir().join(format!("s3sweep-quota-{}-{}.json", std::process::id(), extra.len()));
+    let path = json.display().to_string();
+    let mut args = vec![
+        "local",
+        "--quiet",
+        "--objects",
+        "300",
+        "--workers",
+        "64",
+        "--json",
+        &path,
+    ];
+    args.extend_from_slice(extra);
+    let out = run_bounded(Command::new(BIN).args(&args));
+    let doc = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let _ = std::fs::remove_file(json);
+    (out, doc)
+}
+
+#[test]
+fn under_a_quarter_core_the_client_is_cpu_bound_and_says_why() {
+    let _one = common::one_at_a_time();
+    let (out, doc) = local(&["--cpu-quota", "0.25"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("cannot set a CPU quota here") {
+        // Only where this machine refuses cgroups (not root); CI runs as root.
+        eprintln!("SKIPPED: {stderr}");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(doc["environment"]["usable_cores"], 0.25, "{}", doc["environment"]);
+    for row in doc["results"].as_array().unwrap() {
+        let client = &row["client"];
+        assert_eq!(client["usable_cores"], 0.25, "{row}");
+        let source = client["cpu_source"].as_str().unwrap();
+        assert!(source == "cgroup_v1" || source == "cgroup_v2", "{source}");
+        assert_eq!(row["diagnosis"]["verdict"], "client_cpu", "{}", row["diagnosis"]);
+        let explanation = row["diagnosis"]["explanation"].as_str().unwrap();
+        assert!(explanation.contains("0.25 usable (the CPU quota)"), "{explanation}");
+        // The client used about its quota, not the machine's two cores.
+        assert!(client["cores_busy"].as_f64().unwrap() < 0.4, "{client}");
+    }
+    // The model line speaks of the fraction, not of "0 cores".
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("per GET on P = 0.25 core(s)"), "{stdout}");
+}
+
+#[test]
+fn bad_quotas_are_named() {
+    let out = run_bounded(Command::new(BIN).args(["local", "--cpu-quota", "0"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("--cpu-quota"), "{stderr}");
+    let out = run_bounded(Command::new(BIN).args(["local", "--lambda-memory-mb", "64"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("--lambda-memory-mb") && stderr.contains("128"),
+        "{stderr}"
+    );
+}
+
+/// The emulated memory sweep: `--lambda-memory-mb 256,512,1769` runs the sweep once per
+/// size under MB / 1,769 cores. The CPU per GET stays about the same (the work per
+/// request does not change with the quota), objects/s at 64 workers rises with the
+/// quota, and once the quota is large enough the few-worker configuration is bound by
+/// latency, not CPU.
+#[test]
+fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
+    let _one = common::one_at_a_time();
+    let (out, doc) = local(&["--lambda-memory-mb", "256,512,1769", "--workers", "4"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("cannot set a CPU quota here") {
+        eprintln!("SKIPPED: {stderr}");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("memory MB") && stdout.contains("256*"), "{stdout}");
+    assert!(
+        stdout.contains("256 MB emulated (client CPU quota 0.145 cores"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("memory for {EXPRESS_BUCKET}: fastest")),
+        "{stdout}"
+    );
+    assert_eq!(doc["memory"]["mode"], "emulated");
+    let cores: Vec<f64> = doc["memory"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["cores"].as_f64().unwrap())
+        .collect();
+    assert_eq!(cores, vec![0.1447, 0.2894, 1.0]);
+    let rows = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 3 * 2 * 2);
+    assert!(
+        rows.iter().all(|r| r["emulated"] == true),
+        "every row is marked emulated"
+    );
+    let at = |bucket: &str, mb: u64, workers: u64| {
+        rows.iter()
+            .find(|r| r["bucket"] == bucket && r["memory_mb"] == mb && r["workers"] == workers)
+            .unwrap_or_else(|| panic!("no row {bucket} {mb} MB {workers} workers"))
+    };
+    for bucket in [STANDARD_BUCKET, EXPRESS_BUCKET] {
+        let rate = |mb| at(bucket, mb, 64)["objects_per_s"].as_f64().unwrap();
+        let cpu = |mb| at(bucket, mb, 64)["cpu_ms_per_get"].as_f64().unwrap();
+        eprintln!(
+            "{bucket} at 64 workers: objects/s {:.0} / {:.0} / {:.0}, cpu ms per GET {:.3} / {:.3} / {:.3}",
+            rate(256),
+            rate(512),
+            rate(1769),
+            cpu(256),
+            cpu(512),
+            cpu(1769)
+        );
+        // Throughput rises with the quota...
+        assert!(rate(512) > 1.4 * rate(256), "{bucket}: {} vs {}", rate(512), rate(256));
+        assert!(
+            rate(1769) > 1.4 * rate(512),
+            "{bucket}: {} vs {}",
+            rate(1769),
+            rate(512)
+        );
+        // ...at about the same CPU per GET.
+        let cpus = [cpu(256), cpu(512), cpu(1769)];
+        let (lo, hi) = (
+            cpus.iter().cloned().fold(f64::MAX, f64::min),
+            cpus.iter().cloned().fold(0.0, f64::max),
+        );
+        assert!(hi < 1.5 * lo, "{bucket}: CPU per GET {cpus:?}");
+        assert_eq!(at(bucket, 256, 64)["diagnosis"]["verdict"], "client_cpu", "{bucket}");
+    }
+    // With a core, four requests in flight wait on latency, not on the CPU.
+    assert_eq!(at(EXPRESS_BUCKET, 1769, 4)["diagnosis"]["verdict"], "latency");
+    assert_eq!(at(EXPRESS_BUCKET, 256, 4)["diagnosis"]["verdict"], "client_cpu");
+}
+
+#[test]
+fn bad_memory_sizes_are_each_named() {
+    let out = run_bounded(Command::new(BIN).args(["local", "--lambda-memory-mb", "64,512,512,20000"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    for needle in ["--lambda-memory-mb", "got 64", "512 is listed twice", "got 20000"] {
+        assert!(stderr.contains(needle), "{needle} not in {stderr}");
+    }
+}

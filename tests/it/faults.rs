@@ -1,0 +1,323 @@
+//! The client under faults: every fault the embedded server injects is counted under
+//! the right error kind, exactly; `ok + errors == requests` always; retries are
+//! counted apart from first attempts; truncated bodies are never ok; nothing hangs.
+//! Each test starts its own server on 127.0.0.1:0 and makes a few hundred GETs at most.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::common::{options, seed_spec, seed_with, server_with};
+use s3sweep::engine::{self, Quiet};
+use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile};
+use s3sweep::model::{ConfigResult, ErrorKind};
+use s3sweep::plan::Plan;
+use s3sweep::s3::seed::SeedSpec;
+use s3sweep::s3::SweepClient;
+
+const OBJECTS: u32 = 60;
+const SIZE: u64 = 8192;
+/// Client limits of these tests; the server's timing faults last longer.
+const FIRST_BYTE_MS: u64 = 1500;
+const ATTEMPT_MS: u64 = 3000;
+const TIMING: FaultTiming = FaultTiming {
+    stall_ms: 12_000,
+    late_first_byte_ms: 5_000,
+};
+
+/// The error kind a fault must be counted under.
+fn expected_kind(kind: FaultKind) -> ErrorKind {
+    match kind {
+        FaultKind::SlowDown => ErrorKind::Throttled,
+        FaultKind::InternalError => ErrorKind::ServerError,
+        FaultKind::AccessDenied => ErrorKind::AccessDenied,
+        FaultKind::ResetBeforeHeaders | FaultKind::ResetMidBody | FaultKind::TruncatedBody => ErrorKind::Connection,
+        FaultKind::StallBody | FaultKind::LateFirstByte => ErrorKind::Timeout,
+    }
+}
+
+fn count_of(row: &ConfigResult, kind: ErrorKind) -> u64 {
+    let e = &row.errors;
+    match kind {
+        ErrorKind::NotFound => e.not_found,
+        ErrorKind::AccessDenied => e.access_denied,
+        ErrorKind::Throttled => e.throttled,
+        ErrorKind::ServerError => e.server_error,
+        ErrorKind::Timeout => e.timeout,
+        ErrorKind::Connection => e.connection,
+        ErrorKind::Session => e.session,
+        ErrorKind::Other => e.other,
+    }
+}
+
+async fn seeded_server(buckets: &[String]) -> (lab::RunningServer, SweepClient) {
+    let named: Vec<(&str, LatencyProfile)> = buckets.iter().map(|b| (b.as_str(), LatencyProfile::None)).collect();
+    let server = server_with(&named).await;
+    server.faults().set_timing(TIMING);
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
+    for bucket in buckets {
+        let spec = SeedSpec {
+            skip_existing: false,
+            ..seed_spec(bucket, "f/{i}", OBJECTS, SIZE)
+        };
+        seed_with(&client, &spec).await;
+    }
+    (server, client)
+}
+
+fn plan(bucket: &str, workers: u32, max_attempts: u32) -> Plan {
+    Plan::from_json(&format!(
+        r#"{{"buckets": ["{bucket}"], "key_template": "f/{{i}}", "object_count": {OBJECTS},
+            "workers": [{workers}], "pool_connections": {workers}, "warmup": false, "max_attempts": {max_attempts},
+            "timeouts_ms": {{"connect": 1000, "first_byte": {FIRST_BYTE_MS}, "attempt": {ATTEMPT_MS}}}}}"#
+    ))
+    .unwrap()
+}
+
+/// Runs one sweep, bounded: a sweep that does not end within `limit` is a hang.
+async fn sweep_bounded(client: &SweepClient, plan: &Plan, limit: Duration) -> (ConfigResult, Duration) {
+    let started = Instant::now();
+    let options = options();
+    let result = tokio::time::timeout(limit, engine::run(client, plan, &options, Arc::new(Quiet)))
+        .await
+        .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));
+    (result.results[0].clone(), started.elapsed())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_fault_kind_is_counted_exactly_under_its_error_kind() {
+    let buckets: Vec<String> = FaultKind::ALL.iter().map(|k| format!("fault-{}", k.name())).collect();
+    let (server, client) = seeded_server(&buckets).await;
+    let mut lines = Vec::new();
+    for (kind, bucket) in FaultKind::ALL.iter().zip(&buckets) {
+        server
+            .faults()
+            .set(bucket, vec![FaultSpec { kind: *kind, rate: 0.2 }])
+            .unwrap();
+        let before = server.faults().tally();
+        let sent_before = client.transport().counters().requests_sent;
+        let (row, took) = sweep_bounded(&client, &plan(bucket, 16, 1), Duration::from_secs(30)).await;
+        let injected: FaultTally = server.faults().tally().since(&before);
+        let sent = client.transport().counters().requests_sent - sent_before;
+        let n = injected.of(*kind);
+        let counted = count_of(&row, expected_kind(*kind));
+        lines.push(format!(
+            "{:<22} injected {:>3}  counted {:>3} as {:<14} ok {:>3}  requests {}  {} ms",
+            kind.name(),
+            n,
+            counted,
+            expected_kind(*kind).name(),
+            row.ok,
+            row.requests,
+            took.as_millis()
+        ));
+        assert!(n > 0, "{kind}: the seeded draw injected nothing; pick another rate");
+        assert_eq!(injected.injected_total, n, "{kind}: only this kind was injected");
+        assert_eq!(
+            injected.get_requests,
+            u64::from(OBJECTS),
+            "{kind}: one GET per object reached the server"
+        );
+        assert_eq!(
+            sent,
+            u64::from(OBJECTS),
+            "{kind}: the client sent one attempt per object"
+        );
+        assert_eq!(row.requests, u64::from(OBJECTS));
+        assert_eq!(counted, n, "{kind}: {row:?}");
+        assert_eq!(row.errors.total, n, "{kind}: every error is an injected fault: {row:?}");
+        assert_eq!(row.ok + row.errors.total, row.requests, "{kind}");
+        assert_eq!(row.ok, row.requests - n, "{kind}: faulted responses are never ok");
+        assert_eq!(row.bytes, row.ok * SIZE, "{kind}: only whole bodies are counted");
+        assert_eq!(row.retries, 0, "{kind}");
+        // Nothing hangs: each faulted request ends within its limits (one attempt),
+        // 16 at a time.
+        let bound = Duration::from_millis(ATTEMPT_MS) * (OBJECTS / 16 + 1) + Duration::from_secs(3);
+        assert!(took < bound, "{kind}: {took:?} > {bound:?}");
+        server.faults().set(bucket, Vec::new()).unwrap();
+    }
+    eprintln!("fault kind             injected vs counted (rate 0.2, {OBJECTS} GETs, 16 workers, 1 attempt)");
+    for l in &lines {
+        eprintln!("{l}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_are_counted_apart_from_first_attempts() {
+    let bucket = "retry-bucket".to_string();
+    let (server, client) = seeded_server(std::slice::from_ref(&bucket)).await;
+    let specs: Vec<FaultSpec> = FaultKind::ALL
+        .iter()
+        .map(|&kind| FaultSpec { kind, rate: 0.04 })
+        .collect();
+    server.faults().set(&bucket, specs).unwrap();
+    let before = server.faults().tally();
+    let sent_before = client.transport().counters().requests_sent;
+    let (row, took) = sweep_bounded(&client, &plan(&bucket, 16, 3), Duration::from_secs(60)).await;
+    let injected = server.faults().tally().since(&before);
+    let sent = client.transport().counters().requests_sent - sent_before;
+    eprintln!(
+        "retries: injected {} ({}), errors {} ({}), retries {}, ok {}, {} ms",
+        injected.injected_total,
+        injected.line(),
+        row.errors.total,
+        row.errors.short(),
+        row.retries,
+        row.ok,
+        took.as_millis()
+    );
+    assert!(injected.injected_total > 0);
+    assert_eq!(row.ok + row.errors.total, row.requests);
+    // Every attempt the server saw was sent by the client, and every attempt beyond
+    // the first of a request is a retry.
+    assert_eq!(injected.get_requests, sent);
+    assert_eq!(row.retries, sent - row.requests);
+    // Each attempt is in the GET's own timing, and the sleeps between them apart.
+    let b = row.breakdown.as_ref().expect("a breakdown");
+    assert_eq!(b.attempts, sent, "{b:?}");
+    assert!(b.backoff_ms_total > 0.0, "retries sleep first: {b:?}");
+    // Retries by cause: each retried attempt ended by what the server injected.
+    let causes = row.retries_by_cause;
+    eprintln!("retries by cause: {}", causes.short());
+    assert_eq!(causes.total(), row.retries, "{causes:?}");
+    assert_eq!(
+        causes.throttled + row.errors.throttled,
+        injected.of(FaultKind::SlowDown),
+        "{causes:?}"
+    );
+    assert_eq!(
+        causes.server_error + row.errors.server_error,
+        injected.of(FaultKind::InternalError),
+        "{causes:?}"
+    );
+    assert!(
+        causes.connection > 0 || injected.of(FaultKind::ResetBeforeHeaders) == 0,
+        "{causes:?}"
+    );
+    // Each faulted attempt either was retried or is the request's final error.
+    assert_eq!(injected.injected_total, row.errors.total + row.retries, "{row:?}");
+    assert!(
+        row.retries > 0,
+        "some faults are retryable (503, 500, resets, late first byte)"
+    );
+    assert_eq!(row.errors.other, 0, "every failure has a kind: {row:?}");
+    assert_eq!(row.bytes, row.ok * SIZE);
+    // Body faults are not retried (the body is the caller's): each is a final error.
+    let body_faults = injected.of(FaultKind::ResetMidBody)
+        + injected.of(FaultKind::TruncatedBody)
+        + injected.of(FaultKind::StallBody);
+    assert!(row.errors.connection + row.errors.timeout >= body_faults, "{row:?}");
+    // 403 is not retried either.
+    assert_eq!(row.errors.access_denied, injected.of(FaultKind::AccessDenied));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tally_endpoint_reports_what_was_injected() {
+    let bucket = "tally-bucket".to_string();
+    let (server, client) = seeded_server(std::slice::from_ref(&bucket)).await;
+    server
+        .faults()
+        .set(
+            &bucket,
+            vec![FaultSpec {
+                kind: FaultKind::SlowDown,
+                rate: 0.5,
+            }],
+        )
+        .unwrap();
+    let (row, _) = sweep_bounded(&client, &plan(&bucket, 4, 1), Duration::from_secs(30)).await;
+    // A plain HTTP GET, as a test of the `serve` binary would make it.
+    let body = http_get(server.addr(), lab::FAULTS_PATH).await;
+    let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(doc["tally"]["injected"]["slow-down"], row.errors.throttled);
+    assert_eq!(doc["tally"]["get_requests"], u64::from(OBJECTS));
+    assert_eq!(doc["timing"]["stall_ms"], TIMING.stall_ms);
+}
+
+async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preflight_survives_transient_faults_and_names_persistent_ones() {
+    let bucket = "preflight-bucket".to_string();
+    let (server, client) = seeded_server(std::slice::from_ref(&bucket)).await;
+    let plan = plan(&bucket, 1, 1);
+    // Half of all GETs answer 503 or reset: the preflight retries rather than aborting.
+    server
+        .faults()
+        .set(
+            &bucket,
+            vec![
+                FaultSpec {
+                    kind: FaultKind::SlowDown,
+                    rate: 0.15,
+                },
+                FaultSpec {
+                    kind: FaultKind::ResetBeforeHeaders,
+                    rate: 0.15,
+                },
+            ],
+        )
+        .unwrap();
+    let before = server.faults().tally();
+    let mut failed = 0u64;
+    for _ in 0..20 {
+        if let Err(e) = engine::preflight(&client, &plan).await {
+            // Only a run of PREFLIGHT_TRIES faults in a row may stop it.
+            assert!(
+                matches!(
+                    e,
+                    engine::BucketError::Other { .. } | engine::BucketError::Unreachable { .. }
+                ),
+                "{e}"
+            );
+            failed += 1;
+        }
+    }
+    let tally = server.faults().tally().since(&before);
+    eprintln!("preflight under 30% faults: {failed} of 20 gave up; {}", tally.line());
+    assert!(tally.injected_total >= 3, "{}", tally.line());
+    // Each fault was followed by another try, except the last of a run that gave up.
+    assert_eq!(
+        tally.get_requests,
+        20 + tally.injected_total - failed,
+        "{}",
+        tally.line()
+    );
+    assert_eq!(
+        tally.injected_total - failed,
+        tally.get_requests - 20,
+        "every retry followed a fault"
+    );
+    assert!(failed * u64::from(engine::PREFLIGHT_TRIES) <= tally.injected_total);
+    assert!(failed <= 2, "{failed} of 20 preflights gave up at 30% transient faults");
+    // Every GET throttled: the preflight gives up after its tries and says why.
+    server
+        .faults()
+        .set(
+            &bucket,
+            vec![FaultSpec {
+                kind: FaultKind::SlowDown,
+                rate: 1.0,
+            }],
+        )
+        .unwrap();
+    let before = server.faults().tally();
+    let err = engine::preflight(&client, &plan).await.unwrap_err();
+    assert!(err.to_string().contains("SlowDown"), "{err}");
+    assert_eq!(
+        server.faults().tally().since(&before).get_requests,
+        u64::from(engine::PREFLIGHT_TRIES)
+    );
+}

@@ -1,0 +1,293 @@
+//! Property-based tests (proptest, bounded case counts): the request parser and the
+//! embedded server's request handling never panic, whatever they are given.
+//!
+//! - random JSON documents and random text through `Plan::from_json`/`from_value`:
+//!   either a plan or an error whose every problem names a field and says what is
+//!   wrong, in bounded text;
+//! - a valid request with one field replaced by random JSON: the error names that field;
+//! - random methods, paths, headers and bodies (and raw garbage) sent over TCP to the
+//!   embedded server: no panic in any of its tasks, and it still serves a signed GET.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Once;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use serde_json::{json, Map, Value};
+
+use s3sweep::plan::Plan;
+
+static PANICS: AtomicU64 = AtomicU64::new(0);
+static HOOK: Once = Once::new();
+
+/// The name of the fuzzed server's runtime threads (workers and blocking threads).
+const SERVER_THREADS: &str = "fuzz-server";
+
+/// Counts every panic on the fuzzed server's threads (its tasks' panics included: tokio
+/// catches those, so they would otherwise go unnoticed), then reports it as usual. Only
+/// those threads: other tests of this binary share the process, and some panic on
+/// purpose (under `catch_unwind`).
+fn count_panics() {
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().name() == Some(SERVER_THREADS) {
+                PANICS.fetch_add(1, Ordering::SeqCst);
+            }
+            previous(info);
+        }));
+    });
+}
+
+const FIELDS: &[&str] = &[
+    "buckets",
+    "key_template",
+    "object_count",
+    "workers",
+    "pool_connections",
+    "repetitions",
+    "warmup",
+    "shuffle",
+    "seed",
+    "timeouts_ms",
+    "max_attempts",
+];
+
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<u64>().prop_map(|n| json!(n)),
+        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        "[a-z0-9.{}/_-]{0,12}".prop_map(Value::String),
+        any::<String>().prop_map(Value::String),
+        Just(json!("{i}")),
+        Just(json!("b-1")),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::vec((key(), inner), 0..6).prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(FIELDS).prop_map(str::to_string),
+        Just("connect".to_string()),
+        Just("first_byte".to_string()),
+        any::<String>(),
+    ]
+}
+
+fn check_error(err: &s3sweep::plan::RequestError) {
+    assert!(!err.problems.is_empty());
+    for p in &err.problems {
+        assert!(!p.field.is_empty(), "{err}");
+        assert!(!p.message.is_empty(), "{err}");
+    }
+    assert!(err.to_string().len() < 16 * 1024, "{} bytes", err.to_string().len());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_json_document_is_a_plan_or_a_clear_error(doc in json_value()) {
+        if let Err(err) = Plan::from_value(doc.clone()) {
+            check_error(&err);
+        }
+        let text = doc.to_string();
+        if let Err(err) = Plan::from_json(&text) {
+            check_error(&err);
+        }
+    }
+
+    #[test]
+    fn any_text_is_a_plan_or_a_clear_error(text in any::<String>()) {
+        if let Err(err) = Plan::from_json(&text) {
+            check_error(&err);
+        }
+    }
+
+    #[test]
+    fn a_bad_field_is_named(field in prop::sample::select(FIELDS), value in json_value()) {
+        let mut doc: Map<String, Value> = serde_json::from_value(json!({
+            "buckets": ["b-1"], "object_count": 10, "workers": [1, 2]
+        })).unwrap();
+        doc.insert(field.to_string(), value);
+        if let Err(err) = Plan::from_value(Value::Object(doc)) {
+            check_error(&err);
+            let named = err.problems.iter().any(|p| {
+                p.field == field || p.field.starts_with(&format!("{field}[")) || p.field.starts_with(&format!("{field}."))
+            });
+            // A large valid list can also hit the run's request limit, reported on object_count.
+            let limit = err.problems.iter().any(|p| p.field == "object_count" && p.message.contains("the limit is"));
+            prop_assert!(named || limit, "{field} not named in {err}");
+        }
+    }
+}
+
+// --- the server -------------------------------------------------------------
+
+fn method() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "GET", "PUT", "POST", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT"
+        ])
+        .prop_map(str::to_string),
+        "[A-Z]{1,10}",
+    ]
+}
+
+fn path() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "/[a-z0-9.-]{0,70}(/[a-zA-Z0-9%._~!$&'()*+,;=:@-]{0,40}){0,4}",
+        "/[a-z0-9-]{3,20}/[a-z0-9/]{1,30}\\?(uploads|delete|list-type=2|versioning|acl|tagging|session|x-id=GetObject|partNumber=1|uploadId=x)?",
+        "/_s3sweep/faults",
+        "\\*",
+        "http://[a-z.]{1,20}/[a-z/]{0,20}",
+        "[ -~]{0,80}",
+    ]
+}
+
+fn header() -> impl Strategy<Value = (String, String)> {
+    let name = prop_oneof![
+        prop::sample::select(vec![
+            "authorization",
+            "x-amz-date",
+            "x-amz-content-sha256",
+            "content-length",
+            "content-type",
+            "content-md5",
+            "range",
+            "x-amz-decoded-content-length",
+            "transfer-encoding",
+            "expect",
+            "x-amz-copy-source",
+            "x-amz-checksum-crc32",
+            "host",
+        ])
+        .prop_map(str::to_string),
+        "[a-zA-Z-]{1,20}",
+    ];
+    let value = prop_oneof![
+        "[ -~]{0,60}",
+        Just(
+            "AWS4-HMAC-SHA256 Credential=s3sweep/20240101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00"
+                .to_string()
+        ),
+        Just("STREAMING-AWS4-HMAC-SHA256-PAYLOAD".to_string()),
+        Just("UNSIGNED-PAYLOAD".to_string()),
+        Just("chunked".to_string()),
+        Just("bytes=0-10".to_string()),
+        Just("100-continue".to_string()),
+        (0u64..100_000_000_000).prop_map(|n| n.to_string()),
+        Just("-1".to_string()),
+    ];
+    (name, value)
+}
+
+#[derive(Debug, Clone)]
+enum Raw {
+    Http {
+        method: String,
+        path: String,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    },
+    Garbage(Vec<u8>),
+}
+
+fn raw_request() -> impl Strategy<Value = Raw> {
+    prop_oneof![
+        8 => (method(), path(), prop::collection::vec(header(), 0..8), prop::collection::vec(any::<u8>(), 0..300))
+            .prop_map(|(method, path, headers, body)| Raw::Http { method, path, headers, body }),
+        1 => prop::collection::vec(any::<u8>(), 0..400).prop_map(Raw::Garbage),
+    ]
+}
+
+fn send(addr: SocketAddr, raw: &Raw) {
+    let bytes = match raw {
+        Raw::Garbage(b) => b.clone(),
+        Raw::Http {
+            method,
+            path,
+            headers,
+            body,
+        } => {
+            let mut text = format!("{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n");
+            for (n, v) in headers {
+                text.push_str(&format!("{n}: {v}\r\n"));
+            }
+            text.push_str("\r\n");
+            let mut b = text.into_bytes();
+            b.extend_from_slice(body);
+            b
+        }
+    };
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
+        panic!("the server stopped accepting connections");
+    };
+    s.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    let _ = s.write_all(&bytes);
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    // Read whatever comes back until the server closes or goes quiet; the answer
+    // itself does not matter, only that the server survives.
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+    }
+}
+
+#[test]
+fn the_server_survives_random_requests() {
+    let _one = crate::common::one_at_a_time();
+    count_panics();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(SERVER_THREADS)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = runtime
+        .block_on(s3sweep::lab::start(s3sweep::lab::ServerConfig {
+            buckets: vec![("fuzz-bucket".into(), s3sweep::lab::LatencyProfile::None)],
+            ..Default::default()
+        }))
+        .unwrap();
+    server
+        .store()
+        .insert("fuzz-bucket", "test/0/vectors", bytes::Bytes::from_static(b"hello"));
+    let addr = server.addr();
+    let config = ProptestConfig {
+        cases: 1000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    proptest::test_runner::TestRunner::new(config)
+        .run(&raw_request(), |raw| {
+            send(addr, &raw);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(PANICS.load(Ordering::SeqCst), 0, "the server panicked");
+    // It still serves a real, signed GET.
+    let endpoint = server.endpoint();
+    let plan = Plan::from_json(r#"{"buckets": ["fuzz-bucket"], "object_count": 1, "workers": [1]}"#).unwrap();
+    runtime.block_on(async {
+        let client = s3sweep::s3::SweepClient::new(s3sweep::lab::client_options(endpoint))
+            .await
+            .unwrap();
+        s3sweep::engine::preflight(&client, &plan).await.expect("still serving");
+    });
+    assert_eq!(PANICS.load(Ordering::SeqCst), 0);
+    drop(server);
+}

@@ -1,0 +1,503 @@
+//! The real `s3sweep-lambda` under the Lambda emulator (`cargo lambda watch`), invoked
+//! with `cargo lambda invoke --data-file`, against `s3sweep serve` on a free loopback
+//! port: events/local.json's result is checked row by row, then a malformed event
+//! and an event whose objects are missing must come back as `InvalidEvent` and
+//! `ObjectNotFound`, and the function's JSON logs must hold one line per configuration.
+//! That lab serves HTTPS (the function trusts its CA through `AWS_CA_BUNDLE`) and
+//! events/local.json's Express-like bucket is a directory bucket: the lab's tally must
+//! show the function's one ReadOnly S3 Express session, reused across invocations.
+//!
+//! cargo-lambda comes from the project's own `.venv` (`make tools`, which `make test`
+//! runs first), `$CARGO_LAMBDA`, or `PATH`. Without it this test fails with a message
+//! saying how to install it; `S3SWEEP_SKIP_EMULATOR=1` skips it explicitly (and loudly).
+//!
+//! Everything it starts runs in its own process group and is killed at the end, on
+//! failure too. Every wait is bounded.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use s3sweep::model::{ConfigResult, KeyRange, SweepRequest, SweepResult};
+use serde_json::Value;
+
+use crate::common::{EXPRESS_BUCKET, STANDARD_BUCKET};
+use crate::emulator::*;
+
+/// The result document `cargo lambda invoke` printed, read into the model's types.
+fn result_of(out: &Output) -> SweepResult {
+    let text = String::from_utf8_lossy(&out.stdout);
+    SweepResult::from_json(&text)
+        .unwrap_or_else(|e| panic!("cargo lambda invoke did not print a result document ({e}):\n{text}"))
+}
+
+/// A field as the result's JSON spells it: the same text whether the model holds a
+/// string or an enum.
+fn json_of<T: serde::Serialize>(field: &T) -> Value {
+    serde_json::to_value(field).unwrap()
+}
+
+#[test]
+fn the_function_under_cargo_lambda_watch() {
+    let test_start = Instant::now();
+    let Some(cargo_lambda) = cargo_lambda() else {
+        if std::env::var("S3SWEEP_SKIP_EMULATOR").as_deref() == Ok("1") {
+            eprintln!("SKIPPED the Lambda emulator test: S3SWEEP_SKIP_EMULATOR=1 and cargo-lambda is not installed");
+            return;
+        }
+        panic!(
+            "cargo-lambda not found (looked at $CARGO_LAMBDA, {MANIFEST_DIR}/.venv/bin/cargo-lambda and PATH). \
+             Install the project's pinned tools with `make tools` (`make test` does it first), or set \
+             CARGO_LAMBDA=/path/to/cargo-lambda; S3SWEEP_SKIP_EMULATOR=1 skips this test"
+        );
+    };
+    let tmp = std::env::temp_dir().join(format!("s3sweep-lambda-emulator-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+
+    // The event exactly as shipped: it names the buckets; the endpoint comes from the
+    // function's environment.
+    let event_path = Path::new(MANIFEST_DIR).join("events/local.json");
+    let event: SweepRequest = serde_json::from_str(&std::fs::read_to_string(&event_path).unwrap()).unwrap();
+    let buckets = &event.buckets;
+    let workers = &event.workers;
+    let object_count = u64::from(event.object_count);
+    assert_eq!(
+        buckets,
+        &[STANDARD_BUCKET, EXPRESS_BUCKET],
+        "events/local.json changed: update this test"
+    );
+
+    let server = Lab::start(&[(STANDARD_BUCKET, "standard"), (EXPRESS_BUCKET, "express")], true);
+    let endpoint = server.endpoint.clone();
+    assert!(endpoint.starts_with("https://"), "{endpoint}");
+    let ca_file = server.ca_file.clone().unwrap();
+    for bucket in buckets {
+        let manifest = tmp.join(format!("manifest-{bucket}.json"));
+        let out = run_bounded(
+            "s3sweep seed",
+            Command::new(S3SWEEP)
+                .args(["seed", "--endpoint", &endpoint, "--bucket", bucket])
+                .args(["--count", &object_count.to_string()])
+                .args(["--size", &OBJECT_SIZE_BYTES.to_string()])
+                .arg("--ca-file")
+                .arg(&ca_file)
+                .arg("--manifest")
+                .arg(&manifest),
+            Duration::from_secs(60),
+        );
+        assert!(
+            out.status.success(),
+            "seed failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let seeded = test_start.elapsed();
+
+    let mut emulator = Emulator::start(&cargo_lambda, &endpoint, &tmp.join("watch.log"), Some(&ca_file));
+    let ready = test_start.elapsed();
+
+    // 1. The local event: the result document, row by row.
+    let invoke_start = Instant::now();
+    let out = emulator.invoke(&event_path, FIRST_INVOKE_LIMIT);
+    let first_invoke = invoke_start.elapsed();
+    assert!(
+        out.status.success(),
+        "invoking events/local.json failed:\n{}\nemulator log:\n{}",
+        error_text(&out),
+        emulator.log()
+    );
+    let result = result_of(&out);
+    assert_eq!(result.schema, "s3sweep.result/v1");
+    let env = &result.environment;
+    assert_eq!(json_of(&env.runner), "lambda");
+    assert_eq!(
+        env.endpoint.as_deref(),
+        Some(endpoint.as_str()),
+        "the endpoint is the function's, from its environment"
+    );
+    let lambda = env.lambda.as_ref().expect("a Lambda block in the environment");
+    assert_eq!(lambda.function_name.as_deref(), Some("s3sweep-lambda"));
+    assert!(lambda.cold_start, "first invocation of this instance");
+    assert!(lambda.memory_size_mb.unwrap() > 0);
+    let architecture = json_of(&lambda.architecture);
+    assert!(architecture == "x86_64" || architecture == "arm64", "{architecture}");
+    assert!(lambda.request_id.as_deref().is_some_and(|id| !id.is_empty()));
+    let request = &result.request;
+    assert_eq!(&request.buckets, buckets, "request.buckets is echoed");
+    assert_eq!(
+        request.object_count, event.object_count,
+        "request.object_count is echoed"
+    );
+    assert_eq!(&request.workers, workers, "request.workers is echoed");
+    assert_eq!(
+        request.pool_connections, event.pool_connections,
+        "request.pool_connections is echoed"
+    );
+    assert_eq!(
+        request.key_template, event.key_template,
+        "request.key_template is echoed"
+    );
+    assert!(!result.truncated);
+    assert_eq!(result.skipped.len(), 0);
+    let rows = &result.results;
+    assert_eq!(
+        rows.len(),
+        buckets.len() * workers.len(),
+        "one row per bucket x worker count"
+    );
+    let mut expected = Vec::new();
+    for b in buckets {
+        for w in workers {
+            expected.push((b.clone(), *w));
+        }
+    }
+    for (row, (bucket, w)) in rows.iter().zip(&expected) {
+        let at = format!("row {bucket} x {w}");
+        assert_eq!(&row.bucket, bucket, "{at}");
+        assert_eq!(row.workers, *w, "{at}");
+        assert_eq!(row.repetition, 1, "{at}");
+        assert_eq!(row.pool_connections, event.pool_connections, "{at}");
+        assert_eq!(row.requests, object_count, "{at}");
+        assert_eq!(row.ok, object_count, "{at}: {row:?}");
+        assert_eq!(row.errors.total, 0, "{at}: {row:?}");
+        assert_eq!(row.bytes, object_count * OBJECT_SIZE_BYTES, "{at}");
+        let wall_ms = row.wall_ms;
+        assert!(wall_ms > 0.0, "{at}");
+        let rate = row.objects_per_s;
+        assert!(
+            approx(rate, object_count as f64 / (wall_ms / 1000.0), 0.01),
+            "{at}: objects_per_s {rate} vs wall {wall_ms} ms"
+        );
+        let ttfb = &row.ttfb_ms;
+        assert_eq!(ttfb.count, object_count, "{at}");
+        assert!(ttfb.p50 > 0.0, "{at}");
+        assert!(ttfb.p50 <= ttfb.p99, "{at}");
+        assert!(ttfb.p99 <= ttfb.max, "{at}");
+        assert!(row.ttlb_ms.p50 >= ttfb.p50, "{at}");
+        assert!(row.cpu_ms_per_get > 0.0, "{at}");
+    }
+    // The two latency profiles are visible through the function: Standard-like first
+    // bytes (median 16 ms) are slower than Express-like ones (median 4 ms).
+    let p50 = |bucket: &str| {
+        rows.iter()
+            .find(|r| r.bucket == bucket && r.workers == 1)
+            .map(|r| r.ttfb_ms.p50)
+            .unwrap()
+    };
+    assert!(p50(STANDARD_BUCKET) > p50(EXPRESS_BUCKET), "{result:?}");
+    let summary = &result.summary;
+    assert_eq!(summary.len(), buckets.len());
+    for (s, bucket) in summary.iter().zip(buckets) {
+        assert_eq!(&s.bucket, bucket);
+        assert!(workers.contains(&s.best_workers));
+        assert_eq!(s.errors_total, 0);
+    }
+
+    // 2. A malformed event, which also tries to choose the endpoint.
+    let bad = tmp.join("bad-event.json");
+    std::fs::write(
+        &bad,
+        r#"{"buckets": ["Not_A_Bucket"], "workers": [0, 4], "object_count": "many", "endpoint": "http://169.254.169.254"}"#,
+    )
+    .unwrap();
+    let out = emulator.invoke(&bad, INVOKE_LIMIT);
+    let text = error_text(&out);
+    assert!(!out.status.success(), "a malformed event must fail: {text}");
+    assert!(text.contains("Error: InvalidEvent"), "{text}");
+    for field in ["`buckets[0]`", "`workers[0]`", "`object_count`", "`endpoint`"] {
+        assert!(text.contains(field), "{field} not named in: {text}");
+    }
+
+    // 3. Objects that do not exist: the sweep cannot start, and says how to fix it.
+    let missing = tmp.join("missing-event.json");
+    std::fs::write(
+        &missing,
+        serde_json::json!({"buckets": [EXPRESS_BUCKET], "key_template": "absent/{i}", "object_count": 5}).to_string(),
+    )
+    .unwrap();
+    let out = emulator.invoke(&missing, INVOKE_LIMIT);
+    let text = error_text(&out);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("Error: ObjectNotFound"), "{text}");
+    assert!(text.contains("s3sweep seed"), "{text}");
+
+    // 4. The function's JSON logs: one line per finished configuration.
+    let logs = emulator.json_logs();
+    let finished: Vec<&Value> = logs
+        .iter()
+        .filter(|l| l["fields"]["message"] == "configuration finished")
+        .collect();
+    assert_eq!(
+        finished.len(),
+        rows.len(),
+        "one log line per configuration; log:\n{}",
+        emulator.log()
+    );
+    for (line, (bucket, w)) in finished.iter().zip(&expected) {
+        assert_eq!(line["level"], "INFO");
+        assert_eq!(line["fields"]["bucket"], bucket.as_str());
+        assert_eq!(line["fields"]["workers"].as_u64(), Some(u64::from(*w)));
+    }
+    assert!(
+        logs.iter().any(|l| l["fields"]["error_type"] == "InvalidEvent"),
+        "the invalid event is logged"
+    );
+    let deadline = logs
+        .iter()
+        .find(|l| l["fields"]["message"] == "sweep starting")
+        .map(|l| l["fields"]["deadline_unix_ms"].clone());
+
+    // 5. The lab's tally: seeding's (ReadWrite) session, and the function's one ReadOnly
+    // session, kept for its life across the three invocations; one TLS handshake per
+    // connection, none failed.
+    drop(emulator);
+    let lab_log = server.stop();
+    let sessions = lab_log
+        .lines()
+        .find(|l| l.contains("S3 Express sessions:"))
+        .unwrap_or_else(|| panic!("no session tally in:\n{lab_log}"));
+    assert!(sessions.contains("created ReadOnly=1 ReadWrite=1"), "{sessions}");
+    assert!(
+        sessions.contains("refused expired=0 invalid=0 signature=0"),
+        "{sessions}"
+    );
+    let handshakes = lab_log.lines().find(|l| l.contains("TLS handshakes:")).unwrap();
+    assert!(handshakes.ends_with(" 0 failed"), "{handshakes}");
+    let _ = std::fs::remove_dir_all(&tmp);
+    eprintln!(
+        "emulator test: server+seed {} ms, emulator ready {} ms, first invocation {} ms, total {} ms; \
+         deadline sent by cargo lambda watch: {:?} (remaining_ms_at_start {:?})",
+        seeded.as_millis(),
+        (ready - seeded).as_millis(),
+        first_invoke.as_millis(),
+        test_start.elapsed().as_millis(),
+        deadline,
+        lambda.remaining_ms_at_start
+    );
+}
+
+/// The fan-out under the emulator: a coordinator with N=3 invokes its own function
+/// through the emulator's Invoke API (`AWS_ENDPOINT_URL_LAMBDA`); the merged counts
+/// must equal the sum of the children's. A second emulator breaks child 1's event
+/// (test-only `S3SWEEP_FANOUT_TEST_BREAK_CHILD`), so that invocation really fails with
+/// `InvalidEvent`: the result names it and still merges the other two. A child event
+/// asking to fan out again, and more invocations than `FanoutMax`, are rejected.
+#[test]
+fn fan_out_under_cargo_lambda_watch() {
+    let test_start = Instant::now();
+    let Some(cargo_lambda) = cargo_lambda() else {
+        if std::env::var("S3SWEEP_SKIP_EMULATOR").as_deref() == Ok("1") {
+            eprintln!("SKIPPED the fan-out emulator test: S3SWEEP_SKIP_EMULATOR=1 and cargo-lambda is not installed");
+            return;
+        }
+        panic!(
+            "cargo-lambda not found: run `make tools`, or set CARGO_LAMBDA; S3SWEEP_SKIP_EMULATOR=1 skips this test"
+        );
+    };
+    let tmp = std::env::temp_dir().join(format!("s3sweep-fanout-emulator-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    const OBJECTS: u64 = 60;
+    const N: u32 = 3;
+    let (server, endpoint) = start_server(&[("express-like", "express")]);
+    let out = run_bounded(
+        "s3sweep seed",
+        Command::new(S3SWEEP)
+            .args(["seed", "--endpoint", &endpoint, "--bucket", "express-like"])
+            .args([
+                "--count",
+                &OBJECTS.to_string(),
+                "--size",
+                &OBJECT_SIZE_BYTES.to_string(),
+            ])
+            .arg("--manifest")
+            .arg(tmp.join("manifest.json")),
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "seed: {}", String::from_utf8_lossy(&out.stderr));
+
+    let vars: &[(&str, &str)] = &[
+        ("S3SWEEP_FANOUT_FUNCTION", "s3sweep-lambda"),
+        ("S3SWEEP_FANOUT_MAX", "3"),
+    ];
+    let mut emulator = Emulator::start_with(&cargo_lambda, &endpoint, &tmp.join("watch.log"), Some(4), vars);
+    let broken_vars: &[(&str, &str)] = &[
+        ("S3SWEEP_FANOUT_FUNCTION", "s3sweep-lambda"),
+        ("S3SWEEP_FANOUT_TEST_BREAK_CHILD", "1"),
+    ];
+    let mut broken = Emulator::start_with(
+        &cargo_lambda,
+        &endpoint,
+        &tmp.join("watch-broken.log"),
+        Some(4),
+        broken_vars,
+    );
+
+    let event_path = tmp.join("fanout.json");
+    let event = serde_json::json!({
+        "buckets": ["express-like"],
+        "object_count": OBJECTS,
+        "workers": [1, 4],
+        "pool_connections": 4,
+        "fanout": {"invocations": N, "start_delay_ms": 1500, "split": "shard"}
+    });
+    std::fs::write(&event_path, event.to_string()).unwrap();
+    let invoke = |emulator: &mut Emulator, limit: Duration| -> SweepResult {
+        let out = emulator.invoke(&event_path, limit);
+        assert!(
+            out.status.success(),
+            "fan-out failed:\n{}\nemulator log:\n{}",
+            error_text(&out),
+            emulator.log()
+        );
+        result_of(&out)
+    };
+
+    // 1. N=3, all children well: exact merged counts.
+    let result = invoke(&mut emulator, FIRST_INVOKE_LIMIT);
+    assert_eq!(result.schema, "s3sweep.result/v1");
+    let fanout = result.fanout.as_ref().expect("a fan-out block");
+    assert_eq!(fanout.function_name, "s3sweep-lambda");
+    assert_eq!(fanout.invocations, N);
+    assert_eq!(fanout.children_ok, N, "{fanout:?}");
+    assert_eq!(fanout.children_failed, 0);
+    let children = &fanout.children;
+    assert_eq!(children.len(), N as usize);
+    let mut covered = Vec::new();
+    for (i, c) in children.iter().enumerate() {
+        assert_eq!(c.index as usize, i);
+        assert_eq!(json_of(&c.status), "ok");
+        assert_eq!(
+            c.cold_start,
+            Some(true),
+            "each child is the first invocation of its instance: {c:?}"
+        );
+        covered.push(c.key_range);
+    }
+    assert_eq!(
+        covered,
+        [(0, 20), (20, 40), (40, 60)].map(|(start, end)| KeyRange { start, end }),
+        "contiguous shards of the keys"
+    );
+    let rows = &result.results;
+    assert_eq!(rows.len(), 2, "one merged row per configuration");
+    let start_unix_ms = fanout.start_unix_ms as f64;
+    for (k, (row, workers)) in rows.iter().zip([1u32, 4]).enumerate() {
+        let at = format!("merged row {workers} workers");
+        assert_eq!(row.workers, workers, "{at}");
+        let child_rows: Vec<&ConfigResult> = children.iter().map(|c| &c.results[k]).collect();
+        let sum = |f: fn(&ConfigResult) -> u64| child_rows.iter().copied().map(f).sum::<u64>();
+        assert_eq!(row.requests, sum(|r| r.requests), "{at}");
+        assert_eq!(row.requests, OBJECTS, "{at}: each object once");
+        assert_eq!(row.ok, OBJECTS, "{at}: {row:?}");
+        assert_eq!(row.ok, sum(|r| r.ok), "{at}");
+        assert_eq!(row.bytes, sum(|r| r.bytes), "{at}");
+        assert_eq!(row.bytes, OBJECTS * OBJECT_SIZE_BYTES, "{at}");
+        assert_eq!(row.errors.total, 0, "{at}");
+        assert_eq!(row.ttfb_ms.count, sum(|r| r.ttfb_ms.count), "{at}: histograms merged");
+        assert!(row.child.is_none(), "{at}: no serialized histograms in merged rows");
+        // The common window spans every child's own window.
+        let measures: Vec<_> = child_rows
+            .iter()
+            .map(|r| r.child.as_ref().expect("a child's row has its measure"))
+            .collect();
+        let starts: Vec<f64> = measures.iter().map(|m| m.started_unix_ms).collect();
+        let ends: Vec<f64> = measures.iter().map(|m| m.finished_unix_ms).collect();
+        let window = ends.iter().cloned().fold(f64::MIN, f64::max) - starts.iter().cloned().fold(f64::MAX, f64::min);
+        let wall = row.wall_ms;
+        assert!(approx(wall, window, 0.001), "{at}: wall {wall} vs window {window}");
+        for (r, m) in child_rows.iter().zip(&measures) {
+            assert!(r.wall_ms <= wall + 0.01, "{at}");
+            assert!(m.histograms.is_none(), "{at}: kept rows drop histograms");
+        }
+        let rate = row.objects_per_s;
+        assert!(approx(rate, OBJECTS as f64 / (wall / 1000.0), 0.01), "{at}: {rate}");
+        let config = &fanout.configurations[k];
+        assert_eq!(config.children, N, "{at}");
+        assert_eq!(config.workers_total, N * workers, "{at}");
+        if k == 0 {
+            // Everyone waited for the shared start before the first timed phase.
+            for s in &starts {
+                assert!(
+                    *s >= start_unix_ms - 1.0,
+                    "{at}: a child started at {s}, before {start_unix_ms}"
+                );
+            }
+            assert!(config.start_spread_ms < 1000.0, "{at}: {config:?}");
+        }
+    }
+
+    // 2. A child event asking to fan out again is rejected.
+    let nested = tmp.join("nested.json");
+    std::fs::write(
+        &nested,
+        r#"{"buckets": ["express-like"], "object_count": 6, "from_coordinator": {"role": "child"}, "fanout": {"invocations": 2}}"#,
+    )
+    .unwrap();
+    let out = emulator.invoke(&nested, INVOKE_LIMIT);
+    let text = error_text(&out);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("Error: InvalidEvent"), "{text}");
+    assert!(
+        text.contains("`fanout`") && text.contains("never fans out again"),
+        "{text}"
+    );
+
+    // 3. More invocations than FanoutMax (3 here).
+    let over = tmp.join("over.json");
+    std::fs::write(
+        &over,
+        r#"{"buckets": ["express-like"], "object_count": 6, "fanout": {"invocations": 4}}"#,
+    )
+    .unwrap();
+    let out = emulator.invoke(&over, INVOKE_LIMIT);
+    let text = error_text(&out);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("`fanout.invocations`") && text.contains("FanoutMax"),
+        "{text}"
+    );
+
+    // 4. Child 1's invocation fails: named, and the other two still merged. This run
+    // also gives every configuration a 1 s slot, so children start each one together.
+    const SLOT_MS: f64 = 1000.0;
+    let mut slotted = event.clone();
+    slotted["fanout"]["slot_ms"] = serde_json::json!(SLOT_MS as u64);
+    std::fs::write(&event_path, slotted.to_string()).unwrap();
+    let result = invoke(&mut broken, FIRST_INVOKE_LIMIT);
+    let fanout = result.fanout.as_ref().expect("a fan-out block");
+    assert_eq!(fanout.children_ok, 2, "{fanout:?}");
+    assert_eq!(fanout.children_failed, 1);
+    let failed = &fanout.children[1];
+    assert_eq!(json_of(&failed.status), "failed");
+    let error = failed.error.as_ref().unwrap_or_else(|| panic!("no error: {failed:?}"));
+    assert_eq!(json_of(&error.kind), "function_error", "{failed:?}");
+    assert_eq!(error.error_type.as_deref(), Some("InvalidEvent"), "{failed:?}");
+    assert!(error.message.contains("broken_by_test_hook"), "{failed:?}");
+    let survivors = OBJECTS - OBJECTS / u64::from(N);
+    for row in &result.results {
+        assert_eq!(row.requests, survivors, "{row:?}");
+        assert_eq!(row.ok, survivors, "{row:?}");
+    }
+    let start_unix_ms = fanout.start_unix_ms as f64;
+    for (k, config) in fanout.configurations.iter().enumerate() {
+        assert_eq!(config.children, 2);
+        let slot_start = start_unix_ms + k as f64 * SLOT_MS;
+        let first = config.first_start_unix_ms;
+        assert!(
+            first >= slot_start - 1.0,
+            "configuration {k} started at {first}, before its slot {slot_start}"
+        );
+        assert!(config.start_spread_ms < 500.0, "configuration {k}: {config:?}");
+    }
+    std::fs::write(
+        tmp.join("../s3sweep-fanout-last.json"),
+        serde_json::to_string(&result).unwrap(),
+    )
+    .ok();
+
+    drop(emulator);
+    drop(broken);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&tmp);
+    eprintln!("fan-out emulator test: {} ms", test_start.elapsed().as_millis());
+}

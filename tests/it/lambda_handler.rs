@@ -1,0 +1,333 @@
+//! The Lambda handler called directly with a `LambdaEvent` and a `Context`, against the
+//! embedded server on 127.0.0.1:0: results, cold start, errors as `Diagnostic`s, the
+//! endpoint that only the function's environment can set, and the deadline (no
+//! deadline, one too close for anything, one that leaves room for exactly one
+//! configuration). Plus: every file in events/ is a valid request.
+
+use std::time::Duration;
+
+use lambda_runtime::{Context, Diagnostic, LambdaEvent};
+use serde_json::{json, Value};
+
+use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
+use s3sweep::lambda::{validate_event, Function, FunctionSettings, InvocationError, ENDPOINT_ENV};
+use s3sweep::plan::KeyTemplate;
+use s3sweep::s3::seed::{seed, SeedSpec};
+use s3sweep::s3::{RequestSettings, SweepClient};
+
+use crate::common;
+
+async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
+    lab::start(ServerConfig {
+        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("server starts on 127.0.0.1:0")
+}
+
+async fn seed_bucket(client: &SweepClient, bucket: &str, count: u32) {
+    let s3 = client.s3(RequestSettings {
+        max_attempts: 1,
+        first_byte_timeout: Duration::from_secs(5),
+        attempt_timeout: Duration::from_secs(10),
+    });
+    seed(
+        &s3,
+        client.endpoint(),
+        &SeedSpec {
+            bucket: bucket.into(),
+            keys: KeyTemplate::parse("test/{i}/vectors", count).unwrap(),
+            object_count: count,
+            object_size_bytes: 1024,
+            concurrency: 16,
+            skip_existing: true,
+        },
+    )
+    .await
+    .expect("seeding works");
+}
+
+/// The function as `main` builds it, from an environment pointing at `endpoint`.
+async fn function(endpoint: &str, safety_margin_ms: u64) -> Function {
+    let margin = safety_margin_ms.to_string();
+    let settings = FunctionSettings::from_lookup(|name| match name {
+        ENDPOINT_ENV => Some(endpoint.to_string()),
+        "S3SWEEP_SAFETY_MARGIN_MS" => Some(margin.clone()),
+        "AWS_REGION" => Some("us-east-1".into()),
+        _ => None,
+    })
+    .unwrap();
+    Function::new(settings).await.unwrap()
+}
+
+fn context(deadline_in: Option<Duration>) -> Context {
+    common::lambda_context("test-request", deadline_in)
+}
+
+fn event(payload: Value, deadline_in: Option<Duration>) -> LambdaEvent<Value> {
+    LambdaEvent::new(payload, context(deadline_in))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_valid_event_returns_the_result_document() {
+    let server = server_with(&[("handler-bucket", LatencyProfile::None)]).await;
+    let f = function(&server.endpoint(), 5_000).await;
+    seed_bucket(f.client(), "handler-bucket", 40).await;
+
+    let payload = json!({"buckets": ["handler-bucket"], "object_count": 40, "workers": [1, 4], "pool_connections": 4});
+    let result = f.handle(event(payload.clone(), None)).await.unwrap();
+    assert_eq!(result.results.len(), 2);
+    for (row, w) in result.results.iter().zip([1, 4]) {
+        assert_eq!(row.workers, w);
+        assert_eq!(row.ok, 40);
+        assert_eq!(row.bytes, 40 * 1024);
+        assert_eq!(row.errors.total, 0);
+    }
+    assert!(!result.truncated);
+    assert_eq!(result.environment.runner, s3sweep::model::Runner::Lambda);
+    assert_eq!(result.environment.endpoint.as_deref(), Some(server.endpoint().as_str()));
+    let lambda = result.environment.lambda.as_ref().unwrap();
+    assert_eq!(lambda.function_name.as_deref(), Some("s3sweep-test"));
+    assert_eq!(lambda.function_version.as_deref(), Some("$LATEST"));
+    assert_eq!(lambda.memory_size_mb, Some(2048));
+    assert_eq!(lambda.region.as_deref(), Some("us-east-1"));
+    assert_eq!(lambda.request_id.as_deref(), Some("test-request"));
+    assert!(lambda.cold_start);
+    assert_eq!(lambda.remaining_ms_at_start, None, "a 1970 deadline is not a deadline");
+    assert_eq!(lambda.safety_margin_ms, 5_000);
+
+    // The same execution environment again: warm, and the one client is reused (its
+    // transport counters keep counting).
+    let before = f.client().transport().counters().requests_sent;
+    let again = f.handle(event(payload, Some(Duration::from_secs(600)))).await.unwrap();
+    let lambda = again.environment.lambda.as_ref().unwrap();
+    assert!(!lambda.cold_start);
+    let left = lambda.remaining_ms_at_start.expect("a real deadline is read");
+    assert!((590_000..=600_000).contains(&left), "{left}");
+    assert!(f.client().transport().counters().requests_sent > before);
+    assert!(!again.truncated);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_events_name_every_bad_field_and_cannot_set_the_endpoint() {
+    // The endpoint here is unreachable: a valid event would fail to start, so an
+    // InvalidEvent proves validation comes first and touches no network.
+    let f = function("http://127.0.0.1:9", 5_000).await;
+    let err = f
+        .handle(event(
+            json!({
+                "buckets": ["Bad_Name"],
+                "workers": [0],
+                "object_count": "lots",
+                "endpoint": "http://169.254.169.254",
+                "endpoint_url": "http://attacker.example",
+            }),
+            Some(Duration::from_secs(60)),
+        ))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, InvocationError::InvalidEvent(_)));
+    let d = Diagnostic::from(err);
+    assert_eq!(d.error_type, "InvalidEvent");
+    for field in ["buckets[0]", "workers[0]", "object_count", "`endpoint`", "endpoint_url"] {
+        assert!(
+            d.error_message.contains(field),
+            "{field} not named in {}",
+            d.error_message
+        );
+    }
+    assert_eq!(f.client().transport().counters().requests_sent, 0);
+
+    for (payload, needle) in [
+        (json!("just a string"), "must be a JSON object"),
+        (json!(null), "must be a JSON object"),
+        (json!({}), "buckets"),
+    ] {
+        let d = Diagnostic::from(f.handle(event(payload, None)).await.unwrap_err());
+        assert_eq!(d.error_type, "InvalidEvent");
+        assert!(d.error_message.contains(needle), "{}", d.error_message);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_that_cannot_start_says_why_and_how_to_fix_it() {
+    let server = server_with(&[("empty-bucket", LatencyProfile::None)]).await;
+    let f = function(&server.endpoint(), 5_000).await;
+    let d = Diagnostic::from(
+        f.handle(event(json!({"buckets": ["empty-bucket"], "object_count": 3}), None))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(d.error_type, "ObjectNotFound");
+    assert!(d.error_message.contains("s3sweep seed"), "{}", d.error_message);
+
+    let d = Diagnostic::from(
+        f.handle(event(json!({"buckets": ["no-such-bucket"], "object_count": 3}), None))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(d.error_type, "BucketNotFound");
+    server.shutdown().await;
+
+    let f = function("http://127.0.0.1:9", 5_000).await;
+    let d = Diagnostic::from(
+        f.handle(event(
+            json!({"buckets": ["any-bucket"], "object_count": 3, "timeouts_ms": {"connect": 500}}),
+            None,
+        ))
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(d.error_type, "EndpointUnreachable");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deadline_too_close_for_anything_skips_every_configuration() {
+    let server = server_with(&[("deadline-bucket", LatencyProfile::None)]).await;
+    // 2 s left, a 3 s margin: not even the first configuration may start.
+    let f = function(&server.endpoint(), 3_000).await;
+    seed_bucket(f.client(), "deadline-bucket", 10).await;
+    let result = f
+        .handle(event(
+            json!({"buckets": ["deadline-bucket"], "object_count": 10, "workers": [1, 2, 4]}),
+            Some(Duration::from_secs(2)),
+        ))
+        .await
+        .unwrap();
+    assert!(result.truncated);
+    assert!(result.results.is_empty());
+    let skipped: Vec<u32> = result.skipped.iter().map(|s| s.workers).collect();
+    assert_eq!(skipped, vec![1, 2, 4]);
+    assert!(
+        result.skipped[0].reason.contains("deadline"),
+        "{}",
+        result.skipped[0].reason
+    );
+    let lambda = result.environment.lambda.unwrap();
+    assert!(lambda.remaining_ms_at_start.unwrap() <= 2_000);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preflight_that_outlasts_the_deadline_is_stopped_in_time() {
+    // Every GET's first byte comes 15 s late; the preflight would wait 10 s (the
+    // first-byte timeout) three times. With 3 s left and a 1 s margin the handler must
+    // give up at 2 s with a clear error, not be killed at the deadline.
+    let server = server_with(&[("late-bucket", LatencyProfile::None)]).await;
+    let f = function(&server.endpoint(), 1_000).await;
+    seed_bucket(f.client(), "late-bucket", 4).await;
+    server
+        .faults()
+        .set_all(&["late-bucket=late-first-byte:1.0".parse::<lab::BucketFault>().unwrap()])
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = f
+        .handle(event(
+            json!({"buckets": ["late-bucket"], "object_count": 4, "workers": [1]}),
+            Some(Duration::from_secs(3)),
+        ))
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(2_600), "gave up after {took:?}");
+    let d = Diagnostic::from(err);
+    assert_eq!(d.error_type, "DeadlineReached");
+    assert!(d.error_message.contains("safety margin"), "{}", d.error_message);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_deadline_cuts_the_configuration_that_would_overrun() {
+    // Standard-like latency (median 16 ms): 40 sequential GETs take ~0.7 s. With 10 s
+    // left and a 9.6 s margin the sweep must stop 0.4 s in: the first configuration is
+    // cut short with the GETs it finished, the others are skipped, and the handler
+    // answers right after the cut.
+    let server = server_with(&[("short-bucket", LatencyProfile::Standard)]).await;
+    let f = function(&server.endpoint(), 9_600).await;
+    seed_bucket(f.client(), "short-bucket", 40).await;
+    let started = std::time::Instant::now();
+    let result = f
+        .handle(event(
+            json!({"buckets": ["short-bucket"], "object_count": 40, "workers": [1, 2, 4], "warmup": false}),
+            Some(Duration::from_secs(10)),
+        ))
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(900), "answered after {took:?}");
+    assert_eq!(result.results.len(), 1, "{:?}", result.skipped);
+    let row = &result.results[0];
+    assert_eq!(row.workers, 1);
+    assert!(row.cut_short);
+    assert!(row.ok > 0 && row.ok < 40, "{} ok", row.ok);
+    assert_eq!(row.ok + row.requests_not_done, 40);
+    assert_eq!(row.errors.total, 0, "a GET cancelled by the deadline is not a failure");
+    assert!(result.truncated);
+    let skipped: Vec<u32> = result.skipped.iter().map(|s| s.workers).collect();
+    assert_eq!(skipped, vec![2, 4]);
+    assert!(
+        result.skipped[0].reason.contains("safety margin"),
+        "{}",
+        result.skipped[0].reason
+    );
+    let json = serde_json::to_value(&result).unwrap();
+    assert_eq!(json["truncated"], true);
+    assert_eq!(json["results"][0]["cut_short"], true);
+    assert_eq!(json["skipped"][0]["workers"], 2);
+    server.shutdown().await;
+}
+
+#[test]
+fn every_file_in_events_is_a_valid_request() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("events");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        // `make events` writes filled copies (git-ignored) to events/filled/.
+        if name == "filled" && path.is_dir() {
+            continue;
+        }
+        assert!(name.ends_with(".json"), "events/ holds only .json events, found {name}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let value: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: not JSON: {e}"));
+        let plan = validate_event(value).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(plan.total_requests() > 0);
+        names.push((name, plan));
+    }
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    let find = |n: &str| {
+        &names
+            .iter()
+            .find(|(name, _)| name == n)
+            .unwrap_or_else(|| panic!("{n} missing"))
+            .1
+    };
+
+    // seed.json is the original experiment: both buckets, 1,000 objects, its workers.
+    let seed = find("seed.json");
+    assert_eq!(seed.buckets().len(), 2);
+    assert!(seed.buckets().iter().any(|b| s3sweep::plan::is_directory_bucket(b)));
+    assert!(seed.buckets().iter().any(|b| !s3sweep::plan::is_directory_bucket(b)));
+    assert_eq!(seed.object_count(), 1000);
+    assert_eq!(seed.keys().as_template(), "test/{i}/vectors");
+    assert_eq!(seed.workers(), &[1, 2, 4, 8, 16, 17, 18, 19, 20]);
+    assert_eq!(seed.pool_connections(), 20);
+
+    // smoke.json: a few objects, two worker counts, the same buckets.
+    let smoke = find("smoke.json");
+    assert_eq!(smoke.buckets(), seed.buckets());
+    assert!(smoke.object_count() <= 50);
+    assert_eq!(smoke.workers().len(), 2);
+
+    // local.json: the embedded server's buckets (as the emulator test and docs/lambda.md
+    // use), the Express-like one a directory bucket (read through S3 Express sessions).
+    let local = find("local.json");
+    assert_eq!(
+        local.buckets(),
+        &[common::STANDARD_BUCKET.to_string(), common::EXPRESS_BUCKET.to_string()]
+    );
+    assert!(s3sweep::plan::is_directory_bucket(&local.buckets()[1]));
+}

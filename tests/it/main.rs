@@ -1,0 +1,52 @@
+//! The integration tests, as one test binary (`cargo test --test it`): each file of
+//! tests/it/ is a module, so the SDK, hyper and rustls are linked once, not once per
+//! file. `common` holds the helpers most modules share (the embedded server, seeding,
+//! the `s3sweep` binary as a child process), `emulator` the Lambda emulator tests'
+//! machinery. One filter selects a module (`cargo test --test it cli_flags::`) or a
+//! test (`cargo test --test it -- --exact diagnose::missing_keys_are_errors`).
+//!
+//! The modules share one process. A test that measures the whole process (its CPU
+//! time, peak RSS or open file descriptors) runs in a process of its own
+//! ([`common::isolated`]); the tests with thresholds in milliseconds or in throughput
+//! under a CPU quota, and the tests that keep the CPU busy, run one at a time
+//! ([`common::one_at_a_time`]); a panic hook counts only the panics of its own threads
+//! (`fuzz`); no test sets an environment variable or changes the current folder; files
+//! under the temporary folder have names no other module uses (the process id alone no
+//! longer tells the modules apart).
+
+mod common;
+mod emulator;
+
+mod bad_requests;
+mod boto3_reads;
+mod clean;
+mod cli;
+mod cli_errors;
+mod cli_flags;
+mod cli_reliability;
+mod cpu_quota;
+mod data_safety;
+mod deploy_files;
+mod diagnose;
+mod docs;
+mod end_to_end;
+mod express;
+mod fanout_handler;
+mod faults;
+mod fuzz;
+mod lab_conformance;
+mod lab_network;
+mod lab_tools;
+mod lambda_emulator;
+mod lambda_handler;
+mod layers;
+mod load;
+mod log_secrets;
+mod memory_emulator;
+mod memory_sweep;
+mod moto_lambda;
+mod network;
+mod report_and_compare;
+mod runtime_api;
+mod tls_cli;
+mod wire_timing;

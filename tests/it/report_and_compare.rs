@@ -1,0 +1,419 @@
+//! The commands for people, as a user runs them: `local --plot`, `report` (tables,
+//! Markdown, cost, plots) and `compare` on results from `local` and `run`, and the
+//! progress output when stderr is not a terminal. Each test starts its own servers on
+//! free loopback ports and removes its files.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{EXPRESS_BUCKET, STANDARD_BUCKET};
+
+const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
+
+fn run(args: &[&str]) -> Output {
+    let start = Instant::now();
+    let out = Command::new(BIN).args(args).output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(120));
+    out
+}
+
+fn ok(out: &Output) -> (String, String) {
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    (stdout, stderr)
+}
+
+/// Every float of a result document (outside the echoed inputs: `request` and the
+/// analysis's `thresholds`) has at most three decimals or at most four significant
+/// digits: no `0.13497499999999998`. Returns how many floats were checked.
+fn assert_tidy(doc: &serde_json::Value) -> usize {
+    fn ok(text: &str) -> bool {
+        let (mantissa, exp) = match text.split_once(['e', 'E']) {
+            Some((m, e)) => (m, e.parse::<i32>().unwrap()),
+            None => (text, 0),
+        };
+        let mantissa = mantissa.trim_start_matches('-');
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let frac = frac.trim_end_matches('0');
+        let decimals = frac.len() as i32 - exp;
+        let digits = format!("{int}{frac}");
+        let significant = digits.trim_start_matches('0').trim_end_matches('0').len();
+        decimals <= 3 || significant <= 4
+    }
+    fn walk(v: &serde_json::Value, path: &str, bad: &mut Vec<String>, n: &mut usize) {
+        match v {
+            serde_json::Value::Number(x) if x.is_f64() => {
+                *n += 1;
+                if !ok(&x.to_string()) {
+                    bad.push(format!("{path} = {x}"));
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    walk(v, &format!("{path}[{i}]"), bad, n);
+                }
+            }
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    if (path.is_empty() && k == "request") || (path == ".analysis" && k == "thresholds") {
+                        continue;
+                    }
+                    walk(v, &format!("{path}.{k}"), bad, n);
+                }
+            }
+            _ => {}
+        }
+    }
+    let (mut bad, mut n) = (Vec::new(), 0);
+    walk(doc, "", &mut bad, &mut n);
+    assert!(bad.is_empty(), "untidy floats:\n{}", bad.join("\n"));
+    n
+}
+
+#[test]
+fn the_tidiness_check_catches_float_noise() {
+    let noisy = serde_json::json!({"results": [{"cpu_ms_per_get": 0.13497499999999998}]});
+    assert!(std::panic::catch_unwind(|| assert_tidy(&noisy)).is_err());
+    let fine = serde_json::json!({"a": 0.135, "b": 20248.418, "c": 0.0001235, "d": 1e-7, "e": 123457.0,
+                                  "request": {"prices": {"x": 0.0000166667}}});
+    assert_eq!(assert_tidy(&fine), 5);
+    assert!(std::panic::catch_unwind(|| assert_tidy(&serde_json::json!({"f": 1.23456e-7}))).is_err());
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("s3sweep-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+    fn path(&self, file: &str) -> String {
+        self.0.join(file).display().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A small `local` run: both buckets, two worker counts, `reps` repetitions.
+fn local(dir: &TempDir, name: &str, reps: &str, extra: &[&str]) -> (String, String, String) {
+    let json = dir.path(name);
+    let mut args = vec![
+        "local",
+        "--objects",
+        "40",
+        "--size",
+        "1024",
+        "--workers",
+        "1,8",
+        "--repetitions",
+        reps,
+        "--in-process",
+        "--json",
+        &json,
+    ];
+    args.extend_from_slice(extra);
+    let (stdout, stderr) = ok(&run(&args));
+    (json, stdout, stderr)
+}
+
+#[test]
+fn local_then_report_tables_markdown_cost_and_plots() {
+    let dir = TempDir::new("people-report");
+    let png = dir.path("local.png");
+    let (json, stdout, stderr) = local(&dir, "a.json", "1", &["--plot", &png, "--target-wall-ms", "100000"]);
+    // stderr is a pipe, not a terminal: one plain line per configuration, no bar.
+    assert_eq!(
+        stderr.matches("rep 1:").count(),
+        4,
+        "one line per configuration expected:\n{stderr}"
+    );
+    assert!(!stderr.contains("[="), "{stderr}");
+    assert!(stdout.contains("bucket standard-like") && stdout.contains("bucket express-like"));
+    assert!(stdout.contains("cheapest within the 100000 ms target"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("express-like") && l.contains("┆ express ")),
+        "express-like is priced as Express:\n{stdout}"
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(bytes.len() > 20_000, "{} bytes", bytes.len());
+    // Numbers rounded to what the measurement supports, everywhere in the document:
+    // rows, breakdowns, client blocks, figures, the model fit and predictions.
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(doc["analysis"]["buckets"][0]["fit"].is_object(), "{doc}");
+    assert!(assert_tidy(&doc) > 100);
+
+    // report: the human tables and cost.
+    let (text, _) = ok(&run(&["report", &json]));
+    assert!(text.contains("a.json: local on linux"), "{text}");
+    assert!(text.contains("bucket standard-like"), "{text}");
+    assert!(text.contains("$ per 1k GETs"), "{text}");
+    assert!(text.contains("assumed: not run in Lambda"), "{text}");
+    assert!(text.contains("cheapest within the 100000 ms target"), "{text}");
+    // Overrides: memory and target.
+    let (text, _) = ok(&run(&[
+        "report",
+        &json,
+        "--lambda-memory-mb",
+        "1769",
+        "--target-wall-ms",
+        "1",
+    ]));
+    assert!(text.contains("Lambda at 1769 MB"), "{text}");
+    assert!(
+        text.contains("no configuration without errors met the 1 ms target"),
+        "{text}"
+    );
+
+    // Markdown.
+    let (md, _) = ok(&run(&["report", &json, "--markdown"]));
+    assert!(
+        md.contains(&format!("### bucket {EXPRESS_BUCKET}\n\n| workers | rep |")),
+        "{md}"
+    );
+    assert!(md.contains("assumed: not run in Lambda):\n\n| bucket "), "{md}");
+    // JSON: the document itself.
+    let (doc, _) = ok(&run(&["report", &json, "--json"]));
+    let doc: serde_json::Value = serde_json::from_str(&doc).unwrap();
+    let orig: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc, orig);
+
+    // Plots by extension.
+    let svg = dir.path("r.svg");
+    let (_, err) = ok(&run(&["report", &json, "--plot", &svg]));
+    assert!(err.contains("plot written"), "{err}");
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg_text.starts_with("<svg") && svg_text.contains("express-like"));
+    let out = run(&["report", &json, "--plot", &dir.path("r.bmpx")]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains(".svg or .png"));
+}
+
+#[test]
+fn compare_two_local_runs_and_two_buckets_of_one() {
+    let dir = TempDir::new("people-compare");
+    let (a, _, _) = local(&dir, "a.json", "3", &["--quiet"]);
+    let (b, _, stderr) = local(&dir, "b.json", "3", &["--quiet"]);
+    assert!(!stderr.contains("rep 1:"), "--quiet prints no progress:\n{stderr}");
+
+    let (text, _) = ok(&run(&["compare", &a, &b]));
+    assert!(
+        text.contains("A standard-like vs B standard-like (matched by same name)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("A {EXPRESS_BUCKET} vs B {EXPRESS_BUCKET}")),
+        "{text}"
+    );
+    assert!(text.contains("B/A wall"), "{text}");
+    assert!(!text.contains("no significance claimed"), "{text}");
+
+    // Standard vs Express inside one run: Express is clearly faster at 1 worker.
+    let (text, _) = ok(&run(&[
+        "compare",
+        &a,
+        "--bucket-a",
+        STANDARD_BUCKET,
+        "--bucket-b",
+        EXPRESS_BUCKET,
+    ]));
+    let one = text
+        .lines()
+        .find(|l| l.trim_start_matches(['│', ' ']).starts_with("1 "))
+        .unwrap_or_else(|| panic!("no 1-worker row:\n{text}"));
+    // 3 rounds each at several worker counts: no test can reach 0.05 after the
+    // correction for the worker counts compared, and the line says how many would.
+    assert!(
+        one.contains("no difference shown (cannot reach p<0.05;"),
+        "{one}\n{text}"
+    );
+
+    let (json, _) = ok(&run(&["compare", &a, &b, "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 2);
+    assert!(v["pairs"][0]["configs"][0]["wall_ratio"].is_number());
+    assert!(assert_tidy(&v) > 10);
+
+    let out = run(&["compare", &a, &b, "--bucket-a", "nope"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("standard-like, express-like"), "{err}");
+    let out = run(&["compare", &dir.path("missing.json"), &b]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.json"));
+}
+
+struct Serve(Child, String);
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(bucket: &str) -> Serve {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--port", "0", "--bucket", bucket])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let endpoint = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    std::thread::spawn(move || for _ in lines {});
+    Serve(child, endpoint)
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn run_output_feeds_report_and_compare_with_request_prices() {
+    let dir = TempDir::new("people-run");
+    let server = serve("people-bucket=none");
+    ok(&run(&[
+        "seed",
+        "--bucket",
+        "people-bucket",
+        "--count",
+        "20",
+        "--size",
+        "512",
+        "--endpoint",
+        &server.1,
+        "--manifest",
+        &dir.path("manifest.json"),
+    ]));
+    let event = dir.0.join("event.json");
+    write(
+        &event,
+        r#"{"buckets": ["people-bucket"], "object_count": 20, "workers": [1, 4],
+            "prices": {"s3_standard_get_per_1000_usd": 1.0, "lambda_memory_mb": 128, "lambda_architecture": "arm64",
+                       "lambda_arm64_gb_s_usd": 0},
+            "target_wall_ms": 60000}"#,
+    );
+    let out = run(&["run", "--event", &event.display().to_string(), "--endpoint", &server.1]);
+    let (stdout, stderr) = ok(&out);
+    assert!(stderr.contains("cheapest within the 60000 ms target"), "{stderr}");
+    let result = dir.path("run.json");
+    write(Path::new(&result), &stdout);
+    let (text, _) = ok(&run(&["report", &result]));
+    // 20 GETs at $1 per 1,000 = $0.02 per configuration, Lambda free: $1 per 1,000 GETs.
+    assert!(text.contains("$0.0200"), "{text}");
+    assert!(text.contains("$1.0000"), "{text}");
+    assert!(text.contains("Lambda at 128 MB arm64"), "{text}");
+    let (text, _) = ok(&run(&["compare", &result, &result]));
+    assert!(text.contains("no significance claimed"), "{text}");
+    assert!(text.contains("1.00"), "{text}");
+
+    // A bad price is named with the other bad fields, before anything runs.
+    write(
+        &event,
+        r#"{"buckets": ["people-bucket"], "workers": [0], "prices": {"lambda_memory_mb": 1, "s3_express_get_per_1000_usd": -1}}"#,
+    );
+    let out = run(&["run", "--event", &event.display().to_string(), "--endpoint", &server.1]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    for f in [
+        "workers[0]",
+        "prices.lambda_memory_mb",
+        "prices.s3_express_get_per_1000_usd",
+    ] {
+        assert!(err.contains(f), "{f} not named in {err}");
+    }
+}
+
+/// A pseudo-terminal pair, sized 160 x 40.
+fn pty() -> (std::fs::File, std::os::fd::OwnedFd) {
+    use std::os::fd::FromRawFd;
+    let mut master = 0;
+    let mut slave = 0;
+    let size = libc::winsize {
+        ws_row: 40,
+        ws_col: 160,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: openpty writes two new descriptors, which we then own.
+    let rc = unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), &size) };
+    assert_eq!(rc, 0, "openpty failed");
+    // SAFETY: both descriptors are fresh and owned by nobody else.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::os::fd::OwnedFd::from_raw_fd(slave),
+        )
+    }
+}
+
+#[test]
+fn progress_bars_on_a_terminal() {
+    use std::io::Read;
+    let (mut master, slave) = pty();
+    let dir = TempDir::new("people-tty");
+    let json = dir.path("tty.json");
+    let mut child = Command::new(BIN)
+        .args([
+            "local",
+            "--objects",
+            "60",
+            "--size",
+            "1024",
+            "--workers",
+            "1,4",
+            "--in-process",
+            "--json",
+            &json,
+        ])
+        .env("TERM", "xterm")
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(slave))
+        .spawn()
+        .unwrap();
+    // Read the terminal until the child is gone (reads then fail with EIO).
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            text.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&text).to_string()
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "local did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success());
+    let screen = reader.join().unwrap();
+    // The live bar: position of the total, a rate, the error count.
+    assert!(screen.contains("/60"), "no bar position on the terminal:\n{screen}");
+    assert!(screen.contains("objects"), "{screen}");
+    assert!(screen.contains("errors 0"), "{screen}");
+    assert!(screen.contains("standard-like workers 1 rep 1"), "{screen}");
+    // Each bar ends as the configuration's result line.
+    assert_eq!(screen.matches(" rep 1: ").count(), 4, "{screen}");
+}
