@@ -18,7 +18,7 @@ use s3sweep::lab::{self, LatencyProfile, RunningServer};
 use s3sweep::model::{CeilingSource, ProbeObjectKind, SweepResult, Thresholds, Verdict};
 use s3sweep::plan::Plan;
 use s3sweep::render::{render_tables, Style};
-use s3sweep::s3::seed::seed_probe_object;
+use s3sweep::s3::seed::{object_body, seed_probe_object};
 use s3sweep::s3::SweepClient;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -472,7 +472,8 @@ async fn run_probe_bandwidth_from_the_command_line() {
 
 /// `seed --probe-object-mib` writes the probe object, records it in the manifest (key
 /// in `written`, so `clean` removes it with the rest), and leaves an existing one
-/// alone. Broken once: the probe key not pushed to `written` failed the first check.
+/// alone; `clean` proves it by its recorded size and ETag (an overwritten one is kept).
+/// Broken once: the probe key not pushed to `written` failed the first check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_writes_the_probe_object_and_clean_removes_it() {
     let _one = common::one_at_a_time_async().await;
@@ -540,17 +541,48 @@ async fn seed_writes_the_probe_object_and_clean_removes_it() {
         .unwrap();
     assert_eq!(part.content_range(), Some("bytes 1048576-1048675/2097152"));
     assert_eq!(part.body.collect().await.unwrap().into_bytes().len(), 100);
-    tokio::task::block_in_place(|| {
-        cli(&[
-            "clean",
-            "--endpoint",
-            &endpoint,
-            "--credentials",
-            "lab",
-            "--manifest",
-            &m,
-        ])
-    });
+    // The manifest proves it by the ETag its PUT returned.
+    assert_eq!(v["probe_object"]["etag"].as_str(), head.e_tag(), "{text}");
+    // A second seed finds it there: left alone, recorded once, its record unchanged.
+    tokio::task::block_in_place(|| cli(&seed));
+    let again: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    assert_eq!(again["probe_object"], v["probe_object"]);
+    let probes = again["written"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| *k == "s3sweep/probe-object")
+        .count();
+    assert_eq!(probes, 1);
+    let clean = [
+        "clean",
+        "--endpoint",
+        &endpoint,
+        "--credentials",
+        "lab",
+        "--manifest",
+        &m,
+    ];
+    // Overwritten by someone else (same size, other bytes): clean keeps it.
+    let put = |body: Vec<u8>| {
+        s3.put_object()
+            .bucket(BUCKET)
+            .key("s3sweep/probe-object")
+            .body(body.into())
+            .send()
+    };
+    put(vec![7u8; 2 << 20]).await.unwrap();
+    tokio::task::block_in_place(|| cli(&clean));
+    assert!(s3
+        .head_object()
+        .bucket(BUCKET)
+        .key("s3sweep/probe-object")
+        .send()
+        .await
+        .is_ok());
+    // Its own bytes again (the recorded ETag): the next clean removes it.
+    put(object_body(2 << 20).to_vec()).await.unwrap();
+    tokio::task::block_in_place(|| cli(&clean));
     assert!(s3
         .head_object()
         .bucket(BUCKET)
