@@ -476,8 +476,9 @@ pub struct ServeArgs {
     pub port: u16,
     /// A bucket to create, with its latency profile (none, express, standard); repeatable.
     /// Without `=PROFILE`: none.
+    // Parsed into `ServeBucket`s by `serve`, so that each bad one is named.
     #[arg(long = "bucket", value_name = "NAME=PROFILE")]
-    pub buckets: Vec<ServeBucket>,
+    pub buckets: Vec<String>,
     /// Latency profile of buckets created later by clients.
     #[arg(long, default_value = "none")]
     pub default_profile: LatencyProfile,

@@ -21,7 +21,9 @@ use crate::s3::errors::{self, Action, BucketError};
 use crate::s3::seed::{seed_probe_object, seed_recorded, SeedError, SeedManifest, SeedSpec};
 use crate::s3::RequestSettings;
 
-use super::args::{check_session_ttl, CleanArgs, CompareArgs, ReportArgs, RunArgs, SeedArgs, ServeArgs, TargetArgs};
+use super::args::{
+    check_session_ttl, CleanArgs, CompareArgs, ReportArgs, RunArgs, SeedArgs, ServeArgs, ServeBucket, TargetArgs,
+};
 use super::memory::sweep_steps;
 use super::{human, read_result, request, write_json, write_plot, CliError, Context};
 
@@ -265,10 +267,21 @@ async fn with_probe_object(
 }
 
 pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
-    // clap parsed each flag (`--bucket`, `--fault`); what is left spans several.
-    let buckets: Vec<(String, LatencyProfile)> = args.buckets.iter().map(|b| (b.name.clone(), b.profile)).collect();
-    let faults = &args.faults;
+    // clap parsed each `--fault`; every `--bucket` is parsed here so that each bad one
+    // is named (clap stops at the first); what is left spans several flags.
     let mut problems = Vec::new();
+    let buckets: Vec<(String, LatencyProfile)> = args
+        .buckets
+        .iter()
+        .filter_map(|b| match b.parse::<ServeBucket>() {
+            Ok(b) => Some((b.name, b.profile)),
+            Err(e) => {
+                problems.push(format!("--bucket {b}: {e}"));
+                None
+            }
+        })
+        .collect();
+    let faults = &args.faults;
     // Rates of one bucket must not add up to more than 1, and no kind twice.
     if let Err(e) = lab::Faults::new(0).set_all(faults) {
         problems.push(format!("--fault: {e}"));
