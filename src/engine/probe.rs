@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::model::network::ProbeStop;
 use crate::model::stats::{median, round3};
 use crate::model::{ProbeBurst, ProbeObjectKind, ProbeReport};
 use crate::plan::Plan;
@@ -122,11 +123,11 @@ async fn run_probe(
     let usable_cores = UsableCpu::read().cores;
     let bytes = tally.bytes.load(Ordering::Relaxed);
     let stopped_by = if bytes >= settings.byte_budget {
-        "bytes"
+        ProbeStop::Bytes
     } else if wall >= settings.time_budget {
-        "time"
+        ProbeStop::Time
     } else {
-        "done"
+        ProbeStop::Done
     };
     let (kind, key) = match &*source {
         Source::Ranges { key, .. } => (ProbeObjectKind::ProbeObject, key.clone()),
@@ -154,7 +155,7 @@ async fn run_probe(
         machine_cores_busy: machine_cores_busy.map(crate::model::stats::sig4),
         usable_cores: crate::model::stats::sig4(usable_cores),
         lower_bound,
-        stopped_by: stopped_by.to_string(),
+        stopped_by,
         explanation: String::new(),
     };
     report.explanation = explain(&report);
@@ -312,12 +313,15 @@ fn explain(r: &ProbeReport) -> String {
         String::new()
     };
     format!(
-        "{:.1} MiB/s sustained ({} MiB in {:.0} ms, {}, stopped by its {} budget){burst}{bound}",
+        "{:.1} MiB/s sustained ({} MiB in {:.0} ms, {}, {}){burst}{bound}",
         r.sustained_mib_per_s,
         r.body_bytes >> 20,
         r.wall_ms,
         what,
-        r.stopped_by
+        match r.stopped_by {
+            ProbeStop::Done => "its reads done".to_string(),
+            budget => format!("stopped by its {budget} budget"),
+        }
     )
 }
 

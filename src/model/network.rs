@@ -7,18 +7,19 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::names::closed_set;
 use super::stats::tidy;
 
-/// The order configurations run in (request `order`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Order {
-    /// Bucket, then worker count, then repetition, each ascending, back to back.
-    Ascending,
-    /// Repetitions as rounds; within a round, each bucket's worker counts in a seeded
-    /// shuffle (a new one per round), so warm-up, a burst allowance or a noisy
-    /// neighbour do not land on the same worker count every time.
-    Interleaved,
+closed_set! {
+    /// The order configurations run in (request `order`).
+    pub enum Order {
+        /// Bucket, then worker count, then repetition, each ascending, back to back.
+        Ascending = "ascending",
+        /// Repetitions as rounds; within a round, each bucket's worker counts in a
+        /// seeded shuffle (a new one per round), so warm-up, a burst allowance or a
+        /// noisy neighbour do not land on the same worker count every time.
+        Interleaved = "interleaved",
+    }
 }
 
 impl Order {
@@ -30,31 +31,15 @@ impl Order {
             Order::Ascending
         }
     }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Order::Ascending => "ascending",
-            Order::Interleaved => "interleaved",
-        }
-    }
 }
 
-/// Where a bandwidth ceiling came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CeilingSource {
-    /// Measured by the bandwidth probe of this run (`probe_bandwidth`).
-    Probe,
-    /// Given by the user (`--bandwidth-mib-s`).
-    User,
-}
-
-impl CeilingSource {
-    pub fn name(self) -> &'static str {
-        match self {
-            CeilingSource::Probe => "probe",
-            CeilingSource::User => "user",
-        }
+closed_set! {
+    /// Where a bandwidth ceiling came from.
+    pub enum CeilingSource {
+        /// Measured by the bandwidth probe of this run (`probe_bandwidth`).
+        Probe = "probe",
+        /// Given by the user (`--bandwidth-mib-s`).
+        User = "user",
     }
 }
 
@@ -92,14 +77,27 @@ pub struct BandwidthCeiling {
     pub lower_bound: bool,
 }
 
-/// What the probe read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProbeObjectKind {
-    /// One large probe object (written by `seed --probe-object`), read in ranges.
-    ProbeObject,
-    /// The sweep's own objects (no probe object in the bucket).
-    SweepObjects,
+closed_set! {
+    /// What the probe read.
+    pub enum ProbeObjectKind {
+        /// One large probe object (written by `seed --probe-object-mib`), read in
+        /// ranges.
+        ProbeObject = "probe_object",
+        /// The sweep's own objects (no probe object in the bucket).
+        SweepObjects = "sweep_objects",
+    }
+}
+
+closed_set! {
+    /// Why the probe stopped.
+    pub enum ProbeStop {
+        /// Its time budget ran out.
+        Time = "time",
+        /// Its byte budget was read.
+        Bytes = "bytes",
+        /// Its reads ended first.
+        Done = "done",
+    }
 }
 
 /// A burst seen by the probe: a rate above the sustained one for a while at the start.
@@ -157,7 +155,7 @@ pub struct ProbeReport {
     /// client). The figure is then only a lower bound.
     pub lower_bound: bool,
     /// Why the probe stopped: `time` or `bytes` (its budget), or `done`.
-    pub stopped_by: String,
+    pub stopped_by: ProbeStop,
     /// One line in plain words.
     pub explanation: String,
 }
