@@ -266,12 +266,9 @@ async fn with_probe_object(
     Ok(manifest)
 }
 
-pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
-    // clap parsed each `--fault`; every `--bucket` is parsed here so that each bad one
-    // is named (clap stops at the first); what is left spans several flags.
-    let mut problems = Vec::new();
-    let buckets: Vec<(String, LatencyProfile)> = args
-        .buckets
+/// `serve`'s `--bucket NAME=PROFILE` values, each bad one added to `problems`.
+fn serve_buckets(values: &[String], problems: &mut Vec<String>) -> Vec<(String, LatencyProfile)> {
+    values
         .iter()
         .filter_map(|b| match b.parse::<ServeBucket>() {
             Ok(b) => Some((b.name, b.profile)),
@@ -280,7 +277,14 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
                 None
             }
         })
-        .collect();
+        .collect()
+}
+
+pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
+    // clap parsed each `--fault`; every `--bucket` is parsed here so that each bad one
+    // is named (clap stops at the first); what is left spans several flags.
+    let mut problems = Vec::new();
+    let buckets = serve_buckets(&args.buckets, &mut problems);
     let faults = &args.faults;
     // Rates of one bucket must not add up to more than 1, and no kind twice.
     if let Err(e) = lab::Faults::new(0).set_all(faults) {
