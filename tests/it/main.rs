@@ -45,6 +45,7 @@ mod log_secrets;
 mod memory_emulator;
 mod memory_sweep;
 mod moto_lambda;
+mod network;
 mod report_and_compare;
 mod runtime_api;
 mod tls_cli;
