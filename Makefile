@@ -287,7 +287,7 @@ deploy: tools
 	$(SAM_BUILD)
 	$(LAMBDA_PATH) sam deploy --stack-name $(STACK) $(REGION_FLAG) --resolve-s3 --capabilities CAPABILITY_IAM \
 		--no-confirm-changeset --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) || \
-		{ $(MAKE) --no-print-directory stack-retry; exit 1; }
+		{ $(STACK_RETRY); exit 1; }
 	@$(MAKE) --no-print-directory deployed-arch
 
 ## What the account allows, read before deploying (aws lambda get-account-settings):
@@ -312,8 +312,8 @@ preflight:
 
 ## A stack left in ROLLBACK_COMPLETE (a failed first create) cannot be updated: it is
 ## deleted, saying so and pointing at the reason; a stack in any other state is left.
-stack-retry:
-	@status=$$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query 'Stacks[0].StackStatus' --output text 2>/dev/null) || exit 0; \
+## (A variable, not $(MAKE), inside the deploy's recipe: make -n must not run sam deploy.)
+STACK_RETRY = status=$$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query 'Stacks[0].StackStatus' --output text 2>/dev/null); \
 	if [ "$$status" = ROLLBACK_COMPLETE ]; then \
 		echo "deploy: stack $(STACK) is in ROLLBACK_COMPLETE (its first create failed), which cannot be updated: deleting it so the next make deploy can create it again"; \
 		aws cloudformation describe-stack-events $(REGION_FLAG) --stack-name $(STACK) --query "StackEvents[?ResourceStatus=='CREATE_FAILED'].[LogicalResourceId,ResourceStatusReason]" --output text; \
@@ -322,6 +322,8 @@ stack-retry:
 		aws cloudformation wait stack-delete-complete $(REGION_FLAG) --stack-name $(STACK) && \
 		echo "deploy: stack $(STACK) deleted: change what the reason names and run make deploy again"; \
 	fi
+stack-retry:
+	@$(STACK_RETRY)
 
 ## The same, asking for every parameter (defaults from the make variables) and offering
 ## to save the answers in samconfig.toml. Answer Architecture with ARCH (the build's).

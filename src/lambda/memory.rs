@@ -219,11 +219,18 @@ impl SizeBudget {
 async fn take_lock(control: &ControlPlane) -> Result<Original, MemorySweepError> {
     let original = control.lock().await.map_err(|e| match e {
         e @ ControlError::Concurrent { .. } => MemorySweepError::Concurrent(e),
-        error => MemorySweepError::Failed {
-            memory_mb: None,
-            error,
-            cleanup: "nothing was changed".into(),
-        },
+        error => {
+            let denied = error.to_string().contains("AccessDenied");
+            MemorySweepError::Failed {
+                memory_mb: None,
+                error,
+                cleanup: if denied {
+                    "nothing was changed; the role may not change the function: deploy the stack with the parameter MemorySweep=enabled (make deploy MEMORY_SWEEP=enabled)".into()
+                } else {
+                    "nothing was changed".into()
+                },
+            }
+        }
     })?;
     if let Err(error) = control.wait_locked().await {
         let cleanup = clean_up(control, &[], original).await;

@@ -317,7 +317,11 @@ fn check_buckets(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
     }
     let mut seen = BTreeSet::new();
     // Past the limit the length alone is the problem: no per-entry lines.
-    let listed = if request.buckets.len() > MAX_BUCKETS { 0 } else { MAX_BUCKETS };
+    let listed = if request.buckets.len() > MAX_BUCKETS {
+        0
+    } else {
+        MAX_BUCKETS
+    };
     for (i, b) in request.buckets.iter().enumerate().take(listed) {
         if let Err(msg) = check_bucket_name(b) {
             problems.push(problem(format!("buckets[{i}]"), msg));

@@ -49,8 +49,9 @@ impl Drop for Home {
     }
 }
 
-/// A canned HTTP server on 127.0.0.1: `answer(method, path)` gives status and body;
-/// every request's first line and headers are recorded.
+/// A canned HTTP server on 127.0.0.1: `answer(method, path)` gives status and body
+/// (every answer carries IMDSv2's token TTL header); every request's first line,
+/// headers and body are recorded.
 fn fake_service(answer: fn(&str, &str) -> (u16, String)) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let endpoint = format!("http://{}", listener.local_addr().unwrap());
@@ -82,7 +83,7 @@ fn fake_service(answer: fn(&str, &str) -> (u16, String)) -> (String, Arc<Mutex<V
             log.lock().unwrap().push(head.clone());
             let _ = write!(
                 stream,
-                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nx-aws-ec2-metadata-token-ttl-seconds: 21600\r\nConnection: close\r\n\r\n{text}",
                 text.len()
             );
         }
@@ -152,9 +153,44 @@ fn seed_run_clean(lab: &Serve, home: &Home, bucket: &str, env: &[(&str, String)]
     let manifest = home.path("manifest.json").display().to_string();
     let ep = lab.endpoint.as_str();
     let steps: [Vec<&str>; 3] = [
-        vec!["seed", "--bucket", bucket, "--count", "3", "--size", "256", "--endpoint", ep, "--credentials", "chain", "--manifest", &manifest],
-        vec!["run", "--bucket", bucket, "--objects", "3", "--workers", "1", "--endpoint", ep, "--credentials", "chain", "--quiet"],
-        vec!["clean", "--manifest", &manifest, "--endpoint", ep, "--credentials", "chain"],
+        vec![
+            "seed",
+            "--bucket",
+            bucket,
+            "--count",
+            "3",
+            "--size",
+            "256",
+            "--endpoint",
+            ep,
+            "--credentials",
+            "chain",
+            "--manifest",
+            &manifest,
+        ],
+        vec![
+            "run",
+            "--bucket",
+            bucket,
+            "--objects",
+            "3",
+            "--workers",
+            "1",
+            "--endpoint",
+            ep,
+            "--credentials",
+            "chain",
+            "--quiet",
+        ],
+        vec![
+            "clean",
+            "--manifest",
+            &manifest,
+            "--endpoint",
+            ep,
+            "--credentials",
+            "chain",
+        ],
     ];
     for args in steps {
         let out = run_bounded(&mut cmd(home, &args, env));
@@ -167,7 +203,11 @@ fn seed_run_clean(lab: &Serve, home: &Home, bucket: &str, env: &[(&str, String)]
         );
     }
     let left: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
-    assert_eq!(left["written"].as_array().map(Vec::len), Some(0), "clean left keys: {left}");
+    assert_eq!(
+        left["written"].as_array().map(Vec::len),
+        Some(0),
+        "clean left keys: {left}"
+    );
 }
 
 fn lab(bucket: &str) -> Serve {
@@ -190,7 +230,11 @@ fn sha1_hex(text: &str) -> String {
         .expect("sha1sum (coreutils)");
     child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
-    String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_string()
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
 }
 
 fn profile(name: &str) -> Vec<(&'static str, String)> {
@@ -214,7 +258,19 @@ fn a_profile_with_static_keys() {
     );
     let out = run_bounded(&mut cmd(
         &home,
-        &["seed", "--bucket", "creds-static", "--count", "1", "--endpoint", &lab.endpoint, "--credentials", "chain", "--manifest", &home.path("m2.json").display().to_string()],
+        &[
+            "seed",
+            "--bucket",
+            "creds-static",
+            "--count",
+            "1",
+            "--endpoint",
+            &lab.endpoint,
+            "--credentials",
+            "chain",
+            "--manifest",
+            &home.path("m2.json").display().to_string(),
+        ],
         &profile("lab"),
     ));
     assert!(!out.status.success(), "a wrong secret was accepted");
@@ -236,7 +292,10 @@ fn a_credential_process_profile() {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     home.write(
         "config",
-        &format!("[profile proc]\nregion = us-east-1\ncredential_process = {}\n", script.display()),
+        &format!(
+            "[profile proc]\nregion = us-east-1\ncredential_process = {}\n",
+            script.display()
+        ),
     );
     seed_run_clean(&lab, &home, "creds-process", &profile("proc"));
     assert!(ran.exists(), "the credential_process script never ran");
@@ -263,7 +322,10 @@ fn a_role_arn_profile_assumes_the_role_through_sts() {
     for call in &calls {
         assert!(call.contains("Action=AssumeRole"), "{call}");
         assert!(call.contains("role%2Freader"), "{call}");
-        assert!(call.contains("Credential=AKIASOURCEPROFILE/"), "not signed by the source profile: {call}");
+        assert!(
+            call.contains("Credential=AKIASOURCEPROFILE/"),
+            "not signed by the source profile: {call}"
+        );
     }
 }
 
@@ -273,7 +335,9 @@ fn sso_profiles_use_the_cached_token_and_the_portal() {
     let (portal, seen) = fake_service(aws_services);
     let home = Home::new("sso");
     let token = |extra: &str| {
-        format!(r#"{{"accessToken": "cached-sso-access-token", "expiresAt": "2099-01-01T00:00:00Z", "region": "us-east-1", "startUrl": "{START_URL}"{extra}}}"#)
+        format!(
+            r#"{{"accessToken": "cached-sso-access-token", "expiresAt": "2099-01-01T00:00:00Z", "region": "us-east-1", "startUrl": "{START_URL}"{extra}}}"#
+        )
     };
     // The legacy form (sso_start_url in the profile): token cached under sha1(start URL).
     home.write(&format!(".aws/sso/cache/{}.json", sha1_hex(START_URL)), &token(""));
@@ -296,9 +360,13 @@ fn sso_profiles_use_the_cached_token_and_the_portal() {
         assert!(!calls.is_empty(), "{name}: the portal was never called");
         for call in &calls {
             assert!(call.starts_with("GET /federation/credentials?"), "{name}: {call}");
-            assert!(call.contains("account_id=123456789012") && call.contains("role_name=Reader"), "{call}");
             assert!(
-                call.to_ascii_lowercase().contains("x-amz-sso_bearer_token: cached-sso-access-token"),
+                call.contains("account_id=123456789012") && call.contains("role_name=Reader"),
+                "{call}"
+            );
+            assert!(
+                call.to_ascii_lowercase()
+                    .contains("x-amz-sso_bearer_token: cached-sso-access-token"),
                 "{name}: not the cached token: {call}"
             );
         }
@@ -311,10 +379,17 @@ fn container_and_instance_metadata() {
     let (service, seen) = fake_service(aws_services);
     let home = Home::new("metadata");
     home.write("config", "");
-    let env = vec![("AWS_CONTAINER_CREDENTIALS_FULL_URI", format!("{service}/container-credentials"))];
+    home.write("credentials", "");
+    let env = vec![(
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        format!("{service}/container-credentials"),
+    )];
     seed_run_clean(&lab, &home, "creds-metadata", &env);
     assert!(
-        seen.lock().unwrap().iter().any(|c| c.starts_with("GET /container-credentials")),
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|c| c.starts_with("GET /container-credentials")),
         "the container endpoint was never called"
     );
     seen.lock().unwrap().clear();
@@ -325,7 +400,9 @@ fn container_and_instance_metadata() {
     seed_run_clean(&lab, &home, "creds-metadata", &env);
     let calls = seen.lock().unwrap().clone();
     assert!(
-        calls.iter().any(|c| c.starts_with("GET /latest/meta-data/iam/security-credentials/reader")),
+        calls
+            .iter()
+            .any(|c| c.starts_with("GET /latest/meta-data/iam/security-credentials/reader")),
         "IMDS was never asked for the role's credentials: {calls:#?}"
     );
 }

@@ -597,8 +597,14 @@ fn memory_sweep_permissions_only_when_the_parameter_enables_them() {
         "lambda:PublishVersion",
         "lambda:DeleteFunction",
     ] {
-        assert!(!always.contains(&action.to_string()), "{action} is granted without the parameter: {always:?}");
-        assert!(sweep.contains(&action.to_string()), "{action} missing with MemorySweep=enabled: {sweep:?}");
+        assert!(
+            !always.contains(&action.to_string()),
+            "{action} is granted without the parameter: {always:?}"
+        );
+        assert!(
+            sweep.contains(&action.to_string()),
+            "{action} missing with MemorySweep=enabled: {sweep:?}"
+        );
     }
     assert_eq!(
         always.iter().filter(|a| a.starts_with("lambda:")).collect::<Vec<_>>(),
@@ -611,7 +617,10 @@ fn memory_sweep_permissions_only_when_the_parameter_enables_them() {
     for sid in statements().iter().map(|s| child(s, "Sid").unwrap().inline) {
         assert!(docs.contains(&sid), "docs/deploy.md does not list the statement {sid}");
     }
-    assert!(docs.contains("MEMORY_SWEEP=enabled"), "docs: how to enable the memory sweep");
+    assert!(
+        docs.contains("MEMORY_SWEEP=enabled"),
+        "docs: how to enable the memory sweep"
+    );
 }
 
 /// Issue 23: `make console-events` published the memory event to everyone's Test tab;
@@ -633,12 +642,23 @@ fn the_memory_event_is_published_only_with_the_memory_sweep() {
 #[test]
 fn the_memory_event_fits_a_new_account() {
     let v: serde_json::Value = serde_json::from_str(&read("events/memory.json")).unwrap();
-    let sizes: Vec<u64> = v["memory_mb"].as_array().unwrap().iter().map(|m| m.as_u64().unwrap()).collect();
+    let sizes: Vec<u64> = v["memory_mb"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_u64().unwrap())
+        .collect();
     assert!(sizes.len() >= 2, "{sizes:?}");
     assert!(sizes.iter().all(|&m| (128..=3008).contains(&m)), "{sizes:?}");
     let docs = read("docs/memory-sweep.md");
-    assert!(docs.contains("3,008 MB") && docs.contains("Service Quotas"), "docs/memory-sweep.md: how to ask for more memory");
-    assert!(read("docs/deploy.md").contains("events/filled/memory.json"), "docs/deploy.md documents the memory event");
+    assert!(
+        docs.contains("3,008 MB") && docs.contains("Service Quotas"),
+        "docs/memory-sweep.md: how to ask for more memory"
+    );
+    assert!(
+        read("docs/deploy.md").contains("events/filled/memory.json"),
+        "docs/deploy.md documents the memory event"
+    );
 }
 
 /// Issue 23: `make seed-aws` seeded through the profile's region, not REGION.
@@ -652,7 +672,16 @@ fn seed_aws_honours_the_region() {
     }
     let mk = read("Makefile");
     assert!(mk.contains("S3SWEEP_REGION = $(if $(REGION),--region $(REGION))"));
-    let dry = make(&["-n", "seed-aws", "STANDARD_BUCKET=s-1", "EXPRESS_BUCKET=e--use1-az4--x-s3", "REGION=eu-west-1"], &[]);
+    let dry = make(
+        &[
+            "-n",
+            "seed-aws",
+            "STANDARD_BUCKET=s-1",
+            "EXPRESS_BUCKET=e--use1-az4--x-s3",
+            "REGION=eu-west-1",
+        ],
+        &[],
+    );
     assert_eq!(dry.matches("--region eu-west-1").count(), 2, "{dry}");
 }
 
@@ -664,7 +693,10 @@ fn invoke_prints_no_megabytes_and_points_at_the_report() {
     assert!(!invoke.contains("json.tool"), "{invoke}");
     assert!(invoke.contains("s3sweep -- report $(RESULT)"), "{invoke}");
     assert!(invoke.contains("head -c 4000 $(RESULT)"), "{invoke}");
-    assert!(read("docs/deploy.md").contains("s3sweep report"), "docs/deploy.md: s3sweep report");
+    assert!(
+        read("docs/deploy.md").contains("s3sweep report"),
+        "docs/deploy.md: s3sweep report"
+    );
 }
 
 /// Issue 23: the zone command listed every zone; no API says which support directory
@@ -673,7 +705,10 @@ fn invoke_prints_no_megabytes_and_points_at_the_report() {
 fn the_zone_list_is_honest_about_directory_buckets() {
     let docs = read("docs/deploy.md");
     assert!(!docs.contains(r#"--query "AvailabilityZones[].[ZoneName,ZoneId]" --output table`."#));
-    assert!(docs.contains("S3 Express One Zone Availability Zones and Regions"), "docs: where the supported zones are listed");
+    assert!(
+        docs.contains("S3 Express One Zone Availability Zones and Regions"),
+        "docs: where the supported zones are listed"
+    );
 }
 
 // -- the Makefile's AWS logic against a fake `aws` on PATH --
@@ -740,7 +775,10 @@ fn make(args: &[&str], env: &[(&str, String)]) -> String {
 }
 
 fn path_with(dir: &TempDir) -> (&'static str, String) {
-    ("PATH", format!("{}:{}", dir.path().display(), std::env::var("PATH").unwrap()))
+    (
+        "PATH",
+        format!("{}:{}", dir.path().display(), std::env::var("PATH").unwrap()),
+    )
 }
 
 /// Issue 23: the deploy says before deploying what the account will refuse.
@@ -749,13 +787,25 @@ fn preflight_warns_about_what_the_account_refuses() {
     // A new account: 10 concurrent executions, 10 unreserved.
     let aws = fake_aws(&[("get-account-settings", "10\t10\n")]);
     let out = make(
-        &["preflight", "RESERVED_CONCURRENCY=5", "FANOUT_MAX=20", "MEMORY_MB=3538", "REGION=eu-west-1"],
+        &[
+            "preflight",
+            "RESERVED_CONCURRENCY=5",
+            "FANOUT_MAX=20",
+            "MEMORY_MB=3538",
+            "REGION=eu-west-1",
+        ],
         &[path_with(&aws)],
     );
     assert!(out.contains("account concurrency limit 10, unreserved 10"), "{out}");
     assert!(out.contains("RESERVED_CONCURRENCY=5 would leave 5 unreserved"), "{out}");
-    assert!(out.contains("FANOUT_MAX=20 needs 21 executions at once, more than the 5 available"), "{out}");
-    assert!(out.contains("MemorySize 3538 MB") && out.contains("MEMORY_MB=3008"), "{out}");
+    assert!(
+        out.contains("FANOUT_MAX=20 needs 21 executions at once, more than the 5 available"),
+        "{out}"
+    );
+    assert!(
+        out.contains("MemorySize 3538 MB") && out.contains("MEMORY_MB=3008"),
+        "{out}"
+    );
     assert!(
         calls(&aws).contains("aws lambda get-account-settings --region eu-west-1 --query"),
         "{}",
@@ -782,16 +832,31 @@ fn preflight_warns_about_what_the_account_refuses() {
 fn a_stack_left_in_rollback_complete_is_deleted_for_the_retry() {
     let aws = fake_aws(&[
         ("describe-stacks", "ROLLBACK_COMPLETE\n"),
-        ("describe-stack-events", "SweepFunction\t'MemorySize' value failed to satisfy constraint\n"),
+        (
+            "describe-stack-events",
+            "SweepFunction\t'MemorySize' value failed to satisfy constraint\n",
+        ),
         ("delete-stack", ""),
         ("wait", ""),
     ]);
-    let out = make(&["stack-retry", "STACK=s3sweep-t", "REGION=eu-west-1"], &[path_with(&aws)]);
+    let out = make(
+        &["stack-retry", "STACK=s3sweep-t", "REGION=eu-west-1"],
+        &[path_with(&aws)],
+    );
     let log = calls(&aws);
-    assert!(out.contains("ROLLBACK_COMPLETE") && out.contains("MEMORY_MB=3008"), "{out}");
+    assert!(
+        out.contains("ROLLBACK_COMPLETE") && out.contains("MEMORY_MB=3008"),
+        "{out}"
+    );
     assert!(out.contains("'MemorySize' value failed"), "the reason is shown: {out}");
-    assert!(log.contains("aws cloudformation delete-stack --region eu-west-1 --stack-name s3sweep-t"), "{log}");
-    assert!(log.contains("aws cloudformation wait stack-delete-complete --region eu-west-1 --stack-name s3sweep-t"), "{log}");
+    assert!(
+        log.contains("aws cloudformation delete-stack --region eu-west-1 --stack-name s3sweep-t"),
+        "{log}"
+    );
+    assert!(
+        log.contains("aws cloudformation wait stack-delete-complete --region eu-west-1 --stack-name s3sweep-t"),
+        "{log}"
+    );
     for status in ["UPDATE_ROLLBACK_COMPLETE", "CREATE_COMPLETE"] {
         let aws = fake_aws(&[("describe-stacks", status), ("delete-stack", "")]);
         make(&["stack-retry"], &[path_with(&aws)]);
@@ -802,41 +867,112 @@ fn a_stack_left_in_rollback_complete_is_deleted_for_the_retry() {
     let out = make(&["stack-retry"], &[path_with(&aws)]);
     assert!(!calls(&aws).contains("delete-stack") && !out.contains("Error"), "{out}");
     let (_, deploy) = target("deploy");
-    assert!(deploy.contains("$(MAKE) --no-print-directory stack-retry; exit 1;"), "after a failed deploy: {deploy}");
+    assert!(
+        deploy.contains("|| \\\n\t\t{ $(STACK_RETRY); exit 1; }"),
+        "after a failed deploy: {deploy}"
+    );
+    // A failed deploy stays failed after the check, whatever the stack's state.
+    assert!(!read("Makefile").contains("STACK_RETRY = status=$$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query 'Stacks[0].StackStatus' --output text 2>/dev/null) ||"));
+    // make -n deploy prints, and calls neither aws nor sam (a $(MAKE) in the sam
+    // deploy line would make -n run it).
+    let fake = fake_aws(&[("describe-stacks", "ROLLBACK_COMPLETE")]);
+    std::fs::copy(fake.path().join("aws"), fake.path().join("sam")).unwrap();
+    let dry = make(
+        &[
+            "-n",
+            "deploy",
+            "STANDARD_BUCKET=s-1",
+            "EXPRESS_BUCKET=e-1--use1-az4--x-s3",
+        ],
+        &[path_with(&fake)],
+    );
+    assert!(dry.contains("sam deploy --stack-name s3sweep"), "{dry}");
+    assert_eq!(calls(&fake), "", "make -n deploy called aws or sam:\n{dry}");
 }
 
 /// Issue 23: `make destroy` removes what the deploy made, cleans the seeded keys from
 /// the manifests, deletes the buckets only when asked and empty, and says what it left.
 #[test]
 fn destroy_removes_what_the_deploy_made_and_says_what_it_left() {
-    let args = ["-n", "destroy", "STANDARD_BUCKET=s-1", "EXPRESS_BUCKET=e-1--use1-az4--x-s3", "REGION=eu-west-1"];
+    let args = [
+        "-n",
+        "destroy",
+        "STANDARD_BUCKET=s-1",
+        "EXPRESS_BUCKET=e-1--use1-az4--x-s3",
+        "REGION=eu-west-1",
+    ];
     let dry = make(&args, &[]);
-    assert!(dry.contains("aws cloudformation delete-stack --region eu-west-1 --stack-name s3sweep\n"), "{dry}");
-    assert!(dry.contains("aws cloudformation wait stack-delete-complete --region eu-west-1 --stack-name s3sweep\n"), "{dry}");
-    assert!(dry.contains("for name in fanout memory seed smoke; do"), "every test event: {dry}");
-    assert!(dry.contains("sam remote test-event delete SweepFunction --stack-name s3sweep --region eu-west-1 --name $name"), "{dry}");
+    assert!(
+        dry.contains("aws cloudformation delete-stack --region eu-west-1 --stack-name s3sweep\n"),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("aws cloudformation wait stack-delete-complete --region eu-west-1 --stack-name s3sweep\n"),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("for name in fanout memory seed smoke; do"),
+        "every test event: {dry}"
+    );
+    assert!(
+        dry.contains("sam remote test-event delete SweepFunction --stack-name s3sweep --region eu-west-1 --name $name"),
+        "{dry}"
+    );
     assert!(dry.contains("for b in s-1 e-1--use1-az4--x-s3; do"), "{dry}");
-    assert!(dry.contains("s3sweep -- clean --manifest $m --credentials chain --region eu-west-1"), "{dry}");
-    assert!(!dry.contains("delete-bucket --region eu-west-1 --bucket $b &&") || dry.contains("for b in ; do"), "{dry}");
-    assert!(dry.contains("make destroy DELETE_BUCKETS=yes") && dry.contains("aws-sam-cli-managed-default"), "{dry}");
+    assert!(
+        dry.contains("s3sweep -- clean --manifest $m --credentials chain --region eu-west-1"),
+        "{dry}"
+    );
+    assert!(
+        !dry.contains("delete-bucket --region eu-west-1 --bucket $b &&") || dry.contains("for b in ; do"),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("make destroy DELETE_BUCKETS=yes") && dry.contains("aws-sam-cli-managed-default"),
+        "{dry}"
+    );
     let mut asked = args.to_vec();
     asked.push("DELETE_BUCKETS=yes");
     let dry = make(&asked, &[]);
-    let loop_line = dry.lines().filter(|l| l.starts_with("for b in s-1 e-1--use1-az4--x-s3")).count();
+    let loop_line = dry
+        .lines()
+        .filter(|l| l.starts_with("for b in s-1 e-1--use1-az4--x-s3"))
+        .count();
     assert_eq!(loop_line, 2, "clean and delete both buckets: {dry}");
-    assert!(dry.contains("list-objects-v2 --region eu-west-1 --bucket $b --max-keys 1"), "{dry}");
-    assert!(dry.contains(r#"if [ "$n" = 0 ]; then aws s3api delete-bucket"#), "only an empty bucket: {dry}");
+    assert!(
+        dry.contains("list-objects-v2 --region eu-west-1 --bucket $b --max-keys 1"),
+        "{dry}"
+    );
+    assert!(
+        dry.contains(r#"if [ "$n" = 0 ]; then aws s3api delete-bucket"#),
+        "only an empty bucket: {dry}"
+    );
     // Run for real against the fake aws: no manifests here, nothing cleaned; a bucket
     // holding objects is kept.
     let aws = fake_aws(&[("delete-stack", ""), ("wait", ""), ("list-objects-v2", "3\n")]);
     let out = make(
-        &["destroy", "STANDARD_BUCKET=s3sweep-test-none-1", "EXPRESS_BUCKET=", "DELETE_BUCKETS=yes", "VENV=/nonexistent"],
+        &[
+            "destroy",
+            "STANDARD_BUCKET=s3sweep-test-none-1",
+            "EXPRESS_BUCKET=",
+            "DELETE_BUCKETS=yes",
+            "VENV=/nonexistent",
+        ],
         &[path_with(&aws)],
     );
     let log = calls(&aws);
-    assert!(log.contains("aws cloudformation delete-stack --stack-name s3sweep"), "{log}");
-    assert!(!log.contains("delete-bucket"), "a bucket with objects is never deleted: {log}");
+    assert!(
+        log.contains("aws cloudformation delete-stack --stack-name s3sweep"),
+        "{log}"
+    );
+    assert!(
+        !log.contains("delete-bucket"),
+        "a bucket with objects is never deleted: {log}"
+    );
     assert!(out.contains("bucket s3sweep-test-none-1 kept"), "{out}");
     assert!(out.contains("no s3sweep-manifest-s3sweep-test-none-1.json"), "{out}");
-    assert!(read("docs/deploy.md").contains("make destroy"), "docs/deploy.md: teardown");
+    assert!(
+        read("docs/deploy.md").contains("make destroy"),
+        "docs/deploy.md: teardown"
+    );
 }

@@ -431,7 +431,9 @@ async fn a_refused_size_in_the_middle_keeps_the_rows_of_the_other_sizes() {
     assert_eq!(summary, vec![(512, "ok"), (3538, "failed"), (1769, "ok")]);
     let reason = steps[1]["error"].as_str().unwrap();
     assert!(
-        reason.contains("3538 MB refused") && reason.contains("InvalidParameterValueException") && reason.contains("3008"),
+        reason.contains("3538 MB refused")
+            && reason.contains("InvalidParameterValueException")
+            && reason.contains("3008"),
         "{reason}"
     );
     assert_eq!(result["memory"]["versions_deleted"], json!(["2", "3"]));
@@ -450,7 +452,11 @@ async fn a_sweep_stopped_by_a_failed_call_still_returns_what_it_measured() {
     assert_eq!(rows[0]["memory_mb"], 512);
     let steps = result["memory"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 3, "{result}");
-    assert!(steps[1]["error"].as_str().unwrap().contains("PublishVersion"), "{}", steps[1]);
+    assert!(
+        steps[1]["error"].as_str().unwrap().contains("PublishVersion"),
+        "{}",
+        steps[1]
+    );
     assert!(steps[2]["error"].as_str().unwrap().contains("not run"), "{}", steps[2]);
 }
 
@@ -472,10 +478,18 @@ async fn no_size_starts_in_the_time_kept_for_the_cleanup() {
     let result = serde_json::to_value(handled.unwrap()).unwrap();
     assert_as_the_user_left_it(&s.api, "after a sweep with no time");
     let calls = s.api.calls();
-    assert!(!calls.iter().any(|c| c.contains("MemorySize=512") || c.starts_with("PublishVersion")), "{calls:#?}");
+    assert!(
+        !calls
+            .iter()
+            .any(|c| c.contains("MemorySize=512") || c.starts_with("PublishVersion")),
+        "{calls:#?}"
+    );
     let steps = result["memory"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 2);
     for step in steps {
-        assert!(step["error"].as_str().unwrap().contains("kept for the cleanup"), "{step}");
+        assert!(
+            step["error"].as_str().unwrap().contains("kept for the cleanup"),
+            "{step}"
+        );
     }
 }
