@@ -25,6 +25,7 @@ mod cli_errors;
 mod cli_flags;
 mod cli_reliability;
 mod cpu_quota;
+mod credentials;
 mod data_safety;
 mod deploy_files;
 mod diagnose;
