@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use crate::lab::{BucketFault, FaultKind, LatencyProfile};
+use crate::lab::{FaultKind, LatencyProfile};
 use crate::plan::check_bucket_name;
 use crate::render::plot;
 use crate::sys::cpu::{LAMBDA_MAX_VCPUS, LAMBDA_MB_PER_VCPU};
@@ -486,8 +486,9 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Inject a fault into a bucket's GETs (the help lists the kinds).
+    // Parsed into `BucketFault`s by `serve`, so that each bad one is named.
     #[arg(long = "fault", value_name = "BUCKET=KIND:RATE", help = fault_help())]
-    pub faults: Vec<BucketFault>,
+    pub faults: Vec<String>,
     /// How long a stall-body fault stalls, in ms.
     #[arg(long, default_value_t = 60_000)]
     pub stall_ms: u64,

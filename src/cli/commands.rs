@@ -267,13 +267,18 @@ async fn with_probe_object(
 }
 
 /// `serve`'s `--bucket NAME=PROFILE` values, each bad one added to `problems`.
-fn serve_buckets(values: &[String], problems: &mut Vec<String>) -> Vec<(String, LatencyProfile)> {
+/// Each value of a repeatable flag parsed as `T`; every bad one named in `problems`
+/// with the flag and its form (clap's own value parser stops at the first).
+fn parse_each<T: std::str::FromStr>(flag: &str, form: &str, values: &[String], problems: &mut Vec<String>) -> Vec<T>
+where
+    T::Err: std::fmt::Display,
+{
     values
         .iter()
-        .filter_map(|b| match b.parse::<ServeBucket>() {
-            Ok(b) => Some((b.name, b.profile)),
+        .filter_map(|v| match v.parse::<T>() {
+            Ok(parsed) => Some(parsed),
             Err(e) => {
-                problems.push(format!("--bucket {b}: {e}"));
+                problems.push(format!("{flag} {v}: {e} (the form is {form})"));
                 None
             }
         })
@@ -281,11 +286,15 @@ fn serve_buckets(values: &[String], problems: &mut Vec<String>) -> Vec<(String, 
 }
 
 pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
-    // clap parsed each `--fault`; every `--bucket` is parsed here so that each bad one
-    // is named (clap stops at the first); what is left spans several flags.
+    // Every `--bucket` and `--fault` is parsed here so that each bad one is named (clap
+    // stops at the first); what is left spans several flags.
     let mut problems = Vec::new();
-    let buckets = serve_buckets(&args.buckets, &mut problems);
-    let faults = &args.faults;
+    let buckets: Vec<(String, LatencyProfile)> =
+        parse_each::<ServeBucket>("--bucket", "NAME=PROFILE", &args.buckets, &mut problems)
+            .into_iter()
+            .map(|b| (b.name, b.profile))
+            .collect();
+    let faults: &[lab::BucketFault] = &parse_each("--fault", "BUCKET=KIND:RATE", &args.faults, &mut problems);
     // Rates of one bucket must not add up to more than 1, and no kind twice.
     if let Err(e) = lab::Faults::new(0).set_all(faults) {
         problems.push(format!("--fault: {e}"));
