@@ -41,10 +41,19 @@ docs-figures:
 ## and the memory sweep's control plane against moto's Lambda server (requirements-moto.txt,
 ## in .venv-moto), and the AWS CLI (bench/requirements.txt) and rclone (`make rclone`)
 ## against the lab (tests/lab_tools.rs).
+# Integration tests whose figures are timings or verdicts read from the machine's CPU
+# (a delay line's first byte, a CPU quota, a NIC's rate): in one test binary they would
+# share the cores with every other test, so `make test` runs them in a second pass of
+# the same binary, one at a time (the names match modules of tests/it/).
+TIMED_TESTS := wire_timing:: cpu_quota:: diagnose:: network::
+# Where the tests find cargo-lambda, boto3 (and the AWS CLI) and moto: the venvs above.
+TEST_ENV = CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" S3SWEEP_BENCH_PYTHON="$(CURDIR)/$(BENCH_VENV)/bin/python" \
+	S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python"
+
 test: lint deny checkov audit tools bench-venv moto-venv rclone
-	CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" S3SWEEP_BENCH_PYTHON="$(CURDIR)/$(BENCH_VENV)/bin/python" \
-		S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python" \
-		$(CARGO) test --lib --bins --tests
+	$(TEST_ENV) $(CARGO) test --lib --bins
+	$(TEST_ENV) $(CARGO) test --test it -- $(addprefix --skip ,$(TIMED_TESTS))
+	$(TEST_ENV) $(CARGO) test --test it -- $(TIMED_TESTS) --test-threads=1
 
 lint: tools template-variants
 	$(CARGO) fmt --all -- --check
