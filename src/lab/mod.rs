@@ -285,7 +285,8 @@ impl Drop for RunningServer {
     }
 }
 
-/// Binds and starts serving on the current tokio runtime.
+/// Binds and starts serving on the current tokio runtime: the listener, the CA with
+/// HTTPS, the store and its buckets, the S3 service with its layers, the accept loop.
 pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let bind = |source| StartError::Bind {
         addr: config.addr,
@@ -294,14 +295,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     config.network.check().map_err(StartError::Network)?;
     let listener = TcpListener::bind(config.addr).await.map_err(bind)?;
     let addr = listener.local_addr().map_err(bind)?;
-    let (acceptor, ca_file) = match &config.tls {
-        None => (None, None),
-        Some(options) => {
-            let certificates = tls::generate()?;
-            let file = tls::CaFile::create(options.ca_file.as_deref(), addr.port(), &certificates.ca_pem)?;
-            (Some(tokio_rustls::TlsAcceptor::from(certificates.server)), Some(file))
-        }
-    };
+    let (tls, ca_file) = tls_for(&config, addr)?;
     let store = MemStore::with_limits(config.limits.store);
     store.sessions().set_ttl(config.session_ttl);
     let profiles = Arc::new(Profiles::new(config.default_profile, config.seed));
@@ -311,79 +305,25 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     }
     let faults = Arc::new(Faults::new(config.seed));
     let network = Arc::new(Network::new(config.network.clone()));
-    let service = {
-        let latency = latency::WithLatency::new(store.clone(), profiles.clone());
-        let prefix_rate = layered::Layered {
-            inner: faults::WithFaults::new(latency, faults.clone()),
-            layer: prefix_rate::PrefixRateLayer {
-                rate: network.prefix_rate(),
-            },
-        };
-        let mut builder = S3ServiceBuilder::new(prefix_rate);
-        builder.set_auth(SimpleAuth::from_single(LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY.to_string()));
-        builder.set_access(express::LabAccess {
-            sessions: store.sessions().clone(),
-        });
-        builder.build()
+    let (stop, stopped) = watch::channel(false);
+    let accepting = Accepting {
+        listener,
+        tls,
+        service: s3_service(&store, &profiles, &faults, &network),
+        faults: faults.clone(),
+        sessions: store.sessions().clone(),
+        network: network.clone(),
+        limits: config.limits,
+        accepted: Arc::new(AtomicU64::new(0)),
+        refused: Arc::new(AtomicU64::new(0)),
+        handshakes: Arc::new(TlsCounts::default()),
     };
-    let (stop, mut stopped) = watch::channel(false);
-    let connections = Arc::new(AtomicU64::new(0));
-    let accepted = connections.clone();
-    let conn_faults = faults.clone();
-    let conn_sessions = store.sessions().clone();
-    let tls_counts = Arc::new(TlsCounts::default());
-    let handshakes = tls_counts.clone();
-    let limits = config.limits;
-    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let refused = Arc::new(AtomicU64::new(0));
-    let refused_count = refused.clone();
-    let conn_network = network.clone();
-    let accept = tokio::spawn(async move {
-        let mut http = hyper::server::conn::http1::Builder::new();
-        http.timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(limits.header_read_timeout);
-        loop {
-            let (stream, _peer) = tokio::select! {
-                res = listener.accept() => match res {
-                    Ok(conn) => conn,
-                    Err(err) => {
-                        // Out of file descriptors and the like: back off, keep serving.
-                        tracing::warn!(%err, "accept failed");
-                        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                        continue;
-                    }
-                },
-                _ = stopped.changed() => break,
-            };
-            let _ = stream.set_nodelay(true);
-            accepted.fetch_add(1, Ordering::Relaxed);
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
-                refused_count.fetch_add(1, Ordering::Relaxed);
-                conn::refuse_busy(stream, acceptor.is_some());
-                continue;
-            };
-            let per_conn = conn::ConnService {
-                inner: service.clone(),
-                faults: conn_faults.clone(),
-                sessions: conn_sessions.clone(),
-                socket: Arc::new(conn::ConnSocket::new(std::os::fd::AsRawFd::as_raw_fd(&stream))),
-                network: conn_network.clone(),
-                activity: idle::Activity::new(),
-            };
-            let network = conn_network.clone();
-            let stream = nic::NicStream::new(stream, network.nic());
-            // The TLS handshake runs in the connection's own task, never in the accept loop.
-            tokio::spawn(serve_accepted(
-                slot,
-                stream,
-                acceptor.clone(),
-                http.clone(),
-                per_conn,
-                network,
-                handshakes.clone(),
-            ));
-        }
-    });
+    let (connections, refused, tls_counts) = (
+        accepting.accepted.clone(),
+        accepting.refused.clone(),
+        accepting.handshakes.clone(),
+    );
+    let accept = tokio::spawn(accepting.run(stopped));
     Ok(RunningServer {
         addr,
         refused,
@@ -397,6 +337,112 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         stop,
         accept: Some(accept),
     })
+}
+
+/// With HTTPS: a CA and server certificate made now, the acceptor, and the CA file.
+fn tls_for(
+    config: &ServerConfig,
+    addr: SocketAddr,
+) -> Result<(Option<tokio_rustls::TlsAcceptor>, Option<tls::CaFile>), StartError> {
+    let Some(options) = &config.tls else {
+        return Ok((None, None));
+    };
+    let certificates = tls::generate()?;
+    let file = tls::CaFile::create(options.ca_file.as_deref(), addr.port(), &certificates.ca_pem)?;
+    Ok((Some(tokio_rustls::TlsAcceptor::from(certificates.server)), Some(file)))
+}
+
+/// The S3 service: the store behind each bucket's latency, its faults and the
+/// per-prefix rate, signed with the lab's keys, S3 Express sessions checked.
+fn s3_service(
+    store: &MemStore,
+    profiles: &Arc<Profiles>,
+    faults: &Arc<Faults>,
+    network: &Arc<Network>,
+) -> s3s::service::S3Service {
+    let latency = latency::WithLatency::new(store.clone(), profiles.clone());
+    let prefix_rate = layered::Layered {
+        inner: faults::WithFaults::new(latency, faults.clone()),
+        layer: prefix_rate::PrefixRateLayer {
+            rate: network.prefix_rate(),
+        },
+    };
+    let mut builder = S3ServiceBuilder::new(prefix_rate);
+    builder.set_auth(SimpleAuth::from_single(LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY.to_string()));
+    builder.set_access(express::LabAccess {
+        sessions: store.sessions().clone(),
+    });
+    builder.build()
+}
+
+/// The accept loop and what it shares with every connection it serves.
+struct Accepting {
+    listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    service: s3s::service::S3Service,
+    faults: Arc<Faults>,
+    sessions: Arc<Sessions>,
+    network: Arc<Network>,
+    limits: LabLimits,
+    accepted: Arc<AtomicU64>,
+    refused: Arc<AtomicU64>,
+    handshakes: Arc<TlsCounts>,
+}
+
+impl Accepting {
+    /// Accepts until `stopped` changes: `TCP_NODELAY` on every socket, past the
+    /// connection cap a refusal (counted), else a task per connection behind the NIC.
+    async fn run(self, mut stopped: watch::Receiver<bool>) {
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(self.limits.header_read_timeout);
+        let slots = Arc::new(tokio::sync::Semaphore::new(self.limits.max_connections));
+        loop {
+            let (stream, _peer) = tokio::select! {
+                res = self.listener.accept() => match res {
+                    Ok(conn) => conn,
+                    Err(err) => {
+                        // Out of file descriptors and the like: back off, keep serving.
+                        tracing::warn!(%err, "accept failed");
+                        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                        continue;
+                    }
+                },
+                _ = stopped.changed() => break,
+            };
+            let _ = stream.set_nodelay(true);
+            self.accepted.fetch_add(1, Ordering::Relaxed);
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                self.refused.fetch_add(1, Ordering::Relaxed);
+                conn::refuse_busy(stream, self.tls.is_some());
+                continue;
+            };
+            let per_conn = self.connection_service(&stream);
+            let stream = nic::NicStream::new(stream, self.network.nic());
+            // The TLS handshake runs in the connection's own task, never in the accept loop.
+            tokio::spawn(serve_accepted(
+                slot,
+                stream,
+                self.tls.clone(),
+                http.clone(),
+                per_conn,
+                self.network.clone(),
+                self.handshakes.clone(),
+            ));
+        }
+    }
+
+    /// The service one accepted connection is served by.
+    fn connection_service(&self, stream: &tokio::net::TcpStream) -> conn::ConnService {
+        conn::ConnService {
+            inner: self.service.clone(),
+            faults: self.faults.clone(),
+            sessions: self.sessions.clone(),
+            socket: Arc::new(conn::ConnSocket::new(std::os::fd::AsRawFd::as_raw_fd(stream))),
+            network: self.network.clone(),
+            activity: idle::Activity::new(),
+        }
+    }
 }
 
 /// Serves one accepted connection (after its TLS handshake, with HTTPS) until it ends
