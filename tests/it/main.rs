@@ -28,6 +28,7 @@ mod cpu_quota;
 mod data_safety;
 mod deploy_files;
 mod diagnose;
+mod doc_examples;
 mod docs;
 mod end_to_end;
 mod express;
