@@ -410,3 +410,30 @@ fn the_request_table_lists_every_request_field() {
     top.dedup();
     assert_eq!(top, s3sweep::plan::REQUEST_FIELDS, "docs/usage.md's request table against the validator's fields");
 }
+
+/// The row size docs/usage.md quotes ("a row of `docs/demo.json` is X to Y bytes")
+/// brackets the committed result's rows, serialized compactly, within 10%.
+#[test]
+fn the_quoted_row_size_is_the_committed_results() {
+    let usage = fs::read_to_string(root().join("docs/usage.md")).unwrap().replace('\n', " ");
+    let after = usage.split("a row of `docs/demo.json` is ").nth(1).expect("usage.md quotes the row size");
+    let numbers: Vec<f64> = after
+        .split_whitespace()
+        .take(3)
+        .filter_map(|w| w.replace(',', "").parse().ok())
+        .collect();
+    let (low, high) = (numbers[0], numbers[1]);
+    let demo: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(root().join("docs/demo.json")).unwrap()).unwrap();
+    let sizes: Vec<f64> = demo["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| serde_json::to_string(row).unwrap().len() as f64)
+        .collect();
+    let (min, max) = sizes.iter().fold((f64::MAX, 0f64), |(a, b), &s| (a.min(s), b.max(s)));
+    assert!(
+        low <= min && max <= high && low >= 0.9 * min && high <= 1.1 * max,
+        "usage.md says {low}-{high} bytes a row; docs/demo.json's rows are {min}-{max}"
+    );
+}
