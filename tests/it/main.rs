@@ -48,5 +48,6 @@ mod memory_sweep;
 mod moto_lambda;
 mod report_and_compare;
 mod runtime_api;
+mod stdout_closed;
 mod tls_cli;
 mod wire_timing;
