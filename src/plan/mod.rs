@@ -20,7 +20,7 @@ use crate::model::request::{FanoutRequest, FromCoordinator, Role, SweepRequest};
 
 pub use names::{check_bucket_name, is_directory_bucket, KeyTemplate};
 use sections::{check_fanout, check_memory, check_prices, typed_request};
-pub use sections::{LAMBDA_MEMORY_MB, REQUEST_FIELDS, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS};
+pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS, REQUEST_FIELDS};
 
 /// Most requests in flight in one configuration.
 pub const MAX_WORKERS: u32 = 4096;
@@ -317,7 +317,11 @@ fn check_buckets(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
     }
     let mut seen = BTreeSet::new();
     // Past the limit the length alone is the problem: no per-entry lines.
-    let listed = if request.buckets.len() > MAX_BUCKETS { 0 } else { MAX_BUCKETS };
+    let listed = if request.buckets.len() > MAX_BUCKETS {
+        0
+    } else {
+        MAX_BUCKETS
+    };
     for (i, b) in request.buckets.iter().enumerate().take(listed) {
         if let Err(msg) = check_bucket_name(b) {
             problems.push(problem(format!("buckets[{i}]"), msg));

@@ -69,7 +69,14 @@ fn blocks(markdown: &str) -> Vec<Block> {
             }
             None if fence => {
                 let info = trimmed[marker.len()..].trim().to_string();
-                open = Some((marker, Block { info, line: n + 2, lines: Vec::new() }));
+                open = Some((
+                    marker,
+                    Block {
+                        info,
+                        line: n + 2,
+                        lines: Vec::new(),
+                    },
+                ));
             }
             None => {}
         }
@@ -121,8 +128,16 @@ fn examples(block: &Block) -> Vec<Example> {
     for line in &block.lines {
         if let Some(command) = line.strip_prefix("$ ") {
             let words: Vec<String> = command.split_whitespace().map(String::from).collect();
-            assert_eq!(words.first().map(String::as_str), Some("s3sweep"), "console example runs s3sweep: {line}");
-            out.push(Example { args: words[1..].to_vec(), status: Some(0), expected: Vec::new() });
+            assert_eq!(
+                words.first().map(String::as_str),
+                Some("s3sweep"),
+                "console example runs s3sweep: {line}"
+            );
+            out.push(Example {
+                args: words[1..].to_vec(),
+                status: Some(0),
+                expected: Vec::new(),
+            });
         } else if let Some(example) = out.last_mut() {
             match line.strip_prefix("? ") {
                 Some("failed") if example.expected.is_empty() => example.status = None,
@@ -139,7 +154,11 @@ fn examples(block: &Block) -> Vec<Example> {
 /// Runs an example; `None` when it did what the page says, else what differed.
 fn check_example(example: &Example) -> Option<String> {
     let out = run_bounded(Command::new(BIN).args(&example.args).current_dir(root()));
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let actual: Vec<&str> = text.lines().collect();
     let pattern: Vec<&str> = example.expected.iter().map(String::as_str).collect();
     let status_ok = match example.status {
@@ -174,7 +193,10 @@ fn console_failures(pages: &[(String, String)]) -> Vec<String> {
 }
 
 fn read_pages() -> Vec<(String, String)> {
-    pages().iter().map(|p| (name(p), fs::read_to_string(p).unwrap())).collect()
+    pages()
+        .iter()
+        .map(|p| (name(p), fs::read_to_string(p).unwrap()))
+        .collect()
 }
 
 #[test]
@@ -186,7 +208,10 @@ fn console_examples_print_what_the_pages_show() {
         .filter(|b| b.info == "console")
         .map(|b| examples(&b).len())
         .sum();
-    assert!(count >= 5, "only {count} console examples: the pages lost their checked examples");
+    assert!(
+        count >= 5,
+        "only {count} console examples: the pages lost their checked examples"
+    );
     let failures = console_failures(&pages);
     assert!(failures.is_empty(), "stale examples:\n\n{}", failures.join("\n\n"));
 }
@@ -274,7 +299,10 @@ fn shell_line_problem(words: &[String], raw: &str) -> Option<String> {
 /// The problems of every `sh` block of one page.
 fn shell_problems(page: &str, text: &str, makefile: &str) -> Vec<String> {
     let mut problems = Vec::new();
-    for block in blocks(text).iter().filter(|b| ["sh", "bash", "shell"].contains(&b.info.as_str())) {
+    for block in blocks(text)
+        .iter()
+        .filter(|b| ["sh", "bash", "shell"].contains(&b.info.as_str()))
+    {
         for (i, raw) in block.lines.iter().enumerate() {
             let at = format!("{page}:{}", block.line + i);
             if let Some(words) = command_words(raw) {
@@ -284,7 +312,9 @@ fn shell_problems(page: &str, text: &str, makefile: &str) -> Vec<String> {
             }
             let line = raw.trim();
             if line.starts_with("aws lambda invoke") && line.contains(" file://") {
-                problems.push(format!("{at}: `--payload file://` is read as base64 by AWS CLI v2: use fileb://"));
+                problems.push(format!(
+                    "{at}: `--payload file://` is read as base64 by AWS CLI v2: use fileb://"
+                ));
             }
             if let Some(rest) = line.strip_prefix("make ") {
                 for target in rest.split_whitespace().take_while(|w| !w.starts_with('#')) {
@@ -308,7 +338,11 @@ fn shell_examples_name_real_commands_flags_and_targets() {
         problems.extend(shell_problems(&page, &text, &makefile));
     }
     assert!(checked >= 5, "only {checked} sh blocks found");
-    assert!(problems.is_empty(), "shell examples that would fail:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "shell examples that would fail:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -380,14 +414,21 @@ fn every_verdict_is_listed_and_has_a_what_to_change_row() {
     }
     let why = fs::read_to_string(root().join("docs/why-curves-flatten.md")).unwrap();
     let rows = table_first_column(&why, "| verdict | what it means | what to change |");
-    assert_eq!(rows, ticked(&names), "docs/why-curves-flatten.md: the what-to-change rows, in the rules' order");
+    assert_eq!(
+        rows,
+        ticked(&names),
+        "docs/why-curves-flatten.md: the what-to-change rows, in the rules' order"
+    );
 }
 
 #[test]
 fn the_errors_row_lists_every_error_kind() {
     use s3sweep::model::errors::ErrorKind;
     let usage = fs::read_to_string(root().join("docs/usage.md")).unwrap();
-    let row = usage.lines().find(|l| l.starts_with("| errors |")).expect("usage.md has an errors row");
+    let row = usage
+        .lines()
+        .find(|l| l.starts_with("| errors |"))
+        .expect("usage.md has an errors row");
     let listed: Vec<&str> = row
         .split('`')
         .skip(1)
@@ -408,15 +449,24 @@ fn the_request_table_lists_every_request_field() {
         .map(|r| r.trim_matches('`').split('.').next().unwrap().to_string())
         .collect();
     top.dedup();
-    assert_eq!(top, s3sweep::plan::REQUEST_FIELDS, "docs/usage.md's request table against the validator's fields");
+    assert_eq!(
+        top,
+        s3sweep::plan::REQUEST_FIELDS,
+        "docs/usage.md's request table against the validator's fields"
+    );
 }
 
 /// The row size docs/usage.md quotes ("a row of `docs/demo.json` is X to Y bytes")
 /// brackets the committed result's rows, serialized compactly, within 10%.
 #[test]
 fn the_quoted_row_size_is_the_committed_results() {
-    let usage = fs::read_to_string(root().join("docs/usage.md")).unwrap().replace('\n', " ");
-    let after = usage.split("a row of `docs/demo.json` is ").nth(1).expect("usage.md quotes the row size");
+    let usage = fs::read_to_string(root().join("docs/usage.md"))
+        .unwrap()
+        .replace('\n', " ");
+    let after = usage
+        .split("a row of `docs/demo.json` is ")
+        .nth(1)
+        .expect("usage.md quotes the row size");
     let numbers: Vec<f64> = after
         .split_whitespace()
         .take(3)
