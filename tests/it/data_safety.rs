@@ -11,14 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use crate::common::{seed_settings, seed_spec, server_with};
+use bytes::Bytes;
 use s3sweep::lab::LatencyProfile;
 use s3sweep::s3::clean;
 use s3sweep::s3::seed::{seed, seed_recorded, SeedSpec};
 use s3sweep::s3::SweepClient;
-
-
 
 const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
 

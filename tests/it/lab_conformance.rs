@@ -23,7 +23,6 @@ use aws_sdk_s3::primitives::ByteStream;
 use ring::{digest, hmac};
 use s3sweep::lab::{self, LabLimits, LatencyProfile, RunningServer, ServerConfig, SessionMode, StoreLimits};
 
-
 use crate::common::{client_of, seed_settings, BIN};
 
 const PLAIN: &str = "plain";

@@ -5,8 +5,6 @@
 //! connections closed cleanly after the idle timeout and counted. Every phase is
 //! bounded in time.
 
-
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

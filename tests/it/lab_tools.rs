@@ -23,8 +23,6 @@ use std::time::{Duration, Instant};
 
 use crate::common::{Serve, BIN};
 
-
-
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 const BUCKET: &str = "tools";
 

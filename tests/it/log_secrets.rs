@@ -11,8 +11,6 @@ use std::process::{Command, Stdio};
 
 use crate::common::{run_bounded, Serve, BIN};
 
-
-
 const BUCKET: &str = "canary--lab1-az1--x-s3";
 const URL_PASSWORD: &str = "CANARYURLPASSWORD1";
 const SESSION_TOKEN: &str = "CANARYSESSIONTOKEN2";
