@@ -487,3 +487,21 @@ fn the_quoted_row_size_is_the_committed_results() {
         "usage.md says {low}-{high} bytes a row; docs/demo.json's rows are {min}-{max}"
     );
 }
+
+/// The events the docs tell users to invoke with (events/*.json) pass the real request
+/// validator, as the function would run them.
+#[test]
+fn every_documented_event_file_validates() {
+    let mut checked = 0;
+    for entry in fs::read_dir(root().join("events")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let text = fs::read_to_string(&path).unwrap();
+            if let Err(e) = s3sweep::plan::Plan::from_json(&text) {
+                panic!("{}: the request validator refuses it: {e}", name(&path));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "only {checked} event files");
+}
