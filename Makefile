@@ -7,7 +7,7 @@ ifdef CI
 export CARGO_INCREMENTAL = 0
 endif
 
-.PHONY: rclone demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch events console-events invoke seed-aws load checkov deny audit
+.PHONY: rclone demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke seed-aws load checkov deny audit
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
 ## bucket a directory bucket read with S3 Express sessions (about a minute). Writes its
@@ -48,10 +48,19 @@ test: lint deny checkov audit tools bench-venv moto-venv rclone
 		S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python" \
 		$(CARGO) test --lib --bins --tests
 
-lint: tools
+lint: tools template-variants
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
-	$(VENV)/bin/cfn-lint template.yaml
+	$(VENV)/bin/cfn-lint template.yaml $(TEMPLATE_SWEEP)
+
+## template.yaml with the parameter MemorySweep defaulting to enabled, in
+## $(TEMPLATE_SWEEP): cfn-lint and checkov check the template both ways (checkov
+## resolves conditions from the parameters' defaults).
+TEMPLATE_SWEEP = $(OUT)/template-memory-sweep.yaml
+template-variants:
+	@mkdir -p $(OUT)
+	sed '/^  MemorySweep:/,/^  [A-Za-z]*:$$/ s/Default: disabled/Default: enabled/' template.yaml > $(TEMPLATE_SWEEP)
+	@grep -q '^    Default: enabled' $(TEMPLATE_SWEEP) || { echo "template-variants: MemorySweep's default not found in template.yaml"; exit 1; }
 
 fmt:
 	$(CARGO) fmt --all
@@ -134,10 +143,10 @@ $(CHECKOV_VENV)/bin/pip:
 	$(PYTHON) -m venv $(CHECKOV_VENV)
 
 ## Security linter on the SAM template: checkov (pinned, from PyPI, into .venv-checkov).
-checkov: $(CHECKOV_VENV)/bin/pip
+checkov: $(CHECKOV_VENV)/bin/pip template-variants
 	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
 	@if [ -f template.yaml ]; then \
-		$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml; \
+		$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml -f $(TEMPLATE_SWEEP); \
 	else \
 		echo "checkov: no template.yaml in $$(pwd): nothing to check"; \
 	fi
@@ -213,6 +222,15 @@ RESERVED_CONCURRENCY ?=
 FANOUT_MAX ?=
 LOG_RETENTION_DAYS ?=
 FUNCTION_NAME ?=
+# enabled: the role may change the function's own configuration and publish and delete
+# its versions (a memory sweep, docs/memory-sweep.md). Empty: the template's default,
+# disabled, on the first deploy, the stack's current value afterwards.
+MEMORY_SWEEP ?=
+# make destroy: DELETE_BUCKETS=yes also deletes STANDARD_BUCKET and EXPRESS_BUCKET,
+# only when they are empty once the seeded keys are gone (S3 refuses a non-empty one).
+DELETE_BUCKETS ?=
+# The memory Lambda allows a new account (the API does not say an account's limit).
+NEW_ACCOUNT_MEMORY_MB := 3008
 # Events with the placeholder bucket names replaced (`make events`); events/local.json
 # names the embedded server's buckets and is for the emulator only.
 FILLED_EVENTS ?= events/filled
@@ -233,7 +251,7 @@ PARAMETERS = Architecture=$(ARCH) StandardBucketName=$(STANDARD_BUCKET) ExpressB
 	$(if $(MEMORY_MB),MemorySize=$(MEMORY_MB)) $(if $(TIMEOUT_S),Timeout=$(TIMEOUT_S)) \
 	$(if $(RESERVED_CONCURRENCY),ReservedConcurrency=$(RESERVED_CONCURRENCY)) \
 	$(if $(FANOUT_MAX),FanoutMax=$(FANOUT_MAX)) $(if $(LOG_RETENTION_DAYS),LogRetentionDays=$(LOG_RETENTION_DAYS)) \
-	$(if $(FUNCTION_NAME),FunctionName=$(FUNCTION_NAME))
+	$(if $(FUNCTION_NAME),FunctionName=$(FUNCTION_NAME)) $(if $(MEMORY_SWEEP),MemorySweep=$(MEMORY_SWEEP))
 # sam from .venv (make tools) first on PATH; fail clearly without it or without credentials.
 CHECK_SAM = @test -x $(VENV)/bin/sam -a -x $(VENV)/bin/python || \
 	{ echo "$@: the AWS SAM CLI is not installed in $(VENV): run make tools (installs the pinned aws-sam-cli)"; exit 2; }
@@ -258,15 +276,56 @@ sam-build: tools
 ## (ARCH, STANDARD_BUCKET, EXPRESS_BUCKET; optional MEMORY_MB, TIMEOUT_S,
 ## RESERVED_CONCURRENCY, FANOUT_MAX, LOG_RETENTION_DAYS, FUNCTION_NAME), then checks that
 ## the deployed function's architecture is the one that was built.
+## First `make preflight` (warnings only) and `make stack-retry` (a stack a failed
+## first create left in ROLLBACK_COMPLETE is deleted); after a failed deploy the same
+## check runs again, so the next `make deploy` starts clean.
 deploy: tools
 	$(CHECK_ARCH)
 	$(CHECK_SAM)
 	$(CHECK_BUCKETS)
 	$(CHECK_CREDENTIALS)
+	@$(MAKE) --no-print-directory preflight
+	@$(MAKE) --no-print-directory stack-retry
 	$(SAM_BUILD)
 	$(LAMBDA_PATH) sam deploy --stack-name $(STACK) $(REGION_FLAG) --resolve-s3 --capabilities CAPABILITY_IAM \
-		--no-confirm-changeset --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS)
+		--no-confirm-changeset --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) || \
+		{ $(STACK_RETRY); exit 1; }
 	@$(MAKE) --no-print-directory deployed-arch
+
+## What the account allows, read before deploying (aws lambda get-account-settings):
+## its concurrency limit and unreserved concurrency. Warns when RESERVED_CONCURRENCY
+## would leave fewer than 100 unreserved (Lambda refuses it) or FANOUT_MAX+1 exceeds
+## what can run at once. Memory: the API does not expose an account's memory limit;
+## above 3,008 MB (the template's default is 10,240) it warns that a new account
+## refuses it. Warnings only: it never stops the deploy.
+preflight:
+	@settings=$$(aws lambda get-account-settings $(REGION_FLAG) --query '[AccountLimit.ConcurrentExecutions,AccountLimit.UnreservedConcurrentExecutions]' --output text) || \
+		{ echo "preflight: aws lambda get-account-settings failed: the account's limits were not checked"; exit 0; }; \
+	set -- $$settings; limit=$$1; unreserved=$$2; \
+	echo "preflight: account concurrency limit $$limit, unreserved $$unreserved"; \
+	rc="$(RESERVED_CONCURRENCY)"; fanout="$(or $(FANOUT_MAX),9)"; memory="$(or $(MEMORY_MB),10240)"; \
+	if [ -n "$$rc" ] && [ "$$rc" -gt 0 ] && [ $$(( unreserved - rc )) -lt 100 ]; then \
+		echo "preflight: WARNING: RESERVED_CONCURRENCY=$$rc would leave $$(( unreserved - rc )) unreserved executions; Lambda refuses a reservation that leaves fewer than 100: deploy with RESERVED_CONCURRENCY=0"; fi; \
+	if [ -n "$$rc" ] && [ "$$rc" -gt 0 ]; then room=$$rc; else room=$$unreserved; fi; \
+	if [ $$(( fanout + 1 )) -gt "$$room" ]; then \
+		echo "preflight: WARNING: FANOUT_MAX=$$fanout needs $$(( fanout + 1 )) executions at once, more than the $$room available: deploy with FANOUT_MAX=$$(( room - 1 ))"; fi; \
+	if [ "$$memory" -gt $(NEW_ACCOUNT_MEMORY_MB) ]; then \
+		echo "preflight: WARNING: MemorySize $$memory MB: new accounts are limited to $(NEW_ACCOUNT_MEMORY_MB) MB, and the API does not say this account's limit; if the deploy fails on MemorySize, run make deploy MEMORY_MB=$(NEW_ACCOUNT_MEMORY_MB) (or ask AWS Support to raise it)"; fi
+
+## A stack left in ROLLBACK_COMPLETE (a failed first create) cannot be updated: it is
+## deleted, saying so and pointing at the reason; a stack in any other state is left.
+## (A variable, not $(MAKE), inside the deploy's recipe: make -n must not run sam deploy.)
+STACK_RETRY = status=$$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query 'Stacks[0].StackStatus' --output text 2>/dev/null); \
+	if [ "$$status" = ROLLBACK_COMPLETE ]; then \
+		echo "deploy: stack $(STACK) is in ROLLBACK_COMPLETE (its first create failed), which cannot be updated: deleting it so the next make deploy can create it again"; \
+		aws cloudformation describe-stack-events $(REGION_FLAG) --stack-name $(STACK) --query "StackEvents[?ResourceStatus=='CREATE_FAILED'].[LogicalResourceId,ResourceStatusReason]" --output text; \
+		echo "deploy: the reason is above. MemorySize refused: MEMORY_MB=$(NEW_ACCOUNT_MEMORY_MB); ReservedConcurrentExecutions refused: RESERVED_CONCURRENCY=0; a name already taken: FUNCTION_NAME=another"; \
+		aws cloudformation delete-stack $(REGION_FLAG) --stack-name $(STACK) && \
+		aws cloudformation wait stack-delete-complete $(REGION_FLAG) --stack-name $(STACK) && \
+		echo "deploy: stack $(STACK) deleted: change what the reason names and run make deploy again"; \
+	fi
+stack-retry:
+	@$(STACK_RETRY)
 
 ## The same, asking for every parameter (defaults from the make variables) and offering
 ## to save the answers in samconfig.toml. Answer Architecture with ARCH (the build's).
@@ -302,12 +361,18 @@ events:
 
 ## Publish the filled events as shareable test events of the deployed function (Lambda
 ## console, Test tab; `sam remote invoke --test-event-name NAME`), one per file, named
-## after it (smoke, seed, fanout); an existing event of that name is replaced.
+## after it (smoke, seed, fanout; memory only when the stack was deployed with
+## MEMORY_SWEEP=enabled: running it changes the function's memory for the sweep); an
+## existing event of that name is replaced.
+STACK_MEMORY_SWEEP = $$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='MemorySweep'].OutputValue" --output text)
 console-events: events
 	$(CHECK_SAM)
 	$(CHECK_CREDENTIALS)
-	@for f in $(patsubst events/%,$(FILLED_EVENTS)/%,$(AWS_EVENTS)); do \
+	@sweep=$(STACK_MEMORY_SWEEP); \
+	for f in $(patsubst events/%,$(FILLED_EVENTS)/%,$(AWS_EVENTS)); do \
 		name=$$(basename $$f .json); \
+		if [ "$$name" = memory ] && [ "$$sweep" != enabled ]; then \
+			echo "console-events: memory not published: the stack was deployed without MEMORY_SWEEP=enabled"; continue; fi; \
 		echo "sam remote test-event put SweepFunction --stack-name $(STACK) --name $$name --file $$f"; \
 		$(LAMBDA_PATH) sam remote test-event put SweepFunction --stack-name $(STACK) $(REGION_FLAG) --name $$name --file $$f --force || exit 1; \
 	done
@@ -321,11 +386,44 @@ invoke:
 		{ echo "invoke: $(EVENT) still names the placeholder buckets: use the filled copy from make events ($(FILLED_EVENTS)/)"; exit 2; }
 	AWS_MAX_ATTEMPTS=1 aws lambda invoke $(REGION_FLAG) --function-name "$(FUNCTION)" --payload fileb://$(EVENT) \
 		--cli-read-timeout 0 --cli-connect-timeout 10 $(RESULT) > $(RESULT).meta
-	@cat $(RESULT).meta; $(PYTHON) -m json.tool $(RESULT); rm -f $(RESULT).meta
-	@echo "full result in $(RESULT)"
+	@cat $(RESULT).meta; \
+	if grep -q FunctionError $(RESULT).meta; then head -c 4000 $(RESULT); echo; \
+	else echo "result: $$(wc -c < $(RESULT)) bytes in $(RESULT); its tables: cargo run --release --bin s3sweep -- report $(RESULT)"; fi; \
+	rm -f $(RESULT).meta
 
-## Write the test objects (SEED_COUNT x 46,080 bytes, test/{i}/vectors) to both buckets.
+# --region for s3sweep when REGION is set (else the AWS configuration's region).
+S3SWEEP_REGION = $(if $(REGION),--region $(REGION))
+
+## Write the test objects (SEED_COUNT x 46,080 bytes, test/{i}/vectors) to both buckets,
+## in REGION (the stack's); the keys written are recorded in s3sweep-manifest-BUCKET.json.
 seed-aws:
 	$(CHECK_BUCKETS)
-	$(CARGO) run --release --bin s3sweep -- seed --bucket $(STANDARD_BUCKET) --count $(SEED_COUNT)
-	$(CARGO) run --release --bin s3sweep -- seed --bucket $(EXPRESS_BUCKET) --count $(SEED_COUNT)
+	$(CARGO) run --release --bin s3sweep -- seed --bucket $(STANDARD_BUCKET) --count $(SEED_COUNT) $(S3SWEEP_REGION)
+	$(CARGO) run --release --bin s3sweep -- seed --bucket $(EXPRESS_BUCKET) --count $(SEED_COUNT) $(S3SWEEP_REGION)
+
+TEST_EVENTS = $(basename $(notdir $(AWS_EVENTS)))
+SAM_MANAGED_STACK = aws-sam-cli-managed-default
+
+## Everything the deploy made: the shareable test events, the stack (function, role,
+## log group), the keys s3sweep seeded (s3sweep clean, from the manifests), and with
+## DELETE_BUCKETS=yes the two buckets when empty. Then says what it left.
+destroy:
+	@if [ -x $(VENV)/bin/sam ]; then \
+		for name in $(TEST_EVENTS); do \
+			$(LAMBDA_PATH) sam remote test-event delete SweepFunction --stack-name $(STACK) $(REGION_FLAG) --name $$name >/dev/null 2>&1 \
+				&& echo "destroy: test event $$name deleted" || echo "destroy: no test event $$name"; \
+		done; \
+	else echo "destroy: no SAM CLI in $(VENV) (make tools): shareable test events, if any, left in the schema registry lambda-testevent-schemas"; fi
+	aws cloudformation delete-stack $(REGION_FLAG) --stack-name $(STACK)
+	aws cloudformation wait stack-delete-complete $(REGION_FLAG) --stack-name $(STACK)
+	@for b in $(STANDARD_BUCKET) $(EXPRESS_BUCKET); do \
+		m=s3sweep-manifest-$$b.json; \
+		if [ -f $$m ]; then $(CARGO) run --release --bin s3sweep -- clean --manifest $$m --credentials chain $(S3SWEEP_REGION) || exit 1; \
+		else echo "destroy: no $$m: no keys seeded from here in $$b"; fi; \
+	done
+	@for b in $(if $(filter yes,$(DELETE_BUCKETS)),$(STANDARD_BUCKET) $(EXPRESS_BUCKET)); do \
+		n=$$(aws s3api list-objects-v2 $(REGION_FLAG) --bucket $$b --max-keys 1 --query 'KeyCount' --output text) || continue; \
+		if [ "$$n" = 0 ]; then aws s3api delete-bucket $(REGION_FLAG) --bucket $$b && echo "destroy: bucket $$b deleted (it was empty)"; \
+		else echo "destroy: bucket $$b kept: it holds objects s3sweep did not seed"; fi; \
+	done
+	@echo "destroy: left: $(if $(filter yes,$(DELETE_BUCKETS)),,the buckets $(or $(STANDARD_BUCKET) $(EXPRESS_BUCKET),STANDARD_BUCKET and EXPRESS_BUCKET) (make destroy DELETE_BUCKETS=yes deletes them when empty), )objects s3sweep did not seed, and SAM's managed bucket (stack $(SAM_MANAGED_STACK), shared by every SAM deploy in this account and region: empty it and delete that stack only if nothing else deploys with SAM here: aws cloudformation delete-stack --stack-name $(SAM_MANAGED_STACK))"

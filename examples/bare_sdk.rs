@@ -158,6 +158,7 @@ async fn s3sweep_reader(args: &Args, workers: usize) -> aws_sdk_s3::Client {
         pool_connections: workers,
         connect_timeout: plan.connect_timeout(),
         tcp_keepalive: None,
+        ..Default::default()
     });
     client.reader(s3sweep::s3::RequestSettings {
         max_attempts: plan.max_attempts(),

@@ -14,12 +14,13 @@
 //! Worker counts present on one side only are listed, not compared.
 //!
 //! # Significance
-//! Each configuration's repetitions give its spread. A difference is flagged only when
-//! both sides have at least 3 repetitions and the ranges of wall times do not overlap
-//! (every repetition of one side faster than every repetition of the other). If the
-//! two runs came from the same distribution, that happens by chance with probability
-//! 2 / C(n_a + n_b, n_a): 10% at 3 vs 3, 2.9% at 4 vs 4, 0.8% at 5 vs 5; it is shown
-//! as `p`. With fewer repetitions the ratios are shown and no claim is made.
+//! Each configuration's repetitions give its spread. When both sides ran interleaved
+//! (rows carry `round`), rows are paired by round and the sign test decides; otherwise
+//! the exact Mann-Whitney U test on the wall times of the repetitions
+//! ([`super::significance`]). The p-values of a bucket pair's worker counts are
+//! corrected for their number (Holm), and a difference is called when the corrected p
+//! is at most 0.05. Where the repetitions cannot reach that even if every one of B beat
+//! every one of A, the verdict is "no difference shown" with the repetitions that could.
 
 use std::fmt::Write as _;
 
@@ -29,7 +30,9 @@ use crate::model::names::closed_set;
 use crate::model::stats::{median, tidy};
 use crate::model::{ConfigResult, SweepResult};
 
-/// Repetitions each side needs before a difference is called significant.
+use super::significance::{holm, mann_whitney_p, sign_test_p, Test, ALPHA};
+
+/// Repetitions each side needs before any test is tried.
 pub const MIN_REPETITIONS: usize = 3;
 
 /// Why two results cannot be compared.
@@ -89,33 +92,51 @@ impl Spread {
     }
 }
 
-/// What the spread allows us to say about one matched configuration (not a
+/// What the repetitions allow us to say about one matched configuration (not a
 /// diagnosis [`crate::model::Verdict`]: whether B differs from A beyond the noise).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Significance {
-    /// Every repetition of B was faster than every repetition of A.
+    /// B was faster: `p` from the test, `p_adjusted` after Holm's correction for the
+    /// worker counts compared, at most 0.05.
     BFaster {
         #[serde(serialize_with = "tidy::sig4")]
         p: f64,
+        #[serde(serialize_with = "tidy::sig4")]
+        p_adjusted: f64,
     },
-    /// Every repetition of B was slower than every repetition of A.
+    /// B was slower (as `BFaster`).
     BSlower {
         #[serde(serialize_with = "tidy::sig4")]
         p: f64,
+        #[serde(serialize_with = "tidy::sig4")]
+        p_adjusted: f64,
     },
-    /// The ranges overlap: no difference beyond the runs' own spread.
-    WithinSpread,
-    /// Fewer than [`MIN_REPETITIONS`] on a side: no claim.
+    /// The test ran and found no difference beyond the runs' own spread.
+    NoDifferenceShown {
+        #[serde(serialize_with = "tidy::sig4")]
+        p_adjusted: f64,
+    },
+    /// The repetitions cannot reach significance after the correction, whatever the
+    /// wall times: `repetitions_needed` (per side, or rounds when paired) could.
+    CannotShow {
+        #[serde(serialize_with = "tidy::sig4")]
+        min_p_adjusted: f64,
+        repetitions_needed: usize,
+    },
+    /// Fewer than [`MIN_REPETITIONS`] on a side: no test.
     TooFewRepetitions,
 }
 
 impl Significance {
     pub fn text(&self) -> String {
         match self {
-            Significance::BFaster { p } => format!("B faster (p={p:.3})"),
-            Significance::BSlower { p } => format!("B slower (p={p:.3})"),
-            Significance::WithinSpread => "within spread".into(),
+            Significance::BFaster { p, p_adjusted } => format!("B faster (p={p:.3}, Holm {p_adjusted:.3})"),
+            Significance::BSlower { p, p_adjusted } => format!("B slower (p={p:.3}, Holm {p_adjusted:.3})"),
+            Significance::NoDifferenceShown { p_adjusted } => format!("no difference shown (Holm p={p_adjusted:.2})"),
+            Significance::CannotShow { repetitions_needed, .. } => {
+                format!("no difference shown (cannot reach p<0.05; {repetitions_needed} reps would)")
+            }
             Significance::TooFewRepetitions => "n/a (<3 reps)".into(),
         }
     }
@@ -123,26 +144,80 @@ impl Significance {
 
 /// 2 / C(a + b, a): the chance that a ranges do not overlap by luck.
 pub fn non_overlap_p(a: usize, b: usize) -> f64 {
-    let mut c = 1.0f64;
-    for i in 0..a {
-        c = c * (b + a - i) as f64 / (i + 1) as f64;
-    }
-    (2.0 / c).min(1.0)
+    Test::Unpaired.min_p(a, b)
 }
 
-/// The significance of the difference between two spreads.
-pub fn significance(a: &Spread, b: &Spread) -> Significance {
-    if a.repetitions < MIN_REPETITIONS || b.repetitions < MIN_REPETITIONS {
-        return Significance::TooFewRepetitions;
+/// The test of one configuration before correction: which, its p, whether B was
+/// faster (by the medians, or the pairs), and the smallest p it could give.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Tested {
+    test: Test,
+    p: f64,
+    b_faster: bool,
+    min_p: f64,
+}
+
+/// Tests B's rows against A's: paired by round when both sides carry rounds in
+/// common, else unpaired. `None` below [`MIN_REPETITIONS`].
+fn test_config(a: &[&ConfigResult], b: &[&ConfigResult]) -> Option<Tested> {
+    if a.len() < MIN_REPETITIONS || b.len() < MIN_REPETITIONS {
+        return None;
     }
-    let p = non_overlap_p(a.repetitions, b.repetitions);
-    if b.max_wall_ms < a.min_wall_ms {
-        Significance::BFaster { p }
-    } else if b.min_wall_ms > a.max_wall_ms {
-        Significance::BSlower { p }
-    } else {
-        Significance::WithinSpread
+    let pairs: Vec<(f64, f64)> = a
+        .iter()
+        .filter_map(|x| {
+            let round = x.round?;
+            b.iter()
+                .find(|y| y.round == Some(round))
+                .map(|y| (x.wall_ms, y.wall_ms))
+        })
+        .collect();
+    if pairs.len() >= MIN_REPETITIONS {
+        let differing: Vec<&(f64, f64)> = pairs.iter().filter(|(x, y)| x != y).collect();
+        let below = differing.iter().filter(|(x, y)| y < x).count();
+        return Some(Tested {
+            test: Test::PairedByRound,
+            p: sign_test_p(below, differing.len()),
+            b_faster: 2 * below > differing.len(),
+            min_p: Test::PairedByRound.min_p(pairs.len(), pairs.len()),
+        });
     }
+    let wa: Vec<f64> = a.iter().map(|r| r.wall_ms).collect();
+    let wb: Vec<f64> = b.iter().map(|r| r.wall_ms).collect();
+    Some(Tested {
+        test: Test::Unpaired,
+        p: mann_whitney_p(&wa, &wb),
+        b_faster: median(wb.clone()) < median(wa.clone()),
+        min_p: Test::Unpaired.min_p(wa.len(), wb.len()),
+    })
+}
+
+/// The significance of a pair's configurations, corrected together (Holm).
+fn significances(tested: &[Option<Tested>]) -> Vec<Significance> {
+    let m = tested.iter().flatten().count();
+    let ps: Vec<f64> = tested.iter().flatten().map(|t| t.p).collect();
+    let mut adjusted = holm(&ps).into_iter();
+    tested
+        .iter()
+        .map(|t| {
+            let Some(t) = t else {
+                return Significance::TooFewRepetitions;
+            };
+            let p_adjusted = adjusted.next().unwrap_or(1.0);
+            if t.min_p * m as f64 > ALPHA {
+                Significance::CannotShow {
+                    min_p_adjusted: (t.min_p * m as f64).min(1.0),
+                    repetitions_needed: t.test.repetitions_needed(m),
+                }
+            } else if p_adjusted > ALPHA {
+                Significance::NoDifferenceShown { p_adjusted }
+            } else if t.b_faster {
+                Significance::BFaster { p: t.p, p_adjusted }
+            } else {
+                Significance::BSlower { p: t.p, p_adjusted }
+            }
+        })
+        .collect()
 }
 
 /// One worker count present in both buckets of a pair.
@@ -160,6 +235,9 @@ pub struct MatchedConfig {
     /// Median throughput, B / A (above 1: B faster).
     #[serde(serialize_with = "tidy::sig4")]
     pub throughput_ratio: f64,
+    /// The test used: `paired_by_round` or `unpaired` (absent with too few repetitions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test: Option<Test>,
     pub significance: Significance,
 }
 
@@ -318,30 +396,41 @@ fn config_keys(rows: &[&ConfigResult]) -> Vec<ConfigKey> {
     k
 }
 
-/// The configurations of `rows_a` and `rows_b` present on both sides, matched.
+/// The rows of one configuration (memory size `m`, `w` workers).
+fn rows_at<'a>(rows: &[&'a ConfigResult], m: Option<u32>, w: u32) -> Vec<&'a ConfigResult> {
+    rows.iter()
+        .copied()
+        .filter(|r| r.workers == w && r.memory_mb == m)
+        .collect()
+}
+
+/// The configurations of `rows_a` and `rows_b` present on both sides, matched, their
+/// tests corrected together.
 fn matched_configs(rows_a: &[&ConfigResult], rows_b: &[&ConfigResult], keys: &[ConfigKey]) -> Vec<MatchedConfig> {
-    keys.iter()
+    let mut tested = Vec::new();
+    let mut configs: Vec<MatchedConfig> = keys
+        .iter()
         .map(|&(m, w)| {
-            let at = |rows: &[&ConfigResult]| -> Spread {
-                let mine: Vec<&ConfigResult> = rows
-                    .iter()
-                    .copied()
-                    .filter(|r| r.workers == w && r.memory_mb == m)
-                    .collect();
-                Spread::of(&mine)
-            };
-            let (sa, sb) = (at(rows_a), at(rows_b));
+            let (ra, rb) = (rows_at(rows_a, m, w), rows_at(rows_b, m, w));
+            let (sa, sb) = (Spread::of(&ra), Spread::of(&rb));
+            let t = test_config(&ra, &rb);
+            tested.push(t);
             MatchedConfig {
                 memory_mb: m,
                 workers: w,
                 wall_ratio: sb.median_wall_ms / sa.median_wall_ms.max(1e-9),
                 throughput_ratio: sb.median_objects_per_s / sa.median_objects_per_s.max(1e-9),
-                significance: significance(&sa, &sb),
+                test: t.map(|t| t.test),
+                significance: Significance::TooFewRepetitions,
                 a: sa,
                 b: sb,
             }
         })
-        .collect()
+        .collect();
+    for (c, v) in configs.iter_mut().zip(significances(&tested)) {
+        c.significance = v;
+    }
+    configs
 }
 
 /// Bucket `x` of `a` against bucket `y` of `b`.
@@ -412,6 +501,7 @@ pub fn compare(a: &SweepResult, b: &SweepResult, options: &CompareOptions) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::significance::Test;
     use crate::analysis::summarized as result;
     use crate::model::test_rows::reps;
 
@@ -436,15 +526,87 @@ mod tests {
         assert_eq!(c.pairs.len(), 1);
         let p = &c.pairs[0];
         assert_eq!(p.matched_by, MatchedBy::SameName);
-        assert_eq!(p.configs[0].significance, Significance::BFaster { p: 0.1 });
+        // 3 vs 3 at two worker counts: 0.1 x 2 can never pass 0.05.
+        assert_eq!(
+            p.configs[0].significance,
+            Significance::CannotShow {
+                min_p_adjusted: 0.2,
+                repetitions_needed: 5
+            }
+        );
+        assert!(p.configs[0].significance.text().contains("no difference shown"));
         assert!((p.configs[0].wall_ratio - 61.0 / 105.0).abs() < 1e-9);
-        assert_eq!(p.configs[1].significance, Significance::WithinSpread);
+
+        // 5 vs 5: B faster at 1 worker survives the correction, 8 workers does not differ.
+        let a = result(
+            [
+                reps("b1", 1, &[100.0, 110.0, 105.0, 101.0, 108.0]),
+                reps("b1", 8, &[50.0, 52.0, 51.0, 49.5, 50.5]),
+            ]
+            .concat(),
+        );
+        let b = result(
+            [
+                reps("b1", 1, &[60.0, 62.0, 61.0, 63.0, 59.0]),
+                reps("b1", 8, &[49.0, 53.0, 50.0, 51.5, 50.2]),
+            ]
+            .concat(),
+        );
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        let v = &c.pairs[0].configs;
+        assert!(
+            matches!(v[0].significance, Significance::BFaster { p, p_adjusted } if (p - 2.0 / 252.0).abs() < 1e-12 && (p_adjusted - 4.0 / 252.0).abs() < 1e-12),
+            "{:?}",
+            v[0].significance
+        );
+        assert!(
+            matches!(v[1].significance, Significance::NoDifferenceShown { .. }),
+            "{:?}",
+            v[1].significance
+        );
+        assert_eq!(v[0].test, Some(Test::Unpaired));
+    }
+
+    #[test]
+    fn interleaved_rows_pair_by_round() {
+        let rounds = |walls: &[f64]| {
+            let mut rows = reps("b1", 4, walls);
+            for r in &mut rows {
+                r.round = Some(r.repetition);
+            }
+            rows
+        };
+        // Round to round drift larger than the difference: unpaired sees overlap, the
+        // pairs all go one way.
+        let a = result(rounds(&[100.0, 200.0, 300.0, 400.0, 500.0, 600.0]));
+        let b = result(rounds(&[95.0, 190.0, 290.0, 390.0, 480.0, 590.0]));
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        let m = &c.pairs[0].configs[0];
+        assert_eq!(m.test, Some(Test::PairedByRound));
+        assert!(
+            matches!(m.significance, Significance::BFaster { p, .. } if (p - 1.0 / 32.0).abs() < 1e-12),
+            "{:?}",
+            m.significance
+        );
+        // Without rounds the same numbers show nothing.
+        let plain = |walls: &[f64]| result(reps("b1", 4, walls));
+        let c = compare(
+            &plain(&[100.0, 200.0, 300.0, 400.0, 500.0, 600.0]),
+            &plain(&[95.0, 190.0, 290.0, 390.0, 480.0, 590.0]),
+            &CompareOptions::default(),
+        )
+        .unwrap();
+        assert!(matches!(
+            c.pairs[0].configs[0].significance,
+            Significance::NoDifferenceShown { .. }
+        ));
     }
 
     #[test]
     fn slower_and_too_few_repetitions() {
-        let a = result(reps("x-bucket", 4, &[10.0, 11.0, 12.0]));
-        let b = result(reps("x-bucket", 4, &[20.0, 21.0, 22.0]));
+        // One worker count, 4 vs 4: the smallest p, 2/70, passes alone.
+        let a = result(reps("x-bucket", 4, &[10.0, 11.0, 12.0, 10.5]));
+        let b = result(reps("x-bucket", 4, &[20.0, 21.0, 22.0, 20.5]));
         let c = compare(&a, &b, &CompareOptions::default()).unwrap();
         assert!(matches!(
             c.pairs[0].configs[0].significance,

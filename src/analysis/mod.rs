@@ -8,13 +8,18 @@
 //!   bucket-vs-bucket comparison;
 //! - [`cost`]: what each configuration's GETs and Lambda time cost;
 //! - [`memory`]: a memory sweep's fastest and cheapest memory x workers per bucket;
-//! - [`compare`]: two results side by side, with significance from repetitions.
+//! - [`network`]: the bandwidth ceiling the verdicts use (the user's or the probe's)
+//!   and the rows that ran on burst credit;
+//! - [`compare`]: two results side by side, with significance from repetitions
+//!   ([`significance`]: the tests and Holm's correction).
 
 pub mod compare;
 pub mod cost;
 pub mod fit;
 pub mod memory;
+pub mod network;
 pub mod rules;
+pub mod significance;
 pub mod summary;
 pub mod verdict;
 
@@ -89,6 +94,8 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
 }
 
 fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
+    let thresholds = &network::ceiling(result, thresholds);
+    network::flag_bursts(result, thresholds);
     result.summary = summarize(&result.results);
     let vcpus = result.environment.vcpus;
     for row in &mut result.results {

@@ -192,10 +192,16 @@ fn bandwidth(f: &Facts) -> Option<Finding> {
     let ceiling =
         f.t.bandwidth_ceiling_mib_per_s
             .filter(|c| row.mib_per_s >= f.t.bandwidth_share * c)?;
+    let source = f.t.bandwidth_ceiling_source.map_or("given", |s| s.name());
+    let burst = if row.in_burst {
+        " (this row ran on burst credit: above the sustained ceiling, its figures flatter)"
+    } else {
+        ""
+    };
     Some(Finding {
         figures: vec![("mib_per_s", row.mib_per_s), ("bandwidth_ceiling_mib_per_s", ceiling)],
         explanation: format!(
-            "{:.0} MiB/s is {:.0}% of the {:.0} MiB/s network ceiling: more requests in flight only share the same pipe",
+            "{:.0} MiB/s is {:.0}% of the {:.0} MiB/s network ceiling (source: {source}){burst}: more requests in flight only share the same pipe",
             row.mib_per_s,
             100.0 * row.mib_per_s / ceiling,
             ceiling

@@ -181,7 +181,7 @@ fn read_against_curve(r: &mut ConfigResult, curve: &Curve, queues: bool) {
             d.set_figure("objects_per_s_at_fewer_workers", round3(x0));
             d.set_figure("fewer_workers", f64::from(w0));
             d.explanation = format!(
-                "throughput stopped growing: {x:.0} objects/s at {workers} workers against {x0:.0} at {w0}; checked and not the cause: client CPU ({:.2} of {:.2} usable cores busy, runtime busy {:.0}%){}, the pool (requests waited {pool_wait:.2} ms on average), errors ({errors}), throttling (none), bandwidth (no ceiling given: pass --bandwidth-mib-s if one is known); look at what the requests wait for (the queueing note, the server, the network)",
+                "throughput stopped growing: {x:.0} objects/s at {workers} workers against {x0:.0} at {w0}; checked and not the cause: client CPU ({:.2} of {:.2} usable cores busy, runtime busy {:.0}%){}, the pool (requests waited {pool_wait:.2} ms on average), errors ({errors}), throttling (none), bandwidth (no ceiling known: pass --bandwidth-mib-s if one is known, or --probe-bandwidth to measure it); look at what the requests wait for (the queueing note, the server, the network)",
                 client.cores_busy,
                 client.client_cores,
                 100.0 * client.runtime_busy_ratio,

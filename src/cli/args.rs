@@ -29,7 +29,8 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub runtime_threads: Option<usize>,
     /// Known network ceiling in MiB/s (measured or configured): configurations near it
-    /// get the `bandwidth` verdict, and the model uses it. Default: unknown.
+    /// get the `bandwidth` verdict, and the model uses it (source `user`; it wins over
+    /// `--probe-bandwidth`'s). Default: unknown, or the probe's when it ran.
     #[arg(long, global = true)]
     pub bandwidth_mib_s: Option<f64>,
     /// More detail on stderr: -v logs s3sweep's debug lines (the SDK's full error for
@@ -190,7 +191,45 @@ pub struct LocalArgs {
     #[command(flatten)]
     pub quota: QuotaArgs,
     #[command(flatten)]
+    pub client_net: ClientNetworkArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// The order configurations run in (request `order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OrderArg {
+    /// Bucket, then workers, then repetition, back to back.
+    Ascending,
+    /// Repetitions as rounds, the worker counts of each round in a seeded shuffle.
+    Interleaved,
+}
+
+impl OrderArg {
+    pub fn order(self) -> crate::model::Order {
+        match self {
+            OrderArg::Ascending => crate::model::Order::Ascending,
+            OrderArg::Interleaved => crate::model::Order::Interleaved,
+        }
+    }
+}
+
+/// The client's network side of a sweep: the bandwidth probe, the order, the pool's
+/// idle timeout.
+#[derive(Args, Clone, Default)]
+pub struct ClientNetworkArgs {
+    /// Measure the bandwidth ceiling to the first bucket before the sweep (at most 4 s
+    /// and 1 GiB): the verdicts and the model then use it (request `probe_bandwidth`).
+    #[arg(long)]
+    pub probe_bandwidth: bool,
+    /// The order configurations run in (request `order`; default: interleaved when
+    /// repetitions > 1, else ascending).
+    #[arg(long, value_enum)]
+    pub order: Option<OrderArg>,
+    /// The client closes a pooled connection idle this long, ms (request
+    /// `pool_idle_timeout_ms`; default 15000, below S3's idle close of about 20 s).
+    #[arg(long, value_name = "MS")]
+    pub pool_idle_timeout_ms: Option<u64>,
 }
 
 /// A CPU quota for the measuring client, to try a Lambda's CPU share on this machine.
@@ -327,6 +366,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub quota: QuotaArgs,
     #[command(flatten)]
+    pub client_net: ClientNetworkArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
 }
 
@@ -418,6 +459,14 @@ pub struct SeedArgs {
     /// Create the bucket first if it does not exist (embedded server or general purpose buckets).
     #[arg(long)]
     pub create_bucket: bool,
+    /// Also write the bandwidth probe's object of this many MiB (1 to 1024; 64 is
+    /// plenty) at --probe-key, recorded in the manifest: `run --probe-bandwidth` reads
+    /// it in large ranges.
+    #[arg(long, value_name = "MIB")]
+    pub probe_object_mib: Option<u64>,
+    /// The probe object's key (request `probe_key`).
+    #[arg(long, default_value = crate::model::request::DEFAULT_PROBE_KEY)]
+    pub probe_key: String,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -431,8 +480,9 @@ pub struct ServeArgs {
     /// Without `=PROFILE`: none. The profile sets latency only: cost follows the name
     /// (`NAME--ZONE--x-s3`, a directory bucket, is priced as Express One Zone; other
     /// names as Standard unless listed in the request's `prices.express_buckets`).
+    // Parsed into `ServeBucket`s by `serve`, so that each bad one is named.
     #[arg(long = "bucket", value_name = "NAME=PROFILE")]
-    pub buckets: Vec<ServeBucket>,
+    pub buckets: Vec<String>,
     /// Latency profile of buckets created later by clients.
     #[arg(long, default_value = "none")]
     pub default_profile: LatencyProfile,

@@ -18,10 +18,12 @@ use crate::render::progress::ProgressMode;
 use crate::render::Style;
 use crate::s3::clean;
 use crate::s3::errors::{self, Action, BucketError};
-use crate::s3::seed::{seed_recorded, SeedError, SeedSpec};
+use crate::s3::seed::{seed_probe_object, seed_recorded, SeedError, SeedManifest, SeedSpec};
 use crate::s3::RequestSettings;
 
-use super::args::{check_session_ttl, CleanArgs, CompareArgs, ReportArgs, RunArgs, SeedArgs, ServeArgs, TargetArgs};
+use super::args::{
+    check_session_ttl, CleanArgs, CompareArgs, ReportArgs, RunArgs, SeedArgs, ServeArgs, ServeBucket, TargetArgs,
+};
 use super::memory::sweep_steps;
 use super::{human, read_result, request, write_json, write_plot, CliError, Context};
 
@@ -166,6 +168,9 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
     if args.count == 0 {
         return Err(CliError::Usage("--count: must be at least 1".into()));
     }
+    if args.probe_object_mib.is_some_and(|m| !(1..=1024).contains(&m)) {
+        return Err(CliError::Usage("--probe-object-mib: must be between 1 and 1024".into()));
+    }
     let client = args.target.client(&args.bucket).await?;
     let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
     if args.create_bucket {
@@ -208,6 +213,10 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
         SeedError::Bucket(b) => CliError::Bucket(b),
         other => CliError::other(other),
     })?;
+    let manifest = match args.probe_object_mib {
+        Some(mib) => with_probe_object(&s3, client.endpoint(), &args, mib, manifest, &path).await?,
+        None => manifest,
+    };
     eprintln!(
         "wrote {} objects to {} ({} already there, left alone) in {} ms; keys written are recorded in {}",
         manifest.written.len(),
@@ -219,11 +228,64 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Writes the bandwidth probe's object (`--probe-object-mib`, conditional: an existing
+/// key is left alone) and records it, key, size and ETag, in the manifest at `path`
+/// so `clean` proves and removes it. Returns `manifest` with it added.
+async fn with_probe_object(
+    s3: &aws_sdk_s3::Client,
+    endpoint: Option<&str>,
+    args: &SeedArgs,
+    mib: u64,
+    mut manifest: SeedManifest,
+    path: &std::path::Path,
+) -> Result<SeedManifest, CliError> {
+    let seed_error = |e| match e {
+        SeedError::Bucket(b) => CliError::Bucket(b),
+        other => CliError::other(other),
+    };
+    let Some(probe) = seed_probe_object(s3, endpoint, &args.bucket, &args.probe_key, mib << 20)
+        .await
+        .map_err(seed_error)?
+    else {
+        eprintln!(
+            "the probe object {} is there already: left alone, not recorded",
+            args.probe_key
+        );
+        return Ok(manifest);
+    };
+    let mut record = SeedManifest::empty(
+        &manifest.bucket,
+        endpoint,
+        &manifest.key_template,
+        manifest.object_size_bytes,
+    );
+    record.written.push(probe.key.clone());
+    record.probe_object = Some(probe.clone());
+    record.save(path).map_err(seed_error)?;
+    manifest.absorb(&record);
+    Ok(manifest)
+}
+
+/// `serve`'s `--bucket NAME=PROFILE` values, each bad one added to `problems`.
+fn serve_buckets(values: &[String], problems: &mut Vec<String>) -> Vec<(String, LatencyProfile)> {
+    values
+        .iter()
+        .filter_map(|b| match b.parse::<ServeBucket>() {
+            Ok(b) => Some((b.name, b.profile)),
+            Err(e) => {
+                problems.push(format!("--bucket {b}: {e}"));
+                None
+            }
+        })
+        .collect()
+}
+
 pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
-    // clap parsed each flag (`--bucket`, `--fault`); what is left spans several.
-    let buckets: Vec<(String, LatencyProfile)> = args.buckets.iter().map(|b| (b.name.clone(), b.profile)).collect();
-    let faults = &args.faults;
+    // clap parsed each `--fault`; every `--bucket` is parsed here so that each bad one
+    // is named (clap stops at the first); what is left spans several flags.
     let mut problems = Vec::new();
+    let buckets = serve_buckets(&args.buckets, &mut problems);
+    let faults = &args.faults;
     // Rates of one bucket must not add up to more than 1, and no kind twice.
     if let Err(e) = lab::Faults::new(0).set_all(faults) {
         problems.push(format!("--fault: {e}"));

@@ -16,7 +16,7 @@ use crate::model::{Runner, SweepRequest, SweepResult, Thresholds};
 use crate::plan::{KeyTemplate, Plan};
 use crate::render::progress::ProgressMode;
 use crate::render::Style;
-use crate::s3::seed::{seed, SeedSpec};
+use crate::s3::seed::{seed, seed_probe_object, SeedSpec};
 use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::usage;
 
@@ -89,6 +89,11 @@ fn demo_plan(args: &LocalArgs) -> Result<Plan, CliError> {
     request.repetitions = args.repetitions;
     request.target_wall_ms = args.target_wall_ms;
     request.memory_mb = args.quota.lambda_memory_mb.clone();
+    request.order = args.client_net.order.map(|o| o.order());
+    request.probe_bandwidth = args.client_net.probe_bandwidth;
+    if let Some(ms) = args.client_net.pool_idle_timeout_ms {
+        request.pool_idle_timeout_ms = ms;
+    }
     // Every field of this request comes from a flag (or its default): name the flags.
     let from_flags = request::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
     let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;
@@ -162,6 +167,13 @@ async fn seed_buckets(client: &SweepClient, endpoint: &str, plan: &Plan, size_by
         .await
         .context(format!("writing the test objects to {bucket}"))?;
     }
+    if plan.probe_bandwidth() {
+        let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
+        let bucket = &plan.buckets()[0];
+        seed_probe_object(&s3, Some(endpoint), bucket, plan.probe_key(), LOCAL_PROBE_OBJECT_BYTES)
+            .await
+            .context(format!("writing the probe object to {bucket}"))?;
+    }
     eprintln!(
         "wrote {} objects of {} bytes to each bucket in {} ms; sweeping workers {:?} (pool {} connections)",
         plan.object_count(),
@@ -207,6 +219,9 @@ fn write_outputs(args: &LocalArgs, result: &SweepResult) -> Result<(), CliError>
     }
     Ok(())
 }
+
+/// The probe object `local --probe-bandwidth` writes to the first bucket: 64 MiB.
+const LOCAL_PROBE_OBJECT_BYTES: u64 = 64 << 20;
 
 /// The demo's general purpose bucket.
 pub const STANDARD_BUCKET: &str = "standard-like";

@@ -1,5 +1,6 @@
 //! The request `run` sweeps: built from its flags (`--bucket`, `--objects`,
-//! `--workers`, `--pool`, `--repetitions`, `--key-template`), from an event file
+//! `--workers`, `--pool`, `--repetitions`, `--key-template`, `--order`,
+//! `--probe-bandwidth`, `--pool-idle-timeout-ms`), from an event file
 //! (`--event`), or from both, the flags then replacing the file's fields. The result
 //! is the same JSON document the Lambda takes, validated by [`Plan`] like any event,
 //! with every bad field named by the flag or the file it came from.
@@ -13,11 +14,11 @@ use crate::plan::json::{parse_event, EventJson, MAX_EVENT_BYTES};
 use crate::plan::{Plan, RequestError};
 use crate::sys::files::{read_capped_text, FileError};
 
-use super::args::RunArgs;
+use super::args::{ClientNetworkArgs, RunArgs};
 use super::{CliError, Context};
 
 /// Request fields and the flags that set them (`run` and `local`).
-pub const FLAG_FIELDS: [(&str, &str); 7] = [
+pub const FLAG_FIELDS: [(&str, &str); 10] = [
     ("buckets", "--bucket"),
     ("object_count", "--objects"),
     ("workers", "--workers"),
@@ -25,6 +26,9 @@ pub const FLAG_FIELDS: [(&str, &str); 7] = [
     ("repetitions", "--repetitions"),
     ("key_template", "--key-template"),
     ("target_wall_ms", "--target-wall-ms"),
+    ("order", "--order"),
+    ("probe_bandwidth", "--probe-bandwidth"),
+    ("pool_idle_timeout_ms", "--pool-idle-timeout-ms"),
 ];
 
 /// The flag that sets `field` (`workers[2]` is `--workers`'s).
@@ -128,11 +132,30 @@ pub fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     if let Some(t) = &args.key_template {
         set(&mut map, "key_template", Value::from(t.clone()));
     }
+    for (field, value) in client_network_fields(&args.client_net) {
+        set(&mut map, field, value);
+    }
     let event = EventJson {
         value: Value::Object(map),
         ..duplicates
     };
     Plan::from_event(event).map_err(|e| name_sources(&e, &from_flags, args.event.as_deref()))
+}
+
+/// The request fields the client's network flags set (`--order`, `--probe-bandwidth`,
+/// `--pool-idle-timeout-ms`).
+fn client_network_fields(n: &ClientNetworkArgs) -> Vec<(&'static str, Value)> {
+    let mut fields = Vec::new();
+    if let Some(o) = n.order {
+        fields.push(("order", Value::from(o.order().name())));
+    }
+    if n.probe_bandwidth {
+        fields.push(("probe_bandwidth", Value::from(true)));
+    }
+    if let Some(ms) = n.pool_idle_timeout_ms {
+        fields.push(("pool_idle_timeout_ms", Value::from(ms)));
+    }
+    fields
 }
 
 #[cfg(test)]

@@ -22,10 +22,14 @@
 //! - [`deadline`]: the invocation's deadline less its safety margin;
 //! - [`preflight`]: the first read of every bucket (a [`BucketError`] when one cannot
 //!   work);
-//! - [`schedule`]: start times of side-by-side sweeps.
+//! - [`schedule`]: start times of side-by-side sweeps;
+//! - [`order`]: the order configurations run in (ascending or interleaved rounds);
+//! - [`probe`]: the bandwidth probe run before the sweep when asked for.
 
 pub mod deadline;
+pub mod order;
 pub mod preflight;
+pub mod probe;
 pub mod recorder;
 pub mod run_config;
 pub mod schedule;
@@ -34,7 +38,10 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::model::stats::round3;
-use crate::model::{ConfigResult, Environment, LambdaEnvironment, Runner, SkippedConfig, SweepResult};
+use crate::model::{
+    BandwidthCeiling, CeilingSource, ConfigResult, Environment, LambdaEnvironment, NetworkReport, Order, ProbeReport,
+    Runner, SkippedConfig, SweepResult,
+};
 use crate::plan::Plan;
 use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::cpu::UsableCpu;
@@ -82,6 +89,7 @@ pub(crate) fn transport_settings(plan: &Plan) -> TransportSettings {
         pool_connections: plan.pool_connections() as usize,
         connect_timeout: plan.connect_timeout(),
         tcp_keepalive: None,
+        pool_idle_timeout: plan.pool_idle_timeout(),
     }
 }
 
@@ -107,52 +115,12 @@ pub async fn run(
     let run_start = Instant::now();
     client.transport().configure(transport_settings(plan));
     let s3 = client.reader(request_settings(plan));
-    let mut results: Vec<ConfigResult> = Vec::new();
-    let mut skipped = Vec::new();
-    // Nothing runs past the deadline less its margin: the answer still has to go out.
-    let stop_at = options.deadline.map(|d| d.stop_at());
-    let mut index = 0usize;
-    for bucket in plan.buckets() {
-        for &workers in plan.workers() {
-            for repetition in 1..=plan.repetitions() {
-                index += 1;
-                let index = index - 1;
-                let skip = |why: &str| SkippedConfig {
-                    bucket: bucket.clone(),
-                    workers,
-                    repetition,
-                    reason: format!(
-                        "deadline: {why}, {} ms before the invocation's deadline (the safety margin)",
-                        options.deadline.map_or(0, |d| d.margin().as_millis())
-                    ),
-                };
-                if stop_at.is_some_and(|s| Instant::now() >= s) {
-                    skipped.push(skip("the sweep stopped"));
-                    continue;
-                }
-                let schedule = options.schedule.map(|c| c.for_configuration(index, results.is_empty()));
-                let ran = run_config(
-                    client,
-                    &s3,
-                    plan,
-                    (bucket, workers, repetition),
-                    schedule,
-                    stop_at,
-                    &observer,
-                )
-                .await;
-                match ran {
-                    Some(row) => {
-                        observer.config_finished(&row);
-                        results.push(row);
-                    }
-                    None => skipped.push(skip(
-                        "the sweep stopped during the warm-up or the wait for the shared start",
-                    )),
-                }
-            }
-        }
-    }
+    let probe = if plan.probe_bandwidth() {
+        Some(probe::probe(&s3, plan, &plan.buckets()[0], probe::ProbeSettings::default()).await)
+    } else {
+        None
+    };
+    let (results, skipped) = run_steps(client, &s3, plan, options, &observer).await;
     let mut result = SweepResult::new(
         environment(client, options.runner, options.lambda.clone()),
         plan.request().clone(),
@@ -162,7 +130,90 @@ pub async fn run(
     result.truncated = !skipped.is_empty() || result_cut_short(&results);
     result.results = results;
     result.skipped = skipped;
+    result.network = Some(network_report(plan, probe));
     result
+}
+
+/// Runs the configurations in the plan's order ([`order::steps`]) until the deadline;
+/// returns the rows and the skipped configurations, both in plan order (bucket,
+/// workers, repetition), whatever order they ran in.
+async fn run_steps(
+    client: &SweepClient,
+    s3: &aws_sdk_s3::Client,
+    plan: &Plan,
+    options: &SweepOptions,
+    observer: &Arc<dyn Observer>,
+) -> (Vec<ConfigResult>, Vec<SkippedConfig>) {
+    let mut results: Vec<ConfigResult> = Vec::new();
+    let mut skipped = Vec::new();
+    // Nothing runs past the deadline less its margin: the answer still has to go out.
+    let stop_at = options.deadline.map(|d| d.stop_at());
+    for (index, step) in order::steps(plan).into_iter().enumerate() {
+        let (bucket, workers, repetition) = (&plan.buckets()[step.bucket], step.workers, step.repetition);
+        let skip = |why: &str| SkippedConfig {
+            bucket: bucket.clone(),
+            workers,
+            repetition,
+            reason: format!(
+                "deadline: {why}, {} ms before the invocation's deadline (the safety margin)",
+                options.deadline.map_or(0, |d| d.margin().as_millis())
+            ),
+        };
+        if stop_at.is_some_and(|s| Instant::now() >= s) {
+            skipped.push(skip("the sweep stopped"));
+            continue;
+        }
+        let schedule = options.schedule.map(|c| c.for_configuration(index, results.is_empty()));
+        let ran = run_config(
+            client,
+            s3,
+            plan,
+            (bucket, workers, repetition),
+            schedule,
+            stop_at,
+            observer,
+        )
+        .await;
+        match ran {
+            Some(mut row) => {
+                row.round = step.round;
+                row.run_index = Some(index as u32);
+                observer.config_finished(&row);
+                results.push(row);
+            }
+            None => skipped.push(skip(
+                "the sweep stopped during the warm-up or the wait for the shared start",
+            )),
+        }
+    }
+    let rank = |bucket: &str, workers: u32, repetition: u32| {
+        let b = plan.buckets().iter().position(|x| x == bucket).unwrap_or(usize::MAX);
+        let w = plan.workers().iter().position(|&x| x == workers).unwrap_or(usize::MAX);
+        (b, w, repetition)
+    };
+    results.sort_by_key(|r| rank(&r.bucket, r.workers, r.repetition));
+    skipped.sort_by_key(|r| rank(&r.bucket, r.workers, r.repetition));
+    (results, skipped)
+}
+
+/// The network block of a sweep: its order, the pool's idle timeout, and the probe
+/// with the ceiling it found (a ceiling the user gives is added by the analysis).
+fn network_report(plan: &Plan, probe: Option<ProbeReport>) -> NetworkReport {
+    let order = plan.order();
+    NetworkReport {
+        order,
+        order_seed: (order == Order::Interleaved).then(|| plan.seed()),
+        pool_idle_timeout_ms: plan.pool_idle_timeout().as_millis() as u64,
+        ceiling: probe
+            .as_ref()
+            .filter(|p| p.sustained_mib_per_s > 0.0)
+            .map(|p| BandwidthCeiling {
+                mib_per_s: p.sustained_mib_per_s,
+                source: CeilingSource::Probe,
+                lower_bound: p.lower_bound,
+            }),
+        probe,
+    }
 }
 
 fn result_cut_short(rows: &[ConfigResult]) -> bool {

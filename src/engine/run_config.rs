@@ -14,11 +14,12 @@ use tokio::sync::Semaphore;
 
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, rates, round3};
-use crate::model::{Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percentiles};
+use crate::model::{Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percentiles, WireCounts};
 use crate::plan::Plan;
 use crate::s3::get::get_one;
 use crate::s3::SweepClient;
 use crate::sys::cpu::UsableCpu;
+use crate::sys::netdev::{Interfaces, RxSnapshot};
 use crate::sys::usage;
 use crate::transport::TransportCounters;
 
@@ -127,16 +128,22 @@ struct Before {
     cpu: Duration,
     machine: Option<Duration>,
     usable: UsableCpu,
+    /// The interfaces the configuration reads through, and what they had received.
+    interfaces: Interfaces,
+    rx: Option<RxSnapshot>,
 }
 
 impl Before {
     fn now(client: &SweepClient) -> Before {
+        let interfaces = Interfaces::for_endpoint(client.endpoint());
         Before {
             busy: runtime_busy(),
             counters: client.transport().counters(),
             cpu: usage::process_cpu_time(),
             machine: usage::machine_busy_time(),
             usable: UsableCpu::read(),
+            interfaces,
+            rx: RxSnapshot::read(interfaces),
         }
     }
 }
@@ -162,6 +169,10 @@ fn measured_row(
     timed: Timed,
 ) -> ConfigResult {
     let wall = timed.wall;
+    let rx = before
+        .rx
+        .as_ref()
+        .and_then(|b| RxSnapshot::read(before.interfaces).map(|a| a.since(b)));
     let cpu = usage::process_cpu_time().saturating_sub(before.cpu);
     let busy = match (before.busy, runtime_busy()) {
         (Some((a, _)), Some((b, n))) => (b.saturating_sub(a), n),
@@ -221,6 +232,10 @@ fn measured_row(
         diagnosis: None,
         memory_mb: None,
         emulated: false,
+        wire: rx.map(|rx| wire_counts(&rx, wall, bytes)),
+        round: None,
+        run_index: None,
+        in_burst: false,
     };
     row.client = Some(ClientSide::of(&row, client_measure(&before, busy)));
     row
@@ -240,6 +255,17 @@ fn client_measure(before: &Before, busy: (Duration, u32)) -> ClientMeasure {
             (Some(a), Some(b)) => Some(b.saturating_sub(a)),
             _ => None,
         },
+    }
+}
+
+/// The row's wire block from what the interfaces received during `wall`.
+fn wire_counts(rx: &RxSnapshot, wall: Duration, body_bytes: u64) -> WireCounts {
+    WireCounts {
+        interfaces: rx.interfaces.clone(),
+        rx_bytes: rx.bytes,
+        rx_packets: rx.packets,
+        rx_mib_per_s: round3(rx.mib_per_s(wall)),
+        wire_to_body_ratio: (body_bytes > 0).then(|| crate::model::stats::sig4(rx.bytes as f64 / body_bytes as f64)),
     }
 }
 

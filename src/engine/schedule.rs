@@ -15,7 +15,8 @@ pub struct StartSchedule {
     /// Wait until then before the timed phase of the first configuration (with
     /// `slot`: of configuration 0 in plan order).
     pub start_at: Option<SystemTime>,
-    /// Configuration k (plan order, skipped ones counted) starts at `start_at + k x slot`.
+    /// Configuration k (in the order run, skipped ones counted) starts at
+    /// `start_at + k x slot`.
     pub slot: Option<Duration>,
 }
 

@@ -43,6 +43,16 @@ pub struct Original {
 pub enum ControlError {
     #[error("another memory sweep of {function} is running (the function's description holds its marker {marker:?}): this one was refused rather than interleaved with it. If no sweep is running (one was stopped before it could clean up), remove the marker from the function's description")]
     Concurrent { function: String, marker: String },
+    /// Lambda refused to set this memory size (the update was answered with an error,
+    /// or it ended `LastUpdateStatus: Failed`): that size is a failed step, the sweep
+    /// goes on with the next one.
+    #[error("{memory_mb} MB refused: {call} on {function} failed: {message}")]
+    Refused {
+        memory_mb: u32,
+        call: &'static str,
+        function: String,
+        message: String,
+    },
     #[error("{call} on {function} failed: {message}")]
     Call {
         call: &'static str,
@@ -240,15 +250,31 @@ impl ControlPlane {
 
     /// Sets the memory and waits until the update is done; returns the revision to
     /// publish.
+    /// An update answered with an error (e.g. `InvalidParameterValueException` above
+    /// the account's memory limit) or ending `Failed` is [`ControlError::Refused`].
     pub async fn set_memory(&self, memory_mb: u32) -> Result<Option<String>, ControlError> {
+        let refused = |call: &'static str, message: String| ControlError::Refused {
+            memory_mb,
+            call,
+            function: self.function.clone(),
+            message,
+        };
         self.client
             .update_function_configuration()
             .function_name(&self.function)
             .memory_size(memory_mb as i32)
             .send()
             .await
-            .map_err(|e| ControlError::call("UpdateFunctionConfiguration", &self.function, sdk_message(&e)))?;
-        let config = self.wait_ready(&format!("setting {memory_mb} MB")).await?;
+            .map_err(|e| match e {
+                SdkError::ServiceError(_) => refused("UpdateFunctionConfiguration", sdk_message(&e)),
+                other => ControlError::call("UpdateFunctionConfiguration", &self.function, sdk_message(&other)),
+            })?;
+        let config = match self.wait_ready(&format!("setting {memory_mb} MB")).await {
+            Err(ControlError::Call { call, message, .. }) if message.contains("LastUpdateStatus Failed") => {
+                return Err(refused(call, message))
+            }
+            other => other?,
+        };
         if config.memory_mb != memory_mb {
             return Err(ControlError::call(
                 "GetFunctionConfiguration",

@@ -45,6 +45,8 @@ impl Invoker {
             // A synchronous Invoke is silent for up to 900 s; NAT gateways drop flows
             // idle for 350 s.
             tcp_keepalive: Some(INVOKE_KEEPALIVE),
+            // Invoke connections are reused between a coordinator's children only.
+            pool_idle_timeout: Duration::from_secs(60),
         });
         let shared = aws_config::defaults(aws_config::BehaviorVersion::latest())
             .http_client(transport.http_client())

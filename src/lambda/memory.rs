@@ -4,8 +4,12 @@
 //! (less `memory_mb`; a `fanout` still applies within each size), tags the rows with
 //! the size, and at the end deletes exactly the versions it published and restores the
 //! original memory and description: on success and after any failed step alike.
-//! A failed Invoke is data (the step is marked `failed`, the next size runs); a failed
-//! control-plane call stops the sweep with an error naming the call and the cleanup.
+//! A failed Invoke and a refused size (Lambda refuses the memory) are data: the step
+//! is marked `failed` with its reason and the next size runs. Another failed
+//! control-plane call stops the sweep; the rows measured so far are still returned
+//! (an error naming the call and the cleanup only when no size was measured). The
+//! sizes share the time left less a cleanup reserve, so the versions are deleted and
+//! the memory restored before the coordinator's own deadline.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -101,9 +105,24 @@ fn size_event(plan: &Plan, finish_by_unix_ms: Option<u64>) -> serde_json::Value 
     serde_json::to_value(&request).unwrap_or(serde_json::Value::Null)
 }
 
+/// Time kept in hand before the coordinator's deadline for the cleanup: this much,
+/// plus [`CLEANUP_RESERVE_PER_VERSION`] per version to delete. The sizes share only
+/// what is left after it, and no size starts once only this is left.
+pub const CLEANUP_RESERVE: Duration = Duration::from_secs(5);
+
+/// Cleanup time kept per version the sweep publishes (one DeleteFunction each).
+pub const CLEANUP_RESERVE_PER_VERSION: Duration = Duration::from_secs(1);
+
+/// The cleanup reserve for `versions` versions.
+fn cleanup_reserve(versions: usize) -> Duration {
+    CLEANUP_RESERVE + CLEANUP_RESERVE_PER_VERSION * versions as u32
+}
+
 /// Runs the memory sweep of `plan` on `function` (unqualified) and returns the
 /// measured rows of every size, tagged, with the memory block; the caller adds the
-/// environment and the analysis.
+/// environment and the analysis. A refused size is a failed step and the next size
+/// runs; a control-plane failure that stops the sweep still returns every row measured
+/// (an error only when no size was measured); an error also when the cleanup failed.
 pub async fn sweep_memory(
     invoker: &Invoker,
     control: &ControlPlane,
@@ -115,21 +134,45 @@ pub async fn sweep_memory(
     let mut run = SizesRun::default();
     let sizes = plan.memory_mb();
     for (i, &memory_mb) in sizes.iter().enumerate() {
-        // The time left, shared among the sizes still to run.
+        // The time left, less the cleanup's, shared among the sizes still to run.
         let sizes_left = (sizes.len() - i) as u32;
-        if let Err(error) = run.size(invoker, control, plan, memory_mb, deadline, sizes_left).await {
+        let reserve = cleanup_reserve(run.published.len() + sizes_left as usize);
+        if let Some(d) = deadline {
+            let left = d.usable_from(Instant::now());
+            if left <= reserve {
+                let why = format!(
+                    "not run: {} ms were left before the deadline, kept for the cleanup ({} ms)",
+                    left.as_millis(),
+                    reserve.as_millis()
+                );
+                run.not_run(&sizes[i..], &why);
+                break;
+            }
+        }
+        let budget = SizeBudget {
+            deadline,
+            reserve,
+            sizes_left,
+        };
+        if let Err(error) = run.size(invoker, control, plan, memory_mb, budget).await {
+            run.not_run(
+                &sizes[i + 1..],
+                &format!("not run: the sweep stopped at {memory_mb} MB"),
+            );
             run.failure = Some((memory_mb, error));
             break;
         }
     }
     let cleanup = clean_up(control, &run.published, original).await;
     tracing::info!(cleanup = %cleanup.describe(), "memory sweep: cleaned up");
-    if let Some((memory_mb, error)) = run.failure {
-        return Err(MemorySweepError::Failed {
-            memory_mb: Some(memory_mb),
-            error,
-            cleanup: cleanup.describe(),
-        });
+    if let Some((memory_mb, error)) = run.failure.take() {
+        if run.results.is_empty() {
+            return Err(MemorySweepError::Failed {
+                memory_mb: Some(memory_mb),
+                error,
+                cleanup: cleanup.describe(),
+            });
+        }
     }
     if !cleanup.errors.is_empty() {
         return Err(MemorySweepError::NotRestored {
@@ -149,16 +192,45 @@ pub async fn sweep_memory(
     Ok((run.results, report))
 }
 
+/// One size's time: the coordinator's deadline less the cleanup's `reserve`, shared by
+/// the `sizes_left`.
+#[derive(Debug, Clone, Copy)]
+struct SizeBudget {
+    deadline: Option<Deadline>,
+    reserve: Duration,
+    sizes_left: u32,
+}
+
+impl SizeBudget {
+    /// How long to wait for the size's Invoke from `now`, and the time it must finish by.
+    fn limits(&self, now: Instant) -> (Duration, Option<u64>) {
+        match self.deadline {
+            Some(d) => {
+                let share = d.usable_from(now).saturating_sub(self.reserve) / self.sizes_left;
+                (d.wait_for(now, share), Some(now_unix_ms() + share.as_millis() as u64))
+            }
+            None => (NO_DEADLINE_INVOKE_LIMIT, None),
+        }
+    }
+}
+
 /// Takes the function's lock and waits for it to settle; on failure, what was
 /// changed is put back.
 async fn take_lock(control: &ControlPlane) -> Result<Original, MemorySweepError> {
     let original = control.lock().await.map_err(|e| match e {
         e @ ControlError::Concurrent { .. } => MemorySweepError::Concurrent(e),
-        error => MemorySweepError::Failed {
-            memory_mb: None,
-            error,
-            cleanup: "nothing was changed".into(),
-        },
+        error => {
+            let denied = error.to_string().contains("AccessDenied");
+            MemorySweepError::Failed {
+                memory_mb: None,
+                error,
+                cleanup: if denied {
+                    "nothing was changed; the role may not change the function: deploy the stack with the parameter MemorySweep=enabled (make deploy MEMORY_SWEEP=enabled)".into()
+                } else {
+                    "nothing was changed".into()
+                },
+            }
+        }
     })?;
     if let Err(error) = control.wait_locked().await {
         let cleanup = clean_up(control, &[], original).await;
@@ -181,17 +253,32 @@ struct SizesRun {
 }
 
 impl SizesRun {
+    /// Sizes that were not run, each a failed step saying `why`.
+    fn not_run(&mut self, sizes: &[u32], why: &str) {
+        for &memory_mb in sizes {
+            self.steps.push(MemoryStep {
+                memory_mb,
+                cores: None,
+                version: None,
+                status: Outcome::Failed,
+                error: Some(why.to_string()),
+                configurations: 0,
+                wall_ms: 0.0,
+            });
+        }
+    }
+
     /// One size: set the memory, publish a version, invoke it with its share of the
-    /// time left (`deadline` shared by `sizes_left`). A failed Invoke is a `failed`
-    /// step; a failed control-plane call is the error that stops the sweep.
+    /// time left (`budget`). A refused size or a failed Invoke is a `failed` step with
+    /// its reason (the next size runs); another failed control-plane call is the error
+    /// that stops the sweep.
     async fn size(
         &mut self,
         invoker: &Invoker,
         control: &ControlPlane,
         plan: &Plan,
         memory_mb: u32,
-        deadline: Option<Deadline>,
-        sizes_left: u32,
+        budget: SizeBudget,
     ) -> Result<(), ControlError> {
         let started = Instant::now();
         let mut step = MemoryStep {
@@ -210,22 +297,19 @@ impl SizesRun {
         let version = match version {
             Ok(v) => v,
             Err(e) => {
+                tracing::warn!(memory_mb, error = %e, "memory sweep: the size failed");
                 step.error = Some(e.to_string());
                 step.wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
                 self.steps.push(step);
-                return Err(e);
+                return match e {
+                    ControlError::Refused { .. } => Ok(()),
+                    e => Err(e),
+                };
             }
         };
         self.published.push(version.clone());
         step.version = Some(version.clone());
-        let now = Instant::now();
-        let (limit, finish_by) = match deadline {
-            Some(d) => {
-                let share = d.usable_from(now) / sizes_left;
-                (d.wait_for(now, share), Some(now_unix_ms() + share.as_millis() as u64))
-            }
-            None => (NO_DEADLINE_INVOKE_LIMIT, None),
-        };
+        let (limit, finish_by) = budget.limits(Instant::now());
         let target = format!("{}:{version}", control.function());
         tracing::info!(memory_mb, version = %version, "memory sweep: invoking the version");
         match invoker.invoke(&target, &size_event(plan, finish_by), limit).await {

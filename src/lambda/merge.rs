@@ -10,8 +10,8 @@ use crate::model::fanout::decode_histogram;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, histogram_us, rates, round3};
 use crate::model::{
-    ChildReport, ConfigResult, Environment, ErrorCounts, FanoutReport, FanoutRequest, MergedConfig, Outcome,
-    Percentiles, SkippedConfig, Split, SweepResult,
+    ChildReport, ChildWire, ConfigResult, Environment, ErrorCounts, FanoutReport, FanoutRequest, MergedConfig, Outcome,
+    Percentiles, SkippedConfig, Split, SweepResult, WireCounts,
 };
 use crate::plan::Plan;
 
@@ -238,6 +238,7 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
     } else {
         round3(last_finish - first_start)
     };
+    let children_wire = children_wire(rows);
     let spread = |v: &[f64]| if v.is_empty() { 0.0 } else { round3(max(v) - min(v)) };
     let config = MergedConfig {
         bucket: first.bucket.clone(),
@@ -252,6 +253,9 @@ fn merge_rows(rows: &[(u32, bool, &ConfigResult)]) -> (ConfigResult, MergedConfi
         finish_spread_ms: spread(&sums.finishes),
         cold_children: rows.iter().filter(|r| r.1).map(|r| r.0).collect(),
         missing_children: Vec::new(),
+        wire_mib_per_s_total: (!children_wire.is_empty())
+            .then(|| round3(children_wire.iter().map(|c| c.rx_mib_per_s).sum())),
+        children_wire,
     };
     (merged_row(rows, sums, window_ms), config)
 }
@@ -298,7 +302,38 @@ fn merged_row(rows: &[(u32, bool, &ConfigResult)], sums: Sums, window_ms: f64) -
         diagnosis: None,
         memory_mb: first.memory_mb,
         emulated: first.emulated,
+        wire: merged_wire(rows, (window_ms / 1000.0).max(1e-9), sums.bytes),
+        round: first.round,
+        run_index: first.run_index,
+        in_burst: false,
     }
+}
+
+/// Each child's wire rate (children that recorded one).
+fn children_wire(rows: &[(u32, bool, &ConfigResult)]) -> Vec<ChildWire> {
+    rows.iter()
+        .filter_map(|(index, _, r)| {
+            r.wire.as_ref().map(|w| ChildWire {
+                child: *index,
+                rx_mib_per_s: w.rx_mib_per_s,
+            })
+        })
+        .collect()
+}
+
+/// The merged row's wire block: the children's received bytes and packets summed,
+/// over the common window (children without counters left out; `None` if none had).
+fn merged_wire(rows: &[(u32, bool, &ConfigResult)], window_s: f64, body_bytes: u64) -> Option<WireCounts> {
+    let walls: Vec<&WireCounts> = rows.iter().filter_map(|r| r.2.wire.as_ref()).collect();
+    let first = walls.first()?;
+    let rx_bytes: u64 = walls.iter().map(|w| w.rx_bytes).sum();
+    Some(WireCounts {
+        interfaces: first.interfaces.clone(),
+        rx_bytes,
+        rx_packets: walls.iter().map(|w| w.rx_packets).sum(),
+        rx_mib_per_s: round3(rx_bytes as f64 / (1024.0 * 1024.0) / window_s),
+        wire_to_body_ratio: (body_bytes > 0).then(|| crate::model::stats::sig4(rx_bytes as f64 / body_bytes as f64)),
+    })
 }
 
 fn push_sample(samples: &mut Vec<String>, s: String) {
@@ -471,6 +506,31 @@ mod tests {
         assert!(kept.histograms.is_none());
         assert!(report.children[0].results[0].ttlb_histogram_us.is_none());
         assert_eq!(kept.started_unix_ms, 1_000_000.0);
+    }
+
+    #[test]
+    fn the_childrens_wire_rates_are_listed_and_added() {
+        let wired = |start_ms: f64, rx_mib_per_s: f64| {
+            let mut row = child_row("b-1", 4, start_ms, 100.0, &[1000; 10], 0);
+            row.wire = Some(WireCounts {
+                interfaces: vec!["eth0".into()],
+                rx_bytes: (rx_mib_per_s * 0.1 * 1024.0 * 1024.0) as u64,
+                rx_packets: 100,
+                rx_mib_per_s,
+                wire_to_body_ratio: None,
+            });
+            child_result(vec![row], false)
+        };
+        let outcomes = vec![outcome(0, Ok(wired(0.0, 70.0))), outcome(1, Ok(wired(0.0, 75.0)))];
+        let (rows, report) = merge(&plan(), "f", 0, outcomes);
+        let c = &report.configurations[0];
+        let rates: Vec<(u32, f64)> = c.children_wire.iter().map(|w| (w.child, w.rx_mib_per_s)).collect();
+        assert_eq!(rates, vec![(0, 70.0), (1, 75.0)]);
+        assert_eq!(c.wire_mib_per_s_total, Some(145.0));
+        let w = rows[0].wire.as_ref().unwrap();
+        assert_eq!(w.rx_packets, 200);
+        // Both children over the same 100 ms window: the merged rate is their sum.
+        assert!((w.rx_mib_per_s - 145.0).abs() < 0.01, "{w:?}");
     }
 
     #[test]

@@ -214,6 +214,9 @@ pub struct Thresholds {
     /// the `bandwidth` verdict is never given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth_ceiling_mib_per_s: Option<f64>,
+    /// Where that ceiling came from: `probe` (this run's bandwidth probe) or `user`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_ceiling_source: Option<super::network::CeilingSource>,
 }
 
 impl Default for Thresholds {
@@ -225,6 +228,7 @@ impl Default for Thresholds {
             cpu_busy_share: 0.85,
             pool_wait_share: 0.2,
             bandwidth_ceiling_mib_per_s: None,
+            bandwidth_ceiling_source: None,
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod fanout;
 pub mod histogram;
 pub mod memory;
 pub(crate) mod names;
+pub mod network;
 pub mod request;
 pub mod result;
 pub mod stats;
@@ -21,6 +22,10 @@ pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
 pub use names::Outcome;
+pub use network::{
+    BandwidthCeiling, CeilingSource, ChildWire, NetworkReport, Order, ProbeBurst, ProbeObjectKind, ProbeReport,
+    WireCounts,
+};
 pub use request::{
     Architecture, FanoutRequest, FromCoordinator, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs,
 };
@@ -73,6 +78,10 @@ pub(crate) mod test_rows {
             diagnosis: None,
             memory_mb: None,
             emulated: false,
+            wire: None,
+            round: None,
+            run_index: None,
+            in_burst: false,
         }
     }
 
@@ -109,6 +118,7 @@ pub(crate) mod test_rows {
             fanout: None,
             trimmed: None,
             memory: None,
+            network: None,
         }
     }
 

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::names::closed_set;
+pub use super::network::Order;
 
 /// The placeholder a key template must contain; replaced by the object index 0..N.
 pub const INDEX_PLACEHOLDER: &str = "{i}";
@@ -33,6 +34,10 @@ pub const DEFAULT_START_DELAY_MS: u64 = 2_000;
 /// | `prices` | us-east-1 list prices | price table for the cost estimate, see [`Prices`] |
 /// | `target_wall_ms` | none | wall time a configuration must meet to be named the cheapest |
 /// | `memory_mb` | none | Lambda memory sizes to sweep (each 128 to 10,240): the sweep runs once per size, see `docs/memory-sweep.md` |
+/// | `order` | `interleaved` when `repetitions` > 1, else `ascending` | the order configurations run in, see [`Order`] |
+/// | `probe_bandwidth` | false | measure the bandwidth ceiling to the first bucket before the sweep (docs/diagnosis.md) |
+/// | `probe_key` | `s3sweep/probe-object` | the probe object `seed --probe-object-mib` writes; without it the probe reads the sweep's objects |
+/// | `pool_idle_timeout_ms` | 15000 | the client closes a pooled connection idle this long (S3 closes after about 20 s) |
 ///
 /// The events a coordinator sends its own function (a fan-out's children, a memory
 /// sweep's sizes) also carry [`FROM_COORDINATOR_FIELD`], an envelope only the
@@ -79,6 +84,18 @@ pub struct SweepRequest {
     /// size). Empty: the function's own memory only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memory_mb: Vec<u32>,
+    /// The order configurations run in; `None`: [`Order::default_for`] the repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<Order>,
+    /// Measure the bandwidth ceiling before the sweep.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub probe_bandwidth: bool,
+    /// The probe object's key (default [`DEFAULT_PROBE_KEY`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_key: Option<String>,
+    /// The client's pool closes a connection idle this long, ms (1 to 900,000).
+    #[serde(default = "default_pool_idle_timeout_ms", skip_serializing_if = "is_default_idle")]
+    pub pool_idle_timeout_ms: u64,
 }
 
 /// Timeouts in milliseconds; each must be 1..=900,000 (checked by the plan).
@@ -103,6 +120,18 @@ impl Default for TimeoutsMs {
     }
 }
 
+/// The key `seed --probe-object-mib` writes the probe object to, and the probe reads.
+pub const DEFAULT_PROBE_KEY: &str = "s3sweep/probe-object";
+/// Default `pool_idle_timeout_ms`: below S3's idle close (about 20 s), so the client
+/// retires a connection before the server does.
+pub const DEFAULT_POOL_IDLE_TIMEOUT_MS: u64 = 15_000;
+
+fn is_default_idle(ms: &u64) -> bool {
+    *ms == DEFAULT_POOL_IDLE_TIMEOUT_MS
+}
+fn default_pool_idle_timeout_ms() -> u64 {
+    DEFAULT_POOL_IDLE_TIMEOUT_MS
+}
 fn default_key_template() -> String {
     "test/{i}/vectors".to_string()
 }
@@ -158,6 +187,10 @@ impl SweepRequest {
             prices: Prices::default(),
             target_wall_ms: None,
             memory_mb: Vec::new(),
+            order: None,
+            probe_bandwidth: false,
+            probe_key: None,
+            pool_idle_timeout_ms: DEFAULT_POOL_IDLE_TIMEOUT_MS,
         }
     }
 }

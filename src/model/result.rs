@@ -12,6 +12,7 @@ use super::fanout::ChildMeasure;
 use super::histogram::{cdf_points, decode_histogram, HistogramError};
 use super::memory::MemorySweepReport;
 use super::names::{closed_set, Outcome};
+use super::network::{ChildWire, NetworkReport, WireCounts};
 use super::request::{Architecture, KeyRange, Split, SweepRequest};
 use super::stats::{first_seen, round3, tidy, Percentiles};
 
@@ -32,7 +33,9 @@ pub struct SweepResult {
     /// Whole run including warm-ups, in milliseconds.
     #[serde(serialize_with = "tidy::dec3")]
     pub total_wall_ms: f64,
-    /// One row per bucket x workers x repetition, in the order run.
+    /// One row per bucket x workers x repetition, in plan order (bucket, workers,
+    /// repetition); each row's `run_index` says when it ran (an interleaved order runs
+    /// them in rounds).
     pub results: Vec<ConfigResult>,
     /// One entry per bucket.
     pub summary: Vec<BucketSummary>,
@@ -54,6 +57,10 @@ pub struct SweepResult {
     /// function, and per bucket the fastest and the cheapest memory x workers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemorySweepReport>,
+    /// The network: the order run, the bandwidth ceiling used and its source, the
+    /// bandwidth probe's report. Absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkReport>,
 }
 
 /// What was dropped from a result to fit a size limit.
@@ -289,6 +296,20 @@ pub struct ConfigResult {
     /// `memory_mb` / 1,769 cores) rather than run on Lambda.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub emulated: bool,
+    /// What the interface(s) received during the timed phase (OS counters; absent
+    /// where they cannot be read, and in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire: Option<WireCounts>,
+    /// The round (1-based) of an interleaved order: the repetition's round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// 0-based position in the order the configurations ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_index: Option<u32>,
+    /// True when the row moved more than the sustained ceiling allows (15% over the
+    /// probe's sustained MiB/s): it ran on burst credit, and its figures flatter.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_burst: bool,
 }
 
 /// The best configuration of one bucket.
@@ -376,6 +397,12 @@ pub struct MergedConfig {
     pub cold_children: Vec<u32>,
     /// Successful children that did not run this configuration (deadline).
     pub missing_children: Vec<u32>,
+    /// Each child's wire rate (children that recorded one): N functions are N NICs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children_wire: Vec<ChildWire>,
+    /// The sum of the children's wire rates, MiB/s: the aggregate over their NICs.
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "tidy::dec3_opt")]
+    pub wire_mib_per_s_total: Option<f64>,
 }
 
 /// One child.
@@ -486,6 +513,7 @@ impl SweepResult {
             trimmed: None,
             analysis: None,
             memory: None,
+            network: None,
         }
     }
 

@@ -184,6 +184,7 @@ impl Plan {
         check_fanout(&request, &mut problems);
         check_workers(&request, &mut problems);
         check_counts(&request, &mut problems);
+        check_network(&request, &mut problems);
         check_prices(&request.prices, request.target_wall_ms, &mut problems);
         check_memory(&request, &mut problems);
         check_total(&request, &mut problems);
@@ -278,6 +279,28 @@ impl Plan {
     /// The memory sizes to sweep, MB (empty: none).
     pub fn memory_mb(&self) -> &[u32] {
         &self.request.memory_mb
+    }
+    /// The order configurations run in (the request's, else the default for its
+    /// repetitions).
+    pub fn order(&self) -> crate::model::Order {
+        self.request
+            .order
+            .unwrap_or_else(|| crate::model::Order::default_for(self.request.repetitions))
+    }
+    /// Whether to probe the bandwidth ceiling before the sweep.
+    pub fn probe_bandwidth(&self) -> bool {
+        self.request.probe_bandwidth
+    }
+    /// The probe object's key.
+    pub fn probe_key(&self) -> &str {
+        self.request
+            .probe_key
+            .as_deref()
+            .unwrap_or(crate::model::request::DEFAULT_PROBE_KEY)
+    }
+    /// How long the client's pool keeps an idle connection.
+    pub fn pool_idle_timeout(&self) -> Duration {
+        Duration::from_millis(self.request.pool_idle_timeout_ms)
     }
     /// A child's slot per configuration.
     pub fn config_slot(&self) -> Option<Duration> {
@@ -396,6 +419,22 @@ fn check_counts(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
                 format!("timeouts_ms.{name}"),
                 format!("must be between 1 and {MAX_TIMEOUT_MS} ms, got {v}"),
             ));
+        }
+    }
+}
+
+/// The client's network settings: the pool's idle timeout and the probe object's key.
+fn check_network(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    let idle = request.pool_idle_timeout_ms;
+    if idle == 0 || idle > MAX_TIMEOUT_MS {
+        problems.push(problem(
+            "pool_idle_timeout_ms",
+            format!("must be between 1 and {MAX_TIMEOUT_MS} ms, got {idle}"),
+        ));
+    }
+    if let Some(key) = &request.probe_key {
+        if key.is_empty() || key.len() > 1024 {
+            problems.push(problem("probe_key", "must be an object key of 1 to 1024 bytes".into()));
         }
     }
 }

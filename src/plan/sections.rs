@@ -51,6 +51,10 @@ pub const REQUEST_FIELDS: &[&str] = &[
     "prices",
     "target_wall_ms",
     "memory_mb",
+    "order",
+    "probe_bandwidth",
+    "probe_key",
+    "pool_idle_timeout_ms",
 ];
 
 /// The fields of the coordinator's envelope ([`FROM_COORDINATOR_FIELD`]).
@@ -111,6 +115,14 @@ pub(crate) fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<Fiel
         &mut request.target_wall_ms,
     );
     s.take("memory_mb", "a list of whole numbers of MB", &mut request.memory_mb);
+    s.take("order", "\"ascending\" or \"interleaved\"", &mut request.order);
+    s.take("probe_bandwidth", "true or false", &mut request.probe_bandwidth);
+    s.take("probe_key", "an object key", &mut request.probe_key);
+    s.take(
+        "pool_idle_timeout_ms",
+        "a whole number of milliseconds",
+        &mut request.pool_idle_timeout_ms,
+    );
     if let Some(v) = s.raw("timeouts_ms") {
         let known = ["connect", "first_byte", "attempt"];
         let example = "{\"connect\": 3000, \"first_byte\": 10000, \"attempt\": 30000}";

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::compare::{BucketPair, Comparison, Spread, MIN_REPETITIONS};
+use crate::analysis::significance::Test;
 
 use super::{align_right, Style};
 
@@ -126,7 +127,19 @@ fn significance_note(c: &Comparison) -> String {
             c.min_repetitions_a, c.min_repetitions_b
         )
     } else {
-        "\nsignificance: \"B faster\"/\"B slower\" when every repetition of one side beat every repetition of the other; p is the chance of that with no real difference\n".to_string()
+        let paired = c
+            .pairs
+            .iter()
+            .flat_map(|p| &p.configs)
+            .any(|m| m.test == Some(Test::PairedByRound));
+        let test = if paired {
+            "rows paired by round (both runs interleaved), sign test"
+        } else {
+            "exact Mann-Whitney U test on the repetitions"
+        };
+        format!(
+            "\nsignificance: {test}; p corrected for the worker counts compared (Holm), \"B faster\"/\"B slower\" at corrected p <= 0.05; \"no difference shown\" where the test found none, or where the repetitions cannot reach 0.05 (it says how many would)\n"
+        )
     }
 }
 
@@ -149,7 +162,11 @@ mod tests {
         let b = result([reps("b1", 1, &[60.0, 62.0, 61.0]), reps("b1", 8, &[49.0, 53.0, 50.0])].concat());
         let c = compare(&a, &b, &CompareOptions::default()).unwrap();
         let text = render_comparison(&c, Style::Terminal);
-        assert!(text.contains("B faster (p=0.100)"), "{text}");
+        assert!(
+            text.contains("no difference shown (cannot reach p<0.05; 5 reps would)"),
+            "{text}"
+        );
+        assert!(text.contains("Holm"), "{text}");
         assert!(!text.contains("no significance claimed"), "{text}");
 
         let a = result(reps("x-bucket", 4, &[10.0, 11.0, 12.0]));

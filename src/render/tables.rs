@@ -15,7 +15,7 @@ use super::{align_right, Style};
 /// The tables of a result: one per bucket with the lines under it (summary and
 /// diagnosis), then the bucket comparisons.
 pub fn render_tables(result: &SweepResult, style: Style) -> String {
-    let mut out = String::new();
+    let mut out = render_network(result);
     for summary in &result.summary {
         let table = bucket_table(result, summary, style);
         let title = format!("bucket {}{}", summary.bucket, memory_title(result, summary.memory_mb));
@@ -42,6 +42,48 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
     out
 }
 
+/// The wire cell: what the interfaces received per second, `burst` after it when the
+/// row ran on burst credit; `-` without counters.
+fn wire_cell(r: &ConfigResult) -> String {
+    match &r.wire {
+        Some(w) if r.in_burst => format!("{:.1} burst", w.rx_mib_per_s),
+        Some(w) => format!("{:.1}", w.rx_mib_per_s),
+        None => "-".into(),
+    }
+}
+
+/// Lines on the network before the tables: the bandwidth probe, the ceiling used and
+/// its source, an interleaved order and its seed. Nothing for a plain older result.
+fn render_network(result: &SweepResult) -> String {
+    let mut out = String::new();
+    let Some(n) = &result.network else {
+        return out;
+    };
+    if let Some(p) = &n.probe {
+        let _ = writeln!(out, "bandwidth probe ({}): {}", p.bucket, p.explanation);
+    }
+    if let Some(c) = n.ceiling {
+        let bound = if c.lower_bound { ", a lower bound" } else { "" };
+        let _ = writeln!(
+            out,
+            "bandwidth ceiling: {:.1} MiB/s (source: {}{bound})",
+            c.mib_per_s,
+            c.source.name()
+        );
+    }
+    if let Some(seed) = n.order_seed {
+        let _ = writeln!(
+            out,
+            "order: {} (rounds of shuffled worker counts, seed {seed})",
+            n.order.name()
+        );
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
 /// One row per configuration of a bucket (and memory size: a memory sweep's document
 /// has a memory column, and a table per bucket and size).
 fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> comfy_table::Table {
@@ -62,6 +104,7 @@ fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> 
         "sessions",
         "in flight",
         "errors",
+        "wire MiB/s",
         "verdict",
     ]);
     let mut table = style.table(header);
@@ -75,12 +118,12 @@ fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> 
         cells.extend(row_cells(r));
         table.add_row(cells);
     }
-    align_right(&mut table, 0..13 + usize::from(sized));
+    align_right(&mut table, 0..14 + usize::from(sized));
     table
 }
 
 /// The cells of one row, from `workers` to `verdict`.
-fn row_cells(r: &ConfigResult) -> [String; 15] {
+fn row_cells(r: &ConfigResult) -> [String; 16] {
     [
         r.workers.to_string(),
         r.repetition.to_string(),
@@ -98,6 +141,7 @@ fn row_cells(r: &ConfigResult) -> [String; 15] {
             .as_ref()
             .map_or("-".into(), |c| format!("{:.1}", c.mean_in_flight)),
         r.errors.short(),
+        wire_cell(r),
         r.diagnosis.as_ref().map_or("-", |d| d.verdict.name()).to_string(),
     ]
 }

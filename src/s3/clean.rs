@@ -3,9 +3,10 @@
 //!
 //! Nothing here lists a bucket or a prefix: the only keys considered are the ones the
 //! manifest and its journal name ([`super::manifest`]). A key is deleted only when
-//! (1) the recorded key template makes it, and (2) a HEAD just before the delete finds
-//! the size `seed` wrote and the ETag its PUT returned (or, for a key whose PUT's
-//! answer was never recorded, the ETag of the body `seed` writes). On directory
+//! (1) the recorded key template makes it, or it is the recorded probe object, and
+//! (2) a HEAD just before the delete finds the size `seed` wrote and the ETag its PUT
+//! returned (or, for a key whose PUT's answer was never recorded, the ETag of the
+//! body `seed` writes). On directory
 //! buckets the delete itself is conditional on that ETag (DeleteObjects' per-object
 //! ETag, which S3 documents for them). Anything else is kept, with why. Keys go out
 //! with DeleteObjects in batches of at most 1,000 (S3's limit); a key the server
@@ -107,6 +108,21 @@ enum Proof {
     Failed(String, Option<BucketError>),
 }
 
+/// The size and ETag `seed` wrote at `key`: the probe object's own, or a template
+/// key's; `None` for a key neither (not proven ours).
+fn expected_object(m: &SeedManifest, template: Option<&KeyTemplate>, key: &str) -> Option<(u64, String)> {
+    if let Some(p) = m.probe_object.as_ref().filter(|p| p.key == key) {
+        return Some((p.size_bytes, p.etag.clone().unwrap_or_else(|| body_etag(p.size_bytes))));
+    }
+    template.and_then(|t| t.index_of(key))?;
+    let etag = m
+        .etags
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| body_etag(m.object_size_bytes));
+    Some((m.object_size_bytes, etag))
+}
+
 /// Checks one key: made by the template, then the object's size and ETag.
 async fn prove(
     s3: &aws_sdk_s3::Client,
@@ -115,20 +131,15 @@ async fn prove(
     key: &str,
     endpoint: &str,
 ) -> Proof {
-    if template.and_then(|t| t.index_of(key)).is_none() {
+    let Some((size_bytes, expected)) = expected_object(m, template, key) else {
         return Proof::Kept(format!("the key template {:?} does not make this key", m.key_template));
-    }
-    let expected = m
-        .etags
-        .get(key)
-        .cloned()
-        .unwrap_or_else(|| body_etag(m.object_size_bytes));
+    };
     match s3.head_object().bucket(&m.bucket).key(key).send().await {
         Ok(head) => {
             let size = head.content_length().unwrap_or(-1);
             let etag = head.e_tag().unwrap_or("");
-            if size != m.object_size_bytes as i64 {
-                Proof::Kept(format!("its size is {size} bytes, seed wrote {}", m.object_size_bytes))
+            if size != size_bytes as i64 {
+                Proof::Kept(format!("its size is {size} bytes, seed wrote {size_bytes}"))
             } else if bare(etag) != bare(&expected) {
                 Proof::Kept(format!(
                     "its ETag is {etag}, seed recorded {expected}: written since by someone else"
@@ -309,6 +320,13 @@ pub fn without(manifest: &SeedManifest, deleted: &[String]) -> SeedManifest {
     let mut left = manifest.clone();
     left.written.retain(|k| !gone.contains(k.as_str()));
     left.etags.retain(|k, _| !gone.contains(k.as_str()));
+    if left
+        .probe_object
+        .as_ref()
+        .is_some_and(|p| gone.contains(p.key.as_str()))
+    {
+        left.probe_object = None;
+    }
     left
 }
 

@@ -42,6 +42,21 @@ pub struct SeedManifest {
     pub etags: BTreeMap<String, String>,
     /// Keys that existed already and were left alone.
     pub skipped_existing: u64,
+    /// The bandwidth probe's one large object, when a seed wrote one (`seed
+    /// --probe-object-mib`); its key is in `written` too, so `clean` removes it,
+    /// proven by this size and ETag rather than the template's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_object: Option<ProbeObject>,
+}
+
+/// The one large object the bandwidth probe reads in ranges.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeObject {
+    pub key: String,
+    pub size_bytes: u64,
+    /// The ETag its PUT returned (absent: proven by the ETag of the body s3sweep writes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
 }
 
 /// A manifest that cannot be used.
@@ -80,6 +95,7 @@ impl SeedManifest {
             written: Vec::new(),
             etags: BTreeMap::new(),
             skipped_existing: 0,
+            probe_object: None,
         }
     }
 
@@ -120,6 +136,9 @@ impl SeedManifest {
         self.etags
             .extend(other.etags.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.skipped_existing += other.skipped_existing;
+        if other.probe_object.is_some() {
+            self.probe_object.clone_from(&other.probe_object);
+        }
         self.schema = MANIFEST_SCHEMA.into();
     }
 

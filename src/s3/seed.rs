@@ -8,6 +8,9 @@
 //! lock, then folds the journal into the manifest, saved whole. A kill, an error or a
 //! signal at any moment leaves each key a PUT went out for named in the journal or the
 //! manifest, for `clean` to prove and delete.
+//!
+//! [`seed_probe_object`] writes the bandwidth probe's one large object the same
+//! conditional way; `seed --probe-object-mib` records it in the manifest.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +23,7 @@ use crate::plan::KeyTemplate;
 
 use super::errors::{classify, Action, BucketError};
 use super::manifest::{fold_journal, lock_manifest, read_manifest_if_any, remove_journal, Journal, ManifestError};
-pub use super::manifest::{SeedManifest, MANIFEST_SCHEMA};
+pub use super::manifest::{ProbeObject, SeedManifest, MANIFEST_SCHEMA};
 
 /// What to write.
 #[derive(Debug, Clone)]
@@ -34,6 +37,34 @@ pub struct SeedSpec {
     /// Write with `If-None-Match: *`, leaving keys that exist alone (false: plain
     /// PUTs, for a fresh bucket of the embedded server only).
     pub skip_existing: bool,
+}
+
+/// Writes the probe object (`size_bytes` at `key`) with `If-None-Match: *`; returns
+/// it (with the ETag S3 returned) when written, `None` when the key existed (412: left
+/// alone, not claimed).
+pub async fn seed_probe_object(
+    s3: &aws_sdk_s3::Client,
+    endpoint: Option<&str>,
+    bucket: &str,
+    key: &str,
+    size_bytes: u64,
+) -> Result<Option<ProbeObject>, SeedError> {
+    if size_bytes > 5 << 30 {
+        return Err(SeedError::TooLarge(size_bytes));
+    }
+    let put = Put {
+        s3: s3.clone(),
+        bucket: bucket.to_string(),
+        key: key.to_string(),
+        body: object_body(size_bytes),
+        conditional: true,
+        endpoint_name: Arc::new(super::endpoint_name(s3, endpoint)),
+        failed_once: Arc::new(AtomicBool::new(false)),
+    };
+    Ok(match put.send().await? {
+        Outcome::Written(key, etag) => Some(ProbeObject { key, size_bytes, etag }),
+        Outcome::Existed(_) => None,
+    })
 }
 
 /// Why seeding failed.

@@ -1,11 +1,12 @@
 //! The machine and the process: CPU time, peak memory, vCPUs and memory
-//! ([`usage`]), the file-descriptor budget ([`limits`]), and files written whole or not
-//! at all and read up to a cap ([`files`]), and secrets kept out of logs ([`redact`]).
-//! Imports nothing from the crate.
+//! ([`usage`]), the interfaces' receive counters ([`netdev`]), the file-descriptor
+//! budget ([`limits`]), files written whole or not at all and read up to a cap
+//! ([`files`]), and secrets kept out of logs ([`redact`]). Imports nothing from the crate.
 
 pub mod cpu;
 pub mod files;
 pub mod limits;
+pub mod netdev;
 pub mod quota;
 pub mod redact;
 pub mod usage;

@@ -55,7 +55,14 @@ pub struct TransportSettings {
     /// (none). Long silent calls (a synchronous Lambda Invoke) need it to survive NAT
     /// idle timeouts.
     pub tcp_keepalive: Option<Duration>,
+    /// An idle pooled connection is closed after this long (default
+    /// [`DEFAULT_POOL_IDLE_TIMEOUT`]): before S3's own idle close (about 20 s), so a
+    /// request is never sent on a connection the server is closing.
+    pub pool_idle_timeout: Duration,
 }
+
+/// The pool's default idle timeout: 15 s, below S3's idle close of about 20 s.
+pub const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(15);
 
 impl Default for TransportSettings {
     fn default() -> Self {
@@ -63,6 +70,7 @@ impl Default for TransportSettings {
             pool_connections: 20,
             connect_timeout: Duration::from_secs(3),
             tcp_keepalive: None,
+            pool_idle_timeout: DEFAULT_POOL_IDLE_TIMEOUT,
         }
     }
 }
@@ -472,7 +480,7 @@ fn build_pool(settings: TransportSettings, trust: &Trust, counters: &Arc<Counter
     };
     let client = HyperClient::builder(TokioExecutor::new())
         .pool_timer(TokioTimer::new())
-        .pool_idle_timeout(Duration::from_secs(60))
+        .pool_idle_timeout(settings.pool_idle_timeout)
         // One 64 KiB read buffer per connection instead of hyper's adaptive one that
         // starts at 8 KiB: a 46 KB body arrives in one or two reads, not five or six.
         .http1_read_buf_exact_size(READ_BUFFER_BYTES)

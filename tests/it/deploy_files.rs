@@ -117,13 +117,49 @@ fn function_properties() -> String {
     path(&template(), &["Resources", "SweepFunction", "Properties"]).body
 }
 
-/// Every statement of the function's inline policies.
-fn statements() -> Vec<String> {
+/// The function's inline policies, each with its condition: an item
+/// `!If [Condition, policy, !Ref AWS::NoValue]` gives `(Some(Condition), policy)`.
+fn policies() -> Vec<(Option<String>, String)> {
     let policies = path(&function_properties(), &["Policies"]);
     items(&policies.body)
+        .into_iter()
+        .map(|p| {
+            let mut lines = p.lines().filter(|l| is_content(l));
+            if lines.next().map(str::trim) != Some("!If") {
+                return (None, p);
+            }
+            let parts = items(&lines.collect::<Vec<_>>().join("\n"));
+            assert_eq!(parts.len(), 3, "!If [condition, policy, else]: {p}");
+            assert_eq!(unquote(parts[2].trim()), "!Ref AWS::NoValue", "{p}");
+            (Some(unquote(parts[0].trim())), parts[1].clone())
+        })
+        .collect()
+}
+
+/// The statements of the policies under `condition` (None: unconditional).
+fn statements_if(condition: Option<&str>) -> Vec<String> {
+    policies()
         .iter()
-        .filter_map(|p| child(p, "Statement"))
+        .filter(|(c, _)| c.as_deref() == condition)
+        .filter_map(|(_, p)| child(p, "Statement"))
         .flat_map(|s| items(&s.body))
+        .collect()
+}
+
+/// Every statement of the function's inline policies, conditional or not.
+fn statements() -> Vec<String> {
+    policies()
+        .iter()
+        .filter_map(|(_, p)| child(p, "Statement"))
+        .flat_map(|s| items(&s.body))
+        .collect()
+}
+
+fn actions_of(statements: &[String]) -> Vec<String> {
+    statements
+        .iter()
+        .filter_map(|s| child(s, "Action"))
+        .flat_map(|a| values(&a))
         .collect()
 }
 
@@ -534,3 +570,5 @@ fn deploy_docs_name_the_directory_bucket_with_the_account_id() {
         assert!(docs.contains(needle), "docs/deploy.md does not mention {needle}");
     }
 }
+
+mod first_deploy;

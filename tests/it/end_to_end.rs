@@ -209,6 +209,7 @@ async fn tcp_keepalive_is_on_the_sockets_only_when_asked_for() {
             pool_connections: 1,
             connect_timeout: Duration::from_secs(3),
             tcp_keepalive: keepalive,
+            ..Default::default()
         });
         let s3 = client.s3(common::seed_settings());
         let out = s3

@@ -403,3 +403,93 @@ async fn a_fan_out_runs_within_each_size_on_that_sizes_version() {
     assert_eq!(merged, vec![(512, 40), (1024, 40)]);
     assert_as_the_user_left_it(&s.api, "after a memory sweep with a fan-out");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_size_in_the_middle_keeps_the_rows_of_the_other_sizes() {
+    // A new account's limit: Lambda refuses 3,009 MB and more.
+    let s = setup().await;
+    s.api.refuse_memory_above(3008);
+    let result = sweep(&s.coordinator, &[512, 3538, 1769], &[1, 4]).await.unwrap();
+    let calls = s.api.calls();
+    eprintln!("control-plane calls of a memory sweep of 512, 3538 (refused) and 1769 MB:");
+    for c in &calls {
+        eprintln!("  {c}");
+    }
+    assert_as_the_user_left_it(&s.api, "after a sweep with a refused size");
+    let tagged: Vec<(u64, u64)> = result["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["memory_mb"].as_u64().unwrap(), r["workers"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(tagged, vec![(512, 1), (512, 4), (1769, 1), (1769, 4)], "{result}");
+    let steps = result["memory"]["steps"].as_array().unwrap();
+    let summary: Vec<(u64, &str)> = steps
+        .iter()
+        .map(|s| (s["memory_mb"].as_u64().unwrap(), s["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(summary, vec![(512, "ok"), (3538, "failed"), (1769, "ok")]);
+    let reason = steps[1]["error"].as_str().unwrap();
+    assert!(
+        reason.contains("3538 MB refused")
+            && reason.contains("InvalidParameterValueException")
+            && reason.contains("3008"),
+        "{reason}"
+    );
+    assert_eq!(result["memory"]["versions_deleted"], json!(["2", "3"]));
+    assert_eq!(result["memory"]["memory_restored"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_stopped_by_a_failed_call_still_returns_what_it_measured() {
+    let s = setup().await;
+    // The second size's version cannot be published: the sweep stops there.
+    s.api.fail_at("PublishVersion", 2);
+    let result = sweep(&s.coordinator, &[512, 1024, 1536], &[4]).await.unwrap();
+    assert_as_the_user_left_it(&s.api, "after a stopped sweep");
+    let rows = result["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{result}");
+    assert_eq!(rows[0]["memory_mb"], 512);
+    let steps = result["memory"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{result}");
+    assert!(
+        steps[1]["error"].as_str().unwrap().contains("PublishVersion"),
+        "{}",
+        steps[1]
+    );
+    assert!(steps[2]["error"].as_str().unwrap().contains("not run"), "{}", steps[2]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_size_starts_in_the_time_kept_for_the_cleanup() {
+    // 7 s to the deadline, 0.5 s margin: less than the cleanup reserve of two sizes
+    // (5 s + 1 s per version): no size starts; the lock is taken and given back.
+    let s = setup().await;
+    let event = json!({
+        "buckets": [BUCKET], "object_count": 40, "workers": [1], "memory_mb": [512, 1024],
+    });
+    let context = common::lambda_context("coordinator-1", Some(Duration::from_secs(7)));
+    let handled = tokio::time::timeout(
+        Duration::from_secs(30),
+        s.coordinator.handle(LambdaEvent::new(event, context)),
+    )
+    .await
+    .expect("bounded");
+    let result = serde_json::to_value(handled.unwrap()).unwrap();
+    assert_as_the_user_left_it(&s.api, "after a sweep with no time");
+    let calls = s.api.calls();
+    assert!(
+        !calls
+            .iter()
+            .any(|c| c.contains("MemorySize=512") || c.starts_with("PublishVersion")),
+        "{calls:#?}"
+    );
+    let steps = result["memory"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    for step in steps {
+        assert!(
+            step["error"].as_str().unwrap().contains("kept for the cleanup"),
+            "{step}"
+        );
+    }
+}

@@ -231,7 +231,12 @@ fn compare_two_local_runs_and_two_buckets_of_one() {
         .lines()
         .find(|l| l.trim_start_matches(['│', ' ']).starts_with("1 "))
         .unwrap_or_else(|| panic!("no 1-worker row:\n{text}"));
-    assert!(one.contains("B faster (p=0.100)"), "{one}\n{text}");
+    // 3 rounds each at several worker counts: no test can reach 0.05 after the
+    // correction for the worker counts compared, and the line says how many would.
+    assert!(
+        one.contains("no difference shown (cannot reach p<0.05;"),
+        "{one}\n{text}"
+    );
 
     let (json, _) = ok(&run(&["compare", &a, &b, "--json"]));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -70,6 +70,9 @@ struct State {
     calls: Vec<String>,
     counts: BTreeMap<&'static str, u32>,
     fail_at: Option<(&'static str, u32)>,
+    /// The account's memory limit: a larger MemorySize is refused (400), as Lambda
+    /// refuses 3,009 MB and more on a new account.
+    max_memory_mb: Option<u32>,
     handler: InvokeHandler,
 }
 
@@ -167,6 +170,7 @@ impl LambdaApi {
             calls: Vec::new(),
             counts: BTreeMap::new(),
             fail_at: None,
+            max_memory_mb: None,
             handler,
         }));
         let shared = state.clone();
@@ -198,6 +202,11 @@ impl LambdaApi {
     pub fn fail_at(&self, kind: &'static str, nth: u32) {
         let mut s = self.state.lock().unwrap();
         s.fail_at = Some((kind, nth));
+    }
+
+    /// Refuses any MemorySize above `mb` with Lambda's `InvalidParameterValueException`.
+    pub fn refuse_memory_above(&self, mb: u32) {
+        self.state.lock().unwrap().max_memory_mb = Some(mb);
     }
 
     /// The calls so far, in order, one line each.
@@ -343,6 +352,16 @@ fn control(
             if inject {
                 s.calls.push(format!("{line} [INJECTED FAILURE]"));
                 return error(500, "ServiceException", "injected failure");
+            }
+            if let (Some(m), Some(max)) = (memory, s.max_memory_mb) {
+                if m > u64::from(max) {
+                    s.calls.push(format!("{line} -> 400 InvalidParameterValueException"));
+                    return error(
+                        400,
+                        "InvalidParameterValueException",
+                        &format!("'MemorySize' value failed to satisfy constraint: Member must have value less than or equal to {max}"),
+                    );
+                }
             }
             let f = &s.function;
             if f.in_progress_reads > 0 {
