@@ -30,7 +30,9 @@ memory-demo:
 
 ## Refreshes the committed figures from new runs: docs/demo.svg and docs/demo.json
 ## (make demo, over HTTPS), docs/memory-demo.svg and docs/memory-demo.json (make
-## memory-demo, needs cgroups). Then review and commit them.
+## memory-demo, needs cgroups). Then review and commit them: the docs' examples read
+## docs/demo.json (`cargo test --test it doc_examples::` fails where a figure or verdict
+## they explain changed; update those pages with it).
 docs-figures:
 	$(MAKE) --no-print-directory demo memory-demo OUT=docs HTTP=
 

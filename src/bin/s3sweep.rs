@@ -1,6 +1,8 @@
 //! The s3sweep command line: parses the arguments, calls [`s3sweep::cli::run`], and
 //! prints a failure as one line (`error: ...`) with a non-zero exit status. No
 //! backtrace for a failed command, whatever RUST_BACKTRACE says: those are for panics.
+//! Output piped to a reader that stops early (`s3sweep report r.json | head -1`) ends
+//! the process quietly, as for any Unix filter: SIGPIPE (status 141 in a shell).
 //! Everything else is in the library (`src/cli/`).
 
 // mimalloc: the SDK allocates a lot per request; glibc malloc cost ~15% of client CPU.
@@ -12,6 +14,16 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so a closed stdout would make the next `println!` panic
+    // ("failed printing to stdout: Broken pipe", status 101, a backtrace). Restore the
+    // default: the process ends quietly, killed by SIGPIPE, like `cat`. Sockets are not
+    // affected (std and tokio send with MSG_NOSIGNAL); the lab's child process dies
+    // with its parent (PR_SET_PDEATHSIG).
+    // SAFETY: called first, before any thread starts; setting a signal's disposition to
+    // SIG_DFL has no other precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match s3sweep::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => match s3sweep::cli::parse_error_line(&err, &std::env::args().collect::<Vec<_>>()) {

@@ -161,7 +161,8 @@ pub struct LocalArgs {
     /// Object size in bytes.
     #[arg(long, default_value_t = 46_080)]
     pub size: u64,
-    /// Most connections per endpoint (default: the largest worker count).
+    /// Most connections per endpoint (default: the largest worker count; an event file
+    /// and the Lambda default to 20, the original experiment's).
     #[arg(long)]
     pub pool: Option<u32>,
     /// Repetitions of each configuration.
@@ -339,7 +340,8 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
     pub workers: Option<Vec<u32>>,
     /// Most connections per endpoint (request `pool_connections`; default: the
-    /// largest --workers count when --workers is given, else 20).
+    /// largest --workers count when --workers is given and the event sets no pool, as
+    /// for `local`; else 20, the request's default, as for an event file and the Lambda).
     #[arg(long, value_name = "N")]
     pub pool: Option<u32>,
     /// Repetitions of each configuration (request `repetitions`; default 1).
@@ -475,7 +477,9 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 9000)]
     pub port: u16,
     /// A bucket to create, with its latency profile (none, express, standard); repeatable.
-    /// Without `=PROFILE`: none.
+    /// Without `=PROFILE`: none. The profile sets latency only: cost follows the name
+    /// (`NAME--ZONE--x-s3`, a directory bucket, is priced as Express One Zone; other
+    /// names as Standard unless listed in the request's `prices.express_buckets`).
     // Parsed into `ServeBucket`s by `serve`, so that each bad one is named.
     #[arg(long = "bucket", value_name = "NAME=PROFILE")]
     pub buckets: Vec<String>,

@@ -396,6 +396,10 @@ fn print_serve_banner(running: &lab::RunningServer, buckets: &[(String, LatencyP
                 "; directory bucket: CreateSession, sessions of {} s",
                 session_ttl.as_secs()
             )
+        } else if *p == LatencyProfile::Express {
+            // Cost follows the name (`*--x-s3`) or `prices.express_buckets`, not the
+            // latency profile: say so where the two disagree.
+            "; priced as S3 Standard (cost follows the name: NAME--ZONE--x-s3 or the request's prices.express_buckets for Express One Zone prices)".to_string()
         } else {
             String::new()
         };

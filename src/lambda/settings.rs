@@ -14,7 +14,9 @@ use crate::s3::{ClientOptions, CredentialSource};
 /// `S3SWEEP_CREDENTIALS`: which keys sign requests to an overridden endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Credentials {
-    /// The embedded server's fixed keys (`local`, the default with an endpoint).
+    /// The embedded server's fixed keys (`lab`, as the CLI's `--credentials lab` and
+    /// the result's `"credentials": "lab"`; `local` is an alias; the default with an
+    /// endpoint).
     Lab,
     /// The function's role or the standard chain (`chain`).
     Chain,
@@ -22,8 +24,9 @@ enum Credentials {
 
 /// Environment variable: S3 endpoint URL overriding AWS's own (e.g. the embedded server).
 pub const ENDPOINT_ENV: &str = "S3SWEEP_ENDPOINT_URL";
-/// Environment variable: `local` (the embedded server's fixed credentials, the default
-/// with an endpoint override) or `chain` (the function's role / standard chain).
+/// Environment variable: `lab` (the embedded server's fixed credentials, the default
+/// with an endpoint override; `local` is accepted as an alias) or `chain` (the
+/// function's role / standard chain), the names of the CLI's `--credentials`.
 pub const CREDENTIALS_ENV: &str = "S3SWEEP_CREDENTIALS";
 /// Environment variable: a PEM file of CA certificates the S3 client trusts besides
 /// the webpki roots (the name the AWS CLI and SDKs use).
@@ -41,8 +44,8 @@ pub const MAX_SAFETY_MARGIN_MS: u64 = 600_000;
 /// (`cargo lambda watch` sends such deadlines) and is treated as unknown.
 pub const MAX_PLAUSIBLE_REMAINING: Duration = Duration::from_secs(905);
 /// Most configurations (buckets x worker counts x repetitions) one invocation may run,
-/// because Lambda returns at most 6 MB: a result row is ~0.8 KB, up to ~2 KB with error
-/// samples, and the limit leaves room for rows to grow.
+/// because Lambda returns at most 6 MB: a result row is ~3.8-4.8 KB (`docs/demo.json`,
+/// its latency histogram included), so 1,000 rows stay under 5 MB.
 pub const MAX_LAMBDA_CONFIGURATIONS: u64 = crate::plan::MAX_CONFIGURATIONS;
 
 /// Environment variable: most invocations one fan-out may ask for (template
@@ -105,10 +108,10 @@ impl FunctionSettings {
         let credentials = match get(CREDENTIALS_ENV).as_deref() {
             None => None,
             Some("chain") => Some(Credentials::Chain),
-            Some("local") => Some(Credentials::Lab),
+            Some("lab" | "local") => Some(Credentials::Lab),
             Some(other) => {
                 problems.push(format!(
-                    "{CREDENTIALS_ENV}={other:?}: must be \"local\" (the embedded server's fixed credentials) or \"chain\" (the function's role)"
+                    "{CREDENTIALS_ENV}={other:?}: must be \"lab\" (the embedded server's fixed credentials; \"local\" is an alias) or \"chain\" (the function's role)"
                 ));
                 None
             }
@@ -130,7 +133,7 @@ impl FunctionSettings {
             None => {
                 if credentials == Some(Credentials::Lab) {
                     problems.push(format!(
-                        "{CREDENTIALS_ENV}=local: the local credentials only work with {ENDPOINT_ENV} pointing at an s3sweep server; unset it to use the function's role"
+                        "{CREDENTIALS_ENV}=lab: the lab's fixed credentials only work with {ENDPOINT_ENV} pointing at an s3sweep server; unset it to use the function's role"
                     ));
                 }
                 ClientOptions::aws()
@@ -373,8 +376,13 @@ mod tests {
         }
         assert!(text.contains("/no/such/ca.pem"), "{text}");
         assert_eq!(err.problems.len(), 4);
-        let err = settings(&[(CREDENTIALS_ENV, "local")]).unwrap_err();
-        assert!(err.to_string().contains(ENDPOINT_ENV), "{err}");
+        // `lab` is the name the CLI and the result use; `local` stays an alias.
+        for name in ["lab", "local"] {
+            let err = settings(&[(CREDENTIALS_ENV, name)]).unwrap_err();
+            assert!(err.to_string().contains(ENDPOINT_ENV), "{err}");
+            let ok = settings(&[(CREDENTIALS_ENV, name), (ENDPOINT_ENV, "http://127.0.0.1:9000")]);
+            assert!(ok.is_ok(), "{name}: {ok:?}");
+        }
         let err = settings(&[(SAFETY_MARGIN_ENV, "600001")]).unwrap_err();
         assert!(err.to_string().contains(SAFETY_MARGIN_ENV), "{err}");
     }

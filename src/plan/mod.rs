@@ -20,7 +20,7 @@ use crate::model::request::{FanoutRequest, FromCoordinator, Role, SweepRequest};
 
 pub use names::{check_bucket_name, is_directory_bucket, KeyTemplate};
 use sections::{check_fanout, check_memory, check_prices, typed_request};
-pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS};
+pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS, REQUEST_FIELDS};
 
 /// Most requests in flight in one configuration.
 pub const MAX_WORKERS: u32 = 4096;

@@ -33,7 +33,9 @@ const MAX_REQUEST_PRICE_USD: f64 = 1.0;
 /// Highest price accepted per GB-second.
 const MAX_GB_S_PRICE_USD: f64 = 0.01;
 
-const REQUEST_FIELDS: &[&str] = &[
+/// The request's top-level fields, in the order the docs' request table lists them
+/// (docs/usage.md; tests/it/docs.rs checks the table against this list).
+pub const REQUEST_FIELDS: &[&str] = &[
     "buckets",
     "key_template",
     "object_count",
