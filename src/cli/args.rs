@@ -349,6 +349,15 @@ pub struct RunArgs {
     /// `test/{i}/vectors`).
     #[arg(long, value_name = "TEMPLATE")]
     pub key_template: Option<String>,
+    /// Read the first --objects keys listed under this prefix instead of numbered keys
+    /// (request `key_prefix`; not with --key-template). The listing runs once per
+    /// bucket before the sweep, untimed, and is reported apart.
+    #[arg(long, value_name = "PREFIX")]
+    pub prefix: Option<String>,
+    /// With --prefix: sweep the keys found when the prefix holds fewer than --objects
+    /// (request `allow_fewer_keys`; without it that is an error naming both numbers).
+    #[arg(long)]
+    pub allow_fewer: bool,
     /// Print the request as JSON (the event the Lambda takes, every default filled in)
     /// and exit without sweeping.
     #[arg(long)]
