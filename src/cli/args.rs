@@ -457,6 +457,10 @@ pub struct SeedArgs {
     /// Object size in bytes.
     #[arg(long, default_value_t = 46_080)]
     pub size: u64,
+    /// Mixed sizes, bytes, cycled over the objects (object i gets the (i mod n)-th),
+    /// e.g. `--sizes 1000,46080,200000`; recorded in the manifest. Replaces --size.
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with = "size")]
+    pub sizes: Vec<u64>,
     /// PUTs in flight.
     #[arg(long, default_value_t = 64)]
     pub concurrency: usize,

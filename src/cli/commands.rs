@@ -219,7 +219,8 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
             bucket: args.bucket.clone(),
             keys,
             object_count: args.count,
-            object_size_bytes: args.size,
+            object_size_bytes: args.sizes.first().copied().unwrap_or(args.size),
+            size_cycle_bytes: args.sizes.clone(),
             concurrency: args.concurrency,
             skip_existing: true,
         },
@@ -276,6 +277,7 @@ async fn with_probe_object(
         &manifest.key_template,
         manifest.object_size_bytes,
     );
+    record.size_cycle_bytes = manifest.size_cycle_bytes.clone();
     record.written.push(probe.key.clone());
     record.probe_object = Some(probe.clone());
     record.save(path).map_err(seed_error)?;

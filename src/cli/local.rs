@@ -160,6 +160,7 @@ async fn seed_buckets(client: &SweepClient, endpoint: &str, plan: &Plan, size_by
                 keys: KeyTemplate::parse(&plan.keys().as_template(), plan.object_count()).map_err(CliError::Usage)?,
                 object_count: plan.object_count(),
                 object_size_bytes: size_bytes,
+                size_cycle_bytes: Vec::new(),
                 concurrency: 64,
                 skip_existing: false,
             },
