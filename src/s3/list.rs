@@ -17,6 +17,9 @@ pub enum ListingError {
     /// ListObjectsV2 failed (permission, missing bucket, network).
     #[error("{0}")]
     Bucket(BucketError),
+    /// The prefix holds no key at all.
+    #[error("bucket {bucket:?} holds no keys under the prefix {prefix:?}: check the prefix (it matches keys from their first character: `images/`, not `/images/`) and the bucket")]
+    NoKeys { bucket: String, prefix: String },
     /// The prefix holds fewer keys than the sweep asks for.
     #[error("bucket {bucket:?} holds {found} keys under the prefix {prefix:?}, fewer than object_count ({asked}): lower object_count to {found}, or set allow_fewer_keys (--allow-fewer) to sweep the {found} keys found")]
     TooFew {
@@ -32,7 +35,7 @@ impl ListingError {
     pub fn error_type(&self) -> &'static str {
         match self {
             ListingError::Bucket(e) => e.error_type(),
-            ListingError::TooFew { .. } => "TooFewKeys",
+            ListingError::TooFew { .. } | ListingError::NoKeys { .. } => "TooFewKeys",
         }
     }
 }
@@ -78,7 +81,13 @@ pub async fn list_prefix(
         }
     }
     let found = objects.len() as u32;
-    if found == 0 || (found < want && !allow_fewer) {
+    if found == 0 {
+        return Err(ListingError::NoKeys {
+            bucket: bucket.into(),
+            prefix: prefix.into(),
+        });
+    }
+    if found < want && !allow_fewer {
         return Err(ListingError::TooFew {
             bucket: bucket.into(),
             prefix: prefix.into(),
