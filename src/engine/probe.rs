@@ -133,7 +133,8 @@ async fn run_probe(
         Source::Ranges { key, .. } => (ProbeObjectKind::ProbeObject, key.clone()),
         Source::Objects => (
             ProbeObjectKind::SweepObjects,
-            plan.key_prefix().map_or_else(|| plan.keys().as_template(), |p| format!("{p}*")),
+            plan.key_prefix()
+                .map_or_else(|| plan.keys().as_template(), |p| format!("{p}*")),
         ),
     };
     let shape = Shape::of(&samples, settings.interval);

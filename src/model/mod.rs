@@ -20,8 +20,8 @@ pub use diagnosis::{
     Diagnosis, Limit, ModelFit, Prediction, Thresholds, Verdict, WorkerVerdict,
 };
 pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
-pub use listing::{KeyListing, SizeSpread};
 pub use fanout::{ChildMeasure, SerializedHistograms};
+pub use listing::{KeyListing, SizeSpread};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
 pub use names::Outcome;
 pub use network::{

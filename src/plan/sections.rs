@@ -81,7 +81,9 @@ const PRICE_FIELDS: &[&str] = &[
 pub(crate) fn both_key_sources() -> FieldProblem {
     FieldProblem {
         field: "key_prefix".into(),
-        message: "give exactly one of key_prefix (list the keys under a prefix) and key_template (numbered keys), not both".into(),
+        message:
+            "give exactly one of key_prefix (list the keys under a prefix) and key_template (numbered keys), not both"
+                .into(),
     }
 }
 

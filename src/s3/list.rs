@@ -66,7 +66,13 @@ pub async fn list_prefix(
             .await;
         requests += 1;
         let page = page.map_err(|e| {
-            ListingError::Bucket(BucketError::from_failure(&classify(&e), Action::List, bucket, prefix, endpoint))
+            ListingError::Bucket(BucketError::from_failure(
+                &classify(&e),
+                Action::List,
+                bucket,
+                prefix,
+                endpoint,
+            ))
         })?;
         for o in page.contents() {
             if objects.len() < want as usize {

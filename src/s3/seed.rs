@@ -22,7 +22,9 @@ use bytes::Bytes;
 use crate::plan::KeyTemplate;
 
 use super::errors::{classify, Action, BucketError};
-use super::manifest::{fold_journal, size_in_cycle, lock_manifest, read_manifest_if_any, remove_journal, Journal, ManifestError};
+use super::manifest::{
+    fold_journal, lock_manifest, read_manifest_if_any, remove_journal, size_in_cycle, Journal, ManifestError,
+};
 pub use super::manifest::{ProbeObject, SeedManifest, MANIFEST_SCHEMA};
 
 /// What to write.
@@ -216,7 +218,12 @@ async fn seed_inner(
 
 /// Every size at most 5 GiB.
 fn check_sizes(spec: &SeedSpec) -> Result<(), SeedError> {
-    let largest = spec.size_cycle_bytes.iter().copied().chain([spec.object_size_bytes]).max();
+    let largest = spec
+        .size_cycle_bytes
+        .iter()
+        .copied()
+        .chain([spec.object_size_bytes])
+        .max();
     match largest {
         Some(n) if n > 5 << 30 => Err(SeedError::TooLarge(n)),
         _ => Ok(()),

@@ -31,7 +31,13 @@ async fn mixed_bucket(bucket: &str) -> (RunningServer, SweepClient) {
     let mut spec = seed_spec(bucket, "data/{i}", UNDER, SIZES[0]);
     spec.size_cycle_bytes = SIZES.to_vec();
     assert_eq!(seed_with(&client, &spec).await.written.len() as u32, UNDER);
-    for (key, size) in [("data2/a", 7), ("data2/b", 7), ("data", 11), ("datum/x", 13), ("other/y", 17)] {
+    for (key, size) in [
+        ("data2/a", 7),
+        ("data2/b", 7),
+        ("data", 11),
+        ("datum/x", 13),
+        ("other/y", 17),
+    ] {
         server.store().insert(bucket, key, Bytes::from(vec![b'x'; size]));
     }
     (server, client)
@@ -49,17 +55,25 @@ async fn sweep(client: &SweepClient, plan: &Plan) -> SweepResult {
 async fn reads_exactly_the_keys_under_the_prefix_with_their_sizes() {
     let bucket = "prefix-mixed";
     let (_server, client) = mixed_bucket(bucket).await;
-    let p = plan(json!({"buckets": [bucket], "key_prefix": "data/", "object_count": UNDER,
-        "workers": [1, 4], "repetitions": 2, "pool_connections": 4, "warmup": false}));
+    let p = plan(
+        json!({"buckets": [bucket], "key_prefix": "data/", "object_count": UNDER,
+        "workers": [1, 4], "repetitions": 2, "pool_connections": 4, "warmup": false}),
+    );
     let result = sweep(&client, &p).await;
 
     let expected_bytes: u64 = (0..UNDER).map(|i| SIZES[i as usize % 3]).sum();
     let listed: BTreeSet<String> = p.listing().unwrap()[0].objects.iter().map(|o| o.key.clone()).collect();
     let seeded: BTreeSet<String> = (0..UNDER).map(|i| format!("data/{i}")).collect();
-    assert_eq!(listed, seeded, "the listing holds the prefix's keys and nothing beside it");
+    assert_eq!(
+        listed, seeded,
+        "the listing holds the prefix's keys and nothing beside it"
+    );
     assert_eq!(result.listing.len(), 1);
     let l = &result.listing[0];
-    assert_eq!((l.keys_found, l.keys_asked, l.bytes_total), (UNDER, UNDER, expected_bytes));
+    assert_eq!(
+        (l.keys_found, l.keys_asked, l.bytes_total),
+        (UNDER, UNDER, expected_bytes)
+    );
     assert_eq!(l.list_requests, 1, "listed once for the whole run (4 configurations)");
     assert_eq!(result.results.len(), 4);
     let spread = SizeSpread {
@@ -70,10 +84,18 @@ async fn reads_exactly_the_keys_under_the_prefix_with_their_sizes() {
     };
     for r in &result.results {
         assert_eq!((r.ok, r.errors.total), (u64::from(UNDER), 0), "{r:?}");
-        assert_eq!(r.bytes, expected_bytes, "workers {} read exactly the prefix's bytes", r.workers);
+        assert_eq!(
+            r.bytes, expected_bytes,
+            "workers {} read exactly the prefix's bytes",
+            r.workers
+        );
         assert_eq!(r.object_size_bytes, Some(spread));
         let mib = expected_bytes as f64 / (1 << 20) as f64 / (r.wall_ms / 1000.0);
-        assert!((r.mib_per_s - mib).abs() <= 0.01 * mib + 0.01, "{} vs {mib}", r.mib_per_s);
+        assert!(
+            (r.mib_per_s - mib).abs() <= 0.01 * mib + 0.01,
+            "{} vs {mib}",
+            r.mib_per_s
+        );
     }
     let mut result = result;
     s3sweep::analysis::analyse(&mut result, &Default::default());
@@ -88,9 +110,13 @@ async fn the_listing_follows_pages_past_a_thousand_keys() {
     let server = server_with(&[(bucket, LatencyProfile::None)]).await;
     let client = client_of(&server).await;
     for i in 0..1100 {
-        server.store().insert(bucket, &format!("many/{i:05}"), Bytes::from_static(b"0123456789abcdef"));
+        server
+            .store()
+            .insert(bucket, &format!("many/{i:05}"), Bytes::from_static(b"0123456789abcdef"));
     }
-    server.store().insert(bucket, "many0", Bytes::from_static(b"not under many/"));
+    server
+        .store()
+        .insert(bucket, "many0", Bytes::from_static(b"not under many/"));
     let p = plan(json!({"buckets": [bucket], "key_prefix": "many/", "object_count": 1050,
         "workers": [16], "pool_connections": 16, "warmup": false}));
     let result = sweep(&client, &p).await;
@@ -99,7 +125,11 @@ async fn the_listing_follows_pages_past_a_thousand_keys() {
     let r = &result.results[0];
     assert_eq!((r.ok, r.bytes), (1050, 1050 * 16));
     let keys = &p.listing().unwrap()[0].objects;
-    assert_eq!(keys.last().unwrap().key, "many/01049", "the service's (byte) order, page after page");
+    assert_eq!(
+        keys.last().unwrap().key,
+        "many/01049",
+        "the service's (byte) order, page after page"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -109,9 +139,22 @@ async fn too_few_keys_is_an_error_naming_both_numbers_unless_allowed() {
     let asked = json!({"buckets": [bucket], "key_prefix": "data/", "object_count": 45,
         "workers": [2], "pool_connections": 2, "warmup": false});
     let err = engine::list_keys(&client, &plan(asked.clone())).await.unwrap_err();
-    assert!(matches!(err, ListingError::TooFew { found: 30, asked: 45, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            ListingError::TooFew {
+                found: 30,
+                asked: 45,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let message = err.to_string();
-    assert!(message.contains("holds 30 keys") && message.contains("(45)"), "{message}");
+    assert!(
+        message.contains("holds 30 keys") && message.contains("(45)"),
+        "{message}"
+    );
     assert_eq!(err.error_type(), "TooFewKeys");
 
     let mut allowed = asked;
@@ -139,7 +182,10 @@ fn requests_naming_objects_both_ways_or_fanning_out_a_prefix_are_refused() {
         fields(json!({"buckets": ["b-1"], "key_prefix": "d/", "fanout": {"invocations": 2}})),
         vec!["fanout"]
     );
-    assert_eq!(fields(json!({"buckets": ["b-1"], "allow_fewer_keys": true})), vec!["allow_fewer_keys"]);
+    assert_eq!(
+        fields(json!({"buckets": ["b-1"], "allow_fewer_keys": true})),
+        vec!["allow_fewer_keys"]
+    );
     let ok = plan(json!({"buckets": ["b-1"], "key_prefix": "d/", "allow_fewer_keys": true}));
     assert_eq!(ok.key_prefix(), Some("d/"));
 }
