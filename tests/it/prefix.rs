@@ -189,3 +189,33 @@ fn requests_naming_objects_both_ways_or_fanning_out_a_prefix_are_refused() {
     let ok = plan(json!({"buckets": ["b-1"], "key_prefix": "d/", "allow_fewer_keys": true}));
     assert_eq!(ok.key_prefix(), Some("d/"));
 }
+
+/// `seed --sizes`: object `i` gets the `(i mod n)`-th size, the manifest records the
+/// cycle, and `clean` proves each key by its own size (a key rewritten with another
+/// size is kept).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seeded_mixed_sizes_are_recorded_and_proven_by_clean() {
+    let bucket = "prefix-clean";
+    let (server, client) = mixed_bucket(bucket).await;
+    let s3 = client.s3(crate::common::seed_settings());
+    let mut spec = seed_spec(bucket, "data/{i}", UNDER, SIZES[0]);
+    spec.size_cycle_bytes = SIZES.to_vec();
+    spec.keys = s3sweep::plan::KeyTemplate::parse("mine/{i}", UNDER).unwrap();
+    let manifest = s3sweep::s3::seed::seed(&s3, client.endpoint(), &spec).await.unwrap();
+    assert_eq!(manifest.size_cycle_bytes, SIZES.to_vec());
+    for i in 0..UNDER {
+        let head = s3
+            .head_object()
+            .bucket(bucket)
+            .key(format!("mine/{i}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(head.content_length(), Some(SIZES[i as usize % 3] as i64), "mine/{i}");
+    }
+    server.store().insert(bucket, "mine/4", Bytes::from(vec![b'z'; 1000]));
+    let outcome = s3sweep::s3::clean::clean(&s3, &manifest, 1000).await;
+    assert_eq!(outcome.deleted.len() as u32, UNDER - 1, "{:?}", outcome.kept);
+    assert_eq!(outcome.kept.len(), 1);
+    assert_eq!(outcome.kept[0].0, "mine/4");
+}
