@@ -161,6 +161,14 @@ pub struct LocalArgs {
     /// Object size in bytes.
     #[arg(long, default_value_t = 46_080)]
     pub size: u64,
+    /// Mixed sizes, bytes, cycled over the objects (object i gets the (i mod n)-th),
+    /// e.g. `--sizes 1000,46080,200000`. Replaces --size.
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with = "size")]
+    pub sizes: Vec<u64>,
+    /// Write the objects as PREFIX0, PREFIX1, ... and sweep them as `run --prefix`
+    /// does: listed under PREFIX before the sweep (request `key_prefix`).
+    #[arg(long, value_name = "PREFIX")]
+    pub prefix: Option<String>,
     /// Most connections per endpoint (default: the largest worker count).
     #[arg(long)]
     pub pool: Option<u32>,
