@@ -219,3 +219,98 @@ async fn seeded_mixed_sizes_are_recorded_and_proven_by_clean() {
     assert_eq!(outcome.kept.len(), 1);
     assert_eq!(outcome.kept[0].0, "mine/4");
 }
+
+/// The binary: `seed --sizes` then `run --prefix` against `serve`: the listing on
+/// stderr and in the result's `listing`, rows with their bytes and sizes; too few keys
+/// exits non-zero naming both numbers; `--allow-fewer` sweeps what is there.
+#[test]
+fn run_with_prefix_from_the_command_line() {
+    use crate::common::{run_bounded, Serve, BIN};
+    use std::process::{Command, Stdio};
+    let bucket = "cli-prefix";
+    let mut serve = Serve::spawn(
+        Command::new(BIN)
+            .args(["serve", "--port", "0", "--bucket", bucket])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    );
+    let lines = serve.stdout.take().unwrap();
+    std::thread::spawn(move || for _ in lines {});
+    let ep = serve.endpoint.clone();
+    let manifest = std::env::temp_dir().join(format!("s3sweep-prefix-cli-{}.json", std::process::id()));
+    let cmd = |args: &[&str]| {
+        let mut c = Command::new(BIN);
+        c.args(args).args(["--endpoint", &ep]).env_remove("RUST_LOG");
+        run_bounded(&mut c)
+    };
+    let seeded = cmd(&[
+        "seed",
+        "--bucket",
+        bucket,
+        "--key-template",
+        "set/{i}",
+        "--count",
+        "20",
+        "--sizes",
+        "10,300,5000",
+        "--manifest",
+        manifest.to_str().unwrap(),
+    ]);
+    assert!(seeded.status.success(), "{}", String::from_utf8_lossy(&seeded.stderr));
+    let out = cmd(&[
+        "run",
+        "--bucket",
+        bucket,
+        "--prefix",
+        "set/",
+        "--objects",
+        "20",
+        "--workers",
+        "1,4",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("listed 20 keys (32170 bytes) under \"set/\""),
+        "{stderr}"
+    );
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["listing"][0]["keys_found"], 20);
+    for row in result["results"].as_array().unwrap() {
+        assert_eq!(row["bytes"], 32_170);
+        assert_eq!(
+            row["object_size_bytes"],
+            json!({"min": 10, "p50": 300, "p99": 5000, "max": 5000})
+        );
+    }
+    let few = cmd(&[
+        "run",
+        "--bucket",
+        bucket,
+        "--prefix",
+        "set/",
+        "--objects",
+        "25",
+        "--workers",
+        "1",
+    ]);
+    let stderr = String::from_utf8_lossy(&few.stderr);
+    assert!(!few.status.success());
+    assert!(stderr.contains("holds 20 keys") && stderr.contains("(25)"), "{stderr}");
+    let allowed = cmd(&[
+        "run",
+        "--bucket",
+        bucket,
+        "--prefix",
+        "set/",
+        "--objects",
+        "25",
+        "--workers",
+        "1",
+        "--allow-fewer",
+    ]);
+    assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
+    let result: serde_json::Value = serde_json::from_slice(&allowed.stdout).unwrap();
+    assert_eq!(result["results"][0]["ok"], 20);
+    let _ = std::fs::remove_file(manifest);
+}
