@@ -93,6 +93,7 @@ fn main() {
                 keys: KeyTemplate::parse("test/{i}/vectors", objects).unwrap(),
                 object_count: objects,
                 object_size_bytes: size,
+                size_cycle_bytes: Vec::new(),
                 concurrency: 64,
                 skip_existing: false,
             },

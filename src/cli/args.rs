@@ -161,6 +161,14 @@ pub struct LocalArgs {
     /// Object size in bytes.
     #[arg(long, default_value_t = 46_080)]
     pub size: u64,
+    /// Mixed sizes, bytes, cycled over the objects (object i gets the (i mod n)-th),
+    /// e.g. `--sizes 1000,46080,200000`. Replaces --size.
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with = "size")]
+    pub sizes: Vec<u64>,
+    /// Write the objects as PREFIX0, PREFIX1, ... and sweep them as `run --prefix`
+    /// does: listed under PREFIX before the sweep (request `key_prefix`).
+    #[arg(long, value_name = "PREFIX")]
+    pub prefix: Option<String>,
     /// Most connections per endpoint (default: the largest worker count; an event file
     /// and the Lambda default to 20, the original experiment's).
     #[arg(long)]
@@ -351,6 +359,15 @@ pub struct RunArgs {
     /// `test/{i}/vectors`).
     #[arg(long, value_name = "TEMPLATE")]
     pub key_template: Option<String>,
+    /// Read the first --objects keys listed under this prefix instead of numbered keys
+    /// (request `key_prefix`; not with --key-template). The listing runs once per
+    /// bucket before the sweep, untimed, and is reported apart.
+    #[arg(long, value_name = "PREFIX")]
+    pub prefix: Option<String>,
+    /// With --prefix: sweep the keys found when the prefix holds fewer than --objects
+    /// (request `allow_fewer_keys`; without it that is an error naming both numbers).
+    #[arg(long)]
+    pub allow_fewer: bool,
     /// Print the request as JSON (the event the Lambda takes, every default filled in)
     /// and exit without sweeping.
     #[arg(long)]
@@ -450,6 +467,10 @@ pub struct SeedArgs {
     /// Object size in bytes.
     #[arg(long, default_value_t = 46_080)]
     pub size: u64,
+    /// Mixed sizes, bytes, cycled over the objects (object i gets the (i mod n)-th),
+    /// e.g. `--sizes 1000,46080,200000`; recorded in the manifest. Replaces --size.
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with = "size")]
+    pub sizes: Vec<u64>,
     /// PUTs in flight.
     #[arg(long, default_value_t = 64)]
     pub concurrency: usize,

@@ -94,6 +94,22 @@ pub fn compare(args: CompareArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// A `key_prefix` sweep's listing, before the preflight (which reads the first listed
+/// key); says on stderr what it found and what it cost.
+async fn list_prefix(client: &crate::s3::SweepClient, plan: &crate::plan::Plan) -> Result<(), CliError> {
+    engine::list_keys(client, plan).await.map_err(|e| match e {
+        crate::s3::list::ListingError::Bucket(b) => CliError::Bucket(b),
+        other => CliError::Message(other.to_string()),
+    })?;
+    for l in engine::listing::reports(plan) {
+        eprintln!(
+            "listed {} keys ({} bytes) under {:?} in {} in {} ListObjectsV2 request(s), {:.1} ms (not part of the sweep)",
+            l.keys_found, l.bytes_total, l.prefix, l.bucket, l.list_requests, l.list_wall_ms
+        );
+    }
+    Ok(())
+}
+
 pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> {
     args.output.check()?;
     let plan = request::run_plan(&args)?;
@@ -115,6 +131,7 @@ pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> 
     let steps = quota.steps()?;
     plan.check_fd_budget(false).map_err(CliError::other)?;
     let client = args.target.client(&plan.buckets()[0]).await?;
+    list_prefix(&client, &plan).await?;
     if !args.no_preflight {
         engine::preflight(&client, &plan).await.map_err(CliError::Bucket)?;
     }
@@ -202,7 +219,8 @@ pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
             bucket: args.bucket.clone(),
             keys,
             object_count: args.count,
-            object_size_bytes: args.size,
+            object_size_bytes: args.sizes.first().copied().unwrap_or(args.size),
+            size_cycle_bytes: args.sizes.clone(),
             concurrency: args.concurrency,
             skip_existing: true,
         },
@@ -259,6 +277,7 @@ async fn with_probe_object(
         &manifest.key_template,
         manifest.object_size_bytes,
     );
+    record.size_cycle_bytes = manifest.size_cycle_bytes.clone();
     record.written.push(probe.key.clone());
     record.probe_object = Some(probe.clone());
     record.save(path).map_err(seed_error)?;

@@ -35,7 +35,7 @@ pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliErr
     let endpoint = server.endpoint();
     let options = lab::client_options(&endpoint).with_ca_file(server.ca_file().map(Path::to_path_buf));
     let client = SweepClient::new(options).await.map_err(CliError::other)?;
-    seed_buckets(&client, &endpoint, &plan, args.size).await?;
+    seed_buckets(&client, &endpoint, &plan, (args.size, &args.sizes)).await?;
     // The quota takes the client only: the server was started before. With several
     // memory sizes the whole sweep runs once per size, each under its own quota.
     let seed_sessions = client.transport().counters().session_requests;
@@ -91,6 +91,7 @@ fn demo_plan(args: &LocalArgs) -> Result<Plan, CliError> {
     request.memory_mb = args.quota.lambda_memory_mb.clone();
     request.order = args.client_net.order.map(|o| o.order());
     request.probe_bandwidth = args.client_net.probe_bandwidth;
+    request.key_prefix = args.prefix.clone();
     if let Some(ms) = args.client_net.pool_idle_timeout_ms {
         request.pool_idle_timeout_ms = ms;
     }
@@ -147,8 +148,18 @@ async fn start_lab(args: &LocalArgs, session_ttl: Duration) -> Result<LabProcess
     Ok(server)
 }
 
-/// Writes the plan's objects of `size_bytes` to every bucket of the demo.
-async fn seed_buckets(client: &SweepClient, endpoint: &str, plan: &Plan, size_bytes: u64) -> Result<(), CliError> {
+/// Writes the plan's objects (of `size_bytes`, or the `sizes` cycled) to every bucket of the demo:
+/// under the key template, or as PREFIX0, PREFIX1, ... with `--prefix`.
+async fn seed_buckets(
+    client: &SweepClient,
+    endpoint: &str,
+    plan: &Plan,
+    (size_bytes, sizes): (u64, &[u64]),
+) -> Result<(), CliError> {
+    // With a prefix the objects are PREFIX0, PREFIX1, ..., then listed like anyone's.
+    let template = plan
+        .key_prefix()
+        .map_or_else(|| plan.keys().as_template(), |p| format!("{p}{{i}}"));
     let seed_started = Instant::now();
     for bucket in plan.buckets() {
         let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(30)));
@@ -157,9 +168,10 @@ async fn seed_buckets(client: &SweepClient, endpoint: &str, plan: &Plan, size_by
             Some(endpoint),
             &SeedSpec {
                 bucket: bucket.clone(),
-                keys: KeyTemplate::parse(&plan.keys().as_template(), plan.object_count()).map_err(CliError::Usage)?,
+                keys: KeyTemplate::parse(&template, plan.object_count()).map_err(CliError::Usage)?,
                 object_count: plan.object_count(),
-                object_size_bytes: size_bytes,
+                object_size_bytes: sizes.first().copied().unwrap_or(size_bytes),
+                size_cycle_bytes: sizes.to_vec(),
                 concurrency: 64,
                 skip_existing: false,
             },
@@ -177,7 +189,11 @@ async fn seed_buckets(client: &SweepClient, endpoint: &str, plan: &Plan, size_by
     eprintln!(
         "wrote {} objects of {} bytes to each bucket in {} ms; sweeping workers {:?} (pool {} connections)",
         plan.object_count(),
-        size_bytes,
+        if sizes.is_empty() {
+            size_bytes.to_string()
+        } else {
+            format!("{sizes:?} (cycled)")
+        },
         seed_started.elapsed().as_millis(),
         plan.workers(),
         plan.pool_connections()

@@ -18,13 +18,15 @@ use super::args::{ClientNetworkArgs, RunArgs};
 use super::{CliError, Context};
 
 /// Request fields and the flags that set them (`run` and `local`).
-pub const FLAG_FIELDS: [(&str, &str); 10] = [
+pub const FLAG_FIELDS: [(&str, &str); 12] = [
     ("buckets", "--bucket"),
     ("object_count", "--objects"),
     ("workers", "--workers"),
     ("pool_connections", "--pool"),
     ("repetitions", "--repetitions"),
     ("key_template", "--key-template"),
+    ("key_prefix", "--prefix"),
+    ("allow_fewer_keys", "--allow-fewer"),
     ("target_wall_ms", "--target-wall-ms"),
     ("order", "--order"),
     ("probe_bandwidth", "--probe-bandwidth"),
@@ -131,6 +133,12 @@ pub fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     }
     if let Some(t) = &args.key_template {
         set(&mut map, "key_template", Value::from(t.clone()));
+    }
+    if let Some(p) = &args.prefix {
+        set(&mut map, "key_prefix", Value::from(p.clone()));
+    }
+    if args.allow_fewer {
+        set(&mut map, "allow_fewer_keys", Value::from(true));
     }
     for (field, value) in client_network_fields(&args.client_net) {
         set(&mut map, field, value);

@@ -24,9 +24,11 @@
 //!   work);
 //! - [`schedule`]: start times of side-by-side sweeps;
 //! - [`order`]: the order configurations run in (ascending or interleaved rounds);
-//! - [`probe`]: the bandwidth probe run before the sweep when asked for.
+//! - [`probe`]: the bandwidth probe run before the sweep when asked for;
+//! - [`listing`]: a `key_prefix` sweep's keys, listed once per bucket before it.
 
 pub mod deadline;
+pub mod listing;
 pub mod order;
 pub mod preflight;
 pub mod probe;
@@ -50,6 +52,7 @@ use crate::transport::TransportSettings;
 
 pub use crate::s3::errors::BucketError;
 pub use deadline::Deadline;
+pub use listing::list_keys;
 pub use preflight::{preflight, PREFLIGHT_TRIES};
 use run_config::run_config;
 pub use schedule::StartSchedule;
@@ -114,13 +117,17 @@ pub async fn run(
         .map_or(0, |d| d.as_millis() as u64);
     let run_start = Instant::now();
     client.transport().configure(transport_settings(plan));
+    let listed = listing::list_keys(client, plan).await;
     let s3 = client.reader(request_settings(plan));
     let probe = if plan.probe_bandwidth() {
         Some(probe::probe(&s3, plan, &plan.buckets()[0], probe::ProbeSettings::default()).await)
     } else {
         None
     };
-    let (results, skipped) = run_steps(client, &s3, plan, options, &observer).await;
+    let (results, skipped) = match listed {
+        Ok(()) => run_steps(client, &s3, plan, options, &observer).await,
+        Err(err) => (Vec::new(), all_skipped(plan, &format!("the listing failed: {err}"))),
+    };
     let mut result = SweepResult::new(
         environment(client, options.runner, options.lambda.clone()),
         plan.request().clone(),
@@ -131,7 +138,21 @@ pub async fn run(
     result.results = results;
     result.skipped = skipped;
     result.network = Some(network_report(plan, probe));
+    result.listing = listing::reports(plan);
     result
+}
+
+/// Every configuration of the plan, skipped for `reason`.
+fn all_skipped(plan: &Plan, reason: &str) -> Vec<SkippedConfig> {
+    order::steps(plan)
+        .into_iter()
+        .map(|s| SkippedConfig {
+            bucket: plan.buckets()[s.bucket].clone(),
+            workers: s.workers,
+            repetition: s.repetition,
+            reason: reason.to_string(),
+        })
+        .collect()
 }
 
 /// Runs the configurations in the plan's order ([`order::steps`]) until the deadline;
@@ -168,7 +189,7 @@ async fn run_steps(
             client,
             s3,
             plan,
-            (bucket, workers, repetition),
+            (step.bucket, workers, repetition),
             schedule,
             stop_at,
             observer,

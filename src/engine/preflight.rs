@@ -23,8 +23,12 @@ pub const PREFLIGHT_TRIES: u32 = 3;
 pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), BucketError> {
     client.transport().configure(transport_settings(plan));
     let s3 = client.reader(request_settings(plan));
-    for bucket in plan.buckets() {
-        let key = plan.keys().key(plan.key_range().start);
+    for (i, bucket) in plan.buckets().iter().enumerate() {
+        let keys = plan.keys_of(i);
+        if keys.count() == 0 {
+            continue; // a `key_prefix` sweep not listed yet: the listing checks the bucket.
+        }
+        let key = keys.key(plan.key_range().start.min(keys.count() - 1));
         let limit = plan.attempt_timeout() * plan.max_attempts();
         let mut outcome = get_one(&s3, bucket, &key, limit).await;
         for _ in 1..PREFLIGHT_TRIES {

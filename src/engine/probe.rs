@@ -131,7 +131,11 @@ async fn run_probe(
     };
     let (kind, key) = match &*source {
         Source::Ranges { key, .. } => (ProbeObjectKind::ProbeObject, key.clone()),
-        Source::Objects => (ProbeObjectKind::SweepObjects, plan.keys().as_template()),
+        Source::Objects => (
+            ProbeObjectKind::SweepObjects,
+            plan.key_prefix()
+                .map_or_else(|| plan.keys().as_template(), |p| format!("{p}*")),
+        ),
     };
     let shape = Shape::of(&samples, settings.interval);
     let vcpus = usage::vcpus() as f64;
@@ -176,8 +180,8 @@ fn spawn_streams(
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..streams {
         let (s3, tally, source) = (s3.clone(), tally.clone(), source.clone());
-        let (bucket, keys) = (bucket.to_string(), plan.keys().clone());
-        let objects = u64::from(plan.object_count());
+        let (bucket, keys) = (bucket.to_string(), plan.keys_of(0));
+        let objects = u64::from(plan.object_count().min(keys.count()).max(1));
         tasks.spawn(async move {
             while Instant::now() < stop_at && tally.bytes.load(Ordering::Relaxed) < settings.byte_budget {
                 let n = tally.next.fetch_add(1, Ordering::Relaxed);

@@ -14,8 +14,10 @@ use tokio::sync::Semaphore;
 
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, rates, round3};
-use crate::model::{Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percentiles, WireCounts};
-use crate::plan::Plan;
+use crate::model::{
+    Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percentiles, SizeSpread, WireCounts,
+};
+use crate::plan::{Keys, Plan};
 use crate::s3::get::get_one;
 use crate::s3::SweepClient;
 use crate::sys::cpu::UsableCpu;
@@ -28,8 +30,11 @@ use super::schedule::StartSchedule;
 use super::Observer;
 
 /// The order objects are read in one configuration.
-fn key_order(plan: &Plan, workers: u32, repetition: u32) -> Vec<u32> {
-    let mut order: Vec<u32> = plan.key_range().collect();
+/// The indices are the plan's key range, within the keys there are (a listing that
+/// found fewer keys than `object_count`, allowed by `allow_fewer_keys`).
+fn key_order(plan: &Plan, keys: &Keys, workers: u32, repetition: u32) -> Vec<u32> {
+    let range = plan.key_range();
+    let mut order: Vec<u32> = (range.start..range.end.min(keys.count())).collect();
     if plan.shuffle() {
         let seed = plan.seed() ^ (u64::from(workers) << 32) ^ u64::from(repetition);
         order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
@@ -46,16 +51,18 @@ pub(crate) async fn run_config(
     client: &SweepClient,
     s3: &aws_sdk_s3::Client,
     plan: &Plan,
-    (bucket, workers, repetition): (&str, u32, u32),
+    (bucket_index, workers, repetition): (usize, u32, u32),
     schedule: Option<StartSchedule>,
     stop_at: Option<Instant>,
     observer: &Arc<dyn Observer>,
 ) -> Option<ConfigResult> {
-    let order = Arc::new(key_order(plan, workers, repetition));
+    let bucket = plan.buckets()[bucket_index].as_str();
+    let keys = plan.keys_of(bucket_index);
+    let order = Arc::new(key_order(plan, &keys, workers, repetition));
     let whole_request = plan.attempt_timeout() * plan.max_attempts();
     let before_timed_phase = async {
         let warmup = if plan.warmup() {
-            Some(warm_up(s3, plan, bucket, workers, &order, whole_request).await)
+            Some(warm_up(s3, plan, (bucket, &keys), workers, &order, whole_request).await)
         } else {
             None
         };
@@ -86,7 +93,7 @@ pub(crate) async fn run_config(
         let driver = Driver {
             s3: s3.clone(),
             bucket: bucket.to_string(),
-            keys: plan.keys().clone(),
+            keys: keys.clone(),
             order: order.clone(),
             next: next.clone(),
             pool: pool.clone(),
@@ -104,6 +111,7 @@ pub(crate) async fn run_config(
         }
     }
     let timed = Timed {
+        sizes: SizeSpread::of(order.iter().filter_map(|&i| keys.size_bytes(i)).collect()),
         recorded,
         wall: start.elapsed(),
         started_at,
@@ -156,6 +164,8 @@ struct Timed {
     /// GETs the configuration was to make.
     planned: u64,
     warmup: Option<Breakdown>,
+    /// Listed sizes of the configuration's keys (a `key_prefix` sweep).
+    sizes: Option<SizeSpread>,
 }
 
 /// The row of one configuration: counts, rates, percentiles, CPU time, transport
@@ -236,6 +246,7 @@ fn measured_row(
         round: None,
         run_index: None,
         in_burst: false,
+        object_size_bytes: timed.sizes,
     };
     row.client = Some(ClientSide::of(&row, client_measure(&before, busy)));
     row
@@ -287,7 +298,7 @@ fn driver_count(workers: usize, objects: usize, usable_cores: f64, runtime_threa
 struct Driver {
     s3: aws_sdk_s3::Client,
     bucket: String,
-    keys: crate::plan::KeyTemplate,
+    keys: Keys,
     order: Arc<Vec<u32>>,
     /// The next position in `order`, shared by the drivers.
     next: Arc<AtomicUsize>,
@@ -361,7 +372,7 @@ async fn until<T>(stop_at: Option<Instant>, work: impl std::future::Future<Outpu
 async fn warm_up(
     s3: &aws_sdk_s3::Client,
     plan: &Plan,
-    bucket: &str,
+    (bucket, keys): (&str, &Keys),
     workers: u32,
     order: &[u32],
     limit: Duration,
@@ -373,7 +384,7 @@ async fn warm_up(
         for &index in order.iter().take(n) {
             let s3 = s3.clone();
             let bucket = bucket.to_string();
-            let key = plan.keys().key(index);
+            let key = keys.key(index);
             let phases = phases.clone();
             set.spawn(async move {
                 let outcome = get_one(&s3, &bucket, &key, limit).await;
@@ -394,13 +405,13 @@ mod tests {
     #[test]
     fn key_order_is_a_seeded_permutation() {
         let plan = Plan::from_json(r#"{"buckets": ["b-1"], "object_count": 100}"#).unwrap();
-        let a = key_order(&plan, 4, 1);
+        let a = key_order(&plan, &plan.keys_of(0), 4, 1);
         let mut sorted = a.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, (0..100).collect::<Vec<_>>());
-        assert_eq!(a, key_order(&plan, 4, 1));
-        assert_ne!(a, key_order(&plan, 8, 1));
+        assert_eq!(a, key_order(&plan, &plan.keys_of(0), 4, 1));
+        assert_ne!(a, key_order(&plan, &plan.keys_of(0), 8, 1));
         let plain = Plan::from_json(r#"{"buckets": ["b-1"], "object_count": 5, "shuffle": false}"#).unwrap();
-        assert_eq!(key_order(&plain, 4, 1), vec![0, 1, 2, 3, 4]);
+        assert_eq!(key_order(&plain, &plain.keys_of(0), 4, 1), vec![0, 1, 2, 3, 4]);
     }
 }

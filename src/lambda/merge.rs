@@ -306,6 +306,7 @@ fn merged_row(rows: &[(u32, bool, &ConfigResult)], sums: Sums, window_ms: f64) -
         round: first.round,
         run_index: first.run_index,
         in_burst: false,
+        object_size_bytes: None,
     }
 }
 

@@ -62,6 +62,9 @@ pub enum InvocationError {
     /// The first request to a bucket failed in a way every later one would too.
     #[error("{}", start_message(.0))]
     Start(BucketError),
+    /// The listing of `key_prefix` failed or found fewer keys than `object_count`.
+    #[error("{0}")]
+    Listing(crate::s3::list::ListingError),
     /// A fan-out was asked for but this process cannot invoke its function.
     #[error("{0}")]
     Fanout(FanoutError),
@@ -91,13 +94,15 @@ fn start_message(err: &BucketError) -> String {
 impl InvocationError {
     /// The stable `errorType` the Lambda returns: `InvalidEvent`, or the
     /// [`BucketError::error_type`] (`NoCredentials`, `BucketNotFound`, `AccessDenied`,
-    /// `ObjectNotFound`, `EndpointUnreachable`, `StartFailed`), `FanoutUnavailable`,
+    /// `ObjectNotFound`, `EndpointUnreachable`, `StartFailed`; from a `key_prefix`
+    /// listing too), `TooFewKeys`, `FanoutUnavailable`,
     /// `DeadlineReached`, `ResponseTooLarge`, and a memory sweep's
     /// `ConcurrentMemorySweep`, `MemorySweepFailed`, `MemoryNotRestored`.
     pub fn error_type(&self) -> &'static str {
         match self {
             InvocationError::InvalidEvent(_) => "InvalidEvent",
             InvocationError::Start(e) => e.error_type(),
+            InvocationError::Listing(e) => e.error_type(),
             InvocationError::Fanout(_) => "FanoutUnavailable",
             InvocationError::DeadlineInPreflight { .. } => "DeadlineReached",
             InvocationError::TooLarge(_) => "ResponseTooLarge",
@@ -226,8 +231,17 @@ impl Function {
 
     /// The preflight, within the deadline less its margin.
     async fn check_buckets(&self, plan: &Plan, deadline: Option<Deadline>) -> Result<(), InvocationError> {
-        let preflight = engine::preflight(&self.client, plan);
-        let checked = match deadline {
+        let preflight = async {
+            engine::list_keys(&self.client, plan).await.map_err(|err| {
+                tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
+                InvocationError::Listing(err)
+            })?;
+            engine::preflight(&self.client, plan).await.map_err(|err| {
+                tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
+                InvocationError::Start(err)
+            })
+        };
+        match deadline {
             // No time at all: no preflight; every configuration is listed as skipped.
             Some(d) if d.passed(Instant::now()) => Ok(()),
             Some(d) => tokio::time::timeout_at(d.stop_at().into(), preflight)
@@ -239,11 +253,7 @@ impl Function {
                     }
                 })?,
             None => preflight.await,
-        };
-        checked.map_err(|err| {
-            tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
-            InvocationError::Start(err)
-        })
+        }
     }
 
     /// A plain sweep, or a child's: a child stops in time for its coordinator to merge

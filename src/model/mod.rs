@@ -7,6 +7,7 @@ pub mod diagnosis;
 pub mod errors;
 pub mod fanout;
 pub mod histogram;
+pub mod listing;
 pub mod memory;
 pub(crate) mod names;
 pub mod network;
@@ -20,6 +21,7 @@ pub use diagnosis::{
 };
 pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
+pub use listing::{KeyListing, SizeSpread};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
 pub use names::Outcome;
 pub use network::{
@@ -82,6 +84,7 @@ pub(crate) mod test_rows {
             round: None,
             run_index: None,
             in_burst: false,
+            object_size_bytes: None,
         }
     }
 
@@ -119,6 +122,7 @@ pub(crate) mod test_rows {
             trimmed: None,
             memory: None,
             network: None,
+            listing: Vec::new(),
         }
     }
 

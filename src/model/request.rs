@@ -19,6 +19,8 @@ pub const DEFAULT_START_DELAY_MS: u64 = 2_000;
 /// |---|---|---|
 /// | `buckets` | required | buckets to sweep, in order (1 to 16) |
 /// | `key_template` | `test/{i}/vectors` | object key, `{i}` replaced by 0..object_count |
+/// | `key_prefix` | none | instead of `key_template`: read the first `object_count` keys listed under this prefix (docs/prefix.md) |
+/// | `allow_fewer_keys` | false | with `key_prefix`: sweep the keys found when fewer than `object_count` are listed (else an error) |
 /// | `object_count` | 1000 | objects read per configuration |
 /// | `workers` | 1,2,4,8,16,17,18,19,20 | requests in flight, one configuration each |
 /// | `pool_connections` | 20 | most TCP connections per bucket endpoint; more workers wait, and the wait is measured |
@@ -48,6 +50,14 @@ pub struct SweepRequest {
     pub buckets: Vec<String>,
     #[serde(default = "default_key_template")]
     pub key_template: String,
+    /// Read the first `object_count` keys listed under this prefix instead of the
+    /// template's keys (exactly one of the two is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_prefix: Option<String>,
+    /// With `key_prefix`: sweep the keys found when the prefix holds fewer than
+    /// `object_count` (false: that is an error naming both numbers).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_fewer_keys: bool,
     #[serde(default = "default_object_count")]
     pub object_count: u32,
     #[serde(default = "default_workers")]
@@ -132,7 +142,8 @@ fn is_default_idle(ms: &u64) -> bool {
 fn default_pool_idle_timeout_ms() -> u64 {
     DEFAULT_POOL_IDLE_TIMEOUT_MS
 }
-fn default_key_template() -> String {
+/// The default `key_template`.
+pub fn default_key_template() -> String {
     "test/{i}/vectors".to_string()
 }
 fn default_object_count() -> u32 {
@@ -173,6 +184,8 @@ impl SweepRequest {
         SweepRequest {
             buckets,
             key_template: default_key_template(),
+            key_prefix: None,
+            allow_fewer_keys: false,
             object_count: default_object_count(),
             workers: default_workers(),
             pool_connections: default_pool_connections(),

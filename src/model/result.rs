@@ -61,6 +61,10 @@ pub struct SweepResult {
     /// bandwidth probe's report. Absent in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkReport>,
+    /// A `key_prefix` sweep: per bucket, what the listing before the sweep found and
+    /// cost (its time is not in any row).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listing: Vec<super::KeyListing>,
 }
 
 /// What was dropped from a result to fit a size limit.
@@ -310,6 +314,10 @@ pub struct ConfigResult {
     /// probe's sustained MiB/s): it ran on burst credit, and its figures flatter.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_burst: bool,
+    /// Sizes of the objects read, bytes (a `key_prefix` sweep: from the listing;
+    /// absent for a key template, whose objects are one size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_size_bytes: Option<super::SizeSpread>,
 }
 
 /// The best configuration of one bucket.
@@ -514,6 +522,7 @@ impl SweepResult {
             analysis: None,
             memory: None,
             network: None,
+            listing: Vec::new(),
         }
     }
 

@@ -6,6 +6,7 @@
 
 pub(crate) mod fields;
 pub mod json;
+pub mod keys;
 pub mod names;
 pub mod sections;
 
@@ -18,6 +19,7 @@ use serde_json::Value;
 
 use crate::model::request::{FanoutRequest, FromCoordinator, Role, SweepRequest};
 
+pub use keys::{BucketListing, Keys, ListedObject};
 pub use names::{check_bucket_name, is_directory_bucket, KeyTemplate};
 use sections::{check_fanout, check_memory, check_prices, typed_request};
 pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS, REQUEST_FIELDS};
@@ -126,6 +128,8 @@ pub fn configurations_message(request: &SweepRequest, configurations: u64) -> St
 pub struct Plan {
     request: SweepRequest,
     keys: KeyTemplate,
+    /// With `key_prefix`: the keys listed once per bucket, shared by clones of the plan.
+    listing: keys::ListingCell,
 }
 
 impl Plan {
@@ -189,7 +193,11 @@ impl Plan {
         check_memory(&request, &mut problems);
         check_total(&request, &mut problems);
         match keys {
-            Some(keys) if problems.is_empty() => Ok(Plan { request, keys }),
+            Some(keys) if problems.is_empty() => Ok(Plan {
+                request,
+                keys,
+                listing: keys::ListingCell::default(),
+            }),
             _ => Err(RequestError::new(problems)),
         }
     }
@@ -201,8 +209,34 @@ impl Plan {
     pub fn buckets(&self) -> &[String] {
         &self.request.buckets
     }
+    /// The key template (with `key_prefix`, the default one, unused: see [`Plan::keys_of`]).
     pub fn keys(&self) -> &KeyTemplate {
         &self.keys
+    }
+    /// The prefix whose listed keys the sweep reads, if the request names one.
+    pub fn key_prefix(&self) -> Option<&str> {
+        self.request.key_prefix.as_deref()
+    }
+    /// Whether a prefix holding fewer than `object_count` keys is swept anyway.
+    pub fn allow_fewer_keys(&self) -> bool {
+        self.request.allow_fewer_keys
+    }
+    /// The keys bucket number `bucket` is read with: the template's, or the listing's
+    /// (empty until [`Plan::set_listing`]).
+    pub fn keys_of(&self, bucket: usize) -> Keys {
+        if self.key_prefix().is_none() {
+            return Keys::Template(self.keys.clone());
+        }
+        let listed = self.listing().and_then(|l| l.get(bucket)).map(|b| b.objects.clone());
+        Keys::Listed(listed.unwrap_or_default())
+    }
+    /// The listing of every bucket, once made.
+    pub fn listing(&self) -> Option<&[BucketListing]> {
+        self.listing.get()
+    }
+    /// Records the listing (once per run: clones of this plan share it).
+    pub fn set_listing(&self, listing: Vec<BucketListing>) {
+        self.listing.set(listing)
     }
     pub fn object_count(&self) -> u32 {
         self.request.object_count
@@ -356,6 +390,7 @@ fn check_buckets(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
 
 /// `object_count` in range, and the key template for that many objects.
 fn check_keys(request: &SweepRequest, problems: &mut Vec<FieldProblem>) -> Option<KeyTemplate> {
+    check_prefix(request, problems);
     if request.object_count == 0 || request.object_count > MAX_OBJECT_COUNT {
         problems.push(problem(
             "object_count",
@@ -365,6 +400,28 @@ fn check_keys(request: &SweepRequest, problems: &mut Vec<FieldProblem>) -> Optio
     KeyTemplate::parse(&request.key_template, request.object_count.max(1) - 1)
         .map_err(|msg| problems.push(problem("key_template", msg)))
         .ok()
+}
+
+/// `key_prefix`: instead of a template (not beside one), at most 1,024 bytes, no
+/// control characters; `allow_fewer_keys` only with it.
+fn check_prefix(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    let Some(prefix) = &request.key_prefix else {
+        if request.allow_fewer_keys {
+            problems.push(problem("allow_fewer_keys", "applies only with key_prefix".to_string()));
+        }
+        return;
+    };
+    if request.key_template != crate::model::request::default_key_template() {
+        problems.push(sections::both_key_sources());
+    }
+    if prefix.len() > MAX_KEY_BYTES {
+        problems.push(problem(
+            "key_prefix",
+            format!("is {} bytes; S3 keys are at most {}", prefix.len(), MAX_KEY_BYTES),
+        ));
+    } else if prefix.chars().any(|c| c.is_control()) {
+        problems.push(problem("key_prefix", "must not contain control characters".into()));
+    }
 }
 
 /// `workers`: at least one count, each 1..=[`MAX_WORKERS`], none twice.

@@ -15,7 +15,8 @@ use super::{align_right, Style};
 /// The tables of a result: one per bucket with the lines under it (summary and
 /// diagnosis), then the bucket comparisons.
 pub fn render_tables(result: &SweepResult, style: Style) -> String {
-    let mut out = render_network(result);
+    let mut out = render_listing(result);
+    out.push_str(&render_network(result));
     for summary in &result.summary {
         let table = bucket_table(result, summary, style);
         let title = format!("bucket {}{}", summary.bucket, memory_title(result, summary.memory_mb));
@@ -107,8 +108,13 @@ fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> 
         "wire MiB/s",
         "verdict",
     ]);
+    let rows: Vec<&ConfigResult> = result.rows_at(&summary.bucket, summary.memory_mb).collect();
+    let listed = rows.iter().any(|r| r.object_size_bytes.is_some());
+    if listed {
+        header.extend(["bytes read", "object bytes min/p50/p99/max"]);
+    }
     let mut table = style.table(header);
-    for r in result.rows_at(&summary.bucket, summary.memory_mb) {
+    for r in rows {
         let mut cells = match (sized, r.memory_mb) {
             (true, Some(mb)) if r.emulated => vec![format!("{mb}*")],
             (true, Some(mb)) => vec![mb.to_string()],
@@ -116,6 +122,9 @@ fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> 
             (false, _) => Vec::new(),
         };
         cells.extend(row_cells(r));
+        if listed {
+            cells.extend(size_cells(r));
+        }
         table.add_row(cells);
     }
     align_right(&mut table, 0..14 + usize::from(sized));
@@ -144,6 +153,29 @@ fn row_cells(r: &ConfigResult) -> [String; 16] {
         wire_cell(r),
         r.diagnosis.as_ref().map_or("-", |d| d.verdict.name()).to_string(),
     ]
+}
+
+/// A listed row's bytes read and the sizes of its objects (`varies` when they differ).
+fn size_cells(r: &ConfigResult) -> [String; 2] {
+    let sizes = r.object_size_bytes.map_or("-".into(), |s| {
+        let varies = if s.varies() { " (varies)" } else { "" };
+        format!("{}/{}/{}/{}{varies}", s.min, s.p50, s.p99, s.max)
+    });
+    [r.bytes.to_string(), sizes]
+}
+
+/// The lines of a `key_prefix` sweep's listing: per bucket the keys and bytes found,
+/// the listing's requests and time, which are in no row.
+fn render_listing(result: &SweepResult) -> String {
+    let mut out = String::new();
+    for l in &result.listing {
+        let _ = writeln!(
+            out,
+            "listing: {} keys ({} bytes) under {:?} in {} (of {} asked), {} ListObjectsV2 request(s), {:.1} ms, before the sweep and not in its times",
+            l.keys_found, l.bytes_total, l.prefix, l.bucket, l.keys_asked, l.list_requests, l.list_wall_ms
+        );
+    }
+    out
 }
 
 /// The line under a bucket's table: best, one worker, knee, failed requests.

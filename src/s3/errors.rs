@@ -267,6 +267,8 @@ pub enum Action {
     Delete,
     /// CreateBucket (`seed --create-bucket`).
     CreateBucket,
+    /// ListObjectsV2 (a sweep's `key_prefix`).
+    List,
 }
 
 impl Action {
@@ -277,6 +279,7 @@ impl Action {
             Action::Write => "writing",
             Action::Delete => "deleting",
             Action::CreateBucket => "creating",
+            Action::List => "listing",
         }
     }
 
@@ -287,6 +290,7 @@ impl Action {
             Action::Write => "s3:PutObject and s3:GetObject (seed checks each key before writing it)",
             Action::Delete => "s3:DeleteObject on the manifest's keys",
             Action::CreateBucket => "s3:CreateBucket",
+            Action::List => "s3:ListBucket on the bucket (to list the keys under key_prefix)",
         }
     }
 }
@@ -369,7 +373,7 @@ impl fmt::Display for BucketError {
                     Action::Delete => {
                         "nothing of the manifest can be there: check the manifest's bucket, endpoint and region"
                     }
-                    Action::Read => "create it, or fix the bucket name",
+                    Action::Read | Action::List => "create it, or fix the bucket name",
                 })
             }
             BucketError::AccessDenied {

@@ -33,6 +33,10 @@ pub struct SeedManifest {
     pub endpoint: Option<String>,
     pub key_template: String,
     pub object_size_bytes: u64,
+    /// Mixed sizes (`seed --sizes`): object `i` has `size_cycle_bytes[i % len]` bytes;
+    /// empty: every object has `object_size_bytes`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub size_cycle_bytes: Vec<u64>,
     /// Keys these runs created (and only those), sorted.
     pub written: Vec<String>,
     /// The ETag each PUT returned, by key. A key without one (its PUT's answer never
@@ -92,11 +96,17 @@ impl SeedManifest {
             endpoint: endpoint.map(str::to_string),
             key_template: key_template.into(),
             object_size_bytes,
+            size_cycle_bytes: Vec::new(),
             written: Vec::new(),
             etags: BTreeMap::new(),
             skipped_existing: 0,
             probe_object: None,
         }
+    }
+
+    /// The size seed writes object `index` with (its size cycle's, or the one size).
+    pub fn size_of(&self, index: u32) -> u64 {
+        size_in_cycle(&self.size_cycle_bytes, self.object_size_bytes, index)
     }
 
     /// Refuses a manifest for another bucket, endpoint, key template or object size.
@@ -110,6 +120,11 @@ impl SeedManifest {
                 "object size",
                 format!("{} bytes", self.object_size_bytes),
                 format!("{} bytes", other.object_size_bytes),
+            ),
+            (
+                "size cycle",
+                format!("{:?}", self.size_cycle_bytes),
+                format!("{:?}", other.size_cycle_bytes),
             ),
         ];
         for (field, recorded, given) in checks {
@@ -379,6 +394,15 @@ pub fn remove_journal(path: &Path) -> Result<(), ManifestError> {
     match std::fs::remove_file(&j) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(journal_error(&j, e)),
         _ => Ok(()),
+    }
+}
+
+/// Object `index`'s size: `cycle[index % len]`, or `one` when the cycle is empty.
+pub fn size_in_cycle(cycle: &[u64], one: u64, index: u32) -> u64 {
+    if cycle.is_empty() {
+        one
+    } else {
+        cycle[index as usize % cycle.len()]
     }
 }
 

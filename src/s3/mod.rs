@@ -14,6 +14,7 @@ mod endpoint;
 pub mod errors;
 pub mod express;
 pub mod get;
+pub mod list;
 pub mod manifest;
 pub mod seed;
 

@@ -22,7 +22,9 @@ use bytes::Bytes;
 use crate::plan::KeyTemplate;
 
 use super::errors::{classify, Action, BucketError};
-use super::manifest::{fold_journal, lock_manifest, read_manifest_if_any, remove_journal, Journal, ManifestError};
+use super::manifest::{
+    fold_journal, lock_manifest, read_manifest_if_any, remove_journal, size_in_cycle, Journal, ManifestError,
+};
 pub use super::manifest::{ProbeObject, SeedManifest, MANIFEST_SCHEMA};
 
 /// What to write.
@@ -32,6 +34,9 @@ pub struct SeedSpec {
     pub keys: KeyTemplate,
     pub object_count: u32,
     pub object_size_bytes: u64,
+    /// Mixed sizes: object `i` gets `size_cycle_bytes[i % len]` bytes (empty: every
+    /// object `object_size_bytes`).
+    pub size_cycle_bytes: Vec<u64>,
     /// PUTs in flight.
     pub concurrency: usize,
     /// Write with `If-None-Match: *`, leaving keys that exist alone (false: plain
@@ -122,11 +127,9 @@ pub async fn seed_recorded(
     spec: &SeedSpec,
     path: &Path,
 ) -> Result<SeedManifest, SeedError> {
-    if spec.object_size_bytes > 5 << 30 {
-        return Err(SeedError::TooLarge(spec.object_size_bytes));
-    }
+    check_sizes(spec)?;
     let _lock = lock_manifest(path)?;
-    let this = SeedManifest::empty(&spec.bucket, endpoint, &spec.keys.as_template(), spec.object_size_bytes);
+    let this = spec.empty_manifest(endpoint);
     let existed = read_manifest_if_any(path)?;
     let had_manifest = existed.is_some();
     let mut recorded = match existed {
@@ -165,15 +168,17 @@ async fn seed_inner(
     spec: &SeedSpec,
     mut journal: Option<&mut Journal>,
 ) -> Result<(SeedManifest, Option<SeedError>), SeedError> {
-    if spec.object_size_bytes > 5 << 30 {
-        return Err(SeedError::TooLarge(spec.object_size_bytes));
-    }
-    let body = object_body(spec.object_size_bytes);
+    check_sizes(spec)?;
+    let bodies: Vec<Bytes> = if spec.size_cycle_bytes.is_empty() {
+        vec![object_body(spec.object_size_bytes)]
+    } else {
+        spec.size_cycle_bytes.iter().map(|&n| object_body(n)).collect()
+    };
     let endpoint_name = Arc::new(super::endpoint_name(s3, endpoint));
     let sem = Arc::new(tokio::sync::Semaphore::new(spec.concurrency.max(1)));
     let mut set = tokio::task::JoinSet::new();
     let failed_once = Arc::new(AtomicBool::new(false));
-    let mut manifest = SeedManifest::empty(&spec.bucket, endpoint, &spec.keys.as_template(), spec.object_size_bytes);
+    let mut manifest = spec.empty_manifest(endpoint);
     let mut first_error = None;
     let mut record = |joined, manifest: &mut SeedManifest, journal: &mut Option<&mut Journal>| {
         note(joined, manifest, journal.as_deref_mut(), &mut first_error)
@@ -194,7 +199,7 @@ async fn seed_inner(
             s3: s3.clone(),
             bucket: spec.bucket.clone(),
             key,
-            body: body.clone(),
+            body: bodies[i as usize % bodies.len()].clone(),
             conditional: spec.skip_existing,
             endpoint_name: endpoint_name.clone(),
             failed_once: failed_once.clone(),
@@ -209,6 +214,33 @@ async fn seed_inner(
     }
     manifest.written.sort_unstable();
     Ok((manifest, first_error))
+}
+
+/// Every size at most 5 GiB.
+fn check_sizes(spec: &SeedSpec) -> Result<(), SeedError> {
+    let largest = spec
+        .size_cycle_bytes
+        .iter()
+        .copied()
+        .chain([spec.object_size_bytes])
+        .max();
+    match largest {
+        Some(n) if n > 5 << 30 => Err(SeedError::TooLarge(n)),
+        _ => Ok(()),
+    }
+}
+
+impl SeedSpec {
+    /// The size object `i` is written with.
+    pub fn size_of(&self, i: u32) -> u64 {
+        size_in_cycle(&self.size_cycle_bytes, self.object_size_bytes, i)
+    }
+    /// The manifest of this spec with nothing written yet.
+    fn empty_manifest(&self, endpoint: Option<&str>) -> SeedManifest {
+        let mut m = SeedManifest::empty(&self.bucket, endpoint, &self.keys.as_template(), self.object_size_bytes);
+        m.size_cycle_bytes = self.size_cycle_bytes.clone();
+        m
+    }
 }
 
 /// Records one finished PUT in the manifest and the journal.
@@ -304,12 +336,16 @@ impl SeedManifest {
                 old.check_same(self, path)?;
                 old
             }
-            None => SeedManifest::empty(
-                &self.bucket,
-                self.endpoint.as_deref(),
-                &self.key_template,
-                self.object_size_bytes,
-            ),
+            None => {
+                let mut m = SeedManifest::empty(
+                    &self.bucket,
+                    self.endpoint.as_deref(),
+                    &self.key_template,
+                    self.object_size_bytes,
+                );
+                m.size_cycle_bytes = self.size_cycle_bytes.clone();
+                m
+            }
         };
         merged.absorb(self);
         merged.write_to(path)?;

@@ -40,6 +40,7 @@ async fn seed_bucket(client: &SweepClient, bucket: &str, count: u32) {
             keys: KeyTemplate::parse("test/{i}/vectors", count).unwrap(),
             object_count: count,
             object_size_bytes: 1024,
+            size_cycle_bytes: Vec::new(),
             concurrency: 16,
             skip_existing: true,
         },
@@ -330,4 +331,43 @@ fn every_file_in_events_is_a_valid_request() {
         &[common::STANDARD_BUCKET.to_string(), common::EXPRESS_BUCKET.to_string()]
     );
     assert!(s3sweep::plan::is_directory_bucket(&local.buckets()[1]));
+}
+
+/// An event with `key_prefix`: the function lists the prefix before its preflight,
+/// sweeps the listed keys (nothing beside the prefix), reports the listing apart, and
+/// answers `TooFewKeys` naming both numbers when the prefix holds too few.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_prefix_event_sweeps_the_listed_keys() {
+    let bucket = "handler-prefix";
+    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let f = function(&server.endpoint(), 5_000).await;
+    for i in 0..12u64 {
+        let size = [100, 2_000, 30_000][i as usize % 3];
+        server
+            .store()
+            .insert(bucket, &format!("lp/{i:02}"), bytes::Bytes::from(vec![b'a'; size]));
+    }
+    server
+        .store()
+        .insert(bucket, "lp2/x", bytes::Bytes::from_static(b"beside"));
+    let payload =
+        json!({"buckets": [bucket], "key_prefix": "lp/", "object_count": 12, "workers": [1, 4], "pool_connections": 4});
+    let result = f.handle(event(payload, None)).await.unwrap();
+    assert_eq!(result.listing.len(), 1);
+    assert_eq!(
+        (result.listing[0].keys_found, result.listing[0].bytes_total),
+        (12, 4 * 32_100)
+    );
+    for row in &result.results {
+        assert_eq!((row.ok, row.bytes), (12, 4 * 32_100), "{row:?}");
+    }
+    let few = json!({"buckets": [bucket], "key_prefix": "lp/", "object_count": 20, "workers": [1]});
+    let d = Diagnostic::from(f.handle(event(few, None)).await.unwrap_err());
+    assert_eq!(d.error_type, "TooFewKeys");
+    assert!(
+        d.error_message.contains("holds 12 keys") && d.error_message.contains("(20)"),
+        "{}",
+        d.error_message
+    );
+    server.shutdown().await;
 }

@@ -48,6 +48,7 @@ mod memory_emulator;
 mod memory_sweep;
 mod moto_lambda;
 mod network;
+mod prefix;
 mod report_and_compare;
 mod runtime_api;
 mod stdout_closed;

@@ -1,0 +1,66 @@
+//! Before a `key_prefix` sweep: list the first `object_count` keys under the prefix in
+//! every bucket, once per run (the plan and its clones keep the listing, so every
+//! configuration, repetition and memory size reads the same keys), untimed.
+
+use crate::model::KeyListing;
+use crate::plan::Plan;
+use crate::s3::list::{list_prefix, ListingError};
+use crate::s3::SweepClient;
+
+use super::{request_settings, transport_settings};
+
+/// Lists the plan's prefix in each of its buckets, unless the plan names no prefix or
+/// was already listed. Fewer keys than `object_count` is an error unless the request
+/// allows it.
+pub async fn list_keys(client: &SweepClient, plan: &Plan) -> Result<(), ListingError> {
+    let Some(prefix) = plan.key_prefix() else {
+        return Ok(());
+    };
+    if plan.listing().is_some() {
+        return Ok(());
+    }
+    client.transport().configure(transport_settings(plan));
+    let s3 = client.reader(request_settings(plan));
+    let mut listed = Vec::with_capacity(plan.buckets().len());
+    for bucket in plan.buckets() {
+        let endpoint = client.endpoint_name();
+        let listing = list_prefix(
+            &s3,
+            (bucket, prefix),
+            plan.object_count(),
+            plan.allow_fewer_keys(),
+            &endpoint,
+        )
+        .await?;
+        tracing::info!(
+            bucket,
+            prefix,
+            keys = listing.objects.len(),
+            requests = listing.requests,
+            wall_ms = listing.wall_ms,
+            "listed the keys to sweep"
+        );
+        listed.push(listing);
+    }
+    plan.set_listing(listed);
+    Ok(())
+}
+
+/// The listing's report for the result: per bucket, found, bytes, requests, time.
+pub fn reports(plan: &Plan) -> Vec<KeyListing> {
+    let (Some(prefix), Some(listing)) = (plan.key_prefix(), plan.listing()) else {
+        return Vec::new();
+    };
+    listing
+        .iter()
+        .map(|b| KeyListing {
+            bucket: b.bucket.clone(),
+            prefix: prefix.to_string(),
+            keys_asked: plan.object_count(),
+            keys_found: b.objects.len() as u32,
+            bytes_total: b.objects.iter().map(|o| o.size_bytes).sum(),
+            list_requests: b.requests,
+            list_wall_ms: b.wall_ms,
+        })
+        .collect()
+}
