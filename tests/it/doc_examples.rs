@@ -297,13 +297,33 @@ fn shell_line_problem(words: &[String], raw: &str) -> Option<String> {
 }
 
 /// The problems of every `sh` block of one page.
+/// A block's lines as the shell reads them: a line ending in `\` continues on the
+/// next, each logical line numbered by the line it starts on.
+fn logical_lines(lines: &[String]) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut open = false;
+    for (i, line) in lines.iter().enumerate() {
+        let (text, continues) = match line.trim_end().strip_suffix('\\') {
+            Some(head) => (head.to_string(), true),
+            None => (line.clone(), false),
+        };
+        match out.last_mut() {
+            Some((_, joined)) if open => joined.push_str(&text),
+            _ => out.push((i, text)),
+        }
+        open = continues;
+    }
+    out
+}
+
 fn shell_problems(page: &str, text: &str, makefile: &str) -> Vec<String> {
     let mut problems = Vec::new();
     for block in blocks(text)
         .iter()
         .filter(|b| ["sh", "bash", "shell"].contains(&b.info.as_str()))
     {
-        for (i, raw) in block.lines.iter().enumerate() {
+        for (i, raw) in logical_lines(&block.lines) {
+            let raw = raw.as_str();
             let at = format!("{page}:{}", block.line + i);
             if let Some(words) = command_words(raw) {
                 if let Some(why) = shell_line_problem(&words, raw) {

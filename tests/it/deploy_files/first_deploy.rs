@@ -344,8 +344,18 @@ fn destroy_removes_what_the_deploy_made_and_says_what_it_left() {
         dry.contains("aws cloudformation wait stack-delete-complete --region eu-west-1 --stack-name s3sweep\n"),
         "{dry}"
     );
+    // Every event file the console gets (all of events/ but local.json), by name.
+    let mut events: Vec<String> = std::fs::read_dir(root().join("events"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|name| name != "local")
+        .collect();
+    events.sort();
+    assert!(events.len() >= 4, "{events:?}");
     assert!(
-        dry.contains("for name in fanout memory seed smoke; do"),
+        dry.contains(&format!("for name in {}; do", events.join(" "))),
         "every test event: {dry}"
     );
     assert!(
