@@ -36,10 +36,15 @@ fn a_memory_sweep_under_cargo_lambda_watch() {
     let tmp = std::env::temp_dir().join(format!("s3sweep-memory-emulator-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let lab = Lab::start(&[("express-like", "express")], false);
+    // Its own manifest: the default one in the working folder may record another
+    // run's lab, and seed refuses to mix two seeds in one manifest.
+    let manifest = tmp.join("manifest.json");
     let out = run_bounded(
         "s3sweep seed",
         Command::new(S3SWEEP).args([
             "seed",
+            "--manifest",
+            &manifest.display().to_string(),
             "--endpoint",
             &lab.endpoint,
             "--bucket",
