@@ -525,3 +525,21 @@ fn every_documented_event_file_validates() {
     }
     assert!(checked >= 4, "only {checked} event files");
 }
+
+/// docs/memory-sweep.md shows `events/memory.json` itself: the request a user publishes
+/// to the console is the one the page explains.
+#[test]
+fn the_memory_sweep_page_shows_the_memory_event() {
+    let page = fs::read_to_string(root().join("docs/memory-sweep.md")).unwrap();
+    let event: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(root().join("events/memory.json")).unwrap()).unwrap();
+    let shown = blocks(&page)
+        .into_iter()
+        .filter(|b| b.info == "json")
+        .filter_map(|b| serde_json::from_str::<serde_json::Value>(&b.lines.join("\n")).ok())
+        .any(|v| v == event);
+    assert!(
+        shown,
+        "docs/memory-sweep.md has no JSON block equal to events/memory.json"
+    );
+}
