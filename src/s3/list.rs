@@ -50,6 +50,19 @@ pub async fn list_prefix(
     allow_fewer: bool,
     endpoint: &str,
 ) -> Result<BucketListing, ListingError> {
+    list_prefix_after(s3, (bucket, prefix, None), want, allow_fewer, endpoint).await
+}
+
+/// [`list_prefix`] from the first key after `start_after` (ListObjectsV2 `start-after`,
+/// general purpose buckets): one part of a listing someone else made whole, e.g. a
+/// fan-out child's share of its coordinator's listing.
+pub async fn list_prefix_after(
+    s3: &aws_sdk_s3::Client,
+    (bucket, prefix, start_after): (&str, &str, Option<&str>),
+    want: u32,
+    allow_fewer: bool,
+    endpoint: &str,
+) -> Result<BucketListing, ListingError> {
     let start = Instant::now();
     let mut objects: Vec<ListedObject> = Vec::with_capacity(want as usize);
     let mut token: Option<String> = None;
@@ -61,6 +74,7 @@ pub async fn list_prefix(
             .bucket(bucket)
             .prefix(prefix)
             .max_keys(left)
+            .set_start_after(start_after.map(str::to_string))
             .set_continuation_token(token.take())
             .send()
             .await;
