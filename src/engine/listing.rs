@@ -1,10 +1,11 @@
 //! Before a `key_prefix` sweep: list the first `object_count` keys under the prefix in
 //! every bucket, once per run (the plan and its clones keep the listing, so every
-//! configuration, repetition and memory size reads the same keys), untimed.
+//! configuration, repetition and memory size reads the same keys), untimed. A fan-out
+//! child lists only its share of its coordinator's listing (after a key, so many).
 
 use crate::model::KeyListing;
 use crate::plan::Plan;
-use crate::s3::list::{list_prefix, ListingError};
+use crate::s3::list::{list_prefix_after, ListingError};
 use crate::s3::SweepClient;
 
 use super::{request_settings, transport_settings};
@@ -22,12 +23,18 @@ pub async fn list_keys(client: &SweepClient, plan: &Plan) -> Result<(), ListingE
     client.transport().configure(transport_settings(plan));
     let s3 = client.reader(request_settings(plan));
     let mut listed = Vec::with_capacity(plan.buckets().len());
-    for bucket in plan.buckets() {
+    let shares = plan.listed_shares();
+    for (i, bucket) in plan.buckets().iter().enumerate() {
         let endpoint = client.endpoint_name();
-        let listing = list_prefix(
+        // A fan-out child lists only its share of its coordinator's listing.
+        let (start_after, want) = match shares.get(i) {
+            Some(s) => (s.start_after.as_deref(), s.count),
+            None => (None, plan.object_count()),
+        };
+        let listing = list_prefix_after(
             &s3,
-            (bucket, prefix),
-            plan.object_count(),
+            (bucket, prefix, start_after),
+            want,
             plan.allow_fewer_keys(),
             &endpoint,
         )
@@ -61,6 +68,7 @@ pub fn reports(plan: &Plan) -> Vec<KeyListing> {
             bytes_total: b.objects.iter().map(|o| o.size_bytes).sum(),
             list_requests: b.requests,
             list_wall_ms: b.wall_ms,
+            keys_per_child: Vec::new(),
         })
         .collect()
 }

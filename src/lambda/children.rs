@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::engine::Deadline;
 use crate::model::stats::round3;
-use crate::model::{FromCoordinator, KeyRange, Role, Split, SweepRequest};
-use crate::plan::Plan;
+use crate::model::{FromCoordinator, KeyRange, ListedShare, Role, Split, SweepRequest};
+use crate::plan::{BucketListing, Plan};
 
 use super::invoke::{ChildOutcome, Invoker};
 use super::settings::{FanoutSettings, FUNCTION_ENV, NO_DEADLINE_INVOKE_LIMIT};
@@ -56,10 +56,7 @@ pub async fn invoke_children(
     let children = child_requests(plan, start_unix_ms, finish_by);
     let calls = children.into_iter().map(|(index, request)| {
         let function = function.to_string();
-        let key_range = request.from_coordinator.and_then(|c| c.key_range).unwrap_or(KeyRange {
-            start: 0,
-            end: plan.object_count(),
-        });
+        let key_range = reported_range(plan, index, &request);
         let seed = request.seed;
         let event = break_for_test(settings, index, serde_json::to_value(&request).unwrap_or(Value::Null));
         async move {
@@ -101,6 +98,65 @@ fn break_for_test(_: &FanoutSettings, _: u32, event: Value) -> Value {
     event
 }
 
+/// Child `k` of `n`'s part of `count` keys: `k*count/n .. (k+1)*count/n`.
+fn shard(k: u32, n: u64, count: u64) -> KeyRange {
+    let k64 = u64::from(k);
+    KeyRange {
+        start: (k64 * count / n) as u32,
+        end: ((k64 + 1) * count / n) as u32,
+    }
+}
+
+/// Child `k` of `n`'s share of every bucket's listing: the keys of its shard of that
+/// bucket's listed keys, named by the key before the shard (none for the first) and
+/// their number. The shares of the `n` children are disjoint and cover the listing.
+pub fn listed_shares(listing: &[BucketListing], k: u32, n: u32) -> Vec<ListedShare> {
+    listing
+        .iter()
+        .map(|b| {
+            let r = shard(k, u64::from(n), b.objects.len() as u64);
+            let start_after = (r.start > 0).then(|| b.objects[r.start as usize - 1].key.clone());
+            ListedShare {
+                start_after,
+                count: r.end - r.start,
+            }
+        })
+        .collect()
+}
+
+/// The coordinator's listing report, with each bucket's keys per child (shard split).
+pub fn listing_reports(plan: &Plan) -> Vec<crate::model::KeyListing> {
+    let mut reports = crate::engine::listing::reports(plan);
+    let (Some(f), Some(listing)) = (plan.fanout(), plan.listing()) else {
+        return reports;
+    };
+    if f.split == Split::Shard {
+        for (i, report) in reports.iter_mut().enumerate() {
+            report.keys_per_child = (0..f.invocations)
+                .map(|k| listed_shares(&listing[i..=i], k, f.invocations)[0].count)
+                .collect();
+        }
+    }
+    reports
+}
+
+/// The key range a child's outcome is reported with: its `key_range`, its shard of
+/// `object_count` when it lists its share, or all keys (a replica).
+fn reported_range(plan: &Plan, k: u32, request: &SweepRequest) -> KeyRange {
+    let all = KeyRange {
+        start: 0,
+        end: plan.object_count(),
+    };
+    let Some(c) = &request.from_coordinator else {
+        return all;
+    };
+    match (c.key_range, c.listed_shares.is_empty(), plan.fanout()) {
+        (Some(r), _, _) => r,
+        (None, false, Some(f)) => shard(k, u64::from(f.invocations), u64::from(plan.object_count())),
+        _ => all,
+    }
+}
+
 /// The child events of a fan-out plan: index, shard, and the request.
 pub fn child_requests(plan: &Plan, start_unix_ms: u64, finish_by_unix_ms: Option<u64>) -> Vec<(u32, SweepRequest)> {
     let Some(f) = plan.fanout() else {
@@ -118,15 +174,19 @@ pub fn child_requests(plan: &Plan, start_unix_ms: u64, finish_by_unix_ms: Option
                 start_unix_ms: Some(start_unix_ms),
                 finish_by_unix_ms,
                 config_slot_ms: f.slot_ms,
+                listed_shares: Vec::new(),
             };
             match f.split {
-                Split::Shard => {
-                    let k64 = u64::from(k);
-                    envelope.key_range = Some(KeyRange {
-                        start: (k64 * count / n) as u32,
-                        end: ((k64 + 1) * count / n) as u32,
-                    });
-                }
+                Split::Shard => match plan.listing() {
+                    // A listed prefix: the child lists only its share, after the key
+                    // before it, and sweeps all it lists (so no key_range).
+                    Some(listing) if plan.key_prefix().is_some() => {
+                        envelope.listed_shares = listed_shares(listing, k, f.invocations);
+                        request.object_count = envelope.listed_shares.iter().map(|s| s.count).max().unwrap_or(1);
+                        request.allow_fewer_keys = envelope.listed_shares.iter().any(|s| s.count < request.object_count);
+                    }
+                    _ => envelope.key_range = Some(shard(k, n, count)),
+                },
                 Split::Replicate => {
                     // Each child its own order, so they do not all hit one object at once.
                     request.seed = request.seed.wrapping_add(u64::from(k));

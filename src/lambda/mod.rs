@@ -348,6 +348,11 @@ impl Function {
     async fn coordinate(&self, plan: &Plan, invocation: &Invocation) -> Result<SweepResult, InvocationError> {
         let c = self.coordinator(self.settings.fanout.target(&invocation.context.invoked_function_arn))?;
         tracing::info!(function = %c.function, fanout = ?plan.fanout(), "fan-out starting");
+        // A listed prefix is listed here, once: each child lists only its share.
+        engine::list_keys(&self.client, plan).await.map_err(|err| {
+            tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
+            InvocationError::Listing(err)
+        })?;
         let (start_unix_ms, outcomes) =
             children::invoke_children(c.invoker, &self.settings.fanout, &c.function, plan, invocation.deadline)
                 .await
@@ -358,6 +363,7 @@ impl Function {
             Some(lambda_environment(invocation, &self.settings)),
         );
         let mut merged = merge::merged_result(environment, plan, &c.function, start_unix_ms, outcomes);
+        merged.listing = children::listing_reports(plan);
         merged.started_unix_ms = c.started_unix_ms;
         let result = self.finish_coordination(merged, c.started);
         if let Some(f) = &result.fanout {

@@ -19,6 +19,10 @@ pub struct KeyListing {
     pub list_requests: u32,
     /// Wall time of the listing, ms.
     pub list_wall_ms: f64,
+    /// A fan-out (`split` `shard`): keys each child listed and read after this listing,
+    /// in child order (contiguous, disjoint shares of it); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys_per_child: Vec<u32>,
 }
 
 /// Sizes of the objects a configuration read, bytes (from the listing).

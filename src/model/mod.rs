@@ -29,7 +29,7 @@ pub use network::{
     WireCounts,
 };
 pub use request::{
-    Architecture, FanoutRequest, FromCoordinator, KeyRange, Prices, Role, Split, SweepRequest, TimeoutsMs,
+    Architecture, FanoutRequest, FromCoordinator, KeyRange, ListedShare, Prices, Role, Split, SweepRequest, TimeoutsMs,
 };
 pub use result::{
     BucketSummary, ChildError, ChildErrorKind, ChildReport, ConfigResult, Dropped, Environment, FanoutReport,

@@ -224,7 +224,8 @@ pub const FROM_COORDINATOR_FIELD: &str = "from_coordinator";
 /// | `start_unix_ms` | none | wall-clock time the first configuration's timed phase waits for |
 /// | `finish_by_unix_ms` | none | wall-clock time the invocation must be done by (its coordinator's deadline less the safety margin) |
 /// | `config_slot_ms` | none | a child's slot per configuration (from `fanout.slot_ms`) |
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// | `listed_shares` | none | with `key_prefix`: per bucket, the child's share of the coordinator's listing |
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FromCoordinator {
     /// `coordinator` (the default: a memory sweep's size) or `child`.
@@ -245,6 +246,20 @@ pub struct FromCoordinator {
     /// k x this (set by the coordinator from `fanout.slot_ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_slot_ms: Option<u64>,
+    /// With `key_prefix`, one per bucket in the request's order: the child lists only
+    /// its share of the keys its coordinator listed (never the whole prefix again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listed_shares: Vec<ListedShare>,
+}
+
+/// A fan-out child's part of one bucket's listing: the `count` keys that follow
+/// `start_after` under the prefix (from the prefix's first key when `None`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListedShare {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_after: Option<String>,
+    pub count: u32,
 }
 
 /// Who runs the sweep: the invoked function (`coordinator`, also a plain sweep) or an

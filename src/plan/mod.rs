@@ -284,11 +284,19 @@ impl Plan {
     }
     /// The envelope a coordinator sent (all defaults in a user's request).
     fn envelope(&self) -> FromCoordinator {
-        self.request.from_coordinator.unwrap_or_default()
+        self.request.from_coordinator.clone().unwrap_or_default()
     }
     /// The fan-out asked for, if any (never on a child).
     pub fn fanout(&self) -> Option<&FanoutRequest> {
         self.request.fanout.as_ref()
+    }
+    /// A fan-out child's shares of its coordinator's listing, one per bucket (empty:
+    /// list the prefix itself).
+    pub fn listed_shares(&self) -> &[crate::model::ListedShare] {
+        self.request
+            .from_coordinator
+            .as_ref()
+            .map_or(&[], |c| c.listed_shares.as_slice())
     }
     /// Indices of the objects this sweep reads: `key_range`, or `0..object_count`.
     pub fn key_range(&self) -> std::ops::Range<u32> {

@@ -66,6 +66,7 @@ const FROM_COORDINATOR_FIELDS: &[&str] = &[
     "start_unix_ms",
     "finish_by_unix_ms",
     "config_slot_ms",
+    "listed_shares",
 ];
 
 const PRICE_FIELDS: &[&str] = &[
@@ -177,6 +178,11 @@ fn typed_from_coordinator(value: Value, problems: &mut Vec<FieldProblem>) -> Opt
         "config_slot_ms",
         "a whole number of milliseconds",
         &mut envelope.config_slot_ms,
+    );
+    c.take(
+        "listed_shares",
+        "a list like [{\"start_after\": \"images/9.jpg\", \"count\": 100}], one per bucket",
+        &mut envelope.listed_shares,
     );
     Some(envelope)
 }
@@ -339,17 +345,11 @@ fn check_fanout_section(f: &FanoutRequest, request: &SweepRequest, problems: &mu
             message,
         })
     };
-    let envelope = request.from_coordinator.unwrap_or_default();
+    let envelope = request.from_coordinator.clone().unwrap_or_default();
     if envelope.role == Role::Child {
         bad(
             "fanout",
             "a child (role \"child\") never fans out again: fan-out is one level deep".into(),
-        );
-    }
-    if request.key_prefix.is_some() {
-        bad(
-            "fanout",
-            "not available with key_prefix yet: the children would each list the prefix again; run one invocation per prefix, or name the objects with key_template".into(),
         );
     }
     if f.invocations == 0 || f.invocations > MAX_INVOCATIONS {
@@ -389,6 +389,7 @@ fn check_fanout_section(f: &FanoutRequest, request: &SweepRequest, problems: &mu
         ("key_range", envelope.key_range.is_some()),
         ("start_unix_ms", envelope.start_unix_ms.is_some()),
         ("finish_by_unix_ms", envelope.finish_by_unix_ms.is_some()),
+        ("listed_shares", !envelope.listed_shares.is_empty()),
     ] {
         if set {
             bad(
@@ -408,6 +409,7 @@ fn check_from_coordinator(c: &FromCoordinator, request: &SweepRequest, problems:
             message,
         })
     };
+    check_listed_shares(c, request, &mut bad);
     if let Some(r) = c.key_range {
         if r.start >= r.end || r.end > request.object_count {
             bad(
@@ -463,7 +465,7 @@ pub(crate) fn check_memory(request: &SweepRequest, problems: &mut Vec<FieldProbl
             ),
         );
     }
-    let child = request.from_coordinator.is_some_and(|c| c.role == Role::Child);
+    let child = request.from_coordinator.as_ref().is_some_and(|c| c.role == Role::Child);
     if child && !request.memory_mb.is_empty() {
         bad(
             "memory_mb".into(),
@@ -621,5 +623,30 @@ mod tests {
                 );
             }
         }
+    }
+}
+
+/// A child's shares of its coordinator's listing: only with `key_prefix`, one per
+/// bucket, each at least one key and at most `object_count`, never beside a `key_range`.
+fn check_listed_shares(c: &FromCoordinator, request: &SweepRequest, bad: &mut impl FnMut(&str, String)) {
+    if c.listed_shares.is_empty() {
+        return;
+    }
+    let fits = c.listed_shares.iter().all(|s| s.count >= 1 && s.count <= request.object_count);
+    if request.key_prefix.is_none() || c.key_range.is_some() {
+        bad(
+            "listed_shares",
+            "applies only with key_prefix, and not beside key_range".into(),
+        );
+    } else if c.listed_shares.len() != request.buckets.len() || !fits {
+        bad(
+            "listed_shares",
+            format!(
+                "must hold one share per bucket ({}), each of 1 to object_count ({}) keys; got {}",
+                request.buckets.len(),
+                request.object_count,
+                c.listed_shares.len()
+            ),
+        );
     }
 }
