@@ -58,7 +58,7 @@ pub async fn invoke_children(
         let function = function.to_string();
         let key_range = reported_range(plan, index, &request);
         let seed = request.seed;
-        let event = break_for_test(settings, index, serde_json::to_value(&request).unwrap_or(Value::Null));
+        let event = break_for_test(settings, index, child_event(&request));
         async move {
             let started = Instant::now();
             let result = invoker.invoke(&function, &event, limit).await;
@@ -78,6 +78,16 @@ pub async fn invoke_children(
     });
     let outcomes = futures_util::future::join_all(calls).await;
     Ok((start_unix_ms, outcomes))
+}
+
+/// A child's event: the request as JSON, without the (default, unused) `key_template`
+/// beside a `key_prefix`, which validation refuses.
+pub fn child_event(request: &SweepRequest) -> Value {
+    let mut event = serde_json::to_value(request).unwrap_or(Value::Null);
+    if let (Some(_), Value::Object(m)) = (&request.key_prefix, &mut event) {
+        m.remove("key_template");
+    }
+    event
 }
 
 /// Tests only, debug builds only: the child `settings.break_child` names gets an
@@ -183,7 +193,8 @@ pub fn child_requests(plan: &Plan, start_unix_ms: u64, finish_by_unix_ms: Option
                     Some(listing) if plan.key_prefix().is_some() => {
                         envelope.listed_shares = listed_shares(listing, k, f.invocations);
                         request.object_count = envelope.listed_shares.iter().map(|s| s.count).max().unwrap_or(1);
-                        request.allow_fewer_keys = envelope.listed_shares.iter().any(|s| s.count < request.object_count);
+                        request.allow_fewer_keys =
+                            envelope.listed_shares.iter().any(|s| s.count < request.object_count);
                     }
                     _ => envelope.key_range = Some(shard(k, n, count)),
                 },
@@ -212,7 +223,7 @@ mod tests {
         }))
         .unwrap();
         let children = child_requests(&p, 123, Some(456));
-        let envelope = |r: &SweepRequest| r.from_coordinator.expect("a child event carries the envelope");
+        let envelope = |r: &SweepRequest| r.from_coordinator.clone().expect("a child event carries the envelope");
         let ranges: Vec<(u32, u32)> = children
             .iter()
             .map(|(_, r)| envelope(r).key_range.map(|k| (k.start, k.end)).unwrap())
@@ -275,7 +286,10 @@ mod tests {
         }))
         .unwrap();
         let children = child_requests(&p, now_unix_ms() + 1000, None);
-        assert_eq!(children[1].1.from_coordinator.unwrap().config_slot_ms, Some(5000));
+        assert_eq!(
+            children[1].1.from_coordinator.as_ref().unwrap().config_slot_ms,
+            Some(5000)
+        );
         let child = Plan::from_value(serde_json::to_value(&children[1].1).unwrap()).unwrap();
         assert_eq!(StartSchedule::of(&child).unwrap().slot, Some(Duration::from_secs(5)));
     }

@@ -632,7 +632,10 @@ fn check_listed_shares(c: &FromCoordinator, request: &SweepRequest, bad: &mut im
     if c.listed_shares.is_empty() {
         return;
     }
-    let fits = c.listed_shares.iter().all(|s| s.count >= 1 && s.count <= request.object_count);
+    let fits = c
+        .listed_shares
+        .iter()
+        .all(|s| s.count >= 1 && s.count <= request.object_count);
     if request.key_prefix.is_none() || c.key_range.is_some() {
         bad(
             "listed_shares",

@@ -314,3 +314,48 @@ fn run_with_prefix_from_the_command_line() {
     assert_eq!(result["results"][0]["ok"], 20);
     let _ = std::fs::remove_file(manifest);
 }
+
+/// Fan-out over a listed prefix: the coordinator lists once; each child event carries
+/// its share (a start-after key and a count), lists only that, and sweeps it. Across the
+/// children every key under the prefix is listed and read exactly once, none beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fanout_splits_the_listed_keys_so_each_is_read_once() {
+    let bucket = "prefix-fanout";
+    let (_server, client) = mixed_bucket(bucket).await;
+    let coordinator = plan(
+        json!({"buckets": [bucket], "key_prefix": "data/", "object_count": UNDER,
+        "workers": [2], "warmup": false, "fanout": {"invocations": 4}}),
+    );
+    engine::list_keys(&client, &coordinator).await.unwrap();
+    let children = s3sweep::lambda::children::child_requests(&coordinator, 0, None);
+    assert_eq!(children.len(), 4);
+
+    let mut read: Vec<String> = Vec::new();
+    let mut bytes_read = 0u64;
+    for (_, request) in &children {
+        let child = Plan::from_value(s3sweep::lambda::children::child_event(request)).unwrap();
+        let result = sweep(&client, &child).await;
+        let share = &request.from_coordinator.as_ref().unwrap().listed_shares[0];
+        let l = &result.listing[0];
+        assert_eq!(l.keys_found, share.count, "the child listed only its share");
+        assert_eq!(l.list_requests, 1);
+        assert_eq!(result.results.len(), 1);
+        let row = &result.results[0];
+        assert_eq!(
+            (row.ok, row.bytes),
+            (u64::from(share.count), l.bytes_total),
+            "read its share"
+        );
+        read.extend(child.listing().unwrap()[0].objects.iter().map(|o| o.key.clone()));
+        bytes_read += row.bytes;
+    }
+    let once: BTreeSet<String> = read.iter().cloned().collect();
+    assert_eq!(read.len(), once.len(), "no key read by two children: {read:?}");
+    let seeded: BTreeSet<String> = (0..UNDER).map(|i| format!("data/{i}")).collect();
+    assert_eq!(once, seeded, "every key under the prefix, none beside it");
+    let expected_bytes: u64 = (0..UNDER).map(|i| SIZES[i as usize % 3]).sum();
+    assert_eq!(bytes_read, expected_bytes);
+    // The coordinator's listing block says how the keys were split.
+    let reports = s3sweep::lambda::children::listing_reports(&coordinator);
+    assert_eq!(reports[0].keys_per_child, vec![7, 8, 7, 8]);
+}
