@@ -169,7 +169,7 @@ async fn too_few_keys_is_an_error_naming_both_numbers_unless_allowed() {
 }
 
 #[test]
-fn requests_naming_objects_both_ways_or_fanning_out_a_prefix_are_refused() {
+fn requests_naming_objects_both_ways_or_misplacing_listed_shares_are_refused() {
     let fields = |v: serde_json::Value| -> Vec<String> {
         let err = Plan::from_value(v).unwrap_err();
         err.fields().into_iter().map(str::to_string).collect()
@@ -178,9 +178,24 @@ fn requests_naming_objects_both_ways_or_fanning_out_a_prefix_are_refused() {
         fields(json!({"buckets": ["b-1"], "key_prefix": "d/", "key_template": "d/{i}"})),
         vec!["key_prefix"]
     );
+    // A prefix fans out; a child's shares need the prefix, one per bucket, in range.
+    plan(json!({"buckets": ["b-1"], "key_prefix": "d/", "fanout": {"invocations": 2}}));
+    let share = json!({"start_after": "d/4", "count": 5});
     assert_eq!(
-        fields(json!({"buckets": ["b-1"], "key_prefix": "d/", "fanout": {"invocations": 2}})),
-        vec!["fanout"]
+        fields(json!({"buckets": ["b-1"], "from_coordinator": {"role": "child", "listed_shares": [share]}})),
+        vec!["from_coordinator.listed_shares"]
+    );
+    assert_eq!(
+        fields(json!({"buckets": ["b-1", "b-2"], "key_prefix": "d/",
+            "from_coordinator": {"role": "child", "listed_shares": [share]}})),
+        vec!["from_coordinator.listed_shares"]
+    );
+    assert_eq!(
+        fields(
+            json!({"buckets": ["b-1"], "key_prefix": "d/", "fanout": {"invocations": 2},
+            "from_coordinator": {"listed_shares": [share]}})
+        ),
+        vec!["from_coordinator.listed_shares"]
     );
     assert_eq!(
         fields(json!({"buckets": ["b-1"], "allow_fewer_keys": true})),
