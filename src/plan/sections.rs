@@ -352,6 +352,13 @@ fn check_fanout_section(f: &FanoutRequest, request: &SweepRequest, problems: &mu
             "a child (role \"child\") never fans out again: fan-out is one level deep".into(),
         );
     }
+    let directory = request.buckets.iter().any(|b| super::names::is_directory_bucket(b));
+    if request.key_prefix.is_some() && f.split == Split::Shard && directory {
+        bad(
+            "fanout",
+            "cannot shard a key_prefix listing of a directory bucket (--x-s3): its children list their shares after a key (start-after), which directory buckets do not support; use split \"replicate\", one invocation per bucket, or key_template".into(),
+        );
+    }
     if f.invocations == 0 || f.invocations > MAX_INVOCATIONS {
         bad(
             "fanout.invocations",

@@ -180,6 +180,11 @@ fn requests_naming_objects_both_ways_or_misplacing_listed_shares_are_refused() {
     );
     // A prefix fans out; a child's shares need the prefix, one per bucket, in range.
     plan(json!({"buckets": ["b-1"], "key_prefix": "d/", "fanout": {"invocations": 2}}));
+    assert_eq!(
+        fields(json!({"buckets": ["b-1", "b--use1-az4--x-s3"], "key_prefix": "d/", "fanout": {"invocations": 2}})),
+        vec!["fanout"],
+        "directory buckets cannot list after a key"
+    );
     let share = json!({"start_after": "d/4", "count": 5});
     assert_eq!(
         fields(json!({"buckets": ["b-1"], "from_coordinator": {"role": "child", "listed_shares": [share]}})),
