@@ -501,6 +501,34 @@ pub(crate) fn check_memory(request: &SweepRequest, problems: &mut Vec<FieldProbl
     }
 }
 
+/// A child's shares of its coordinator's listing: only with `key_prefix`, one per
+/// bucket, each at least one key and at most `object_count`, never beside a `key_range`.
+fn check_listed_shares(c: &FromCoordinator, request: &SweepRequest, bad: &mut impl FnMut(&str, String)) {
+    if c.listed_shares.is_empty() {
+        return;
+    }
+    let fits = c
+        .listed_shares
+        .iter()
+        .all(|s| s.count >= 1 && s.count <= request.object_count);
+    if request.key_prefix.is_none() || c.key_range.is_some() {
+        bad(
+            "listed_shares",
+            "applies only with key_prefix, and not beside key_range".into(),
+        );
+    } else if c.listed_shares.len() != request.buckets.len() || !fits {
+        bad(
+            "listed_shares",
+            format!(
+                "must hold one share per bucket ({}), each of 1 to object_count ({}) keys; got {}",
+                request.buckets.len(),
+                request.object_count,
+                c.listed_shares.len()
+            ),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -630,33 +658,5 @@ mod tests {
                 );
             }
         }
-    }
-}
-
-/// A child's shares of its coordinator's listing: only with `key_prefix`, one per
-/// bucket, each at least one key and at most `object_count`, never beside a `key_range`.
-fn check_listed_shares(c: &FromCoordinator, request: &SweepRequest, bad: &mut impl FnMut(&str, String)) {
-    if c.listed_shares.is_empty() {
-        return;
-    }
-    let fits = c
-        .listed_shares
-        .iter()
-        .all(|s| s.count >= 1 && s.count <= request.object_count);
-    if request.key_prefix.is_none() || c.key_range.is_some() {
-        bad(
-            "listed_shares",
-            "applies only with key_prefix, and not beside key_range".into(),
-        );
-    } else if c.listed_shares.len() != request.buckets.len() || !fits {
-        bad(
-            "listed_shares",
-            format!(
-                "must hold one share per bucket ({}), each of 1 to object_count ({}) keys; got {}",
-                request.buckets.len(),
-                request.object_count,
-                c.listed_shares.len()
-            ),
-        );
     }
 }
