@@ -34,7 +34,8 @@ pub fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
 }
 
 /// The picture of `result` as an SVG document.
-pub fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
+#[cfg(test)]
+pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
     if is_memory_sweep(result) {
         memory_plot::render_svg(result)
     } else {

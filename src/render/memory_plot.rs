@@ -83,7 +83,8 @@ pub fn render_file(result: &SweepResult, path: &std::path::Path) -> Result<(), P
 }
 
 /// Draws the plot of a memory sweep as an SVG document.
-pub fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
+#[cfg(test)]
+pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
     let mut s = String::new();
     draw(
         SVGBackend::with_string(&mut s, (super::plot::WIDTH, super::plot::HEIGHT)).into_drawing_area(),

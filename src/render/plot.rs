@@ -189,7 +189,8 @@ pub fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
 }
 
 /// Draws the plot into an RGB buffer of `width` x `height` pixels.
-pub fn render_rgb(result: &SweepResult, width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
+#[cfg(test)]
+pub(crate) fn render_rgb(result: &SweepResult, width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
     let mut buf = vec![0u8; width as usize * height as usize * 3];
     draw(
         BitMapBackend::with_buffer(&mut buf, (width, height)).into_drawing_area(),
@@ -199,7 +200,8 @@ pub fn render_rgb(result: &SweepResult, width: u32, height: u32) -> Result<Vec<u
 }
 
 /// Draws the plot as an SVG document.
-pub fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
+#[cfg(test)]
+pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
     let mut s = String::new();
     draw(
         SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area(),
