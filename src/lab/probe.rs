@@ -71,7 +71,8 @@ pub enum ProbeError {
 /// Asks `endpoint` (`http://host:port`) whether it is the lab, within `timeout` for
 /// the connection and again for the answer. A server that accepts the connection
 /// but answers anything else (a 403, a 404, no answer in time) is not the lab.
-pub async fn probe(endpoint: &str, timeout: Duration) -> Result<Probe, ProbeError> {
+#[cfg(test)]
+pub(crate) async fn probe(endpoint: &str, timeout: Duration) -> Result<Probe, ProbeError> {
     probe_trusting(endpoint, None, timeout).await
 }
 
