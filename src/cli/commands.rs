@@ -32,7 +32,7 @@ fn pretty(value: &impl serde::Serialize) -> Result<String, CliError> {
     serde_json::to_string_pretty(value).context("serializing the output")
 }
 
-pub fn report(args: ReportArgs) -> Result<(), CliError> {
+pub(crate) fn report(args: ReportArgs) -> Result<(), CliError> {
     if let Some(m) = args.lambda_memory_mb {
         if !LAMBDA_MEMORY_MB.contains(&m) {
             return Err(CliError::Usage(format!(
@@ -70,7 +70,7 @@ pub fn report(args: ReportArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn compare(args: CompareArgs) -> Result<(), CliError> {
+pub(crate) fn compare(args: CompareArgs) -> Result<(), CliError> {
     let a = read_result(&args.a)?;
     let (b, same_file) = match &args.b {
         Some(path) => (read_result(path)?, false),
@@ -110,7 +110,7 @@ async fn list_prefix(client: &crate::s3::SweepClient, plan: &crate::plan::Plan) 
     Ok(())
 }
 
-pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> {
+pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> {
     args.output.check()?;
     let plan = request::run_plan(&args)?;
     if args.print_event {
@@ -176,7 +176,7 @@ pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> 
     Ok(())
 }
 
-pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
+pub(crate) async fn seed(args: SeedArgs) -> Result<(), CliError> {
     if let Err(msg) = check_bucket_name(&args.bucket) {
         return Err(CliError::Usage(format!("--bucket: {msg}")));
     }
@@ -304,7 +304,7 @@ where
         .collect()
 }
 
-pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
+pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     // Every `--bucket` and `--fault` is parsed here so that each bad one is named (clap
     // stops at the first); what is left spans several flags.
     let mut problems = Vec::new();
@@ -466,7 +466,7 @@ fn network_line(running: &lab::RunningServer) -> String {
     )
 }
 
-pub async fn clean(args: CleanArgs) -> Result<(), CliError> {
+pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
     if !(1..=clean::MAX_BATCH).contains(&args.batch) {
         return Err(CliError::Usage(format!(
             "--batch: must be between 1 and {}, got {}",

@@ -35,12 +35,12 @@ use super::{LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
 pub(crate) const PAYLOAD_MISMATCH: &str = "x-amz-content-sha256 mismatch";
 
 /// The header a request signed with a session carries its token in.
-pub const SESSION_TOKEN_HEADER: &str = "x-amz-s3session-token";
+pub(crate) const SESSION_TOKEN_HEADER: &str = "x-amz-s3session-token";
 
 /// How an `s3express` request was authenticated: with the lab's keys (`mode: None`)
 /// or with a session of that mode, made for `bucket`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExpressAuth {
+pub(crate) struct ExpressAuth {
     pub mode: Option<SessionMode>,
     /// The directory bucket of the session (None: the lab's keys).
     pub bucket: Option<String>,
