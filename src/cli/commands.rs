@@ -304,7 +304,17 @@ where
         .collect()
 }
 
-pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
+/// What `serve` starts with once every flag is checked.
+struct ServeSettings {
+    buckets: Vec<(String, LatencyProfile)>,
+    faults: Vec<lab::BucketFault>,
+    session_ttl: Duration,
+    limits: lab::LabLimits,
+    network: lab::NetworkConfig,
+}
+
+/// Checks every `serve` flag, naming each bad one in one usage error.
+fn check_serve_args(args: &ServeArgs) -> Result<ServeSettings, CliError> {
     // Every `--bucket` and `--fault` is parsed here so that each bad one is named (clap
     // stops at the first); what is left spans several flags.
     let mut problems = Vec::new();
@@ -313,16 +323,16 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
             .into_iter()
             .map(|b| (b.name, b.profile))
             .collect();
-    let faults: &[lab::BucketFault] = &parse_each("--fault", "BUCKET=KIND:RATE", &args.faults, &mut problems);
+    let faults: Vec<lab::BucketFault> = parse_each("--fault", "BUCKET=KIND:RATE", &args.faults, &mut problems);
     // Rates of one bucket must not add up to more than 1, and no kind twice.
-    if let Err(e) = lab::Faults::new(0).set_all(faults) {
+    if let Err(e) = lab::Faults::new(0).set_all(&faults) {
         problems.push(format!("--fault: {e}"));
     }
     let session_ttl = check_session_ttl(args.session_ttl_s).unwrap_or_else(|m| {
         problems.push(m);
         lab::DEFAULT_SESSION_TTL
     });
-    let limits = serve_limits(&args, &mut problems);
+    let limits = serve_limits(args, &mut problems);
     if let Some(mb) = args
         .lambda_memory_mb
         .filter(|mb| !crate::plan::LAMBDA_MEMORY_MB.contains(mb))
@@ -338,6 +348,24 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     if !problems.is_empty() {
         return Err(CliError::Usage(problems.join("; ")));
     }
+    Ok(ServeSettings {
+        buckets,
+        faults,
+        session_ttl,
+        limits,
+        network,
+    })
+}
+
+pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
+    let ServeSettings {
+        buckets,
+        faults,
+        session_ttl,
+        limits,
+        network,
+    } = check_serve_args(&args)?;
+    let faults: &[lab::BucketFault] = &faults;
     let running = lab::start(ServerConfig {
         addr: std::net::SocketAddr::from(([127, 0, 0, 1], args.port)),
         buckets: buckets.clone(),
@@ -375,6 +403,13 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
     }
+    shut_down_and_print_tallies(running, args.tls).await;
+    Ok(())
+}
+
+/// Stops the server, then prints what it counted: the faults injected, S3 Express sessions,
+/// the network and, with `--tls`, the handshakes.
+async fn shut_down_and_print_tallies(running: lab::RunningServer, tls: bool) {
     let tally = running.faults().tally();
     let sessions = running.sessions().tally();
     let network = running.network().tally();
@@ -388,13 +423,12 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     eprintln!("s3sweep serve: faults injected: {}", tally.line());
     eprintln!("s3sweep serve: S3 Express sessions: {}", sessions.line());
     eprintln!("s3sweep serve: network: {}", network.line());
-    if args.tls {
+    if tls {
         eprintln!(
             "s3sweep serve: TLS handshakes: {} done, {} abandoned by the client (it closed mid-handshake), {} failed",
             handshakes.0, handshakes.1, handshakes.2
         );
     }
-    Ok(())
 }
 
 /// What `serve` prints once listening: the endpoint, the CA file with `--tls`, the
