@@ -1,5 +1,5 @@
 //! Is an endpoint the embedded server? The lab answers `GET /_s3sweep/hello` with a
-//! small JSON document ([`Hello`]); [`probe`] asks once, so a client signs with the
+//! small JSON document ([`Hello`]); [`probe_trusting`] asks once, so a client signs with the
 //! lab's fixed keys only when the endpoint really is the lab, and with the standard
 //! AWS chain otherwise. An `https://` endpoint (the lab with `--tls`) is asked over
 //! TLS, trusting the CA file given (the lab's) besides the webpki roots.
@@ -76,8 +76,9 @@ pub(crate) async fn probe(endpoint: &str, timeout: Duration) -> Result<Probe, Pr
     probe_trusting(endpoint, None, timeout).await
 }
 
-/// [`probe`] that trusts `ca_file` for an `https://` endpoint. The lab's TLS server
-/// answers the probe like its plain one ([`super::tls`]).
+/// Asks `endpoint` whether it is the lab, within `timeout` for the connection and
+/// again for the answer, trusting `ca_file` for an `https://` endpoint. The lab's TLS
+/// server answers the probe like its plain one ([`super::tls`]).
 pub(crate) async fn probe_trusting(
     endpoint: &str,
     ca_file: Option<&Path>,
