@@ -54,7 +54,7 @@ impl Prices {
 
 /// Where the Lambda memory and architecture used for pricing came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LambdaBasis {
+pub(crate) struct LambdaBasis {
     pub memory_mb: u32,
     pub architecture: Architecture,
     pub gb_s_usd: f64,
@@ -64,7 +64,7 @@ pub struct LambdaBasis {
 
 /// The cost of one configuration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ConfigCost {
+pub(crate) struct ConfigCost {
     pub bucket: String,
     /// The row's memory size (a memory sweep); its GB-seconds are at that size.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,7 +85,7 @@ pub struct ConfigCost {
 
 /// The cheapest (bucket, workers) by median cost per 1,000 GETs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Cheapest {
+pub(crate) struct Cheapest {
     pub bucket: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u32>,
@@ -98,7 +98,7 @@ pub struct Cheapest {
 
 /// Costs of every configuration of a run, and the cheapest choice.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CostReport {
+pub(crate) struct CostReport {
     pub lambda: LambdaBasis,
     pub rows: Vec<ConfigCost>,
     pub target_wall_ms: Option<u64>,
@@ -110,7 +110,7 @@ pub struct CostReport {
 }
 
 /// Prices one configuration.
-pub fn config_cost(prices: &Prices, lambda: &LambdaBasis, r: &ConfigResult) -> ConfigCost {
+pub(crate) fn config_cost(prices: &Prices, lambda: &LambdaBasis, r: &ConfigResult) -> ConfigCost {
     let class = prices.class_of(&r.bucket);
     let billed_gets = r.requests + r.retries;
     let s3_usd = match class {
@@ -147,13 +147,13 @@ pub fn config_cost(prices: &Prices, lambda: &LambdaBasis, r: &ConfigResult) -> C
 
 /// Overrides applied when reading a result (e.g. `s3sweep report --lambda-memory-mb`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct CostOverrides {
+pub(crate) struct CostOverrides {
     pub lambda_memory_mb: Option<u32>,
     pub target_wall_ms: Option<u64>,
 }
 
 /// Prices every configuration of a result.
-pub fn cost_report(result: &SweepResult, overrides: CostOverrides) -> CostReport {
+pub(crate) fn cost_report(result: &SweepResult, overrides: CostOverrides) -> CostReport {
     let prices = &result.request.prices;
     let in_lambda = result.environment.lambda.as_ref().and_then(|l| l.memory_size_mb);
     let (memory_mb, measured) = match (overrides.lambda_memory_mb, in_lambda) {
@@ -191,7 +191,7 @@ pub fn cost_report(result: &SweepResult, overrides: CostOverrides) -> CostReport
 
 /// Every (bucket, memory, workers) without failed requests, with its median wall time
 /// and median cost per 1,000 GETs over repetitions, in the order first run.
-pub fn clean_configurations(result: &SweepResult, rows: &[ConfigCost]) -> Vec<Cheapest> {
+pub(crate) fn clean_configurations(result: &SweepResult, rows: &[ConfigCost]) -> Vec<Cheapest> {
     first_seen(rows.iter().map(|r| (r.bucket.as_str(), r.memory_mb, r.workers)))
         .into_iter()
         .filter(|(b, m, w)| {

@@ -10,7 +10,7 @@ use super::summary::knee;
 
 /// Inputs of the model beyond the curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ModelInputs {
+pub(crate) struct ModelInputs {
     /// Measured client CPU per request (ms), when known.
     pub client_cpu_ms_per_request: Option<f64>,
     /// Cores the client can use in parallel (1 for a Python client under the GIL).
@@ -35,7 +35,7 @@ pub struct ModelInputs {
 /// plateau needs at least two points (one low last point is a curve still rising, more
 /// slowly), and is dropped when it sits within 10% of where the line would be anyway.
 /// Returns (R in seconds, K or None, rms log error).
-pub fn fit_curve(points: &[(f64, f64)]) -> Option<(f64, Option<f64>, f64)> {
+pub(crate) fn fit_curve(points: &[(f64, f64)]) -> Option<(f64, Option<f64>, f64)> {
     let mut pts: Vec<(f64, f64)> = points
         .iter()
         .copied()
@@ -135,7 +135,7 @@ fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f
 
 /// Analyses one bucket's curve: `points` are (workers, requests the engine could have
 /// in flight, objects/s) medians per worker count, without failed configurations.
-pub fn analyse_curve(
+pub(crate) fn analyse_curve(
     bucket: &str,
     points: &[(u32, f64, f64)],
     inputs: &ModelInputs,
@@ -244,7 +244,7 @@ fn predictions(f: &ModelFit, inputs: &ModelInputs, best: u32, max_workers: u32) 
 }
 
 /// Compares every bucket with the one of lowest fitted latency.
-pub fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) -> Vec<BucketComparison> {
+pub(crate) fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) -> Vec<BucketComparison> {
     let latency = |a: &CurveAnalysis| a.fit.as_ref().map(|f| f.latency_ms_per_request);
     let Some(fast) = analyses.iter().filter(|a| latency(a).is_some()).min_by(|a, b| {
         latency(a)

@@ -11,7 +11,7 @@ use super::cost::{clean_configurations, cost_report, CostOverrides};
 /// fastest configuration (lowest median wall time, ties: the cheaper) and the cheapest
 /// meeting `target` (ties: the faster), among configurations without failed requests.
 /// Empty when no row has a memory size.
-pub fn choices(result: &SweepResult, target_wall_ms: Option<u64>) -> Vec<MemoryChoice> {
+pub(crate) fn choices(result: &SweepResult, target_wall_ms: Option<u64>) -> Vec<MemoryChoice> {
     if result.memory_sizes().is_empty() {
         return Vec::new();
     }
@@ -74,7 +74,7 @@ pub fn choices(result: &SweepResult, target_wall_ms: Option<u64>) -> Vec<MemoryC
 
 /// What every (bucket, memory, workers) of a memory sweep cost at its own size:
 /// medians over repetitions of the Lambda GB-seconds and the cost per 1,000 GETs.
-pub fn costs(result: &SweepResult) -> Vec<MemoryCost> {
+pub(crate) fn costs(result: &SweepResult) -> Vec<MemoryCost> {
     let report = cost_report(result, CostOverrides::default());
     first_seen(
         report

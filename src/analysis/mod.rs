@@ -14,14 +14,14 @@
 //!   ([`significance`]: the tests and Holm's correction).
 
 pub mod compare;
-pub mod cost;
-pub mod fit;
-pub mod memory;
-pub mod network;
-pub mod rules;
-pub mod significance;
-pub mod summary;
-pub mod verdict;
+pub(crate) mod cost;
+pub(crate) mod fit;
+pub(crate) mod memory;
+pub(crate) mod network;
+pub(crate) mod rules;
+pub(crate) mod significance;
+pub(crate) mod summary;
+pub(crate) mod verdict;
 
 use crate::model::result::worker_counts;
 use crate::model::stats::median;

@@ -5,11 +5,11 @@
 use crate::model::{BandwidthCeiling, CeilingSource, NetworkReport, Order, SweepResult, Thresholds};
 
 /// A row above this multiple of the probe's sustained ceiling ran during a burst.
-pub const BURST_ROW_FACTOR: f64 = 1.15;
+pub(crate) const BURST_ROW_FACTOR: f64 = 1.15;
 
 /// `thresholds` with the ceiling to use and its source; the result's network block
 /// records it.
-pub fn ceiling(result: &mut SweepResult, thresholds: &Thresholds) -> Thresholds {
+pub(crate) fn ceiling(result: &mut SweepResult, thresholds: &Thresholds) -> Thresholds {
     let mut t = *thresholds;
     if let Some(user) = t.bandwidth_ceiling_mib_per_s {
         t.bandwidth_ceiling_source = Some(t.bandwidth_ceiling_source.unwrap_or(CeilingSource::User));
@@ -38,7 +38,7 @@ pub fn ceiling(result: &mut SweepResult, thresholds: &Thresholds) -> Thresholds 
 /// Flags the rows that ran faster than the probe's sustained ceiling allows (by
 /// [`BURST_ROW_FACTOR`]): they ran on burst credit. Only a probe's ceiling that is not
 /// a lower bound says that.
-pub fn flag_bursts(result: &mut SweepResult, thresholds: &Thresholds) {
+pub(crate) fn flag_bursts(result: &mut SweepResult, thresholds: &Thresholds) {
     let probe_ceiling = result
         .network
         .as_ref()

@@ -12,10 +12,10 @@ use crate::model::{ClientMeasure, ClientSide, ConfigResult, CpuSource, Diagnosis
 
 /// A `client_cpu` verdict whose cores busy are below this share of the CPU threshold
 /// (with the runtime busy) is a client starved of CPU rather than one using it all.
-pub const STARVED_SHARE: f64 = 0.5;
+pub(crate) const STARVED_SHARE: f64 = 0.5;
 
 /// Fewer objects per worker than this and a configuration's tail decides its wall time.
-pub const FEW_OBJECTS_PER_WORKER: f64 = 8.0;
+pub(crate) const FEW_OBJECTS_PER_WORKER: f64 = 8.0;
 
 fn cpu_source_words(source: CpuSource) -> &'static str {
     match source {
@@ -355,7 +355,7 @@ fn idle_workers_note(f: &Facts, verdict: Verdict) -> Option<String> {
 /// The verdict of one row: the first of [`RULES`] that holds, then the [`NOTES`].
 /// Uses `row.client` when the engine measured it; without it the CPU rule can only
 /// look at `cpu_ms` and `vcpus`.
-pub fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis {
+pub(crate) fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis {
     let facts = Facts::of(row, vcpus, t);
     let (verdict, finding) = RULES
         .iter()

@@ -16,7 +16,7 @@
 use serde::Serialize;
 
 /// The family-wise error rate of `compare`'s calls.
-pub const ALPHA: f64 = 0.05;
+pub(crate) const ALPHA: f64 = 0.05;
 
 /// Which test a matched configuration got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -52,7 +52,7 @@ fn binomial(n: usize, k: usize) -> f64 {
 }
 
 /// Two-sided sign test: `below` of `n` pairs went one way.
-pub fn sign_test_p(below: usize, n: usize) -> f64 {
+pub(crate) fn sign_test_p(below: usize, n: usize) -> f64 {
     if n == 0 {
         return 1.0;
     }
@@ -66,7 +66,7 @@ const EXACT_U_CELLS: usize = 400;
 
 /// Two-sided Mann-Whitney U test of `a` against `b` (ties count one half): exact up to
 /// [`EXACT_U_CELLS`], the normal approximation with continuity correction beyond.
-pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
     let (m, n) = (a.len(), b.len());
     if m == 0 || n == 0 {
         return 1.0;
@@ -140,7 +140,7 @@ fn normal_upper_tail(z: f64) -> f64 {
 }
 
 /// Holm's step-down adjusted p-values, in the input order.
-pub fn holm(p: &[f64]) -> Vec<f64> {
+pub(crate) fn holm(p: &[f64]) -> Vec<f64> {
     let m = p.len();
     let mut order: Vec<usize> = (0..m).collect();
     order.sort_by(|&i, &j| p[i].total_cmp(&p[j]));

@@ -26,7 +26,7 @@ fn median_walls(results: &[ConfigResult], bucket: &str) -> Vec<(u32, f64, f64, u
 
 /// The knee of a throughput curve: the smallest worker count whose throughput is at
 /// least 90% of the best. `points` are (workers, objects per second) in any order.
-pub fn knee(points: &[(u32, f64)]) -> Option<u32> {
+pub(crate) fn knee(points: &[(u32, f64)]) -> Option<u32> {
     let best = points
         .iter()
         .map(|p| p.1)
@@ -42,7 +42,7 @@ pub fn knee(points: &[(u32, f64)]) -> Option<u32> {
 /// Summaries per bucket, in the order buckets appear. Configurations with errors still
 /// count: a fast run that failed half its requests is not the best, so the best is the
 /// fastest among worker counts without errors when there is one.
-pub fn summarize(results: &[ConfigResult]) -> Vec<BucketSummary> {
+pub(crate) fn summarize(results: &[ConfigResult]) -> Vec<BucketSummary> {
     first_seen(results.iter().map(|r| r.bucket.as_str()))
         .into_iter()
         .map(|bucket| {

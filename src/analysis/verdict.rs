@@ -9,13 +9,13 @@ use crate::model::stats::round3;
 use crate::model::{ConfigResult, Verdict};
 
 /// First-byte latency in this window can be the 40 ms delayed-ACK stall.
-pub const DELAYED_ACK_WINDOW_MS: (f64, f64) = (38.0, 50.0);
+pub(crate) const DELAYED_ACK_WINDOW_MS: (f64, f64) = (38.0, 50.0);
 
 /// More workers that buy less than this factor of throughput mean the curve is flat.
-pub const FLAT_GAIN: f64 = 1.1;
+pub(crate) const FLAT_GAIN: f64 = 1.1;
 
 /// Latency per request this many times the bucket's lowest means requests queue.
-pub const QUEUEING_FACTOR: f64 = 2.0;
+pub(crate) const QUEUEING_FACTOR: f64 = 2.0;
 
 /// The figure the queueing note leaves in a row's diagnosis: the bucket's lowest time
 /// to last byte, p50 ms.

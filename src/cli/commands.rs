@@ -32,7 +32,7 @@ fn pretty(value: &impl serde::Serialize) -> Result<String, CliError> {
     serde_json::to_string_pretty(value).context("serializing the output")
 }
 
-pub fn report(args: ReportArgs) -> Result<(), CliError> {
+pub(crate) fn report(args: ReportArgs) -> Result<(), CliError> {
     if let Some(m) = args.lambda_memory_mb {
         if !LAMBDA_MEMORY_MB.contains(&m) {
             return Err(CliError::Usage(format!(
@@ -70,7 +70,7 @@ pub fn report(args: ReportArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn compare(args: CompareArgs) -> Result<(), CliError> {
+pub(crate) fn compare(args: CompareArgs) -> Result<(), CliError> {
     let a = read_result(&args.a)?;
     let (b, same_file) = match &args.b {
         Some(path) => (read_result(path)?, false),
@@ -110,7 +110,7 @@ async fn list_prefix(client: &crate::s3::SweepClient, plan: &crate::plan::Plan) 
     Ok(())
 }
 
-pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> {
+pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> {
     args.output.check()?;
     let plan = request::run_plan(&args)?;
     if args.print_event {
@@ -176,7 +176,7 @@ pub async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), CliError> 
     Ok(())
 }
 
-pub async fn seed(args: SeedArgs) -> Result<(), CliError> {
+pub(crate) async fn seed(args: SeedArgs) -> Result<(), CliError> {
     if let Err(msg) = check_bucket_name(&args.bucket) {
         return Err(CliError::Usage(format!("--bucket: {msg}")));
     }
@@ -304,7 +304,17 @@ where
         .collect()
 }
 
-pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
+/// What `serve` starts with once every flag is checked.
+struct ServeSettings {
+    buckets: Vec<(String, LatencyProfile)>,
+    faults: Vec<lab::BucketFault>,
+    session_ttl: Duration,
+    limits: lab::LabLimits,
+    network: lab::NetworkConfig,
+}
+
+/// Checks every `serve` flag, naming each bad one in one usage error.
+fn check_serve_args(args: &ServeArgs) -> Result<ServeSettings, CliError> {
     // Every `--bucket` and `--fault` is parsed here so that each bad one is named (clap
     // stops at the first); what is left spans several flags.
     let mut problems = Vec::new();
@@ -313,16 +323,16 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
             .into_iter()
             .map(|b| (b.name, b.profile))
             .collect();
-    let faults: &[lab::BucketFault] = &parse_each("--fault", "BUCKET=KIND:RATE", &args.faults, &mut problems);
+    let faults: Vec<lab::BucketFault> = parse_each("--fault", "BUCKET=KIND:RATE", &args.faults, &mut problems);
     // Rates of one bucket must not add up to more than 1, and no kind twice.
-    if let Err(e) = lab::Faults::new(0).set_all(faults) {
+    if let Err(e) = lab::Faults::new(0).set_all(&faults) {
         problems.push(format!("--fault: {e}"));
     }
     let session_ttl = check_session_ttl(args.session_ttl_s).unwrap_or_else(|m| {
         problems.push(m);
         lab::DEFAULT_SESSION_TTL
     });
-    let limits = serve_limits(&args, &mut problems);
+    let limits = serve_limits(args, &mut problems);
     if let Some(mb) = args
         .lambda_memory_mb
         .filter(|mb| !crate::plan::LAMBDA_MEMORY_MB.contains(mb))
@@ -338,6 +348,24 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
     if !problems.is_empty() {
         return Err(CliError::Usage(problems.join("; ")));
     }
+    Ok(ServeSettings {
+        buckets,
+        faults,
+        session_ttl,
+        limits,
+        network,
+    })
+}
+
+pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
+    let ServeSettings {
+        buckets,
+        faults,
+        session_ttl,
+        limits,
+        network,
+    } = check_serve_args(&args)?;
+    let faults: &[lab::BucketFault] = &faults;
     let running = lab::start(ServerConfig {
         addr: std::net::SocketAddr::from(([127, 0, 0, 1], args.port)),
         buckets: buckets.clone(),
@@ -375,6 +403,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
     }
+    shut_down_and_print_tallies(running, args.tls).await;
+    Ok(())
+}
+
+/// Stops the server, then prints what it counted: the faults injected, S3 Express sessions,
+/// the network and, with `--tls`, the handshakes.
+async fn shut_down_and_print_tallies(running: lab::RunningServer, tls: bool) {
     let tally = running.faults().tally();
     let sessions = running.sessions().tally();
     let network = running.network().tally();
@@ -388,13 +423,12 @@ pub async fn serve(args: ServeArgs) -> Result<(), CliError> {
     eprintln!("s3sweep serve: faults injected: {}", tally.line());
     eprintln!("s3sweep serve: S3 Express sessions: {}", sessions.line());
     eprintln!("s3sweep serve: network: {}", network.line());
-    if args.tls {
+    if tls {
         eprintln!(
             "s3sweep serve: TLS handshakes: {} done, {} abandoned by the client (it closed mid-handshake), {} failed",
             handshakes.0, handshakes.1, handshakes.2
         );
     }
-    Ok(())
 }
 
 /// What `serve` prints once listening: the endpoint, the CA file with `--tls`, the
@@ -466,7 +500,7 @@ fn network_line(running: &lab::RunningServer) -> String {
     )
 }
 
-pub async fn clean(args: CleanArgs) -> Result<(), CliError> {
+pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
     if !(1..=clean::MAX_BATCH).contains(&args.batch) {
         return Err(CliError::Usage(format!(
             "--batch: must be between 1 and {}, got {}",

@@ -10,14 +10,14 @@ use super::args::{Cli, CompletionsArgs, ManArgs};
 use super::{CliError, Context};
 
 /// The completion script for one shell.
-pub fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
+pub(crate) fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "s3sweep", &mut out);
     out
 }
 
 /// The manual page (roff) of s3sweep, or of one of its commands (`s3sweep-run(1)`).
-pub fn man_page(command: Option<&str>) -> Result<Vec<u8>, CliError> {
+pub(crate) fn man_page(command: Option<&str>) -> Result<Vec<u8>, CliError> {
     let mut cli = Cli::command();
     cli.build();
     let page = match command {
@@ -49,11 +49,11 @@ fn print(bytes: &[u8]) -> Result<(), CliError> {
         .context("writing to stdout")
 }
 
-pub fn completions(args: &CompletionsArgs) -> Result<(), CliError> {
+pub(crate) fn completions(args: &CompletionsArgs) -> Result<(), CliError> {
     print(&completion_script(args.shell))
 }
 
-pub fn man(args: &ManArgs) -> Result<(), CliError> {
+pub(crate) fn man(args: &ManArgs) -> Result<(), CliError> {
     print(&man_page(args.command.as_deref())?)
 }
 

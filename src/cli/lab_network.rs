@@ -150,7 +150,7 @@ impl NetworkArgs {
 }
 
 /// The one memory size a `local --nic lambda` follows: none, or exactly one.
-pub fn one_memory_size(args: &NetworkArgs, sizes: &[u32]) -> Result<Option<u32>, String> {
+pub(crate) fn one_memory_size(args: &NetworkArgs, sizes: &[u32]) -> Result<Option<u32>, String> {
     match sizes {
         [] => Ok(None),
         [one] => Ok(Some(*one)),

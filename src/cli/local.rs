@@ -26,7 +26,7 @@ use super::memory::sweep_steps;
 use super::{human, request, write_json, write_plot, CliError, Context};
 
 /// The demo: the lab, the objects, the sweep, the tables (each step below).
-pub async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliError> {
+pub(crate) async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliError> {
     args.output.check()?;
     let steps = args.quota.steps()?;
     let session_ttl = check_session_ttl(args.session_ttl_s).map_err(CliError::Usage)?;
@@ -240,9 +240,9 @@ fn write_outputs(args: &LocalArgs, result: &SweepResult) -> Result<(), CliError>
 const LOCAL_PROBE_OBJECT_BYTES: u64 = 64 << 20;
 
 /// The demo's general purpose bucket.
-pub const STANDARD_BUCKET: &str = "standard-like";
+pub(crate) const STANDARD_BUCKET: &str = "standard-like";
 /// The demo's directory bucket (S3 Express One Zone's name form).
-pub const EXPRESS_BUCKET: &str = "express-like--lab1-az1--x-s3";
+pub(crate) const EXPRESS_BUCKET: &str = "express-like--lab1-az1--x-s3";
 
 /// One line on the cold path of the whole sweep: connections and TLS handshakes (warm-up
 /// included), the median handshake of the rows, and the `CreateSession` calls.

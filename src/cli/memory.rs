@@ -18,7 +18,7 @@ use super::CliError;
 
 /// Runs `plan` once per quota step (none: once, without a quota) and returns one
 /// result. A step whose quota cannot be set stops the sweep with the quota's error.
-pub async fn sweep_steps(
+pub(crate) async fn sweep_steps(
     client: &SweepClient,
     plan: &Plan,
     steps: &[QuotaStep],

@@ -10,14 +10,14 @@
 //! or key, and endpoint; anything else what was being done (`reading x.json: ...`)
 //! with its causes. Never a backtrace: those are for panics, which are bugs.
 
-pub mod args;
-pub mod commands;
-pub mod generate;
-pub mod lab_network;
-pub mod local;
-pub mod memory;
-pub mod request;
-pub mod target;
+pub(crate) mod args;
+pub(crate) mod commands;
+pub(crate) mod generate;
+pub(crate) mod lab_network;
+pub(crate) mod local;
+pub(crate) mod memory;
+pub(crate) mod request;
+pub(crate) mod target;
 
 use std::error::Error as StdError;
 use std::path::Path;

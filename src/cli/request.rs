@@ -18,7 +18,7 @@ use super::args::{ClientNetworkArgs, RunArgs};
 use super::{CliError, Context};
 
 /// Request fields and the flags that set them (`run` and `local`).
-pub const FLAG_FIELDS: [(&str, &str); 12] = [
+pub(crate) const FLAG_FIELDS: [(&str, &str); 12] = [
     ("buckets", "--bucket"),
     ("object_count", "--objects"),
     ("workers", "--workers"),
@@ -42,7 +42,7 @@ fn flag_of(field: &str) -> Option<&'static str> {
 /// A request error with every problem named by where it came from: the flag for
 /// fields in `from_flags`, else the event file (`file: `workers[0]``), else the
 /// field alone. When every problem is the file's, the file is named once.
-pub fn name_sources(err: &RequestError, from_flags: &BTreeSet<String>, file: Option<&Path>) -> CliError {
+pub(crate) fn name_sources(err: &RequestError, from_flags: &BTreeSet<String>, file: Option<&Path>) -> CliError {
     let flag_for = |field: &str| {
         let top = field.split(['[', '.']).next().unwrap_or(field);
         flag_of(field).filter(|_| from_flags.contains(top))
@@ -70,7 +70,7 @@ pub fn name_sources(err: &RequestError, from_flags: &BTreeSet<String>, file: Opt
 /// over it. Without `--event`, `--bucket` is required and `--pool` defaults to the
 /// largest `--workers` count (as for `local`), written into the request so a replay
 /// is the same sweep.
-pub fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
+pub(crate) fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     let (mut map, duplicates) = match &args.event {
         Some(path) => {
             let text = match read_capped_text(path, MAX_EVENT_BYTES as u64, "a request file") {

@@ -14,7 +14,7 @@ use super::args::{ca_file_or_env, Credentials, TargetArgs};
 use super::CliError;
 
 /// How long the probe waits for a connection, and then for the answer.
-pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl TargetArgs {
     /// The credential choice the flags make (`--aws-credentials` is `chain`).

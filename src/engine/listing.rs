@@ -54,7 +54,7 @@ pub async fn list_keys(client: &SweepClient, plan: &Plan) -> Result<(), ListingE
 }
 
 /// The listing's report for the result: per bucket, found, bytes, requests, time.
-pub fn reports(plan: &Plan) -> Vec<KeyListing> {
+pub(crate) fn reports(plan: &Plan) -> Vec<KeyListing> {
     let (Some(prefix), Some(listing)) = (plan.key_prefix(), plan.listing()) else {
         return Vec::new();
     };

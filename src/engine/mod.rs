@@ -27,14 +27,14 @@
 //! - [`probe`]: the bandwidth probe run before the sweep when asked for;
 //! - [`listing`]: a `key_prefix` sweep's keys, listed once per bucket before it.
 
-pub mod deadline;
-pub mod listing;
-pub mod order;
+pub(crate) mod deadline;
+pub(crate) mod listing;
+pub(crate) mod order;
 pub mod preflight;
-pub mod probe;
-pub mod recorder;
-pub mod run_config;
-pub mod schedule;
+pub(crate) mod probe;
+pub(crate) mod recorder;
+pub(crate) mod run_config;
+pub(crate) mod schedule;
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};

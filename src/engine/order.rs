@@ -12,7 +12,7 @@ use crate::plan::Plan;
 
 /// One configuration in the order run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step {
+pub(crate) struct Step {
     /// Index into the plan's buckets.
     pub bucket: usize,
     pub workers: u32,
@@ -27,7 +27,7 @@ fn round_seed(seed: u64, round: u32) -> u64 {
 }
 
 /// Every configuration of `plan` in the order to run it.
-pub fn steps(plan: &Plan) -> Vec<Step> {
+pub(crate) fn steps(plan: &Plan) -> Vec<Step> {
     steps_of(
         plan.order(),
         plan.buckets().len(),
@@ -38,7 +38,7 @@ pub fn steps(plan: &Plan) -> Vec<Step> {
 }
 
 /// [`steps`] from its parts.
-pub fn steps_of(order: Order, buckets: usize, workers: &[u32], repetitions: u32, seed: u64) -> Vec<Step> {
+pub(crate) fn steps_of(order: Order, buckets: usize, workers: &[u32], repetitions: u32, seed: u64) -> Vec<Step> {
     let mut out = Vec::new();
     match order {
         Order::Ascending => {

@@ -23,7 +23,7 @@ use crate::sys::usage;
 /// The probe's budget and shape. Defaults: 4 s, 1 GiB, 100 ms intervals, 8 ranged GETs
 /// of 8 MiB in flight (probe object) or 64 GETs (the sweep's objects).
 #[derive(Debug, Clone, Copy)]
-pub struct ProbeSettings {
+pub(crate) struct ProbeSettings {
     pub time_budget: Duration,
     pub byte_budget: u64,
     pub interval: Duration,

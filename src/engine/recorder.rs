@@ -17,7 +17,7 @@ use crate::s3::get::Outcome;
 /// Busy time of the current tokio runtime's workers, summed, and their number. `None`
 /// outside a runtime. Busy time is wall time between a worker waking and parking, so
 /// a thread the OS preempted while it had work still counts as busy.
-pub fn runtime_busy() -> Option<(Duration, u32)> {
+pub(crate) fn runtime_busy() -> Option<(Duration, u32)> {
     let handle = tokio::runtime::Handle::try_current().ok()?;
     let metrics = handle.metrics();
     let n = metrics.num_workers();
@@ -27,7 +27,7 @@ pub fn runtime_busy() -> Option<(Duration, u32)> {
 
 /// The breakdown's histograms and counts for some of a configuration's requests
 /// (one driver's, or the warm-up's); merged with [`PhaseShard::add`].
-pub struct PhaseShard {
+pub(crate) struct PhaseShard {
     steady_ttfb_us: Histogram<u64>,
     steady_body_us: Histogram<u64>,
     steady_ttlb_us: Histogram<u64>,

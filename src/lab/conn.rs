@@ -123,27 +123,40 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
 }
 
 impl ConnService {
-    fn route(&self, req: http::Request<Incoming>) -> ResponseFuture {
-        if req.method() == http::Method::GET && req.uri().path() == FAULTS_PATH {
+    /// The lab's own JSON documents (fault tally, hello, sessions, network), answered
+    /// for a GET of their path; `None` for any other request.
+    fn control_document(&self, req: &http::Request<Incoming>) -> Option<serde_json::Value> {
+        if req.method() != http::Method::GET {
+            return None;
+        }
+        let path = req.uri().path();
+        if path == FAULTS_PATH {
             let doc = serde_json::json!({
                 "tally": self.faults.tally(),
                 "timing": self.faults.timing(),
             });
-            return Box::pin(std::future::ready(json_response(&doc)));
+            return Some(doc);
         }
-        if req.method() == http::Method::GET && req.uri().path() == HELLO_PATH {
+        if path == HELLO_PATH {
             let doc = serde_json::to_value(Hello::current()).unwrap_or_default();
-            return Box::pin(std::future::ready(json_response(&doc)));
+            return Some(doc);
         }
-        if req.method() == http::Method::GET && req.uri().path() == SESSIONS_PATH {
+        if path == SESSIONS_PATH {
             let doc = serde_json::json!({
                 "tally": self.sessions.tally(),
                 "ttl_s": self.sessions.ttl().as_secs_f64(),
             });
-            return Box::pin(std::future::ready(json_response(&doc)));
+            return Some(doc);
         }
-        if req.method() == http::Method::GET && req.uri().path() == NETWORK_PATH {
+        if path == NETWORK_PATH {
             let doc = serde_json::to_value(self.network.tally()).unwrap_or_default();
+            return Some(doc);
+        }
+        None
+    }
+
+    fn route(&self, req: http::Request<Incoming>) -> ResponseFuture {
+        if let Some(doc) = self.control_document(&req) {
             return Box::pin(std::future::ready(json_response(&doc)));
         }
         let (mut parts, body) = req.into_parts();
@@ -171,45 +184,52 @@ impl ConnService {
             };
         let faults = self.faults.clone();
         let socket = self.socket.clone();
-        Box::pin(async move {
-            let mut resp = response.await?;
-            let Some(InjectedFault(kind)) = resp.extensions_mut().remove::<InjectedFault>() else {
-                return Ok(resp);
-            };
-            let cut = match kind {
-                ConnectionFault::ResetBeforeHeaders => {
-                    socket.arm_reset();
-                    return Err(HttpError::new("injected fault: reset-before-headers".into()));
-                }
-                ConnectionFault::ResetMidBody => BodyCut::Reset,
-                ConnectionFault::StallBody => BodyCut::Stall,
-                ConnectionFault::TruncatedBody => BodyCut::Truncate,
-            };
-            let length: u64 = resp
-                .headers()
-                .get(http::header::CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            let pause = match cut {
-                BodyCut::Stall => Duration::from_millis(faults.timing().stall_ms),
-                // Long enough for hyper to flush what was sent before the cut.
-                BodyCut::Reset | BodyCut::Truncate => Duration::from_millis(5),
-            };
-            let body = std::mem::take(resp.body_mut());
-            *resp.body_mut() = Body::http_body_unsync(CutBody {
-                inner: body,
-                cut,
-                limit: length / 2,
-                sent: 0,
-                pause,
-                sleep: None,
-                socket,
-                done: false,
-            });
-            Ok(resp)
-        })
+        Box::pin(async move { cut_if_faulted(response.await?, &faults, socket) })
     }
+}
+
+/// A response the store marked with a connection-level fault gets its connection
+/// reset before the headers or its body cut after half; any other passes unchanged.
+fn cut_if_faulted(
+    mut resp: http::Response<Body>,
+    faults: &Faults,
+    socket: Arc<ConnSocket>,
+) -> Result<http::Response<Body>, HttpError> {
+    let Some(InjectedFault(kind)) = resp.extensions_mut().remove::<InjectedFault>() else {
+        return Ok(resp);
+    };
+    let cut = match kind {
+        ConnectionFault::ResetBeforeHeaders => {
+            socket.arm_reset();
+            return Err(HttpError::new("injected fault: reset-before-headers".into()));
+        }
+        ConnectionFault::ResetMidBody => BodyCut::Reset,
+        ConnectionFault::StallBody => BodyCut::Stall,
+        ConnectionFault::TruncatedBody => BodyCut::Truncate,
+    };
+    let length: u64 = resp
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let pause = match cut {
+        BodyCut::Stall => Duration::from_millis(faults.timing().stall_ms),
+        // Long enough for hyper to flush what was sent before the cut.
+        BodyCut::Reset | BodyCut::Truncate => Duration::from_millis(5),
+    };
+    let body = std::mem::take(resp.body_mut());
+    *resp.body_mut() = Body::http_body_unsync(CutBody {
+        inner: body,
+        cut,
+        limit: length / 2,
+        sent: 0,
+        pause,
+        sleep: None,
+        socket,
+        done: false,
+    });
+    Ok(resp)
 }
 
 /// How a [`CutBody`] ends, after half the body: the connection-level faults that act

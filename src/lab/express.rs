@@ -27,7 +27,7 @@ use s3s::{s3_error, S3Result};
 use crate::plan::is_directory_bucket;
 
 use super::sessions::{SessionMode, Sessions};
-use super::sigv4::{parse_authorization, verify, SignatureProblem};
+use super::sigv4::{parse_authorization, verify, Authorization, SignatureProblem};
 use super::{LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
 
 /// What a request body whose SHA-256 is not the signed `x-amz-content-sha256` fails
@@ -35,12 +35,12 @@ use super::{LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
 pub(crate) const PAYLOAD_MISMATCH: &str = "x-amz-content-sha256 mismatch";
 
 /// The header a request signed with a session carries its token in.
-pub const SESSION_TOKEN_HEADER: &str = "x-amz-s3session-token";
+pub(crate) const SESSION_TOKEN_HEADER: &str = "x-amz-s3session-token";
 
 /// How an `s3express` request was authenticated: with the lab's keys (`mode: None`)
 /// or with a session of that mode, made for `bucket`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExpressAuth {
+pub(crate) struct ExpressAuth {
     pub mode: Option<SessionMode>,
     /// The directory bucket of the session (None: the lab's keys).
     pub bucket: Option<String>,
@@ -175,25 +175,36 @@ pub(crate) fn check(parts: &http::request::Parts, sessions: &Sessions) -> Decisi
             "signed aws-chunked bodies (STREAMING-AWS4-*) on the S3 Express path are not implemented by the lab",
         ));
     }
-    let Some(token) = parts.headers.get(SESSION_TOKEN_HEADER).and_then(|v| v.to_str().ok()) else {
-        if auth.access_key != LOCAL_ACCESS_KEY {
-            return Decision::Refused(Refusal::new(
-                403,
-                "InvalidAccessKeyId",
-                "The AWS Access Key Id you provided does not exist in our records.",
-            ));
-        }
-        return match verify(parts, &auth, LOCAL_SECRET_KEY) {
-            Ok(()) => Decision::Accepted(
-                ExpressAuth {
-                    mode: None,
-                    bucket: None,
-                },
-                payload_hash(parts),
-            ),
-            Err(problem) => Decision::Refused(signature_refusal(problem)),
-        };
-    };
+    match parts.headers.get(SESSION_TOKEN_HEADER).and_then(|v| v.to_str().ok()) {
+        None => check_local_key(parts, &auth),
+        Some(token) => check_session(parts, &auth, token, sessions),
+    }
+}
+
+/// An `s3express` request with no session token: signed with the lab's own key.
+fn check_local_key(parts: &http::request::Parts, auth: &Authorization<'_>) -> Decision {
+    if auth.access_key != LOCAL_ACCESS_KEY {
+        return Decision::Refused(Refusal::new(
+            403,
+            "InvalidAccessKeyId",
+            "The AWS Access Key Id you provided does not exist in our records.",
+        ));
+    }
+    match verify(parts, auth, LOCAL_SECRET_KEY) {
+        Ok(()) => Decision::Accepted(
+            ExpressAuth {
+                mode: None,
+                bucket: None,
+            },
+            payload_hash(parts),
+        ),
+        Err(problem) => Decision::Refused(signature_refusal(problem)),
+    }
+}
+
+/// An `s3express` request with a session token: the session must exist, belong to
+/// the signing key, verify, be unexpired and be for the bucket asked.
+fn check_session(parts: &http::request::Parts, auth: &Authorization<'_>, token: &str, sessions: &Sessions) -> Decision {
     let invalid = || {
         Refusal::new(
             400,
@@ -209,7 +220,7 @@ pub(crate) fn check(parts: &http::request::Parts, sessions: &Sessions) -> Decisi
         sessions.count(|t| t.refused_invalid += 1);
         return Decision::Refused(invalid());
     }
-    if let Err(problem) = verify(parts, &auth, &session.secret_access_key) {
+    if let Err(problem) = verify(parts, auth, &session.secret_access_key) {
         sessions.count(|t| t.refused_signature += 1);
         return Decision::Refused(signature_refusal(problem));
     }

@@ -408,16 +408,16 @@ impl Faults {
 
 /// Marks a response for the HTTP layer to damage (connection-level kinds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InjectedFault(pub ConnectionFault);
+pub(crate) struct InjectedFault(pub ConnectionFault);
 
 /// Injects each bucket's faults into GetObject in front of a store.
 #[derive(Debug, Clone)]
-pub struct FaultLayer {
+pub(crate) struct FaultLayer {
     faults: Arc<Faults>,
 }
 
 /// A store with faults in front of its GETs.
-pub type WithFaults<S> = Layered<S, FaultLayer>;
+pub(crate) type WithFaults<S> = Layered<S, FaultLayer>;
 
 impl<S> Layered<S, FaultLayer> {
     pub fn new(inner: S, faults: Arc<Faults>) -> Self {

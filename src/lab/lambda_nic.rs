@@ -20,13 +20,13 @@ fn mbit_s(mbit: f64) -> f64 {
 }
 
 /// Sustained rate measured from Lambda: 600 Mbit/s (71.5 MiB/s).
-pub fn sustained_mib_s() -> f64 {
+pub(crate) fn sustained_mib_s() -> f64 {
     mbit_s(600.0)
 }
 
 /// The burst measured from Lambda: 2.7 Gbit/s (321.9 MiB/s) for at most a second,
 /// taken as a full second.
-pub fn burst() -> Burst {
+pub(crate) fn burst() -> Burst {
     let rate = mbit_s(2_700.0);
     Burst {
         size_mib: rate,
@@ -35,7 +35,7 @@ pub fn burst() -> Burst {
 }
 
 /// The `lambda` NIC at `rate_mib_s` sustained.
-pub fn nic(rate_mib_s: f64) -> NicConfig {
+pub(crate) fn nic(rate_mib_s: f64) -> NicConfig {
     NicConfig {
         rate_mib_s,
         burst: Some(burst()),
@@ -45,13 +45,13 @@ pub fn nic(rate_mib_s: f64) -> NicConfig {
 
 /// A table of sustained rate by memory size.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NicTable {
+pub(crate) struct NicTable {
     /// `(memory_mb, rate_mib_s)`, by memory ascending.
     rows: Vec<(u32, f64)>,
 }
 
 /// The built-in tables' names.
-pub const TABLE_NAMES: [&str; 2] = ["measured-2024", "announced-2026"];
+pub(crate) const TABLE_NAMES: [&str; 2] = ["measured-2024", "announced-2026"];
 
 impl NicTable {
     /// What iperf3 measured from Lambda in June 2024 (128 to 3,008 MB; 10 GB in a

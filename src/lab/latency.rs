@@ -98,7 +98,7 @@ impl FromStr for LatencyProfile {
 
 /// A seeded sampler of one profile's delays.
 #[derive(Debug)]
-pub struct LatencyModel {
+pub(crate) struct LatencyModel {
     profile: LatencyProfile,
     dist: Option<(LogNormal<f64>, f64, f64)>,
     rng: Mutex<StdRng>,
@@ -201,7 +201,7 @@ pub(crate) fn fnv(data: &[u8]) -> u64 {
 
 /// Adds each bucket's read latency (GetObject and HeadObject) in front of a store.
 #[derive(Debug, Clone)]
-pub struct Latency {
+pub(crate) struct Latency {
     profiles: Arc<Profiles>,
 }
 
@@ -215,7 +215,7 @@ impl Latency {
 }
 
 /// A store with read latency in front.
-pub type WithLatency<S> = Layered<S, Latency>;
+pub(crate) type WithLatency<S> = Layered<S, Latency>;
 
 impl<S> Layered<S, Latency> {
     pub fn new(inner: S, profiles: Arc<Profiles>) -> Self {

@@ -10,7 +10,7 @@ use s3s::{S3Request, S3Response, S3Result, S3};
 
 /// What a layer does to reads; both default to passing the request through.
 #[async_trait::async_trait]
-pub trait ReadLayer: Send + Sync + 'static {
+pub(crate) trait ReadLayer: Send + Sync + 'static {
     async fn get_object<S: S3>(
         &self,
         inner: &S,
@@ -30,7 +30,7 @@ pub trait ReadLayer: Send + Sync + 'static {
 
 /// An inner store with a layer in front of its reads.
 #[derive(Debug, Clone)]
-pub struct Layered<S, L> {
+pub(crate) struct Layered<S, L> {
     pub(crate) inner: S,
     pub(crate) layer: L,
 }

@@ -25,7 +25,7 @@ use super::layered::ReadLayer;
 use crate::plan::is_directory_bucket;
 
 /// S3 Standard's published rate: 5,500 GET/HEAD per second per partitioned prefix.
-pub const S3_GETS_PER_S: f64 = 5_500.0;
+pub(crate) const S3_GETS_PER_S: f64 = 5_500.0;
 
 /// How much of a second's requests a partition's bucket holds (its burst).
 const DEPTH_S: f64 = 0.1;
@@ -34,7 +34,7 @@ const DEPTH_S: f64 = 0.1;
 const SLOW_DOWN_MESSAGE: &str = "Please reduce your request rate.";
 
 /// The partition a key belongs to: `bucket/` and the key up to its first `/`.
-pub fn partition_of(bucket: &str, key: &str) -> String {
+pub(crate) fn partition_of(bucket: &str, key: &str) -> String {
     let prefix = key.split_once('/').map_or("", |(p, _)| p);
     format!("{bucket}/{prefix}")
 }
@@ -61,7 +61,7 @@ struct Tokens {
 
 /// The per-partition token buckets.
 #[derive(Debug)]
-pub struct PrefixRate {
+pub(crate) struct PrefixRate {
     gets_per_s: f64,
     depth: f64,
     partitions: Mutex<HashMap<String, Tokens>>,
@@ -121,7 +121,7 @@ impl PrefixRate {
 
 /// The read layer: reads over a partition's rate get 503 SlowDown (no limit: all pass).
 #[derive(Debug, Clone)]
-pub struct PrefixRateLayer {
+pub(crate) struct PrefixRateLayer {
     pub(crate) rate: Option<std::sync::Arc<PrefixRate>>,
 }
 

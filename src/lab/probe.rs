@@ -1,5 +1,5 @@
 //! Is an endpoint the embedded server? The lab answers `GET /_s3sweep/hello` with a
-//! small JSON document ([`Hello`]); [`probe`] asks once, so a client signs with the
+//! small JSON document ([`Hello`]); [`probe_trusting`] asks once, so a client signs with the
 //! lab's fixed keys only when the endpoint really is the lab, and with the standard
 //! AWS chain otherwise. An `https://` endpoint (the lab with `--tls`) is asked over
 //! TLS, trusting the CA file given (the lab's) besides the webpki roots.
@@ -21,11 +21,11 @@ use crate::transport::{handshake, server_name, Trust};
 pub const HELLO_PATH: &str = "/_s3sweep/hello";
 
 /// The `server` value the lab answers with.
-pub const SERVER_NAME: &str = "s3sweep";
+pub(crate) const SERVER_NAME: &str = "s3sweep";
 
 /// What the lab says at [`HELLO_PATH`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Hello {
+pub(crate) struct Hello {
     /// Always [`SERVER_NAME`].
     pub server: String,
     /// The s3sweep version serving.
@@ -47,7 +47,7 @@ impl Hello {
 
 /// What the probe found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Probe {
+pub(crate) enum Probe {
     /// The endpoint is the lab.
     Lab(Hello),
     /// Something else answered (or, for `https://`, nothing was asked): why we think so.
@@ -56,7 +56,7 @@ pub enum Probe {
 
 /// The endpoint could not be asked at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ProbeError {
+pub(crate) enum ProbeError {
     #[error("invalid endpoint URL {url:?}: {reason}")]
     BadUrl { url: String, reason: String },
     /// No TCP connection: refused, no route, or no answer to the connect in time.
@@ -71,13 +71,19 @@ pub enum ProbeError {
 /// Asks `endpoint` (`http://host:port`) whether it is the lab, within `timeout` for
 /// the connection and again for the answer. A server that accepts the connection
 /// but answers anything else (a 403, a 404, no answer in time) is not the lab.
-pub async fn probe(endpoint: &str, timeout: Duration) -> Result<Probe, ProbeError> {
+#[cfg(test)]
+pub(crate) async fn probe(endpoint: &str, timeout: Duration) -> Result<Probe, ProbeError> {
     probe_trusting(endpoint, None, timeout).await
 }
 
-/// [`probe`] that trusts `ca_file` for an `https://` endpoint. The lab's TLS server
-/// answers the probe like its plain one ([`super::tls`]).
-pub async fn probe_trusting(endpoint: &str, ca_file: Option<&Path>, timeout: Duration) -> Result<Probe, ProbeError> {
+/// Asks `endpoint` whether it is the lab, within `timeout` for the connection and
+/// again for the answer, trusting `ca_file` for an `https://` endpoint. The lab's TLS
+/// server answers the probe like its plain one ([`super::tls`]).
+pub(crate) async fn probe_trusting(
+    endpoint: &str,
+    ca_file: Option<&Path>,
+    timeout: Duration,
+) -> Result<Probe, ProbeError> {
     let bad = |reason: &str| ProbeError::BadUrl {
         url: endpoint.to_string(),
         reason: reason.to_string(),

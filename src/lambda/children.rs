@@ -34,7 +34,7 @@ pub enum FanoutError {
 /// Invokes every child of `plan` at once and waits for all of them. `deadline` is the
 /// coordinator's own: the children are told to finish by its stop time (the deadline
 /// less the margin), and are waited for until half the margin is left.
-pub async fn invoke_children(
+pub(crate) async fn invoke_children(
     invoker: &Invoker,
     settings: &FanoutSettings,
     function: &str,
@@ -168,7 +168,11 @@ fn reported_range(plan: &Plan, k: u32, request: &SweepRequest) -> KeyRange {
 }
 
 /// The child events of a fan-out plan: index, shard, and the request.
-pub fn child_requests(plan: &Plan, start_unix_ms: u64, finish_by_unix_ms: Option<u64>) -> Vec<(u32, SweepRequest)> {
+pub(crate) fn child_requests(
+    plan: &Plan,
+    start_unix_ms: u64,
+    finish_by_unix_ms: Option<u64>,
+) -> Vec<(u32, SweepRequest)> {
     let Some(f) = plan.fanout() else {
         return Vec::new();
     };

@@ -19,7 +19,7 @@ use super::invoke::ChildOutcome;
 
 /// Merges the children's rows per configuration (in `plan` order) and builds the
 /// report. Failed children are named and left out of the merge.
-pub fn merge(
+pub(crate) fn merge(
     plan: &Plan,
     function_name: &str,
     start_unix_ms: u64,
@@ -346,7 +346,7 @@ fn push_sample(samples: &mut Vec<String>, s: String) {
 /// The coordinator's result document (`s3sweep.result/v1`): its environment and
 /// request, the merged rows, and the fan-out block (the caller runs the analysis step).
 /// `started_unix_ms` and `total_wall_ms` are the caller's to fill in.
-pub fn merged_result(
+pub(crate) fn merged_result(
     environment: Environment,
     plan: &Plan,
     function_name: &str,

@@ -22,13 +22,13 @@
 //! (`S3SWEEP_ENDPOINT_URL`); the event schema has no such field and rejects unknown
 //! fields, so an event cannot point the function at another host.
 
-pub mod children;
+pub(crate) mod children;
 pub mod control;
-pub mod event;
+pub(crate) mod event;
 pub mod invoke;
 pub mod memory;
-pub mod merge;
-pub mod response;
+pub(crate) mod merge;
+pub(crate) mod response;
 pub mod settings;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -10,9 +10,9 @@ use crate::model::Outcome;
 use crate::model::{Dropped, SweepResult, Trimmed};
 
 /// Lambda's limit on a synchronous response, bytes.
-pub const LAMBDA_RESPONSE_LIMIT_BYTES: u64 = 6 * 1024 * 1024;
+pub(crate) const LAMBDA_RESPONSE_LIMIT_BYTES: u64 = 6 * 1024 * 1024;
 /// Kept free under the limit for the runtime's own framing.
-pub const RESPONSE_HEADROOM_BYTES: u64 = 16 * 1024;
+pub(crate) const RESPONSE_HEADROOM_BYTES: u64 = 16 * 1024;
 
 /// The answer is larger than the limit even with everything droppable dropped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -32,7 +32,7 @@ fn size(result: &SweepResult) -> u64 {
 }
 
 /// Drops what it must, in order, until `result` serialises to at most `limit` bytes.
-pub fn fit(result: &mut SweepResult, limit: u64) -> Result<(), TooLarge> {
+pub(crate) fn fit(result: &mut SweepResult, limit: u64) -> Result<(), TooLarge> {
     let before = size(result);
     if before <= limit {
         return Ok(());

@@ -13,7 +13,7 @@ use hdrhistogram::Histogram;
 
 /// Significant digits of a row's CDF histogram: buckets 1% wide, finer than a
 /// plot's pixel on a log axis, and a few hundred bytes per row.
-pub const CDF_SIGNIFICANT_DIGITS: u8 = 2;
+pub(crate) const CDF_SIGNIFICANT_DIGITS: u8 = 2;
 
 /// A histogram that could not be read back.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,7 +38,7 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
 
 /// Most bytes a histogram's inflated encoding may take: a full-precision (3 digit)
 /// histogram over every u64 value is about 56,000 counts, at most 9 bytes each.
-pub const MAX_DECODED_HISTOGRAM_BYTES: usize = 1 << 20;
+pub(crate) const MAX_DECODED_HISTOGRAM_BYTES: usize = 1 << 20;
 /// Most significant digits a stored histogram may claim: s3sweep writes 2 and 3;
 /// every extra digit multiplies the counts array (5 digits is 49 MB).
 const MAX_SIGNIFICANT_DIGITS: u32 = 3;
@@ -139,7 +139,7 @@ fn check_v2_header(plain: &[u8]) -> Result<(), String> {
 
 /// The compact copy of `h` a row keeps: every recorded bucket of `h` counted into
 /// buckets of [`CDF_SIGNIFICANT_DIGITS`] digits (auto-resizing, so any value fits).
-pub fn cdf_histogram(h: &Histogram<u64>) -> Histogram<u64> {
+pub(crate) fn cdf_histogram(h: &Histogram<u64>) -> Histogram<u64> {
     let mut out = Histogram::<u64>::new(CDF_SIGNIFICANT_DIGITS).expect("2 significant digits is valid");
     for v in h.iter_recorded() {
         // An auto-resizing histogram takes any value; counts only add.
@@ -149,14 +149,14 @@ pub fn cdf_histogram(h: &Histogram<u64>) -> Histogram<u64> {
 }
 
 /// The row field: [`cdf_histogram`] of `h`, encoded; `None` for an empty histogram.
-pub fn encode_cdf(h: &Histogram<u64>) -> Option<String> {
+pub(crate) fn encode_cdf(h: &Histogram<u64>) -> Option<String> {
     (!h.is_empty()).then(|| encode_histogram(&cdf_histogram(h)))
 }
 
 /// The CDF of a microsecond histogram, one point per recorded bucket: (the bucket's
 /// upper value in ms, the fraction of samples at or below it), ascending; the last
 /// point is at 1.
-pub fn cdf_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+pub(crate) fn cdf_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
     let total = h.len().max(1) as f64;
     let mut seen = 0u64;
     h.iter_recorded()

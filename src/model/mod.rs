@@ -6,14 +6,14 @@
 pub mod diagnosis;
 pub mod errors;
 pub mod fanout;
-pub mod histogram;
-pub mod listing;
-pub mod memory;
+pub(crate) mod histogram;
+pub(crate) mod listing;
+pub(crate) mod memory;
 pub(crate) mod names;
-pub mod network;
-pub mod request;
-pub mod result;
-pub mod stats;
+pub(crate) mod network;
+pub(crate) mod request;
+pub(crate) mod result;
+pub(crate) mod stats;
 
 pub use diagnosis::{
     Analysis, Breakdown, BucketComparison, ClientMeasure, ClientSide, CpuSource, CurveAnalysis, DiagnoseError,

@@ -9,9 +9,9 @@ use super::names::closed_set;
 pub use super::network::Order;
 
 /// The placeholder a key template must contain; replaced by the object index 0..N.
-pub const INDEX_PLACEHOLDER: &str = "{i}";
+pub(crate) const INDEX_PLACEHOLDER: &str = "{i}";
 /// Default `fanout.start_delay_ms`: room for N cold starts before the shared start.
-pub const DEFAULT_START_DELAY_MS: u64 = 2_000;
+pub(crate) const DEFAULT_START_DELAY_MS: u64 = 2_000;
 
 /// The sweep request: what to read, from where, at which concurrencies.
 ///
@@ -131,10 +131,10 @@ impl Default for TimeoutsMs {
 }
 
 /// The key `seed --probe-object-mib` writes the probe object to, and the probe reads.
-pub const DEFAULT_PROBE_KEY: &str = "s3sweep/probe-object";
+pub(crate) const DEFAULT_PROBE_KEY: &str = "s3sweep/probe-object";
 /// Default `pool_idle_timeout_ms`: below S3's idle close (about 20 s), so the client
 /// retires a connection before the server does.
-pub const DEFAULT_POOL_IDLE_TIMEOUT_MS: u64 = 15_000;
+pub(crate) const DEFAULT_POOL_IDLE_TIMEOUT_MS: u64 = 15_000;
 
 fn is_default_idle(ms: &u64) -> bool {
     *ms == DEFAULT_POOL_IDLE_TIMEOUT_MS
@@ -143,14 +143,14 @@ fn default_pool_idle_timeout_ms() -> u64 {
     DEFAULT_POOL_IDLE_TIMEOUT_MS
 }
 /// The default `key_template`.
-pub fn default_key_template() -> String {
+pub(crate) fn default_key_template() -> String {
     "test/{i}/vectors".to_string()
 }
 fn default_object_count() -> u32 {
     1000
 }
 /// The worker counts of the original measurement (docs/background.md).
-pub fn default_workers() -> Vec<u32> {
+pub(crate) fn default_workers() -> Vec<u32> {
     vec![1, 2, 4, 8, 16, 17, 18, 19, 20]
 }
 fn default_pool_connections() -> u32 {
@@ -209,7 +209,7 @@ impl SweepRequest {
 }
 
 /// The key of the envelope a coordinator adds to the events it sends its own function.
-pub const FROM_COORDINATOR_FIELD: &str = "from_coordinator";
+pub(crate) const FROM_COORDINATOR_FIELD: &str = "from_coordinator";
 
 /// The envelope a coordinator adds to an event it sends its own function
 /// ([`FROM_COORDINATOR_FIELD`]): a fan-out's child gets its role, shard, shared start

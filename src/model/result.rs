@@ -589,7 +589,7 @@ impl ConfigResult {
 }
 
 /// The worker counts of `rows`, in the order first run.
-pub fn worker_counts<'a>(rows: impl IntoIterator<Item = &'a ConfigResult>) -> Vec<u32> {
+pub(crate) fn worker_counts<'a>(rows: impl IntoIterator<Item = &'a ConfigResult>) -> Vec<u32> {
     first_seen(rows.into_iter().map(|r| r.workers))
 }
 

@@ -43,18 +43,18 @@ impl Percentiles {
 
 /// A new microsecond histogram: auto-resizing, 3 significant figures. Histograms made
 /// here always merge with each other.
-pub fn histogram_us() -> Histogram<u64> {
+pub(crate) fn histogram_us() -> Histogram<u64> {
     Histogram::<u64>::new(3).expect("3 significant figures is valid")
 }
 
 /// A duration in whole microseconds (saturating), the unit latency histograms record.
-pub fn micros(d: std::time::Duration) -> u64 {
+pub(crate) fn micros(d: std::time::Duration) -> u64 {
     d.as_micros().min(u128::from(u64::MAX)) as u64
 }
 
 /// Rounds to three decimals (microsecond resolution in milliseconds). The result is
 /// the double nearest to a decimal with three places, so it prints as one.
-pub fn round3(x: f64) -> f64 {
+pub(crate) fn round3(x: f64) -> f64 {
     if !x.is_finite() {
         return x;
     }
@@ -64,7 +64,7 @@ pub fn round3(x: f64) -> f64 {
 /// Rounds to four significant digits (ratios, shares, per-request CPU). The result is
 /// the double nearest to that decimal (an integer times or over an exact power of
 /// ten), so it prints as one.
-pub fn sig4(x: f64) -> f64 {
+pub(crate) fn sig4(x: f64) -> f64 {
     if !x.is_finite() || x == 0.0 {
         return x;
     }
@@ -144,7 +144,7 @@ pub mod tidy {
 
 /// Successful GETs per second and body MiB per second over `wall_s` seconds, as a
 /// result row reports them.
-pub fn rates(ok: u64, bytes: u64, wall_s: f64) -> (f64, f64) {
+pub(crate) fn rates(ok: u64, bytes: u64, wall_s: f64) -> (f64, f64) {
     (
         round3(ok as f64 / wall_s),
         round3(bytes as f64 / wall_s / (1024.0 * 1024.0)),
@@ -152,12 +152,12 @@ pub fn rates(ok: u64, bytes: u64, wall_s: f64) -> (f64, f64) {
 }
 
 /// CPU milliseconds per request, to four significant digits.
-pub fn cpu_ms_per_get(cpu_ms: f64, requests: u64) -> f64 {
+pub(crate) fn cpu_ms_per_get(cpu_ms: f64, requests: u64) -> f64 {
     sig4(cpu_ms / requests.max(1) as f64)
 }
 
 /// The median (the upper one of an even count); `None` for no values.
-pub fn median(mut v: Vec<f64>) -> Option<f64> {
+pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
@@ -166,7 +166,7 @@ pub fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 /// The distinct values of `items`, in the order first seen.
-pub fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+pub(crate) fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
     let mut out: Vec<T> = Vec::new();
     for item in items {
         if !out.contains(&item) {

@@ -28,7 +28,7 @@ pub struct BucketListing {
 
 /// The listing of every bucket of a plan, in the plan's bucket order; set once.
 #[derive(Debug, Clone, Default)]
-pub struct ListingCell(Arc<OnceLock<Vec<BucketListing>>>);
+pub(crate) struct ListingCell(Arc<OnceLock<Vec<BucketListing>>>);
 
 impl ListingCell {
     pub fn get(&self) -> Option<&[BucketListing]> {

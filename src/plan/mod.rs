@@ -6,9 +6,9 @@
 
 pub(crate) mod fields;
 pub mod json;
-pub mod keys;
-pub mod names;
-pub mod sections;
+pub(crate) mod keys;
+pub(crate) mod names;
+pub(crate) mod sections;
 
 use std::collections::BTreeSet;
 use std::fmt;

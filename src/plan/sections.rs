@@ -17,11 +17,11 @@ use super::FieldProblem;
 /// Largest `fanout.invocations` validation accepts whatever the function allows.
 pub const MAX_INVOCATIONS: u32 = 1_000;
 /// Largest `fanout.start_delay_ms`.
-pub const MAX_START_DELAY_MS: u64 = 60_000;
+pub(crate) const MAX_START_DELAY_MS: u64 = 60_000;
 /// Longest schedule of slots (configurations x `slot_ms`): Lambda's 15 minutes.
-pub const MAX_SLOTS_MS: u64 = 900_000;
+pub(crate) const MAX_SLOTS_MS: u64 = 900_000;
 /// How far in the future a child's `start_unix_ms` may be (delay plus clock skew).
-pub const MAX_START_AHEAD_MS: u64 = MAX_START_DELAY_MS + 10_000;
+pub(crate) const MAX_START_AHEAD_MS: u64 = MAX_START_DELAY_MS + 10_000;
 /// Lambda memory limits, MB.
 pub const LAMBDA_MEMORY_MB: std::ops::RangeInclusive<u32> = 128..=10_240;
 /// Most memory sizes one memory sweep may run (`memory_mb`).

@@ -9,7 +9,7 @@ use crate::model::{MemoryChoice, MemoryConfig};
 use super::{align_right, Style};
 
 /// Dollars with enough significant digits for tiny amounts.
-pub fn usd(x: f64) -> String {
+pub(crate) fn usd(x: f64) -> String {
     if x == 0.0 {
         "$0".into()
     } else if x >= 0.01 {
@@ -22,7 +22,7 @@ pub fn usd(x: f64) -> String {
 }
 
 /// The cost table and the summary sentence.
-pub fn render_cost(report: &CostReport, style: Style) -> String {
+pub(crate) fn render_cost(report: &CostReport, style: Style) -> String {
     let mut out = String::new();
     let sized = report.rows.iter().any(|r| r.memory_mb.is_some());
     let _ = writeln!(out, "{}", basis_line(report, sized));
@@ -121,7 +121,7 @@ fn cheapest_sentence(report: &CostReport) -> String {
 
 /// A memory sweep's answer per bucket: the fastest memory x workers and the cheapest
 /// meeting the target, one line each (nothing without memory sizes).
-pub fn render_memory_choices(choices: &[MemoryChoice]) -> String {
+pub(crate) fn render_memory_choices(choices: &[MemoryChoice]) -> String {
     let mut out = String::new();
     let config = |c: &MemoryConfig| {
         format!(

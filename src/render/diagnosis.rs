@@ -28,7 +28,7 @@ fn verdict_runs(verdicts: &[WorkerVerdict]) -> String {
 }
 
 /// The lines printed under one bucket's table.
-pub fn render_bucket(result: &SweepResult, bucket: &str, memory_mb: Option<u32>) -> String {
+pub(crate) fn render_bucket(result: &SweepResult, bucket: &str, memory_mb: Option<u32>) -> String {
     let mut out = String::new();
     let Some(analysis) = result.analysis.as_ref().and_then(|a| {
         a.buckets
@@ -107,7 +107,7 @@ pub fn render_bucket(result: &SweepResult, bucket: &str, memory_mb: Option<u32>)
 /// the wait for a connection inside the HTTP client, first byte at the wire, the
 /// body, and the whole GET; connects and retries when there were any. `None` for rows
 /// without a breakdown (merged fan-out rows, older results).
-pub fn timing_split(row: &ConfigResult) -> Option<String> {
+pub(crate) fn timing_split(row: &ConfigResult) -> Option<String> {
     let b = row.breakdown.as_ref()?;
     let mut line = format!(
         "per GET, p50 ms: client prep {:.3}, HTTP pool wait {:.3}, first byte at the wire {:.2}, body {:.2}; whole GET {:.2}",
@@ -133,7 +133,7 @@ pub fn timing_split(row: &ConfigResult) -> Option<String> {
 }
 
 /// The bucket-vs-bucket lines.
-pub fn render_comparisons(result: &SweepResult) -> String {
+pub(crate) fn render_comparisons(result: &SweepResult) -> String {
     let mut out = String::new();
     if let Some(a) = &result.analysis {
         for c in &a.comparisons {

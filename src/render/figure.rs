@@ -9,13 +9,13 @@ use super::memory_plot;
 use super::plot::{self, PlotError};
 
 /// True when `result` is drawn as a memory sweep.
-pub fn is_memory_sweep(result: &SweepResult) -> bool {
+pub(crate) fn is_memory_sweep(result: &SweepResult) -> bool {
     result.memory_sizes().len() > 1
 }
 
 /// Draws the picture of `result` into `path` (SVG or PNG by extension), whole or not
 /// at all: drawn into a temporary file beside it, then renamed over it.
-pub fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
+pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
     plot::format_of(path)?;
     let mut drawn = Ok(());
     let placed = crate::sys::files::replace_with(path, |tmp| {
@@ -34,7 +34,8 @@ pub fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
 }
 
 /// The picture of `result` as an SVG document.
-pub fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
+#[cfg(test)]
+pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
     if is_memory_sweep(result) {
         memory_plot::render_svg(result)
     } else {

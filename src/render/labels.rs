@@ -11,7 +11,7 @@ use plotters::prelude::*;
 
 /// A rectangle in pixels, `x0..x1` by `y0..y1` (y down).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rect {
+pub(crate) struct Rect {
     pub x0: i32,
     pub y0: i32,
     pub x1: i32,
@@ -34,7 +34,7 @@ impl Rect {
 
 /// A label to place: the point it belongs to and its size, pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Label {
+pub(crate) struct Label {
     pub at: (i32, i32),
     pub size: (i32, i32),
 }
@@ -64,7 +64,12 @@ fn candidates((w, h): (i32, i32)) -> [(i32, i32); 10] {
 /// costs 1,000 per label or marker (centre, radius) it overlaps and for leaving
 /// `area`, plus one per `data` pixel it covers; the cheapest wins, the earlier on a
 /// tie.
-pub fn place(labels: &[Label], markers: &[((i32, i32), i32)], data: &[(i32, i32)], area: Rect) -> Vec<(i32, i32)> {
+pub(crate) fn place(
+    labels: &[Label],
+    markers: &[((i32, i32), i32)],
+    data: &[(i32, i32)],
+    area: Rect,
+) -> Vec<(i32, i32)> {
     let marker_boxes: Vec<Rect> = markers
         .iter()
         .map(|&((x, y), r)| Rect {
@@ -105,7 +110,7 @@ pub fn place(labels: &[Label], markers: &[((i32, i32), i32)], data: &[(i32, i32)
 
 /// Points every `step` pixels along the polyline through `points`, for [`place`] to
 /// keep labels off the lines.
-pub fn sample_line(points: &[(i32, i32)], step: i32) -> Vec<(i32, i32)> {
+pub(crate) fn sample_line(points: &[(i32, i32)], step: i32) -> Vec<(i32, i32)> {
     let mut out = Vec::new();
     for w in points.windows(2) {
         let ((x0, y0), (x1, y1)) = (w[0], w[1]);
@@ -138,7 +143,7 @@ fn text_size(text: &str, font: (&str, i32)) -> (i32, i32) {
 /// Circles each curve's knee (`(colour, workers, point)`) and labels it `knee N`,
 /// each label where it overlaps no other label or marker and as little of `lines`
 /// (every curve's points) as it can.
-pub fn draw_knees<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+pub(crate) fn draw_knees<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
     knees: &[(RGBColor, u32, (f64, f64))],
     lines: &[Vec<(f64, f64)>],
@@ -177,7 +182,7 @@ pub fn draw_knees<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<Valu
 }
 
 /// The figure's legend, centred on one line: a colour sample and a text per entry.
-pub fn draw_legend<DB: DrawingBackend>(
+pub(crate) fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[(RGBColor, String)],
 ) -> Result<(), String> {

@@ -18,7 +18,7 @@ use super::plot::{colour, err, log_label, log_range, panel, register_font, PlotE
 
 /// One memory size of one bucket: its fastest configuration and its cheapest.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MemoryPoint {
+pub(crate) struct MemoryPoint {
     pub memory_mb: u32,
     /// Workers of the fastest configuration at this size.
     pub workers: u32,
@@ -30,7 +30,7 @@ pub struct MemoryPoint {
 }
 
 /// Per bucket (in the order run), its points by increasing memory.
-pub fn memory_curves(result: &SweepResult) -> Vec<(String, Vec<MemoryPoint>)> {
+pub(crate) fn memory_curves(result: &SweepResult) -> Vec<(String, Vec<MemoryPoint>)> {
     let report = cost_report(result, CostOverrides::default());
     let configs = clean_configurations(result, &report.rows);
     first_seen(result.results.iter().map(|r| r.bucket.clone()))
@@ -74,7 +74,7 @@ pub fn memory_curves(result: &SweepResult) -> Vec<(String, Vec<MemoryPoint>)> {
 }
 
 /// Draws the plot of a memory sweep into `path`: SVG or PNG by extension.
-pub fn render_file(result: &SweepResult, path: &std::path::Path) -> Result<(), PlotError> {
+pub(crate) fn render_file(result: &SweepResult, path: &std::path::Path) -> Result<(), PlotError> {
     use super::plot::{format_of, Format, HEIGHT, WIDTH};
     match format_of(path)? {
         Format::Svg => draw(SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
@@ -83,7 +83,8 @@ pub fn render_file(result: &SweepResult, path: &std::path::Path) -> Result<(), P
 }
 
 /// Draws the plot of a memory sweep as an SVG document.
-pub fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
+#[cfg(test)]
+pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
     let mut s = String::new();
     draw(
         SVGBackend::with_string(&mut s, (super::plot::WIDTH, super::plot::HEIGHT)).into_drawing_area(),
@@ -93,7 +94,7 @@ pub fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
 }
 
 /// Draws the two panels on `root`.
-pub fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
+pub(crate) fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
     register_font();
     let curves = memory_curves(result);
     if curves.iter().all(|(_, p)| p.is_empty()) {

@@ -5,14 +5,14 @@
 //! terminal or as Markdown from one place, chosen by [`Style`].
 
 pub mod compare;
-pub mod cost;
-pub mod diagnosis;
-pub mod figure;
-pub mod labels;
-pub mod memory_plot;
-pub mod plot;
-pub mod progress;
-pub mod tables;
+pub(crate) mod cost;
+pub(crate) mod diagnosis;
+pub(crate) mod figure;
+pub(crate) mod labels;
+pub(crate) mod memory_plot;
+pub(crate) mod plot;
+pub(crate) mod progress;
+pub(crate) mod tables;
 
 use comfy_table::{CellAlignment, Table};
 

@@ -30,7 +30,7 @@ use super::labels::{draw_knees, draw_legend};
 
 /// Why a plot could not be drawn.
 #[derive(Debug, thiserror::Error)]
-pub enum PlotError {
+pub(crate) enum PlotError {
     #[error("unknown plot format {0:?}: use a file name ending in .svg or .png")]
     UnknownFormat(String),
     #[error("the result has no configurations to plot")]
@@ -40,8 +40,8 @@ pub enum PlotError {
 }
 
 /// Default image size, pixels.
-pub const WIDTH: u32 = 1400;
-pub const HEIGHT: u32 = 1000;
+pub(crate) const WIDTH: u32 = 1400;
+pub(crate) const HEIGHT: u32 = 1000;
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
@@ -75,7 +75,7 @@ pub(super) fn colour(i: usize) -> RGBColor {
 
 /// One worker count of one bucket: medians over repetitions.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CurvePoint {
+pub(crate) struct CurvePoint {
     pub workers: u32,
     pub objects_per_s: f64,
     pub wall_ms: f64,
@@ -85,7 +85,7 @@ pub struct CurvePoint {
 
 /// One bucket's line.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Curve {
+pub(crate) struct Curve {
     pub bucket: String,
     /// By increasing workers.
     pub points: Vec<CurvePoint>,
@@ -106,7 +106,7 @@ fn median_row<'a>(rows: &[&'a ConfigResult]) -> &'a ConfigResult {
 }
 
 /// The lines to draw, one per bucket in the order of the summary.
-pub fn curves(result: &SweepResult) -> Vec<Curve> {
+pub(crate) fn curves(result: &SweepResult) -> Vec<Curve> {
     result
         .summary
         .iter()
@@ -161,13 +161,13 @@ pub fn curves(result: &SweepResult) -> Vec<Curve> {
 
 /// The image formats a plot can be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Svg,
     Png,
 }
 
 /// The format of a plot file, from its extension; check it before a long run.
-pub fn format_of(path: &Path) -> Result<Format, PlotError> {
+pub(crate) fn format_of(path: &Path) -> Result<Format, PlotError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -181,7 +181,7 @@ pub fn format_of(path: &Path) -> Result<Format, PlotError> {
 }
 
 /// Draws the plot of `result` into `path`: SVG or PNG by extension.
-pub fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
+pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
     match format_of(path)? {
         Format::Svg => draw(SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
         Format::Png => draw(BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
@@ -189,7 +189,8 @@ pub fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
 }
 
 /// Draws the plot into an RGB buffer of `width` x `height` pixels.
-pub fn render_rgb(result: &SweepResult, width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
+#[cfg(test)]
+pub(crate) fn render_rgb(result: &SweepResult, width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
     let mut buf = vec![0u8; width as usize * height as usize * 3];
     draw(
         BitMapBackend::with_buffer(&mut buf, (width, height)).into_drawing_area(),
@@ -199,7 +200,8 @@ pub fn render_rgb(result: &SweepResult, width: u32, height: u32) -> Result<Vec<u
 }
 
 /// Draws the plot as an SVG document.
-pub fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
+#[cfg(test)]
+pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
     let mut s = String::new();
     draw(
         SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area(),
@@ -257,7 +259,7 @@ pub(super) fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f6
 
 /// One line per figure saying why each bucket's curve flattens: its knee and what bound
 /// its largest worker count (the diagnosis verdict). Empty without a diagnosis.
-pub fn why_line(result: &SweepResult) -> String {
+pub(crate) fn why_line(result: &SweepResult) -> String {
     let Some(analysis) = &result.analysis else {
         return String::new();
     };

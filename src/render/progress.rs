@@ -16,7 +16,7 @@ use crate::engine::{Observer, Quiet};
 use crate::model::ConfigResult;
 
 /// One line describing a finished configuration.
-pub fn config_line(r: &ConfigResult) -> String {
+pub(crate) fn config_line(r: &ConfigResult) -> String {
     format!(
         "{:<16} workers {:>4} rep {}: {:>8.0} ms  {:>8.0} objects/s  ttfb p50 {:>7.2} ms  errors {}",
         r.bucket,
@@ -31,7 +31,7 @@ pub fn config_line(r: &ConfigResult) -> String {
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProgressMode {
+pub(crate) enum ProgressMode {
     /// A live bar per configuration (stderr is a terminal).
     Bars,
     /// One line per finished configuration.
@@ -63,7 +63,7 @@ impl ProgressMode {
 }
 
 /// Prints [`config_line`] on stderr for each finished configuration.
-pub struct Lines;
+pub(crate) struct Lines;
 
 impl Observer for Lines {
     fn config_finished(&self, r: &ConfigResult) {
@@ -72,7 +72,7 @@ impl Observer for Lines {
 }
 
 /// A progress bar per configuration.
-pub struct Bars {
+pub(crate) struct Bars {
     target: fn() -> ProgressDrawTarget,
     bar: RwLock<ProgressBar>,
     errors: AtomicU64,

@@ -21,7 +21,7 @@ use crate::transport::TlsHandshakeError;
 /// A `CreateSession` that failed: the bucket, the kind of failure and the message.
 /// The GET that needed the session fails with this as its source.
 #[derive(Debug)]
-pub struct CreateSessionFailed {
+pub(crate) struct CreateSessionFailed {
     pub bucket: String,
     pub kind: ErrorKind,
     pub message: String,
@@ -83,7 +83,7 @@ impl Failure {
 
 /// Sorts an SDK error of any S3 operation into a [`Failure`]. The full `Debug` form
 /// goes to the debug log (`-v`, `RUST_LOG=debug`), not into the message.
-pub fn classify<E>(err: &SdkError<E, HttpResponse>) -> Failure
+pub(crate) fn classify<E>(err: &SdkError<E, HttpResponse>) -> Failure
 where
     E: ProvideErrorMetadata + StdError + 'static,
 {
@@ -157,7 +157,9 @@ fn unanswered(kind: ErrorKind, err: &(dyn StdError + 'static)) -> Failure {
 }
 
 /// Sorts a failed GET into a kind, with a one-line message.
-pub fn classify_sdk_error(err: &SdkError<aws_sdk_s3::operation::get_object::GetObjectError, HttpResponse>) -> Failure {
+pub(crate) fn classify_sdk_error(
+    err: &SdkError<aws_sdk_s3::operation::get_object::GetObjectError, HttpResponse>,
+) -> Failure {
     classify(err)
 }
 
@@ -175,7 +177,7 @@ fn find_source<'a, E: std::error::Error + 'static>(err: &'a (dyn std::error::Err
 
 /// The kind of an answered failure: by S3's error code when it names one, else by
 /// the HTTP status ([`ErrorKind::of_http_status`]).
-pub fn kind_of_status(status: u16, code: &str) -> ErrorKind {
+pub(crate) fn kind_of_status(status: u16, code: &str) -> ErrorKind {
     match code {
         "ExpiredToken" | "InvalidToken" => ErrorKind::Session,
         "SlowDown" => ErrorKind::Throttled,
@@ -204,7 +206,7 @@ fn timed_out(err: &(dyn StdError + 'static)) -> bool {
 
 /// Sorts a failure while reading a body: a timeout, or (resets, early EOF and short
 /// bodies all surface here as I/O failures) the connection.
-pub fn classify_body_error(err: &aws_smithy_types::byte_stream::error::Error) -> Failure {
+pub(crate) fn classify_body_error(err: &aws_smithy_types::byte_stream::error::Error) -> Failure {
     tracing::debug!(error = ?err, "reading a body failed");
     Failure {
         kind: if timed_out(err) {
@@ -221,7 +223,7 @@ pub fn classify_body_error(err: &aws_smithy_types::byte_stream::error::Error) ->
 
 /// The `Display` of an error and of each of its sources, joined with `: `; a source
 /// whose text the previous one already contains is left out.
-pub fn chain(err: &(dyn StdError + 'static)) -> String {
+pub(crate) fn chain(err: &(dyn StdError + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut next = Some(err);
     while let Some(e) = next {
@@ -243,7 +245,7 @@ fn innermost(err: &(dyn StdError + 'static)) -> String {
     one_line(&e.to_string())
 }
 
-pub fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if s.len() > 300 {
         let mut end = 300;

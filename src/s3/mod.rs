@@ -11,8 +11,8 @@
 
 pub mod clean;
 mod endpoint;
-pub mod errors;
-pub mod express;
+pub(crate) mod errors;
+pub(crate) mod express;
 pub mod get;
 pub mod list;
 pub mod manifest;

@@ -10,16 +10,16 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// Lambda memory that buys one vCPU's worth of CPU time, MB.
-pub const LAMBDA_MB_PER_VCPU: f64 = 1_769.0;
+pub(crate) const LAMBDA_MB_PER_VCPU: f64 = 1_769.0;
 /// The most vCPUs a Lambda function gets.
-pub const LAMBDA_MAX_VCPUS: f64 = 6.0;
+pub(crate) const LAMBDA_MAX_VCPUS: f64 = 6.0;
 
 /// Where the usable CPU figure comes from: a closed set of the result contract.
 pub use crate::model::CpuSource;
 
 /// The CPU this process may use.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct UsableCpu {
+pub(crate) struct UsableCpu {
     /// Cores' worth of CPU time per second (fractional under a quota).
     pub cores: f64,
     pub source: CpuSource,
@@ -27,7 +27,7 @@ pub struct UsableCpu {
 
 /// What the figure is read from; [`UsableCpu::read`] fills it from this machine.
 #[derive(Debug, Clone, Default)]
-pub struct CpuFacts {
+pub(crate) struct CpuFacts {
     /// `AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, in a Lambda function.
     pub lambda_memory_mb: Option<u32>,
     /// The tightest cgroup quota on the way from this process's cgroup to the root,
@@ -130,7 +130,7 @@ fn ancestors(mount: &Path, cgroup: &str) -> Vec<PathBuf> {
 
 /// The tightest CPU quota on the way up from this process's cgroup, in cores, and
 /// whether it is cgroup v2's. `root` is where cgroups are mounted (`/sys/fs/cgroup`).
-pub fn cgroup_quota(root: &Path, proc_cgroup: &str) -> Option<(f64, bool)> {
+pub(crate) fn cgroup_quota(root: &Path, proc_cgroup: &str) -> Option<(f64, bool)> {
     let mut best: Option<(f64, bool)> = None;
     let mut take = |q: f64, v2: bool| {
         if q > 0.0 && best.is_none_or(|b| q < b.0) {

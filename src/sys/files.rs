@@ -66,7 +66,7 @@ impl<W: Write> Write for Limited<W> {
 
 /// A temporary path beside `path`, unique in this process, with the same extension
 /// (so a writer that picks a format by extension still does).
-pub fn temp_path_for(path: &Path) -> PathBuf {
+pub(crate) fn temp_path_for(path: &Path) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let name = path
@@ -82,7 +82,7 @@ pub fn temp_path_for(path: &Path) -> PathBuf {
 
 /// Writes `bytes` to `path` atomically: the old file (if any) stays until the new one
 /// is complete and on disk.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
     replace_with(path, |tmp| {
         let file = OpenOptions::new().write(true).create_new(true).open(tmp)?;
         let mut w = Limited {
@@ -98,7 +98,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
 /// Puts a file in place by `produce` writing it at a temporary path beside `path`;
 /// then fsync, rename over `path`, fsync the folder. On any error the temporary file
 /// is removed and `path` is untouched.
-pub fn replace_with<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
+pub(crate) fn replace_with<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
     path: &Path,
     produce: impl FnOnce(&Path) -> Result<(), E>,
 ) -> Result<(), FileError> {
@@ -134,7 +134,7 @@ pub fn replace_with<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
 
 /// Reads `path` whole if it holds at most `cap_bytes` bytes; `what` names the kind of
 /// file in the error ("a result file").
-pub fn read_capped(path: &Path, cap_bytes: u64, what: &'static str) -> Result<Vec<u8>, FileError> {
+pub(crate) fn read_capped(path: &Path, cap_bytes: u64, what: &'static str) -> Result<Vec<u8>, FileError> {
     let file = File::open(path).map_err(|e| FileError::io(path, e))?;
     let mut out = Vec::new();
     file.take(cap_bytes + 1)
@@ -151,7 +151,7 @@ pub fn read_capped(path: &Path, cap_bytes: u64, what: &'static str) -> Result<Ve
 }
 
 /// [`read_capped`] as UTF-8 text.
-pub fn read_capped_text(path: &Path, cap_bytes: u64, what: &'static str) -> Result<String, FileError> {
+pub(crate) fn read_capped_text(path: &Path, cap_bytes: u64, what: &'static str) -> Result<String, FileError> {
     let bytes = read_capped(path, cap_bytes, what)?;
     String::from_utf8(bytes).map_err(|e| FileError::io(path, io::Error::new(io::ErrorKind::InvalidData, e)))
 }

@@ -3,10 +3,10 @@
 //! budget ([`limits`]), files written whole or not at all and read up to a cap
 //! ([`files`]), and secrets kept out of logs ([`redact`]). Imports nothing from the crate.
 
-pub mod cpu;
-pub mod files;
+pub(crate) mod cpu;
+pub(crate) mod files;
 pub mod limits;
-pub mod netdev;
-pub mod quota;
+pub(crate) mod netdev;
+pub(crate) mod quota;
 pub mod redact;
 pub mod usage;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// Which interfaces to count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interfaces {
+pub(crate) enum Interfaces {
     /// `lo` only: the endpoint is on this machine.
     Loopback,
     /// Every interface but `lo` (on Lambda, the function's network device).
@@ -43,7 +43,7 @@ impl Interfaces {
 
 /// Receive counters summed over some interfaces.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RxSnapshot {
+pub(crate) struct RxSnapshot {
     pub interfaces: Vec<String>,
     pub bytes: u64,
     pub packets: u64,
@@ -72,7 +72,7 @@ impl RxSnapshot {
 }
 
 /// Parses `/proc/net/dev`: two header lines, then `name: rx_bytes rx_packets ...`.
-pub fn parse(text: &str, which: Interfaces) -> Option<RxSnapshot> {
+pub(crate) fn parse(text: &str, which: Interfaces) -> Option<RxSnapshot> {
     let mut snap = RxSnapshot::default();
     for line in text.lines().skip(2) {
         let Some((name, rest)) = line.split_once(':') else {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// The scheduler period the quota is a share of, microseconds.
 const PERIOD_US: u64 = 100_000;
 /// Smallest quota accepted, cores (the kernel's minimum is 1 ms per period).
-pub const MIN_QUOTA_CORES: f64 = 0.01;
+pub(crate) const MIN_QUOTA_CORES: f64 = 0.01;
 
 /// Why a quota could not be set.
 #[derive(Debug, thiserror::Error)]
@@ -28,8 +28,6 @@ pub struct CpuQuota {
     dir: PathBuf,
     /// The cgroup the process came from (its `cgroup.procs`), to go back to.
     back_to: PathBuf,
-    /// Cores' worth of CPU time per second.
-    pub cores: f64,
 }
 
 impl CpuQuota {
@@ -53,13 +51,7 @@ impl CpuQuota {
                     ("cpu.cfs_quota_us", quota_us.to_string()),
                 ],
             ) {
-                Ok(dir) => {
-                    return Ok(CpuQuota {
-                        dir,
-                        back_to: parent,
-                        cores,
-                    })
-                }
+                Ok(dir) => return Ok(CpuQuota { dir, back_to: parent }),
                 Err(e) => reasons.push(format!("cgroup v1 {}: {e}", parent.display())),
             }
         } else {
@@ -74,13 +66,7 @@ impl CpuQuota {
                     continue;
                 }
                 match join(&parent, &[("cpu.max", format!("{quota_us} {PERIOD_US}"))]) {
-                    Ok(dir) => {
-                        return Ok(CpuQuota {
-                            dir,
-                            back_to: parent,
-                            cores,
-                        })
-                    }
+                    Ok(dir) => return Ok(CpuQuota { dir, back_to: parent }),
                     Err(e) => reasons.push(format!("cgroup v2 {}: {e}", parent.display())),
                 }
             }

@@ -310,7 +310,7 @@ impl tower_service::Service<Uri> for LimitedConnector {
 }
 
 /// A connection that holds its host's slot and updates the open-connections gauge.
-pub struct CountedIo<T> {
+pub(crate) struct CountedIo<T> {
     io: T,
     _permit: OwnedSemaphorePermit,
     counters: Arc<Counters>,
