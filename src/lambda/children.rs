@@ -168,11 +168,7 @@ fn reported_range(plan: &Plan, k: u32, request: &SweepRequest) -> KeyRange {
 }
 
 /// The child events of a fan-out plan: index, shard, and the request.
-pub(crate) fn child_requests(
-    plan: &Plan,
-    start_unix_ms: u64,
-    finish_by_unix_ms: Option<u64>,
-) -> Vec<(u32, SweepRequest)> {
+pub fn child_requests(plan: &Plan, start_unix_ms: u64, finish_by_unix_ms: Option<u64>) -> Vec<(u32, SweepRequest)> {
     let Some(f) = plan.fanout() else {
         return Vec::new();
     };

@@ -22,7 +22,7 @@
 //! (`S3SWEEP_ENDPOINT_URL`); the event schema has no such field and rejects unknown
 //! fields, so an event cannot point the function at another host.
 
-pub(crate) mod children;
+pub mod children;
 pub mod control;
 pub(crate) mod event;
 pub mod invoke;
