@@ -31,14 +31,22 @@ impl FileError {
     }
 }
 
-/// Test hook: with `S3SWEEP_TEST_FAIL_WRITES_AFTER_BYTES=N` set, every atomic write
-/// fails with "no space left on device" once N bytes of its file are written (as a
-/// full disk would). Read once per process.
+/// Test hook, in debug builds only (the tests'; never in a release build): with
+/// `S3SWEEP_TEST_FAIL_WRITES_AFTER_BYTES=N` set, every atomic write fails with "no
+/// space left on device" once N bytes of its file are written (as a full disk would).
+/// Read once per process.
+#[cfg(debug_assertions)]
 const FAIL_AFTER_ENV: &str = "S3SWEEP_TEST_FAIL_WRITES_AFTER_BYTES";
 
+#[cfg(debug_assertions)]
 fn injected_limit() -> Option<u64> {
     static LIMIT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *LIMIT.get_or_init(|| std::env::var(FAIL_AFTER_ENV).ok().and_then(|v| v.parse().ok()))
+}
+
+#[cfg(not(debug_assertions))]
+fn injected_limit() -> Option<u64> {
+    None
 }
 
 /// A writer that fails with ENOSPC past `limit` bytes (the test hook above).
