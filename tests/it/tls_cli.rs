@@ -149,3 +149,16 @@ fn bad_tls_and_session_flags_are_named() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--session-ttl-s"));
 }
+
+#[test]
+fn a_stopped_lab_leaves_no_ca_folder_behind() {
+    // The tests stop their labs as a user would (SIGTERM first): `serve` then removes
+    // its CA file and its private folder. A SIGKILL alone left one folder per lab.
+    let serve = serve_tls();
+    let ca = serve.ca_file.clone().expect("serve --tls prints its CA file");
+    let dir = ca.parent().unwrap().to_path_buf();
+    assert!(ca.exists() && dir.exists(), "{}", ca.display());
+    drop(serve);
+    assert!(!ca.exists(), "{} is left", ca.display());
+    assert!(!dir.exists(), "{} is left", dir.display());
+}

@@ -132,9 +132,30 @@ impl Serve {
 
 impl Drop for Serve {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop_gently(&mut self.child, false);
     }
+}
+
+/// Stops `child` (its whole process group with `group`) as a user would: SIGTERM, so
+/// `serve` removes its CA file and private folder, then SIGKILL if it has not exited
+/// within three seconds. A SIGKILL alone left an `s3sweep-lab-*` folder in the
+/// temporary directory per HTTPS lab a test started.
+pub fn stop_gently(child: &mut Child, group: bool) {
+    let pid = child.id() as i32;
+    let target = if group { -pid } else { pid };
+    // SAFETY: signals only the child (or the process group) this test started.
+    unsafe { libc::kill(target, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: as above; the group may hold children that outlived the leader.
+    unsafe { libc::kill(target, libc::SIGKILL) };
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// Runs `cmd` to the end; it must finish within two minutes.

@@ -23,7 +23,8 @@ pub const FIRST_INVOKE_LIMIT: Duration = Duration::from_secs(600);
 pub const INVOKE_LIMIT: Duration = Duration::from_secs(120);
 pub const OBJECT_SIZE_BYTES: u64 = 46_080;
 
-/// A child process in its own process group; the whole group is killed on drop.
+/// A child process in its own process group; the whole group is stopped on drop
+/// (SIGTERM, then SIGKILL: see `common::stop_gently`).
 pub struct Group {
     pub child: Child,
     pub name: &'static str,
@@ -44,12 +45,7 @@ impl Group {
 impl Drop for Group {
     fn drop(&mut self) {
         let pid = self.child.id() as i32;
-        // SAFETY: signals only the process group this test created (pgid = child pid).
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        crate::common::stop_gently(&mut self.child, true);
         eprintln!("stopped {} (process group {pid})", self.name);
     }
 }
