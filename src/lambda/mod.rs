@@ -95,8 +95,8 @@ impl InvocationError {
     /// The stable `errorType` the Lambda returns: `InvalidEvent`, or the
     /// [`BucketError::error_type`] (`NoCredentials`, `BucketNotFound`, `AccessDenied`,
     /// `ObjectNotFound`, `EndpointUnreachable`, `StartFailed`; from a `key_prefix`
-    /// listing too), `TooFewKeys`, `FanoutUnavailable`,
-    /// `DeadlineReached`, `ResponseTooLarge`, and a memory sweep's
+    /// listing too), `TooFewKeys`, `FanoutUnavailable`, `DeadlineReached` (also a
+    /// `key_prefix` listing out of its time), `ResponseTooLarge`, and a memory sweep's
     /// `ConcurrentMemorySweep`, `MemorySweepFailed`, `MemoryNotRestored`.
     pub fn error_type(&self) -> &'static str {
         match self {
@@ -229,21 +229,23 @@ impl Function {
         Ok(result)
     }
 
-    /// The preflight, within the deadline less its margin.
+    /// The listing of a `key_prefix` within its budget (half the time left before the
+    /// deadline less its margin, [`Deadline::listing_stop`]), then the preflight within
+    /// the deadline less its margin.
     async fn check_buckets(&self, plan: &Plan, deadline: Option<Deadline>) -> Result<(), InvocationError> {
+        if deadline.is_some_and(|d| d.passed(Instant::now())) {
+            // No time at all: no listing, no preflight; every configuration is listed
+            // as skipped.
+            return Ok(());
+        }
+        self.list_keys(plan, deadline).await?;
         let preflight = async {
-            engine::list_keys(&self.client, plan).await.map_err(|err| {
-                tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
-                InvocationError::Listing(err)
-            })?;
             engine::preflight(&self.client, plan).await.map_err(|err| {
                 tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
                 InvocationError::Start(err)
             })
         };
         match deadline {
-            // No time at all: no preflight; every configuration is listed as skipped.
-            Some(d) if d.passed(Instant::now()) => Ok(()),
             Some(d) => tokio::time::timeout_at(d.stop_at().into(), preflight)
                 .await
                 .map_err(|_| {
@@ -254,6 +256,15 @@ impl Function {
                 })?,
             None => preflight.await,
         }
+    }
+
+    /// The listing of a `key_prefix` (nothing without one, or once listed), within
+    /// `deadline`'s listing budget.
+    async fn list_keys(&self, plan: &Plan, deadline: Option<Deadline>) -> Result<(), InvocationError> {
+        engine::list_keys_within(&self.client, plan, deadline).await.map_err(|err| {
+            tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
+            InvocationError::Listing(err)
+        })
     }
 
     /// A plain sweep, or a child's: a child stops in time for its coordinator to merge
@@ -348,11 +359,9 @@ impl Function {
     async fn coordinate(&self, plan: &Plan, invocation: &Invocation) -> Result<SweepResult, InvocationError> {
         let c = self.coordinator(self.settings.fanout.target(&invocation.context.invoked_function_arn))?;
         tracing::info!(function = %c.function, fanout = ?plan.fanout(), "fan-out starting");
-        // A listed prefix is listed here, once: each child lists only its share.
-        engine::list_keys(&self.client, plan).await.map_err(|err| {
-            tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
-            InvocationError::Listing(err)
-        })?;
+        // A listed prefix is listed once, by the preflight or here (within its budget):
+        // each child lists only its share.
+        self.list_keys(plan, invocation.deadline).await?;
         let (start_unix_ms, outcomes) =
             children::invoke_children(c.invoker, &self.settings.fanout, &c.function, plan, invocation.deadline)
                 .await

@@ -2,9 +2,12 @@
 //! sizes, by ListObjectsV2 pages (continuation tokens followed), in the order the
 //! service returns them (byte order for general purpose buckets; whatever order a
 //! directory bucket gives). Untimed by the sweep; its own time and requests are kept.
+//! A listing can be given a stop time (a Lambda invocation's listing budget): no page
+//! is asked for after it and a page still coming at it is abandoned, so a huge prefix
+//! or a slow service cannot eat the invocation's deadline.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::model::stats::round3;
 use crate::plan::{BucketListing, ListedObject};
@@ -28,6 +31,17 @@ pub enum ListingError {
         found: u32,
         asked: u32,
     },
+    /// The listing's stop time came before it found `asked` keys (and the request does
+    /// not allow fewer, or it found none).
+    #[error("the listing of {prefix:?} in bucket {bucket:?} ran out of its time ({budget_ms} ms: at most half the time left before the invocation's deadline less its safety margin, so the sweep keeps the rest) with {found} of the {asked} keys found, in {requests} ListObjectsV2 request(s): give the function a longer timeout, lower object_count, or set allow_fewer_keys to sweep the keys found in time")]
+    OutOfTime {
+        bucket: String,
+        prefix: String,
+        found: u32,
+        asked: u32,
+        requests: u32,
+        budget_ms: u64,
+    },
 }
 
 impl ListingError {
@@ -36,6 +50,7 @@ impl ListingError {
         match self {
             ListingError::Bucket(e) => e.error_type(),
             ListingError::TooFew { .. } | ListingError::NoKeys { .. } => "TooFewKeys",
+            ListingError::OutOfTime { .. } => "DeadlineReached",
         }
     }
 }
@@ -50,7 +65,24 @@ pub async fn list_prefix(
     allow_fewer: bool,
     endpoint: &str,
 ) -> Result<BucketListing, ListingError> {
-    list_prefix_after(s3, (bucket, prefix, None), want, allow_fewer, endpoint).await
+    let limits = ListLimits {
+        want,
+        allow_fewer,
+        stop_at: None,
+    };
+    list_prefix_after(s3, (bucket, prefix, None), limits, endpoint).await
+}
+
+/// How much a listing may find and for how long.
+#[derive(Debug, Clone, Copy)]
+pub struct ListLimits {
+    /// Keys wanted.
+    pub want: u32,
+    /// Fewer keys than `want` (none excepted) is a listing, not an error.
+    pub allow_fewer: bool,
+    /// No page is asked for after it, and a page still coming at it is abandoned;
+    /// `None`: no limit.
+    pub stop_at: Option<Instant>,
 }
 
 /// [`list_prefix`] from the first key after `start_after` (ListObjectsV2 `start-after`,
@@ -59,26 +91,44 @@ pub async fn list_prefix(
 pub async fn list_prefix_after(
     s3: &aws_sdk_s3::Client,
     (bucket, prefix, start_after): (&str, &str, Option<&str>),
-    want: u32,
-    allow_fewer: bool,
+    limits: ListLimits,
     endpoint: &str,
 ) -> Result<BucketListing, ListingError> {
+    let ListLimits {
+        want,
+        allow_fewer,
+        stop_at,
+    } = limits;
     let start = Instant::now();
+    let mut out_of_time = false;
     let mut objects: Vec<ListedObject> = Vec::with_capacity(want as usize);
     let mut token: Option<String> = None;
     let mut requests = 0u32;
     while objects.len() < want as usize {
+        if stop_at.is_some_and(|s| Instant::now() >= s) {
+            out_of_time = true;
+            break;
+        }
         let left = (want as usize - objects.len()).min(1000) as i32;
-        let page = s3
+        let send = s3
             .list_objects_v2()
             .bucket(bucket)
             .prefix(prefix)
             .max_keys(left)
             .set_start_after(start_after.map(str::to_string))
             .set_continuation_token(token.take())
-            .send()
-            .await;
+            .send();
         requests += 1;
+        let page = match stop_at {
+            Some(s) => match tokio::time::timeout_at(s.into(), send).await {
+                Ok(page) => page,
+                Err(_) => {
+                    out_of_time = true;
+                    break;
+                }
+            },
+            None => send.await,
+        };
         let page = page.map_err(|e| {
             ListingError::Bucket(BucketError::from_failure(
                 &classify(&e),
@@ -101,6 +151,16 @@ pub async fn list_prefix_after(
         }
     }
     let found = objects.len() as u32;
+    if out_of_time && (found == 0 || !allow_fewer) {
+        return Err(ListingError::OutOfTime {
+            bucket: bucket.into(),
+            prefix: prefix.into(),
+            found,
+            asked: want,
+            requests,
+            budget_ms: budget_ms(start, stop_at),
+        });
+    }
     if found == 0 {
         return Err(ListingError::NoKeys {
             bucket: bucket.into(),
@@ -120,5 +180,11 @@ pub async fn list_prefix_after(
         objects: Arc::new(objects),
         requests,
         wall_ms: round3(start.elapsed().as_secs_f64() * 1000.0),
+        out_of_time,
     })
+}
+
+/// The time the listing had: from its start to its stop time.
+fn budget_ms(start: Instant, stop_at: Option<Instant>) -> u64 {
+    stop_at.map_or(Duration::ZERO, |s| s.saturating_duration_since(start)).as_millis() as u64
 }
