@@ -394,7 +394,10 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
         .profiles()
         .set_list_delay(std::time::Duration::from_millis(args.list_delay_ms));
     if args.list_delay_ms > 0 {
-        println!("listing delay: {} ms before every ListObjectsV2 page", args.list_delay_ms);
+        println!(
+            "listing delay: {} ms before every ListObjectsV2 page",
+            args.list_delay_ms
+        );
     }
     for f in faults {
         println!("bucket {}: fault {} at rate {}", f.bucket, f.spec.kind, f.spec.rate);

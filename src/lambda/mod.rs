@@ -261,10 +261,12 @@ impl Function {
     /// The listing of a `key_prefix` (nothing without one, or once listed), within
     /// `deadline`'s listing budget.
     async fn list_keys(&self, plan: &Plan, deadline: Option<Deadline>) -> Result<(), InvocationError> {
-        engine::list_keys_within(&self.client, plan, deadline).await.map_err(|err| {
-            tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
-            InvocationError::Listing(err)
-        })
+        engine::list_keys_within(&self.client, plan, deadline)
+            .await
+            .map_err(|err| {
+                tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
+                InvocationError::Listing(err)
+            })
     }
 
     /// A plain sweep, or a child's: a child stops in time for its coordinator to merge

@@ -186,5 +186,7 @@ pub async fn list_prefix_after(
 
 /// The time the listing had: from its start to its stop time.
 fn budget_ms(start: Instant, stop_at: Option<Instant>) -> u64 {
-    stop_at.map_or(Duration::ZERO, |s| s.saturating_duration_since(start)).as_millis() as u64
+    stop_at
+        .map_or(Duration::ZERO, |s| s.saturating_duration_since(start))
+        .as_millis() as u64
 }
