@@ -131,10 +131,27 @@ impl Serve {
 }
 
 impl Drop for Serve {
+    /// SIGTERM first, as a user's Ctrl-C, so `serve --tls` removes its CA folder
+    /// (SIGKILL left one `s3sweep-lab-*` folder behind per test); SIGKILL after 5 s.
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop_gently(&mut self.child, Duration::from_secs(5));
     }
+}
+
+/// Sends `child` SIGTERM and waits for it up to `grace`, then kills it.
+pub fn stop_gently(child: &mut Child, grace: Duration) {
+    if matches!(child.try_wait(), Ok(None)) {
+        // SAFETY: kill(2) with the pid of a child this test started and has not reaped.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let start = Instant::now();
+        while matches!(child.try_wait(), Ok(None)) && start.elapsed() < grace {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// Runs `cmd` to the end; it must finish within two minutes.

@@ -42,8 +42,11 @@ impl Group {
 }
 
 impl Drop for Group {
+    /// The leader gets SIGTERM first (up to 2 s), so a `serve --tls` dropped on a
+    /// failing assert still removes its CA folder; then the whole group SIGKILL.
     fn drop(&mut self) {
         let pid = self.child.id() as i32;
+        crate::common::stop_gently(&mut self.child, Duration::from_secs(2));
         // SAFETY: signals only the process group this test created (pgid = child pid).
         unsafe {
             libc::kill(-pid, libc::SIGKILL);
