@@ -215,7 +215,8 @@ impl Function {
             cold_start = invocation.cold_start,
             "sweep starting"
         );
-        self.check_buckets(&plan, invocation.deadline).await?;
+        self.check_buckets(&plan, self.deadline_of(&plan, invocation.deadline))
+            .await?;
         // Boxed: the sweep's futures nest deep (the SDK's among them), and the binary's
         // main future must stay within the compiler's layout depth.
         let mut result = if !plan.memory_mb().is_empty() {
@@ -258,6 +259,18 @@ impl Function {
         }
     }
 
+    /// The invocation's deadline, or a child's coordinator's finish time when that
+    /// comes first (so a child's listing and sweep stop in time for the merge).
+    fn deadline_of(&self, plan: &Plan, deadline: Option<Deadline>) -> Option<Deadline> {
+        let Some(finish_by) = plan.finish_by_unix_ms() else {
+            return deadline;
+        };
+        let until = UNIX_EPOCH + Duration::from_millis(finish_by);
+        let by = Instant::now() + until.duration_since(SystemTime::now()).unwrap_or_default();
+        let margin = self.settings.safety_margin;
+        Some(deadline.map_or(Deadline::new(by, margin), |d| d.no_later_than(by)))
+    }
+
     /// The listing of a `key_prefix` (nothing without one, or once listed), within
     /// `deadline`'s listing budget.
     async fn list_keys(&self, plan: &Plan, deadline: Option<Deadline>) -> Result<(), InvocationError> {
@@ -272,16 +285,9 @@ impl Function {
     /// A plain sweep, or a child's: a child stops in time for its coordinator to merge
     /// (its coordinator's finish time comes before its own deadline).
     async fn sweep(&self, plan: &Plan, invocation: &Invocation) -> SweepResult {
-        let mut deadline = invocation.deadline;
-        if let Some(finish_by) = plan.finish_by_unix_ms() {
-            let until = UNIX_EPOCH + Duration::from_millis(finish_by);
-            let by = Instant::now() + until.duration_since(SystemTime::now()).unwrap_or_default();
-            let margin = self.settings.safety_margin;
-            deadline = Some(deadline.map_or(Deadline::new(by, margin), |d| d.no_later_than(by)));
-        }
         let options = SweepOptions {
             runner: Runner::Lambda,
-            deadline,
+            deadline: self.deadline_of(plan, invocation.deadline),
             lambda: Some(lambda_environment(invocation, &self.settings)),
             schedule: StartSchedule::of(plan),
         };
