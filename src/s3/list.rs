@@ -9,6 +9,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use aws_sdk_s3::operation::list_objects_v2::ListObjectsV2Error;
+
 use crate::model::stats::round3;
 use crate::plan::{BucketListing, ListedObject};
 
@@ -87,49 +89,19 @@ pub struct ListLimits {
 
 /// [`list_prefix`] from the first key after `start_after` (ListObjectsV2 `start-after`,
 /// general purpose buckets): one part of a listing someone else made whole, e.g. a
-/// fan-out child's share of its coordinator's listing.
+/// fan-out child's share of its coordinator's listing. With `limits.stop_at`, no page
+/// is asked for after it and a page still coming then is abandoned: the keys found by
+/// then, or [`ListingError::OutOfTime`] unless `allow_fewer` (and some were found).
 pub async fn list_prefix_after(
     s3: &aws_sdk_s3::Client,
     (bucket, prefix, start_after): (&str, &str, Option<&str>),
     limits: ListLimits,
     endpoint: &str,
 ) -> Result<BucketListing, ListingError> {
-    let ListLimits {
-        want,
-        allow_fewer,
-        stop_at,
-    } = limits;
     let start = Instant::now();
-    let mut out_of_time = false;
-    let mut objects: Vec<ListedObject> = Vec::with_capacity(want as usize);
-    let mut token: Option<String> = None;
-    let mut requests = 0u32;
-    while objects.len() < want as usize {
-        if stop_at.is_some_and(|s| Instant::now() >= s) {
-            out_of_time = true;
-            break;
-        }
-        let left = (want as usize - objects.len()).min(1000) as i32;
-        let send = s3
-            .list_objects_v2()
-            .bucket(bucket)
-            .prefix(prefix)
-            .max_keys(left)
-            .set_start_after(start_after.map(str::to_string))
-            .set_continuation_token(token.take())
-            .send();
-        requests += 1;
-        let page = match stop_at {
-            Some(s) => match tokio::time::timeout_at(s.into(), send).await {
-                Ok(page) => page,
-                Err(_) => {
-                    out_of_time = true;
-                    break;
-                }
-            },
-            None => send.await,
-        };
-        let page = page.map_err(|e| {
+    let pages = list_pages(s3, (bucket, prefix, start_after), limits)
+        .await
+        .map_err(|e| {
             ListingError::Bucket(BucketError::from_failure(
                 &classify(&e),
                 Action::List,
@@ -138,26 +110,94 @@ pub async fn list_prefix_after(
                 endpoint,
             ))
         })?;
-        for o in page.contents() {
-            if objects.len() < want as usize {
-                let key = o.key().unwrap_or_default().to_string();
-                let size_bytes = o.size().unwrap_or(0).max(0) as u64;
-                objects.push(ListedObject { key, size_bytes });
-            }
+    check_found(&pages, (bucket, prefix), limits, start)?;
+    Ok(BucketListing {
+        bucket: bucket.into(),
+        objects: Arc::new(pages.objects),
+        requests: pages.requests,
+        wall_ms: round3(start.elapsed().as_secs_f64() * 1000.0),
+        out_of_time: pages.out_of_time,
+    })
+}
+
+/// What the pages gave.
+struct Pages {
+    objects: Vec<ListedObject>,
+    requests: u32,
+    /// The stop time came before `want` keys or the end of the listing.
+    out_of_time: bool,
+}
+
+/// Asks for pages until `want` keys, the end of the listing, or the stop time.
+async fn list_pages(
+    s3: &aws_sdk_s3::Client,
+    (bucket, prefix, start_after): (&str, &str, Option<&str>),
+    ListLimits { want, stop_at, .. }: ListLimits,
+) -> Result<Pages, aws_sdk_s3::error::SdkError<ListObjectsV2Error>> {
+    let mut pages = Pages {
+        objects: Vec::with_capacity(want as usize),
+        requests: 0,
+        out_of_time: false,
+    };
+    let mut token: Option<String> = None;
+    while pages.objects.len() < want as usize {
+        if stop_at.is_some_and(|s| Instant::now() >= s) {
+            pages.out_of_time = true;
+            break;
+        }
+        let left = (want as usize - pages.objects.len()).min(1000) as i32;
+        let send = s3
+            .list_objects_v2()
+            .bucket(bucket)
+            .prefix(prefix)
+            .max_keys(left)
+            .set_start_after(start_after.map(str::to_string))
+            .set_continuation_token(token.take())
+            .send();
+        pages.requests += 1;
+        let page = match stop_at {
+            Some(s) => match tokio::time::timeout_at(s.into(), send).await {
+                Ok(page) => page?,
+                Err(_) => {
+                    pages.out_of_time = true;
+                    break;
+                }
+            },
+            None => send.await?,
+        };
+        for o in page.contents().iter().take(want as usize - pages.objects.len()) {
+            let key = o.key().unwrap_or_default().to_string();
+            let size_bytes = o.size().unwrap_or(0).max(0) as u64;
+            pages.objects.push(ListedObject { key, size_bytes });
         }
         token = page.next_continuation_token().map(str::to_string);
         if !page.is_truncated().unwrap_or(false) || token.is_none() {
             break;
         }
     }
-    let found = objects.len() as u32;
-    if out_of_time && (found == 0 || !allow_fewer) {
+    Ok(pages)
+}
+
+/// The rules on what was found, in order: out of time (unless fewer are allowed and
+/// some were found), none at all, fewer than wanted (unless allowed).
+fn check_found(
+    pages: &Pages,
+    (bucket, prefix): (&str, &str),
+    ListLimits {
+        want,
+        allow_fewer,
+        stop_at,
+    }: ListLimits,
+    start: Instant,
+) -> Result<(), ListingError> {
+    let found = pages.objects.len() as u32;
+    if pages.out_of_time && (found == 0 || !allow_fewer) {
         return Err(ListingError::OutOfTime {
             bucket: bucket.into(),
             prefix: prefix.into(),
             found,
             asked: want,
-            requests,
+            requests: pages.requests,
             budget_ms: budget_ms(start, stop_at),
         });
     }
@@ -175,13 +215,7 @@ pub async fn list_prefix_after(
             asked: want,
         });
     }
-    Ok(BucketListing {
-        bucket: bucket.into(),
-        objects: Arc::new(objects),
-        requests,
-        wall_ms: round3(start.elapsed().as_secs_f64() * 1000.0),
-        out_of_time,
-    })
+    Ok(())
 }
 
 /// The time the listing had: from its start to its stop time.
