@@ -6,7 +6,8 @@
 //!   configuration (nothing beside it), as the coordinator's `keys_per_child` says;
 //! - a listing too slow for the invocation's deadline (every ListObjectsV2 page delayed)
 //!   stops at its budget: an error naming what it found, or with `allow_fewer_keys` a
-//!   sweep of the keys found, answered in time instead of killed.
+//!   sweep of the keys found, answered in time instead of killed; a fan-out's
+//!   coordinator too.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -172,5 +173,25 @@ async fn a_listing_slower_than_the_deadline_allows_answers_in_time() {
     assert_eq!(row["bytes"], 16_000, "{row}");
     assert_ne!(row["cut_short"], true, "{row}");
     assert_eq!(result["truncated"], false, "{result}");
+
+    // 3. A fan-out's coordinator lists within the same budget before it invokes
+    // anyone: the same error, in time.
+    let fanout = json!({"buckets": [bucket], "key_prefix": "big/", "object_count": KEYS,
+        "workers": [8], "warmup": false, "fanout": {"invocations": 2}});
+    let (_, ending) = rt.invoke(serde_json::to_vec(&fanout).unwrap(), deadline).await;
+    let Ending::Error { body, after } = ending else {
+        panic!("expected the coordinator's error, got {ending:?}");
+    };
+    let error: Value = serde_json::from_slice(&body).unwrap();
+    println!("coordinator's error after {} ms", after.as_millis());
+    assert!(!rt.killed());
+    assert_eq!(error["errorType"], "DeadlineReached", "{error}");
+    assert!(
+        error["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("with 1000 of the 5000 keys found"),
+        "{error}"
+    );
     server.shutdown().await;
 }
