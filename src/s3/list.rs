@@ -224,3 +224,64 @@ fn budget_ms(start: Instant, stop_at: Option<Instant>) -> u64 {
         .map_or(Duration::ZERO, |s| s.saturating_duration_since(start))
         .as_millis() as u64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pages(found: usize, out_of_time: bool) -> Pages {
+        Pages {
+            objects: (0..found)
+                .map(|i| ListedObject {
+                    key: format!("p/{i}"),
+                    size_bytes: 1,
+                })
+                .collect(),
+            requests: 2,
+            out_of_time,
+        }
+    }
+
+    fn check(found: usize, out_of_time: bool, allow_fewer: bool) -> Result<(), ListingError> {
+        let start = Instant::now();
+        let limits = ListLimits {
+            want: 10,
+            allow_fewer,
+            stop_at: Some(start + Duration::from_millis(1500)),
+        };
+        check_found(&pages(found, out_of_time), ("b", "p/"), limits, start)
+    }
+
+    #[test]
+    fn out_of_time_is_an_error_unless_fewer_are_allowed_and_some_were_found() {
+        let err = check(4, true, false).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ListingError::OutOfTime {
+                    found: 4,
+                    asked: 10,
+                    requests: 2,
+                    budget_ms: 1500,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(err.error_type(), "DeadlineReached");
+        assert!(err.to_string().contains("with 4 of the 10 keys found"), "{err}");
+        assert!(check(4, true, true).is_ok(), "the keys found are swept");
+        assert!(matches!(
+            check(0, true, true),
+            Err(ListingError::OutOfTime { found: 0, .. })
+        ));
+        // In time: the usual rules.
+        assert!(matches!(check(0, false, true), Err(ListingError::NoKeys { .. })));
+        assert!(matches!(
+            check(4, false, false),
+            Err(ListingError::TooFew { found: 4, .. })
+        ));
+        assert!(check(4, false, true).is_ok());
+        assert!(check(10, false, false).is_ok());
+    }
+}
