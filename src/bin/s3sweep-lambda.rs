@@ -2,6 +2,8 @@
 //! runtime loop, and the handler in `s3sweep::lambda`. Thin: everything testable is in
 //! the library.
 
+#![recursion_limit = "256"]
+
 use std::sync::Arc;
 
 use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};

@@ -520,6 +520,10 @@ pub struct ServeArgs {
     /// How late a late-first-byte fault answers, in ms.
     #[arg(long, default_value_t = 15_000)]
     pub late_first_byte_ms: u64,
+    /// Delay before every ListObjectsV2 page, in ms (0: none): a slow listing, as of a
+    /// huge prefix.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub list_delay_ms: u64,
     /// Serve HTTPS: a CA and a server certificate for 127.0.0.1 are made at start and
     /// the CA is written to a file (`--ca-out`), whose path is printed.
     #[arg(long)]

@@ -390,6 +390,15 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
         late_first_byte_ms: args.late_first_byte_ms,
     });
     running.faults().set_all(faults).map_err(CliError::other)?;
+    running
+        .profiles()
+        .set_list_delay(std::time::Duration::from_millis(args.list_delay_ms));
+    if args.list_delay_ms > 0 {
+        println!(
+            "listing delay: {} ms before every ListObjectsV2 page",
+            args.list_delay_ms
+        );
+    }
     for f in faults {
         println!("bucket {}: fault {} at rate {}", f.bucket, f.spec.kind, f.spec.rate);
     }

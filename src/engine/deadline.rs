@@ -5,6 +5,9 @@
 
 use std::time::{Duration, Instant};
 
+/// A listing before the sweep may use 1/this of the time left before the stop time.
+pub const LISTING_SHARE_DIVISOR: u32 = 2;
+
 /// A deadline and its safety margin. Work stops at [`Deadline::stop_at`] (the deadline
 /// less the margin) so the answer can still be serialised and returned in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +64,13 @@ impl Deadline {
         (work + self.margin / 2).min(ceiling)
     }
 
+    /// When a listing that starts `now` must stop: half the time left before
+    /// [`Deadline::stop_at`], so whatever it is listed for (the sweep, the children)
+    /// keeps the other half. Already past when the stop time is.
+    pub fn listing_stop(&self, now: Instant) -> Instant {
+        now + self.usable_from(now) / LISTING_SHARE_DIVISOR
+    }
+
     /// The same margin before a deadline no later than `by` (a child's coordinator's
     /// finish time).
     pub fn no_later_than(self, by: Instant) -> Deadline {
@@ -89,6 +99,14 @@ mod tests {
         assert_eq!(earlier.stop_at(), now + Duration::from_secs(2));
         assert_eq!(earlier.margin(), Duration::from_secs(2));
         assert_eq!(d.no_later_than(now + Duration::from_secs(60)), d);
+        // A listing gets half of what is left before the stop time.
+        assert_eq!(d.listing_stop(now), now + Duration::from_secs(4));
+        assert_eq!(
+            d.listing_stop(now + Duration::from_secs(6)),
+            now + Duration::from_secs(7)
+        );
+        let late = now + Duration::from_secs(9);
+        assert_eq!(d.listing_stop(late), late, "nothing left: stop at once");
     }
 
     #[test]

@@ -2,18 +2,31 @@
 //! every bucket, once per run (the plan and its clones keep the listing, so every
 //! configuration, repetition and memory size reads the same keys), untimed. A fan-out
 //! child lists only its share of its coordinator's listing (after a key, so many).
+//! With an invocation's deadline the listing has a budget ([`Deadline::listing_stop`]):
+//! when it runs out, the keys found so far are swept if `allow_fewer_keys` allows,
+//! else the listing is an error saying so, never a function killed at its deadline.
 
 use crate::model::KeyListing;
 use crate::plan::Plan;
-use crate::s3::list::{list_prefix_after, ListingError};
+use crate::s3::list::{list_prefix_after, ListLimits, ListingError};
 use crate::s3::SweepClient;
 
-use super::{request_settings, transport_settings};
+use super::{request_settings, transport_settings, Deadline};
 
 /// Lists the plan's prefix in each of its buckets, unless the plan names no prefix or
 /// was already listed. Fewer keys than `object_count` is an error unless the request
 /// allows it.
 pub async fn list_keys(client: &SweepClient, plan: &Plan) -> Result<(), ListingError> {
+    list_keys_within(client, plan, None).await
+}
+
+/// [`list_keys`] within `deadline`'s listing budget, taken when it starts (one budget
+/// for every bucket); without a deadline, unbounded.
+pub async fn list_keys_within(
+    client: &SweepClient,
+    plan: &Plan,
+    deadline: Option<Deadline>,
+) -> Result<(), ListingError> {
     let Some(prefix) = plan.key_prefix() else {
         return Ok(());
     };
@@ -24,6 +37,7 @@ pub async fn list_keys(client: &SweepClient, plan: &Plan) -> Result<(), ListingE
     let s3 = client.reader(request_settings(plan));
     let mut listed = Vec::with_capacity(plan.buckets().len());
     let shares = plan.listed_shares();
+    let stop_at = deadline.map(|d| d.listing_stop(std::time::Instant::now()));
     for (i, bucket) in plan.buckets().iter().enumerate() {
         let endpoint = client.endpoint_name();
         // A fan-out child lists only its share of its coordinator's listing.
@@ -31,20 +45,19 @@ pub async fn list_keys(client: &SweepClient, plan: &Plan) -> Result<(), ListingE
             Some(s) => (s.start_after.as_deref(), s.count),
             None => (None, plan.object_count()),
         };
-        let listing = list_prefix_after(
-            &s3,
-            (bucket, prefix, start_after),
+        let limits = ListLimits {
             want,
-            plan.allow_fewer_keys(),
-            &endpoint,
-        )
-        .await?;
+            allow_fewer: plan.allow_fewer_keys(),
+            stop_at,
+        };
+        let listing = list_prefix_after(&s3, (bucket, prefix, start_after), limits, &endpoint).await?;
         tracing::info!(
             bucket,
             prefix,
             keys = listing.objects.len(),
             requests = listing.requests,
             wall_ms = listing.wall_ms,
+            out_of_time = listing.out_of_time,
             "listed the keys to sweep"
         );
         listed.push(listing);
@@ -69,6 +82,7 @@ pub(crate) fn reports(plan: &Plan) -> Vec<KeyListing> {
             list_requests: b.requests,
             list_wall_ms: b.wall_ms,
             keys_per_child: Vec::new(),
+            out_of_time: b.out_of_time,
         })
         .collect()
 }

@@ -52,7 +52,7 @@ use crate::transport::TransportSettings;
 
 pub use crate::s3::errors::BucketError;
 pub use deadline::Deadline;
-pub use listing::list_keys;
+pub use listing::{list_keys, list_keys_within};
 pub use preflight::{preflight, PREFLIGHT_TRIES};
 use run_config::run_config;
 pub use schedule::StartSchedule;
@@ -117,7 +117,7 @@ pub async fn run(
         .map_or(0, |d| d.as_millis() as u64);
     let run_start = Instant::now();
     client.transport().configure(transport_settings(plan));
-    let listed = listing::list_keys(client, plan).await;
+    let listed = listing::list_keys_within(client, plan, options.deadline).await;
     let s3 = client.reader(request_settings(plan));
     let probe = if plan.probe_bandwidth() {
         Some(probe::probe(&s3, plan, &plan.buckets()[0], probe::ProbeSettings::default()).await)

@@ -2,8 +2,10 @@
 //!
 //! [`WithLatency`] wraps any s3s [`S3`] implementation and, for reads (GetObject and
 //! HeadObject), sleeps for a delay drawn from the bucket's profile before the inner
-//! store answers, so the delay lands before the first byte. Writes and listings are
-//! never delayed (seeding stays fast). Draws come from a seeded generator per bucket,
+//! store answers, so the delay lands before the first byte. Writes are never delayed
+//! (seeding stays fast); ListObjectsV2 pages only by the lab-wide listing delay
+//! ([`Profiles::set_list_delay`], `serve --list-delay-ms`; 0 by default), to play a
+//! slow listing of a huge prefix. Draws come from a seeded generator per bucket,
 //! so two runs with the same seed draw the same sequence (their order across
 //! concurrent requests still varies).
 //!
@@ -21,6 +23,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -144,6 +147,8 @@ pub struct Profiles {
     seed: u64,
     default: LatencyProfile,
     by_bucket: RwLock<HashMap<String, Arc<LatencyModel>>>,
+    /// Added before every ListObjectsV2 page, ms.
+    list_delay_ms: AtomicU64,
 }
 
 impl Profiles {
@@ -152,7 +157,18 @@ impl Profiles {
             seed,
             default,
             by_bucket: RwLock::new(HashMap::new()),
+            list_delay_ms: AtomicU64::new(0),
         }
+    }
+
+    /// Delays every ListObjectsV2 page of every bucket by `delay` (zero: none).
+    pub fn set_list_delay(&self, delay: Duration) {
+        self.list_delay_ms.store(delay.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// The delay before each ListObjectsV2 page.
+    pub fn list_delay(&self) -> Duration {
+        Duration::from_millis(self.list_delay_ms.load(Ordering::Relaxed))
     }
 
     /// Sets a bucket's profile.
@@ -243,6 +259,17 @@ impl ReadLayer for Latency {
     ) -> S3Result<S3Response<HeadObjectOutput>> {
         self.wait(&req.input.bucket).await;
         inner.head_object(req).await
+    }
+    async fn list_objects_v2<S: S3>(
+        &self,
+        inner: &S,
+        req: S3Request<ListObjectsV2Input>,
+    ) -> S3Result<S3Response<ListObjectsV2Output>> {
+        let delay = self.profiles.list_delay();
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        inner.list_objects_v2(req).await
     }
 }
 

@@ -1,5 +1,5 @@
 //! One wrapper for every behaviour the lab adds in front of its store: a [`ReadLayer`]
-//! says what it does to reads (GetObject, HeadObject), and [`Layered`] forwards every
+//! says what it does to reads (GetObject, HeadObject) and ListObjectsV2 pages, and [`Layered`] forwards every
 //! operation the lab serves to the inner store, through the layer for reads. The
 //! forwarding is written once here, not once per behaviour. An operation the store
 //! implements and this wrapper does not forward would answer `NotImplemented`: every
@@ -25,6 +25,15 @@ pub(crate) trait ReadLayer: Send + Sync + 'static {
         req: S3Request<HeadObjectInput>,
     ) -> S3Result<S3Response<HeadObjectOutput>> {
         inner.head_object(req).await
+    }
+
+    /// Listings pass through unless a layer delays them (the lab's listing delay).
+    async fn list_objects_v2<S: S3>(
+        &self,
+        inner: &S,
+        req: S3Request<ListObjectsV2Input>,
+    ) -> S3Result<S3Response<ListObjectsV2Output>> {
+        inner.list_objects_v2(req).await
     }
 }
 
@@ -62,7 +71,7 @@ impl<S: S3, L: ReadLayer> S3 for Layered<S, L> {
         self.inner.list_objects(req).await
     }
     async fn list_objects_v2(&self, req: S3Request<ListObjectsV2Input>) -> S3Result<S3Response<ListObjectsV2Output>> {
-        self.inner.list_objects_v2(req).await
+        self.layer.list_objects_v2(&self.inner, req).await
     }
     async fn delete_object(&self, req: S3Request<DeleteObjectInput>) -> S3Result<S3Response<DeleteObjectOutput>> {
         self.inner.delete_object(req).await

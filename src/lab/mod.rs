@@ -65,7 +65,7 @@ pub use latency::{LatencyProfile, Profiles};
 pub use network::{Network, NetworkConfig, NetworkTally, NETWORK_PATH};
 pub use probe::HELLO_PATH;
 pub use sessions::{SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
-pub use store::{MemStore, StoreLimits};
+pub use store::{GetTally, MemStore, StoreLimits};
 
 /// Access key the embedded server accepts (and the only one).
 pub const LOCAL_ACCESS_KEY: &str = "s3sweep";

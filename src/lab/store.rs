@@ -8,10 +8,12 @@
 //! refused with `EntityTooLarge`, and one that would take the store past
 //! [`StoreLimits::max_store_bytes`] with 507 `InsufficientStorage`. Everything else
 //! answers s3s's `NotImplemented` naming the operation. It knows nothing of latency
-//! or faults: wrappers in [`super::latency`] add those.
+//! or faults: wrappers in [`super::latency`] add those. On request
+//! ([`MemStore::count_gets`]) it counts the GETs of each key, so a test can see every
+//! key read exactly once.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::SystemTime;
 
 use bytes::{Bytes, BytesMut};
@@ -129,7 +131,12 @@ pub struct MemStore {
     buckets: Arc<RwLock<Buckets>>,
     sessions: Arc<Sessions>,
     limits: StoreLimits,
+    /// GETs per bucket and key, once [`MemStore::count_gets`] is called (no cost before).
+    gets: Arc<OnceLock<Mutex<GetTally>>>,
 }
+
+/// GETs answered per (bucket, key).
+pub type GetTally = BTreeMap<(String, String), u64>;
 
 impl MemStore {
     pub fn new() -> Self {
@@ -142,6 +149,20 @@ impl MemStore {
             limits,
             ..Self::default()
         }
+    }
+
+    /// From now on, counts the GETs answered for each key (whole or ranged, with or
+    /// without a body: every GetObject that finds its object).
+    pub fn count_gets(&self) {
+        self.gets.get_or_init(Mutex::default);
+    }
+
+    /// The GETs counted per (bucket, key) since [`MemStore::count_gets`]; empty before.
+    pub fn gets(&self) -> GetTally {
+        self.gets
+            .get()
+            .map(|t| t.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .unwrap_or_default()
     }
 
     /// The S3 Express sessions handed out for its directory buckets.
@@ -432,6 +453,10 @@ impl S3 for MemStore {
             ));
         }
         let object = self.get(&input.bucket, &input.key)?;
+        if let Some(tally) = self.gets.get() {
+            let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
+            *t.entry((input.bucket.clone(), input.key.clone())).or_insert(0) += 1;
+        }
         conditions::check_read(&read_conditions_get(&input), object.current())?;
         let full = object.data.len() as u64;
         // A ranged GET (the bandwidth probe reads its object in ranges) gets 206 and

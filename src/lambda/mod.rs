@@ -95,8 +95,8 @@ impl InvocationError {
     /// The stable `errorType` the Lambda returns: `InvalidEvent`, or the
     /// [`BucketError::error_type`] (`NoCredentials`, `BucketNotFound`, `AccessDenied`,
     /// `ObjectNotFound`, `EndpointUnreachable`, `StartFailed`; from a `key_prefix`
-    /// listing too), `TooFewKeys`, `FanoutUnavailable`,
-    /// `DeadlineReached`, `ResponseTooLarge`, and a memory sweep's
+    /// listing too), `TooFewKeys`, `FanoutUnavailable`, `DeadlineReached` (also a
+    /// `key_prefix` listing out of its time), `ResponseTooLarge`, and a memory sweep's
     /// `ConcurrentMemorySweep`, `MemorySweepFailed`, `MemoryNotRestored`.
     pub fn error_type(&self) -> &'static str {
         match self {
@@ -215,7 +215,8 @@ impl Function {
             cold_start = invocation.cold_start,
             "sweep starting"
         );
-        self.check_buckets(&plan, invocation.deadline).await?;
+        self.check_buckets(&plan, self.deadline_of(&plan, invocation.deadline))
+            .await?;
         // Boxed: the sweep's futures nest deep (the SDK's among them), and the binary's
         // main future must stay within the compiler's layout depth.
         let mut result = if !plan.memory_mb().is_empty() {
@@ -229,21 +230,23 @@ impl Function {
         Ok(result)
     }
 
-    /// The preflight, within the deadline less its margin.
+    /// The listing of a `key_prefix` within its budget (half the time left before the
+    /// deadline less its margin, [`Deadline::listing_stop`]), then the preflight within
+    /// the deadline less its margin.
     async fn check_buckets(&self, plan: &Plan, deadline: Option<Deadline>) -> Result<(), InvocationError> {
+        if deadline.is_some_and(|d| d.passed(Instant::now())) {
+            // No time at all: no listing, no preflight; every configuration is listed
+            // as skipped.
+            return Ok(());
+        }
+        self.list_keys(plan, deadline).await?;
         let preflight = async {
-            engine::list_keys(&self.client, plan).await.map_err(|err| {
-                tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
-                InvocationError::Listing(err)
-            })?;
             engine::preflight(&self.client, plan).await.map_err(|err| {
                 tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
                 InvocationError::Start(err)
             })
         };
         match deadline {
-            // No time at all: no preflight; every configuration is listed as skipped.
-            Some(d) if d.passed(Instant::now()) => Ok(()),
             Some(d) => tokio::time::timeout_at(d.stop_at().into(), preflight)
                 .await
                 .map_err(|_| {
@@ -256,19 +259,35 @@ impl Function {
         }
     }
 
+    /// The invocation's deadline, or a child's coordinator's finish time when that
+    /// comes first (so a child's listing and sweep stop in time for the merge).
+    fn deadline_of(&self, plan: &Plan, deadline: Option<Deadline>) -> Option<Deadline> {
+        let Some(finish_by) = plan.finish_by_unix_ms() else {
+            return deadline;
+        };
+        let until = UNIX_EPOCH + Duration::from_millis(finish_by);
+        let by = Instant::now() + until.duration_since(SystemTime::now()).unwrap_or_default();
+        let margin = self.settings.safety_margin;
+        Some(deadline.map_or(Deadline::new(by, margin), |d| d.no_later_than(by)))
+    }
+
+    /// The listing of a `key_prefix` (nothing without one, or once listed), within
+    /// `deadline`'s listing budget.
+    async fn list_keys(&self, plan: &Plan, deadline: Option<Deadline>) -> Result<(), InvocationError> {
+        engine::list_keys_within(&self.client, plan, deadline)
+            .await
+            .map_err(|err| {
+                tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
+                InvocationError::Listing(err)
+            })
+    }
+
     /// A plain sweep, or a child's: a child stops in time for its coordinator to merge
     /// (its coordinator's finish time comes before its own deadline).
     async fn sweep(&self, plan: &Plan, invocation: &Invocation) -> SweepResult {
-        let mut deadline = invocation.deadline;
-        if let Some(finish_by) = plan.finish_by_unix_ms() {
-            let until = UNIX_EPOCH + Duration::from_millis(finish_by);
-            let by = Instant::now() + until.duration_since(SystemTime::now()).unwrap_or_default();
-            let margin = self.settings.safety_margin;
-            deadline = Some(deadline.map_or(Deadline::new(by, margin), |d| d.no_later_than(by)));
-        }
         let options = SweepOptions {
             runner: Runner::Lambda,
-            deadline,
+            deadline: self.deadline_of(plan, invocation.deadline),
             lambda: Some(lambda_environment(invocation, &self.settings)),
             schedule: StartSchedule::of(plan),
         };
@@ -348,11 +367,9 @@ impl Function {
     async fn coordinate(&self, plan: &Plan, invocation: &Invocation) -> Result<SweepResult, InvocationError> {
         let c = self.coordinator(self.settings.fanout.target(&invocation.context.invoked_function_arn))?;
         tracing::info!(function = %c.function, fanout = ?plan.fanout(), "fan-out starting");
-        // A listed prefix is listed here, once: each child lists only its share.
-        engine::list_keys(&self.client, plan).await.map_err(|err| {
-            tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
-            InvocationError::Listing(err)
-        })?;
+        // A listed prefix is listed once, by the preflight or here (within its budget):
+        // each child lists only its share.
+        self.list_keys(plan, invocation.deadline).await?;
         let (start_unix_ms, outcomes) =
             children::invoke_children(c.invoker, &self.settings.fanout, &c.function, plan, invocation.deadline)
                 .await

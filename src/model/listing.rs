@@ -23,6 +23,11 @@ pub struct KeyListing {
     /// in child order (contiguous, disjoint shares of it); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keys_per_child: Vec<u32>,
+    /// The listing ran out of its time (in Lambda: half the time left before the
+    /// deadline less the safety margin) before it found `keys_asked` keys, and
+    /// `allow_fewer_keys` let the sweep read the `keys_found` found by then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub out_of_time: bool,
 }
 
 /// Sizes of the objects a configuration read, bytes (from the listing).

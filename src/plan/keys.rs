@@ -24,6 +24,9 @@ pub struct BucketListing {
     pub requests: u32,
     /// Wall time of the listing, ms.
     pub wall_ms: f64,
+    /// The listing's stop time came first: `objects` is what it found by then
+    /// (`allow_fewer_keys`).
+    pub out_of_time: bool,
 }
 
 /// The listing of every bucket of a plan, in the plan's bucket order; set once.

@@ -3,6 +3,8 @@
 //! port: events/local.json's result is checked row by row, then a malformed event
 //! and an event whose objects are missing must come back as `InvalidEvent` and
 //! `ObjectNotFound`, and the function's JSON logs must hold one line per configuration.
+//! Then, on the same emulator, a `key_prefix` event (events/prefix.json pointed at a
+//! mixed-size prefix with keys beside it) must read exactly the prefix's keys.
 //! That lab serves HTTPS (the function trusts its CA through `AWS_CA_BUNDLE`) and
 //! events/local.json's Express-like bucket is a directory bucket: the lab's tally must
 //! show the function's one ReadOnly S3 Express session, reused across invocations.
@@ -247,6 +249,11 @@ fn the_function_under_cargo_lambda_watch() {
         .find(|l| l["fields"]["message"] == "sweep starting")
         .map(|l| l["fields"]["deadline_unix_ms"].clone());
 
+    // 4b. A `key_prefix` event, on the same emulator (no second cold start).
+    let prefix_invoke = Instant::now();
+    a_key_prefix_event(&mut emulator, &endpoint, &ca_file, &tmp);
+    let prefix_invoke = prefix_invoke.elapsed();
+
     // 5. The lab's tally: seeding's (ReadWrite) session, and the function's one ReadOnly
     // session, kept for its life across the three invocations; one TLS handshake per
     // connection, none failed.
@@ -265,15 +272,101 @@ fn the_function_under_cargo_lambda_watch() {
     assert!(handshakes.ends_with(" 0 failed"), "{handshakes}");
     let _ = std::fs::remove_dir_all(&tmp);
     eprintln!(
-        "emulator test: server+seed {} ms, emulator ready {} ms, first invocation {} ms, total {} ms; \
+        "emulator test: server+seed {} ms, emulator ready {} ms, first invocation {} ms, \
+         key_prefix seed+invocation {} ms, total {} ms; \
          deadline sent by cargo lambda watch: {:?} (remaining_ms_at_start {:?})",
         seeded.as_millis(),
         (ready - seeded).as_millis(),
         first_invoke.as_millis(),
+        prefix_invoke.as_millis(),
         test_start.elapsed().as_millis(),
         deadline,
         lambda.remaining_ms_at_start
     );
+}
+
+/// events/prefix.json pointed at the lab: `mixed/` in the Standard-like bucket holds
+/// 30 objects of three sizes (`seed --sizes`), with keys of 7 bytes beside it on both
+/// sides in the listing's order (`mixed-{i}`, sharing its first characters, and the
+/// sibling prefix `mixed2/`). Every row must read exactly the prefix's keys (its
+/// exact bytes, its size percentiles), listed once (one ListObjectsV2 page), and the
+/// function must log the listing.
+fn a_key_prefix_event(emulator: &mut Emulator, endpoint: &str, ca_file: &Path, tmp: &Path) {
+    const SIZES: [u64; 3] = [1000, 46_080, 200_000];
+    const COUNT: u64 = 30;
+    let seed = |template: &str, count: u64, sizes: &str| {
+        let out = run_bounded(
+            "s3sweep seed",
+            Command::new(S3SWEEP)
+                .args(["seed", "--endpoint", endpoint, "--bucket", STANDARD_BUCKET])
+                .args(["--key-template", template, "--count", &count.to_string()])
+                .args(["--sizes", sizes])
+                .arg("--ca-file")
+                .arg(ca_file)
+                .arg("--manifest")
+                .arg(tmp.join(format!("manifest-{}.json", template.replace(['/', '{', '}'], "_")))),
+            Duration::from_secs(60),
+        );
+        assert!(out.status.success(), "seed: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    seed("mixed/{i}", COUNT, "1000,46080,200000");
+    seed("mixed-{i}", 2, "7");
+    seed("mixed2/{i}", 2, "7");
+
+    let shipped = Path::new(MANIFEST_DIR).join("events/prefix.json");
+    let mut event: Value = serde_json::from_str(&std::fs::read_to_string(&shipped).unwrap()).unwrap();
+    assert!(event["key_prefix"].is_string(), "events/prefix.json changed: {event}");
+    event["buckets"] = serde_json::json!([STANDARD_BUCKET]);
+    event["key_prefix"] = serde_json::json!("mixed/");
+    event["object_count"] = serde_json::json!(COUNT);
+    event["workers"] = serde_json::json!([1, 4]);
+    event["pool_connections"] = serde_json::json!(4);
+    let path = tmp.join("prefix-event.json");
+    std::fs::write(&path, event.to_string()).unwrap();
+    let out = emulator.invoke(&path, INVOKE_LIMIT);
+    assert!(
+        out.status.success(),
+        "invoking the key_prefix event failed:\n{}\nemulator log:\n{}",
+        error_text(&out),
+        emulator.log()
+    );
+    let result = result_of(&out);
+
+    let bytes: u64 = (0..COUNT).map(|i| SIZES[i as usize % 3]).sum();
+    assert_eq!(result.request.key_prefix.as_deref(), Some("mixed/"));
+    assert!(!result.truncated);
+    assert_eq!(result.listing.len(), 1);
+    let l = &result.listing[0];
+    assert_eq!(l.bucket, STANDARD_BUCKET);
+    assert_eq!((l.keys_asked, l.keys_found), (COUNT as u32, COUNT as u32), "{l:?}");
+    assert_eq!(l.bytes_total, bytes, "{l:?}");
+    assert_eq!(l.list_requests, 1, "listed once for both configurations: {l:?}");
+    assert!(!l.out_of_time);
+    assert_eq!(result.results.len(), 2);
+    for (row, workers) in result.results.iter().zip([1u32, 4]) {
+        let at = format!("key_prefix row, {workers} workers");
+        assert_eq!(row.workers, workers, "{at}");
+        assert_eq!(
+            (row.requests, row.ok, row.errors.total),
+            (COUNT, COUNT, 0),
+            "{at}: {row:?}"
+        );
+        assert_eq!(row.bytes, bytes, "{at}: exactly the prefix's bytes, nothing beside it");
+        let spread = row.object_size_bytes.expect("a listed sweep reports its sizes");
+        assert_eq!(
+            (spread.min, spread.p50, spread.p99, spread.max),
+            (1000, 46_080, 200_000, 200_000),
+            "{at}"
+        );
+    }
+    let logs = emulator.json_logs();
+    let listed = logs
+        .iter()
+        .find(|l| l["fields"]["message"] == "listed the keys to sweep")
+        .unwrap_or_else(|| panic!("no listing log line; log:\n{}", emulator.log()));
+    assert_eq!(listed["fields"]["keys"].as_u64(), Some(COUNT), "{listed}");
+    assert_eq!(listed["fields"]["requests"].as_u64(), Some(1), "{listed}");
+    assert_eq!(listed["fields"]["prefix"], "mixed/", "{listed}");
 }
 
 /// The fan-out under the emulator: a coordinator with N=3 invokes its own function

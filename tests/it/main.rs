@@ -49,6 +49,7 @@ mod memory_sweep;
 mod moto_lambda;
 mod network;
 mod prefix;
+mod prefix_lambda;
 mod report_and_compare;
 mod runtime_api;
 mod stdout_closed;

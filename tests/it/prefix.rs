@@ -20,12 +20,12 @@ use s3sweep::s3::SweepClient;
 
 use crate::common::{client_of, options, seed_spec, seed_with, server_with};
 
-const SIZES: [u64; 3] = [1000, 46_080, 200_000];
-const UNDER: u32 = 30;
+pub(crate) const SIZES: [u64; 3] = [1000, 46_080, 200_000];
+pub(crate) const UNDER: u32 = 30;
 
 /// A bucket with `UNDER` objects of mixed sizes under `data/` and keys beside it of
 /// sizes the sweep's bytes would show: a sibling prefix and keys sharing `data`.
-async fn mixed_bucket(bucket: &str) -> (RunningServer, SweepClient) {
+pub(crate) async fn mixed_bucket(bucket: &str) -> (RunningServer, SweepClient) {
     let server = server_with(&[(bucket, LatencyProfile::None)]).await;
     let client = client_of(&server).await;
     let mut spec = seed_spec(bucket, "data/{i}", UNDER, SIZES[0]);

@@ -36,7 +36,7 @@ async fn lab_and_functions(
 }
 
 /// The variables of a coordinator that invokes its children through `rt`, and `more`.
-fn fanout_env(rt: &Runtime, more: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+pub(crate) fn fanout_env(rt: &Runtime, more: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
     let mut env = vec![
         ("S3SWEEP_FANOUT_FUNCTION", "s3sweep".to_string()),
         ("AWS_ENDPOINT_URL_LAMBDA", format!("http://{}", rt.addr)),
@@ -47,7 +47,7 @@ fn fanout_env(rt: &Runtime, more: &[(&'static str, &str)]) -> Vec<(&'static str,
     env
 }
 
-fn answered(ending: Ending) -> (Value, usize, Duration) {
+pub(crate) fn answered(ending: Ending) -> (Value, usize, Duration) {
     match ending {
         Ending::Answered { body, after } => (serde_json::from_slice(&body).unwrap(), body.len(), after),
         other => panic!("no answer: {other:?}"),

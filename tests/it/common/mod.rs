@@ -131,29 +131,25 @@ impl Serve {
 }
 
 impl Drop for Serve {
+    /// SIGTERM first, as a user's Ctrl-C, so `serve --tls` removes its CA folder
+    /// (SIGKILL left one `s3sweep-lab-*` folder behind per test); SIGKILL after 5 s.
     fn drop(&mut self) {
-        stop_gently(&mut self.child, false);
+        stop_gently(&mut self.child, Duration::from_secs(5));
     }
 }
 
-/// Stops `child` (its whole process group with `group`) as a user would: SIGTERM, so
-/// `serve` removes its CA file and private folder, then SIGKILL if it has not exited
-/// within three seconds. A SIGKILL alone left an `s3sweep-lab-*` folder in the
-/// temporary directory per HTTPS lab a test started.
-pub fn stop_gently(child: &mut Child, group: bool) {
-    let pid = child.id() as i32;
-    let target = if group { -pid } else { pid };
-    // SAFETY: signals only the child (or the process group) this test started.
-    unsafe { libc::kill(target, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            break;
+/// Sends `child` SIGTERM and waits for it up to `grace`, then kills it.
+pub fn stop_gently(child: &mut Child, grace: Duration) {
+    if matches!(child.try_wait(), Ok(None)) {
+        // SAFETY: kill(2) with the pid of a child this test started and has not reaped.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
         }
-        std::thread::sleep(Duration::from_millis(20));
+        let start = Instant::now();
+        while matches!(child.try_wait(), Ok(None)) && start.elapsed() < grace {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
-    // SAFETY: as above; the group may hold children that outlived the leader.
-    unsafe { libc::kill(target, libc::SIGKILL) };
     let _ = child.kill();
     let _ = child.wait();
 }

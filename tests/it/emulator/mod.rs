@@ -23,8 +23,7 @@ pub const FIRST_INVOKE_LIMIT: Duration = Duration::from_secs(600);
 pub const INVOKE_LIMIT: Duration = Duration::from_secs(120);
 pub const OBJECT_SIZE_BYTES: u64 = 46_080;
 
-/// A child process in its own process group; the whole group is stopped on drop
-/// (SIGTERM, then SIGKILL: see `common::stop_gently`).
+/// A child process in its own process group; the whole group is killed on drop.
 pub struct Group {
     pub child: Child,
     pub name: &'static str,
@@ -43,9 +42,17 @@ impl Group {
 }
 
 impl Drop for Group {
+    /// The leader gets SIGTERM first (up to 2 s), so a `serve --tls` dropped on a
+    /// failing assert still removes its CA folder; then the whole group SIGKILL.
     fn drop(&mut self) {
         let pid = self.child.id() as i32;
-        crate::common::stop_gently(&mut self.child, true);
+        crate::common::stop_gently(&mut self.child, Duration::from_secs(2));
+        // SAFETY: signals only the process group this test created (pgid = child pid).
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
         eprintln!("stopped {} (process group {pid})", self.name);
     }
 }
