@@ -26,7 +26,7 @@ fn results_permissions_only_when_the_bucket_is_set() {
     let resource = child(&results[0], "Resource").unwrap().inline;
     assert_eq!(
         resource,
-        "!Sub \"arn:${AWS::Partition}:s3:::${ResultsBucket}/${ResultsPrefix}/*\"",
+        "!Sub arn:${AWS::Partition}:s3:::${ResultsBucket}/${ResultsPrefix}/*",
         "only keys under the prefix"
     );
     let env = path(&function_properties(), &["Environment", "Variables", "S3SWEEP_RESULTS_URI"]).inline;
