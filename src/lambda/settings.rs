@@ -380,14 +380,26 @@ mod tests {
             (CREDENTIALS_ENV, "root"),
             (SAFETY_MARGIN_ENV, "-1"),
             (CA_BUNDLE_ENV, "/no/such/ca.pem"),
+            (RESULTS_URI_ENV, "my-results/runs"),
         ])
         .unwrap_err();
         let text = err.to_string();
-        for name in [ENDPOINT_ENV, CREDENTIALS_ENV, SAFETY_MARGIN_ENV, CA_BUNDLE_ENV] {
+        for name in [
+            ENDPOINT_ENV,
+            CREDENTIALS_ENV,
+            SAFETY_MARGIN_ENV,
+            CA_BUNDLE_ENV,
+            RESULTS_URI_ENV,
+        ] {
             assert!(text.contains(name), "{name} not named in {text}");
         }
         assert!(text.contains("/no/such/ca.pem"), "{text}");
-        assert_eq!(err.problems.len(), 4);
+        assert_eq!(err.problems.len(), 5);
+        let ok = settings(&[(RESULTS_URI_ENV, "s3://my-results/runs/")]).unwrap();
+        assert_eq!(
+            ok.results_uri.map(|u| u.object("r-1").to_string()).as_deref(),
+            Some("s3://my-results/runs/r-1.json")
+        );
         // `lab` is the name the CLI and the result use; `local` stays an alias.
         for name in ["lab", "local"] {
             let err = settings(&[(CREDENTIALS_ENV, name)]).unwrap_err();

@@ -129,4 +129,21 @@ mod tests {
         assert!(ObjectUri::parse("s3://b-1/").is_err());
         assert!(ObjectUri::parse("s3://b-1").is_err());
     }
+
+    #[test]
+    fn a_bad_results_uri_is_named_with_the_other_bad_fields() {
+        let err = crate::plan::Plan::from_value(serde_json::json!(
+            {"buckets": ["b-1"], "workers": [0], "results_uri": "my-results/runs"}
+        ))
+        .unwrap_err();
+        assert_eq!(err.fields(), vec!["workers[0]", "results_uri"], "{err}");
+        assert!(err.to_string().contains("s3://"), "{err}");
+        let err = crate::plan::Plan::from_value(serde_json::json!({"buckets": ["b-1"], "results_uri": 3})).unwrap_err();
+        assert_eq!(err.fields(), vec!["results_uri"], "{err}");
+        let plan = crate::plan::Plan::from_value(
+            serde_json::json!({"buckets": ["b-1"], "results_uri": "s3://my-results/runs"}),
+        )
+        .unwrap();
+        assert_eq!(plan.results_uri().unwrap().prefix, "runs");
+    }
 }

@@ -443,19 +443,44 @@ fn run_writes_its_result_to_s3_and_report_and_compare_read_it_back() {
     let server = serve_buckets(&["people-bucket=none", "results-bucket=none"]);
     let e = server.1.as_str();
     ok(&run(&[
-        "seed", "--bucket", "people-bucket", "--count", "20", "--size", "512", "--endpoint", e, "--manifest",
+        "seed",
+        "--bucket",
+        "people-bucket",
+        "--count",
+        "20",
+        "--size",
+        "512",
+        "--endpoint",
+        e,
+        "--manifest",
         &dir.path("manifest.json"),
     ]));
-    let sweep = ["run", "--bucket", "people-bucket", "--objects", "20", "--workers", "1,4", "--endpoint", e];
+    let sweep = [
+        "run",
+        "--bucket",
+        "people-bucket",
+        "--objects",
+        "20",
+        "--workers",
+        "1,4",
+        "--endpoint",
+        e,
+    ];
     fn with<'a>(sweep: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
         [sweep, extra].concat()
     }
     let (stdout, stderr) = ok(&run(&with(&sweep, &["--results-uri", "s3://results-bucket/runs/"])));
     // Two configurations and the end: three writes, none failed.
-    let line = stderr.lines().find(|l| l.starts_with("result written to ")).expect(&stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("result written to "))
+        .expect(&stderr);
     assert!(line.contains("(3 writes, 0 failed)"), "{line}");
     let uri = line.split_whitespace().nth(3).unwrap().to_string();
-    assert!(uri.starts_with("s3://results-bucket/runs/cli-") && uri.ends_with(".json"), "{uri}");
+    assert!(
+        uri.starts_with("s3://results-bucket/runs/cli-") && uri.ends_with(".json"),
+        "{uri}"
+    );
     let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(answer["results_uri"], uri.as_str());
     let file = dir.path("run.json");
@@ -480,7 +505,10 @@ fn run_writes_its_result_to_s3_and_report_and_compare_read_it_back() {
     let out = run(&["report", "s3://results-bucket/runs/nothing.json", "--endpoint", e]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("s3://results-bucket/runs/nothing.json") && err.contains("NoSuchKey"), "{err}");
+    assert!(
+        err.contains("s3://results-bucket/runs/nothing.json") && err.contains("NoSuchKey"),
+        "{err}"
+    );
     let out = run(&["compare", "s3://results-bucket/", &file, "--endpoint", e]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("names no object"));
@@ -493,8 +521,15 @@ fn run_writes_its_result_to_s3_and_report_and_compare_read_it_back() {
     let (stdout, stderr) = ok(&run(&with(&sweep, &["--results-uri", "s3://no-such-bucket/runs"])));
     let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let writes = &answer["results_writes"];
-    assert_eq!((writes["written"].as_u64(), writes["failed"].as_u64()), (Some(0), Some(3)), "{writes}");
-    assert!(writes["errors"][0].as_str().unwrap().contains("NoSuchBucket"), "{writes}");
+    assert_eq!(
+        (writes["written"].as_u64(), writes["failed"].as_u64()),
+        (Some(0), Some(3)),
+        "{writes}"
+    );
+    assert!(
+        writes["errors"][0].as_str().unwrap().contains("NoSuchBucket"),
+        "{writes}"
+    );
     assert!(stderr.contains("3 failed"), "{stderr}");
     assert_eq!(answer["results"].as_array().unwrap().len(), 2);
 }

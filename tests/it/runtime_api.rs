@@ -155,7 +155,10 @@ async fn a_function_killed_without_answering_leaves_its_finished_rows_in_s3() {
         kept["total_wall_ms"]
     );
     assert!(!rows.is_empty(), "{kept}");
-    assert!(!workers.contains(&1), "workers 1 cannot finish before the kill: {workers:?}");
+    assert!(
+        !workers.contains(&1),
+        "workers 1 cannot finish before the kill: {workers:?}"
+    );
     for row in rows {
         assert_eq!(row["ok"], 100, "{row}");
         assert_ne!(row["cut_short"], true, "{row}");
@@ -292,7 +295,10 @@ async fn a_fanout_answer_over_6_mb_is_trimmed_and_says_what_it_dropped() {
     assert!(full.get("trimmed").is_none());
     let children = full["fanout"]["children"].as_array().unwrap();
     assert_eq!(children.len(), 4);
-    let child_rows: Vec<usize> = children.iter().map(|c| c["results"].as_array().unwrap().len()).collect();
+    let child_rows: Vec<usize> = children
+        .iter()
+        .map(|c| c["results"].as_array().unwrap().len())
+        .collect();
     println!("answer {bytes} bytes trimmed; {uri}: children rows {child_rows:?}");
     assert_eq!(child_rows, vec![800; 4]);
     assert_eq!(full["results"].as_array().unwrap().len(), 800);

@@ -18,18 +18,23 @@ fn results_permissions_only_when_the_bucket_is_set() {
     );
     let always = actions_of(&statements_if(None));
     assert!(
-        !always.iter().any(|a| a.starts_with("s3:Put") || a.starts_with("s3:Delete")),
+        !always
+            .iter()
+            .any(|a| a.starts_with("s3:Put") || a.starts_with("s3:Delete")),
         "S3 writes granted without ResultsBucket: {always:?}"
     );
     let results = statements_if(Some("ResultsEnabled"));
     assert_eq!(actions_of(&results), vec!["s3:PutObject"]);
     let resource = child(&results[0], "Resource").unwrap().inline;
     assert_eq!(
-        resource,
-        "!Sub arn:${AWS::Partition}:s3:::${ResultsBucket}/${ResultsPrefix}/*",
+        resource, "!Sub arn:${AWS::Partition}:s3:::${ResultsBucket}/${ResultsPrefix}/*",
         "only keys under the prefix"
     );
-    let env = path(&function_properties(), &["Environment", "Variables", "S3SWEEP_RESULTS_URI"]).inline;
+    let env = path(
+        &function_properties(),
+        &["Environment", "Variables", "S3SWEEP_RESULTS_URI"],
+    )
+    .inline;
     assert_eq!(
         env,
         "!If [ResultsEnabled, !Sub \"s3://${ResultsBucket}/${ResultsPrefix}\", !Ref AWS::NoValue]"
