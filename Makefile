@@ -7,7 +7,7 @@ ifdef CI
 export CARGO_INCREMENTAL = 0
 endif
 
-.PHONY: rclone demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke seed-aws load checkov deny audit
+.PHONY: rclone demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
 ## bucket a directory bucket read with S3 Express sessions (about a minute). Writes its
@@ -60,16 +60,20 @@ test: lint deny checkov audit tools bench-venv moto-venv rclone
 lint: tools template-variants
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
-	$(VENV)/bin/cfn-lint template.yaml $(TEMPLATE_SWEEP)
+	$(VENV)/bin/cfn-lint template.yaml $(TEMPLATE_SWEEP) $(TEMPLATE_RESULTS)
 
 ## template.yaml with the parameter MemorySweep defaulting to enabled, in
 ## $(TEMPLATE_SWEEP): cfn-lint and checkov check the template both ways (checkov
 ## resolves conditions from the parameters' defaults).
 TEMPLATE_SWEEP = $(OUT)/template-memory-sweep.yaml
+## ... and with ResultsBucket set (results written to S3), in $(TEMPLATE_RESULTS).
+TEMPLATE_RESULTS = $(OUT)/template-results.yaml
 template-variants:
 	@mkdir -p $(OUT)
 	sed '/^  MemorySweep:/,/^  [A-Za-z]*:$$/ s/Default: disabled/Default: enabled/' template.yaml > $(TEMPLATE_SWEEP)
 	@grep -q '^    Default: enabled' $(TEMPLATE_SWEEP) || { echo "template-variants: MemorySweep's default not found in template.yaml"; exit 1; }
+	sed '/^  ResultsBucket:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: my-results-bucket/' template.yaml > $(TEMPLATE_RESULTS)
+	@grep -q '^    Default: my-results-bucket' $(TEMPLATE_RESULTS) || { echo "template-variants: ResultsBucket's default not found in template.yaml"; exit 1; }
 
 fmt:
 	$(CARGO) fmt --all
@@ -155,7 +159,7 @@ $(CHECKOV_VENV)/bin/pip:
 checkov: $(CHECKOV_VENV)/bin/pip template-variants
 	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
 	@if [ -f template.yaml ]; then \
-		$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml -f $(TEMPLATE_SWEEP); \
+		$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml -f $(TEMPLATE_SWEEP) -f $(TEMPLATE_RESULTS); \
 	else \
 		echo "checkov: no template.yaml in $$(pwd): nothing to check"; \
 	fi
@@ -235,6 +239,10 @@ FUNCTION_NAME ?=
 # its versions (a memory sweep, docs/memory-sweep.md). Empty: the template's default,
 # disabled, on the first deploy, the stack's current value afterwards.
 MEMORY_SWEEP ?=
+# An existing bucket the function writes every result to, under RESULTS_PREFIX (template
+# default s3sweep-results); empty: no results in S3 and no S3 write permission.
+RESULTS_BUCKET ?=
+RESULTS_PREFIX ?=
 # make destroy: DELETE_BUCKETS=yes also deletes STANDARD_BUCKET and EXPRESS_BUCKET,
 # only when they are empty once the seeded keys are gone (S3 refuses a non-empty one).
 DELETE_BUCKETS ?=
@@ -260,7 +268,8 @@ PARAMETERS = Architecture=$(ARCH) StandardBucketName=$(STANDARD_BUCKET) ExpressB
 	$(if $(MEMORY_MB),MemorySize=$(MEMORY_MB)) $(if $(TIMEOUT_S),Timeout=$(TIMEOUT_S)) \
 	$(if $(RESERVED_CONCURRENCY),ReservedConcurrency=$(RESERVED_CONCURRENCY)) \
 	$(if $(FANOUT_MAX),FanoutMax=$(FANOUT_MAX)) $(if $(LOG_RETENTION_DAYS),LogRetentionDays=$(LOG_RETENTION_DAYS)) \
-	$(if $(FUNCTION_NAME),FunctionName=$(FUNCTION_NAME)) $(if $(MEMORY_SWEEP),MemorySweep=$(MEMORY_SWEEP))
+	$(if $(FUNCTION_NAME),FunctionName=$(FUNCTION_NAME)) $(if $(MEMORY_SWEEP),MemorySweep=$(MEMORY_SWEEP)) \
+	$(if $(RESULTS_BUCKET),ResultsBucket=$(RESULTS_BUCKET)) $(if $(RESULTS_PREFIX),ResultsPrefix=$(RESULTS_PREFIX))
 # sam from .venv (make tools) first on PATH; fail clearly without it or without credentials.
 CHECK_SAM = @test -x $(VENV)/bin/sam -a -x $(VENV)/bin/python || \
 	{ echo "$@: the AWS SAM CLI is not installed in $(VENV): run make tools (installs the pinned aws-sam-cli)"; exit 2; }
@@ -399,6 +408,24 @@ invoke:
 	if grep -q FunctionError $(RESULT).meta; then head -c 4000 $(RESULT); echo; \
 	else echo "result: $$(wc -c < $(RESULT)) bytes in $(RESULT); its tables: cargo run --release --bin s3sweep -- report $(RESULT)"; fi; \
 	rm -f $(RESULT).meta
+
+## Start a long sweep without waiting for it: an asynchronous invocation (Lambda answers
+## 202 at once and runs the function once, up to its 15 minutes; no connection has to
+## stay open). The result is read from S3 afterwards: the stack's ResultsUri (deployed
+## with RESULTS_BUCKET=...) or the event's results_uri, REQUEST_ID.json under it.
+STACK_RESULTS_URI = $$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='ResultsUri'].OutputValue" --output text)
+invoke-async:
+	@test -f "$(EVENT)" || { echo "invoke-async: no $(EVENT): run make events STANDARD_BUCKET=... EXPRESS_BUCKET=... or pass EVENT=file"; exit 2; }
+	@! grep -q -e '$(PLACEHOLDER_STANDARD)' -e '$(PLACEHOLDER_EXPRESS)' "$(EVENT)" || \
+		{ echo "invoke-async: $(EVENT) still names the placeholder buckets: use the filled copy from make events ($(FILLED_EVENTS)/)"; exit 2; }
+	@uri=$(STACK_RESULTS_URI); \
+	case "$$uri" in none|None|"") grep -q '"results_uri"' "$(EVENT)" || { \
+		echo "invoke-async: the stack writes no results (deploy with RESULTS_BUCKET=...) and $(EVENT) has no results_uri: the result would be lost"; exit 2; };; esac
+	AWS_MAX_ATTEMPTS=1 aws lambda invoke $(REGION_FLAG) --function-name "$(FUNCTION)" --invocation-type Event \
+		--payload fileb://$(EVENT) --cli-connect-timeout 10 $(RESULT).async
+	@rm -f $(RESULT).async; uri=$(STACK_RESULTS_URI); \
+	echo "started; when it is done (the function's log: \"sweep finished\"), its result is REQUEST_ID.json under the event's results_uri or $$uri:"; \
+	echo "  aws s3 ls $$uri/   then   cargo run --release --bin s3sweep -- report s3://BUCKET/PREFIX/REQUEST_ID.json"
 
 # --region for s3sweep when REGION is set (else the AWS configuration's region).
 S3SWEEP_REGION = $(if $(REGION),--region $(REGION))

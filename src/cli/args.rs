@@ -109,7 +109,8 @@ pub struct OutputArgs {
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// The result JSON.
+    /// The result JSON: a file, or an S3 object (`s3://bucket/key`, read through
+    /// --endpoint and the other target flags).
     pub result: PathBuf,
     /// Draw the plot into this file (.svg or .png).
     #[arg(long, value_name = "FILE")]
@@ -128,13 +129,17 @@ pub struct ReportArgs {
     /// (instead of the request's `target_wall_ms`).
     #[arg(long, value_name = "MS")]
     pub target_wall_ms: Option<u64>,
+    /// Where an `s3://` result is read from.
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 #[derive(Args)]
 pub struct CompareArgs {
-    /// The baseline result JSON.
+    /// The baseline result JSON: a file or `s3://bucket/key`.
     pub a: PathBuf,
-    /// The result compared with it (default: A again, to compare two of its buckets).
+    /// The result compared with it (default: A again, to compare two of its buckets);
+    /// a file or `s3://bucket/key`.
     pub b: Option<PathBuf>,
     /// The bucket of A to compare.
     #[arg(long)]
@@ -148,6 +153,9 @@ pub struct CompareArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Where `s3://` results are read from.
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 #[derive(Args)]
@@ -368,6 +376,11 @@ pub struct RunArgs {
     /// (request `allow_fewer_keys`; without it that is an error naming both numbers).
     #[arg(long)]
     pub allow_fewer: bool,
+    /// Write the result to S3 under this prefix (`s3://bucket/prefix`, request
+    /// `results_uri`), at `<prefix>/<run id>.json`, after every configuration and at
+    /// the end, through the same endpoint and keys as the sweep.
+    #[arg(long, value_name = "S3_URI")]
+    pub results_uri: Option<String>,
     /// Print the request as JSON (the event the Lambda takes, every default filled in)
     /// and exit without sweeping.
     #[arg(long)]

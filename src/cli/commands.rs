@@ -25,14 +25,14 @@ use super::args::{
     check_session_ttl, CleanArgs, CompareArgs, ReportArgs, RunArgs, SeedArgs, ServeArgs, ServeBucket, TargetArgs,
 };
 use super::memory::sweep_steps;
-use super::{human, read_result, request, write_json, write_plot, CliError, Context};
+use super::{human, read_result_at, request, write_json, write_plot, CliError, Context};
 
 /// A value as pretty JSON.
 fn pretty(value: &impl serde::Serialize) -> Result<String, CliError> {
     serde_json::to_string_pretty(value).context("serializing the output")
 }
 
-pub(crate) fn report(args: ReportArgs) -> Result<(), CliError> {
+pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
     if let Some(m) = args.lambda_memory_mb {
         if !LAMBDA_MEMORY_MB.contains(&m) {
             return Err(CliError::Usage(format!(
@@ -46,7 +46,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<(), CliError> {
     if let Some(path) = &args.plot {
         plot::format_of(path).map_err(|e| CliError::Usage(format!("--plot {}: {e}", path.display())))?;
     }
-    let result = read_result(&args.result)?;
+    let result = read_result_at(&args.result, &args.target).await?;
     if args.json {
         println!("{}", result.to_json());
     } else {
@@ -70,10 +70,10 @@ pub(crate) fn report(args: ReportArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-pub(crate) fn compare(args: CompareArgs) -> Result<(), CliError> {
-    let a = read_result(&args.a)?;
+pub(crate) async fn compare(args: CompareArgs) -> Result<(), CliError> {
+    let a = read_result_at(&args.a, &args.target).await?;
     let (b, same_file) = match &args.b {
-        Some(path) => (read_result(path)?, false),
+        Some(path) => (read_result_at(path, &args.target).await?, false),
         None => (a.clone(), true),
     };
     let comparison = compare::compare(
@@ -144,18 +144,31 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
         plan.object_count(),
         plan.total_requests()
     );
+    let results = results_log(&client, &plan);
     let mut result = sweep_steps(
         &client,
         &plan,
         &steps,
         &SweepOptions {
             runner: Runner::Cli,
+            results: results.clone(),
             ..SweepOptions::default()
         },
         ProgressMode::for_stderr(args.output.quiet).observer(),
     )
     .await?;
     analyse(&mut result, &thresholds);
+    if let Some(log) = &results {
+        log.finish(&mut result).await;
+        let w = log.writes();
+        eprintln!(
+            "result written to {} ({} writes, {} failed{})",
+            log.uri(),
+            w.written,
+            w.failed,
+            w.errors.first().map(|e| format!(": {e}")).unwrap_or_default()
+        );
+    }
     if !args.output.quiet {
         eprint!(
             "\n{}",
@@ -174,6 +187,22 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
         write_plot(&result, path)?;
     }
     Ok(())
+}
+
+/// The request's results destination, if any: the run id is the start time (ms since
+/// the Unix epoch) and this process's id, `cli-<ms>-<pid>`.
+fn results_log(
+    client: &crate::s3::SweepClient,
+    plan: &crate::plan::Plan,
+) -> Option<std::sync::Arc<engine::ResultsLog>> {
+    let destination = plan.results_uri()?;
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let run_id = format!("cli-{ms}-{}", std::process::id());
+    let writer = crate::s3::results::ResultsWriter::new(client, &destination, &run_id);
+    eprintln!("writing the result to {} after every configuration", writer.uri());
+    Some(std::sync::Arc::new(engine::ResultsLog::new(writer, None)))
 }
 
 pub(crate) async fn seed(args: SeedArgs) -> Result<(), CliError> {

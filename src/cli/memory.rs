@@ -53,6 +53,12 @@ pub(crate) async fn sweep_steps(
         choices: Vec::new(),
         costs: Vec::new(),
     };
+    // A size's rows alone would replace the sizes before them in S3: a memory sweep's
+    // result is written once, at the end.
+    let options = &SweepOptions {
+        results: None,
+        ..options.clone()
+    };
     for step in sized {
         let memory_mb = step.memory_mb.unwrap_or_default();
         let step_started = Instant::now();

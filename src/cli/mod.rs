@@ -201,8 +201,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Command::Seed(args) => commands::seed(args).await,
             Command::Serve(args) => commands::serve(args).await,
             Command::Clean(args) => commands::clean(args).await,
-            Command::Report(args) => commands::report(args),
-            Command::Compare(args) => commands::compare(args),
+            Command::Report(args) => commands::report(args).await,
+            Command::Compare(args) => commands::compare(args).await,
             Command::Completions(args) => generate::completions(&args),
             Command::Man(args) => generate::man(&args),
         }
@@ -242,6 +242,29 @@ pub(crate) fn read_result(path: &Path) -> Result<SweepResult, CliError> {
     SweepResult::from_json(&text)
         .context(context())
         .map_err(|e| e.advice(RESULT_FILE_ADVICE))
+}
+
+/// A result from a file, or from S3 when `path` is an `s3://bucket/key` URI (read
+/// through the client `target` makes). A copy written while its run was still going
+/// (`results_writes.complete` false) is analysed here, so its rows get their summary.
+pub(crate) async fn read_result_at(path: &Path, target: &args::TargetArgs) -> Result<SweepResult, CliError> {
+    let text = path.to_string_lossy();
+    if !text.starts_with(crate::plan::destination::S3_SCHEME) {
+        return read_result(path);
+    }
+    let uri = crate::plan::ObjectUri::parse(&text).map_err(|e| CliError::Usage(format!("{text}: {e}")))?;
+    let client = target.client(&uri.bucket).await?;
+    let bytes = crate::s3::results::read_object(&client, &uri, MAX_RESULT_FILE_BYTES)
+        .await
+        .map_err(CliError::Message)?;
+    let text = String::from_utf8(bytes).map_err(|_| CliError::Message(format!("{uri}: not UTF-8 text")))?;
+    let mut result = SweepResult::from_json(&text)
+        .context(format!("reading {uri}"))
+        .map_err(|e| e.advice(RESULT_FILE_ADVICE))?;
+    if result.results_writes.as_ref().is_some_and(|w| !w.complete) {
+        crate::analysis::analyse(&mut result, &crate::model::Thresholds::default());
+    }
+    Ok(result)
 }
 
 /// Writes the result whole or not at all (a full disk leaves the previous file).

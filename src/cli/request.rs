@@ -18,7 +18,7 @@ use super::args::{ClientNetworkArgs, RunArgs};
 use super::{CliError, Context};
 
 /// Request fields and the flags that set them (`run` and `local`).
-pub(crate) const FLAG_FIELDS: [(&str, &str); 12] = [
+pub(crate) const FLAG_FIELDS: [(&str, &str); 13] = [
     ("buckets", "--bucket"),
     ("object_count", "--objects"),
     ("workers", "--workers"),
@@ -31,6 +31,7 @@ pub(crate) const FLAG_FIELDS: [(&str, &str); 12] = [
     ("order", "--order"),
     ("probe_bandwidth", "--probe-bandwidth"),
     ("pool_idle_timeout_ms", "--pool-idle-timeout-ms"),
+    ("results_uri", "--results-uri"),
 ];
 
 /// The flag that sets `field` (`workers[2]` is `--workers`'s).
@@ -139,6 +140,9 @@ pub(crate) fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     }
     if args.allow_fewer {
         set(&mut map, "allow_fewer_keys", Value::from(true));
+    }
+    if let Some(u) = &args.results_uri {
+        set(&mut map, "results_uri", Value::from(u.clone()));
     }
     for (field, value) in client_network_fields(&args.client_net) {
         set(&mut map, field, value);

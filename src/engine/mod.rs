@@ -25,7 +25,8 @@
 //! - [`schedule`]: start times of side-by-side sweeps;
 //! - [`order`]: the order configurations run in (ascending or interleaved rounds);
 //! - [`probe`]: the bandwidth probe run before the sweep when asked for;
-//! - [`listing`]: a `key_prefix` sweep's keys, listed once per bucket before it.
+//! - [`listing`]: a `key_prefix` sweep's keys, listed once per bucket before it;
+//! - [`results`]: the result written to S3 after every configuration.
 
 pub(crate) mod deadline;
 pub(crate) mod listing;
@@ -33,6 +34,7 @@ pub(crate) mod order;
 pub mod preflight;
 pub(crate) mod probe;
 pub(crate) mod recorder;
+pub mod results;
 pub(crate) mod run_config;
 pub(crate) mod schedule;
 
@@ -54,6 +56,7 @@ pub use crate::s3::errors::BucketError;
 pub use deadline::Deadline;
 pub use listing::{list_keys, list_keys_within};
 pub use preflight::{preflight, PREFLIGHT_TRIES};
+pub use results::ResultsLog;
 use run_config::run_config;
 pub use schedule::StartSchedule;
 
@@ -85,6 +88,8 @@ pub struct SweepOptions {
     /// Sweeps run side by side (a fan-out's children): when configurations start, and
     /// every row gets its window and serialized histograms.
     pub schedule: Option<StartSchedule>,
+    /// Where the result so far is written after every configuration ([`ResultsLog`]).
+    pub results: Option<Arc<ResultsLog>>,
 }
 
 pub(crate) fn transport_settings(plan: &Plan) -> TransportSettings {
@@ -124,21 +129,21 @@ pub async fn run(
     } else {
         None
     };
-    let (results, skipped) = match listed {
-        Ok(()) => run_steps(client, &s3, plan, options, &observer).await,
-        Err(err) => (Vec::new(), all_skipped(plan, &format!("the listing failed: {err}"))),
-    };
     let mut result = SweepResult::new(
         environment(client, options.runner, options.lambda.clone()),
         plan.request().clone(),
         started_unix_ms,
     );
+    result.network = Some(network_report(plan, probe));
+    result.listing = listing::reports(plan);
+    let (results, skipped) = match listed {
+        Ok(()) => run_steps(client, &s3, plan, options, &observer, (&result, run_start)).await,
+        Err(err) => (Vec::new(), all_skipped(plan, &format!("the listing failed: {err}"))),
+    };
     result.total_wall_ms = round3(run_start.elapsed().as_secs_f64() * 1000.0);
     result.truncated = !skipped.is_empty() || result_cut_short(&results);
     result.results = results;
     result.skipped = skipped;
-    result.network = Some(network_report(plan, probe));
-    result.listing = listing::reports(plan);
     result
 }
 
@@ -164,12 +169,14 @@ async fn run_steps(
     plan: &Plan,
     options: &SweepOptions,
     observer: &Arc<dyn Observer>,
+    (base, run_start): (&SweepResult, Instant),
 ) -> (Vec<ConfigResult>, Vec<SkippedConfig>) {
     let mut results: Vec<ConfigResult> = Vec::new();
     let mut skipped = Vec::new();
     // Nothing runs past the deadline less its margin: the answer still has to go out.
     let stop_at = options.deadline.map(|d| d.stop_at());
-    for (index, step) in order::steps(plan).into_iter().enumerate() {
+    let steps = order::steps(plan);
+    for (index, &step) in steps.iter().enumerate() {
         let (bucket, workers, repetition) = (&plan.buckets()[step.bucket], step.workers, step.repetition);
         let skip = |why: &str| SkippedConfig {
             bucket: bucket.clone(),
@@ -201,12 +208,23 @@ async fn run_steps(
                 row.run_index = Some(index as u32);
                 observer.config_finished(&row);
                 results.push(row);
+                if let Some(log) = &options.results {
+                    let mut copy = progress_copy(plan, base, (&results, &skipped), &steps[index + 1..]);
+                    copy.total_wall_ms = round3(run_start.elapsed().as_secs_f64() * 1000.0);
+                    log.write(&mut copy, false).await;
+                }
             }
             None => skipped.push(skip(
                 "the sweep stopped during the warm-up or the wait for the shared start",
             )),
         }
     }
+    in_plan_order(plan, &mut results, &mut skipped);
+    (results, skipped)
+}
+
+/// Rows and skipped configurations sorted in plan order (bucket, workers, repetition).
+fn in_plan_order(plan: &Plan, results: &mut [ConfigResult], skipped: &mut [SkippedConfig]) {
     let rank = |bucket: &str, workers: u32, repetition: u32| {
         let b = plan.buckets().iter().position(|x| x == bucket).unwrap_or(usize::MAX);
         let w = plan.workers().iter().position(|&x| x == workers).unwrap_or(usize::MAX);
@@ -214,7 +232,28 @@ async fn run_steps(
     };
     results.sort_by_key(|r| rank(&r.bucket, r.workers, r.repetition));
     skipped.sort_by_key(|r| rank(&r.bucket, r.workers, r.repetition));
-    (results, skipped)
+}
+
+/// The result so far, as written to S3 while the run goes on: `base` with the rows
+/// finished, the skipped configurations, and the steps not run yet listed as skipped.
+fn progress_copy(
+    plan: &Plan,
+    base: &SweepResult,
+    (results, skipped): (&[ConfigResult], &[SkippedConfig]),
+    not_yet: &[order::Step],
+) -> SweepResult {
+    let mut copy = base.clone();
+    copy.results = results.to_vec();
+    copy.skipped = skipped.to_vec();
+    copy.skipped.extend(not_yet.iter().map(|s| SkippedConfig {
+        bucket: plan.buckets()[s.bucket].clone(),
+        workers: s.workers,
+        repetition: s.repetition,
+        reason: "not run yet when this copy was written: the run was still going".into(),
+    }));
+    copy.truncated = true;
+    in_plan_order(plan, &mut copy.results, &mut copy.skipped);
+    copy
 }
 
 /// The network block of a sweep: its order, the pool's idle timeout, and the probe

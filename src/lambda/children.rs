@@ -178,6 +178,7 @@ pub fn child_requests(plan: &Plan, start_unix_ms: u64, finish_by_unix_ms: Option
         .map(|k| {
             let mut request = plan.request().clone();
             request.fanout = None;
+            request.results_uri = None; // the coordinator writes the result
             let mut envelope = FromCoordinator {
                 role: Role::Child,
                 key_range: None,

@@ -38,18 +38,20 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use lambda_runtime::{Context, Diagnostic, LambdaEvent};
 
 use crate::analysis;
-use crate::engine::{self, BucketError, Deadline, Observer, StartSchedule, SweepOptions};
+use crate::engine::{self, BucketError, Deadline, Observer, ResultsLog, StartSchedule, SweepOptions};
 use crate::model::stats::round3;
-use crate::model::{Architecture, ConfigResult, LambdaEnvironment, Runner, SweepResult, Thresholds};
+use crate::model::{Architecture, ConfigResult, LambdaEnvironment, Role, Runner, SweepResult, Thresholds};
 use crate::plan::json::EventJson;
 use crate::plan::{Plan, RequestError};
+use crate::s3::results::ResultsWriter;
 use crate::s3::{ClientError, SweepClient};
 
 pub use children::FanoutError;
 pub use event::{validate_event, validate_event_with};
 use invoke::Invoker;
 pub use settings::{
-    remaining_time, FunctionSettings, SettingsError, CA_BUNDLE_ENV, CREDENTIALS_ENV, ENDPOINT_ENV, SAFETY_MARGIN_ENV,
+    remaining_time, FunctionSettings, SettingsError, CA_BUNDLE_ENV, CREDENTIALS_ENV, ENDPOINT_ENV, RESULTS_URI_ENV,
+    SAFETY_MARGIN_ENV,
 };
 
 /// Why an invocation returned an error instead of a result. Per-request failures are
@@ -219,15 +221,41 @@ impl Function {
             .await?;
         // Boxed: the sweep's futures nest deep (the SDK's among them), and the binary's
         // main future must stay within the compiler's layout depth.
+        let results = self.results_log(&plan, &invocation);
         let mut result = if !plan.memory_mb().is_empty() {
             Box::pin(self.coordinate_memory(&plan, &invocation)).await?
         } else if plan.fanout().is_some() {
             Box::pin(self.coordinate(&plan, &invocation)).await?
         } else {
-            Box::pin(self.sweep(&plan, &invocation)).await
+            Box::pin(self.sweep(&plan, &invocation, results.clone())).await
         };
+        if let Some(log) = &results {
+            log.finish(&mut result).await;
+        }
         fit_answer(&mut result)?;
         Ok(result)
+    }
+
+    /// Where this invocation's result goes: the event's `results_uri`, else the
+    /// function's [`RESULTS_URI_ENV`]; the key is `<prefix>/<request id>.json`. A
+    /// fan-out's children write nothing (their coordinator writes the merged result).
+    fn results_log(&self, plan: &Plan, invocation: &Invocation) -> Option<Arc<ResultsLog>> {
+        if plan.role() == Role::Child {
+            return None;
+        }
+        let destination = plan.results_uri().or_else(|| self.settings.results_uri.clone())?;
+        let run_id = match invocation.context.request_id.as_str() {
+            "" => format!(
+                "run-{}",
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis())
+            ),
+            id => id.to_string(),
+        };
+        let writer = ResultsWriter::new(&self.client, &destination, &run_id);
+        tracing::info!(results_uri = %writer.uri(), "the result is written to S3 after every configuration");
+        Some(Arc::new(ResultsLog::new(writer, invocation.deadline)))
     }
 
     /// The listing of a `key_prefix` within its budget (half the time left before the
@@ -284,12 +312,13 @@ impl Function {
 
     /// A plain sweep, or a child's: a child stops in time for its coordinator to merge
     /// (its coordinator's finish time comes before its own deadline).
-    async fn sweep(&self, plan: &Plan, invocation: &Invocation) -> SweepResult {
+    async fn sweep(&self, plan: &Plan, invocation: &Invocation, results: Option<Arc<ResultsLog>>) -> SweepResult {
         let options = SweepOptions {
             runner: Runner::Lambda,
             deadline: self.deadline_of(plan, invocation.deadline),
             lambda: Some(lambda_environment(invocation, &self.settings)),
             schedule: StartSchedule::of(plan),
+            results,
         };
         let mut result = engine::run(&self.client, plan, &options, self.observer.clone()).await;
         analysis::analyse(&mut result, &Thresholds::default());

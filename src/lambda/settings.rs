@@ -31,6 +31,10 @@ pub const CREDENTIALS_ENV: &str = "S3SWEEP_CREDENTIALS";
 /// Environment variable: a PEM file of CA certificates the S3 client trusts besides
 /// the webpki roots (the name the AWS CLI and SDKs use).
 pub const CA_BUNDLE_ENV: &str = "AWS_CA_BUNDLE";
+/// Environment variable: where every invocation's result is written
+/// (`s3://bucket/prefix`, template parameter `ResultsBucket`) when its event gives no
+/// `results_uri`.
+pub const RESULTS_URI_ENV: &str = "S3SWEEP_RESULTS_URI";
 /// Environment variable: safety margin before the deadline, in milliseconds.
 pub const SAFETY_MARGIN_ENV: &str = "S3SWEEP_SAFETY_MARGIN_MS";
 
@@ -83,6 +87,8 @@ pub struct FunctionSettings {
     pub fanout: FanoutSettings,
     /// A memory sweep's wait for each configuration update ([`MEMORY_POLL_ENV`]).
     pub memory_poll: PollSettings,
+    /// Where results are written when the event says nothing ([`RESULTS_URI_ENV`]).
+    pub results_uri: Option<crate::plan::ResultsUri>,
 }
 
 /// A function environment that cannot work. Every bad variable is named.
@@ -149,6 +155,11 @@ impl FunctionSettings {
         let client = client.with_ca_file(ca_file);
         let safety_margin = safety_margin(get(SAFETY_MARGIN_ENV), &mut problems);
         let memory_poll = memory_poll(get(MEMORY_POLL_ENV), &mut problems);
+        let results_uri = get(RESULTS_URI_ENV).and_then(|text| {
+            crate::plan::ResultsUri::parse(&text)
+                .map_err(|e| problems.push(format!("{RESULTS_URI_ENV}: {e}")))
+                .ok()
+        });
         let fanout = FanoutSettings::from_lookup(get, &mut problems);
         if problems.is_empty() {
             Ok(FunctionSettings {
@@ -157,6 +168,7 @@ impl FunctionSettings {
                 region,
                 fanout,
                 memory_poll,
+                results_uri,
             })
         } else {
             Err(SettingsError { problems })
@@ -368,14 +380,26 @@ mod tests {
             (CREDENTIALS_ENV, "root"),
             (SAFETY_MARGIN_ENV, "-1"),
             (CA_BUNDLE_ENV, "/no/such/ca.pem"),
+            (RESULTS_URI_ENV, "my-results/runs"),
         ])
         .unwrap_err();
         let text = err.to_string();
-        for name in [ENDPOINT_ENV, CREDENTIALS_ENV, SAFETY_MARGIN_ENV, CA_BUNDLE_ENV] {
+        for name in [
+            ENDPOINT_ENV,
+            CREDENTIALS_ENV,
+            SAFETY_MARGIN_ENV,
+            CA_BUNDLE_ENV,
+            RESULTS_URI_ENV,
+        ] {
             assert!(text.contains(name), "{name} not named in {text}");
         }
         assert!(text.contains("/no/such/ca.pem"), "{text}");
-        assert_eq!(err.problems.len(), 4);
+        assert_eq!(err.problems.len(), 5);
+        let ok = settings(&[(RESULTS_URI_ENV, "s3://my-results/runs/")]).unwrap();
+        assert_eq!(
+            ok.results_uri.map(|u| u.object("r-1").to_string()).as_deref(),
+            Some("s3://my-results/runs/r-1.json")
+        );
         // `lab` is the name the CLI and the result use; `local` stays an alias.
         for name in ["lab", "local"] {
             let err = settings(&[(CREDENTIALS_ENV, name)]).unwrap_err();

@@ -33,7 +33,8 @@ pub use request::{
 };
 pub use result::{
     BucketSummary, ChildError, ChildErrorKind, ChildReport, ConfigResult, Dropped, Environment, FanoutReport,
-    LambdaEnvironment, MergedConfig, ResultFileError, Runner, SkippedConfig, SweepResult, ToolInfo, Trimmed, SCHEMA,
+    LambdaEnvironment, MergedConfig, ResultFileError, ResultsWrites, Runner, SkippedConfig, SweepResult, ToolInfo,
+    Trimmed, SCHEMA,
 };
 pub use stats::Percentiles;
 
@@ -123,6 +124,8 @@ pub(crate) mod test_rows {
             memory: None,
             network: None,
             listing: Vec::new(),
+            results_uri: None,
+            results_writes: None,
         }
     }
 

@@ -40,6 +40,7 @@ pub(crate) const DEFAULT_START_DELAY_MS: u64 = 2_000;
 /// | `probe_bandwidth` | false | measure the bandwidth ceiling to the first bucket before the sweep (docs/diagnosis.md) |
 /// | `probe_key` | `s3sweep/probe-object` | the probe object `seed --probe-object-mib` writes; without it the probe reads the sweep's objects |
 /// | `pool_idle_timeout_ms` | 15000 | the client closes a pooled connection idle this long (S3 closes after about 20 s) |
+/// | `results_uri` | none | `s3://bucket/prefix`: the full result is written to `<prefix>/<run_id>.json` after every configuration (docs/usage.md, long sweeps) |
 ///
 /// The events a coordinator sends its own function (a fan-out's children, a memory
 /// sweep's sizes) also carry [`FROM_COORDINATOR_FIELD`], an envelope only the
@@ -106,6 +107,10 @@ pub struct SweepRequest {
     /// The client's pool closes a connection idle this long, ms (1 to 900,000).
     #[serde(default = "default_pool_idle_timeout_ms", skip_serializing_if = "is_default_idle")]
     pub pool_idle_timeout_ms: u64,
+    /// Where the full result is written after every configuration (`s3://bucket/prefix`);
+    /// `None`: nowhere (the Lambda then uses `S3SWEEP_RESULTS_URI` if set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results_uri: Option<String>,
 }
 
 /// Timeouts in milliseconds; each must be 1..=900,000 (checked by the plan).
@@ -198,6 +203,7 @@ impl SweepRequest {
             timeouts_ms: TimeoutsMs::default(),
             max_attempts: default_max_attempts(),
             prices: Prices::default(),
+            results_uri: None,
             target_wall_ms: None,
             memory_mb: Vec::new(),
             order: None,

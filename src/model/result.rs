@@ -65,6 +65,50 @@ pub struct SweepResult {
     /// cost (its time is not in any row).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listing: Vec<super::KeyListing>,
+    /// The S3 object the full, untrimmed result is written to (request `results_uri`
+    /// or the function's `S3SWEEP_RESULTS_URI`), as `s3://bucket/key`. Absent when the
+    /// result is written nowhere, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results_uri: Option<String>,
+    /// The writes of the result to [`SweepResult::results_uri`] so far: how many
+    /// succeeded and failed, and the first failures' messages. A failed write is
+    /// recorded here, never an error of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results_writes: Option<ResultsWrites>,
+}
+
+/// The writes of a result to its S3 destination (after every configuration and once
+/// at the end).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResultsWrites {
+    /// PutObject calls that succeeded before this copy was made.
+    pub written: u32,
+    /// PutObject calls that failed before this copy was made.
+    pub failed: u32,
+    /// The first distinct failures (at most [`ResultsWrites::MAX_ERRORS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+    /// False in a copy written while the run was still going: its `skipped` then lists
+    /// the configurations not run yet, and it has no summary or analysis.
+    pub complete: bool,
+}
+
+impl ResultsWrites {
+    /// Most failure messages kept.
+    pub const MAX_ERRORS: usize = 3;
+
+    /// Counts one write: `Ok` or its failure's message.
+    pub fn add(&mut self, outcome: Result<(), String>) {
+        match outcome {
+            Ok(()) => self.written += 1,
+            Err(message) => {
+                self.failed += 1;
+                if self.errors.len() < Self::MAX_ERRORS && !self.errors.contains(&message) {
+                    self.errors.push(message);
+                }
+            }
+        }
+    }
 }
 
 /// What was dropped from a result to fit a size limit.
@@ -523,6 +567,8 @@ impl SweepResult {
             memory: None,
             network: None,
             listing: Vec::new(),
+            results_uri: None,
+            results_writes: None,
         }
     }
 

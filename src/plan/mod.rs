@@ -4,6 +4,7 @@
 //! re-checks. Limits: workers 1..=4096, object_count 1..=1,000,000, at most 10,000,000
 //! timed requests per run.
 
+pub mod destination;
 pub(crate) mod fields;
 pub mod json;
 pub(crate) mod keys;
@@ -19,6 +20,7 @@ use serde_json::Value;
 
 use crate::model::request::{FanoutRequest, FromCoordinator, Role, SweepRequest};
 
+pub use destination::{ObjectUri, ResultsUri};
 pub use keys::{BucketListing, Keys, ListedObject};
 pub use names::{check_bucket_name, is_directory_bucket, KeyTemplate};
 use sections::{check_fanout, check_memory, check_prices, typed_request};
@@ -189,6 +191,9 @@ impl Plan {
         check_workers(&request, &mut problems);
         check_counts(&request, &mut problems);
         check_network(&request, &mut problems);
+        if let Some(Err(e)) = request.results_uri.as_deref().map(ResultsUri::parse) {
+            problems.push(problem("results_uri", e));
+        }
         check_prices(&request.prices, request.target_wall_ms, &mut problems);
         check_memory(&request, &mut problems);
         check_total(&request, &mut problems);
@@ -341,6 +346,13 @@ impl Plan {
             .unwrap_or(crate::model::request::DEFAULT_PROBE_KEY)
     }
     /// How long the client's pool keeps an idle connection.
+    /// Where the result is written (request `results_uri`), if anywhere.
+    pub fn results_uri(&self) -> Option<ResultsUri> {
+        self.request
+            .results_uri
+            .as_deref()
+            .and_then(|u| ResultsUri::parse(u).ok())
+    }
     pub fn pool_idle_timeout(&self) -> Duration {
         Duration::from_millis(self.request.pool_idle_timeout_ms)
     }

@@ -57,6 +57,7 @@ pub const REQUEST_FIELDS: &[&str] = &[
     "probe_bandwidth",
     "probe_key",
     "pool_idle_timeout_ms",
+    "results_uri",
 ];
 
 /// The fields of the coordinator's envelope ([`FROM_COORDINATOR_FIELD`]).
@@ -140,6 +141,11 @@ pub(crate) fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<Fiel
         "pool_idle_timeout_ms",
         "a whole number of milliseconds",
         &mut request.pool_idle_timeout_ms,
+    );
+    s.take(
+        "results_uri",
+        "an S3 URI like \"s3://my-bucket/prefix\"",
+        &mut request.results_uri,
     );
     if let Some(v) = s.raw("timeouts_ms") {
         let known = ["connect", "first_byte", "attempt"];

@@ -7,7 +7,7 @@
 //! ([`express`]); writes ([`SweepClient::s3`]: seed, clean) the SDK's ReadWrite ones.
 //! [`errors`] sorts failures into [`crate::model::ErrorKind`]s, [`get`] is the measured
 //! GET, [`seed`] and [`clean`] write and delete the test objects, recorded in a
-//! [`manifest`] and its journal.
+//! [`manifest`] and its journal; [`results`] keeps a result document in S3.
 
 pub mod clean;
 mod endpoint;
@@ -16,6 +16,7 @@ pub(crate) mod express;
 pub mod get;
 pub mod list;
 pub mod manifest;
+pub mod results;
 pub mod seed;
 
 use std::fmt;

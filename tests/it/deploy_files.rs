@@ -572,3 +572,4 @@ fn deploy_docs_name_the_directory_bucket_with_the_account_id() {
 }
 
 mod first_deploy;
+mod results_bucket;

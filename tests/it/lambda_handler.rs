@@ -371,3 +371,48 @@ async fn a_key_prefix_event_sweeps_the_listed_keys() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
+    let server = server_with(&[
+        ("handler-bucket", LatencyProfile::None),
+        ("results-bucket", LatencyProfile::None),
+    ])
+    .await;
+    let f = function(&server.endpoint(), 5_000).await;
+    seed_bucket(f.client(), "handler-bucket", 20).await;
+    let sweep =
+        |uri: &str| json!({"buckets": ["handler-bucket"], "object_count": 20, "workers": [1, 4], "results_uri": uri});
+
+    // Two configurations, then the end: three writes of one object named by the request id.
+    let result = f.handle(event(sweep("s3://results-bucket/runs"), None)).await.unwrap();
+    let uri = "s3://results-bucket/runs/test-request.json";
+    assert_eq!(result.results_uri.as_deref(), Some(uri));
+    let writes = result.results_writes.clone().unwrap();
+    assert_eq!(
+        (writes.written, writes.failed, writes.complete),
+        (3, 0, true),
+        "{writes:?}"
+    );
+    let bytes = s3sweep::s3::results::read_object(f.client(), &s3sweep::plan::ObjectUri::parse(uri).unwrap(), 1 << 20)
+        .await
+        .unwrap();
+    let kept = s3sweep::model::SweepResult::from_json(std::str::from_utf8(&bytes).unwrap()).unwrap();
+    assert_eq!(kept.results, result.results);
+    assert_eq!(kept.summary, result.summary);
+    assert_eq!(kept.results_writes.unwrap().written, 2, "the writes before the last");
+
+    // A destination that cannot be written: the sweep still answers, the failures counted.
+    let result = f.handle(event(sweep("s3://no-such-bucket/runs"), None)).await.unwrap();
+    assert_eq!(result.results.len(), 2);
+    let writes = result.results_writes.unwrap();
+    assert_eq!((writes.written, writes.failed), (0, 3), "{writes:?}");
+    assert!(writes.errors[0].contains("NoSuchBucket"), "{:?}", writes.errors);
+
+    // A bad destination is a bad field, named.
+    let err = f.handle(event(sweep("results-bucket/runs"), None)).await.unwrap_err();
+    let d = Diagnostic::from(err);
+    assert_eq!(d.error_type, "InvalidEvent");
+    assert!(d.error_message.contains("`results_uri`"), "{}", d.error_message);
+    server.shutdown().await;
+}

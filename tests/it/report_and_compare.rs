@@ -417,3 +417,119 @@ fn progress_bars_on_a_terminal() {
     // Each bar ends as the configuration's result line.
     assert_eq!(screen.matches(" rep 1: ").count(), 4, "{screen}");
 }
+
+/// `serve` with every bucket of `buckets` (`name=profile`).
+fn serve_buckets(buckets: &[&str]) -> Serve {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--port", "0"]);
+    for b in buckets {
+        cmd.args(["--bucket", b]);
+    }
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let endpoint = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    std::thread::spawn(move || for _ in lines {});
+    Serve(child, endpoint)
+}
+
+#[test]
+fn run_writes_its_result_to_s3_and_report_and_compare_read_it_back() {
+    let dir = TempDir::new("people-s3");
+    let server = serve_buckets(&["people-bucket=none", "results-bucket=none"]);
+    let e = server.1.as_str();
+    ok(&run(&[
+        "seed",
+        "--bucket",
+        "people-bucket",
+        "--count",
+        "20",
+        "--size",
+        "512",
+        "--endpoint",
+        e,
+        "--manifest",
+        &dir.path("manifest.json"),
+    ]));
+    let sweep = [
+        "run",
+        "--bucket",
+        "people-bucket",
+        "--objects",
+        "20",
+        "--workers",
+        "1,4",
+        "--endpoint",
+        e,
+    ];
+    fn with<'a>(sweep: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        [sweep, extra].concat()
+    }
+    let (stdout, stderr) = ok(&run(&with(&sweep, &["--results-uri", "s3://results-bucket/runs/"])));
+    // Two configurations and the end: three writes, none failed.
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("result written to "))
+        .expect(&stderr);
+    assert!(line.contains("(3 writes, 0 failed)"), "{line}");
+    let uri = line.split_whitespace().nth(3).unwrap().to_string();
+    assert!(
+        uri.starts_with("s3://results-bucket/runs/cli-") && uri.ends_with(".json"),
+        "{uri}"
+    );
+    let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(answer["results_uri"], uri.as_str());
+    let file = dir.path("run.json");
+    write(Path::new(&file), &stdout);
+
+    // report reads the object as it reads the file: the same tables.
+    let (from_s3, _) = ok(&run(&["report", &uri, "--endpoint", e]));
+    let (from_file, _) = ok(&run(&["report", &file]));
+    let body = |t: &str| t.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert!(from_s3.starts_with(&uri), "{from_s3}");
+    assert!(from_s3.contains("people-bucket"), "{from_s3}");
+    assert_eq!(body(&from_s3), body(&from_file));
+    let (json, _) = ok(&run(&["report", &uri, "--endpoint", e, "--json"]));
+    let kept: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(kept["results"].as_array().unwrap().len(), 2);
+    assert_eq!(kept["results_writes"]["complete"], true);
+    assert_eq!(kept["results_writes"]["written"], 2, "the writes before the last");
+    let (text, _) = ok(&run(&["compare", &uri, &file, "--endpoint", e]));
+    assert!(text.contains("1.00"), "{text}");
+
+    // An object that is not there, and a URI that names no object: clear errors.
+    let out = run(&["report", "s3://results-bucket/runs/nothing.json", "--endpoint", e]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("s3://results-bucket/runs/nothing.json") && err.contains("NoSuchKey"),
+        "{err}"
+    );
+    let out = run(&["compare", "s3://results-bucket/", &file, "--endpoint", e]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("names no object"));
+
+    // A bad destination is refused before anything runs, named by its flag.
+    let out = run(&with(&sweep, &["--results-uri", "results-bucket/runs"]));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--results-uri"));
+    // A destination that cannot be written is data in the result, not a failed run.
+    let (stdout, stderr) = ok(&run(&with(&sweep, &["--results-uri", "s3://no-such-bucket/runs"])));
+    let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let writes = &answer["results_writes"];
+    assert_eq!(
+        (writes["written"].as_u64(), writes["failed"].as_u64()),
+        (Some(0), Some(3)),
+        "{writes}"
+    );
+    assert!(
+        writes["errors"][0].as_str().unwrap().contains("NoSuchBucket"),
+        "{writes}"
+    );
+    assert!(stderr.contains("3 failed"), "{stderr}");
+    assert_eq!(answer["results"].as_array().unwrap().len(), 2);
+}

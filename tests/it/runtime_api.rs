@@ -47,6 +47,28 @@ pub(crate) fn fanout_env(rt: &Runtime, more: &[(&'static str, &str)]) -> Vec<(&'
     env
 }
 
+/// A bucket `name` made empty in the lab at `endpoint`, for results.
+async fn results_bucket(endpoint: &str, name: &str) -> SweepClient {
+    let client = SweepClient::new(s3sweep::lab::client_options(endpoint)).await.unwrap();
+    client
+        .s3(crate::common::seed_settings())
+        .create_bucket()
+        .bucket(name)
+        .send()
+        .await
+        .unwrap();
+    client
+}
+
+/// The result document at `uri` in the lab.
+async fn result_in_lab(client: &SweepClient, uri: &str) -> Value {
+    let uri = s3sweep::plan::ObjectUri::parse(uri).unwrap();
+    let bytes = s3sweep::s3::results::read_object(client, &uri, 64 << 20)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    serde_json::from_slice(&bytes).unwrap()
+}
+
 pub(crate) fn answered(ending: Ending) -> (Value, usize, Duration) {
     match ending {
         Ending::Answered { body, after } => (serde_json::from_slice(&body).unwrap(), body.len(), after),
@@ -105,6 +127,64 @@ async fn a_sweep_that_cannot_finish_answers_before_the_deadline_with_a_cut_short
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_function_killed_without_answering_leaves_its_finished_rows_in_s3() {
+    // 100 GETs per configuration, standard-like (~17 ms each): workers 8 take ~0.2 s,
+    // 4 ~0.45 s, 2 ~0.9 s, 1 ~1.7 s. The function is told it has 60 s but is killed
+    // 1.6 s after it takes the event (as out of memory would): it cannot answer, and
+    // cannot reach workers 1.
+    let (server, rt) = lab_and_functions(("slow-bucket", LatencyProfile::Standard), (100, 46_080), 1, |_| vec![]).await;
+    let lab = results_bucket(&server.endpoint(), "results-bucket").await;
+    let event = json!({"buckets": ["slow-bucket"], "object_count": 100, "workers": [8, 4, 2, 1], "warmup": false,
+                       "results_uri": "s3://results-bucket/sweeps/"});
+    let (id, ending) = rt
+        .invoke_killed_after(
+            serde_json::to_vec(&event).unwrap(),
+            Duration::from_secs(60),
+            Duration::from_millis(1_600),
+        )
+        .await;
+    assert!(matches!(ending, Ending::Killed), "{ending:?}");
+    assert!(rt.killed());
+    let uri = format!("s3://results-bucket/sweeps/{id}.json");
+    let kept = result_in_lab(&lab, &uri).await;
+    let rows = kept["results"].as_array().unwrap();
+    let workers: Vec<u64> = rows.iter().map(|r| r["workers"].as_u64().unwrap()).collect();
+    println!(
+        "killed at 1.6 s; {uri} holds the rows of workers {workers:?} ({} GETs), total_wall_ms {}",
+        rows.iter().map(|r| r["ok"].as_u64().unwrap()).sum::<u64>(),
+        kept["total_wall_ms"]
+    );
+    assert!(!rows.is_empty(), "{kept}");
+    assert!(
+        !workers.contains(&1),
+        "workers 1 cannot finish before the kill: {workers:?}"
+    );
+    for row in rows {
+        assert_eq!(row["ok"], 100, "{row}");
+        assert_ne!(row["cut_short"], true, "{row}");
+    }
+    // The rows finished are the first of the run's order, each written when it ended.
+    let expected: Vec<u64> = [8, 4, 2].into_iter().take(rows.len()).collect();
+    assert_eq!(workers, expected);
+    assert_eq!(kept["results_uri"], uri.as_str());
+    assert_eq!(kept["truncated"], true);
+    let writes = &kept["results_writes"];
+    assert_eq!(writes["complete"], false, "{writes}");
+    assert_eq!(writes["failed"], 0, "{writes}");
+    assert_eq!(writes["written"].as_u64().unwrap() + 1, rows.len() as u64, "{writes}");
+    let not_run: Vec<u64> = kept["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["workers"].as_u64().unwrap())
+        .collect();
+    assert_eq!(not_run.len() + rows.len(), 4, "{not_run:?}");
+    assert!(not_run.contains(&1));
+    assert!(kept["skipped"][0]["reason"].as_str().unwrap().contains("not run yet"));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_children_answer_in_time_and_the_coordinator_keeps_their_rows() {
     // Two children of 200 GETs each at one worker (~3.4 s each) under a coordinator
     // with 6 s: the children must stop in time for the coordinator to merge.
@@ -157,16 +237,23 @@ async fn a_fanout_answer_over_6_mb_is_trimmed_and_says_what_it_dropped() {
     // 4 children x 800 configurations: every child's rows kept would pass 6 MB (600 make
     // about 6.2 MB with the merged rows).
     let (server, rt) = lab_and_functions(("many-bucket", LatencyProfile::None), (2, 1_024), 5, |rt| {
-        fanout_env(rt, &[("S3SWEEP_FANOUT_MAX", "4")])
+        fanout_env(
+            rt,
+            &[
+                ("S3SWEEP_FANOUT_MAX", "4"),
+                ("S3SWEEP_RESULTS_URI", "s3://results-bucket/runs"),
+            ],
+        )
     })
     .await;
+    let lab = results_bucket(&server.endpoint(), "results-bucket").await;
     let workers: Vec<u32> = (1..=40).collect();
     let event = json!({
         "buckets": ["many-bucket"], "object_count": 2, "workers": workers, "repetitions": 20,
         "warmup": false, "fanout": {"invocations": 4, "split": "replicate", "start_delay_ms": 500}
     });
     let started = std::time::Instant::now();
-    let (_, ending) = rt
+    let (id, ending) = rt
         .invoke(serde_json::to_vec(&event).unwrap(), Duration::from_secs(120))
         .await;
     let (result, bytes, _) = answered(ending);
@@ -199,5 +286,29 @@ async fn a_fanout_answer_over_6_mb_is_trimmed_and_says_what_it_dropped() {
     assert_eq!(result["summary"].as_array().unwrap().len(), 1);
     let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
     assert!(result["started_unix_ms"].as_u64().unwrap() <= now_ms);
+    // The copy in S3 (the function's S3SWEEP_RESULTS_URI) is the untrimmed result:
+    // every child's rows are there. The children wrote nothing of their own.
+    let uri = format!("s3://results-bucket/runs/{id}.json");
+    let full = result_in_lab(&lab, &uri).await;
+    assert!(full.get("trimmed").is_none());
+    let children = full["fanout"]["children"].as_array().unwrap();
+    assert_eq!(children.len(), 4);
+    let child_rows: Vec<usize> = children
+        .iter()
+        .map(|c| c["results"].as_array().unwrap().len())
+        .collect();
+    println!("answer {bytes} bytes trimmed; {uri}: children rows {child_rows:?}");
+    assert_eq!(child_rows, vec![800; 4]);
+    assert_eq!(full["results"].as_array().unwrap().len(), 800);
+    assert_eq!(result["results_uri"], uri.as_str());
+    assert_eq!(result["results_writes"]["written"], 1, "{}", result["results_writes"]);
+    let listed = lab
+        .s3(crate::common::seed_settings())
+        .list_objects_v2()
+        .bucket("results-bucket")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.key_count(), Some(1), "only the coordinator's object");
     server.shutdown().await;
 }

@@ -40,6 +40,9 @@ struct Pending {
     id: String,
     payload: Vec<u8>,
     timeout: Duration,
+    /// Killed this long after the event is handed out, whatever `timeout` the function
+    /// is told (an environment that dies early: out of memory, a crash).
+    killed_after: Option<Duration>,
 }
 
 struct Inflight {
@@ -162,7 +165,20 @@ impl Runtime {
 
     /// Queues an event with `timeout` (the function's timeout) and waits for its ending.
     pub async fn invoke(&self, payload: Vec<u8>, timeout: Duration) -> (String, Ending) {
-        let (id, rx) = enqueue(&self.state, &self.queued, payload, timeout);
+        let (id, rx) = enqueue(&self.state, &self.queued, payload, (timeout, None));
+        (id, rx.await.unwrap_or(Ending::Killed))
+    }
+
+    /// As [`Runtime::invoke`], but the processes are killed `killed_after` the event
+    /// is handed out while the function is told `timeout`: a hard kill it cannot see
+    /// coming (out of memory, a crash), so it cannot answer first.
+    pub async fn invoke_killed_after(
+        &self,
+        payload: Vec<u8>,
+        timeout: Duration,
+        killed_after: Duration,
+    ) -> (String, Ending) {
+        let (id, rx) = enqueue(&self.state, &self.queued, payload, (timeout, Some(killed_after)));
         (id, rx.await.unwrap_or(Ending::Killed))
     }
 
@@ -190,7 +206,7 @@ fn enqueue(
     state: &Mutex<State>,
     queued: &Notify,
     payload: Vec<u8>,
-    timeout: Duration,
+    (timeout, killed_after): (Duration, Option<Duration>),
 ) -> (String, oneshot::Receiver<Ending>) {
     let (tx, rx) = oneshot::channel();
     let mut s = state.lock().unwrap();
@@ -200,6 +216,7 @@ fn enqueue(
         id: id.clone(),
         payload,
         timeout,
+        killed_after,
     });
     // The sender waits in `inflight` once the event is handed out.
     s.inflight.insert(
@@ -245,7 +262,7 @@ async fn route(req: Request<Incoming>, state: Arc<Mutex<State>>, queued: Arc<Not
                     let now = Instant::now();
                     if let Some(i) = s.inflight.get_mut(&p.id) {
                         i.handed_out = now;
-                        i.deadline = now + p.timeout;
+                        i.deadline = now + p.killed_after.unwrap_or(p.timeout).min(p.timeout);
                     }
                 }
                 p
@@ -291,7 +308,7 @@ async fn route(req: Request<Incoming>, state: Arc<Mutex<State>>, queued: Arc<Not
     if path.starts_with("/2015-03-31/functions/") && path.ends_with("/invocations") {
         // A synchronous Invoke: the child runs in the next free process, with the
         // function's timeout of 60 s.
-        let (_, rx) = enqueue(&state, &queued, body, Duration::from_secs(60));
+        let (_, rx) = enqueue(&state, &queued, body, (Duration::from_secs(60), None));
         return match rx.await.unwrap_or(Ending::Killed) {
             Ending::Answered { body, .. } => reply(
                 StatusCode::OK,

@@ -1,0 +1,149 @@
+//! S3 URIs: where a result is written (`results_uri`, `s3://bucket/prefix`, the key
+//! `<prefix>/<run_id>.json` made per run) and where `report` and `compare` read one
+//! (`s3://bucket/key`). Parsed and checked here; nothing is sent.
+
+use std::fmt;
+
+use super::names::check_bucket_name;
+
+/// The scheme every S3 URI starts with.
+pub const S3_SCHEME: &str = "s3://";
+/// Longest prefix accepted, bytes: room under S3's 1,024-byte keys for the run id.
+pub const MAX_RESULTS_PREFIX_BYTES: usize = 900;
+/// Longest run id used in a key, bytes (a Lambda request id is 36).
+const MAX_RUN_ID_BYTES: usize = 100;
+
+/// A results destination: a bucket and a key prefix (empty, or without a trailing `/`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultsUri {
+    pub bucket: String,
+    pub prefix: String,
+}
+
+/// One object: a bucket and a non-empty key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectUri {
+    pub bucket: String,
+    pub key: String,
+}
+
+impl fmt::Display for ObjectUri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{S3_SCHEME}{}/{}", self.bucket, self.key)
+    }
+}
+
+/// `s3://bucket/rest` split into a checked bucket name and `rest` (may be empty).
+fn split(text: &str) -> Result<(String, String), String> {
+    let shown = super::fields::preview(text);
+    let rest = text
+        .strip_prefix(S3_SCHEME)
+        .ok_or_else(|| format!("must be an S3 URI like s3://my-bucket/s3sweep-results, got {shown}"))?;
+    let (bucket, path) = rest.split_once('/').unwrap_or((rest, ""));
+    if bucket.is_empty() {
+        return Err(format!("names no bucket (s3://BUCKET/prefix), got {shown}"));
+    }
+    check_bucket_name(bucket).map_err(|e| format!("bucket {}: {e}", super::fields::preview(bucket)))?;
+    if path.chars().any(char::is_control) {
+        return Err("must not contain control characters".into());
+    }
+    Ok((bucket.to_string(), path.to_string()))
+}
+
+impl ResultsUri {
+    /// Parses `s3://bucket` or `s3://bucket/prefix` (a trailing `/` is dropped).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (bucket, path) = split(text)?;
+        let prefix = path.trim_end_matches('/').to_string();
+        if prefix.len() > MAX_RESULTS_PREFIX_BYTES {
+            return Err(format!(
+                "the prefix is {} bytes; at most {MAX_RESULTS_PREFIX_BYTES} (the key adds the run id)",
+                prefix.len()
+            ));
+        }
+        Ok(ResultsUri { bucket, prefix })
+    }
+
+    /// The object of run `run_id`: `<prefix>/<run_id>.json`. Characters other than
+    /// letters, digits, `-`, `_` and `.` in the id become `-`, so any id makes a key.
+    pub fn object(&self, run_id: &str) -> ObjectUri {
+        let id: String = run_id
+            .chars()
+            .take(MAX_RUN_ID_BYTES)
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let id = if id.is_empty() { "run".to_string() } else { id };
+        let key = if self.prefix.is_empty() {
+            format!("{id}.json")
+        } else {
+            format!("{}/{id}.json", self.prefix)
+        };
+        ObjectUri {
+            bucket: self.bucket.clone(),
+            key,
+        }
+    }
+}
+
+impl ObjectUri {
+    /// Parses `s3://bucket/key` (the key not empty, not ending in `/`).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (bucket, key) = split(text)?;
+        if key.is_empty() || key.ends_with('/') {
+            return Err(format!(
+                "names no object (s3://BUCKET/KEY), got {}",
+                super::fields::preview(text)
+            ));
+        }
+        Ok(ObjectUri { bucket, key })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destinations_and_objects() {
+        let d = ResultsUri::parse("s3://my-results/sweeps/").unwrap();
+        assert_eq!((d.bucket.as_str(), d.prefix.as_str()), ("my-results", "sweeps"));
+        assert_eq!(
+            d.object("6f1c-22aa").to_string(),
+            "s3://my-results/sweeps/6f1c-22aa.json"
+        );
+        assert_eq!(
+            ResultsUri::parse("s3://my-results").unwrap().object("a b/c").key,
+            "a-b-c.json"
+        );
+        for bad in ["my-results/x", "https://x/y", "s3:///x", "s3://Bad_Bucket/x", ""] {
+            assert!(ResultsUri::parse(bad).is_err(), "{bad}");
+        }
+        let o = ObjectUri::parse("s3://b-1/r/1.json").unwrap();
+        assert_eq!((o.bucket.as_str(), o.key.as_str()), ("b-1", "r/1.json"));
+        assert!(ObjectUri::parse("s3://b-1/").is_err());
+        assert!(ObjectUri::parse("s3://b-1").is_err());
+    }
+
+    #[test]
+    fn a_bad_results_uri_is_named_with_the_other_bad_fields() {
+        let err = crate::plan::Plan::from_value(serde_json::json!(
+            {"buckets": ["b-1"], "workers": [0], "results_uri": "my-results/runs"}
+        ))
+        .unwrap_err();
+        assert_eq!(err.fields(), vec!["workers[0]", "results_uri"], "{err}");
+        assert!(err.to_string().contains("s3://"), "{err}");
+        let err = crate::plan::Plan::from_value(serde_json::json!({"buckets": ["b-1"], "results_uri": 3})).unwrap_err();
+        assert_eq!(err.fields(), vec!["results_uri"], "{err}");
+        let plan = crate::plan::Plan::from_value(
+            serde_json::json!({"buckets": ["b-1"], "results_uri": "s3://my-results/runs"}),
+        )
+        .unwrap();
+        assert_eq!(plan.results_uri().unwrap().prefix, "runs");
+    }
+}

@@ -1,0 +1,101 @@
+//! Results kept in S3: [`ResultsWriter`] writes a whole result document to one object
+//! (PutObject, replacing the previous copy of the same run: nothing else is touched,
+//! nothing is ever deleted), and [`read_object`] reads one back for `report` and
+//! `compare`. A failed write is returned as a message for the caller to record.
+
+use std::time::Duration;
+
+use aws_sdk_s3::primitives::ByteStream;
+
+use crate::model::SweepResult;
+use crate::plan::{ObjectUri, ResultsUri};
+
+use super::errors::classify;
+use super::{RequestSettings, SweepClient};
+
+/// Longest one write may take when the caller gives no earlier limit.
+pub const MAX_WRITE_TIME: Duration = Duration::from_secs(30);
+
+/// Writes one run's result to `<prefix>/<run_id>.json` in the destination's bucket.
+#[derive(Debug, Clone)]
+pub struct ResultsWriter {
+    s3: aws_sdk_s3::Client,
+    object: ObjectUri,
+}
+
+impl ResultsWriter {
+    /// A writer of run `run_id`'s result to `destination`, through `client` (its
+    /// endpoint and credentials; 3 attempts).
+    pub fn new(client: &SweepClient, destination: &ResultsUri, run_id: &str) -> Self {
+        ResultsWriter {
+            s3: client.s3(RequestSettings::maintenance(Duration::from_secs(20))),
+            object: destination.object(run_id),
+        }
+    }
+
+    /// The object written, `s3://bucket/key`.
+    pub fn uri(&self) -> String {
+        self.object.to_string()
+    }
+
+    /// Writes `result` as JSON within `limit` (at most [`MAX_WRITE_TIME`]). The error
+    /// is a message naming the object and what failed.
+    pub async fn put(&self, result: &SweepResult, limit: Duration) -> Result<(), String> {
+        let body = serde_json::to_vec(result).map_err(|e| format!("serializing the result: {e}"))?;
+        let len = body.len() as i64;
+        let send = self
+            .s3
+            .put_object()
+            .bucket(&self.object.bucket)
+            .key(&self.object.key)
+            .content_type("application/json")
+            .content_length(len)
+            .body(ByteStream::from(body))
+            .send();
+        match tokio::time::timeout(limit.min(MAX_WRITE_TIME), send).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => {
+                let failure = classify(&e);
+                Err(format!(
+                    "writing {}: {} ({})",
+                    self.object,
+                    failure.message,
+                    failure.kind.name()
+                ))
+            }
+            Err(_) => Err(format!(
+                "writing {}: no answer within {} ms",
+                self.object,
+                limit.min(MAX_WRITE_TIME).as_millis()
+            )),
+        }
+    }
+}
+
+/// Reads the object `uri` through `client`, refusing one over `max_bytes`.
+pub async fn read_object(client: &SweepClient, uri: &ObjectUri, max_bytes: u64) -> Result<Vec<u8>, String> {
+    let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
+    let out = s3
+        .get_object()
+        .bucket(&uri.bucket)
+        .key(&uri.key)
+        .send()
+        .await
+        .map_err(|e| {
+            let failure = classify(&e);
+            format!("reading {uri}: {} ({})", failure.message, failure.kind.name())
+        })?;
+    if let Some(len) = out.content_length().filter(|&l| l as u64 > max_bytes) {
+        return Err(format!("{uri} is {len} bytes; a result is at most {max_bytes}"));
+    }
+    let bytes = out
+        .body
+        .collect()
+        .await
+        .map_err(|e| format!("reading {uri}: {e}"))?
+        .into_bytes();
+    if bytes.len() as u64 > max_bytes {
+        return Err(format!("{uri} is over {max_bytes} bytes; a result is at most that"));
+    }
+    Ok(bytes.to_vec())
+}
