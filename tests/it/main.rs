@@ -36,6 +36,7 @@ mod express;
 mod fanout_handler;
 mod faults;
 mod fuzz;
+mod idle_emulator;
 mod lab_conformance;
 mod lab_network;
 mod lab_tools;
