@@ -219,7 +219,7 @@ async fn run_steps(
 
 /// The network block of a sweep: its order, the pool's idle timeout, and the probe
 /// with the ceiling it found (a ceiling the user gives is added by the analysis).
-fn network_report(plan: &Plan, probe: Option<ProbeReport>) -> NetworkReport {
+pub(crate) fn network_report(plan: &Plan, probe: Option<ProbeReport>) -> NetworkReport {
     let order = plan.order();
     NetworkReport {
         order,

@@ -34,6 +34,7 @@ mod docs;
 mod end_to_end;
 mod express;
 mod fanout_handler;
+mod fanout_network;
 mod faults;
 mod fuzz;
 mod idle_emulator;
