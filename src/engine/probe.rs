@@ -391,6 +391,8 @@ mod tests {
         assert!(Shape::of(&[200.0, 40.0, 40.0, 40.0, 40.0, 40.0], I).burst.is_none());
     }
 
+    /// Broken once: the settled check dropped (any burst shows the network) failed
+    /// the scattered case.
     #[test]
     fn a_burst_then_a_settled_rate_shows_the_network() {
         // A token bucket: fast, then flat within 15%.
