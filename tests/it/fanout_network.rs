@@ -121,3 +121,78 @@ async fn a_fan_out_over_one_prefix_is_throttled_and_spread_over_prefixes_is_not(
     );
     server.shutdown().await;
 }
+
+/// `probe_bandwidth` in a fan-out: every child probes from its own function and the
+/// merged answer keeps each figure and their sum, which is the merged rows' ceiling.
+/// In the lab all children share one NIC (on Lambda each function has its own), so
+/// their probes, run at the same time, split its 20 MiB/s and the sum is that NIC's
+/// rate. Broken once: `fanout_probe` always `None` (children's probes dropped) failed
+/// at "a probe block".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fan_out_keeps_each_childs_probe_and_their_sum_is_the_ceiling() {
+    let _one = crate::common::one_at_a_time_async().await;
+    const NIC_MIB_S: f64 = 20.0;
+    let server = lab::start(ServerConfig {
+        buckets: vec![(BUCKET.to_string(), LatencyProfile::None)],
+        network: NetworkConfig {
+            nic: Some(s3sweep::lab::nic::NicConfig {
+                rate_mib_s: NIC_MIB_S,
+                burst: None,
+                per_connection_mib_s: None,
+            }),
+            ..NetworkConfig::default()
+        },
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("server starts on 127.0.0.1:0");
+    let body = object_body(46_080);
+    for i in 0..20 {
+        server
+            .store()
+            .insert(BUCKET, &format!("test/{i}/vectors"), body.clone());
+    }
+    server
+        .store()
+        .insert(BUCKET, "s3sweep/probe-object", object_body(64 << 20));
+    let rt = Runtime::start().await;
+    let env = vec![
+        ("S3SWEEP_ENDPOINT_URL", server.endpoint()),
+        ("S3SWEEP_FANOUT_FUNCTION", "s3sweep".to_string()),
+        ("AWS_ENDPOINT_URL_LAMBDA", format!("http://{}", rt.addr)),
+        ("AWS_ACCESS_KEY_ID", "test".into()),
+        ("AWS_SECRET_ACCESS_KEY", "test".into()),
+    ];
+    rt.spawn_functions(LAMBDA, 3, &env);
+    let event = json!({
+        "buckets": [BUCKET], "object_count": 20, "workers": [2], "warmup": false, "probe_bandwidth": true,
+        "fanout": {"invocations": 2, "start_delay_ms": 500}
+    });
+    let (_, ending) = rt
+        .invoke(serde_json::to_vec(&event).unwrap(), Duration::from_secs(90))
+        .await;
+    let result: Value = match ending {
+        Ending::Answered { body, .. } => serde_json::from_slice(&body).unwrap(),
+        other => panic!("no answer: {other:?}"),
+    };
+    assert_eq!(result["fanout"]["children_ok"], 2, "{}", result["fanout"]);
+    let probe = &result["fanout"]["probe"];
+    eprintln!("fan-out probe block: {probe}; network: {}", result["network"]);
+    let children = probe["children"].as_array().expect("a probe block");
+    let figures: Vec<(u64, f64)> = children
+        .iter()
+        .map(|c| (c["child"].as_u64().unwrap(), c["sustained_mib_per_s"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(figures.iter().map(|f| f.0).collect::<Vec<_>>(), [0, 1]);
+    let sum: f64 = figures.iter().map(|f| f.1).sum();
+    let aggregate = probe["aggregate_mib_per_s"].as_f64().unwrap();
+    assert!((aggregate - sum).abs() < 0.01, "{probe}");
+    assert!(
+        (aggregate - NIC_MIB_S).abs() <= 0.15 * NIC_MIB_S,
+        "two probes at once on one {NIC_MIB_S} MiB/s NIC add up to it: {probe}"
+    );
+    let ceiling = &result["network"]["ceiling"];
+    assert_eq!(ceiling["mib_per_s"].as_f64(), Some(aggregate), "{ceiling}");
+    assert_eq!(ceiling["source"], "probe");
+    server.shutdown().await;
+}
