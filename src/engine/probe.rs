@@ -5,7 +5,9 @@
 //! byte, so even a small client reaches a NIC's ceiling; without it, it reads the
 //! sweep's own objects with many GETs in flight, and says its figure is only a lower
 //! bound when CPU may have been the limit (the client's cores busy, or the machine's,
-//! which starves the client). It reports the rate it settled at (the
+//! which starves the client), unless it saw a burst and then a settled rate, which
+//! only a path's token bucket makes ([`Shape::shows_the_network`]). It reports the
+//! rate it settled at (the
 //! median of the later half of its intervals) and a burst (MiB, at what rate, for how
 //! long) when the early intervals ran well above it.
 
@@ -172,8 +174,12 @@ async fn run_probe(
     report.explanation = explain(&report);
     if cpu_may_bind && network_shown {
         report.explanation.push_str(&format!(
-            "; CPU was busy (the client {:.2} of {:.2} usable cores), but the same client ran faster in the burst, then settled: the settled rate is the path's, not the CPU's",
-            report.cores_busy, report.usable_cores
+            "; CPU was busy (the client {:.2} of {:.2} usable cores{}), but the same client ran faster in the burst, then settled: the settled rate is the path's, not the CPU's",
+            report.cores_busy,
+            report.usable_cores,
+            report
+                .machine_cores_busy
+                .map_or(String::new(), |m| format!(", the machine {m:.2} of {vcpus:.0}"))
         ));
     }
     report

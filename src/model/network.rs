@@ -152,7 +152,9 @@ pub struct ProbeReport {
     pub machine_cores_busy: Option<f64>,
     /// True when CPU may have set the figure rather than the network: the client's
     /// cores at least 85% busy, or the machine's (other processes starving the
-    /// client). The figure is then only a lower bound.
+    /// client), unless the probe saw a burst and then a settled rate (the same
+    /// client ran faster first, so the path, not the CPU, set the settled rate). The
+    /// figure is then only a lower bound.
     pub lower_bound: bool,
     /// Why the probe stopped: `time` or `bytes` (its budget), or `done`.
     pub stopped_by: ProbeStop,
