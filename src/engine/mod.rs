@@ -258,7 +258,7 @@ fn progress_copy(
 
 /// The network block of a sweep: its order, the pool's idle timeout, and the probe
 /// with the ceiling it found (a ceiling the user gives is added by the analysis).
-fn network_report(plan: &Plan, probe: Option<ProbeReport>) -> NetworkReport {
+pub(crate) fn network_report(plan: &Plan, probe: Option<ProbeReport>) -> NetworkReport {
     let order = plan.order();
     NetworkReport {
         order,

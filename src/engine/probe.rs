@@ -5,7 +5,9 @@
 //! byte, so even a small client reaches a NIC's ceiling; without it, it reads the
 //! sweep's own objects with many GETs in flight, and says its figure is only a lower
 //! bound when CPU may have been the limit (the client's cores busy, or the machine's,
-//! which starves the client). It reports the rate it settled at (the
+//! which starves the client), unless it saw a burst and then a settled rate, which
+//! only a path's token bucket makes ([`Shape::shows_the_network`]). It reports the
+//! rate it settled at (the
 //! median of the later half of its intervals) and a burst (MiB, at what rate, for how
 //! long) when the early intervals ran well above it.
 
@@ -51,6 +53,11 @@ const MIN_PROBE_OBJECT_BYTES: i64 = 1 << 20;
 const BURST_FACTOR: f64 = 1.25;
 /// Cores busy over usable at which the client's CPU, not the network, set the pace.
 const CPU_BOUND_SHARE: f64 = 0.85;
+/// A settled rate: this share of the later half's intervals within
+/// [`SETTLED_SPREAD`] of the sustained rate.
+const SETTLED_SHARE: f64 = 0.8;
+/// How far from the sustained rate a settled interval may be, as a share of it.
+const SETTLED_SPREAD: f64 = 0.15;
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// What the probe reads: ranges of one object, or whole sweep objects.
@@ -139,8 +146,10 @@ async fn run_probe(
     };
     let shape = Shape::of(&samples, settings.interval);
     let vcpus = usage::vcpus() as f64;
-    let lower_bound = cores_busy >= CPU_BOUND_SHARE * usable_cores.min(vcpus).max(0.01)
+    let cpu_may_bind = cores_busy >= CPU_BOUND_SHARE * usable_cores.min(vcpus).max(0.01)
         || machine_cores_busy.is_some_and(|m| m >= CPU_BOUND_SHARE * vcpus);
+    let network_shown = shape.shows_the_network(&samples);
+    let lower_bound = cpu_may_bind && !network_shown;
     let mut report = ProbeReport {
         bucket: bucket.to_string(),
         kind,
@@ -163,6 +172,16 @@ async fn run_probe(
         explanation: String::new(),
     };
     report.explanation = explain(&report);
+    if cpu_may_bind && network_shown {
+        report.explanation.push_str(&format!(
+            "; CPU was busy (the client {:.2} of {:.2} usable cores{}), but the same client ran faster in the burst, then settled: the settled rate is the path's, not the CPU's",
+            report.cores_busy,
+            report.usable_cores,
+            report
+                .machine_cores_busy
+                .map_or(String::new(), |m| format!(", the machine {m:.2} of {vcpus:.0}"))
+        ));
+    }
     report
 }
 
@@ -290,6 +309,28 @@ impl Shape {
     }
 }
 
+impl Shape {
+    /// Whether the rate's shape shows a network ceiling whatever the CPU did: a burst,
+    /// then a settled rate (at least [`SETTLED_SHARE`] of the later half's intervals
+    /// within [`SETTLED_SPREAD`] of the sustained rate). The same client on the same
+    /// CPU moved at least `BURST_FACTOR` times faster first, so it could have moved
+    /// more than the settled rate: a client bound by its CPU does not slow down after
+    /// its first second and then hold a steady rate, a token bucket does. A client
+    /// starved by other processes shows a scattered rate instead, and stays a lower
+    /// bound.
+    pub(crate) fn shows_the_network(&self, samples: &[f64]) -> bool {
+        let later = &samples[samples.len() / 2..];
+        if self.burst.is_none() || later.is_empty() || self.sustained <= 0.0 {
+            return false;
+        }
+        let near = later
+            .iter()
+            .filter(|&&x| (x - self.sustained).abs() <= SETTLED_SPREAD * self.sustained)
+            .count();
+        near as f64 >= SETTLED_SHARE * later.len() as f64
+    }
+}
+
 fn explain(r: &ProbeReport) -> String {
     let what = match r.kind {
         ProbeObjectKind::ProbeObject => format!("{} ranged GETs in flight on the probe object {}", r.streams, r.key),
@@ -354,5 +395,22 @@ mod tests {
         assert_eq!(b.duration_ms, 300.0);
         // One fast interval is noise, not a burst.
         assert!(Shape::of(&[200.0, 40.0, 40.0, 40.0, 40.0, 40.0], I).burst.is_none());
+    }
+
+    /// Broken once: the settled check dropped (any burst shows the network) failed
+    /// the scattered case.
+    #[test]
+    fn a_burst_then_a_settled_rate_shows_the_network() {
+        // A token bucket: fast, then flat within 15%.
+        let bucket = [200.0, 200.0, 200.0, 40.0, 42.0, 38.0, 41.0, 39.0, 40.0, 44.0];
+        assert!(Shape::of(&bucket, I).shows_the_network(&bucket));
+        // A flat rate (no burst) says nothing about what bound it.
+        let flat = [40.0; 10];
+        assert!(!Shape::of(&flat, I).shows_the_network(&flat));
+        // A burst, then a scattered rate (a client starved by other processes): not settled.
+        let starved = [200.0, 200.0, 200.0, 40.0, 12.0, 70.0, 40.0, 15.0, 66.0, 40.0];
+        let s = Shape::of(&starved, I);
+        assert!(s.burst.is_some(), "{s:?}");
+        assert!(!s.shows_the_network(&starved));
     }
 }

@@ -10,8 +10,9 @@ use crate::model::fanout::decode_histogram;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, histogram_us, rates, round3};
 use crate::model::{
-    ChildReport, ChildWire, ConfigResult, Environment, ErrorCounts, FanoutReport, FanoutRequest, MergedConfig, Outcome,
-    Percentiles, SkippedConfig, Split, SweepResult, WireCounts,
+    BandwidthCeiling, CeilingSource, ChildProbe, ChildReport, ChildWire, ConfigResult, Environment, ErrorCounts,
+    FanoutProbe, FanoutReport, FanoutRequest, MergedConfig, NetworkReport, Outcome, Percentiles, SkippedConfig, Split,
+    SweepResult, WireCounts,
 };
 use crate::plan::Plan;
 
@@ -32,6 +33,7 @@ pub(crate) fn merge(
         slot_ms: None,
     });
     let (merged, configurations) = merge_configurations(plan, &outcomes);
+    let probe = fanout_probe(&outcomes);
     let children: Vec<ChildReport> = outcomes.into_iter().map(child_report).collect();
     let children_ok = children.iter().filter(|c| c.error.is_none()).count() as u32;
     let report = FanoutReport {
@@ -44,8 +46,48 @@ pub(crate) fn merge(
         children_failed: children.len() as u32 - children_ok,
         configurations,
         children,
+        probe,
     };
     (merged, report)
+}
+
+/// The merged children's bandwidth probes and their sum (`None`: no child probed).
+/// Each child probed from its own function, with its own NIC: the merged rows, which
+/// add the children's bytes over the common window, are bound by the sum.
+fn fanout_probe(outcomes: &[ChildOutcome]) -> Option<FanoutProbe> {
+    let children: Vec<ChildProbe> = outcomes
+        .iter()
+        .filter_map(|o| {
+            let probe = o.result.as_ref().ok()?.network.as_ref()?.probe.as_ref()?;
+            Some(ChildProbe {
+                child: o.index,
+                sustained_mib_per_s: probe.sustained_mib_per_s,
+                lower_bound: probe.lower_bound,
+                burst: probe.burst,
+            })
+        })
+        .collect();
+    if children.is_empty() {
+        return None;
+    }
+    Some(FanoutProbe {
+        aggregate_mib_per_s: round3(children.iter().map(|c| c.sustained_mib_per_s).sum()),
+        lower_bound: children.iter().any(|c| c.lower_bound),
+        children,
+    })
+}
+
+/// The merged result's network block: the plan's order and pool, and with the
+/// children's probes their sum as the ceiling (source `probe`) the verdicts use.
+fn merged_network(plan: &Plan, probe: Option<&FanoutProbe>) -> Option<NetworkReport> {
+    let probe = probe.filter(|p| p.aggregate_mib_per_s > 0.0)?;
+    let mut network = crate::engine::network_report(plan, None);
+    network.ceiling = Some(BandwidthCeiling {
+        mib_per_s: probe.aggregate_mib_per_s,
+        source: CeilingSource::Probe,
+        lower_bound: probe.lower_bound,
+    });
+    Some(network)
 }
 
 /// Every configuration of `plan` (in order) that some child answered: the merged row
@@ -368,6 +410,7 @@ pub(crate) fn merged_result(
         .collect();
     base.truncated = !base.skipped.is_empty() || report.children.iter().any(|c| !c.skipped.is_empty());
     base.results = rows;
+    base.network = merged_network(plan, report.probe.as_ref());
     base.fanout = Some(report);
     base
 }
@@ -532,6 +575,87 @@ mod tests {
         assert_eq!(w.rx_packets, 200);
         // Both children over the same 100 ms window: the merged rate is their sum.
         assert!((w.rx_mib_per_s - 145.0).abs() < 0.01, "{w:?}");
+    }
+
+    /// A child's result whose probe settled at `sustained` MiB/s.
+    fn probed(sustained: f64, lower_bound: bool, row_mib_per_s: f64) -> SweepResult {
+        let mut row = child_row("b-1", 4, 0.0, 100.0, &[1000; 10], 0);
+        row.mib_per_s = row_mib_per_s;
+        let mut result = child_result(vec![row], false);
+        result.network = Some(NetworkReport {
+            order: crate::model::Order::Ascending,
+            order_seed: None,
+            pool_idle_timeout_ms: 15_000,
+            ceiling: None,
+            probe: Some(crate::model::ProbeReport {
+                bucket: "b-1".into(),
+                kind: crate::model::ProbeObjectKind::ProbeObject,
+                key: "s3sweep/probe-object".into(),
+                streams: 8,
+                requests: 10,
+                errors: 0,
+                body_bytes: 1 << 28,
+                wall_ms: 4000.0,
+                sustained_mib_per_s: sustained,
+                peak_mib_per_s: sustained,
+                interval_ms: 100,
+                interval_mib_per_s: vec![sustained; 40],
+                burst: None,
+                cores_busy: 0.2,
+                usable_cores: 1.0,
+                machine_cores_busy: None,
+                lower_bound,
+                stopped_by: crate::model::network::ProbeStop::Time,
+                explanation: String::new(),
+            }),
+        });
+        result
+    }
+
+    /// Broken once: `fanout_probe` always `None` failed at "a probe block".
+    #[test]
+    fn each_childs_probe_is_kept_and_the_merged_ceiling_is_their_sum() {
+        // Three functions, three NICs of about 75 MiB/s; child 2 failed (left out).
+        let failed = ChildError {
+            kind: ChildErrorKind::Timeout,
+            error_type: None,
+            message: "timed out".into(),
+        };
+        let outcomes = vec![
+            outcome(0, Ok(probed(74.0, false, 70.0))),
+            outcome(1, Ok(probed(76.0, false, 72.0))),
+            outcome(2, Err(failed)),
+        ];
+        let env = child_result(vec![], false).environment;
+        let mut result = merged_result(env, &plan(), "f", 0, outcomes);
+        let probe = result.fanout.as_ref().unwrap().probe.clone().expect("a probe block");
+        let per_child: Vec<(u32, f64)> = probe
+            .children
+            .iter()
+            .map(|c| (c.child, c.sustained_mib_per_s))
+            .collect();
+        assert_eq!(per_child, vec![(0, 74.0), (1, 76.0)]);
+        assert_eq!(probe.aggregate_mib_per_s, 150.0);
+        assert!(!probe.lower_bound);
+        let ceiling = result.network.as_ref().unwrap().ceiling.unwrap();
+        assert_eq!((ceiling.mib_per_s, ceiling.source), (150.0, CeilingSource::Probe));
+        // The merged row moved 142 MiB/s: near the sum of the NICs, far over any one.
+        result.results[0].mib_per_s = 142.0;
+        crate::analysis::analyse(&mut result, &crate::model::Thresholds::default());
+        let d = result.results[0].diagnosis.as_ref().unwrap();
+        assert_eq!(d.figures.get("bandwidth_ceiling_mib_per_s"), Some(&150.0), "{d:?}");
+        // One child's figure a lower bound: so is the sum.
+        let outcomes = vec![
+            outcome(0, Ok(probed(74.0, false, 1.0))),
+            outcome(1, Ok(probed(20.0, true, 1.0))),
+        ];
+        let (_, report) = merge(&plan(), "f", 0, outcomes);
+        let probe = report.probe.unwrap();
+        assert!(probe.lower_bound && probe.children[1].lower_bound);
+        // No child probed: no probe block, no network block.
+        let env = child_result(vec![], false).environment;
+        let plain = merged_result(env, &plan(), "f", 0, vec![outcome(0, Ok(child_result(vec![], false)))]);
+        assert!(plain.fanout.unwrap().probe.is_none() && plain.network.is_none());
     }
 
     #[test]

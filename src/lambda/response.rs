@@ -124,6 +124,7 @@ mod tests {
             children_ok: children,
             children_failed: 0,
             configurations: vec![],
+            probe: None,
             children: (0..children)
                 .map(|i| ChildReport {
                     index: i,

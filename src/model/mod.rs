@@ -25,8 +25,8 @@ pub use listing::{KeyListing, SizeSpread};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
 pub use names::Outcome;
 pub use network::{
-    BandwidthCeiling, CeilingSource, ChildWire, NetworkReport, Order, ProbeBurst, ProbeObjectKind, ProbeReport,
-    WireCounts,
+    BandwidthCeiling, CeilingSource, ChildProbe, ChildWire, FanoutProbe, NetworkReport, Order, ProbeBurst,
+    ProbeObjectKind, ProbeReport, WireCounts,
 };
 pub use request::{
     Architecture, FanoutRequest, FromCoordinator, KeyRange, ListedShare, Prices, Role, Split, SweepRequest, TimeoutsMs,

@@ -152,7 +152,9 @@ pub struct ProbeReport {
     pub machine_cores_busy: Option<f64>,
     /// True when CPU may have set the figure rather than the network: the client's
     /// cores at least 85% busy, or the machine's (other processes starving the
-    /// client). The figure is then only a lower bound.
+    /// client), unless the probe saw a burst and then a settled rate (the same
+    /// client ran faster first, so the path, not the CPU, set the settled rate). The
+    /// figure is then only a lower bound.
     pub lower_bound: bool,
     /// Why the probe stopped: `time` or `bytes` (its budget), or `done`.
     pub stopped_by: ProbeStop,
@@ -186,4 +188,36 @@ pub struct ChildWire {
     /// What its interfaces received per second of its own timed phase, MiB/s.
     #[serde(serialize_with = "tidy::dec3")]
     pub rx_mib_per_s: f64,
+}
+
+/// One fan-out child's bandwidth probe, as the coordinator keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ChildProbe {
+    /// The child's index.
+    pub child: u32,
+    /// The rate its probe settled at, MiB/s: that function's own ceiling.
+    #[serde(serialize_with = "tidy::dec3")]
+    pub sustained_mib_per_s: f64,
+    /// True when that figure is only a lower bound (the child's CPU may have set it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lower_bound: bool,
+    /// The burst its probe saw first, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<ProbeBurst>,
+}
+
+/// A fan-out's bandwidth probes (request `probe_bandwidth` with `fanout`): each child
+/// probed from its own function, and each function has its own NIC, so the ceiling of
+/// the merged rows is the children's sum, until something they share (S3's per-prefix
+/// rate, one bucket's limits) binds first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FanoutProbe {
+    /// Each merged child's probe, by child index.
+    pub children: Vec<ChildProbe>,
+    /// The children's sustained rates added, MiB/s: the merged rows' ceiling.
+    #[serde(serialize_with = "tidy::dec3")]
+    pub aggregate_mib_per_s: f64,
+    /// True when any child's figure is only a lower bound (then so is the sum).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lower_bound: bool,
 }

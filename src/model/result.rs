@@ -12,7 +12,7 @@ use super::fanout::ChildMeasure;
 use super::histogram::{cdf_points, decode_histogram, HistogramError};
 use super::memory::MemorySweepReport;
 use super::names::{closed_set, Outcome};
-use super::network::{ChildWire, NetworkReport, WireCounts};
+use super::network::{ChildWire, FanoutProbe, NetworkReport, WireCounts};
 use super::request::{Architecture, KeyRange, Split, SweepRequest};
 use super::stats::{first_seen, round3, tidy, Percentiles};
 
@@ -417,6 +417,10 @@ pub struct FanoutReport {
     pub configurations: Vec<MergedConfig>,
     /// Every child, its shard, its outcome and its own rows.
     pub children: Vec<ChildReport>,
+    /// With `probe_bandwidth`: each merged child's probe and their sum, the merged
+    /// rows' ceiling (N functions, N NICs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<FanoutProbe>,
 }
 
 /// How one merged configuration came together.

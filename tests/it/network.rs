@@ -268,7 +268,8 @@ async fn wire_bytes_cover_the_bodies_without_a_proxy() {
 }
 
 /// Broken once: `Shape::of` without the burst search (burst always `None`) failed the
-/// burst assertion.
+/// burst assertion. The lower-bound check fails as the probe was before the
+/// burst-then-settled rule, on a machine whose CPU is 85% busy (this one, under load).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_probe_reports_a_one_time_burst_and_the_rate_after_it() {
     let _one = common::one_at_a_time_async().await;
@@ -290,6 +291,9 @@ async fn the_probe_reports_a_one_time_burst_and_the_rate_after_it() {
     let burst = probe.burst.unwrap_or_else(|| panic!("no burst: {}", probe.explanation));
     assert!(burst.mib_per_s > 12.0, "{burst:?}");
     assert!((6.0..=24.0).contains(&burst.mib), "{burst:?}");
+    // A burst, then a settled rate: the path set the figure, whatever the (loaded)
+    // machine's CPU did, so it is not a lower bound and the ceiling can flag rows.
+    assert!(!probe.lower_bound, "{}", probe.explanation);
     assert!(
         !result.results[0].in_burst,
         "the probe spent the burst: the row ran after it"

@@ -158,8 +158,13 @@ pub struct Lab {
 
 impl Lab {
     pub fn start(buckets: &[(&str, &str)], tls: bool) -> Lab {
+        Lab::start_with_args(buckets, tls, &[])
+    }
+
+    /// [`Lab::start`] with more `serve` flags (`--idle-timeout-s 3`, `--prefix-rate`).
+    pub fn start_with_args(buckets: &[(&str, &str)], tls: bool, extra: &[&str]) -> Lab {
         let mut cmd = Command::new(S3SWEEP);
-        cmd.args(["serve", "--port", "0"]);
+        cmd.args(["serve", "--port", "0"]).args(extra);
         if tls {
             cmd.arg("--tls");
         }
@@ -206,6 +211,26 @@ impl Lab {
             ca_file,
             stderr,
         }
+    }
+
+    /// One of the lab's JSON tallies (`/_s3sweep/faults`, `/_s3sweep/network`) over
+    /// plain HTTP, within 5 s.
+    pub fn tally(&self, path: &str) -> Value {
+        use std::io::Write;
+        let addr = self
+            .endpoint
+            .strip_prefix("http://")
+            .unwrap_or_else(|| panic!("tallies are read over HTTP, not {}", self.endpoint));
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        let body = text
+            .split("\r\n\r\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no body in {text:?}"));
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("{path}: {e}: {body:?}"))
     }
 
     /// Stops the lab with SIGTERM (as a user's Ctrl-C) and returns what it printed on
