@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use crate::analysis::compare::{BucketPair, Comparison, Spread, MIN_REPETITIONS};
 use crate::analysis::significance::Test;
+use crate::model::Unmeasured;
 
 use super::{align_right, Style};
 
@@ -24,11 +25,20 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
     let bullet = if markdown { "- " } else { "" };
     let _ = writeln!(out, "{bullet}A: {}", c.environment_a);
     let _ = writeln!(out, "{bullet}B: {}", c.environment_b);
+    if let Some(note) = &c.placement_differs {
+        let _ = writeln!(out, "{bullet}{note}");
+    }
+    for (side, fields) in [("A", &c.not_measured_a), ("B", &c.not_measured_b)] {
+        if !fields.is_empty() {
+            let names: Vec<&str> = fields.iter().map(|f| f.name()).collect();
+            let _ = writeln!(out, "{bullet}{side} did not measure {} (shown as -)", names.join(", "));
+        }
+    }
     if markdown {
         out.push('\n');
     }
     for p in &c.pairs {
-        out.push_str(&render_pair(p, style));
+        out.push_str(&render_pair(p, style, c));
     }
     if !c.unpaired_a.is_empty() || !c.unpaired_b.is_empty() {
         let _ = writeln!(
@@ -44,7 +54,7 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
 
 /// One bucket pair: its heading, the table, the best and knee of each side, and the
 /// worker counts on one side only.
-fn render_pair(p: &BucketPair, style: Style) -> String {
+fn render_pair(p: &BucketPair, style: Style, c: &Comparison) -> String {
     let markdown = style == Style::Markdown;
     let mut out = String::new();
     let head = format!("A {} vs B {} (matched by {})", p.bucket_a, p.bucket_b, p.matched_by);
@@ -53,7 +63,7 @@ fn render_pair(p: &BucketPair, style: Style) -> String {
     } else {
         let _ = writeln!(out, "\n{head}");
     }
-    let _ = writeln!(out, "{}", pair_table(p, style));
+    let _ = writeln!(out, "{}", pair_table(p, style, c));
     if markdown {
         out.push('\n');
     }
@@ -77,7 +87,14 @@ fn render_pair(p: &BucketPair, style: Style) -> String {
 }
 
 /// One row per matched configuration (a memory column for a memory sweep).
-fn pair_table(p: &BucketPair, style: Style) -> comfy_table::Table {
+fn pair_table(p: &BucketPair, style: Style, c: &Comparison) -> comfy_table::Table {
+    let ttfb = |missing: &[Unmeasured], v: f64| {
+        if missing.contains(&Unmeasured::TtfbMs) {
+            "-".to_string()
+        } else {
+            format!("{v:.2}")
+        }
+    };
     let sized = p.configs.iter().any(|m| m.memory_mb.is_some());
     let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
     header.extend([
@@ -90,6 +107,8 @@ fn pair_table(p: &BucketPair, style: Style) -> comfy_table::Table {
         "B/A objects/s",
         "A ttfb p50",
         "B ttfb p50",
+        "A cpu ms/GET",
+        "B cpu ms/GET",
         "errors A/B",
         "significance",
     ]);
@@ -108,14 +127,16 @@ fn pair_table(p: &BucketPair, style: Style) -> comfy_table::Table {
             format!("{:.0}", m.a.median_objects_per_s),
             format!("{:.0}", m.b.median_objects_per_s),
             format!("{:.2}", m.throughput_ratio),
-            format!("{:.2}", m.a.median_ttfb_p50_ms),
-            format!("{:.2}", m.b.median_ttfb_p50_ms),
+            ttfb(&c.not_measured_a, m.a.median_ttfb_p50_ms),
+            ttfb(&c.not_measured_b, m.b.median_ttfb_p50_ms),
+            format!("{:.3}", m.a.median_cpu_ms_per_get),
+            format!("{:.3}", m.b.median_cpu_ms_per_get),
             format!("{}/{}", m.a.errors, m.b.errors),
             m.significance.text(),
         ]);
         table.add_row(cells);
     }
-    align_right(&mut table, 0..10 + usize::from(sized));
+    align_right(&mut table, 0..12 + usize::from(sized));
     table
 }
 
