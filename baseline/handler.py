@@ -36,11 +36,13 @@ from botocore.exceptions import (
     ConnectionClosedError,
     ConnectTimeoutError,
     EndpointConnectionError,
+    IncompleteReadError,
     ReadTimeoutError,
     ResponseStreamingError,
 )
 
 SCHEMA = "s3sweep.result/v1"
+_COLD = [True]  # the first invocation of this execution environment
 VERSION = "1"
 # The row fields this client cannot measure (left at zero in every row).
 NOT_MEASURED = [
@@ -164,7 +166,8 @@ def error_kind(exc):
         return "other"
     if isinstance(exc, (ConnectTimeoutError, ReadTimeoutError)):
         return "timeout"
-    if isinstance(exc, (EndpointConnectionError, ConnectionClosedError, ResponseStreamingError, ConnectionError)):
+    if isinstance(exc, (EndpointConnectionError, ConnectionClosedError, ResponseStreamingError,
+                        IncompleteReadError, ConnectionError)):
         return "connection"
     return "other"
 
@@ -196,7 +199,14 @@ class Reader:
             ),
         )
         self.sessions = 0
-        self.client.meta.events.register("before-call.s3.CreateSession", self._count_session)
+        events = self.client.meta.events
+        events.register("provide-client-params.s3.CreateSession", self._read_only_session)
+        events.register("before-call.s3.CreateSession", self._count_session)
+
+    @staticmethod
+    def _read_only_session(params, **_):
+        # botocore asks for ReadWrite sessions; the role allows ReadOnly ones only.
+        params.setdefault("SessionMode", "ReadOnly")
 
     def _count_session(self, **_):
         self.sessions += 1
@@ -327,7 +337,7 @@ def environment(req, context):
             "function_name": os.environ.get("AWS_LAMBDA_FUNCTION_NAME"),
             "function_version": os.environ.get("AWS_LAMBDA_FUNCTION_VERSION"),
             "memory_size_mb": int(mb) if mb else None,
-            "cold_start": False, "architecture": "arm64" if platform.machine() == "aarch64" else "x86_64",
+            "cold_start": _COLD[0], "architecture": "arm64" if platform.machine() == "aarch64" else "x86_64",
             "region": os.environ.get("AWS_REGION"),
             "request_id": getattr(context, "aws_request_id", None),
             "remaining_ms_at_start": remaining_ms(context), "safety_margin_ms": margin_ms(),
@@ -381,7 +391,11 @@ def sweep(req, context=None):
 
 def handler(event, context):
     """The Lambda entry point: a bad event raises BadEvent (the invoke's FunctionError)."""
-    return sweep(validate(event), context)
+    req = validate(event)
+    try:
+        return sweep(req, context)
+    finally:
+        _COLD[0] = False
 
 
 if __name__ == "__main__":
