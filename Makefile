@@ -7,7 +7,7 @@ ifdef CI
 export CARGO_INCREMENTAL = 0
 endif
 
-.PHONY: rclone demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke seed-aws load checkov deny audit
+.PHONY: rclone demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke seed-aws load checkov deny audit compare-baseline
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
 ## bucket a directory bucket read with S3 Express sessions (about a minute). Writes its
@@ -60,16 +60,26 @@ test: lint deny checkov audit tools bench-venv moto-venv rclone
 lint: tools template-variants
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
-	$(VENV)/bin/cfn-lint template.yaml $(TEMPLATE_SWEEP)
+	$(VENV)/bin/cfn-lint template.yaml $(TEMPLATE_SWEEP) $(TEMPLATE_PLACED)
 
 ## template.yaml with the parameter MemorySweep defaulting to enabled, in
 ## $(TEMPLATE_SWEEP): cfn-lint and checkov check the template both ways (checkov
 ## resolves conditions from the parameters' defaults).
 TEMPLATE_SWEEP = $(OUT)/template-memory-sweep.yaml
+# Every optional parameter on: the memory sweep, the boto3 baseline function and the
+# VPC placement (SubnetIds, SecurityGroupIds, SubnetZoneIds set to example ids).
+TEMPLATE_PLACED = $(OUT)/template-baseline-vpc.yaml
 template-variants:
 	@mkdir -p $(OUT)
 	sed '/^  MemorySweep:/,/^  [A-Za-z]*:$$/ s/Default: disabled/Default: enabled/' template.yaml > $(TEMPLATE_SWEEP)
 	@grep -q '^    Default: enabled' $(TEMPLATE_SWEEP) || { echo "template-variants: MemorySweep's default not found in template.yaml"; exit 1; }
+	sed -e '/^  MemorySweep:/,/^  [A-Za-z]*:$$/ s/Default: disabled/Default: enabled/' \
+		-e '/^  Baseline:/,/^  [A-Za-z]*:$$/ s/Default: disabled/Default: enabled/' \
+		-e '/^  SubnetIds:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: "subnet-0123456789abcdef0"/' \
+		-e '/^  SecurityGroupIds:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: "sg-0123456789abcdef0"/' \
+		-e '/^  SubnetZoneIds:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: "use1-az4"/' template.yaml > $(TEMPLATE_PLACED)
+	@test $$(grep -c -e '^    Default: enabled' -e '^    Default: "subnet-' -e '^    Default: "sg-' -e '^    Default: "use1-az4"' $(TEMPLATE_PLACED)) = 5 || \
+		{ echo "template-variants: a default of MemorySweep, Baseline, SubnetIds, SecurityGroupIds or SubnetZoneIds not found in template.yaml"; exit 1; }
 
 fmt:
 	$(CARGO) fmt --all
@@ -155,7 +165,7 @@ $(CHECKOV_VENV)/bin/pip:
 checkov: $(CHECKOV_VENV)/bin/pip template-variants
 	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
 	@if [ -f template.yaml ]; then \
-		$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml -f $(TEMPLATE_SWEEP); \
+		$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml -f $(TEMPLATE_SWEEP) -f $(TEMPLATE_PLACED); \
 	else \
 		echo "checkov: no template.yaml in $$(pwd): nothing to check"; \
 	fi
@@ -235,6 +245,13 @@ FUNCTION_NAME ?=
 # its versions (a memory sweep, docs/memory-sweep.md). Empty: the template's default,
 # disabled, on the first deploy, the stack's current value afterwards.
 MEMORY_SWEEP ?=
+# enabled: a second function, the boto3 baseline (baseline/, make compare-baseline).
+BASELINE ?=
+# Place the function(s) in a VPC (docs/deploy.md): comma-separated subnet and security
+# group ids, and the subnets' zone ids (recorded in each result). Empty: no VPC.
+SUBNET_IDS ?=
+SECURITY_GROUP_IDS ?=
+SUBNET_ZONE_IDS ?=
 # make destroy: DELETE_BUCKETS=yes also deletes STANDARD_BUCKET and EXPRESS_BUCKET,
 # only when they are empty once the seeded keys are gone (S3 refuses a non-empty one).
 DELETE_BUCKETS ?=
@@ -260,7 +277,9 @@ PARAMETERS = Architecture=$(ARCH) StandardBucketName=$(STANDARD_BUCKET) ExpressB
 	$(if $(MEMORY_MB),MemorySize=$(MEMORY_MB)) $(if $(TIMEOUT_S),Timeout=$(TIMEOUT_S)) \
 	$(if $(RESERVED_CONCURRENCY),ReservedConcurrency=$(RESERVED_CONCURRENCY)) \
 	$(if $(FANOUT_MAX),FanoutMax=$(FANOUT_MAX)) $(if $(LOG_RETENTION_DAYS),LogRetentionDays=$(LOG_RETENTION_DAYS)) \
-	$(if $(FUNCTION_NAME),FunctionName=$(FUNCTION_NAME)) $(if $(MEMORY_SWEEP),MemorySweep=$(MEMORY_SWEEP))
+	$(if $(FUNCTION_NAME),FunctionName=$(FUNCTION_NAME)) $(if $(MEMORY_SWEEP),MemorySweep=$(MEMORY_SWEEP)) \
+	$(if $(BASELINE),Baseline=$(BASELINE)) $(if $(SUBNET_IDS),SubnetIds=$(SUBNET_IDS)) \
+	$(if $(SECURITY_GROUP_IDS),SecurityGroupIds=$(SECURITY_GROUP_IDS)) $(if $(SUBNET_ZONE_IDS),SubnetZoneIds=$(SUBNET_ZONE_IDS))
 # sam from .venv (make tools) first on PATH; fail clearly without it or without credentials.
 CHECK_SAM = @test -x $(VENV)/bin/sam -a -x $(VENV)/bin/python || \
 	{ echo "$@: the AWS SAM CLI is not installed in $(VENV): run make tools (installs the pinned aws-sam-cli)"; exit 2; }
@@ -399,6 +418,25 @@ invoke:
 	if grep -q FunctionError $(RESULT).meta; then head -c 4000 $(RESULT); echo; \
 	else echo "result: $$(wc -c < $(RESULT)) bytes in $(RESULT); its tables: cargo run --release --bin s3sweep -- report $(RESULT)"; fi; \
 	rm -f $(RESULT).meta
+
+## The boto3 baseline (deployed with BASELINE=enabled) and s3sweep invoked one after
+## the other with the same EVENT, then `s3sweep compare BASELINE_RESULT RESULT`: the
+## thread pool's curve beside s3sweep's, CPU per GET for both. One attempt each.
+BASELINE_RESULT ?= baseline.json
+BASELINE_FUNCTION ?= $$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='BaselineFunctionName'].OutputValue" --output text)
+S3SWEEP ?= $(CARGO) run --release --quiet --bin s3sweep --
+INVOKE_ONCE = AWS_MAX_ATTEMPTS=1 aws lambda invoke $(REGION_FLAG) --payload fileb://$(EVENT) --cli-read-timeout 0 --cli-connect-timeout 10
+compare-baseline:
+	@test -f "$(EVENT)" || { echo "compare-baseline: no $(EVENT): run make events STANDARD_BUCKET=... EXPRESS_BUCKET=... or pass EVENT=file"; exit 2; }
+	@for pair in "$(BASELINE_FUNCTION) $(BASELINE_RESULT)" "$(FUNCTION) $(RESULT)"; do \
+		set -- $$pair; \
+		if [ -z "$$1" ] || [ "$$1" = None ]; then echo "compare-baseline: no baseline function in stack $(STACK): deploy with make deploy BASELINE=enabled"; exit 2; fi; \
+		echo "$(INVOKE_ONCE) --function-name $$1 $$2"; \
+		$(INVOKE_ONCE) --function-name "$$1" "$$2" > "$$2.meta" || exit 1; \
+		if grep -q FunctionError "$$2.meta"; then cat "$$2.meta"; head -c 4000 "$$2"; echo; rm -f "$$2.meta"; exit 1; fi; \
+		rm -f "$$2.meta"; \
+	done
+	$(S3SWEEP) compare $(BASELINE_RESULT) $(RESULT)
 
 # --region for s3sweep when REGION is set (else the AWS configuration's region).
 S3SWEEP_REGION = $(if $(REGION),--region $(REGION))
