@@ -50,7 +50,8 @@ docs-figures:
 TIMED_TESTS := wire_timing:: cpu_quota:: diagnose:: network:: baseline_function::
 # Where the tests find cargo-lambda, boto3 (and the AWS CLI) and moto: the venvs above.
 TEST_ENV = CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" S3SWEEP_BENCH_PYTHON="$(CURDIR)/$(BENCH_VENV)/bin/python" \
-	S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python"
+	S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python" \
+	S3SWEEP_CFN_LINT="$(CURDIR)/$(VENV)/bin/cfn-lint" S3SWEEP_CHECKOV="$(CURDIR)/$(CHECKOV_VENV)/bin/checkov"
 
 test: lint deny checkov audit tools bench-venv moto-venv rclone
 	$(TEST_ENV) $(CARGO) test --lib --bins

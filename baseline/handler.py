@@ -7,7 +7,9 @@ project (docs/background.md): one boto3 client per invocation, `max_pool_connect
 worker count x repetition, every body read to the end. It takes s3sweep's event
 (docs/usage.md) and answers with an `s3sweep.result/v1` document holding the fields
 it can measure; the row fields it cannot are listed in the document's `not_measured`
-and left at zero.
+and left at zero. `timeouts_ms.connect` and `first_byte` are botocore's connect and
+read timeouts; `attempt` is accepted but not enforced (botocore has no limit per
+attempt); the shuffle is Python's `random.Random(seed)`, not s3sweep's order.
 
 Settings from the environment (the template sets them; the tests point them at the lab):
 - S3SWEEP_ENDPOINT_URL: an S3 endpoint instead of AWS's (the lab); path-style.

@@ -571,4 +571,5 @@ fn deploy_docs_name_the_directory_bucket_with_the_account_id() {
     }
 }
 
+mod baseline_vpc;
 mod first_deploy;

@@ -148,10 +148,10 @@ fn the_zone_list_is_honest_about_directory_buckets() {
 // -- the Makefile's AWS logic against a fake `aws` on PATH --
 
 /// A directory of its own under the temp dir, removed when dropped.
-struct TempDir(PathBuf);
+pub(super) struct TempDir(PathBuf);
 
 impl TempDir {
-    fn new() -> TempDir {
+    pub(super) fn new() -> TempDir {
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("s3sweep-fake-aws-{}-{n}", std::process::id()));
@@ -159,7 +159,7 @@ impl TempDir {
         TempDir(dir)
     }
 
-    fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         &self.0
     }
 }
@@ -189,12 +189,12 @@ fn fake_aws(answers: &[(&str, &str)]) -> TempDir {
     dir
 }
 
-fn calls(dir: &TempDir) -> String {
+pub(super) fn calls(dir: &TempDir) -> String {
     fs::read_to_string(dir.path().join("calls.log")).unwrap_or_default()
 }
 
 /// `make ARGS` in the repository with `fake` (if any) first on PATH; stdout and stderr.
-fn make(args: &[&str], env: &[(&str, String)]) -> String {
+pub(super) fn make(args: &[&str], env: &[(&str, String)]) -> String {
     let mut cmd = std::process::Command::new("make");
     cmd.current_dir(root()).arg("--no-print-directory").args(args);
     for (k, v) in env {
@@ -208,7 +208,7 @@ fn make(args: &[&str], env: &[(&str, String)]) -> String {
     )
 }
 
-fn path_with(dir: &TempDir) -> (&'static str, String) {
+pub(super) fn path_with(dir: &TempDir) -> (&'static str, String) {
     (
         "PATH",
         format!("{}:{}", dir.path().display(), std::env::var("PATH").unwrap()),
