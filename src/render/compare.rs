@@ -198,4 +198,53 @@ mod tests {
         assert!(text.contains("| workers |"), "{text}");
         assert!(text.starts_with("- A: local"), "{text}");
     }
+
+    #[test]
+    fn placement_client_and_unmeasured_fields_are_shown() {
+        use crate::model::{Deployment, NetworkPath};
+        let lambda = |path: NetworkPath, zones: &[&str]| {
+            let mut r = result(reps("b1", 4, &[10.0]));
+            r.environment.lambda = Some(crate::model::LambdaEnvironment {
+                function_name: None,
+                function_version: None,
+                memory_size_mb: Some(1769),
+                cold_start: false,
+                architecture: None,
+                region: None,
+                request_id: None,
+                remaining_ms_at_start: None,
+                safety_margin_ms: 0,
+                deployment: Some(Deployment {
+                    network_path: path,
+                    subnet_zone_ids: zones.iter().map(|z| z.to_string()).collect(),
+                }),
+            });
+            r
+        };
+        let mut a = lambda(NetworkPath::Vpc, &["use1-az4"]);
+        a.tool.client = Some("boto3 1.43.11".into());
+        a.not_measured = vec![Unmeasured::TtfbMs, Unmeasured::PoolWaitMs];
+        a.results[0].cpu_ms_per_get = 2.5;
+        let b = lambda(NetworkPath::Default, &[]);
+        let text = render_comparison(&compare(&a, &b, &CompareOptions::default()).unwrap(), Style::Terminal);
+        assert!(
+            text.contains("client boto3 1.43.11, Lambda 1769 MB, network vpc (use1-az4)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("B: local on linux x86_64, 2 vCPUs, Lambda 1769 MB, network default"),
+            "{text}"
+        );
+        assert!(
+            text.contains("the runs were placed differently: A network vpc (use1-az4), B network default"),
+            "{text}"
+        );
+        assert!(
+            text.contains("A did not measure ttfb_ms, pool_wait_ms (shown as -)"),
+            "{text}"
+        );
+        assert!(text.contains("2.500"), "A's CPU per GET: {text}");
+        let same = compare(&b, &b.clone(), &CompareOptions::default()).unwrap();
+        assert_eq!(same.placement_differs, None);
+    }
 }
