@@ -294,12 +294,16 @@ build: tools
 
 # `sam build` as a user runs it (SAM's Rust support runs cargo lambda from .venv), for ARCH.
 SAM_BUILD = $(LAMBDA_PATH) sam build --beta-features --parameter-overrides Architecture=$(ARCH)
+# sam build builds every function of the template, whatever its condition: the Python
+# baseline (python3.12 on PATH) only with BASELINE=enabled, else the Rust function alone
+# (`--`: --parameter-overrides would take the name as one more value).
+SAM_BUILD_ONLY = $(if $(filter enabled,$(BASELINE)),,-- SweepFunction)
 
 ## `sam build` alone: .aws-sam/build/SweepFunction/bootstrap for ARCH. Needs no AWS account.
 sam-build: tools
 	$(CHECK_ARCH)
 	$(CHECK_SAM)
-	$(SAM_BUILD)
+	$(SAM_BUILD) $(SAM_BUILD_ONLY)
 
 ## Build with SAM and deploy without prompts: every parameter comes from make variables
 ## (ARCH, STANDARD_BUCKET, EXPRESS_BUCKET; optional MEMORY_MB, TIMEOUT_S,
@@ -315,7 +319,7 @@ deploy: tools
 	$(CHECK_CREDENTIALS)
 	@$(MAKE) --no-print-directory preflight
 	@$(MAKE) --no-print-directory stack-retry
-	$(SAM_BUILD)
+	$(SAM_BUILD) $(SAM_BUILD_ONLY)
 	$(LAMBDA_PATH) sam deploy --stack-name $(STACK) $(REGION_FLAG) --resolve-s3 --capabilities CAPABILITY_IAM \
 		--no-confirm-changeset --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) || \
 		{ $(STACK_RETRY); exit 1; }
@@ -363,7 +367,7 @@ deploy-guided: tools
 	$(CHECK_SAM)
 	$(CHECK_BUCKETS)
 	$(CHECK_CREDENTIALS)
-	$(SAM_BUILD)
+	$(SAM_BUILD) $(SAM_BUILD_ONLY)
 	$(LAMBDA_PATH) sam deploy --guided --stack-name $(STACK) $(REGION_FLAG) --capabilities CAPABILITY_IAM \
 		--parameter-overrides $(PARAMETERS)
 	@$(MAKE) --no-print-directory deployed-arch
