@@ -7,7 +7,7 @@ ifdef CI
 export CARGO_INCREMENTAL = 0
 endif
 
-.PHONY: rclone demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit
+.PHONY: rclone demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit compare-baseline
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
 ## bucket a directory bucket read with S3 Express sessions (about a minute). Writes its
@@ -47,10 +47,11 @@ docs-figures:
 # (a delay line's first byte, a CPU quota, a NIC's rate): in one test binary they would
 # share the cores with every other test, so `make test` runs them in a second pass of
 # the same binary, one at a time (the names match modules of tests/it/).
-TIMED_TESTS := wire_timing:: cpu_quota:: diagnose:: network::
+TIMED_TESTS := wire_timing:: cpu_quota:: diagnose:: network:: baseline_function::
 # Where the tests find cargo-lambda, boto3 (and the AWS CLI) and moto: the venvs above.
 TEST_ENV = CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" S3SWEEP_BENCH_PYTHON="$(CURDIR)/$(BENCH_VENV)/bin/python" \
-	S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python"
+	S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python" \
+	S3SWEEP_CFN_LINT="$(CURDIR)/$(VENV)/bin/cfn-lint" S3SWEEP_CHECKOV="$(CURDIR)/$(CHECKOV_VENV)/bin/checkov"
 
 test: lint deny checkov audit tools bench-venv moto-venv rclone
 	$(TEST_ENV) $(CARGO) test --lib --bins
@@ -60,20 +61,28 @@ test: lint deny checkov audit tools bench-venv moto-venv rclone
 lint: tools template-variants
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
-	$(VENV)/bin/cfn-lint template.yaml $(TEMPLATE_SWEEP) $(TEMPLATE_RESULTS)
+	$(VENV)/bin/cfn-lint template.yaml $(TEMPLATE_SWEEP) $(TEMPLATE_ALL_ON)
 
 ## template.yaml with the parameter MemorySweep defaulting to enabled, in
 ## $(TEMPLATE_SWEEP): cfn-lint and checkov check the template both ways (checkov
 ## resolves conditions from the parameters' defaults).
 TEMPLATE_SWEEP = $(OUT)/template-memory-sweep.yaml
-## ... and with ResultsBucket set (results written to S3), in $(TEMPLATE_RESULTS).
-TEMPLATE_RESULTS = $(OUT)/template-results.yaml
+# Every optional parameter on: the memory sweep, results in S3 (ResultsBucket), the
+# boto3 baseline function and the VPC placement (SubnetIds, SecurityGroupIds,
+# SubnetZoneIds set to example ids), in $(TEMPLATE_ALL_ON).
+TEMPLATE_ALL_ON = $(OUT)/template-all-on.yaml
 template-variants:
 	@mkdir -p $(OUT)
 	sed '/^  MemorySweep:/,/^  [A-Za-z]*:$$/ s/Default: disabled/Default: enabled/' template.yaml > $(TEMPLATE_SWEEP)
 	@grep -q '^    Default: enabled' $(TEMPLATE_SWEEP) || { echo "template-variants: MemorySweep's default not found in template.yaml"; exit 1; }
-	sed '/^  ResultsBucket:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: my-results-bucket/' template.yaml > $(TEMPLATE_RESULTS)
-	@grep -q '^    Default: my-results-bucket' $(TEMPLATE_RESULTS) || { echo "template-variants: ResultsBucket's default not found in template.yaml"; exit 1; }
+	sed -e '/^  MemorySweep:/,/^  [A-Za-z]*:$$/ s/Default: disabled/Default: enabled/' \
+		-e '/^  ResultsBucket:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: my-results-bucket/' \
+		-e '/^  Baseline:/,/^  [A-Za-z]*:$$/ s/Default: disabled/Default: enabled/' \
+		-e '/^  SubnetIds:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: "subnet-0123456789abcdef0"/' \
+		-e '/^  SecurityGroupIds:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: "sg-0123456789abcdef0"/' \
+		-e '/^  SubnetZoneIds:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: "use1-az4"/' template.yaml > $(TEMPLATE_ALL_ON)
+	@test $$(grep -c -e '^    Default: enabled' -e '^    Default: "subnet-' -e '^    Default: "sg-' -e '^    Default: "use1-az4"' -e '^    Default: my-results-bucket' $(TEMPLATE_ALL_ON)) = 6 || \
+		{ echo "template-variants: a default of MemorySweep, ResultsBucket, Baseline, SubnetIds, SecurityGroupIds or SubnetZoneIds not found in template.yaml"; exit 1; }
 
 fmt:
 	$(CARGO) fmt --all
@@ -159,7 +168,7 @@ $(CHECKOV_VENV)/bin/pip:
 checkov: $(CHECKOV_VENV)/bin/pip template-variants
 	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
 	@if [ -f template.yaml ]; then \
-		$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml -f $(TEMPLATE_SWEEP) -f $(TEMPLATE_RESULTS); \
+		$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml -f $(TEMPLATE_SWEEP) -f $(TEMPLATE_ALL_ON); \
 	else \
 		echo "checkov: no template.yaml in $$(pwd): nothing to check"; \
 	fi
@@ -243,6 +252,13 @@ MEMORY_SWEEP ?=
 # default s3sweep-results); empty: no results in S3 and no S3 write permission.
 RESULTS_BUCKET ?=
 RESULTS_PREFIX ?=
+# enabled: a second function, the boto3 baseline (baseline/, make compare-baseline).
+BASELINE ?=
+# Place the function(s) in a VPC (docs/deploy.md): comma-separated subnet and security
+# group ids, and the subnets' zone ids (recorded in each result). Empty: no VPC.
+SUBNET_IDS ?=
+SECURITY_GROUP_IDS ?=
+SUBNET_ZONE_IDS ?=
 # make destroy: DELETE_BUCKETS=yes also deletes STANDARD_BUCKET and EXPRESS_BUCKET,
 # only when they are empty once the seeded keys are gone (S3 refuses a non-empty one).
 DELETE_BUCKETS ?=
@@ -269,7 +285,9 @@ PARAMETERS = Architecture=$(ARCH) StandardBucketName=$(STANDARD_BUCKET) ExpressB
 	$(if $(RESERVED_CONCURRENCY),ReservedConcurrency=$(RESERVED_CONCURRENCY)) \
 	$(if $(FANOUT_MAX),FanoutMax=$(FANOUT_MAX)) $(if $(LOG_RETENTION_DAYS),LogRetentionDays=$(LOG_RETENTION_DAYS)) \
 	$(if $(FUNCTION_NAME),FunctionName=$(FUNCTION_NAME)) $(if $(MEMORY_SWEEP),MemorySweep=$(MEMORY_SWEEP)) \
-	$(if $(RESULTS_BUCKET),ResultsBucket=$(RESULTS_BUCKET)) $(if $(RESULTS_PREFIX),ResultsPrefix=$(RESULTS_PREFIX))
+	$(if $(RESULTS_BUCKET),ResultsBucket=$(RESULTS_BUCKET)) $(if $(RESULTS_PREFIX),ResultsPrefix=$(RESULTS_PREFIX)) \
+	$(if $(BASELINE),Baseline=$(BASELINE)) $(if $(SUBNET_IDS),SubnetIds=$(SUBNET_IDS)) \
+	$(if $(SECURITY_GROUP_IDS),SecurityGroupIds=$(SECURITY_GROUP_IDS)) $(if $(SUBNET_ZONE_IDS),SubnetZoneIds=$(SUBNET_ZONE_IDS))
 # sam from .venv (make tools) first on PATH; fail clearly without it or without credentials.
 CHECK_SAM = @test -x $(VENV)/bin/sam -a -x $(VENV)/bin/python || \
 	{ echo "$@: the AWS SAM CLI is not installed in $(VENV): run make tools (installs the pinned aws-sam-cli)"; exit 2; }
@@ -283,12 +301,16 @@ build: tools
 
 # `sam build` as a user runs it (SAM's Rust support runs cargo lambda from .venv), for ARCH.
 SAM_BUILD = $(LAMBDA_PATH) sam build --beta-features --parameter-overrides Architecture=$(ARCH)
+# sam build builds every function of the template, whatever its condition: the Python
+# baseline (python3.12 on PATH) only with BASELINE=enabled, else the Rust function alone
+# (`--`: --parameter-overrides would take the name as one more value).
+SAM_BUILD_ONLY = $(if $(filter enabled,$(BASELINE)),,-- SweepFunction)
 
 ## `sam build` alone: .aws-sam/build/SweepFunction/bootstrap for ARCH. Needs no AWS account.
 sam-build: tools
 	$(CHECK_ARCH)
 	$(CHECK_SAM)
-	$(SAM_BUILD)
+	$(SAM_BUILD) $(SAM_BUILD_ONLY)
 
 ## Build with SAM and deploy without prompts: every parameter comes from make variables
 ## (ARCH, STANDARD_BUCKET, EXPRESS_BUCKET; optional MEMORY_MB, TIMEOUT_S,
@@ -304,7 +326,7 @@ deploy: tools
 	$(CHECK_CREDENTIALS)
 	@$(MAKE) --no-print-directory preflight
 	@$(MAKE) --no-print-directory stack-retry
-	$(SAM_BUILD)
+	$(SAM_BUILD) $(SAM_BUILD_ONLY)
 	$(LAMBDA_PATH) sam deploy --stack-name $(STACK) $(REGION_FLAG) --resolve-s3 --capabilities CAPABILITY_IAM \
 		--no-confirm-changeset --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) || \
 		{ $(STACK_RETRY); exit 1; }
@@ -352,7 +374,7 @@ deploy-guided: tools
 	$(CHECK_SAM)
 	$(CHECK_BUCKETS)
 	$(CHECK_CREDENTIALS)
-	$(SAM_BUILD)
+	$(SAM_BUILD) $(SAM_BUILD_ONLY)
 	$(LAMBDA_PATH) sam deploy --guided --stack-name $(STACK) $(REGION_FLAG) --capabilities CAPABILITY_IAM \
 		--parameter-overrides $(PARAMETERS)
 	@$(MAKE) --no-print-directory deployed-arch
@@ -426,6 +448,24 @@ invoke-async:
 	@rm -f $(RESULT).async; uri=$(STACK_RESULTS_URI); \
 	echo "started; when it is done (the function's log: \"sweep finished\"), its result is REQUEST_ID.json under the event's results_uri or $$uri:"; \
 	echo "  aws s3 ls $$uri/   then   cargo run --release --bin s3sweep -- report s3://BUCKET/PREFIX/REQUEST_ID.json"
+## The boto3 baseline (deployed with BASELINE=enabled) and s3sweep invoked one after
+## the other with the same EVENT, then `s3sweep compare BASELINE_RESULT RESULT`: the
+## thread pool's curve beside s3sweep's, CPU per GET for both. One attempt each.
+BASELINE_RESULT ?= baseline.json
+BASELINE_FUNCTION ?= $$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='BaselineFunctionName'].OutputValue" --output text)
+S3SWEEP ?= $(CARGO) run --release --quiet --bin s3sweep --
+INVOKE_ONCE = AWS_MAX_ATTEMPTS=1 aws lambda invoke $(REGION_FLAG) --payload fileb://$(EVENT) --cli-read-timeout 0 --cli-connect-timeout 10
+compare-baseline:
+	@test -f "$(EVENT)" || { echo "compare-baseline: no $(EVENT): run make events STANDARD_BUCKET=... EXPRESS_BUCKET=... or pass EVENT=file"; exit 2; }
+	@for pair in "$(BASELINE_FUNCTION) $(BASELINE_RESULT)" "$(FUNCTION) $(RESULT)"; do \
+		set -- $$pair; \
+		if [ -z "$$1" ] || [ "$$1" = None ]; then echo "compare-baseline: no baseline function in stack $(STACK): deploy with make deploy BASELINE=enabled"; exit 2; fi; \
+		echo "$(INVOKE_ONCE) --function-name $$1 $$2"; \
+		$(INVOKE_ONCE) --function-name "$$1" "$$2" > "$$2.meta" || exit 1; \
+		if grep -q FunctionError "$$2.meta"; then cat "$$2.meta"; head -c 4000 "$$2"; echo; rm -f "$$2.meta"; exit 1; fi; \
+		rm -f "$$2.meta"; \
+	done
+	$(S3SWEEP) compare $(BASELINE_RESULT) $(RESULT)
 
 # --region for s3sweep when REGION is set (else the AWS configuration's region).
 S3SWEEP_REGION = $(if $(REGION),--region $(REGION))

@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use crate::model::names::closed_set;
 use crate::model::stats::{median, tidy};
-use crate::model::{ConfigResult, SweepResult};
+use crate::model::{ConfigResult, Deployment, SweepResult, Unmeasured};
 
 use super::significance::{holm, mann_whitney_p, sign_test_p, Test, ALPHA};
 
@@ -73,6 +73,9 @@ pub struct Spread {
     pub median_objects_per_s: f64,
     #[serde(serialize_with = "tidy::dec3")]
     pub median_ttfb_p50_ms: f64,
+    /// The client's own CPU per GET (its process clock), median over repetitions.
+    #[serde(serialize_with = "tidy::sig4")]
+    pub median_cpu_ms_per_get: f64,
     pub errors: u64,
 }
 
@@ -87,6 +90,7 @@ impl Spread {
             max_wall_ms: walls.iter().copied().fold(0.0, f64::max),
             median_objects_per_s: med(rows.iter().map(|r| r.objects_per_s).collect()),
             median_ttfb_p50_ms: med(rows.iter().map(|r| r.ttfb_ms.p50).collect()),
+            median_cpu_ms_per_get: med(rows.iter().map(|r| r.cpu_ms_per_get).collect()),
             errors: rows.iter().map(|r| r.errors.total).sum(),
         }
     }
@@ -278,6 +282,15 @@ pub struct Comparison {
     /// A sentence on each run's environment (runner, memory, vCPUs).
     pub environment_a: String,
     pub environment_b: String,
+    /// Set when the two runs were deployed on different network paths (or only one
+    /// recorded its path): they are not placed alike.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement_differs: Option<String>,
+    /// Row fields a side's client could not measure (zero in its rows, `-` in tables).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_measured_a: Vec<Unmeasured>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_measured_b: Vec<Unmeasured>,
     /// Fewest repetitions of any matched configuration, per side.
     pub min_repetitions_a: usize,
     pub min_repetitions_b: usize,
@@ -301,9 +314,15 @@ fn buckets(r: &SweepResult) -> Vec<String> {
 pub fn environment(r: &SweepResult) -> String {
     let e = &r.environment;
     let mut s = format!("{} on {} {}, {} vCPUs", e.runner, e.os, e.arch, e.vcpus);
+    if let Some(client) = &r.tool.client {
+        let _ = write!(s, ", client {client}");
+    }
     if let Some(l) = &e.lambda {
         if let Some(m) = l.memory_size_mb {
             let _ = write!(s, ", Lambda {m} MB");
+        }
+        if let Some(d) = &l.deployment {
+            let _ = write!(s, ", network {}", d.describe());
         }
     }
     let _ = write!(
@@ -312,6 +331,24 @@ pub fn environment(r: &SweepResult) -> String {
         r.request.object_count, r.request.repetitions, r.request.pool_connections
     );
     s
+}
+
+/// The network path a run recorded (Lambda runs deployed by the template).
+fn deployment(r: &SweepResult) -> Option<&Deployment> {
+    r.environment.lambda.as_ref().and_then(|l| l.deployment.as_ref())
+}
+
+/// A sentence when A and B were not deployed on the same network path.
+fn placement_differs(a: &SweepResult, b: &SweepResult) -> Option<String> {
+    let (da, db) = (deployment(a), deployment(b));
+    let describe = |d: Option<&Deployment>| d.map_or("not recorded".to_string(), Deployment::describe);
+    (da != db).then(|| {
+        format!(
+            "the runs were placed differently: A network {}, B network {}",
+            describe(da),
+            describe(db)
+        )
+    })
 }
 
 fn choose(
@@ -495,6 +532,9 @@ pub fn compare(a: &SweepResult, b: &SweepResult, options: &CompareOptions) -> Re
         unpaired_b,
         environment_a: environment(a),
         environment_b: environment(b),
+        placement_differs: placement_differs(a, b),
+        not_measured_a: a.not_measured.clone(),
+        not_measured_b: b.not_measured.clone(),
     })
 }
 

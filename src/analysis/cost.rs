@@ -293,6 +293,7 @@ mod tests {
             request_id: None,
             remaining_ms_at_start: None,
             safety_margin_ms: 0,
+            deployment: None,
         });
         r
     }

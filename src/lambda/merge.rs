@@ -468,6 +468,7 @@ mod tests {
             request_id: Some("req".into()),
             remaining_ms_at_start: None,
             safety_margin_ms: 0,
+            deployment: None,
         });
         result
     }

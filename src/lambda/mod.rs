@@ -467,6 +467,7 @@ fn lambda_environment(invocation: &Invocation, settings: &FunctionSettings) -> L
         request_id: non_empty(&context.request_id),
         remaining_ms_at_start: invocation.remaining.map(|d| d.as_millis() as u64),
         safety_margin_ms: settings.safety_margin.as_millis() as u64,
+        deployment: settings.deployment.clone(),
     }
 }
 

@@ -6,6 +6,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::lab;
+use crate::model::{Deployment, NetworkPath};
 
 use super::control::PollSettings;
 use crate::plan::{FieldProblem, Plan, MAX_INVOCATIONS};
@@ -68,6 +69,12 @@ pub const TEST_BREAK_CHILD_ENV: &str = "S3SWEEP_FANOUT_TEST_BREAK_CHILD";
 /// `LastUpdateStatus` while an update runs, ms (default 1,000; at most 10,000). The
 /// wait is bounded at two minutes whatever the interval.
 pub const MEMORY_POLL_ENV: &str = "S3SWEEP_MEMORY_POLL_MS";
+/// Environment variable: how the template deployed the function, `default` or `vpc`
+/// (template parameter `SubnetIds`), recorded as `environment.lambda.deployment`.
+pub const NETWORK_PATH_ENV: &str = "S3SWEEP_NETWORK_PATH";
+/// Environment variable: the zone ids of the function's subnets, comma-separated
+/// (template parameter `SubnetZoneIds`; the template cannot look them up itself).
+pub const SUBNET_ZONE_IDS_ENV: &str = "S3SWEEP_SUBNET_ZONE_IDS";
 /// Default of [`FANOUT_MAX_ENV`].
 pub const DEFAULT_FANOUT_MAX: u32 = 10;
 /// Wait for an invocation when the coordinator has no deadline (the emulator): Lambda's
@@ -89,6 +96,9 @@ pub struct FunctionSettings {
     pub memory_poll: PollSettings,
     /// Where results are written when the event says nothing ([`RESULTS_URI_ENV`]).
     pub results_uri: Option<crate::plan::ResultsUri>,
+    /// The network path the template deployed the function with
+    /// ([`NETWORK_PATH_ENV`], [`SUBNET_ZONE_IDS_ENV`]); `None` when it did not say.
+    pub deployment: Option<Deployment>,
 }
 
 /// A function environment that cannot work. Every bad variable is named.
@@ -160,6 +170,7 @@ impl FunctionSettings {
                 .map_err(|e| problems.push(format!("{RESULTS_URI_ENV}: {e}")))
                 .ok()
         });
+        let deployment = deployment(get(NETWORK_PATH_ENV), get(SUBNET_ZONE_IDS_ENV), &mut problems);
         let fanout = FanoutSettings::from_lookup(get, &mut problems);
         if problems.is_empty() {
             Ok(FunctionSettings {
@@ -169,6 +180,7 @@ impl FunctionSettings {
                 fanout,
                 memory_poll,
                 results_uri,
+                deployment,
             })
         } else {
             Err(SettingsError { problems })
@@ -191,6 +203,44 @@ fn safety_margin(text: Option<String>, problems: &mut Vec<String>) -> Duration {
             DEFAULT_SAFETY_MARGIN
         }
     }
+}
+
+/// The deployment's network path: [`NETWORK_PATH_ENV`] (`default` or `vpc`) with the
+/// zone ids of [`SUBNET_ZONE_IDS_ENV`] (only with `vpc`); `None` when unset.
+fn deployment(path: Option<String>, zones: Option<String>, problems: &mut Vec<String>) -> Option<Deployment> {
+    let subnet_zone_ids: Vec<String> = zones
+        .iter()
+        .flat_map(|z| z.split(','))
+        .map(|z| z.trim().to_string())
+        .filter(|z| !z.is_empty())
+        .collect();
+    let network_path = match path.as_deref().map(NetworkPath::from_name) {
+        None if subnet_zone_ids.is_empty() => return None,
+        None => {
+            problems.push(format!(
+                "{SUBNET_ZONE_IDS_ENV} is set but {NETWORK_PATH_ENV} is not: set it to \"vpc\""
+            ));
+            return None;
+        }
+        Some(None) => {
+            problems.push(format!(
+                "{NETWORK_PATH_ENV}={:?}: must be \"default\" or \"vpc\"",
+                path.unwrap_or_default()
+            ));
+            return None;
+        }
+        Some(Some(p)) => p,
+    };
+    if network_path == NetworkPath::Default && !subnet_zone_ids.is_empty() {
+        problems.push(format!(
+            "{SUBNET_ZONE_IDS_ENV}={:?}: zone ids belong to subnets, but {NETWORK_PATH_ENV} is \"default\"",
+            subnet_zone_ids.join(",")
+        ));
+    }
+    Some(Deployment {
+        network_path,
+        subnet_zone_ids,
+    })
 }
 
 /// The memory sweep's polling, with [`MEMORY_POLL_ENV`]'s interval when set and good.
@@ -344,6 +394,23 @@ mod tests {
         // An empty override (a template parameter left blank) is no override.
         let s = settings(&[(ENDPOINT_ENV, " ")]).unwrap();
         assert_eq!(s.client.endpoint, None);
+    }
+
+    #[test]
+    fn the_network_path_is_read_and_bad_values_are_named() {
+        assert_eq!(settings(&[]).unwrap().deployment, None);
+        let s = settings(&[(NETWORK_PATH_ENV, "vpc"), (SUBNET_ZONE_IDS_ENV, "use1-az4, use1-az6")]).unwrap();
+        let d = s.deployment.unwrap();
+        assert_eq!(d.network_path, NetworkPath::Vpc);
+        assert_eq!(d.subnet_zone_ids, ["use1-az4", "use1-az6"]);
+        let d = settings(&[(NETWORK_PATH_ENV, "default")]).unwrap().deployment.unwrap();
+        assert_eq!(d.network_path, NetworkPath::Default);
+        let e = settings(&[(NETWORK_PATH_ENV, "nat")]).unwrap_err().to_string();
+        assert!(e.contains("S3SWEEP_NETWORK_PATH=\"nat\""), "{e}");
+        let e = settings(&[(SUBNET_ZONE_IDS_ENV, "use1-az4")]).unwrap_err().to_string();
+        assert!(e.contains("S3SWEEP_NETWORK_PATH is not"), "{e}");
+        let e = settings(&[(NETWORK_PATH_ENV, "default"), (SUBNET_ZONE_IDS_ENV, "use1-az4")]).unwrap_err();
+        assert!(e.to_string().contains("S3SWEEP_SUBNET_ZONE_IDS"), "{e}");
     }
 
     #[test]

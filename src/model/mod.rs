@@ -11,6 +11,7 @@ pub(crate) mod listing;
 pub(crate) mod memory;
 pub(crate) mod names;
 pub(crate) mod network;
+pub(crate) mod provenance;
 pub(crate) mod request;
 pub(crate) mod result;
 pub(crate) mod stats;
@@ -28,6 +29,7 @@ pub use network::{
     BandwidthCeiling, CeilingSource, ChildProbe, ChildWire, FanoutProbe, NetworkReport, Order, ProbeBurst,
     ProbeObjectKind, ProbeReport, WireCounts,
 };
+pub use provenance::{Deployment, NetworkPath, Unmeasured};
 pub use request::{
     Architecture, FanoutRequest, FromCoordinator, KeyRange, ListedShare, Prices, Role, Split, SweepRequest, TimeoutsMs,
 };
@@ -126,6 +128,7 @@ pub(crate) mod test_rows {
             listing: Vec::new(),
             results_uri: None,
             results_writes: None,
+            not_measured: Vec::new(),
         }
     }
 

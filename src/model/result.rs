@@ -75,6 +75,10 @@ pub struct SweepResult {
     /// recorded here, never an error of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results_writes: Option<ResultsWrites>,
+    /// Written by another client (`tool.client`, e.g. the boto3 baseline function):
+    /// the row fields it could not measure, left at zero in every row.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_measured: Vec<super::Unmeasured>,
 }
 
 /// The writes of a result to its S3 destination (after every configuration and once
@@ -140,7 +144,13 @@ closed_set! {
 pub struct ToolInfo {
     pub name: String,
     pub version: String,
+    /// Empty for a result written by another client (then `client` names it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub aws_sdk_s3_version: String,
+    /// The S3 client of a result not written by s3sweep, e.g. `boto3 1.43.11 (botocore
+    /// 1.43.11, Python 3.12.3), ThreadPoolExecutor` (the baseline function).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 impl ToolInfo {
@@ -149,6 +159,7 @@ impl ToolInfo {
             name: env!("CARGO_PKG_NAME").to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             aws_sdk_s3_version: aws_sdk_s3::meta::PKG_VERSION.to_string(),
+            client: None,
         }
     }
 }
@@ -239,6 +250,10 @@ pub struct LambdaEnvironment {
     /// to finish this long before the deadline.
     #[serde(default)]
     pub safety_margin_ms: u64,
+    /// The network path the function was deployed with (absent in older results and
+    /// when the template did not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<super::Deployment>,
 }
 
 /// One configuration: one bucket, one worker count, one repetition.
@@ -573,6 +588,7 @@ impl SweepResult {
             listing: Vec::new(),
             results_uri: None,
             results_writes: None,
+            not_measured: Vec::new(),
         }
     }
 

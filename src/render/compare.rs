@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use crate::analysis::compare::{BucketPair, Comparison, Spread, MIN_REPETITIONS};
 use crate::analysis::significance::Test;
+use crate::model::Unmeasured;
 
 use super::{align_right, Style};
 
@@ -24,11 +25,20 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
     let bullet = if markdown { "- " } else { "" };
     let _ = writeln!(out, "{bullet}A: {}", c.environment_a);
     let _ = writeln!(out, "{bullet}B: {}", c.environment_b);
+    if let Some(note) = &c.placement_differs {
+        let _ = writeln!(out, "{bullet}{note}");
+    }
+    for (side, fields) in [("A", &c.not_measured_a), ("B", &c.not_measured_b)] {
+        if !fields.is_empty() {
+            let names: Vec<&str> = fields.iter().map(|f| f.name()).collect();
+            let _ = writeln!(out, "{bullet}{side} did not measure {} (shown as -)", names.join(", "));
+        }
+    }
     if markdown {
         out.push('\n');
     }
     for p in &c.pairs {
-        out.push_str(&render_pair(p, style));
+        out.push_str(&render_pair(p, style, c));
     }
     if !c.unpaired_a.is_empty() || !c.unpaired_b.is_empty() {
         let _ = writeln!(
@@ -44,7 +54,7 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
 
 /// One bucket pair: its heading, the table, the best and knee of each side, and the
 /// worker counts on one side only.
-fn render_pair(p: &BucketPair, style: Style) -> String {
+fn render_pair(p: &BucketPair, style: Style, c: &Comparison) -> String {
     let markdown = style == Style::Markdown;
     let mut out = String::new();
     let head = format!("A {} vs B {} (matched by {})", p.bucket_a, p.bucket_b, p.matched_by);
@@ -53,7 +63,7 @@ fn render_pair(p: &BucketPair, style: Style) -> String {
     } else {
         let _ = writeln!(out, "\n{head}");
     }
-    let _ = writeln!(out, "{}", pair_table(p, style));
+    let _ = writeln!(out, "{}", pair_table(p, style, c));
     if markdown {
         out.push('\n');
     }
@@ -77,7 +87,14 @@ fn render_pair(p: &BucketPair, style: Style) -> String {
 }
 
 /// One row per matched configuration (a memory column for a memory sweep).
-fn pair_table(p: &BucketPair, style: Style) -> comfy_table::Table {
+fn pair_table(p: &BucketPair, style: Style, c: &Comparison) -> comfy_table::Table {
+    let ttfb = |missing: &[Unmeasured], v: f64| {
+        if missing.contains(&Unmeasured::TtfbMs) {
+            "-".to_string()
+        } else {
+            format!("{v:.2}")
+        }
+    };
     let sized = p.configs.iter().any(|m| m.memory_mb.is_some());
     let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
     header.extend([
@@ -90,6 +107,8 @@ fn pair_table(p: &BucketPair, style: Style) -> comfy_table::Table {
         "B/A objects/s",
         "A ttfb p50",
         "B ttfb p50",
+        "A cpu ms/GET",
+        "B cpu ms/GET",
         "errors A/B",
         "significance",
     ]);
@@ -108,14 +127,16 @@ fn pair_table(p: &BucketPair, style: Style) -> comfy_table::Table {
             format!("{:.0}", m.a.median_objects_per_s),
             format!("{:.0}", m.b.median_objects_per_s),
             format!("{:.2}", m.throughput_ratio),
-            format!("{:.2}", m.a.median_ttfb_p50_ms),
-            format!("{:.2}", m.b.median_ttfb_p50_ms),
+            ttfb(&c.not_measured_a, m.a.median_ttfb_p50_ms),
+            ttfb(&c.not_measured_b, m.b.median_ttfb_p50_ms),
+            format!("{:.3}", m.a.median_cpu_ms_per_get),
+            format!("{:.3}", m.b.median_cpu_ms_per_get),
             format!("{}/{}", m.a.errors, m.b.errors),
             m.significance.text(),
         ]);
         table.add_row(cells);
     }
-    align_right(&mut table, 0..10 + usize::from(sized));
+    align_right(&mut table, 0..12 + usize::from(sized));
     table
 }
 
@@ -176,5 +197,54 @@ mod tests {
         assert!(text.contains("no significance claimed"), "{text}");
         assert!(text.contains("| workers |"), "{text}");
         assert!(text.starts_with("- A: local"), "{text}");
+    }
+
+    #[test]
+    fn placement_client_and_unmeasured_fields_are_shown() {
+        use crate::model::{Deployment, NetworkPath};
+        let lambda = |path: NetworkPath, zones: &[&str]| {
+            let mut r = result(reps("b1", 4, &[10.0]));
+            r.environment.lambda = Some(crate::model::LambdaEnvironment {
+                function_name: None,
+                function_version: None,
+                memory_size_mb: Some(1769),
+                cold_start: false,
+                architecture: None,
+                region: None,
+                request_id: None,
+                remaining_ms_at_start: None,
+                safety_margin_ms: 0,
+                deployment: Some(Deployment {
+                    network_path: path,
+                    subnet_zone_ids: zones.iter().map(|z| z.to_string()).collect(),
+                }),
+            });
+            r
+        };
+        let mut a = lambda(NetworkPath::Vpc, &["use1-az4"]);
+        a.tool.client = Some("boto3 1.43.11".into());
+        a.not_measured = vec![Unmeasured::TtfbMs, Unmeasured::PoolWaitMs];
+        a.results[0].cpu_ms_per_get = 2.5;
+        let b = lambda(NetworkPath::Default, &[]);
+        let text = render_comparison(&compare(&a, &b, &CompareOptions::default()).unwrap(), Style::Terminal);
+        assert!(
+            text.contains("client boto3 1.43.11, Lambda 1769 MB, network vpc (use1-az4)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("B: local on linux x86_64, 2 vCPUs, Lambda 1769 MB, network default"),
+            "{text}"
+        );
+        assert!(
+            text.contains("the runs were placed differently: A network vpc (use1-az4), B network default"),
+            "{text}"
+        );
+        assert!(
+            text.contains("A did not measure ttfb_ms, pool_wait_ms (shown as -)"),
+            "{text}"
+        );
+        assert!(text.contains("2.500"), "A's CPU per GET: {text}");
+        let same = compare(&b, &b.clone(), &CompareOptions::default()).unwrap();
+        assert_eq!(same.placement_differs, None);
     }
 }

@@ -9,7 +9,7 @@
 //! install it; `S3SWEEP_SKIP_BOTO3=1` skips it explicitly (and loudly).
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,33 +19,10 @@ const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 const BUCKET: &str = "boto3-test--lab1-az1--x-s3";
 const OBJECTS: u64 = 20;
 
-/// The Python with boto3, or `None` when there is none.
-fn python() -> Option<PathBuf> {
-    let candidate = std::env::var_os("S3SWEEP_BENCH_PYTHON")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(MANIFEST_DIR).join(".venv-bench/bin/python"));
-    let works = Command::new(&candidate)
-        .args(["-c", "import boto3"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    works.then_some(candidate)
-}
-
 #[test]
 fn boto3_reads_the_https_directory_bucket_with_its_own_session() {
-    let Some(python) = python() else {
-        if std::env::var("S3SWEEP_SKIP_BOTO3").as_deref() == Ok("1") {
-            eprintln!("SKIPPED the boto3 test: S3SWEEP_SKIP_BOTO3=1 and no Python with boto3");
-            return;
-        }
-        panic!(
-            "no Python with boto3 (looked at $S3SWEEP_BENCH_PYTHON and {MANIFEST_DIR}/.venv-bench/bin/python). \
-             Install the pinned baseline with `make bench-venv` (`make test` does it first); \
-             S3SWEEP_SKIP_BOTO3=1 skips this test"
-        );
+    let Some(python) = crate::common::bench_python("the boto3 test") else {
+        return;
     };
     let mut cmd = Command::new(BIN);
     cmd.args(["serve", "--port", "0", "--tls", "--bucket", &format!("{BUCKET}=none")]);

@@ -571,5 +571,6 @@ fn deploy_docs_name_the_directory_bucket_with_the_account_id() {
     }
 }
 
+mod baseline_vpc;
 mod first_deploy;
 mod results_bucket;

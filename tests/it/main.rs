@@ -18,6 +18,7 @@ mod common;
 mod emulator;
 
 mod bad_requests;
+mod baseline_function;
 mod boto3_reads;
 mod clean;
 mod cli;

@@ -269,3 +269,33 @@ pub fn isolated(test: &str, limit: Duration) -> bool {
     );
     false
 }
+
+/// The Python with boto3 the tests run (the baseline's, `bench/requirements.txt`):
+/// `$S3SWEEP_BENCH_PYTHON`, else the project's `.venv-bench` (`make bench-venv`, which
+/// `make test` runs first). Without one, `test` fails saying how to install it, unless
+/// `S3SWEEP_SKIP_BOTO3=1` skips it explicitly (and loudly): then `None`.
+pub fn bench_python(test: &str) -> Option<std::path::PathBuf> {
+    let manifest = env!("CARGO_MANIFEST_DIR");
+    let candidate = std::env::var_os("S3SWEEP_BENCH_PYTHON")
+        .filter(|p| !p.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(manifest).join(".venv-bench/bin/python"));
+    let works = Command::new(&candidate)
+        .args(["-c", "import boto3"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if works {
+        return Some(candidate);
+    }
+    if std::env::var("S3SWEEP_SKIP_BOTO3").as_deref() == Ok("1") {
+        eprintln!("SKIPPED {test}: S3SWEEP_SKIP_BOTO3=1 and no Python with boto3");
+        return None;
+    }
+    panic!(
+        "no Python with boto3 (looked at $S3SWEEP_BENCH_PYTHON and {manifest}/.venv-bench/bin/python). \
+         Install the pinned baseline with `make bench-venv` (`make test` does it first); \
+         S3SWEEP_SKIP_BOTO3=1 skips {test}"
+    );
+}

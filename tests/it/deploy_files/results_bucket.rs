@@ -45,9 +45,9 @@ fn results_permissions_only_when_the_bucket_is_set() {
     let mk = read("Makefile");
     assert!(mk.contains("$(if $(RESULTS_BUCKET),ResultsBucket=$(RESULTS_BUCKET))"));
     let (_, variants) = target("template-variants");
-    assert!(variants.contains("> $(TEMPLATE_RESULTS)"), "{variants}");
-    assert!(target("lint").1.contains("$(TEMPLATE_RESULTS)"));
-    assert!(target("checkov").1.contains("-f $(TEMPLATE_RESULTS)"));
+    assert!(variants.contains("> $(TEMPLATE_ALL_ON)"), "{variants}");
+    assert!(target("lint").1.contains("$(TEMPLATE_ALL_ON)"));
+    assert!(target("checkov").1.contains("-f $(TEMPLATE_ALL_ON)"));
     let docs = read("docs/deploy.md");
     for needle in ["RESULTS_BUCKET=", "WriteResultsUnderThePrefixOnly", "make invoke-async"] {
         assert!(docs.contains(needle), "docs/deploy.md does not mention {needle}");
@@ -55,9 +55,9 @@ fn results_permissions_only_when_the_bucket_is_set() {
 }
 
 #[test]
-fn make_template_variants_writes_the_results_variant() {
+fn make_template_variants_turns_the_results_bucket_on_in_the_all_on_variant() {
     let out = make(&["template-variants", "OUT=target/h24-variants"], &[]);
-    let variant = root().join("target/h24-variants/template-results.yaml");
+    let variant = root().join("target/h24-variants/template-all-on.yaml");
     let text = std::fs::read_to_string(&variant).unwrap_or_else(|_| panic!("{out}"));
     let param = path(&text, &["Parameters", "ResultsBucket"]).body;
     assert_eq!(child(&param, "Default").unwrap().inline, "my-results-bucket");

@@ -1,0 +1,278 @@
+//! Issue 24: the boto3 baseline function (`baseline/handler.py`), run by the test
+//! suite's own Python (`common::bench_python`) against the lab's Standard-like and
+//! directory buckets over HTTPS with the lab's CA. Its answer must be a result that
+//! the real `s3sweep compare` reads beside s3sweep's own run of the same event, with
+//! every object read, errors counted by s3sweep's kinds, read-only S3 Express sessions
+//! (the role allows no other), and a CPU per GET that comes from its own process clock:
+//! within the process's own CPU time, well under a GET's latency at one worker (a wall
+//! clock would not be), and larger by the work added when each GET does more.
+//!
+//! CPU figures: in the Makefile's TIMED_TESTS, and holding `one_at_a_time`.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::common::{bench_python, one_at_a_time, run_bounded, Serve, BIN};
+
+const STANDARD: &str = "baseline-std";
+const EXPRESS: &str = "baseline--lab1-az1--x-s3";
+const OBJECTS: u64 = 20;
+const SIZE: u64 = 4096;
+/// CPU each GET burns on top in the heavier run, ms (its thread's own clock).
+const BURN_MS: f64 = 3.0;
+
+/// Runs the handler in-process three ways, printing one JSON object: `plain` (the
+/// event), `plain_process_cpu_ms` (this process's CPU over that call, measured here
+/// and not by the handler), `heavier` (the event `heavier_event`, each GET burning
+/// BURN_MS of CPU first), `bad` (the message of a bad event).
+const DRIVER: &str = r#"
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+import handler
+
+def cpu_ms():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return (r.ru_utime + r.ru_stime) * 1000
+
+event, heavier_event, burn_ms = json.loads(sys.argv[2]), json.loads(sys.argv[3]), float(sys.argv[4])
+c0 = cpu_ms()
+plain = handler.handler(event, None)
+plain_cpu = cpu_ms() - c0
+get = handler.Reader.get
+def burning_get(self, bucket, key):
+    until = time.thread_time() + burn_ms / 1000
+    while time.thread_time() < until:
+        pass
+    return get(self, bucket, key)
+handler.Reader.get = burning_get
+heavier = handler.handler(heavier_event, None)
+try:
+    handler.handler({"buckets": [], "workers": [0, 2], "fanout": {"invocations": 2}, "bogus": 1}, None)
+    bad = None
+except handler.BadEvent as e:
+    bad = str(e)
+print(json.dumps({"plain": plain, "plain_process_cpu_ms": plain_cpu, "heavier": heavier, "bad": bad}))
+"#;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rows<'a>(doc: &'a Value, bucket: &str) -> Vec<&'a Value> {
+    doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["bucket"] == bucket)
+        .collect()
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn the_baseline_handler_reads_the_lab_and_compares_with_s3sweep() {
+    let Some(python) = bench_python("the baseline function test") else {
+        return;
+    };
+    let _one = one_at_a_time();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--port", "0", "--tls"]).args([
+        "--bucket",
+        &format!("{STANDARD}=standard"),
+        "--bucket",
+        &format!("{EXPRESS}=express"),
+    ]);
+    let mut server = Serve::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::piped()));
+    let lines = server.stdout.take().unwrap();
+    std::thread::spawn(move || for _ in lines {});
+    let mut stderr = server.child.stderr.take().unwrap();
+    let stderr_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let ca = server.ca_file.clone().unwrap();
+    let dir = std::env::temp_dir().join(format!("s3sweep-baseline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for bucket in [STANDARD, EXPRESS] {
+        let out = run_bounded(
+            Command::new(BIN)
+                .args(["seed", "--endpoint", &server.endpoint, "--bucket", bucket])
+                .args(["--count", &OBJECTS.to_string(), "--size", &SIZE.to_string()])
+                .arg("--ca-file")
+                .arg(&ca)
+                .arg("--manifest")
+                .arg(dir.join(format!("manifest-{bucket}.json"))),
+        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    let event =
+        json!({"buckets": [STANDARD, EXPRESS], "object_count": OBJECTS, "workers": [1, 8], "pool_connections": 8});
+    // The heavier run also asks for 4 objects that do not exist: errors by kind.
+    let heavier = json!({"buckets": [EXPRESS], "object_count": OBJECTS + 4, "workers": [4], "pool_connections": 4});
+    let out = run_bounded(
+        Command::new(&python)
+            .args(["-c", DRIVER])
+            .arg(root().join("baseline"))
+            .args([event.to_string(), heavier.to_string(), BURN_MS.to_string()])
+            .env("S3SWEEP_ENDPOINT_URL", &server.endpoint)
+            .env("AWS_CA_BUNDLE", &ca)
+            .env("AWS_ACCESS_KEY_ID", "s3sweep")
+            .env("AWS_SECRET_ACCESS_KEY", "s3sweep-local-secret")
+            .env("AWS_CONFIG_FILE", "/dev/null")
+            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+            .env_remove("AWS_LAMBDA_FUNCTION_NAME")
+            .env_remove("AWS_PROFILE"),
+    );
+    assert!(
+        out.status.success(),
+        "the handler failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let plain = &got["plain"];
+
+    // Every object of both buckets read at both worker counts, in s3sweep's row shape.
+    assert_eq!(plain["schema"], "s3sweep.result/v1");
+    assert!(
+        plain["tool"]["client"].as_str().unwrap().starts_with("boto3 "),
+        "{}",
+        plain["tool"]
+    );
+    for bucket in [STANDARD, EXPRESS] {
+        let mine = rows(plain, bucket);
+        assert_eq!(mine.len(), 2, "{bucket}: {mine:?}");
+        for r in &mine {
+            assert_eq!(r["ok"].as_u64(), Some(OBJECTS), "{r}");
+            assert_eq!(r["bytes"].as_u64(), Some(OBJECTS * SIZE), "{r}");
+            assert_eq!(r["errors"]["total"].as_u64(), Some(0), "{r}");
+        }
+    }
+    assert!(plain["not_measured"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("pool_wait_ms")));
+
+    // CPU per GET from the process clock: positive; in total no more than the CPU
+    // this process spent over the call (measured here); and at one worker on the
+    // Standard-like bucket far below a GET's time to last byte, which a wall clock
+    // would equal.
+    let cpu_sum: f64 = plain["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| f(&r["cpu_ms"]))
+        .sum();
+    let process = f(&got["plain_process_cpu_ms"]);
+    assert!(
+        cpu_sum > 0.0 && cpu_sum <= process + 1.0,
+        "rows {cpu_sum} ms, process {process} ms"
+    );
+    for r in plain["results"].as_array().unwrap() {
+        let per_get = f(&r["cpu_ms_per_get"]);
+        assert!(per_get > 0.01 && per_get < 50.0, "implausible CPU per GET: {r}");
+    }
+    let one = rows(plain, STANDARD).into_iter().find(|r| r["workers"] == 1).unwrap();
+    assert!(
+        f(&one["cpu_ms_per_get"]) < 0.75 * f(&one["ttlb_ms"]["mean"]),
+        "CPU per GET {} ms is not below 3/4 of the GET's {} ms at one worker: a wall clock?",
+        one["cpu_ms_per_get"],
+        one["ttlb_ms"]["mean"]
+    );
+    // More work per GET shows in the CPU per GET.
+    let heavier = &got["heavier"]["results"][0];
+    let before = rows(plain, EXPRESS)
+        .into_iter()
+        .map(|r| f(&r["cpu_ms_per_get"]))
+        .fold(0.0, f64::max);
+    assert!(
+        f(&heavier["cpu_ms_per_get"]) >= before + 0.8 * BURN_MS,
+        "burning {BURN_MS} ms per GET moved CPU per GET from {before} to {}",
+        heavier["cpu_ms_per_get"]
+    );
+    assert_eq!(heavier["errors"]["not_found"].as_u64(), Some(4), "{heavier}");
+    assert_eq!(heavier["errors"]["total"].as_u64(), Some(4), "{heavier}");
+    // A bad event names each bad field.
+    let bad = got["bad"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a bad event was accepted: {got}"));
+    for field in ["buckets", "workers[0]", "fanout", "bogus"] {
+        assert!(bad.contains(field), "{field} not named in {bad:?}");
+    }
+
+    // s3sweep runs the same event; the real binary compares the two.
+    let baseline = dir.join("baseline.json");
+    std::fs::write(&baseline, plain.to_string()).unwrap();
+    let event_file = dir.join("event.json");
+    std::fs::write(&event_file, event.to_string()).unwrap();
+    let s3sweep = dir.join("s3sweep.json");
+    let out = run_bounded(
+        Command::new(BIN)
+            .args(["run", "--endpoint", &server.endpoint, "--credentials", "lab"])
+            .arg("--ca-file")
+            .arg(&ca)
+            .arg("--event")
+            .arg(&event_file)
+            .arg("--json")
+            .arg(&s3sweep),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run_bounded(Command::new(BIN).arg("compare").arg(&baseline).arg(&s3sweep));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "compare failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{table}");
+    assert!(table.contains("client boto3"), "{table}");
+    assert!(table.contains("A cpu ms/GET"), "{table}");
+    assert!(table.contains("A did not measure ttfb_ms"), "{table}");
+    let out = run_bounded(
+        Command::new(BIN)
+            .args(["compare", "--json"])
+            .arg(&baseline)
+            .arg(&s3sweep),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["pairs"].as_array().unwrap().len(), 2, "{c}");
+    for config in c["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["configs"].as_array().unwrap())
+    {
+        assert!(f(&config["a"]["median_cpu_ms_per_get"]) > 0.0, "{config}");
+        assert!(f(&config["b"]["median_cpu_ms_per_get"]) > 0.0, "{config}");
+    }
+
+    // Stop the lab (SIGTERM): its tally shows the baseline's sessions were read-only
+    // (seeding's one ReadWrite session is the only one).
+    // SAFETY: signals only the `serve` child this test started.
+    unsafe {
+        libc::kill(server.child.id() as i32, libc::SIGTERM);
+    }
+    let stop = std::time::Instant::now();
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(
+            stop.elapsed() < std::time::Duration::from_secs(10),
+            "serve did not stop"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let log = stderr_reader.join().unwrap();
+    let sessions = log
+        .lines()
+        .find(|l| l.contains("S3 Express sessions:"))
+        .unwrap_or_else(|| panic!("no session tally in:\n{log}"));
+    assert!(sessions.contains("ReadWrite=1"), "{sessions}");
+    assert!(!sessions.contains("ReadOnly=0"), "{sessions}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
