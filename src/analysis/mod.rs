@@ -8,6 +8,7 @@
 //!   bucket-vs-bucket comparison;
 //! - [`cost`]: what each configuration's GETs and Lambda time cost;
 //! - [`memory`]: a memory sweep's fastest and cheapest memory x workers per bucket;
+//! - [`sizes`]: on a size axis, where the binding limit changes with the object size;
 //! - [`network`]: the bandwidth ceiling the verdicts use (the user's or the probe's)
 //!   and the rows that ran on burst credit;
 //! - [`compare`]: two results side by side, with significance from repetitions
@@ -20,11 +21,12 @@ pub(crate) mod memory;
 pub(crate) mod network;
 pub(crate) mod rules;
 pub(crate) mod significance;
+pub(crate) mod sizes;
 pub(crate) mod summary;
 pub(crate) mod verdict;
 
 use crate::model::result::worker_counts;
-use crate::model::stats::median;
+use crate::model::stats::{first_seen, median};
 use crate::model::{
     Analysis, BucketComparison, BucketSummary, ConfigResult, CpuSource, CurveAnalysis, SweepResult, Thresholds,
     Verdict, WorkerVerdict,
@@ -42,22 +44,26 @@ use verdict::{curve_verdicts, queueing_notes};
 ///
 /// A memory sweep's rows (`memory_mb` set) are analysed size by size, each size as a
 /// sweep of its own (summaries and curves then carry `memory_mb`), and the memory
-/// block gets each bucket's fastest and cheapest memory x workers.
+/// block gets each bucket's fastest and cheapest memory x workers. A size axis's rows
+/// (`object_size_bytes` a number) are analysed object size by object size the same
+/// way, and each bucket gets a note on where its binding limit changes with size.
 pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
-    let sizes = result.memory_sizes();
-    if sizes.is_empty() {
+    let memory = result.memory_sizes();
+    if memory.is_empty() && result.object_sizes().is_empty() {
         analyse_one(result, thresholds);
         return;
     }
     let rows = std::mem::take(&mut result.results);
     let mut analysed: Vec<Option<ConfigResult>> = vec![None; rows.len()];
     let (mut summary, mut buckets, mut comparisons) = (Vec::new(), Vec::new(), Vec::new());
-    let groups = sizes
-        .iter()
-        .map(|&m| Some(m))
-        .chain(rows.iter().any(|r| r.memory_mb.is_none()).then_some(None));
-    for memory_mb in groups {
-        let index: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].memory_mb == memory_mb).collect();
+    // One group per memory size x object size, in the order first run; rows without a
+    // memory size after a memory sweep's.
+    let mut groups = first_seen(rows.iter().map(|r| (r.memory_mb, r.size_axis_bytes())));
+    groups.sort_by_key(|g| g.0.is_none() && !memory.is_empty());
+    for (memory_mb, object_size_bytes) in groups {
+        let index: Vec<usize> = (0..rows.len())
+            .filter(|&i| rows[i].memory_mb == memory_mb && rows[i].size_axis_bytes() == object_size_bytes)
+            .collect();
         let mut part = SweepResult {
             results: index.iter().map(|&i| rows[i].clone()).collect(),
             fanout: None,
@@ -71,10 +77,23 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
         for (i, row) in index.into_iter().zip(part.results) {
             analysed[i] = Some(row);
         }
-        summary.extend(part.summary.into_iter().map(|s| BucketSummary { memory_mb, ..s }));
+        let tag = |s: BucketSummary| BucketSummary {
+            memory_mb,
+            object_size_bytes,
+            ..s
+        };
+        summary.extend(part.summary.into_iter().map(tag));
         if let Some(a) = part.analysis {
-            buckets.extend(a.buckets.into_iter().map(|c| CurveAnalysis { memory_mb, ..c }));
-            comparisons.extend(a.comparisons.into_iter().map(|c| BucketComparison { memory_mb, ..c }));
+            buckets.extend(a.buckets.into_iter().map(|c| CurveAnalysis {
+                memory_mb,
+                object_size_bytes,
+                ..c
+            }));
+            comparisons.extend(a.comparisons.into_iter().map(|c| BucketComparison {
+                memory_mb,
+                object_size_bytes,
+                ..c
+            }));
         }
     }
     result.results = analysed.into_iter().flatten().collect();
@@ -83,6 +102,7 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
         thresholds: *thresholds,
         buckets,
         comparisons,
+        size_limits: sizes::size_limits(&result.results),
     });
     let target = result.request.target_wall_ms;
     let choices = memory::choices(result, target);
@@ -159,6 +179,7 @@ fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
         thresholds: *thresholds,
         buckets: analyses,
         comparisons,
+        size_limits: Vec::new(),
     });
 }
 

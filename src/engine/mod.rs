@@ -156,6 +156,7 @@ fn all_skipped(plan: &Plan, reason: &str) -> Vec<SkippedConfig> {
             workers: s.workers,
             repetition: s.repetition,
             reason: reason.to_string(),
+            object_size_bytes: s.size,
         })
         .collect()
 }
@@ -186,6 +187,7 @@ async fn run_steps(
                 "deadline: {why}, {} ms before the invocation's deadline (the safety margin)",
                 options.deadline.map_or(0, |d| d.margin().as_millis())
             ),
+            object_size_bytes: step.size,
         };
         if stop_at.is_some_and(|s| Instant::now() >= s) {
             skipped.push(skip("the sweep stopped"));
@@ -196,7 +198,7 @@ async fn run_steps(
             client,
             s3,
             plan,
-            (step.bucket, workers, repetition),
+            (step.bucket, workers, repetition, step.size),
             schedule,
             stop_at,
             observer,
@@ -223,15 +225,18 @@ async fn run_steps(
     (results, skipped)
 }
 
-/// Rows and skipped configurations sorted in plan order (bucket, workers, repetition).
+/// Rows and skipped configurations sorted in plan order (bucket, object size, workers,
+/// repetition).
 fn in_plan_order(plan: &Plan, results: &mut [ConfigResult], skipped: &mut [SkippedConfig]) {
-    let rank = |bucket: &str, workers: u32, repetition: u32| {
+    let axis = plan.size_axis();
+    let rank = |bucket: &str, size: Option<u64>, workers: u32, repetition: u32| {
         let b = plan.buckets().iter().position(|x| x == bucket).unwrap_or(usize::MAX);
+        let s = axis.iter().position(|&x| x == size).unwrap_or(usize::MAX);
         let w = plan.workers().iter().position(|&x| x == workers).unwrap_or(usize::MAX);
-        (b, w, repetition)
+        (b, s, w, repetition)
     };
-    results.sort_by_key(|r| rank(&r.bucket, r.workers, r.repetition));
-    skipped.sort_by_key(|r| rank(&r.bucket, r.workers, r.repetition));
+    results.sort_by_key(|r| rank(&r.bucket, r.size_axis_bytes(), r.workers, r.repetition));
+    skipped.sort_by_key(|r| rank(&r.bucket, r.object_size_bytes, r.workers, r.repetition));
 }
 
 /// The result so far, as written to S3 while the run goes on: `base` with the rows
@@ -250,6 +255,7 @@ fn progress_copy(
         workers: s.workers,
         repetition: s.repetition,
         reason: "not run yet when this copy was written: the run was still going".into(),
+        object_size_bytes: s.size,
     }));
     copy.truncated = true;
     in_plan_order(plan, &mut copy.results, &mut copy.skipped);

@@ -1,7 +1,7 @@
-//! The order configurations run in: `ascending` (bucket, then workers, then
-//! repetition, back to back) or `interleaved` (repetitions as rounds; within a round,
-//! each bucket's worker counts in a shuffle seeded by the request's seed and the
-//! round), so drift over the run (warm-up, a burst allowance, a noisy neighbour) is
+//! The order configurations run in: `ascending` (bucket, then object size, then
+//! workers, then repetition, back to back) or `interleaved` (repetitions as rounds;
+//! within a round, each bucket's object size x worker count pairs in a shuffle seeded
+//! by the request's seed and the round), so drift over the run (warm-up, a burst allowance, a noisy neighbour) is
 //! spread over the worker counts instead of landing on the same ones every time.
 
 use rand::seq::SliceRandom;
@@ -19,6 +19,8 @@ pub(crate) struct Step {
     pub repetition: u32,
     /// The round of an interleaved order (= `repetition`).
     pub round: Option<u32>,
+    /// The object size on a size axis, bytes (`None`: no axis).
+    pub size: Option<u64>,
 }
 
 /// The seed of round `round`'s shuffle.
@@ -28,30 +30,47 @@ fn round_seed(seed: u64, round: u32) -> u64 {
 
 /// Every configuration of `plan` in the order to run it.
 pub(crate) fn steps(plan: &Plan) -> Vec<Step> {
-    steps_of(
+    sized_steps_of(
         plan.order(),
         plan.buckets().len(),
-        plan.workers(),
+        (&plan.size_axis(), plan.workers()),
         plan.repetitions(),
         plan.seed(),
     )
 }
 
-/// [`steps`] from its parts.
+/// [`steps`] from its parts, without a size axis.
+#[cfg(test)]
 pub(crate) fn steps_of(order: Order, buckets: usize, workers: &[u32], repetitions: u32, seed: u64) -> Vec<Step> {
+    sized_steps_of(order, buckets, (&[None], workers), repetitions, seed)
+}
+
+/// [`steps`] from its parts: `sizes` x `workers` per bucket (`sizes` is `[None]`
+/// without a size axis, and the order is then the same as before the axis).
+pub(crate) fn sized_steps_of(
+    order: Order,
+    buckets: usize,
+    (sizes, workers): (&[Option<u64>], &[u32]),
+    repetitions: u32,
+    seed: u64,
+) -> Vec<Step> {
+    let pairs: Vec<(Option<u64>, u32)> = sizes
+        .iter()
+        .flat_map(|&s| workers.iter().map(move |&w| (s, w)))
+        .collect();
+    let step = |bucket, (size, workers): (Option<u64>, u32), repetition, round| Step {
+        bucket,
+        workers,
+        repetition,
+        round,
+        size,
+    };
     let mut out = Vec::new();
     match order {
         Order::Ascending => {
             for bucket in 0..buckets {
-                for &w in workers {
-                    for repetition in 1..=repetitions {
-                        out.push(Step {
-                            bucket,
-                            workers: w,
-                            repetition,
-                            round: None,
-                        });
-                    }
+                for &pair in &pairs {
+                    out.extend((1..=repetitions).map(|r| step(bucket, pair, r, None)));
                 }
             }
         }
@@ -59,14 +78,9 @@ pub(crate) fn steps_of(order: Order, buckets: usize, workers: &[u32], repetition
             for round in 1..=repetitions {
                 let mut rng = rand::rngs::StdRng::seed_from_u64(round_seed(seed, round));
                 for bucket in 0..buckets {
-                    let mut shuffled = workers.to_vec();
+                    let mut shuffled = pairs.clone();
                     shuffled.shuffle(&mut rng);
-                    out.extend(shuffled.into_iter().map(|w| Step {
-                        bucket,
-                        workers: w,
-                        repetition: round,
-                        round: Some(round),
-                    }));
+                    out.extend(shuffled.into_iter().map(|p| step(bucket, p, round, Some(round))));
                 }
             }
         }
@@ -108,6 +122,32 @@ mod tests {
         assert!(
             firsts.len() > 1,
             "the first worker count changes from round to round: {firsts:?}"
+        );
+    }
+
+    #[test]
+    fn sizes_are_swept_with_the_workers() {
+        let sizes = [Some(4096), Some(1 << 20)];
+        let a = sized_steps_of(Order::Ascending, 1, (&sizes, &[1, 8]), 1, 1);
+        let got: Vec<(Option<u64>, u32)> = a.iter().map(|s| (s.size, s.workers)).collect();
+        assert_eq!(got, [(sizes[0], 1), (sizes[0], 8), (sizes[1], 1), (sizes[1], 8)]);
+        let i = sized_steps_of(Order::Interleaved, 2, (&sizes, &W), 3, 5);
+        assert_eq!(i.len(), 2 * 2 * W.len() * 3);
+        for chunk in i.chunks(2 * W.len()) {
+            let mut pairs: Vec<(Option<u64>, u32)> = chunk.iter().map(|s| (s.size, s.workers)).collect();
+            pairs.sort_unstable();
+            let mut want: Vec<(Option<u64>, u32)> =
+                sizes.iter().flat_map(|&s| W.iter().map(move |&w| (s, w))).collect();
+            want.sort_unstable();
+            assert_eq!(pairs, want, "each bucket's round holds every size x workers once");
+        }
+        let sizes_first: std::collections::BTreeSet<Option<u64>> =
+            i.chunks(W.len()).map(|c| c[0].size).collect();
+        assert_eq!(sizes_first.len(), 2, "sizes are interleaved, not run one after the other");
+        // Without an axis the order is the one before it.
+        assert_eq!(
+            sized_steps_of(Order::Interleaved, 2, (&[None], &W), 4, 7),
+            steps_of(Order::Interleaved, 2, &W, 4, 7)
         );
     }
 }

@@ -15,7 +15,7 @@ use tokio::sync::Semaphore;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, rates, round3};
 use crate::model::{
-    Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percentiles, SizeSpread, WireCounts,
+    Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, ObjectSize, Percentiles, SizeSpread, WireCounts,
 };
 use crate::plan::{Keys, Plan};
 use crate::s3::get::get_one;
@@ -51,13 +51,13 @@ pub(crate) async fn run_config(
     client: &SweepClient,
     s3: &aws_sdk_s3::Client,
     plan: &Plan,
-    (bucket_index, workers, repetition): (usize, u32, u32),
+    (bucket_index, workers, repetition, size): (usize, u32, u32, Option<u64>),
     schedule: Option<StartSchedule>,
     stop_at: Option<Instant>,
     observer: &Arc<dyn Observer>,
 ) -> Option<ConfigResult> {
     let bucket = plan.buckets()[bucket_index].as_str();
-    let keys = plan.keys_of(bucket_index);
+    let keys = plan.keys_at(bucket_index, size);
     let order = Arc::new(key_order(plan, &keys, workers, repetition));
     let whole_request = plan.attempt_timeout() * plan.max_attempts();
     let before_timed_phase = async {
@@ -111,7 +111,10 @@ pub(crate) async fn run_config(
         }
     }
     let timed = Timed {
-        sizes: SizeSpread::of(order.iter().filter_map(|&i| keys.size_bytes(i)).collect()),
+        sizes: match size {
+            Some(n) => Some(ObjectSize::Fixed(n)),
+            None => SizeSpread::of(order.iter().filter_map(|&i| keys.size_bytes(i)).collect()).map(ObjectSize::Spread),
+        },
         recorded,
         wall: start.elapsed(),
         started_at,
@@ -164,8 +167,9 @@ struct Timed {
     /// GETs the configuration was to make.
     planned: u64,
     warmup: Option<Breakdown>,
-    /// Listed sizes of the configuration's keys (a `key_prefix` sweep).
-    sizes: Option<SizeSpread>,
+    /// The configuration's size on a size axis, or the listed sizes of its keys (a
+    /// `key_prefix` sweep).
+    sizes: Option<ObjectSize>,
 }
 
 /// The row of one configuration: counts, rates, percentiles, CPU time, transport

@@ -406,6 +406,7 @@ pub(crate) fn merged_result(
             workers: c.workers,
             repetition: c.repetition,
             reason: format!("children {:?} did not run it (deadline)", c.missing_children),
+            object_size_bytes: None,
         })
         .collect();
     base.truncated = !base.skipped.is_empty() || report.children.iter().any(|c| !c.skipped.is_empty());

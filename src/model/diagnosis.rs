@@ -357,6 +357,9 @@ pub struct CurveAnalysis {
     /// A memory sweep's curves are per bucket and memory size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u32>,
+    /// A size axis's curves are per bucket and object size, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_size_bytes: Option<u64>,
 }
 
 /// How much faster the lower-latency bucket is, at one worker and at the best count.
@@ -378,6 +381,9 @@ pub struct BucketComparison {
     /// A memory sweep compares buckets at each memory size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u32>,
+    /// A size axis compares buckets at each object size, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_size_bytes: Option<u64>,
 }
 
 /// The analysis block of the result document.
@@ -387,4 +393,30 @@ pub struct Analysis {
     pub buckets: Vec<CurveAnalysis>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comparisons: Vec<BucketComparison>,
+    /// On a size axis, per bucket: the limit that binds at each object size.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub size_limits: Vec<SizeLimits>,
+}
+
+/// One bucket of a size axis: what bound its largest worker counts at each object
+/// size, and whether that changes with size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SizeLimits {
+    pub bucket: String,
+    /// One per object size, in the order run.
+    pub sizes: Vec<SizeLimit>,
+    /// True when two sizes are bound by different limits.
+    pub changes: bool,
+    /// The finding in words, e.g. "the binding limit changes with size: 4096 B
+    /// client_cpu from 64 workers, 1048576 B bandwidth from 8 workers".
+    pub note: String,
+}
+
+/// The binding limit at one object size: the verdict of the largest worker count, and
+/// the smallest worker count from which every larger one has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SizeLimit {
+    pub object_size_bytes: u64,
+    pub verdict: Verdict,
+    pub from_workers: u32,
 }

@@ -39,6 +39,40 @@ pub struct SizeSpread {
     pub max: u64,
 }
 
+/// A row's `object_size_bytes`: the one size of a size axis's configuration (a
+/// number), or the sizes a `key_prefix` sweep's listing found (`{min, p50, p99, max}`).
+/// Both shapes load, so results written before the size axis still read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ObjectSize {
+    /// Every object of the configuration has this many bytes (`object_sizes_bytes`).
+    Fixed(u64),
+    /// The listed objects' sizes.
+    Spread(SizeSpread),
+}
+
+impl ObjectSize {
+    /// The size of a size axis's row; `None` for a listing's spread.
+    pub fn fixed(&self) -> Option<u64> {
+        match self {
+            ObjectSize::Fixed(n) => Some(*n),
+            ObjectSize::Spread(_) => None,
+        }
+    }
+    /// The sizes as a spread (a fixed size: min = max).
+    pub fn spread(&self) -> SizeSpread {
+        match *self {
+            ObjectSize::Fixed(n) => SizeSpread {
+                min: n,
+                p50: n,
+                p99: n,
+                max: n,
+            },
+            ObjectSize::Spread(s) => s,
+        }
+    }
+}
+
 impl SizeSpread {
     /// The spread of `sizes` (nearest-rank percentiles); `None` when empty.
     pub fn of(mut sizes: Vec<u64>) -> Option<SizeSpread> {
@@ -71,5 +105,15 @@ mod tests {
         assert!(s.varies());
         assert_eq!(SizeSpread::of(vec![]), None);
         assert!(!SizeSpread::of(vec![7, 7]).unwrap().varies());
+    }
+
+    #[test]
+    fn a_row_size_is_a_number_or_a_spread() {
+        let fixed: ObjectSize = serde_json::from_str("4096").unwrap();
+        assert_eq!(fixed.fixed(), Some(4096));
+        assert_eq!(serde_json::to_string(&fixed).unwrap(), "4096");
+        let spread: ObjectSize = serde_json::from_str(r#"{"min":1,"p50":2,"p99":3,"max":4}"#).unwrap();
+        assert_eq!(spread.fixed(), None);
+        assert_eq!(spread.spread().max, 4);
     }
 }

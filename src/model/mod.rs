@@ -18,11 +18,11 @@ pub(crate) mod stats;
 
 pub use diagnosis::{
     Analysis, Breakdown, BucketComparison, ClientMeasure, ClientSide, CpuSource, CurveAnalysis, DiagnoseError,
-    Diagnosis, Limit, ModelFit, Prediction, Thresholds, Verdict, WorkerVerdict,
+    Diagnosis, Limit, ModelFit, Prediction, SizeLimit, SizeLimits, Thresholds, Verdict, WorkerVerdict,
 };
 pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
-pub use listing::{KeyListing, SizeSpread};
+pub use listing::{KeyListing, ObjectSize, SizeSpread};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
 pub use names::Outcome;
 pub use network::{

@@ -41,6 +41,7 @@ pub(crate) const DEFAULT_START_DELAY_MS: u64 = 2_000;
 /// | `probe_key` | `s3sweep/probe-object` | the probe object `seed --probe-object-mib` writes; without it the probe reads the sweep's objects |
 /// | `pool_idle_timeout_ms` | 15000 | the client closes a pooled connection idle this long (S3 closes after about 20 s) |
 /// | `results_uri` | none | `s3://bucket/prefix`: the full result is written to `<prefix>/<run_id>.json` after every configuration (docs/usage.md, long sweeps) |
+/// | `object_sizes_bytes` | none | object sizes to sweep (each 1 to 5 GiB): size x workers per bucket, size `S` read at `s{S}/` + the key template, as `seed --object-sizes` writes them (docs/usage.md, the size axis) |
 ///
 /// The events a coordinator sends its own function (a fan-out's children, a memory
 /// sweep's sizes) also carry [`FROM_COORDINATOR_FIELD`], an envelope only the
@@ -111,6 +112,16 @@ pub struct SweepRequest {
     /// `None`: nowhere (the Lambda then uses `S3SWEEP_RESULTS_URI` if set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results_uri: Option<String>,
+    /// Object sizes, bytes, to sweep (the size axis): each size's objects are read at
+    /// [`size_prefix`] + the key template. Empty: one size, the template's own keys.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub object_sizes_bytes: Vec<u64>,
+}
+
+/// The prefix the objects of size `size_bytes` live under on a size axis (`s4096/`):
+/// `seed --object-sizes` writes them there and the sweep reads them there.
+pub fn size_prefix(size_bytes: u64) -> String {
+    format!("s{size_bytes}/")
 }
 
 /// Timeouts in milliseconds; each must be 1..=900,000 (checked by the plan).
@@ -210,6 +221,7 @@ impl SweepRequest {
             probe_bandwidth: false,
             probe_key: None,
             pool_idle_timeout_ms: DEFAULT_POOL_IDLE_TIMEOUT_MS,
+            object_sizes_bytes: Vec::new(),
         }
     }
 }

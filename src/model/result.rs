@@ -373,10 +373,12 @@ pub struct ConfigResult {
     /// probe's sustained MiB/s): it ran on burst credit, and its figures flatter.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_burst: bool,
-    /// Sizes of the objects read, bytes (a `key_prefix` sweep: from the listing;
-    /// absent for a key template, whose objects are one size).
+    /// Sizes of the objects read, bytes: a number on a size axis's row (request
+    /// `object_sizes_bytes`: every object of the configuration has it), or
+    /// `{min, p50, p99, max}` from a `key_prefix` sweep's listing; absent for a plain
+    /// key template, whose objects are one size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub object_size_bytes: Option<super::SizeSpread>,
+    pub object_size_bytes: Option<super::ObjectSize>,
 }
 
 /// The best configuration of one bucket.
@@ -403,6 +405,9 @@ pub struct BucketSummary {
     /// A memory sweep's summaries are per bucket and memory size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u32>,
+    /// A size axis's summaries are per bucket and object size, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_size_bytes: Option<u64>,
 }
 
 /// A configuration that was not run.
@@ -412,6 +417,9 @@ pub struct SkippedConfig {
     pub workers: u32,
     pub repetition: u32,
     pub reason: String,
+    /// The configuration's object size on a size axis, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_size_bytes: Option<u64>,
 }
 
 /// The fan-out block of a coordinator's result.
@@ -629,6 +637,17 @@ impl SweepResult {
         self.rows_of(bucket).filter(move |r| r.memory_mb == memory_mb)
     }
 
+    /// The rows of one summary: its bucket at its memory size and object size.
+    pub fn rows_for<'a>(&'a self, summary: &'a BucketSummary) -> impl Iterator<Item = &'a ConfigResult> + 'a {
+        self.rows_at(&summary.bucket, summary.memory_mb)
+            .filter(move |r| r.size_axis_bytes() == summary.object_size_bytes)
+    }
+
+    /// The object sizes of a size axis's rows, in the order first run (empty: no axis).
+    pub fn object_sizes(&self) -> Vec<u64> {
+        first_seen(self.results.iter().filter_map(ConfigResult::size_axis_bytes))
+    }
+
     /// The memory sizes of the rows, in the order first run (empty: no memory sweep).
     pub fn memory_sizes(&self) -> Vec<u32> {
         first_seen(self.results.iter().filter_map(|r| r.memory_mb))
@@ -636,6 +655,11 @@ impl SweepResult {
 }
 
 impl ConfigResult {
+    /// The row's object size on a size axis (`None`: no axis, or a listing's spread).
+    pub fn size_axis_bytes(&self) -> Option<u64> {
+        self.object_size_bytes.and_then(|s| s.fixed())
+    }
+
     /// The latency CDF of the row from [`ConfigResult::ttlb_histogram_us`]: (ms,
     /// fraction at or below), one point per bucket. `None` when the row has no
     /// histogram.

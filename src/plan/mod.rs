@@ -10,6 +10,7 @@ pub mod json;
 pub(crate) mod keys;
 pub(crate) mod names;
 pub(crate) mod sections;
+pub mod sizes;
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -24,6 +25,7 @@ pub use destination::{ObjectUri, ResultsUri};
 pub use keys::{BucketListing, Keys, ListedObject};
 pub use names::{check_bucket_name, is_directory_bucket, KeyTemplate};
 use sections::{check_fanout, check_memory, check_prices, typed_request};
+pub use sizes::{sized_template, MAX_OBJECT_SIZES, MAX_OBJECT_SIZE_BYTES};
 pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS, REQUEST_FIELDS};
 
 /// Most requests in flight in one configuration.
@@ -114,13 +116,17 @@ impl fmt::Display for RequestError {
 /// The problem of a run with more than [`MAX_CONFIGURATIONS`] configurations.
 pub fn configurations_message(request: &SweepRequest, configurations: u64) -> String {
     format!(
-        "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}); a run holds at most {MAX_CONFIGURATIONS} (one result row each; a Lambda answer must fit 6 MB): use fewer",
+        "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}{}); a run holds at most {MAX_CONFIGURATIONS} (one result row each; a Lambda answer must fit 6 MB): use fewer",
         request.buckets.len(),
         request.workers.len(),
         request.repetitions,
         match request.memory_mb.len() {
             0 | 1 => String::new(),
             n => format!(" x {n} memory sizes"),
+        },
+        match request.object_sizes_bytes.len() {
+            0 | 1 => String::new(),
+            n => format!(" x {n} object sizes"),
         }
     )
 }
@@ -196,6 +202,7 @@ impl Plan {
         }
         check_prices(&request.prices, request.target_wall_ms, &mut problems);
         check_memory(&request, &mut problems);
+        sizes::check_object_sizes(&request, &mut problems);
         check_total(&request, &mut problems);
         match keys {
             Some(keys) if problems.is_empty() => Ok(Plan {
@@ -278,7 +285,8 @@ impl Plan {
     }
     /// Timed requests the whole run makes (warm-up excluded).
     pub fn total_requests(&self) -> u64 {
-        self.request.buckets.len() as u64
+        self.request.object_sizes_bytes.len().max(1) as u64
+            * self.request.buckets.len() as u64
             * self.request.workers.len() as u64
             * u64::from(self.request.repetitions)
             * u64::from(self.key_range().len() as u32)
@@ -319,9 +327,11 @@ impl Plan {
     pub fn start_unix_ms(&self) -> Option<u64> {
         self.envelope().start_unix_ms
     }
-    /// The configurations the run has: buckets x worker counts x repetitions.
+    /// The configurations the run has: buckets x object sizes x worker counts x
+    /// repetitions.
     pub fn configurations(&self) -> u64 {
-        self.request.buckets.len() as u64 * self.request.workers.len() as u64 * u64::from(self.request.repetitions)
+        self.request.object_sizes_bytes.len().max(1) as u64
+            * self.request.buckets.len() as u64 * self.request.workers.len() as u64 * u64::from(self.request.repetitions)
     }
     /// The memory sizes to sweep, MB (empty: none).
     pub fn memory_mb(&self) -> &[u32] {
@@ -520,12 +530,14 @@ fn check_network(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
 /// (every memory size counted) within [`MAX_TOTAL_REQUESTS`].
 fn check_total(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
     let sizes = request.memory_mb.len().max(1) as u64;
-    let configurations =
-        request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions) * sizes;
+    let objects = request.object_sizes_bytes.len().max(1) as u64;
+    let configurations = objects
+        * request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions) * sizes;
     if configurations > MAX_CONFIGURATIONS {
         problems.push(problem("repetitions", configurations_message(request, configurations)));
     }
-    let total = request.buckets.len() as u64
+    let total = objects
+        * request.buckets.len() as u64
         * request.workers.len() as u64
         * u64::from(request.repetitions)
         * u64::from(request.object_count)
@@ -534,12 +546,13 @@ fn check_total(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
         problems.push(problem(
             "object_count",
             format!(
-                "the run would make {total} requests ({} buckets x {} worker counts x {} repetitions x {} objects{}); the limit is {MAX_TOTAL_REQUESTS}",
+                "the run would make {total} requests ({} buckets x {} worker counts x {} repetitions x {} objects{}{}); the limit is {MAX_TOTAL_REQUESTS}",
                 request.buckets.len(),
                 request.workers.len(),
                 request.repetitions,
                 request.object_count,
-                if sizes > 1 { format!(" x {sizes} memory sizes") } else { String::new() }
+                if sizes > 1 { format!(" x {sizes} memory sizes") } else { String::new() },
+                if objects > 1 { format!(" x {objects} object sizes") } else { String::new() }
             ),
         ));
     }

@@ -58,6 +58,13 @@ impl KeyTemplate {
             .find(|&i| self.key(i) == key)
     }
 
+    /// The same template under `prefix` (its keys are `prefix` + this template's).
+    pub fn under(&self, prefix: &str) -> KeyTemplate {
+        let mut parts = self.parts.clone();
+        parts[0] = format!("{prefix}{}", parts[0]);
+        KeyTemplate { parts }
+    }
+
     /// The template text.
     pub fn as_template(&self) -> String {
         self.parts.join(INDEX_PLACEHOLDER)

@@ -58,6 +58,7 @@ pub const REQUEST_FIELDS: &[&str] = &[
     "probe_key",
     "pool_idle_timeout_ms",
     "results_uri",
+    "object_sizes_bytes",
 ];
 
 /// The fields of the coordinator's envelope ([`FROM_COORDINATOR_FIELD`]).
@@ -134,6 +135,11 @@ pub(crate) fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<Fiel
         &mut request.target_wall_ms,
     );
     s.take("memory_mb", "a list of whole numbers of MB", &mut request.memory_mb);
+    s.take(
+        "object_sizes_bytes",
+        "a list of whole numbers of bytes",
+        &mut request.object_sizes_bytes,
+    );
     s.take("order", "\"ascending\" or \"interleaved\"", &mut request.order);
     s.take("probe_bandwidth", "true or false", &mut request.probe_bandwidth);
     s.take("probe_key", "an object key", &mut request.probe_key);

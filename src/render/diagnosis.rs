@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{ConfigResult, SweepResult, Verdict, WorkerVerdict};
+use crate::model::{BucketSummary, ConfigResult, SweepResult, Verdict, WorkerVerdict};
 
 /// Compact verdict runs: `1-4 latency, 8-256 client_cpu`.
 fn verdict_runs(verdicts: &[WorkerVerdict]) -> String {
@@ -27,24 +27,31 @@ fn verdict_runs(verdicts: &[WorkerVerdict]) -> String {
         .join(", ")
 }
 
-/// The lines printed under one bucket's table.
-pub(crate) fn render_bucket(result: &SweepResult, bucket: &str, memory_mb: Option<u32>) -> String {
+/// The size axis's notes, one line per bucket: where the binding limit changes with
+/// the object size. Nothing without a size axis.
+pub(crate) fn render_size_limits(result: &SweepResult) -> String {
     let mut out = String::new();
+    for n in result.analysis.iter().flat_map(|a| &a.size_limits) {
+        let _ = writeln!(out, "bucket {}: {}", n.bucket, n.note);
+    }
+    out
+}
+
+/// The lines printed under one bucket's table.
+pub(crate) fn render_bucket(result: &SweepResult, summary: &BucketSummary) -> String {
+    let mut out = String::new();
+    let (bucket, memory_mb, size) = (&summary.bucket, summary.memory_mb, summary.object_size_bytes);
     let Some(analysis) = result.analysis.as_ref().and_then(|a| {
         a.buckets
             .iter()
-            .find(|b| b.bucket == bucket && b.memory_mb == memory_mb)
+            .find(|b| &b.bucket == bucket && b.memory_mb == memory_mb && b.object_size_bytes == size)
     }) else {
         return out;
     };
     let _ = writeln!(out, "verdicts: {}", verdict_runs(&analysis.verdicts));
     // The explanation of the best configuration and of the largest worker count.
-    let rows: Vec<&ConfigResult> = result.rows_at(bucket, memory_mb).collect();
-    let best = result
-        .summary
-        .iter()
-        .find(|s| s.bucket == bucket && s.memory_mb == memory_mb)
-        .map(|s| s.best_workers);
+    let rows: Vec<&ConfigResult> = result.rows_for(summary).collect();
+    let best = Some(summary.best_workers);
     let mut shown = Vec::new();
     for w in [rows.first().map(|r| r.workers), best, rows.last().map(|r| r.workers)]
         .into_iter()

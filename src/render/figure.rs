@@ -1,16 +1,22 @@
-//! Which picture a result gets: the four-panel plot ([`super::plot`]), or for a memory
-//! sweep of more than one size the memory plot ([`super::memory_plot`]).
+//! Which picture a result gets: the four-panel plot ([`super::plot`]), for a memory
+//! sweep of more than one size the memory plot ([`super::memory_plot`]), for a size
+//! axis of more than one object size a panel per size ([`super::size_plot`]).
 
 use std::path::Path;
 
 use crate::model::SweepResult;
 
-use super::memory_plot;
+use super::{memory_plot, size_plot};
 use super::plot::{self, PlotError};
 
 /// True when `result` is drawn as a memory sweep.
 pub(crate) fn is_memory_sweep(result: &SweepResult) -> bool {
     result.memory_sizes().len() > 1
+}
+
+/// True when `result` is drawn a panel per object size.
+pub(crate) fn is_size_axis(result: &SweepResult) -> bool {
+    result.object_sizes().len() > 1
 }
 
 /// Draws the picture of `result` into `path` (SVG or PNG by extension), whole or not
@@ -21,6 +27,8 @@ pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotE
     let placed = crate::sys::files::replace_with(path, |tmp| {
         drawn = if is_memory_sweep(result) {
             memory_plot::render_file(result, tmp)
+        } else if is_size_axis(result) {
+            size_plot::render_file(result, tmp)
         } else {
             plot::render_file(result, tmp)
         };
@@ -38,6 +46,8 @@ pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotE
 pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
     if is_memory_sweep(result) {
         memory_plot::render_svg(result)
+    } else if is_size_axis(result) {
+        size_plot::render_svg(result)
     } else {
         plot::render_svg(result)
     }

@@ -12,6 +12,7 @@ pub(crate) mod labels;
 pub(crate) mod memory_plot;
 pub(crate) mod plot;
 pub(crate) mod progress;
+pub(crate) mod size_plot;
 pub(crate) mod tables;
 
 use comfy_table::{CellAlignment, Table};

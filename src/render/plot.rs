@@ -111,7 +111,7 @@ pub(crate) fn curves(result: &SweepResult) -> Vec<Curve> {
         .summary
         .iter()
         .map(|s| {
-            let mine: Vec<&ConfigResult> = result.rows_of(&s.bucket).collect();
+            let mine: Vec<&ConfigResult> = result.rows_for(s).collect();
             let mut workers: Vec<u32> = mine.iter().map(|r| r.workers).collect();
             workers.sort_unstable();
             workers.dedup();

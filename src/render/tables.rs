@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use crate::model::Runner;
 use crate::model::{BucketSummary, ConfigResult, SweepResult};
 
-use super::diagnosis::{render_bucket, render_comparisons};
+use super::diagnosis::{render_bucket, render_comparisons, render_size_limits};
 use super::{align_right, Style};
 
 /// The tables of a result: one per bucket with the lines under it (summary and
@@ -19,7 +19,14 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
     out.push_str(&render_network(result));
     for summary in &result.summary {
         let table = bucket_table(result, summary, style);
-        let title = format!("bucket {}{}", summary.bucket, memory_title(result, summary.memory_mb));
+        let title = format!(
+            "bucket {}{}{}",
+            summary.bucket,
+            memory_title(result, summary.memory_mb),
+            summary
+                .object_size_bytes
+                .map_or(String::new(), |s| format!(", objects of {s} bytes"))
+        );
         if style == Style::Markdown {
             let _ = writeln!(out, "### {title}\n\n{table}\n");
         } else {
@@ -28,9 +35,10 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
         }
         out.push_str(&summary_line(summary));
         out.push('\n');
-        out.push_str(&render_bucket(result, &summary.bucket, summary.memory_mb));
+        out.push_str(&render_bucket(result, summary));
         out.push('\n');
     }
+    out.push_str(&render_size_limits(result));
     out.push_str(&render_comparisons(result));
     if result.truncated {
         let _ = writeln!(
@@ -108,8 +116,10 @@ fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> 
         "wire MiB/s",
         "verdict",
     ]);
-    let rows: Vec<&ConfigResult> = result.rows_at(&summary.bucket, summary.memory_mb).collect();
-    let listed = rows.iter().any(|r| r.object_size_bytes.is_some());
+    let rows: Vec<&ConfigResult> = result.rows_for(summary).collect();
+    let listed = rows
+        .iter()
+        .any(|r| matches!(r.object_size_bytes, Some(crate::model::ObjectSize::Spread(_))));
     if listed {
         header.extend(["bytes read", "object bytes min/p50/p99/max"]);
     }
@@ -157,7 +167,7 @@ fn row_cells(r: &ConfigResult) -> [String; 16] {
 
 /// A listed row's bytes read and the sizes of its objects (`varies` when they differ).
 fn size_cells(r: &ConfigResult) -> [String; 2] {
-    let sizes = r.object_size_bytes.map_or("-".into(), |s| {
+    let sizes = r.object_size_bytes.map(|s| s.spread()).map_or("-".into(), |s| {
         let varies = if s.varies() { " (varies)" } else { "" };
         format!("{}/{}/{}/{}{varies}", s.min, s.p50, s.p99, s.max)
     });
