@@ -173,6 +173,12 @@ pub struct LocalArgs {
     /// e.g. `--sizes 1000,46080,200000`. Replaces --size.
     #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with = "size")]
     pub sizes: Vec<u64>,
+    /// A size axis: seed every size under its own prefix (`s{BYTES}/` + the key
+    /// template) and sweep size x workers, a table and a plot panel per size (request
+    /// `object_sizes_bytes`), e.g. `--object-sizes 4096,46080,1048576`. Not with
+    /// --size or --sizes.
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with_all = ["size", "sizes"])]
+    pub object_sizes: Vec<u64>,
     /// Write the objects as PREFIX0, PREFIX1, ... and sweep them as `run --prefix`
     /// does: listed under PREFIX before the sweep (request `key_prefix`).
     #[arg(long, value_name = "PREFIX")]
@@ -376,6 +382,11 @@ pub struct RunArgs {
     /// (request `allow_fewer_keys`; without it that is an error naming both numbers).
     #[arg(long)]
     pub allow_fewer: bool,
+    /// Object sizes to sweep, bytes, comma separated (request `object_sizes_bytes`):
+    /// size S is read at `s{S}/` + the key template, as `seed --object-sizes` writes
+    /// it; size x workers per bucket. Not with --prefix.
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...")]
+    pub object_sizes: Option<Vec<u64>>,
     /// Write the result to S3 under this prefix (`s3://bucket/prefix`, request
     /// `results_uri`), at `<prefix>/<run id>.json`, after every configuration and at
     /// the end, through the same endpoint and keys as the sweep.
@@ -484,6 +495,12 @@ pub struct SeedArgs {
     /// e.g. `--sizes 1000,46080,200000`; recorded in the manifest. Replaces --size.
     #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with = "size")]
     pub sizes: Vec<u64>,
+    /// A size axis: --count objects of each size, size S under its own prefix
+    /// (`s{S}/` + the key template, what `run --object-sizes` reads), all recorded in
+    /// the one manifest, e.g. `--object-sizes 4096,46080,1048576`. Not with --size or
+    /// --sizes.
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with_all = ["size", "sizes"])]
+    pub object_sizes: Vec<u64>,
     /// PUTs in flight.
     #[arg(long, default_value_t = 64)]
     pub concurrency: usize,

@@ -217,6 +217,11 @@ pub(crate) async fn seed(args: SeedArgs) -> Result<(), CliError> {
     if args.probe_object_mib.is_some_and(|m| !(1..=1024).contains(&m)) {
         return Err(CliError::Usage("--probe-object-mib: must be between 1 and 1024".into()));
     }
+    let bad_sizes = crate::plan::sizes::size_problems(&args.object_sizes, "--object-sizes");
+    if !bad_sizes.is_empty() {
+        let named: Vec<String> = bad_sizes.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
+        return Err(CliError::Usage(named.join("; ")));
+    }
     let client = args.target.client(&args.bucket).await?;
     let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
     if args.create_bucket {
@@ -250,6 +255,7 @@ pub(crate) async fn seed(args: SeedArgs) -> Result<(), CliError> {
             object_count: args.count,
             object_size_bytes: args.sizes.first().copied().unwrap_or(args.size),
             size_cycle_bytes: args.sizes.clone(),
+            object_sizes_bytes: args.object_sizes.clone(),
             concurrency: args.concurrency,
             skip_existing: true,
         },
@@ -307,6 +313,7 @@ async fn with_probe_object(
         manifest.object_size_bytes,
     );
     record.size_cycle_bytes = manifest.size_cycle_bytes.clone();
+    record.object_sizes_bytes = manifest.object_sizes_bytes.clone();
     record.written.push(probe.key.clone());
     record.probe_object = Some(probe.clone());
     record.save(path).map_err(seed_error)?;

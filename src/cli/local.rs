@@ -92,6 +92,7 @@ fn demo_plan(args: &LocalArgs) -> Result<Plan, CliError> {
     request.order = args.client_net.order.map(|o| o.order());
     request.probe_bandwidth = args.client_net.probe_bandwidth;
     request.key_prefix = args.prefix.clone();
+    request.object_sizes_bytes = args.object_sizes.clone();
     if let Some(ms) = args.client_net.pool_idle_timeout_ms {
         request.pool_idle_timeout_ms = ms;
     }
@@ -172,6 +173,7 @@ async fn seed_buckets(
                 object_count: plan.object_count(),
                 object_size_bytes: sizes.first().copied().unwrap_or(size_bytes),
                 size_cycle_bytes: sizes.to_vec(),
+                object_sizes_bytes: plan.object_sizes().to_vec(),
                 concurrency: 64,
                 skip_existing: false,
             },
@@ -189,10 +191,10 @@ async fn seed_buckets(
     eprintln!(
         "wrote {} objects of {} bytes to each bucket in {} ms; sweeping workers {:?} (pool {} connections)",
         plan.object_count(),
-        if sizes.is_empty() {
-            size_bytes.to_string()
-        } else {
-            format!("{sizes:?} (cycled)")
+        match (sizes.is_empty(), plan.object_sizes()) {
+            (_, axis) if !axis.is_empty() => format!("{axis:?} (each under s{{size}}/)"),
+            (true, _) => size_bytes.to_string(),
+            (false, _) => format!("{sizes:?} (cycled)"),
         },
         seed_started.elapsed().as_millis(),
         plan.workers(),

@@ -18,7 +18,7 @@ use super::args::{ClientNetworkArgs, RunArgs};
 use super::{CliError, Context};
 
 /// Request fields and the flags that set them (`run` and `local`).
-pub(crate) const FLAG_FIELDS: [(&str, &str); 13] = [
+pub(crate) const FLAG_FIELDS: [(&str, &str); 14] = [
     ("buckets", "--bucket"),
     ("object_count", "--objects"),
     ("workers", "--workers"),
@@ -32,6 +32,7 @@ pub(crate) const FLAG_FIELDS: [(&str, &str); 13] = [
     ("probe_bandwidth", "--probe-bandwidth"),
     ("pool_idle_timeout_ms", "--pool-idle-timeout-ms"),
     ("results_uri", "--results-uri"),
+    ("object_sizes_bytes", "--object-sizes"),
 ];
 
 /// The flag that sets `field` (`workers[2]` is `--workers`'s).
@@ -140,6 +141,9 @@ pub(crate) fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     }
     if args.allow_fewer {
         set(&mut map, "allow_fewer_keys", Value::from(true));
+    }
+    if let Some(sizes) = &args.object_sizes {
+        set(&mut map, "object_sizes_bytes", Value::from(sizes.clone()));
     }
     if let Some(u) = &args.results_uri {
         set(&mut map, "results_uri", Value::from(u.clone()));

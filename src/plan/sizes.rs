@@ -40,50 +40,58 @@ pub(crate) fn check_object_sizes(request: &SweepRequest, problems: &mut Vec<Fiel
     if sizes.is_empty() {
         return;
     }
-    let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
     for (other, given) in [
         ("key_prefix", request.key_prefix.is_some()),
         ("fanout", request.fanout.is_some()),
         ("memory_mb", !request.memory_mb.is_empty()),
     ] {
         if given {
-            bad(
-                "object_sizes_bytes".into(),
-                format!("cannot be combined with {other} (give one of object_sizes_bytes and {other})"),
-            );
+            problems.push(FieldProblem {
+                field: "object_sizes_bytes".into(),
+                message: format!("cannot be combined with {other} (give one of object_sizes_bytes and {other})"),
+            });
         }
     }
+    problems.extend(size_problems(sizes, "object_sizes_bytes"));
+    let longest = sizes.iter().max().map_or(0, |&s| size_prefix(s).len());
+    if let Ok(t) = KeyTemplate::parse(&request.key_template, request.object_count.max(1) - 1) {
+        let key = t.key(request.object_count.max(1) - 1);
+        if key.len() + longest > MAX_KEY_BYTES {
+            problems.push(FieldProblem {
+                field: "object_sizes_bytes".into(),
+                message: format!(
+                    "the size prefix makes keys of {} bytes; S3 keys are at most {MAX_KEY_BYTES}",
+                    key.len() + longest
+                ),
+            });
+        }
+    }
+}
+
+/// The problems of a list of object sizes given as `field` (`object_sizes_bytes`, or
+/// a flag): too many, a size out of 1..=5 GiB, a size twice; each named by its place.
+pub fn size_problems(sizes: &[u64], field: &str) -> Vec<FieldProblem> {
+    let mut problems = Vec::new();
+    let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
     if sizes.len() > MAX_OBJECT_SIZES {
         bad(
-            "object_sizes_bytes".into(),
+            field.into(),
             format!("at most {MAX_OBJECT_SIZES} sizes, got {}", sizes.len()),
         );
-        return;
+        return problems;
     }
     let mut seen = BTreeSet::new();
     for (i, &size) in sizes.iter().enumerate() {
         if size == 0 || size > MAX_OBJECT_SIZE_BYTES {
             bad(
-                format!("object_sizes_bytes[{i}]"),
+                format!("{field}[{i}]"),
                 format!("must be between 1 and {MAX_OBJECT_SIZE_BYTES} bytes (5 GiB), got {size}"),
             );
         } else if !seen.insert(size) {
-            bad(format!("object_sizes_bytes[{i}]"), format!("{size} is listed twice"));
+            bad(format!("{field}[{i}]"), format!("{size} is listed twice"));
         }
     }
-    let longest = sizes.iter().max().map_or(0, |&s| size_prefix(s).len());
-    if let Ok(t) = KeyTemplate::parse(&request.key_template, request.object_count.max(1) - 1) {
-        let key = t.key(request.object_count.max(1) - 1);
-        if key.len() + longest > MAX_KEY_BYTES {
-            bad(
-                "object_sizes_bytes".into(),
-                format!(
-                    "the size prefix makes keys of {} bytes; S3 keys are at most {MAX_KEY_BYTES}",
-                    key.len() + longest
-                ),
-            );
-        }
-    }
+    problems
 }
 
 impl Plan {

@@ -158,7 +158,6 @@ fn size_panel<DB: DrawingBackend>(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::model::test_rows::{result, row};
     use crate::model::ObjectSize;
 

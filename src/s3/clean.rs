@@ -114,8 +114,7 @@ fn expected_object(m: &SeedManifest, template: Option<&KeyTemplate>, key: &str) 
     if let Some(p) = m.probe_object.as_ref().filter(|p| p.key == key) {
         return Some((p.size_bytes, p.etag.clone().unwrap_or_else(|| body_etag(p.size_bytes))));
     }
-    let index = template.and_then(|t| t.index_of(key))?;
-    let size_bytes = m.size_of(index);
+    let size_bytes = m.size_of_key(template?, key)?;
     let etag = m.etags.get(key).cloned().unwrap_or_else(|| body_etag(size_bytes));
     Some((size_bytes, etag))
 }

@@ -37,6 +37,11 @@ pub struct SeedManifest {
     /// empty: every object has `object_size_bytes`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub size_cycle_bytes: Vec<u64>,
+    /// A size axis (`seed --object-sizes`): every object `i` of size `S` is at
+    /// `s{S}/` + the key template (`crate::model::request::size_prefix`) and has `S`
+    /// bytes; `object_size_bytes` is then the first of them. Empty: no axis.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub object_sizes_bytes: Vec<u64>,
     /// Keys these runs created (and only those), sorted.
     pub written: Vec<String>,
     /// The ETag each PUT returned, by key. A key without one (its PUT's answer never
@@ -97,6 +102,7 @@ impl SeedManifest {
             key_template: key_template.into(),
             object_size_bytes,
             size_cycle_bytes: Vec::new(),
+            object_sizes_bytes: Vec::new(),
             written: Vec::new(),
             etags: BTreeMap::new(),
             skipped_existing: 0,
@@ -107,6 +113,18 @@ impl SeedManifest {
     /// The size seed writes object `index` with (its size cycle's, or the one size).
     pub fn size_of(&self, index: u32) -> u64 {
         size_in_cycle(&self.size_cycle_bytes, self.object_size_bytes, index)
+    }
+
+    /// The size seed wrote `key` with, if `template` (this manifest's key template)
+    /// makes it: on a size axis, the size whose prefix the key is under.
+    pub fn size_of_key(&self, template: &crate::plan::KeyTemplate, key: &str) -> Option<u64> {
+        if self.object_sizes_bytes.is_empty() {
+            return template.index_of(key).map(|i| self.size_of(i));
+        }
+        self.object_sizes_bytes
+            .iter()
+            .copied()
+            .find(|&s| crate::plan::sized_template(template, s).index_of(key).is_some())
     }
 
     /// Refuses a manifest for another bucket, endpoint, key template or object size.
@@ -125,6 +143,11 @@ impl SeedManifest {
                 "size cycle",
                 format!("{:?}", self.size_cycle_bytes),
                 format!("{:?}", other.size_cycle_bytes),
+            ),
+            (
+                "object sizes",
+                format!("{:?}", self.object_sizes_bytes),
+                format!("{:?}", other.object_sizes_bytes),
             ),
         ];
         for (field, recorded, given) in checks {

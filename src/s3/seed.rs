@@ -37,6 +37,9 @@ pub struct SeedSpec {
     /// Mixed sizes: object `i` gets `size_cycle_bytes[i % len]` bytes (empty: every
     /// object `object_size_bytes`).
     pub size_cycle_bytes: Vec<u64>,
+    /// A size axis: `object_count` objects of each size, size `S`'s under `s{S}/` +
+    /// the template (`crate::plan::sized_template`); empty: none.
+    pub object_sizes_bytes: Vec<u64>,
     /// PUTs in flight.
     pub concurrency: usize,
     /// Write with `If-None-Match: *`, leaving keys that exist alone (false: plain
@@ -169,11 +172,7 @@ async fn seed_inner(
     mut journal: Option<&mut Journal>,
 ) -> Result<(SeedManifest, Option<SeedError>), SeedError> {
     check_sizes(spec)?;
-    let bodies: Vec<Bytes> = if spec.size_cycle_bytes.is_empty() {
-        vec![object_body(spec.object_size_bytes)]
-    } else {
-        spec.size_cycle_bytes.iter().map(|&n| object_body(n)).collect()
-    };
+    let parts = spec.parts();
     let endpoint_name = Arc::new(super::endpoint_name(s3, endpoint));
     let sem = Arc::new(tokio::sync::Semaphore::new(spec.concurrency.max(1)));
     let mut set = tokio::task::JoinSet::new();
@@ -183,7 +182,10 @@ async fn seed_inner(
     let mut record = |joined, manifest: &mut SeedManifest, journal: &mut Option<&mut Journal>| {
         note(joined, manifest, journal.as_deref_mut(), &mut first_error)
     };
-    for i in 0..spec.object_count {
+    for (i, (keys, bodies)) in parts
+        .iter()
+        .flat_map(|p| (0..spec.object_count).map(move |i| (i, (&p.0, &p.1))))
+    {
         if failed_once.load(Ordering::Relaxed) {
             break;
         }
@@ -191,7 +193,7 @@ async fn seed_inner(
         while let Some(joined) = set.try_join_next() {
             record(joined, &mut manifest, &mut journal)?;
         }
-        let key = spec.keys.key(i);
+        let key = keys.key(i);
         if let Some(j) = journal.as_deref_mut() {
             j.intent(&key)?;
         }
@@ -222,6 +224,7 @@ fn check_sizes(spec: &SeedSpec) -> Result<(), SeedError> {
         .size_cycle_bytes
         .iter()
         .copied()
+        .chain(spec.object_sizes_bytes.iter().copied())
         .chain([spec.object_size_bytes])
         .max();
     match largest {
@@ -237,9 +240,28 @@ impl SeedSpec {
     }
     /// The manifest of this spec with nothing written yet.
     fn empty_manifest(&self, endpoint: Option<&str>) -> SeedManifest {
-        let mut m = SeedManifest::empty(&self.bucket, endpoint, &self.keys.as_template(), self.object_size_bytes);
+        let one = self.object_sizes_bytes.first().copied().unwrap_or(self.object_size_bytes);
+        let mut m = SeedManifest::empty(&self.bucket, endpoint, &self.keys.as_template(), one);
         m.size_cycle_bytes = self.size_cycle_bytes.clone();
+        m.object_sizes_bytes = self.object_sizes_bytes.clone();
         m
+    }
+    /// What to write: per size of a size axis its own template and body; else the
+    /// template with its body (or the size cycle's bodies).
+    fn parts(&self) -> Vec<(KeyTemplate, Vec<Bytes>)> {
+        if !self.object_sizes_bytes.is_empty() {
+            return self
+                .object_sizes_bytes
+                .iter()
+                .map(|&s| (crate::plan::sized_template(&self.keys, s), vec![object_body(s)]))
+                .collect();
+        }
+        let bodies = if self.size_cycle_bytes.is_empty() {
+            vec![object_body(self.object_size_bytes)]
+        } else {
+            self.size_cycle_bytes.iter().map(|&n| object_body(n)).collect()
+        };
+        vec![(self.keys.clone(), bodies)]
     }
 }
 

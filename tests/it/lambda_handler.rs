@@ -41,6 +41,7 @@ async fn seed_bucket(client: &SweepClient, bucket: &str, count: u32) {
             object_count: count,
             object_size_bytes: 1024,
             size_cycle_bytes: Vec::new(),
+            object_sizes_bytes: Vec::new(),
             concurrency: 16,
             skip_existing: true,
         },

@@ -57,6 +57,7 @@ pub fn seed_spec(bucket: &str, template: &str, count: u32, size_bytes: u64) -> S
         object_count: count,
         object_size_bytes: size_bytes,
         size_cycle_bytes: Vec::new(),
+        object_sizes_bytes: Vec::new(),
         concurrency: 16,
         skip_existing: true,
     }
