@@ -230,6 +230,9 @@ pub struct MatchedConfig {
     /// A memory sweep's size, MB (rows pair by bucket, memory size and workers).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u32>,
+    /// A size axis's object size, bytes (rows pair by bucket, size and workers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_size_bytes: Option<u64>,
     pub workers: u32,
     pub a: Spread,
     pub b: Spread,
@@ -422,22 +425,25 @@ fn unpaired(all: &[String], paired: impl Fn(&String) -> bool, matched_by: Matche
     all.iter().filter(|x| !paired(x)).cloned().collect()
 }
 
-/// A configuration key: rows pair by (memory size, workers), so a memory sweep's sizes
-/// pair with each other.
-type ConfigKey = (Option<u32>, u32);
+/// A configuration key: rows pair by (memory size, object size, workers), so a memory
+/// sweep's sizes pair with each other, and a size axis's object sizes too.
+type ConfigKey = (Option<u32>, Option<u64>, u32);
 
 fn config_keys(rows: &[&ConfigResult]) -> Vec<ConfigKey> {
-    let mut k: Vec<ConfigKey> = rows.iter().map(|r| (r.memory_mb, r.workers)).collect();
+    let mut k: Vec<ConfigKey> = rows
+        .iter()
+        .map(|r| (r.memory_mb, r.size_axis_bytes(), r.workers))
+        .collect();
     k.sort_unstable();
     k.dedup();
     k
 }
 
-/// The rows of one configuration (memory size `m`, `w` workers).
-fn rows_at<'a>(rows: &[&'a ConfigResult], m: Option<u32>, w: u32) -> Vec<&'a ConfigResult> {
+/// The rows of one configuration (memory size, object size, workers).
+fn rows_at<'a>(rows: &[&'a ConfigResult], (m, s, w): ConfigKey) -> Vec<&'a ConfigResult> {
     rows.iter()
         .copied()
-        .filter(|r| r.workers == w && r.memory_mb == m)
+        .filter(|r| r.workers == w && r.memory_mb == m && r.size_axis_bytes() == s)
         .collect()
 }
 
@@ -447,13 +453,14 @@ fn matched_configs(rows_a: &[&ConfigResult], rows_b: &[&ConfigResult], keys: &[C
     let mut tested = Vec::new();
     let mut configs: Vec<MatchedConfig> = keys
         .iter()
-        .map(|&(m, w)| {
-            let (ra, rb) = (rows_at(rows_a, m, w), rows_at(rows_b, m, w));
+        .map(|&(m, s, w)| {
+            let (ra, rb) = (rows_at(rows_a, (m, s, w)), rows_at(rows_b, (m, s, w)));
             let (sa, sb) = (Spread::of(&ra), Spread::of(&rb));
             let t = test_config(&ra, &rb);
             tested.push(t);
             MatchedConfig {
                 memory_mb: m,
+                object_size_bytes: s,
                 workers: w,
                 wall_ratio: sb.median_wall_ms / sa.median_wall_ms.max(1e-9),
                 throughput_ratio: sb.median_objects_per_s / sa.median_objects_per_s.max(1e-9),
@@ -477,7 +484,7 @@ fn bucket_pair(a: &SweepResult, b: &SweepResult, x: String, y: String, matched_b
     let (ka, kb) = (config_keys(&rows_a), config_keys(&rows_b));
     let both: Vec<ConfigKey> = ka.iter().filter(|k| kb.contains(k)).copied().collect();
     let only = |mine: &[ConfigKey], other: &[ConfigKey]| -> Vec<u32> {
-        let mut w: Vec<u32> = mine.iter().filter(|k| !other.contains(k)).map(|k| k.1).collect();
+        let mut w: Vec<u32> = mine.iter().filter(|k| !other.contains(k)).map(|k| k.2).collect();
         w.sort_unstable();
         w.dedup();
         w
@@ -753,5 +760,24 @@ mod tests {
         assert_eq!(pairs, vec![(Some(512), 4, 0.5), (Some(1024), 4, 0.5)]);
         assert_eq!(c.pairs[0].only_in_a, vec![4]);
         assert_eq!(c.pairs[0].only_in_b, vec![4]);
+    }
+
+    #[test]
+    fn size_axes_pair_by_bucket_size_and_workers() {
+        let at = |size: u64, wall_ms: f64| {
+            let mut r = reps("b-1", 8, &[wall_ms]).remove(0);
+            r.object_size_bytes = Some(crate::model::ObjectSize::Fixed(size));
+            r
+        };
+        let a = result(vec![at(4096, 100.0), at(1 << 20, 900.0)]);
+        let b = result(vec![at(4096, 50.0), at(1 << 20, 450.0), at(46_080, 10.0)]);
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        let got: Vec<(Option<u64>, f64)> = c.pairs[0]
+            .configs
+            .iter()
+            .map(|m| (m.object_size_bytes, m.wall_ratio))
+            .collect();
+        assert_eq!(got, vec![(Some(4096), 0.5), (Some(1 << 20), 0.5)], "never across sizes");
+        assert_eq!(c.pairs[0].only_in_b, vec![8]);
     }
 }

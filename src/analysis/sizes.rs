@@ -130,7 +130,9 @@ mod tests {
         let n = &size_limits(&dip)[0];
         assert!(!n.changes, "{}", n.note);
         assert_eq!((n.sizes[0].from_workers, n.sizes[1].from_workers), (64, 1));
-        assert!(n.note.starts_with("the binding limit is the same at every size (client_cpu)"));
+        assert!(n
+            .note
+            .starts_with("the binding limit is the same at every size (client_cpu)"));
         // One size is no axis: no note.
         assert!(size_limits(&rows[..4]).is_empty());
     }

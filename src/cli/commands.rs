@@ -219,7 +219,10 @@ pub(crate) async fn seed(args: SeedArgs) -> Result<(), CliError> {
     }
     let bad_sizes = crate::plan::sizes::size_problems(&args.object_sizes, "--object-sizes");
     if !bad_sizes.is_empty() {
-        let named: Vec<String> = bad_sizes.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
+        let named: Vec<String> = bad_sizes
+            .iter()
+            .map(|p| format!("{}: {}", p.field, p.message))
+            .collect();
         return Err(CliError::Usage(named.join("; ")));
     }
     let client = args.target.client(&args.bucket).await?;

@@ -141,9 +141,12 @@ mod tests {
             want.sort_unstable();
             assert_eq!(pairs, want, "each bucket's round holds every size x workers once");
         }
-        let sizes_first: std::collections::BTreeSet<Option<u64>> =
-            i.chunks(W.len()).map(|c| c[0].size).collect();
-        assert_eq!(sizes_first.len(), 2, "sizes are interleaved, not run one after the other");
+        let sizes_first: std::collections::BTreeSet<Option<u64>> = i.chunks(W.len()).map(|c| c[0].size).collect();
+        assert_eq!(
+            sizes_first.len(),
+            2,
+            "sizes are interleaved, not run one after the other"
+        );
         // Without an axis the order is the one before it.
         assert_eq!(
             sized_steps_of(Order::Interleaved, 2, (&[None], &W), 4, 7),

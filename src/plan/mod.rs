@@ -25,8 +25,8 @@ pub use destination::{ObjectUri, ResultsUri};
 pub use keys::{BucketListing, Keys, ListedObject};
 pub use names::{check_bucket_name, is_directory_bucket, KeyTemplate};
 use sections::{check_fanout, check_memory, check_prices, typed_request};
-pub use sizes::{sized_template, MAX_OBJECT_SIZES, MAX_OBJECT_SIZE_BYTES};
 pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS, REQUEST_FIELDS};
+pub use sizes::{sized_template, MAX_OBJECT_SIZES, MAX_OBJECT_SIZE_BYTES};
 
 /// Most requests in flight in one configuration.
 pub const MAX_WORKERS: u32 = 4096;
@@ -331,7 +331,9 @@ impl Plan {
     /// repetitions.
     pub fn configurations(&self) -> u64 {
         self.request.object_sizes_bytes.len().max(1) as u64
-            * self.request.buckets.len() as u64 * self.request.workers.len() as u64 * u64::from(self.request.repetitions)
+            * self.request.buckets.len() as u64
+            * self.request.workers.len() as u64
+            * u64::from(self.request.repetitions)
     }
     /// The memory sizes to sweep, MB (empty: none).
     pub fn memory_mb(&self) -> &[u32] {
@@ -531,8 +533,8 @@ fn check_network(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
 fn check_total(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
     let sizes = request.memory_mb.len().max(1) as u64;
     let objects = request.object_sizes_bytes.len().max(1) as u64;
-    let configurations = objects
-        * request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions) * sizes;
+    let configurations =
+        objects * request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions) * sizes;
     if configurations > MAX_CONFIGURATIONS {
         problems.push(problem("repetitions", configurations_message(request, configurations)));
     }

@@ -96,7 +96,11 @@ fn pair_table(p: &BucketPair, style: Style, c: &Comparison) -> comfy_table::Tabl
         }
     };
     let sized = p.configs.iter().any(|m| m.memory_mb.is_some());
+    let objects = p.configs.iter().any(|m| m.object_size_bytes.is_some());
     let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
+    if objects {
+        header.push("object bytes");
+    }
     header.extend([
         "workers",
         "A wall ms",
@@ -119,6 +123,9 @@ fn pair_table(p: &BucketPair, style: Style, c: &Comparison) -> comfy_table::Tabl
             (true, None) => vec!["-".to_string()],
             (false, _) => Vec::new(),
         };
+        if objects {
+            cells.push(m.object_size_bytes.map_or("-".into(), |s| s.to_string()));
+        }
         cells.extend([
             m.workers.to_string(),
             wall_cell(&m.a),
@@ -136,7 +143,7 @@ fn pair_table(p: &BucketPair, style: Style, c: &Comparison) -> comfy_table::Tabl
         ]);
         table.add_row(cells);
     }
-    align_right(&mut table, 0..12 + usize::from(sized));
+    align_right(&mut table, 0..12 + usize::from(sized) + usize::from(objects));
     table
 }
 

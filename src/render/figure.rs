@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::model::SweepResult;
 
-use super::{memory_plot, size_plot};
 use super::plot::{self, PlotError};
+use super::{memory_plot, size_plot};
 
 /// True when `result` is drawn as a memory sweep.
 pub(crate) fn is_memory_sweep(result: &SweepResult) -> bool {

@@ -240,7 +240,11 @@ impl SeedSpec {
     }
     /// The manifest of this spec with nothing written yet.
     fn empty_manifest(&self, endpoint: Option<&str>) -> SeedManifest {
-        let one = self.object_sizes_bytes.first().copied().unwrap_or(self.object_size_bytes);
+        let one = self
+            .object_sizes_bytes
+            .first()
+            .copied()
+            .unwrap_or(self.object_size_bytes);
         let mut m = SeedManifest::empty(&self.bucket, endpoint, &self.keys.as_template(), one);
         m.size_cycle_bytes = self.size_cycle_bytes.clone();
         m.object_sizes_bytes = self.object_sizes_bytes.clone();

@@ -352,7 +352,10 @@ fn a_key_prefix_event(emulator: &mut Emulator, endpoint: &str, ca_file: &Path, t
             "{at}: {row:?}"
         );
         assert_eq!(row.bytes, bytes, "{at}: exactly the prefix's bytes, nothing beside it");
-        let spread = row.object_size_bytes.expect("a listed sweep reports its sizes").spread();
+        let spread = row
+            .object_size_bytes
+            .expect("a listed sweep reports its sizes")
+            .spread();
         assert_eq!(
             (spread.min, spread.p50, spread.p99, spread.max),
             (1000, 46_080, 200_000, 200_000),
