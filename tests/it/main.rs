@@ -55,6 +55,7 @@ mod prefix;
 mod prefix_lambda;
 mod report_and_compare;
 mod runtime_api;
+mod sizes;
 mod stdout_closed;
 mod tls_cli;
 mod wire_timing;
