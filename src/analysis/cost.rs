@@ -69,6 +69,9 @@ pub(crate) struct ConfigCost {
     /// The row's memory size (a memory sweep); its GB-seconds are at that size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u32>,
+    /// The row's object size on a size axis, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_size_bytes: Option<u64>,
     pub workers: u32,
     pub repetition: u32,
     pub class: StorageClass,
@@ -89,6 +92,8 @@ pub(crate) struct Cheapest {
     pub bucket: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_size_bytes: Option<u64>,
     pub workers: u32,
     /// Median over repetitions.
     pub wall_ms: f64,
@@ -128,6 +133,7 @@ pub(crate) fn config_cost(prices: &Prices, lambda: &LambdaBasis, r: &ConfigResul
     ConfigCost {
         bucket: r.bucket.clone(),
         memory_mb: r.memory_mb,
+        object_size_bytes: r.size_axis_bytes(),
         workers: r.workers,
         repetition: r.repetition,
         class,
@@ -189,32 +195,37 @@ pub(crate) fn cost_report(result: &SweepResult, overrides: CostOverrides) -> Cos
     }
 }
 
-/// Every (bucket, memory, workers) without failed requests, with its median wall time
-/// and median cost per 1,000 GETs over repetitions, in the order first run.
+/// Every (bucket, memory, object size, workers) without failed requests, with its
+/// median wall time and median cost per 1,000 GETs over repetitions, in the order
+/// first run.
 pub(crate) fn clean_configurations(result: &SweepResult, rows: &[ConfigCost]) -> Vec<Cheapest> {
-    first_seen(rows.iter().map(|r| (r.bucket.as_str(), r.memory_mb, r.workers)))
-        .into_iter()
-        .filter(|(b, m, w)| {
-            result
-                .results
-                .iter()
-                .filter(|r| r.bucket == *b && r.memory_mb == *m && r.workers == *w)
-                .all(|r| r.errors.total == 0)
-        })
-        .map(|(b, m, w)| {
-            let mine: Vec<&ConfigCost> = rows
-                .iter()
-                .filter(|r| r.bucket == b && r.memory_mb == m && r.workers == w)
-                .collect();
-            Cheapest {
-                bucket: b.to_string(),
-                memory_mb: m,
-                workers: w,
-                wall_ms: median(mine.iter().map(|r| r.wall_ms).collect()).unwrap_or(0.0),
-                per_1000_gets_usd: median(mine.iter().map(|r| r.per_1000_gets_usd).collect()).unwrap_or(0.0),
-            }
-        })
-        .collect()
+    first_seen(
+        rows.iter()
+            .map(|r| (r.bucket.as_str(), r.memory_mb, r.object_size_bytes, r.workers)),
+    )
+    .into_iter()
+    .filter(|(b, m, s, w)| {
+        result
+            .results
+            .iter()
+            .filter(|r| r.bucket == *b && r.memory_mb == *m && r.size_axis_bytes() == *s && r.workers == *w)
+            .all(|r| r.errors.total == 0)
+    })
+    .map(|(b, m, s, w)| {
+        let mine: Vec<&ConfigCost> = rows
+            .iter()
+            .filter(|r| r.bucket == b && r.memory_mb == m && r.object_size_bytes == s && r.workers == w)
+            .collect();
+        Cheapest {
+            bucket: b.to_string(),
+            memory_mb: m,
+            object_size_bytes: s,
+            workers: w,
+            wall_ms: median(mine.iter().map(|r| r.wall_ms).collect()).unwrap_or(0.0),
+            per_1000_gets_usd: median(mine.iter().map(|r| r.per_1000_gets_usd).collect()).unwrap_or(0.0),
+        }
+    })
+    .collect()
 }
 
 /// Among (bucket, memory, workers) without failed requests, the lowest median cost

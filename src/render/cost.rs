@@ -66,6 +66,10 @@ fn cost_table(report: &CostReport, style: Style, sized: bool) -> comfy_table::Ta
     if sized {
         header.push("memory MB");
     }
+    let objects = report.rows.iter().any(|r| r.object_size_bytes.is_some());
+    if objects {
+        header.push("object bytes");
+    }
     header.extend([
         "workers",
         "rep",
@@ -82,6 +86,9 @@ fn cost_table(report: &CostReport, style: Style, sized: bool) -> comfy_table::Ta
         if sized {
             cells.push(r.memory_mb.map_or("-".into(), |m| m.to_string()));
         }
+        if objects {
+            cells.push(r.object_size_bytes.map_or("-".into(), |b| b.to_string()));
+        }
         cells.extend([
             r.workers.to_string(),
             r.repetition.to_string(),
@@ -94,7 +101,7 @@ fn cost_table(report: &CostReport, style: Style, sized: bool) -> comfy_table::Ta
         ]);
         table.add_row(cells);
     }
-    align_right(&mut table, 2..10 + usize::from(sized));
+    align_right(&mut table, 2..10 + usize::from(sized) + usize::from(objects));
     table
 }
 
@@ -103,10 +110,13 @@ fn cost_table(report: &CostReport, style: Style, sized: bool) -> comfy_table::Ta
 fn cheapest_sentence(report: &CostReport) -> String {
     let at = |c: &crate::analysis::cost::Cheapest| {
         format!(
-            "{} at {}{} workers, {:.0} ms, {} per 1,000 GETs",
+            "{} at {}{} workers{}, {:.0} ms, {} per 1,000 GETs",
             c.bucket,
             c.memory_mb.map(|m| format!("{m} MB x ")).unwrap_or_default(),
             c.workers,
+            c.object_size_bytes
+                .map(|b| format!(" (objects of {b} bytes)"))
+                .unwrap_or_default(),
             c.wall_ms,
             usd(c.per_1000_gets_usd)
         )

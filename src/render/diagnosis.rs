@@ -144,7 +144,10 @@ pub(crate) fn render_comparisons(result: &SweepResult) -> String {
     let mut out = String::new();
     if let Some(a) = &result.analysis {
         for c in &a.comparisons {
-            let at = c.memory_mb.map(|m| format!(" at {m} MB")).unwrap_or_default();
+            let at = c.memory_mb.map(|m| format!(" at {m} MB")).unwrap_or_default()
+                + &c.object_size_bytes
+                    .map(|b| format!(" (objects of {b} bytes)"))
+                    .unwrap_or_default();
             let _ = writeln!(out, "{} vs {}{at}: {}", c.faster_bucket, c.slower_bucket, c.explanation);
         }
     }

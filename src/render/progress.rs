@@ -18,8 +18,9 @@ use crate::model::ConfigResult;
 /// One line describing a finished configuration.
 pub(crate) fn config_line(r: &ConfigResult) -> String {
     format!(
-        "{:<16} workers {:>4} rep {}: {:>8.0} ms  {:>8.0} objects/s  ttfb p50 {:>7.2} ms  errors {}",
+        "{:<16}{} workers {:>4} rep {}: {:>8.0} ms  {:>8.0} objects/s  ttfb p50 {:>7.2} ms  errors {}",
         r.bucket,
+        r.size_axis_bytes().map_or(String::new(), |s| format!(" {s:>8} B")),
         r.workers,
         r.repetition,
         r.wall_ms,
