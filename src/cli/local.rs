@@ -100,7 +100,31 @@ fn demo_plan(args: &LocalArgs) -> Result<Plan, CliError> {
     let from_flags = request::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
     let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;
     plan.check_fd_budget(args.in_process).map_err(CliError::other)?;
+    check_lab_room(&plan)?;
     Ok(plan)
+}
+
+/// A size axis must fit the lab's store ([`lab::StoreLimits`]): every size at most its
+/// largest object, and all sizes' objects in both buckets within its total.
+fn check_lab_room(plan: &Plan) -> Result<(), CliError> {
+    let limits = lab::StoreLimits::default();
+    let sizes = plan.object_sizes();
+    if let Some(big) = sizes.iter().find(|&&s| s > limits.max_object_bytes) {
+        return Err(CliError::Usage(format!(
+            "--object-sizes: {big} bytes is larger than the lab's largest object ({} bytes)",
+            limits.max_object_bytes
+        )));
+    }
+    let total = sizes.iter().sum::<u64>() * u64::from(plan.object_count()) * plan.buckets().len() as u64;
+    if total > limits.max_store_bytes {
+        return Err(CliError::Usage(format!(
+            "--objects {} x --object-sizes {sizes:?} x {} buckets is {total} bytes; the lab holds at most {}: use fewer --objects",
+            plan.object_count(),
+            plan.buckets().len(),
+            limits.max_store_bytes
+        )));
+    }
+    Ok(())
 }
 
 /// Starts the lab with the demo's buckets: in a child process by default, so its CPU

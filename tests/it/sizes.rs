@@ -1,8 +1,8 @@
 //! The object size axis (`object_sizes_bytes`, `--object-sizes`) against the embedded
 //! server on 127.0.0.1: `seed` writes each size under its own prefix and records every
 //! key in the one manifest, a sweep reads exactly each size's bytes at every worker
-//! count, `clean` removes every size and nothing beside it, and bad sizes or a size axis
-//! beside `--size` are errors naming the fields.
+//! count, `clean` removes every size and nothing beside it, and bad sizes, a size axis
+//! beside `--size` or one too large for the lab are errors naming the fields.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -178,4 +178,10 @@ fn bad_sizes_and_two_size_flags_are_named() {
     }
     let seed = fails(&["seed", "--bucket", "b-1", "--object-sizes", "0"]);
     assert!(seed.contains("--object-sizes[0]"), "{seed}");
+    // 2 buckets x 1,000 x 1 MiB do not fit the lab's 1 GiB: said before anything starts.
+    let room = fails(&["local", "--object-sizes", "4096,1048576", "--objects", "1000"]);
+    assert!(
+        room.contains("--objects 1000") && room.contains("use fewer --objects"),
+        "{room}"
+    );
 }
