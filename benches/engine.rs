@@ -94,6 +94,7 @@ fn main() {
                 object_count: objects,
                 object_size_bytes: size,
                 size_cycle_bytes: Vec::new(),
+                object_sizes_bytes: Vec::new(),
                 concurrency: 64,
                 skip_existing: false,
             },
