@@ -1,6 +1,7 @@
-//! The preflight: one read of the first object of every bucket before a sweep, so a
-//! sweep that cannot work fails fast with a [`BucketError`] that says how to fix it,
-//! instead of counting the same failure a million times.
+//! The preflight: one read of the first object of every bucket (of every object size
+//! on a size axis) before a sweep, so a sweep that cannot work fails fast with a
+//! [`BucketError`] that says how to fix it, instead of counting the same failure a
+//! million times.
 
 use std::time::Duration;
 
@@ -23,8 +24,13 @@ pub const PREFLIGHT_TRIES: u32 = 3;
 pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), BucketError> {
     client.transport().configure(transport_settings(plan));
     let s3 = client.reader(request_settings(plan));
-    for (i, bucket) in plan.buckets().iter().enumerate() {
-        let keys = plan.keys_of(i);
+    // On a size axis, every size's first object: each size is under its own prefix.
+    let firsts = plan.buckets().iter().enumerate().flat_map(|(i, bucket)| {
+        plan.size_axis()
+            .into_iter()
+            .map(move |size| (bucket, plan.keys_at(i, size)))
+    });
+    for (bucket, keys) in firsts {
         if keys.count() == 0 {
             continue; // a `key_prefix` sweep not listed yet: the listing checks the bucket.
         }

@@ -199,7 +199,9 @@ fn spawn_streams(
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..streams {
         let (s3, tally, source) = (s3.clone(), tally.clone(), source.clone());
-        let (bucket, keys) = (bucket.to_string(), plan.keys_of(0));
+        // On a size axis, the sweep's largest objects: the fewest requests per byte.
+        let largest = plan.object_sizes().iter().max().copied();
+        let (bucket, keys) = (bucket.to_string(), plan.keys_at(0, largest));
         let objects = u64::from(plan.object_count().min(keys.count()).max(1));
         tasks.spawn(async move {
             while Instant::now() < stop_at && tally.bytes.load(Ordering::Relaxed) < settings.byte_budget {

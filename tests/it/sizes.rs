@@ -5,7 +5,7 @@
 //! beside `--size` or one too large for the lab are errors naming the fields.
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -17,7 +17,7 @@ use s3sweep::plan::Plan;
 use s3sweep::s3::clean;
 use s3sweep::s3::seed::{seed_recorded, SeedSpec};
 
-use crate::common::{client_of, options, run_bounded, seed_settings, seed_spec, server_with, BIN};
+use crate::common::{client_of, options, run_bounded, seed_settings, seed_spec, server_with, Serve, BIN};
 
 const SIZES: [u64; 3] = [4096, 46_080, 1_048_576];
 const COUNT: u32 = 6;
@@ -183,5 +183,87 @@ fn bad_sizes_and_two_size_flags_are_named() {
     assert!(
         room.contains("--objects 1000") && room.contains("use fewer --objects"),
         "{room}"
+    );
+}
+
+/// The binary with `args` and no AWS keys (the lab's own are used for 127.0.0.1).
+fn bin(args: &[&str]) -> std::process::Output {
+    run_bounded(
+        Command::new(BIN)
+            .args(args)
+            .env_remove("AWS_ACCESS_KEY_ID")
+            .env_remove("AWS_SECRET_ACCESS_KEY")
+            .env_remove("AWS_PROFILE"),
+    )
+}
+
+/// The commands end to end against `serve`: `seed --object-sizes`, `run
+/// --object-sizes` (its preflight reads every size's first object), `clean`.
+/// Broken once: the preflight reading `keys_of` (no size prefix): the first `run`
+/// then stops with ObjectNotFound on `test/0/vectors`.
+#[test]
+fn seed_run_and_clean_from_the_command_line() {
+    let mut serve = Serve::spawn(
+        Command::new(BIN)
+            .args(["serve", "--port", "0", "--bucket", "sizes-cli=none"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    );
+    let lines = serve.stdout.take().unwrap();
+    std::thread::spawn(move || for _ in lines {});
+    let manifest = manifest_path("cli").display().to_string();
+    let json = manifest_path("cli-json").with_file_name("result.json");
+    let at = ["--endpoint", serve.endpoint.as_str()];
+    let seeded = bin(&[
+        &[
+            "seed",
+            "--bucket",
+            "sizes-cli",
+            "--count",
+            "4",
+            "--object-sizes",
+            "100,5000",
+            "--manifest",
+            &manifest,
+        ][..],
+        &at,
+    ]
+    .concat());
+    assert!(seeded.status.success(), "{}", String::from_utf8_lossy(&seeded.stderr));
+    let sweep = [
+        "run",
+        "--bucket",
+        "sizes-cli",
+        "--objects",
+        "4",
+        "--workers",
+        "1,2",
+        "--object-sizes",
+    ];
+    let json_arg = json.display().to_string();
+    let ran = bin(&[&sweep[..], &["100,5000", "--json", &json_arg, "--quiet"], &at].concat());
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    let result: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows: Vec<(u64, u64)> = result["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["object_size_bytes"].as_u64().unwrap(), r["bytes"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(rows, vec![(100, 400), (100, 400), (5000, 20_000), (5000, 20_000)]);
+    // A size never seeded: the preflight names its first key.
+    let missing = bin(&[&sweep[..], &["100,7000"], &at].concat());
+    let text = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        !missing.status.success() && text.contains("s7000/test/0/vectors"),
+        "{text}"
+    );
+    let cleaned = bin(&[&["clean", "--manifest", &manifest][..], &at].concat());
+    assert!(cleaned.status.success(), "{}", String::from_utf8_lossy(&cleaned.stderr));
+    let gone = bin(&[&sweep[..], &["100,5000"], &at].concat());
+    let text = String::from_utf8_lossy(&gone.stderr);
+    assert!(
+        !gone.status.success() && text.contains("s100/test/0/vectors"),
+        "every size cleaned: {text}"
     );
 }
