@@ -403,7 +403,7 @@ impl fmt::Display for BucketError {
             }
             BucketError::ObjectNotFound { bucket, key } => write!(
                 f,
-                "object {bucket:?}/{key} does not exist: write the test objects first with `s3sweep seed --bucket {bucket}` (with the same key template and count)"
+                "object {bucket:?}/{key} does not exist: write the test objects first with `s3sweep seed --bucket {bucket}` (with the same key template and count, and the same --object-sizes for a size axis)"
             ),
             BucketError::Unreachable {
                 bucket,
