@@ -273,6 +273,9 @@ pub struct BucketPair {
     pub best_b: Option<(u32, f64)>,
     pub knee_a: Option<u32>,
     pub knee_b: Option<u32>,
+    /// On a size axis: the object size `best_*` and `knee_*` are at (the first run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best_object_size_bytes: Option<u64>,
 }
 
 /// The whole comparison.
@@ -490,7 +493,8 @@ fn bucket_pair(a: &SweepResult, b: &SweepResult, x: String, y: String, matched_b
         w
     };
     let sum_a = a.summary.iter().find(|s| s.bucket == x);
-    let sum_b = b.summary.iter().find(|s| s.bucket == y);
+    let size = sum_a.and_then(|s| s.object_size_bytes);
+    let sum_b = b.summary.iter().find(|s| s.bucket == y && s.object_size_bytes == size);
     BucketPair {
         configs: matched_configs(&rows_a, &rows_b, &both),
         only_in_a: only(&ka, &kb),
@@ -499,6 +503,7 @@ fn bucket_pair(a: &SweepResult, b: &SweepResult, x: String, y: String, matched_b
         best_b: sum_b.map(|s| (s.best_workers, s.best_wall_ms)),
         knee_a: sum_a.and_then(|s| s.knee_workers),
         knee_b: sum_b.and_then(|s| s.knee_workers),
+        best_object_size_bytes: size,
         bucket_a: x,
         bucket_b: y,
         matched_by,

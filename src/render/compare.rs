@@ -70,7 +70,9 @@ fn render_pair(p: &BucketPair, style: Style, c: &Comparison) -> String {
     if let (Some((wa, ma)), Some((wb, mb))) = (p.best_a, p.best_b) {
         let _ = write!(
             out,
-            "best: A {ma:.0} ms at {wa} workers, B {mb:.0} ms at {wb} workers (B/A {:.2})",
+            "best{}: A {ma:.0} ms at {wa} workers, B {mb:.0} ms at {wb} workers (B/A {:.2})",
+            p.best_object_size_bytes
+                .map_or(String::new(), |b| format!(" (objects of {b} bytes)")),
             mb / ma.max(1e-9)
         );
         let knee = |k: Option<u32>| k.map_or("none".to_string(), |k| k.to_string());
