@@ -2,7 +2,8 @@
 //! prints a failure as one line (`error: ...`) with a non-zero exit status. No
 //! backtrace for a failed command, whatever RUST_BACKTRACE says: those are for panics.
 //! Output piped to a reader that stops early (`s3sweep report r.json | head -1`) ends
-//! the process quietly, as for any Unix filter: SIGPIPE (status 141 in a shell).
+//! the process quietly, as for any Unix filter: SIGPIPE (status 141 in a shell). A
+//! socket's peer that leaves never does: SIGPIPE stays ignored while the command runs.
 //! Everything else is in the library (`src/cli/`).
 
 // mimalloc: the SDK allocates a lot per request; glibc malloc cost ~15% of client CPU.
@@ -14,16 +15,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    // Rust ignores SIGPIPE, so a closed stdout would make the next `println!` panic
-    // ("failed printing to stdout: Broken pipe", status 101, a backtrace). Restore the
-    // default: the process ends quietly, killed by SIGPIPE, like `cat`. Sockets are not
-    // affected (std and tokio send with MSG_NOSIGNAL); the lab's child process dies
-    // with its parent (PR_SET_PDEATHSIG).
-    // SAFETY: called first, before any thread starts; setting a signal's disposition to
-    // SIG_DFL has no other precondition.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    quiet_on_closed_stdout();
     let cli = match s3sweep::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => match s3sweep::cli::parse_error_line(&err, &std::env::args().collect::<Vec<_>>()) {
@@ -50,8 +42,40 @@ fn main() -> ExitCode {
     match s3sweep::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {}", s3sweep::sys::redact::redact(&err.line()));
+            let line = err.line();
+            if line.starts_with("writing to stdout") && line.contains("Broken pipe") {
+                end_as_a_filter();
+            }
+            eprintln!("error: {}", s3sweep::sys::redact::redact(&line));
             ExitCode::from(err.exit_code())
         }
+    }
+}
+
+/// A closed stdout ends the process as it ends a Unix filter, killed by SIGPIPE (status
+/// 141 in a shell), and nothing else does. SIGPIPE stays ignored (Rust's setting), so a
+/// socket whose peer left fails a write with EPIPE, an error the command counts: the
+/// vectored writes of hyper and rustls (`writev`) pass no MSG_NOSIGNAL, and with
+/// SIGPIPE's default a client resetting a connection killed `serve --tls`. A closed
+/// stdout makes `println!` panic (or a command fail "writing to stdout") instead; this
+/// hook (and `main`, for the failure) turn that into SIGPIPE.
+fn quiet_on_closed_stdout() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info.payload_as_str().unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            end_as_a_filter();
+        }
+        default_hook(info);
+    }));
+}
+
+/// Ends the process killed by SIGPIPE, quietly, as `cat` ends when its reader left.
+fn end_as_a_filter() {
+    // SAFETY: restoring SIGPIPE's default action and raising it ends the process;
+    // neither call has a precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
     }
 }

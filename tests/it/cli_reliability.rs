@@ -6,6 +6,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::{run_bounded, Serve, BIN};
@@ -404,4 +405,107 @@ fn credentials_never_appear_in_logs_errors_or_results() {
     for p in [event, json, manifest] {
         let _ = std::fs::remove_file(p);
     }
+}
+
+/// A client that leaves mid-body (over HTTPS, as the lean client at 256 in flight did)
+/// must not end `serve`: rustls writes its alert after the first failed write, and a
+/// vectored write (`writev`) to a reset socket raises SIGPIPE, which the binary
+/// restores for a closed stdout. Twenty rounds of 64 GETs of a 1 MiB object at once, each connection
+/// reset (SO_LINGER 0) at once or after the first bytes of the body; the lab must still answer after.
+/// With SIGPIPE's default action in the binary (as it was), `serve` died of signal 13 here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_resetting_mid_body_do_not_end_the_lab() {
+    use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut serve = Serve::start(&["--tls", "--bucket", "reset-bucket=none"]);
+    let lines = serve.stdout.take().unwrap();
+    std::thread::spawn(move || for _ in lines {});
+    let ca = serve.ca_file.clone().unwrap();
+    let mut options = s3sweep::lab::client_options(&serve.endpoint);
+    options = options.with_ca_file(Some(ca.clone()));
+    let client = s3sweep::s3::SweepClient::new(options).await.unwrap();
+    let s3 = client.s3(crate::common::seed_settings());
+    let body = vec![7u8; 1 << 20];
+    s3.put_object()
+        .bucket("reset-bucket")
+        .key("big")
+        .body(body.into())
+        .send()
+        .await
+        .unwrap();
+    let config = aws_sdk_s3::presigning::PresigningConfig::expires_in(Duration::from_secs(300)).unwrap();
+    let url = s3
+        .get_object()
+        .bucket("reset-bucket")
+        .key("big")
+        .presigned(config)
+        .await
+        .unwrap();
+    let uri: http::Uri = url.uri().parse().unwrap();
+    let addr = format!("{}:{}", uri.host().unwrap(), uri.port_u16().unwrap());
+    let request = format!(
+        "GET {} HTTP/1.1\r\nHost: {}\r\n\r\n",
+        uri.path_and_query().unwrap(),
+        uri.authority().unwrap()
+    );
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(CertificateDer::from_pem_file(&ca).unwrap()).unwrap();
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(tls));
+    let request = Arc::new(request);
+    for round in 0..20 {
+        let mut tasks = Vec::new();
+        for i in 0..64u64 {
+            let (connector, addr, request) = (connector.clone(), addr.clone(), request.clone());
+            tasks.push(tokio::spawn(async move {
+                // A lab that died refuses or resets: the check after the rounds says so.
+                let Ok(tcp) = tokio::net::TcpStream::connect(&addr).await else {
+                    return;
+                };
+                let raw = std::os::fd::AsRawFd::as_raw_fd(&tcp);
+                let name = ServerName::try_from("127.0.0.1").unwrap();
+                let Ok(mut stream) = connector.connect(name, tcp).await else {
+                    return;
+                };
+                if stream.write_all(request.as_bytes()).await.is_err() {
+                    return;
+                }
+                // Half read the first bytes of the body, half leave at once.
+                if (i + round) % 2 == 0 {
+                    let mut first = [0u8; 4096];
+                    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut first)).await;
+                }
+                // SO_LINGER 0: the close is an RST while the lab still has megabytes to send.
+                let linger = libc::linger {
+                    l_onoff: 1,
+                    l_linger: 0,
+                };
+                // SAFETY: setsockopt on a socket this task owns, with a valid struct and size.
+                unsafe {
+                    libc::setsockopt(
+                        raw,
+                        libc::SOL_SOCKET,
+                        libc::SO_LINGER,
+                        &linger as *const libc::linger as *const libc::c_void,
+                        std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                    );
+                }
+                drop(stream);
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        serve.child.try_wait().unwrap().is_none(),
+        "serve ended: {:?}",
+        serve.child.try_wait()
+    );
+    assert!(s3.head_object().bucket("reset-bucket").key("big").send().await.is_ok());
 }
