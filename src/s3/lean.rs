@@ -134,7 +134,8 @@ impl LeanClient {
     /// GETs `bucket`/`key` and drains the body: the bytes read, or the failure (its
     /// kind as the SDK path sorts it). No limit on the whole GET: the caller sets one.
     pub async fn get(&self, bucket: &str, key: &str) -> Result<u64, Failure> {
-        self.get_timed(bucket, key, &AtomicU64::new(0), Instant::now(), |_| {}).await
+        self.get_timed(bucket, key, &AtomicU64::new(0), Instant::now(), |_| {})
+            .await
     }
 
     /// [`LeanClient::get`], keeping the body (for checks; the sweep never keeps one).
@@ -209,11 +210,16 @@ impl LeanClient {
     async fn attempt(&self, bucket: &str, key: &str) -> Result<http::Response<SdkBody>, Attempted> {
         let express = is_directory_bucket(bucket);
         let identity = if express {
-            self.sessions.identity(bucket).await.map_err(|e| Attempted::final_(session_failure(e.as_ref())))?
+            self.sessions
+                .identity(bucket)
+                .await
+                .map_err(|e| Attempted::final_(session_failure(e.as_ref())))?
         } else {
             self.credentials.identity().await.map_err(Attempted::final_)?
         };
-        let request = self.signed(bucket, key, &identity, express).map_err(Attempted::final_)?;
+        let request = self
+            .signed(bucket, key, &identity, express)
+            .map_err(Attempted::final_)?;
         let token = express.then(|| session_token(&request)).flatten();
         let limit = self.settings.attempt_timeout;
         let work = async {

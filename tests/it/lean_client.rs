@@ -55,7 +55,10 @@ async fn same_bytes(server: &RunningServer) {
             let key = format!("test/{i}/vectors");
             let theirs = sdk.get_object().bucket(bucket).key(&key).send().await.unwrap();
             let theirs = theirs.body.collect().await.unwrap().into_bytes();
-            let ours = lean.get_body(bucket, &key).await.unwrap_or_else(|f| panic!("{bucket}/{key}: {f:?}"));
+            let ours = lean
+                .get_body(bucket, &key)
+                .await
+                .unwrap_or_else(|f| panic!("{bucket}/{key}: {f:?}"));
             assert_eq!(ours.len(), theirs.len(), "{bucket}/{key}");
             assert!(ours == theirs, "{bucket}/{key}: the bodies differ");
             assert_eq!(lean.get(bucket, &key).await, Ok(theirs.len() as u64));
@@ -143,7 +146,11 @@ async fn an_expired_session_is_renewed_and_a_refused_one_replaced() {
     for i in 0..OBJECTS {
         assert!(lean.get(DIRECTORY_BUCKET, &format!("test/{i}/vectors")).await.is_ok());
     }
-    assert_eq!(client.transport().counters().session_requests - before, 1, "one session");
+    assert_eq!(
+        client.transport().counters().session_requests - before,
+        1,
+        "one session"
+    );
     tokio::time::sleep(Duration::from_millis(2100)).await;
     assert!(lean.get(DIRECTORY_BUCKET, "test/0/vectors").await.is_ok());
     assert_eq!(
