@@ -6,11 +6,14 @@
 //! a sweep with `clients: ["sdk", "lean"]`. Everything on 127.0.0.1, bounded in
 //! requests (hundreds at most) and time (seconds).
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{client_of, seed_spec, seed_with, server_with, tls_server_with};
-use s3sweep::lab::{self, LatencyProfile, RunningServer};
-use s3sweep::model::ErrorKind;
+use crate::common::{client_of, options, seed_spec, seed_with, server_with, tls_server_with};
+use s3sweep::engine::{self, Quiet};
+use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile, RunningServer};
+use s3sweep::model::{Client, ConfigResult, ErrorKind};
+use s3sweep::plan::Plan;
 use s3sweep::s3::get::get_one;
 use s3sweep::s3::seed::SeedSpec;
 use s3sweep::s3::{CredentialSource, LeanClient, RequestSettings, StaticCredentials, SweepClient};
@@ -168,4 +171,176 @@ async fn an_expired_session_is_renewed_and_a_refused_one_replaced() {
     assert!(lean.get(DIRECTORY_BUCKET, "test/1/vectors").await.is_ok());
     let tally = server.sessions().tally();
     assert_eq!((tally.created_read_only, tally.refused_expired), (3, 1), "{tally:?}");
+}
+
+/// Fault tests: objects, their size, and the client's limits (the server's timing
+/// faults last longer than them), as in tests/it/faults.rs.
+const FAULT_OBJECTS: u32 = 60;
+const FAULT_SIZE: u64 = 8192;
+const FIRST_BYTE_MS: u64 = 1500;
+const ATTEMPT_MS: u64 = 3000;
+const TIMING: FaultTiming = FaultTiming {
+    stall_ms: 12_000,
+    late_first_byte_ms: 5_000,
+};
+
+fn fault_plan(bucket: &str, client: Client, workers: u32, max_attempts: u32) -> Plan {
+    Plan::from_json(&format!(
+        r#"{{"buckets": ["{bucket}"], "key_template": "f/{{i}}", "object_count": {FAULT_OBJECTS},
+            "workers": [{workers}], "pool_connections": {workers}, "warmup": false, "max_attempts": {max_attempts},
+            "clients": ["{}"], "shuffle": false,
+            "timeouts_ms": {{"connect": 1000, "first_byte": {FIRST_BYTE_MS}, "attempt": {ATTEMPT_MS}}}}}"#,
+        client.name()
+    ))
+    .unwrap()
+}
+
+async fn fault_server(bucket: &str) -> (RunningServer, SweepClient) {
+    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    server.faults().set_timing(TIMING);
+    let client = client_of(&server).await;
+    let spec = SeedSpec {
+        skip_existing: false,
+        ..seed_spec(bucket, "f/{i}", FAULT_OBJECTS, FAULT_SIZE)
+    };
+    seed_with(&client, &spec).await;
+    (server, client)
+}
+
+/// One sweep of `plan`, bounded: one that does not end within `limit` is a hang.
+/// The row, what the lab injected, and the attempts the client sent.
+async fn faulted_sweep(
+    server: &RunningServer,
+    client: &SweepClient,
+    plan: &Plan,
+    limit: Duration,
+) -> (ConfigResult, FaultTally, u64) {
+    let before = server.faults().tally();
+    let sent_before = client.transport().counters().requests_sent;
+    let result = tokio::time::timeout(limit, engine::run(client, plan, &options(), Arc::new(Quiet)))
+        .await
+        .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));
+    let sent = client.transport().counters().requests_sent - sent_before;
+    (result.results[0].clone(), server.faults().tally().since(&before), sent)
+}
+
+fn count_of(row: &ConfigResult, kind: ErrorKind) -> u64 {
+    let e = &row.errors;
+    match kind {
+        ErrorKind::NotFound => e.not_found,
+        ErrorKind::AccessDenied => e.access_denied,
+        ErrorKind::Throttled => e.throttled,
+        ErrorKind::ServerError => e.server_error,
+        ErrorKind::Timeout => e.timeout,
+        ErrorKind::Connection => e.connection,
+        ErrorKind::Session => e.session,
+        ErrorKind::Other => e.other,
+    }
+}
+
+/// The kind a fault must be counted under (tests/it/faults.rs's, for the SDK path).
+fn expected_kind(kind: FaultKind) -> ErrorKind {
+    match kind {
+        FaultKind::SlowDown => ErrorKind::Throttled,
+        FaultKind::InternalError => ErrorKind::ServerError,
+        FaultKind::AccessDenied => ErrorKind::AccessDenied,
+        FaultKind::ResetBeforeHeaders | FaultKind::ResetMidBody | FaultKind::TruncatedBody => ErrorKind::Connection,
+        FaultKind::StallBody | FaultKind::LateFirstByte => ErrorKind::Timeout,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_fault_is_counted_under_the_same_kind_by_both_clients() {
+    let bucket = "lean-faults";
+    let (server, client) = fault_server(bucket).await;
+    let mut lines = Vec::new();
+    for &kind in FaultKind::ALL.iter() {
+        server
+            .faults()
+            .set(bucket, vec![FaultSpec { kind, rate: 0.2 }])
+            .unwrap();
+        for c in [Client::Sdk, Client::Lean] {
+            let plan = fault_plan(bucket, c, 16, 1);
+            let (row, injected, sent) = faulted_sweep(&server, &client, &plan, Duration::from_secs(30)).await;
+            let n = injected.of(kind);
+            lines.push(format!(
+                "{:<22} {:<4} injected {:>3} counted {:>3} as {:<13} ok {:>3}",
+                kind.name(),
+                c.name(),
+                n,
+                count_of(&row, expected_kind(kind)),
+                expected_kind(kind).name(),
+                row.ok
+            ));
+            assert_eq!(row.s3_client, c);
+            assert!(n > 0, "{kind}: nothing injected; pick another rate");
+            assert_eq!(injected.get_requests, u64::from(FAULT_OBJECTS), "{kind} {c}");
+            assert_eq!(sent, u64::from(FAULT_OBJECTS), "{kind} {c}: one attempt per object");
+            assert_eq!(count_of(&row, expected_kind(kind)), n, "{kind} {c}: {row:?}");
+            assert_eq!(row.errors.total, n, "{kind} {c}: {row:?}");
+            assert_eq!(row.ok, row.requests - n, "{kind} {c}");
+            assert_eq!(row.bytes, row.ok * FAULT_SIZE, "{kind} {c}: only whole bodies");
+            assert_eq!(row.retries, 0, "{kind} {c}");
+        }
+    }
+    server.faults().set(bucket, Vec::new()).unwrap();
+    eprintln!("fault kind, client: injected vs counted (rate 0.2, {FAULT_OBJECTS} GETs, 16 workers, 1 attempt)");
+    for l in &lines {
+        eprintln!("{l}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_are_retried_by_the_same_rules_as_the_sdk_path() {
+    let bucket = "lean-retries";
+    let (server, client) = fault_server(bucket).await;
+    let specs: Vec<FaultSpec> = FaultKind::ALL
+        .iter()
+        .map(|&kind| FaultSpec { kind, rate: 0.04 })
+        .collect();
+    server.faults().set(bucket, specs).unwrap();
+    let plan = fault_plan(bucket, Client::Lean, 16, 3);
+    let (row, injected, sent) = faulted_sweep(&server, &client, &plan, Duration::from_secs(60)).await;
+    eprintln!(
+        "lean retries: injected {} ({}), errors {} ({}), retries {} ({}), ok {}",
+        injected.injected_total,
+        injected.line(),
+        row.errors.total,
+        row.errors.short(),
+        row.retries,
+        row.retries_by_cause.short(),
+        row.ok
+    );
+    assert_eq!(row.ok + row.errors.total, row.requests);
+    assert_eq!(
+        injected.get_requests, sent,
+        "every attempt the lab saw was sent and counted"
+    );
+    assert_eq!(row.retries, sent - row.requests);
+    let b = row.breakdown.as_ref().expect("a breakdown");
+    assert_eq!(b.attempts, sent, "{b:?}");
+    assert!(b.backoff_ms_total > 0.0, "retries sleep first: {b:?}");
+    let causes = row.retries_by_cause;
+    assert_eq!(causes.total(), row.retries, "{causes:?}");
+    // 503 and 500 are retried until the attempts run out, as by the SDK.
+    assert_eq!(
+        causes.throttled + row.errors.throttled,
+        injected.of(FaultKind::SlowDown),
+        "{causes:?}"
+    );
+    assert_eq!(
+        causes.server_error + row.errors.server_error,
+        injected.of(FaultKind::InternalError),
+        "{causes:?}"
+    );
+    assert_eq!(injected.injected_total, row.errors.total + row.retries, "{row:?}");
+    assert!(row.retries > 0, "some faults are retryable");
+    assert_eq!(row.errors.other, 0, "every failure has a kind: {row:?}");
+    assert_eq!(row.bytes, row.ok * FAULT_SIZE);
+    // Body faults are the caller's (never retried), and 403 is final.
+    let body_faults = injected.of(FaultKind::ResetMidBody)
+        + injected.of(FaultKind::TruncatedBody)
+        + injected.of(FaultKind::StallBody);
+    assert!(row.errors.connection + row.errors.timeout >= body_faults, "{row:?}");
+    assert_eq!(row.errors.access_denied, injected.of(FaultKind::AccessDenied));
 }
