@@ -157,6 +157,7 @@ pub(crate) fn analyse_curve(
         fit,
         predictions,
         memory_mb: None,
+        s3_client: Default::default(),
     }
 }
 
@@ -310,6 +311,7 @@ pub(crate) fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) 
             best_speedup: best,
             explanation,
             memory_mb: None,
+            s3_client: Default::default(),
         });
     }
     out

@@ -10,9 +10,12 @@
 //! - [`memory`]: a memory sweep's fastest and cheapest memory x workers per bucket;
 //! - [`network`]: the bandwidth ceiling the verdicts use (the user's or the probe's)
 //!   and the rows that ran on burst credit;
+//! - [`clients`]: with `clients: ["sdk", "lean"]`, what the lean client reached
+//!   beside each CPU-bound SDK row, and what that means in Lambda memory;
 //! - [`compare`]: two results side by side, with significance from repetitions
 //!   ([`significance`]: the tests and Holm's correction).
 
+pub(crate) mod clients;
 pub mod compare;
 pub(crate) mod cost;
 pub(crate) mod fit;
@@ -24,10 +27,10 @@ pub(crate) mod summary;
 pub(crate) mod verdict;
 
 use crate::model::result::worker_counts;
-use crate::model::stats::median;
+use crate::model::stats::{first_seen, median};
 use crate::model::{
-    Analysis, BucketComparison, BucketSummary, ConfigResult, CpuSource, CurveAnalysis, SweepResult, Thresholds,
-    Verdict, WorkerVerdict,
+    Analysis, BucketComparison, BucketSummary, ConfigResult, CpuSource, CurveAnalysis, MemoryChoice, SweepResult,
+    Thresholds, Verdict, WorkerVerdict,
 };
 
 use fit::{analyse_curve, compare_buckets, ModelInputs};
@@ -42,22 +45,33 @@ use verdict::{curve_verdicts, queueing_notes};
 ///
 /// A memory sweep's rows (`memory_mb` set) are analysed size by size, each size as a
 /// sweep of its own (summaries and curves then carry `memory_mb`), and the memory
-/// block gets each bucket's fastest and cheapest memory x workers.
+/// block gets each bucket's fastest and cheapest memory x workers. The rows of each
+/// client (request `clients`) are analysed apart in the same way (summaries and curves
+/// carry `s3_client`); then a CPU-bound SDK row says what the lean client reached
+/// ([`clients`]).
 pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
     let sizes = result.memory_sizes();
-    if sizes.is_empty() {
+    let clients = first_seen(result.results.iter().map(|r| r.s3_client));
+    if sizes.is_empty() && clients.len() <= 1 {
         analyse_one(result, thresholds);
         return;
     }
     let rows = std::mem::take(&mut result.results);
     let mut analysed: Vec<Option<ConfigResult>> = vec![None; rows.len()];
     let (mut summary, mut buckets, mut comparisons) = (Vec::new(), Vec::new(), Vec::new());
-    let groups = sizes
+    let memory_groups: Vec<Option<u32>> = sizes
         .iter()
         .map(|&m| Some(m))
-        .chain(rows.iter().any(|r| r.memory_mb.is_none()).then_some(None));
-    for memory_mb in groups {
-        let index: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].memory_mb == memory_mb).collect();
+        .chain(rows.iter().any(|r| r.memory_mb.is_none()).then_some(None))
+        .collect();
+    let groups = memory_groups.iter().flat_map(|&m| clients.iter().map(move |&c| (m, c)));
+    for (memory_mb, s3_client) in groups {
+        let index: Vec<usize> = (0..rows.len())
+            .filter(|&i| rows[i].memory_mb == memory_mb && rows[i].s3_client == s3_client)
+            .collect();
+        if index.is_empty() {
+            continue;
+        }
         let mut part = SweepResult {
             results: index.iter().map(|&i| rows[i].clone()).collect(),
             fanout: None,
@@ -71,10 +85,22 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
         for (i, row) in index.into_iter().zip(part.results) {
             analysed[i] = Some(row);
         }
-        summary.extend(part.summary.into_iter().map(|s| BucketSummary { memory_mb, ..s }));
+        summary.extend(part.summary.into_iter().map(|s| BucketSummary {
+            memory_mb,
+            s3_client,
+            ..s
+        }));
         if let Some(a) = part.analysis {
-            buckets.extend(a.buckets.into_iter().map(|c| CurveAnalysis { memory_mb, ..c }));
-            comparisons.extend(a.comparisons.into_iter().map(|c| BucketComparison { memory_mb, ..c }));
+            buckets.extend(a.buckets.into_iter().map(|c| CurveAnalysis {
+                memory_mb,
+                s3_client,
+                ..c
+            }));
+            comparisons.extend(a.comparisons.into_iter().map(|c| BucketComparison {
+                memory_mb,
+                s3_client,
+                ..c
+            }));
         }
     }
     result.results = analysed.into_iter().flatten().collect();
@@ -84,9 +110,33 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
         buckets,
         comparisons,
     });
+    clients::lean_notes(&mut result.results);
+    if sizes.is_empty() {
+        return;
+    }
     let target = result.request.target_wall_ms;
-    let choices = memory::choices(result, target);
-    let costs = memory::costs(result);
+    // One answer per client: the cheapest memory size for the SDK, and for a client
+    // costing less CPU per GET.
+    let mut choices = Vec::new();
+    let mut costs = Vec::new();
+    for (i, &s3_client) in clients.iter().enumerate() {
+        let part = SweepResult {
+            results: result
+                .results
+                .iter()
+                .filter(|r| r.s3_client == s3_client)
+                .cloned()
+                .collect(),
+            ..result.clone()
+        };
+        let mine = memory::choices(&part, target);
+        choices.extend(mine.into_iter().map(|c| MemoryChoice { s3_client, ..c }));
+        // The cost table is the first client's (the SDK's unless the request says
+        // otherwise): one row per bucket, memory and workers.
+        if i == 0 {
+            costs = memory::costs(&part);
+        }
+    }
     if let Some(m) = result.memory.as_mut() {
         m.choices = choices;
         m.costs = costs;

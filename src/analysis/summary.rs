@@ -80,6 +80,7 @@ pub(crate) fn summarize(results: &[ConfigResult]) -> Vec<BucketSummary> {
                     .sum(),
                 knee_workers,
                 memory_mb: None,
+                s3_client: Default::default(),
             }
         })
         .collect()

@@ -357,6 +357,10 @@ pub struct CurveAnalysis {
     /// A memory sweep's curves are per bucket and memory size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u32>,
+    /// The S3 client of these rows when a sweep ran several (request `clients`):
+    /// `lean`, or `sdk` (the default, not written).
+    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
+    pub s3_client: super::names::Client,
 }
 
 /// How much faster the lower-latency bucket is, at one worker and at the best count.
@@ -378,6 +382,10 @@ pub struct BucketComparison {
     /// A memory sweep compares buckets at each memory size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u32>,
+    /// The S3 client of these rows when a sweep ran several (request `clients`):
+    /// `lean`, or `sdk` (the default, not written).
+    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
+    pub s3_client: super::names::Client,
 }
 
 /// The analysis block of the result document.

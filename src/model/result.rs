@@ -407,6 +407,10 @@ pub struct BucketSummary {
     /// A memory sweep's summaries are per bucket and memory size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u32>,
+    /// The S3 client of these rows when a sweep ran several (request `clients`):
+    /// `lean`, or `sdk` (the default, not written).
+    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
+    pub s3_client: super::names::Client,
 }
 
 /// A configuration that was not run.
