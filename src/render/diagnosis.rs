@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{ConfigResult, SweepResult, Verdict, WorkerVerdict};
+use crate::model::{BucketSummary, ConfigResult, SweepResult, Verdict, WorkerVerdict};
 
 /// Compact verdict runs: `1-4 latency, 8-256 client_cpu`.
 fn verdict_runs(verdicts: &[WorkerVerdict]) -> String {
@@ -28,23 +28,23 @@ fn verdict_runs(verdicts: &[WorkerVerdict]) -> String {
 }
 
 /// The lines printed under one bucket's table.
-pub(crate) fn render_bucket(result: &SweepResult, bucket: &str, memory_mb: Option<u32>) -> String {
+pub(crate) fn render_bucket(result: &SweepResult, summary: &BucketSummary) -> String {
+    let (bucket, memory_mb, client) = (summary.bucket.as_str(), summary.memory_mb, summary.s3_client);
     let mut out = String::new();
     let Some(analysis) = result.analysis.as_ref().and_then(|a| {
         a.buckets
             .iter()
-            .find(|b| b.bucket == bucket && b.memory_mb == memory_mb)
+            .find(|b| b.bucket == bucket && b.memory_mb == memory_mb && b.s3_client == client)
     }) else {
         return out;
     };
     let _ = writeln!(out, "verdicts: {}", verdict_runs(&analysis.verdicts));
     // The explanation of the best configuration and of the largest worker count.
-    let rows: Vec<&ConfigResult> = result.rows_at(bucket, memory_mb).collect();
-    let best = result
-        .summary
-        .iter()
-        .find(|s| s.bucket == bucket && s.memory_mb == memory_mb)
-        .map(|s| s.best_workers);
+    let rows: Vec<&ConfigResult> = result
+        .rows_at(bucket, memory_mb)
+        .filter(|r| r.s3_client == client)
+        .collect();
+    let best = Some(summary.best_workers);
     let mut shown = Vec::new();
     for w in [rows.first().map(|r| r.workers), best, rows.last().map(|r| r.workers)]
         .into_iter()

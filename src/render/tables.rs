@@ -19,7 +19,12 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
     out.push_str(&render_network(result));
     for summary in &result.summary {
         let table = bucket_table(result, summary, style);
-        let title = format!("bucket {}{}", summary.bucket, memory_title(result, summary.memory_mb));
+        let title = format!(
+            "bucket {}{}{}",
+            summary.bucket,
+            memory_title(result, summary.memory_mb),
+            client_title(result, summary)
+        );
         if style == Style::Markdown {
             let _ = writeln!(out, "### {title}\n\n{table}\n");
         } else {
@@ -28,7 +33,7 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
         }
         out.push_str(&summary_line(summary));
         out.push('\n');
-        out.push_str(&render_bucket(result, &summary.bucket, summary.memory_mb));
+        out.push_str(&render_bucket(result, summary));
         out.push('\n');
     }
     out.push_str(&render_comparisons(result));
@@ -89,7 +94,11 @@ fn render_network(result: &SweepResult) -> String {
 /// has a memory column, and a table per bucket and size).
 fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> comfy_table::Table {
     let sized = !result.memory_sizes().is_empty();
+    let clients = several_clients(result);
     let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
+    if clients {
+        header.push("client");
+    }
     header.extend([
         "workers",
         "rep",
@@ -108,7 +117,10 @@ fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> 
         "wire MiB/s",
         "verdict",
     ]);
-    let rows: Vec<&ConfigResult> = result.rows_at(&summary.bucket, summary.memory_mb).collect();
+    let rows: Vec<&ConfigResult> = result
+        .rows_at(&summary.bucket, summary.memory_mb)
+        .filter(|r| r.s3_client == summary.s3_client)
+        .collect();
     let listed = rows.iter().any(|r| r.object_size_bytes.is_some());
     if listed {
         header.extend(["bytes read", "object bytes min/p50/p99/max"]);
@@ -121,13 +133,16 @@ fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> 
             (true, None) => vec!["-".to_string()],
             (false, _) => Vec::new(),
         };
+        if clients {
+            cells.push(r.s3_client.name().to_string());
+        }
         cells.extend(row_cells(r));
         if listed {
             cells.extend(size_cells(r));
         }
         table.add_row(cells);
     }
-    align_right(&mut table, 0..14 + usize::from(sized));
+    align_right(&mut table, 0..14 + usize::from(sized) + usize::from(clients));
     table
 }
 
@@ -194,6 +209,23 @@ fn summary_line(summary: &BucketSummary) -> String {
         let _ = write!(out, "; {} failed requests", summary.errors_total);
     }
     out
+}
+
+/// True when the result's rows come from more than one S3 client (request `clients`).
+pub(crate) fn several_clients(result: &SweepResult) -> bool {
+    result
+        .results
+        .iter()
+        .any(|r| r.s3_client != result.results[0].s3_client)
+}
+
+/// `, client lean` after a bucket's name when several clients ran; nothing otherwise.
+fn client_title(result: &SweepResult, summary: &BucketSummary) -> String {
+    if several_clients(result) {
+        format!(", client {}", summary.s3_client)
+    } else {
+        String::new()
+    }
 }
 
 /// `, 512 MB (emulated: 0.289 cores)` or `, 512 MB (Lambda version 7)` after a memory
