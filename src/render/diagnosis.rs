@@ -138,7 +138,16 @@ pub(crate) fn render_comparisons(result: &SweepResult) -> String {
     if let Some(a) = &result.analysis {
         for c in &a.comparisons {
             let at = c.memory_mb.map(|m| format!(" at {m} MB")).unwrap_or_default();
-            let _ = writeln!(out, "{} vs {}{at}: {}", c.faster_bucket, c.slower_bucket, c.explanation);
+            let client = if super::tables::several_clients(result) {
+                format!(" (client {})", c.s3_client)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "{} vs {}{at}{client}: {}",
+                c.faster_bucket, c.slower_bucket, c.explanation
+            );
         }
     }
     out

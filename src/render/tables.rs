@@ -274,6 +274,31 @@ mod tests {
     use crate::model::test_rows::row;
 
     #[test]
+    fn several_clients_get_a_table_each_with_a_client_column() {
+        let mut lean = vec![row("a-bucket", 1, 1, 400.0, 0), row("a-bucket", 8, 1, 100.0, 0)];
+        for r in &mut lean {
+            r.s3_client = crate::model::Client::Lean;
+        }
+        let mut rows = vec![row("a-bucket", 1, 1, 1000.0, 0), row("a-bucket", 8, 1, 300.0, 0)];
+        rows.extend(lean);
+        let mut result = crate::model::test_rows::result(rows);
+        crate::analysis::analyse(&mut result, &crate::model::Thresholds::default());
+        assert_eq!(result.summary.len(), 2, "a summary per client: {:?}", result.summary);
+        let text = render_tables(&result, Style::Markdown);
+        assert!(text.contains("### bucket a-bucket, client sdk"), "{text}");
+        assert!(text.contains("### bucket a-bucket, client lean"), "{text}");
+        assert!(text.contains("| client | workers |"), "{text}");
+        assert!(text.contains("|   lean |       8 |"), "{text}");
+        // One client: no column, no title part, as before.
+        let one = crate::analysis::summarized(vec![row("a-bucket", 1, 1, 1000.0, 0)]);
+        let text = render_tables(&one, Style::Markdown);
+        assert!(
+            text.contains("### bucket a-bucket\n") && !text.contains("| client |"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn tables_name_every_bucket() {
         let results = vec![row("a-bucket", 1, 1, 1000.0, 0), row("b-bucket", 1, 1, 500.0, 2)];
         let mut result = crate::analysis::summarized(results);
