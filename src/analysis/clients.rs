@@ -91,7 +91,9 @@ fn comparison(row: &ConfigResult, lean: Reached) -> (String, Vec<(&'static str, 
             lean.cpu_ms_per_get
         )
     };
-    let need = if needed_mb > LAMBDA_MAX_MB {
+    let need = if speedup <= 1.0 {
+        "the SDK needs no more CPU to read as fast".to_string()
+    } else if needed_mb > LAMBDA_MAX_MB {
         format!(
             "the SDK would need about {needed_cores:.2} cores to read as fast, more than Lambda's largest size gives"
         )
@@ -185,5 +187,17 @@ mod tests {
         }];
         lean_notes(&mut other_workers);
         assert!(other_workers[0].diagnosis.as_ref().unwrap().notes.is_empty());
+        // A lean row that did worse is said to have done worse.
+        let mut worse = vec![
+            at(Client::Sdk, 2570.0, 0.085, Verdict::ClientCpu),
+            at(Client::Lean, 1200.0, 0.2, Verdict::ClientCpu),
+        ];
+        lean_notes(&mut worse);
+        let note = &worse[0].diagnosis.as_ref().unwrap().notes[0];
+        assert!(note.contains("the lean client cost no less CPU per GET here"), "{note}");
+        assert!(
+            note.contains("reached 0.5x") && note.contains("needs no more CPU"),
+            "{note}"
+        );
     }
 }
