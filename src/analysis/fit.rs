@@ -158,6 +158,7 @@ pub(crate) fn analyse_curve(
         predictions,
         memory_mb: None,
         object_size_bytes: None,
+        s3_client: Default::default(),
     }
 }
 
@@ -312,6 +313,7 @@ pub(crate) fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) 
             explanation,
             memory_mb: None,
             object_size_bytes: None,
+            s3_client: Default::default(),
         });
     }
     out

@@ -67,6 +67,7 @@ pub(crate) fn choices(result: &SweepResult, target_wall_ms: Option<u64>) -> Vec<
                 fastest,
                 target_wall_ms,
                 cheapest,
+                s3_client: Default::default(),
             }
         })
         .collect()

@@ -11,9 +11,12 @@
 //! - [`sizes`]: on a size axis, where the binding limit changes with the object size;
 //! - [`network`]: the bandwidth ceiling the verdicts use (the user's or the probe's)
 //!   and the rows that ran on burst credit;
+//! - [`clients`]: with `clients: ["sdk", "lean"]`, what the lean client reached
+//!   beside each CPU-bound SDK row, and what that means in Lambda memory;
 //! - [`compare`]: two results side by side, with significance from repetitions
 //!   ([`significance`]: the tests and Holm's correction).
 
+pub(crate) mod clients;
 pub mod compare;
 pub(crate) mod cost;
 pub(crate) mod fit;
@@ -28,8 +31,8 @@ pub(crate) mod verdict;
 use crate::model::result::worker_counts;
 use crate::model::stats::{first_seen, median};
 use crate::model::{
-    Analysis, BucketComparison, BucketSummary, ConfigResult, CpuSource, CurveAnalysis, SweepResult, Thresholds,
-    Verdict, WorkerVerdict,
+    Analysis, BucketComparison, BucketSummary, ConfigResult, CpuSource, CurveAnalysis, MemoryChoice, SweepResult,
+    Thresholds, Verdict, WorkerVerdict,
 };
 
 use fit::{analyse_curve, compare_buckets, ModelInputs};
@@ -46,23 +49,31 @@ use verdict::{curve_verdicts, queueing_notes};
 /// sweep of its own (summaries and curves then carry `memory_mb`), and the memory
 /// block gets each bucket's fastest and cheapest memory x workers. A size axis's rows
 /// (`object_size_bytes` a number) are analysed object size by object size the same
-/// way, and each bucket gets a note on where its binding limit changes with size.
+/// way, and each bucket gets a note on where its binding limit changes with size. The
+/// rows of each client (request `clients`) are analysed apart in the same way
+/// (summaries and curves carry `s3_client`); then a CPU-bound SDK row says what the
+/// lean client reached ([`clients`]).
 pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
     let memory = result.memory_sizes();
-    if memory.is_empty() && result.object_sizes().is_empty() {
+    let clients = first_seen(result.results.iter().map(|r| r.s3_client));
+    if memory.is_empty() && result.object_sizes().is_empty() && clients.len() <= 1 {
         analyse_one(result, thresholds);
         return;
     }
     let rows = std::mem::take(&mut result.results);
     let mut analysed: Vec<Option<ConfigResult>> = vec![None; rows.len()];
     let (mut summary, mut buckets, mut comparisons) = (Vec::new(), Vec::new(), Vec::new());
-    // One group per memory size x object size, in the order first run; rows without a
-    // memory size after a memory sweep's.
-    let mut groups = first_seen(rows.iter().map(|r| (r.memory_mb, r.size_axis_bytes())));
+    // One group per memory size x object size x client, in the order first run; rows
+    // without a memory size after a memory sweep's.
+    let mut groups = first_seen(rows.iter().map(|r| (r.memory_mb, r.size_axis_bytes(), r.s3_client)));
     groups.sort_by_key(|g| g.0.is_none() && !memory.is_empty());
-    for (memory_mb, object_size_bytes) in groups {
+    for (memory_mb, object_size_bytes, s3_client) in groups {
         let index: Vec<usize> = (0..rows.len())
-            .filter(|&i| rows[i].memory_mb == memory_mb && rows[i].size_axis_bytes() == object_size_bytes)
+            .filter(|&i| {
+                rows[i].memory_mb == memory_mb
+                    && rows[i].size_axis_bytes() == object_size_bytes
+                    && rows[i].s3_client == s3_client
+            })
             .collect();
         let mut part = SweepResult {
             results: index.iter().map(|&i| rows[i].clone()).collect(),
@@ -80,6 +91,7 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
         let tag = |s: BucketSummary| BucketSummary {
             memory_mb,
             object_size_bytes,
+            s3_client,
             ..s
         };
         summary.extend(part.summary.into_iter().map(tag));
@@ -87,11 +99,13 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
             buckets.extend(a.buckets.into_iter().map(|c| CurveAnalysis {
                 memory_mb,
                 object_size_bytes,
+                s3_client,
                 ..c
             }));
             comparisons.extend(a.comparisons.into_iter().map(|c| BucketComparison {
                 memory_mb,
                 object_size_bytes,
+                s3_client,
                 ..c
             }));
         }
@@ -104,9 +118,33 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
         comparisons,
         size_limits: sizes::size_limits(&result.results),
     });
+    clients::lean_notes(&mut result.results);
+    if memory.is_empty() {
+        return;
+    }
     let target = result.request.target_wall_ms;
-    let choices = memory::choices(result, target);
-    let costs = memory::costs(result);
+    // One answer per client: the cheapest memory size for the SDK, and for a client
+    // costing less CPU per GET.
+    let mut choices = Vec::new();
+    let mut costs = Vec::new();
+    for (i, &s3_client) in clients.iter().enumerate() {
+        let part = SweepResult {
+            results: result
+                .results
+                .iter()
+                .filter(|r| r.s3_client == s3_client)
+                .cloned()
+                .collect(),
+            ..result.clone()
+        };
+        let mine = memory::choices(&part, target);
+        choices.extend(mine.into_iter().map(|c| MemoryChoice { s3_client, ..c }));
+        // The cost table is the first client's (the SDK's unless the request says
+        // otherwise): one row per bucket, memory and workers.
+        if i == 0 {
+            costs = memory::costs(&part);
+        }
+    }
     if let Some(m) = result.memory.as_mut() {
         m.choices = choices;
         m.costs = costs;

@@ -81,6 +81,7 @@ pub(crate) fn summarize(results: &[ConfigResult]) -> Vec<BucketSummary> {
                 knee_workers,
                 memory_mb: None,
                 object_size_bytes: None,
+                s3_client: Default::default(),
             }
         })
         .collect()

@@ -360,6 +360,10 @@ pub struct CurveAnalysis {
     /// A size axis's curves are per bucket and object size, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object_size_bytes: Option<u64>,
+    /// The S3 client of these rows when a sweep ran several (request `clients`):
+    /// `lean`, or `sdk` (the default, not written).
+    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
+    pub s3_client: super::names::Client,
 }
 
 /// How much faster the lower-latency bucket is, at one worker and at the best count.
@@ -384,6 +388,10 @@ pub struct BucketComparison {
     /// A size axis compares buckets at each object size, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object_size_bytes: Option<u64>,
+    /// The S3 client of these rows when a sweep ran several (request `clients`):
+    /// `lean`, or `sdk` (the default, not written).
+    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
+    pub s3_client: super::names::Client,
 }
 
 /// The analysis block of the result document.

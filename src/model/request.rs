@@ -40,6 +40,7 @@ pub(crate) const DEFAULT_START_DELAY_MS: u64 = 2_000;
 /// | `probe_bandwidth` | false | measure the bandwidth ceiling to the first bucket before the sweep (docs/diagnosis.md) |
 /// | `probe_key` | `s3sweep/probe-object` | the probe object `seed --probe-object-mib` writes; without it the probe reads the sweep's objects |
 /// | `pool_idle_timeout_ms` | 15000 | the client closes a pooled connection idle this long (S3 closes after about 20 s) |
+/// | `clients` | `["sdk"]` | the S3 clients each configuration runs with: `sdk` (aws-sdk-s3) and/or `lean` (signed GETs with the least client work, docs/lean-client.md) |
 /// | `results_uri` | none | `s3://bucket/prefix`: the full result is written to `<prefix>/<run_id>.json` after every configuration (docs/usage.md, long sweeps) |
 /// | `object_sizes_bytes` | none | object sizes to sweep (each 1 to 5 GiB): size x workers per bucket, size `S` read at `s{S}/` + the key template, as `seed --object-sizes` writes them (docs/usage.md, the size axis) |
 ///
@@ -116,6 +117,16 @@ pub struct SweepRequest {
     /// [`size_prefix`] + the key template. Empty: one size, the template's own keys.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub object_sizes_bytes: Vec<u64>,
+    /// The S3 clients each configuration runs with, in order (default `["sdk"]`).
+    #[serde(default = "default_clients", skip_serializing_if = "is_default_clients")]
+    pub clients: Vec<super::names::Client>,
+}
+
+fn default_clients() -> Vec<super::names::Client> {
+    vec![super::names::Client::Sdk]
+}
+fn is_default_clients(clients: &[super::names::Client]) -> bool {
+    clients == [super::names::Client::Sdk]
 }
 
 /// The prefix the objects of size `size_bytes` live under on a size axis (`s4096/`):
@@ -222,6 +233,7 @@ impl SweepRequest {
             probe_key: None,
             pool_idle_timeout_ms: DEFAULT_POOL_IDLE_TIMEOUT_MS,
             object_sizes_bytes: Vec::new(),
+            clients: default_clients(),
         }
     }
 }

@@ -379,6 +379,10 @@ pub struct ConfigResult {
     /// key template, whose objects are one size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object_size_bytes: Option<super::ObjectSize>,
+    /// The S3 client that made the row's GETs (request `clients`): `lean`, or `sdk`
+    /// (the default, not written: older results and SDK rows have no field).
+    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
+    pub s3_client: super::names::Client,
 }
 
 /// The best configuration of one bucket.
@@ -408,6 +412,10 @@ pub struct BucketSummary {
     /// A size axis's summaries are per bucket and object size, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object_size_bytes: Option<u64>,
+    /// The S3 client of these rows when a sweep ran several (request `clients`):
+    /// `lean`, or `sdk` (the default, not written).
+    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
+    pub s3_client: super::names::Client,
 }
 
 /// A configuration that was not run.
@@ -637,10 +645,11 @@ impl SweepResult {
         self.rows_of(bucket).filter(move |r| r.memory_mb == memory_mb)
     }
 
-    /// The rows of one summary: its bucket at its memory size and object size.
+    /// The rows of one summary: its bucket at its memory size and object size, of its
+    /// S3 client.
     pub fn rows_for<'a>(&'a self, summary: &'a BucketSummary) -> impl Iterator<Item = &'a ConfigResult> + 'a {
         self.rows_at(&summary.bucket, summary.memory_mb)
-            .filter(move |r| r.size_axis_bytes() == summary.object_size_bytes)
+            .filter(move |r| r.size_axis_bytes() == summary.object_size_bytes && r.s3_client == summary.s3_client)
     }
 
     /// The object sizes of a size axis's rows, in the order first run (empty: no axis).

@@ -151,7 +151,12 @@ pub(crate) fn render_memory_choices(choices: &[MemoryChoice]) -> String {
             (None, Some(t)) => format!("no memory x workers without errors met {t} ms"),
             (None, None) => "no configuration without errors".into(),
         };
-        let _ = writeln!(out, "memory for {}: fastest {fastest}; {cheapest}", c.bucket);
+        let client = if c.s3_client.is_sdk() {
+            String::new()
+        } else {
+            format!(" (client {})", c.s3_client)
+        };
+        let _ = writeln!(out, "memory for {}{client}: fastest {fastest}; {cheapest}", c.bucket);
     }
     out
 }

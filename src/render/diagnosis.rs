@@ -42,9 +42,12 @@ pub(crate) fn render_bucket(result: &SweepResult, summary: &BucketSummary) -> St
     let mut out = String::new();
     let (bucket, memory_mb, size) = (&summary.bucket, summary.memory_mb, summary.object_size_bytes);
     let Some(analysis) = result.analysis.as_ref().and_then(|a| {
-        a.buckets
-            .iter()
-            .find(|b| &b.bucket == bucket && b.memory_mb == memory_mb && b.object_size_bytes == size)
+        a.buckets.iter().find(|b| {
+            &b.bucket == bucket
+                && b.memory_mb == memory_mb
+                && b.object_size_bytes == size
+                && b.s3_client == summary.s3_client
+        })
     }) else {
         return out;
     };
@@ -148,7 +151,16 @@ pub(crate) fn render_comparisons(result: &SweepResult) -> String {
                 + &c.object_size_bytes
                     .map(|b| format!(" (objects of {b} bytes)"))
                     .unwrap_or_default();
-            let _ = writeln!(out, "{} vs {}{at}: {}", c.faster_bucket, c.slower_bucket, c.explanation);
+            let client = if super::tables::several_clients(result) {
+                format!(" (client {})", c.s3_client)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "{} vs {}{at}{client}: {}",
+                c.faster_bucket, c.slower_bucket, c.explanation
+            );
         }
     }
     out

@@ -148,7 +148,7 @@ pub(crate) fn curves(result: &SweepResult) -> Vec<Curve> {
                 }
             };
             Curve {
-                bucket: s.bucket.clone(),
+                bucket: client_label(result, &s.bucket, s.s3_client),
                 points,
                 knee_workers: s.knee_workers,
                 best_workers: s.best_workers,
@@ -257,6 +257,16 @@ pub(super) fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f6
     10f64.powf((lo / 1.15).log10().floor())..(hi * 1.5)
 }
 
+/// A curve's name: the bucket, and its client when several ran (`standard-like
+/// (lean)`).
+fn client_label(result: &SweepResult, bucket: &str, client: crate::model::Client) -> String {
+    if super::tables::several_clients(result) {
+        format!("{bucket} ({client})")
+    } else {
+        bucket.to_string()
+    }
+}
+
 /// One line per figure saying why each bucket's curve flattens: its knee and what bound
 /// its largest worker count (the diagnosis verdict). Empty without a diagnosis.
 pub(crate) fn why_line(result: &SweepResult) -> String {
@@ -273,7 +283,7 @@ pub(crate) fn why_line(result: &SweepResult) -> String {
                 .map_or(String::new(), |k| format!("knee at {k} workers, "));
             Some(format!(
                 "{}: {knee}bound by {} at {} workers",
-                b.bucket,
+                client_label(result, &b.bucket, b.s3_client),
                 last.verdict.name().replace('_', " "),
                 last.workers
             ))

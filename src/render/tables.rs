@@ -20,12 +20,13 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
     for summary in &result.summary {
         let table = bucket_table(result, summary, style);
         let title = format!(
-            "bucket {}{}{}",
+            "bucket {}{}{}{}",
             summary.bucket,
             memory_title(result, summary.memory_mb),
             summary
                 .object_size_bytes
-                .map_or(String::new(), |s| format!(", objects of {s} bytes"))
+                .map_or(String::new(), |s| format!(", objects of {s} bytes")),
+            client_title(result, summary)
         );
         if style == Style::Markdown {
             let _ = writeln!(out, "### {title}\n\n{table}\n");
@@ -97,7 +98,11 @@ fn render_network(result: &SweepResult) -> String {
 /// has a memory column, and a table per bucket and size).
 fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> comfy_table::Table {
     let sized = !result.memory_sizes().is_empty();
+    let clients = several_clients(result);
     let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
+    if clients {
+        header.push("client");
+    }
     header.extend([
         "workers",
         "rep",
@@ -131,13 +136,16 @@ fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> 
             (true, None) => vec!["-".to_string()],
             (false, _) => Vec::new(),
         };
+        if clients {
+            cells.push(r.s3_client.name().to_string());
+        }
         cells.extend(row_cells(r));
         if listed {
             cells.extend(size_cells(r));
         }
         table.add_row(cells);
     }
-    align_right(&mut table, 0..14 + usize::from(sized));
+    align_right(&mut table, 0..14 + usize::from(sized) + usize::from(clients));
     table
 }
 
@@ -206,6 +214,23 @@ fn summary_line(summary: &BucketSummary) -> String {
     out
 }
 
+/// True when the result's rows come from more than one S3 client (request `clients`).
+pub(crate) fn several_clients(result: &SweepResult) -> bool {
+    result
+        .results
+        .iter()
+        .any(|r| r.s3_client != result.results[0].s3_client)
+}
+
+/// `, client lean` after a bucket's name when several clients ran; nothing otherwise.
+fn client_title(result: &SweepResult, summary: &BucketSummary) -> String {
+    if several_clients(result) {
+        format!(", client {}", summary.s3_client)
+    } else {
+        String::new()
+    }
+}
+
 /// `, 512 MB (emulated: 0.289 cores)` or `, 512 MB (Lambda version 7)` after a memory
 /// sweep table's bucket name; nothing outside a memory sweep.
 fn memory_title(result: &SweepResult, memory_mb: Option<u32>) -> String {
@@ -250,6 +275,31 @@ fn tls_p50(r: &ConfigResult) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::model::test_rows::row;
+
+    #[test]
+    fn several_clients_get_a_table_each_with_a_client_column() {
+        let mut lean = vec![row("a-bucket", 1, 1, 400.0, 0), row("a-bucket", 8, 1, 100.0, 0)];
+        for r in &mut lean {
+            r.s3_client = crate::model::Client::Lean;
+        }
+        let mut rows = vec![row("a-bucket", 1, 1, 1000.0, 0), row("a-bucket", 8, 1, 300.0, 0)];
+        rows.extend(lean);
+        let mut result = crate::model::test_rows::result(rows);
+        crate::analysis::analyse(&mut result, &crate::model::Thresholds::default());
+        assert_eq!(result.summary.len(), 2, "a summary per client: {:?}", result.summary);
+        let text = render_tables(&result, Style::Markdown);
+        assert!(text.contains("### bucket a-bucket, client sdk"), "{text}");
+        assert!(text.contains("### bucket a-bucket, client lean"), "{text}");
+        assert!(text.contains("| client | workers |"), "{text}");
+        assert!(text.contains("|   lean |       8 |"), "{text}");
+        // One client: no column, no title part, as before.
+        let one = crate::analysis::summarized(vec![row("a-bucket", 1, 1, 1000.0, 0)]);
+        let text = render_tables(&one, Style::Markdown);
+        assert!(
+            text.contains("### bucket a-bucket\n") && !text.contains("| client |"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn tables_name_every_bucket() {

@@ -2,7 +2,8 @@
 //! verdict is `client_cpu` with about a quarter of a core usable and the quota named as
 //! its source; without a quota the same machine reports its cores. The emulated memory
 //! sweep (`--lambda-memory-mb 256,512,1769`): CPU per GET constant, objects/s rising with
-//! the quota until latency binds.
+//! the quota until latency binds. `--clients sdk,lean` under half a core: the SDK row
+//! says what the lean client reached beside it.
 
 use std::process::Command;
 
@@ -160,4 +161,58 @@ fn bad_memory_sizes_are_each_named() {
     for needle in ["--lambda-memory-mb", "got 64", "512 is listed twice", "got 20000"] {
         assert!(stderr.contains(needle), "{needle} not in {stderr}");
     }
+}
+
+/// `local --clients sdk,lean` under half a core: the SDK's row at 64 workers is bound
+/// by its CPU, the lean client's row beside it read faster at less CPU per GET, and the
+/// SDK row's diagnosis says so, in ms per GET and in Lambda memory.
+#[test]
+fn under_half_a_core_a_cpu_bound_sdk_row_says_what_the_lean_client_reached() {
+    let _one = common::one_at_a_time();
+    let (out, doc) = local(&["--cpu-quota", "0.5", "--clients", "sdk,lean"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("cannot set a CPU quota here") {
+        eprintln!("SKIPPED: {stderr}");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{stdout}");
+    let rows = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "two buckets x two clients");
+    for bucket in [STANDARD_BUCKET, EXPRESS_BUCKET] {
+        let of = |client: Option<&str>| {
+            rows.iter()
+                .find(|r| r["bucket"] == bucket && r["s3_client"].as_str() == client)
+                .unwrap_or_else(|| panic!("{bucket}: no {client:?} row"))
+        };
+        let (sdk, lean) = (of(None), of(Some("lean")));
+        assert_eq!(sdk["ok"], 300, "{sdk}");
+        assert_eq!(lean["ok"], 300, "{lean}");
+        let d = &sdk["diagnosis"];
+        assert_eq!(d["verdict"], "client_cpu", "{bucket}: {d}");
+        let (sdk_cpu, lean_cpu) = (
+            sdk["cpu_ms_per_get"].as_f64().unwrap(),
+            lean["cpu_ms_per_get"].as_f64().unwrap(),
+        );
+        eprintln!("{bucket}: CPU per GET sdk {sdk_cpu} ms, lean {lean_cpu} ms");
+        assert!(
+            lean_cpu < 0.8 * sdk_cpu,
+            "{bucket}: lean {lean_cpu} vs sdk {sdk_cpu} ms per GET"
+        );
+        let note = d["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.as_str())
+            .find(|n| n.contains("the lean client reached"))
+            .unwrap_or_else(|| panic!("{bucket}: no lean note in {d}"));
+        assert!(
+            note.contains("ms more per GET") && note.contains("MB of Lambda CPU (0.50 cores)"),
+            "{note}"
+        );
+        assert!(d["figures"]["lean_speedup"].as_f64().unwrap() > 1.2, "{d}");
+        assert!(stdout.contains(&format!("bucket {bucket}, client lean")), "{stdout}");
+    }
+    assert!(stdout.contains("note: the SDK's client costs"), "{stdout}");
 }
