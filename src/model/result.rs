@@ -652,6 +652,11 @@ impl SweepResult {
             .filter(move |r| r.size_axis_bytes() == summary.object_size_bytes && r.s3_client == summary.s3_client)
     }
 
+    /// True when the rows come from more than one S3 client (request `clients`).
+    pub fn several_clients(&self) -> bool {
+        self.results.iter().any(|r| r.s3_client != self.results[0].s3_client)
+    }
+
     /// The object sizes of a size axis's rows, in the order first run (empty: no axis).
     pub fn object_sizes(&self) -> Vec<u64> {
         first_seen(self.results.iter().filter_map(ConfigResult::size_axis_bytes))

@@ -151,7 +151,7 @@ pub(crate) fn render_comparisons(result: &SweepResult) -> String {
                 + &c.object_size_bytes
                     .map(|b| format!(" (objects of {b} bytes)"))
                     .unwrap_or_default();
-            let client = if super::tables::several_clients(result) {
+            let client = if result.several_clients() {
                 format!(" (client {})", c.s3_client)
             } else {
                 String::new()

@@ -260,7 +260,7 @@ pub(super) fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f6
 /// A curve's name: the bucket, and its client when several ran (`standard-like
 /// (lean)`).
 fn client_label(result: &SweepResult, bucket: &str, client: crate::model::Client) -> String {
-    if super::tables::several_clients(result) {
+    if result.several_clients() {
         format!("{bucket} ({client})")
     } else {
         bucket.to_string()

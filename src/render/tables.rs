@@ -98,7 +98,7 @@ fn render_network(result: &SweepResult) -> String {
 /// has a memory column, and a table per bucket and size).
 fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> comfy_table::Table {
     let sized = !result.memory_sizes().is_empty();
-    let clients = several_clients(result);
+    let clients = result.several_clients();
     let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
     if clients {
         header.push("client");
@@ -214,17 +214,9 @@ fn summary_line(summary: &BucketSummary) -> String {
     out
 }
 
-/// True when the result's rows come from more than one S3 client (request `clients`).
-pub(crate) fn several_clients(result: &SweepResult) -> bool {
-    result
-        .results
-        .iter()
-        .any(|r| r.s3_client != result.results[0].s3_client)
-}
-
 /// `, client lean` after a bucket's name when several clients ran; nothing otherwise.
 fn client_title(result: &SweepResult, summary: &BucketSummary) -> String {
-    if several_clients(result) {
+    if result.several_clients() {
         format!(", client {}", summary.s3_client)
     } else {
         String::new()
