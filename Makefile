@@ -7,7 +7,7 @@ ifdef CI
 export CARGO_INCREMENTAL = 0
 endif
 
-.PHONY: rclone demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit compare-baseline
+.PHONY: rclone bench-tools demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit compare-baseline
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
 ## bucket a directory bucket read with S3 Express sessions (about a minute). Writes its
@@ -116,6 +116,17 @@ rclone:
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			apt-get install -y --no-install-recommends rclone || { apt-get update && apt-get install -y --no-install-recommends rclone; }; \
 		else echo "rclone is not installed and this is not root: tests/lab_tools.rs skips its rclone test"; fi; }
+
+## wrk and nginx (Debian packages) for `make bench MODE=clients` and
+## tests/it/bench_clients.rs: installed with apt-get when this runs as root and one is
+## missing; otherwise the bench refuses and the test skips (fails under CI=true), saying why.
+bench-tools:
+	@missing=""; for t in wrk nginx; do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get install -y --no-install-recommends $$missing || { apt-get update && apt-get install -y --no-install-recommends $$missing; }; \
+		else echo "$$missing not installed and this is not root: make bench MODE=clients refuses and tests/it/bench_clients.rs skips"; fi; \
+	fi
 
 ## moto's Lambda server (pinned in requirements-moto.txt) in .venv-moto, for
 ## tests/it/moto_lambda.rs (the memory sweep's control-plane calls).
