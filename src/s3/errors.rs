@@ -109,21 +109,9 @@ where
             let status = e.raw().status().as_u16();
             let code = e.err().code().map(str::to_string);
             let text = e.err().message().unwrap_or("").trim();
-            let head = match &code {
-                Some(c) => c.clone(),
-                None => e.err().to_string(),
-            };
-            let message = if text.is_empty() {
-                one_line(&format!("{head} (HTTP {status})"))
-            } else {
-                one_line(&format!("{head}: {text} (HTTP {status})"))
-            };
-            Failure {
-                kind: kind_of_status(status, code.as_deref().unwrap_or("")),
-                code,
-                cause: message.clone(),
-                message,
-                origin: Origin::Request,
+            match code {
+                Some(code) => answered(status, Some(code), text),
+                None => answered_as(status, None, &e.err().to_string(), text),
             }
         }
         SdkError::ResponseError(e) => {
@@ -141,6 +129,48 @@ where
         SdkError::DispatchFailure(f) if f.is_timeout() => unanswered(ErrorKind::Timeout, err),
         SdkError::DispatchFailure(f) if f.is_io() => unanswered(ErrorKind::Connection, err),
         _ => unanswered(ErrorKind::Other, err),
+    }
+}
+
+/// An error answer: its kind by S3's code and the status, the message
+/// `CODE: TEXT (HTTP STATUS)`. The SDK path and the lean client share it.
+pub(crate) fn answered(status: u16, code: Option<String>, text: &str) -> Failure {
+    let head = code.clone().unwrap_or_else(|| format!("HTTP {status}"));
+    answered_as(status, code, &head, text)
+}
+
+fn answered_as(status: u16, code: Option<String>, head: &str, text: &str) -> Failure {
+    let message = if text.is_empty() {
+        one_line(&format!("{head} (HTTP {status})"))
+    } else {
+        one_line(&format!("{head}: {text} (HTTP {status})"))
+    };
+    Failure {
+        kind: kind_of_status(status, code.as_deref().unwrap_or("")),
+        code,
+        cause: message.clone(),
+        message,
+        origin: Origin::Request,
+    }
+}
+
+/// Sorts a request that got no answer from the transport (the lean client's), as
+/// [`classify`] sorts the SDK's dispatch failures: a TLS handshake, a timeout, the
+/// connection, or something else.
+pub(crate) fn classify_connector_error(err: &aws_smithy_runtime_api::client::result::ConnectorError) -> Failure {
+    tracing::debug!(error = ?err, "request failed");
+    if let Some(tls) = find_source::<TlsHandshakeError>(err) {
+        return Failure {
+            origin: Origin::TlsHandshake,
+            ..Failure::new(ErrorKind::Connection, one_line(&tls.to_string()))
+        };
+    }
+    if err.is_timeout() {
+        unanswered(ErrorKind::Timeout, err)
+    } else if err.is_io() {
+        unanswered(ErrorKind::Connection, err)
+    } else {
+        unanswered(ErrorKind::Other, err)
     }
 }
 
@@ -207,6 +237,23 @@ fn timed_out(err: &(dyn StdError + 'static)) -> bool {
 /// Sorts a failure while reading a body: a timeout, or (resets, early EOF and short
 /// bodies all surface here as I/O failures) the connection.
 pub(crate) fn classify_body_error(err: &aws_smithy_types::byte_stream::error::Error) -> Failure {
+    tracing::debug!(error = ?err, "reading a body failed");
+    Failure {
+        kind: if timed_out(err) {
+            ErrorKind::Timeout
+        } else {
+            ErrorKind::Connection
+        },
+        code: None,
+        cause: innermost(err),
+        message: one_line(&chain(err)),
+        origin: Origin::Request,
+    }
+}
+
+/// Sorts a failure while reading a body frame (the lean client's): as
+/// [`classify_body_error`], a timeout or the connection.
+pub(crate) fn classify_io_body_error(err: &(dyn StdError + Send + Sync + 'static)) -> Failure {
     tracing::debug!(error = ?err, "reading a body failed");
     Failure {
         kind: if timed_out(err) {

@@ -104,7 +104,7 @@ impl ReadOnlySessions {
             .map(|c| c.identity.clone())
     }
 
-    async fn identity(&self, bucket: &str) -> Result<Identity, BoxError> {
+    pub(crate) async fn identity(&self, bucket: &str) -> Result<Identity, BoxError> {
         let session = self.bucket(bucket);
         if let Some(identity) = Self::fresh(&session, SystemTime::now()) {
             return Ok(identity);
@@ -160,7 +160,7 @@ impl ReadOnlySessions {
 
     /// Drops `bucket`'s session if it is still the one with `token` (a GET signed with
     /// it was refused), so the next GET creates a new one.
-    fn refused(&self, bucket: &str, token: &str) {
+    pub(crate) fn refused(&self, bucket: &str, token: &str) {
         let session = self.bucket(bucket);
         let mut current = session.current.write().unwrap_or_else(|e| e.into_inner());
         if current.as_ref().is_some_and(|c| c.token == token) {

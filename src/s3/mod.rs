@@ -14,6 +14,7 @@ mod endpoint;
 pub(crate) mod errors;
 pub(crate) mod express;
 pub mod get;
+pub mod lean;
 pub mod list;
 pub mod manifest;
 pub mod results;
@@ -32,7 +33,9 @@ use http::Uri;
 
 use crate::transport::{Transport, TransportSettings, TrustError};
 
+pub use errors::Failure;
 use express::{ReadOnlyScheme, ReadOnlySessions, SessionRefusals};
+pub use lean::LeanClient;
 
 /// Errors building the client. Request-level failures are never errors here: the sweep
 /// counts them by kind.
@@ -166,6 +169,9 @@ pub struct SweepClient {
     derived: Arc<Mutex<Option<(RequestSettings, aws_sdk_s3::Client)>>>,
     readers: Arc<Mutex<Option<(RequestSettings, aws_sdk_s3::Client)>>>,
     sessions: Arc<ReadOnlySessions>,
+    /// The base credentials' provider (the chain's, or the static keys), for the lean
+    /// client.
+    provider: Option<aws_credential_types::provider::SharedCredentialsProvider>,
 }
 
 /// Settings of the client that creates ReadOnly sessions: 3 attempts, 10 s each.
@@ -225,6 +231,7 @@ impl SweepClient {
             derived: Arc::new(Mutex::new(None)),
             readers: Arc::new(Mutex::new(None)),
             sessions,
+            provider: shared.credentials_provider(),
         })
     }
 
@@ -262,6 +269,19 @@ impl SweepClient {
     /// the pool).
     pub fn s3(&self, settings: RequestSettings) -> aws_sdk_s3::Client {
         cached(&self.derived, settings, || with_settings(&self.base, settings))
+    }
+
+    /// The lean client ([`lean`]) on this client's transport, credentials and S3
+    /// Express sessions, with the retries and timeouts of `settings`.
+    pub fn lean(&self, settings: RequestSettings) -> LeanClient {
+        LeanClient::from_parts(
+            self.transport.clone(),
+            self.endpoint.clone(),
+            self.region.clone(),
+            self.provider.clone(),
+            self.sessions.clone(),
+            settings,
+        )
     }
 
     /// The SDK client for the sweep's reads: S3 Express sessions are created

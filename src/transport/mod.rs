@@ -507,11 +507,40 @@ struct TransportConnector {
 impl HttpConnector for TransportConnector {
     fn call(&self, request: aws_smithy_runtime_api::client::orchestrator::HttpRequest) -> HttpConnectorFuture {
         let sent = clock_ns();
-        let mut request = match request.try_into_http1x() {
+        let request = match request.try_into_http1x() {
             Ok(request) => request,
             Err(err) => return HttpConnectorFuture::ready(Err(ConnectorError::user(err.into()))),
         };
-        let counters = &self.transport.inner.counters;
+        let response = self.transport.dispatch(request, self.read_timeout, sent);
+        HttpConnectorFuture::new(async move {
+            let response = response.await?;
+            HttpResponse::try_from(response).map_err(|err| ConnectorError::other(err.into(), None))
+        })
+    }
+}
+
+impl Transport {
+    /// Sends one request through the pool, as the SDK's requests go: the same per-host
+    /// cap, TLS, counters, probe stamps (the caller's [`REQUEST_PROBE`]) and first-byte
+    /// limit (`first_byte_timeout`, connection in hand or not, to the response headers).
+    /// The lean client's way in ([`crate::s3::lean`]).
+    pub fn send(
+        &self,
+        request: http::Request<SdkBody>,
+        first_byte_timeout: Option<Duration>,
+    ) -> impl std::future::Future<Output = Result<http::Response<SdkBody>, ConnectorError>> + Send + 'static {
+        self.dispatch(request, first_byte_timeout, clock_ns())
+    }
+
+    /// One request handed over at `sent`: counted, stamped into the caller's probe,
+    /// sent on the current pool, bounded by `read_timeout` to its headers.
+    fn dispatch(
+        &self,
+        mut request: http::Request<SdkBody>,
+        read_timeout: Option<Duration>,
+        sent: u64,
+    ) -> impl std::future::Future<Output = Result<http::Response<SdkBody>, ConnectorError>> + Send + 'static {
+        let counters = &self.inner.counters;
         let session = is_create_session(request.uri());
         let probe = current_probe();
         if session {
@@ -530,10 +559,9 @@ impl HttpConnector for TransportConnector {
         // To send again if hyper leaves the request without a connection (see below).
         let template = copy_request(&request);
         let counters = counters.clone();
-        let pool = self.transport.current();
+        let pool = self.current();
         let served = Arc::new(RequestServed::default());
         let response = REQUEST_SERVED.scope(served.clone(), pool.client.request(request));
-        let read_timeout = self.read_timeout;
         // CreateSession calls are part of some GET's preparation, not attempts of it.
         let probe = probe.filter(|_| !session);
         let mut attempt = AttemptRecord {
@@ -542,7 +570,7 @@ impl HttpConnector for TransportConnector {
             sent,
             conn_at: None,
         };
-        HttpConnectorFuture::new(async move {
+        async move {
             let conn_at = &mut attempt.conn_at;
             // This generation of the pool, kept alive (moved in) while the request is
             // in flight, and used to send the request again.
@@ -611,8 +639,8 @@ impl HttpConnector for TransportConnector {
             if !session && ErrorKind::of_http_status(response.status().as_u16()) == Some(ErrorKind::Throttled) {
                 counters.throttled_responses.fetch_add(1, Ordering::Relaxed);
             }
-            HttpResponse::try_from(response).map_err(|err| ConnectorError::other(err.into(), None))
-        })
+            Ok(response)
+        }
     }
 }
 
