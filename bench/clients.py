@@ -53,8 +53,6 @@ CLIENTS = ("lean", "bare", "engine", "wrk")
 LABEL = {"lean": "lean signed GET", "bare": "bare aws-sdk-s3", "engine": "s3sweep SDK path",
          "wrk": "wrk (unsigned)"}
 SERVERS = ("static", "lab")
-# Exit code of `bare_sdk --client lean` when the build has no lean client.
-NO_LEAN = 3
 
 
 def middle(values):
@@ -80,7 +78,7 @@ def run_child(argv, stdout_path, env=None):
         err = proc.stderr.read().decode(errors="replace")
         proc.stderr.close()
     code = os.waitstatus_to_exitcode(status)
-    if code not in (0, NO_LEAN):
+    if code != 0:
         sys.stderr.write(err)
     return code, usage.ru_utime + usage.ru_stime, time.perf_counter() - t0
 
@@ -224,14 +222,12 @@ def per_get(doc, workers):
 
 
 def run_rust(args, client, url, ca, workers, out):
-    """The lean client or the bare SDK: None when this build has no lean client."""
+    """The lean client or the bare SDK (the same loop, examples/bare_sdk.rs)."""
     argv = [args.bench_client, "--client", "lean" if client == "lean" else "sdk", "--endpoint", url,
             "--bucket", BUCKET, "--objects", str(args.objects), "--workers", ",".join(map(str, workers))]
     if ca:
         argv += ["--ca-file", ca]
     code, _, _ = run_child(argv, out, child_env())
-    if code == NO_LEAN and client == "lean":
-        return None
     if code != 0:
         sys.exit(f"clients bench: {LABEL[client]} failed against {url}")
     return per_get(json.load(open(out)), workers)
@@ -297,8 +293,6 @@ def one_round(args, rnd, servers, workers, tmp, data):
             for client in order:
                 if client == "wrk" and server != "static":
                     continue
-                if client == "lean" and data.get("no_lean"):
-                    continue
                 out = os.path.join(tmp, f"{rnd}-{scheme}-{server}-{client}.out")
                 if client == "wrk":
                     got = run_wrk(args, url, workers, out, tmp)
@@ -306,9 +300,6 @@ def one_round(args, rnd, servers, workers, tmp, data):
                     got = run_engine(args, url, ca, workers, out, tmp)
                 else:
                     got = run_rust(args, client, url, ca, workers, out)
-                    if got is None:
-                        data["no_lean"] = True
-                        continue
                 for w, figures in got.items():
                     data.setdefault((scheme, server, client, w), []).append(figures)
                 print(f"  round {rnd + 1}: {scheme} {server} {LABEL[client]}: "
@@ -317,10 +308,8 @@ def one_round(args, rnd, servers, workers, tmp, data):
 
 
 def ratio(data, a, b, col=2):
-    """The median of the rounds' own ratios of a's figure to b's (None when either is missing)."""
-    ra, rb = data.get(a), data.get(b)
-    if not ra or not rb:
-        return None
+    """The median of the rounds' own ratios of a's figure to b's."""
+    ra, rb = data[a], data[b]
     return middle([x[col] / max(y[col], 1e-9) for x, y in zip(ra, rb)])
 
 
@@ -356,11 +345,7 @@ def report(data, args, workers):
                 if client == "wrk" and server != "static":
                     continue
                 for w in workers:
-                    runs = data.get((scheme, server, client, w))
-                    if not runs:
-                        print(f"| {scheme} | {server} | {LABEL[client]} | {w} | - | - | - | - | "
-                              f"not run: this build has no lean client |")
-                        continue
+                    runs = data[(scheme, server, client, w)]
                     wall, per, cpu = (middle([r[i] for r in runs]) for i in range(3))
                     gets, errors = sum(r[3] for r in runs), sum(r[4] for r in runs)
                     print(f"| {scheme} | {server} | {LABEL[client]} | {w} | {wall:.0f} | {per:.4f} | {cpu:.4f} "
@@ -368,13 +353,10 @@ def report(data, args, workers):
     print()
     print("| target | scheme | server | " + " | ".join(f"ratio at {w}" for w in workers) + " | result |")
     print("|---|---|---|" + "---:|" * len(workers) + "---|")
-    all_errors = sum(r[4] for runs in data.values() if isinstance(runs, list) for r in runs)
+    all_errors = sum(r[4] for runs in data.values() for r in runs)
     for name, scheme, server, ratios, limit in checks(data, args, workers):
-        if any(v is None for v in ratios.values()):
-            verdict = "NOT RUN (no lean client in this build)"
-        else:
-            verdict = "PASS" if all(v <= limit for v in ratios.values()) and all_errors == 0 else "MISS"
-        cells = " | ".join("-" if ratios[w] is None else f"{ratios[w]:.2f}x" for w in workers)
+        verdict = "PASS" if all(v <= limit for v in ratios.values()) and all_errors == 0 else "MISS"
+        cells = " | ".join(f"{ratios[w]:.2f}x" for w in workers)
         print(f"| {name} | {scheme} | {server} | {cells} | {verdict} |")
     print()
     if all_errors:

@@ -21,8 +21,10 @@
 //! issue 17): the pieces docs/performance.md took apart.
 //!
 //! `--client lean` runs the same loop on s3sweep's lean signed GET (issue 25) instead of
-//! the SDK: `make bench MODE=clients` (bench/clients.py) puts the two side by side. A
-//! build without the lean client exits with code 3 for `--client lean`, saying so.
+//! the SDK: `make bench MODE=clients` (bench/clients.py) puts the two side by side. The
+//! lean client ([`s3sweep::s3::LeanClient`]) is built as s3sweep builds it: from its SDK
+//! client's options (same transport, pool sized to the workers, the retries and timeouts
+//! of a default request), whatever `--transport` says.
 //!
 //! `cargo run --release --example bare_sdk -- --endpoint URL --bucket B --objects 1000
 //! --workers 1,16,64,256 [--ca-file CA.pem] [--transport smithy|smithy-pool|s3sweep|s3sweep-client]
@@ -53,13 +55,11 @@ struct Args {
     client: String,
 }
 
-/// Exit code of `--client lean` in a build without the lean client.
-const NO_LEAN: i32 = 3;
-
 /// What the loop reads with: the SDK's GetObject or the lean signed GET.
 #[derive(Clone)]
 enum Reader {
     Sdk(aws_sdk_s3::Client),
+    Lean(s3sweep::s3::LeanClient),
 }
 
 fn parse() -> Result<Args, String> {
@@ -160,6 +160,19 @@ fn http_client(args: &Args, pool_cap: usize) -> Result<SharedHttpClient, String>
 /// s3sweep's own SDK client (its configuration, timeouts, endpoint cache and S3 Express
 /// sessions) with the settings of a default request, on its transport.
 async fn s3sweep_reader(args: &Args, workers: usize) -> aws_sdk_s3::Client {
+    let (client, settings) = s3sweep_client(args, workers).await;
+    client.reader(settings)
+}
+
+/// s3sweep's lean signed GET client, built from the same client and settings.
+async fn lean_reader(args: &Args, workers: usize) -> Reader {
+    let (client, settings) = s3sweep_client(args, workers).await;
+    Reader::Lean(client.lean(settings))
+}
+
+/// s3sweep's SDK client with its transport sized for `workers`, and the request
+/// settings of a default plan.
+async fn s3sweep_client(args: &Args, workers: usize) -> (s3sweep::s3::SweepClient, s3sweep::s3::RequestSettings) {
     use s3sweep::s3::{ClientOptions, CredentialSource, StaticCredentials, SweepClient};
     let credentials = CredentialSource::Static(StaticCredentials {
         access_key_id: "s3sweep".into(),
@@ -180,23 +193,27 @@ async fn s3sweep_reader(args: &Args, workers: usize) -> aws_sdk_s3::Client {
         tcp_keepalive: None,
         ..Default::default()
     });
-    client.reader(s3sweep::s3::RequestSettings {
+    let settings = s3sweep::s3::RequestSettings {
         max_attempts: plan.max_attempts(),
         first_byte_timeout: plan.first_byte_timeout(),
         attempt_timeout: plan.attempt_timeout(),
-    })
-}
-
-/// s3sweep's lean signed GET client, built from the same options as its SDK client.
-/// SLOT: the lean client (issue 25, branch h25-lean) is not in this build yet.
-async fn lean_reader(_args: &Args, _workers: usize) -> Reader {
-    eprintln!("bare_sdk: this build has no lean client (issue 25): --client lean cannot run");
-    std::process::exit(NO_LEAN)
+    };
+    (client, settings)
 }
 
 async fn get(reader: &Reader, bucket: &str, key: String) -> Option<u64> {
     let s3 = match reader {
         Reader::Sdk(s3) => s3,
+        Reader::Lean(lean) => {
+            return match lean.get(bucket, &key).await {
+                Ok(n) => Some(n),
+                Err(failure) => {
+                    static SHOWN: std::sync::Once = std::sync::Once::new();
+                    SHOWN.call_once(|| eprintln!("bare_sdk: first error: {}", failure.message));
+                    None
+                }
+            };
+        }
     };
     let output = match s3.get_object().bucket(bucket).key(key).send().await {
         Ok(output) => output,
