@@ -230,10 +230,33 @@ impl OrderArg {
     }
 }
 
+/// An S3 client a sweep runs with (request `clients`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClientArg {
+    /// aws-sdk-s3, as an application uses it (the default).
+    Sdk,
+    /// Signed GETs with the least client work (docs/lean-client.md).
+    Lean,
+}
+
+impl ClientArg {
+    pub fn client(self) -> crate::model::Client {
+        match self {
+            ClientArg::Sdk => crate::model::Client::Sdk,
+            ClientArg::Lean => crate::model::Client::Lean,
+        }
+    }
+}
+
 /// The client's network side of a sweep: the bandwidth probe, the order, the pool's
-/// idle timeout.
+/// idle timeout, the S3 clients.
 #[derive(Args, Clone, Default)]
 pub struct ClientNetworkArgs {
+    /// The S3 clients each configuration runs with, comma separated (request
+    /// `clients`; default `sdk`): `--clients sdk,lean` runs every configuration with
+    /// both and compares them.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "CLIENTS")]
+    pub clients: Vec<ClientArg>,
     /// Measure the bandwidth ceiling to the first bucket before the sweep (at most 4 s
     /// and 1 GiB): the verdicts and the model then use it (request `probe_bandwidth`).
     #[arg(long)]

@@ -95,6 +95,9 @@ fn demo_plan(args: &LocalArgs) -> Result<Plan, CliError> {
     if let Some(ms) = args.client_net.pool_idle_timeout_ms {
         request.pool_idle_timeout_ms = ms;
     }
+    if !args.client_net.clients.is_empty() {
+        request.clients = args.client_net.clients.iter().map(|c| c.client()).collect();
+    }
     // Every field of this request comes from a flag (or its default): name the flags.
     let from_flags = request::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
     let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;

@@ -1,5 +1,5 @@
 //! The request `run` sweeps: built from its flags (`--bucket`, `--objects`,
-//! `--workers`, `--pool`, `--repetitions`, `--key-template`, `--order`,
+//! `--workers`, `--pool`, `--repetitions`, `--key-template`, `--order`, `--clients`,
 //! `--probe-bandwidth`, `--pool-idle-timeout-ms`), from an event file
 //! (`--event`), or from both, the flags then replacing the file's fields. The result
 //! is the same JSON document the Lambda takes, validated by [`Plan`] like any event,
@@ -18,7 +18,7 @@ use super::args::{ClientNetworkArgs, RunArgs};
 use super::{CliError, Context};
 
 /// Request fields and the flags that set them (`run` and `local`).
-pub(crate) const FLAG_FIELDS: [(&str, &str); 13] = [
+pub(crate) const FLAG_FIELDS: [(&str, &str); 14] = [
     ("buckets", "--bucket"),
     ("object_count", "--objects"),
     ("workers", "--workers"),
@@ -32,6 +32,7 @@ pub(crate) const FLAG_FIELDS: [(&str, &str); 13] = [
     ("probe_bandwidth", "--probe-bandwidth"),
     ("pool_idle_timeout_ms", "--pool-idle-timeout-ms"),
     ("results_uri", "--results-uri"),
+    ("clients", "--clients"),
 ];
 
 /// The flag that sets `field` (`workers[2]` is `--workers`'s).
@@ -166,6 +167,10 @@ fn client_network_fields(n: &ClientNetworkArgs) -> Vec<(&'static str, Value)> {
     }
     if let Some(ms) = n.pool_idle_timeout_ms {
         fields.push(("pool_idle_timeout_ms", Value::from(ms)));
+    }
+    if !n.clients.is_empty() {
+        let names: Vec<&str> = n.clients.iter().map(|c| c.client().name()).collect();
+        fields.push(("clients", Value::from(names)));
     }
     fields
 }

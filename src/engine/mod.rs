@@ -42,11 +42,13 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::model::stats::round3;
+use crate::model::Client;
 use crate::model::{
     BandwidthCeiling, CeilingSource, ConfigResult, Environment, LambdaEnvironment, NetworkReport, Order, ProbeReport,
     Runner, SkippedConfig, SweepResult,
 };
 use crate::plan::Plan;
+use crate::s3::get::Reader;
 use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
@@ -137,7 +139,10 @@ pub async fn run(
     result.network = Some(network_report(plan, probe));
     result.listing = listing::reports(plan);
     let (results, skipped) = match listed {
-        Ok(()) => run_steps(client, &s3, plan, options, &observer, (&result, run_start)).await,
+        Ok(()) => {
+            let readers = readers(client, &s3, plan);
+            run_steps(client, &readers, plan, options, &observer, (&result, run_start)).await
+        }
         Err(err) => (Vec::new(), all_skipped(plan, &format!("the listing failed: {err}"))),
     };
     result.total_wall_ms = round3(run_start.elapsed().as_secs_f64() * 1000.0);
@@ -145,6 +150,18 @@ pub async fn run(
     result.results = results;
     result.skipped = skipped;
     result
+}
+
+/// The plan's clients, in its order: the SDK's reading client `s3`, or the lean
+/// client on the same transport.
+fn readers(client: &SweepClient, s3: &aws_sdk_s3::Client, plan: &Plan) -> Vec<Reader> {
+    plan.clients()
+        .iter()
+        .map(|c| match c {
+            Client::Sdk => Reader::Sdk(s3.clone()),
+            Client::Lean => Reader::Lean(client.lean(request_settings(plan))),
+        })
+        .collect()
 }
 
 /// Every configuration of the plan, skipped for `reason`.
@@ -165,7 +182,7 @@ fn all_skipped(plan: &Plan, reason: &str) -> Vec<SkippedConfig> {
 /// workers, repetition), whatever order they ran in.
 async fn run_steps(
     client: &SweepClient,
-    s3: &aws_sdk_s3::Client,
+    readers: &[Reader],
     plan: &Plan,
     options: &SweepOptions,
     observer: &Arc<dyn Observer>,
@@ -192,9 +209,12 @@ async fn run_steps(
             continue;
         }
         let schedule = options.schedule.map(|c| c.for_configuration(index, results.is_empty()));
+        let Some(reader) = readers.iter().find(|r| r.client() == step.client) else {
+            continue;
+        };
         let ran = run_config(
             client,
-            s3,
+            reader,
             plan,
             (step.bucket, workers, repetition),
             schedule,
@@ -223,14 +243,19 @@ async fn run_steps(
     (results, skipped)
 }
 
-/// Rows and skipped configurations sorted in plan order (bucket, workers, repetition).
+/// Rows and skipped configurations sorted in plan order (bucket, client, workers,
+/// repetition).
 fn in_plan_order(plan: &Plan, results: &mut [ConfigResult], skipped: &mut [SkippedConfig]) {
     let rank = |bucket: &str, workers: u32, repetition: u32| {
         let b = plan.buckets().iter().position(|x| x == bucket).unwrap_or(usize::MAX);
         let w = plan.workers().iter().position(|&x| x == workers).unwrap_or(usize::MAX);
         (b, w, repetition)
     };
-    results.sort_by_key(|r| rank(&r.bucket, r.workers, r.repetition));
+    let client_rank = |c: Client| plan.clients().iter().position(|&x| x == c).unwrap_or(usize::MAX);
+    results.sort_by_key(|r| {
+        let (b, w, rep) = rank(&r.bucket, r.workers, r.repetition);
+        (b, client_rank(r.s3_client), w, rep)
+    });
     skipped.sort_by_key(|r| rank(&r.bucket, r.workers, r.repetition));
 }
 

@@ -3,11 +3,14 @@
 //! each bucket's worker counts in a shuffle seeded by the request's seed and the
 //! round), so drift over the run (warm-up, a burst allowance, a noisy neighbour) is
 //! spread over the worker counts instead of landing on the same ones every time.
+//! Each configuration runs once per client of the request (`clients`), the clients
+//! of one worker count back to back ([`with_clients`]), so drift lands on both alike;
+//! in an interleaved order the client that goes first changes from round to round.
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use crate::model::Order;
+use crate::model::{Client, Order};
 use crate::plan::Plan;
 
 /// One configuration in the order run.
@@ -19,6 +22,8 @@ pub(crate) struct Step {
     pub repetition: u32,
     /// The round of an interleaved order (= `repetition`).
     pub round: Option<u32>,
+    /// The S3 client of this run of the configuration.
+    pub client: Client,
 }
 
 /// The seed of round `round`'s shuffle.
@@ -28,13 +33,29 @@ fn round_seed(seed: u64, round: u32) -> u64 {
 
 /// Every configuration of `plan` in the order to run it.
 pub(crate) fn steps(plan: &Plan) -> Vec<Step> {
-    steps_of(
+    let steps = steps_of(
         plan.order(),
         plan.buckets().len(),
         plan.workers(),
         plan.repetitions(),
         plan.seed(),
-    )
+    );
+    with_clients(steps, plan.clients())
+}
+
+/// Each step once per client, the clients of a step back to back; in round `r` of an
+/// interleaved order the client list is rotated by `r - 1`, so each client goes first
+/// in some rounds.
+pub(crate) fn with_clients(steps: Vec<Step>, clients: &[Client]) -> Vec<Step> {
+    let mut out = Vec::with_capacity(steps.len() * clients.len());
+    for step in steps {
+        let turn = step.round.map_or(0, |r| r.saturating_sub(1) as usize);
+        for i in 0..clients.len() {
+            let client = clients[(i + turn) % clients.len()];
+            out.push(Step { client, ..step });
+        }
+    }
+    out
 }
 
 /// [`steps`] from its parts.
@@ -50,6 +71,7 @@ pub(crate) fn steps_of(order: Order, buckets: usize, workers: &[u32], repetition
                             workers: w,
                             repetition,
                             round: None,
+                            client: Client::Sdk,
                         });
                     }
                 }
@@ -66,6 +88,7 @@ pub(crate) fn steps_of(order: Order, buckets: usize, workers: &[u32], repetition
                         workers: w,
                         repetition: round,
                         round: Some(round),
+                        client: Client::Sdk,
                     }));
                 }
             }
@@ -108,6 +131,31 @@ mod tests {
         assert!(
             firsts.len() > 1,
             "the first worker count changes from round to round: {firsts:?}"
+        );
+    }
+
+    #[test]
+    fn each_step_runs_once_per_client_back_to_back() {
+        let both = [Client::Sdk, Client::Lean];
+        let asc = with_clients(steps_of(Order::Ascending, 1, &[1, 8], 1, 1), &both);
+        let got: Vec<(u32, Client)> = asc.iter().map(|s| (s.workers, s.client)).collect();
+        assert_eq!(
+            got,
+            [(1, Client::Sdk), (1, Client::Lean), (8, Client::Sdk), (8, Client::Lean)]
+        );
+        let inter = with_clients(steps_of(Order::Interleaved, 1, &W, 4, 7), &both);
+        assert_eq!(inter.len(), W.len() * 4 * 2);
+        for pair in inter.chunks(2) {
+            assert_eq!((pair[0].workers, pair[0].round), (pair[1].workers, pair[1].round));
+            assert_ne!(pair[0].client, pair[1].client);
+        }
+        let first_of = |round: u32| inter.iter().find(|s| s.round == Some(round)).unwrap().client;
+        assert_ne!(first_of(1), first_of(2), "the first client changes from round to round");
+        let one = with_clients(steps_of(Order::Ascending, 2, &W, 2, 1), &[Client::Sdk]);
+        assert_eq!(
+            one,
+            steps_of(Order::Ascending, 2, &W, 2, 1),
+            "one client: today's order"
         );
     }
 }

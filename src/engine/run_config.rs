@@ -18,7 +18,7 @@ use crate::model::{
     Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Percentiles, SizeSpread, WireCounts,
 };
 use crate::plan::{Keys, Plan};
-use crate::s3::get::get_one;
+use crate::s3::get::Reader;
 use crate::s3::SweepClient;
 use crate::sys::cpu::UsableCpu;
 use crate::sys::netdev::{Interfaces, RxSnapshot};
@@ -49,7 +49,7 @@ fn key_order(plan: &Plan, keys: &Keys, workers: u32, repetition: u32) -> Vec<u32
 /// shared start).
 pub(crate) async fn run_config(
     client: &SweepClient,
-    s3: &aws_sdk_s3::Client,
+    s3: &Reader,
     plan: &Plan,
     (bucket_index, workers, repetition): (usize, u32, u32),
     schedule: Option<StartSchedule>,
@@ -118,14 +118,9 @@ pub(crate) async fn run_config(
         planned: order.len() as u64,
         warmup,
     };
-    Some(measured_row(
-        client,
-        plan,
-        (bucket, workers, repetition),
-        schedule,
-        before,
-        timed,
-    ))
+    let mut row = measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed);
+    row.s3_client = s3.client();
+    Some(row)
 }
 
 /// What is read just before a configuration's timed phase, to take the differences
@@ -247,6 +242,7 @@ fn measured_row(
         run_index: None,
         in_burst: false,
         object_size_bytes: timed.sizes,
+        s3_client: crate::model::Client::Sdk,
     };
     row.client = Some(ClientSide::of(&row, client_measure(&before, busy)));
     row
@@ -296,7 +292,7 @@ fn driver_count(workers: usize, objects: usize, usable_cores: f64, runtime_threa
 
 /// One driver task of a configuration: what it needs to issue GETs.
 struct Driver {
-    s3: aws_sdk_s3::Client,
+    s3: Reader,
     bucket: String,
     keys: Keys,
     order: Arc<Vec<u32>>,
@@ -329,7 +325,7 @@ impl Driver {
                 let permit = this.pool.acquire().await.expect("the pool semaphore is never closed");
                 let pool_wait = queued.elapsed();
                 this.started.fetch_add(1, Ordering::Relaxed);
-                let mut outcome = get_one(&this.s3, &this.bucket, &key, this.limit).await;
+                let mut outcome = this.s3.get_one(&this.bucket, &key, this.limit).await;
                 drop(permit);
                 outcome.pool_wait = pool_wait;
                 (i, outcome)
@@ -370,7 +366,7 @@ async fn until<T>(stop_at: Option<Instant>, work: impl std::future::Future<Outpu
 /// session) are ready: `min(workers, pool_connections)` of them at once, twice. Returns
 /// what they paid for, as a breakdown (connections, TCP and TLS times, sessions).
 async fn warm_up(
-    s3: &aws_sdk_s3::Client,
+    s3: &Reader,
     plan: &Plan,
     (bucket, keys): (&str, &Keys),
     workers: u32,
@@ -387,7 +383,7 @@ async fn warm_up(
             let key = keys.key(index);
             let phases = phases.clone();
             set.spawn(async move {
-                let outcome = get_one(&s3, &bucket, &key, limit).await;
+                let outcome = s3.get_one(&bucket, &key, limit).await;
                 let mut phases = phases.lock().unwrap_or_else(|e| e.into_inner());
                 phases.record(&outcome);
             });

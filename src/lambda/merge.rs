@@ -100,17 +100,19 @@ fn merge_configurations(plan: &Plan, outcomes: &[ChildOutcome]) -> (Vec<ConfigRe
     let cold = |r: &SweepResult| r.environment.lambda.as_ref().is_some_and(|l| l.cold_start);
     let mut merged = Vec::new();
     let mut configurations = Vec::new();
+    let runs = |repetition| plan.clients().iter().map(move |&client| (repetition, client));
     for bucket in plan.buckets() {
         for &workers in plan.workers() {
-            for repetition in 1..=plan.repetitions() {
+            for (repetition, client) in (1..=plan.repetitions()).flat_map(runs) {
                 let mut rows = Vec::new();
                 let mut missing = Vec::new();
                 for (o, r) in &ok {
-                    match r
-                        .results
-                        .iter()
-                        .find(|x| &x.bucket == bucket && x.workers == workers && x.repetition == repetition)
-                    {
+                    match r.results.iter().find(|x| {
+                        &x.bucket == bucket
+                            && x.workers == workers
+                            && x.repetition == repetition
+                            && x.s3_client == client
+                    }) {
                         Some(row) => rows.push((o.index, cold(r), row)),
                         None => missing.push(o.index),
                     }
@@ -349,6 +351,7 @@ fn merged_row(rows: &[(u32, bool, &ConfigResult)], sums: Sums, window_ms: f64) -
         run_index: first.run_index,
         in_burst: false,
         object_size_bytes: None,
+        s3_client: first.s3_client,
     }
 }
 

@@ -24,7 +24,7 @@ pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
 pub use listing::{KeyListing, SizeSpread};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
-pub use names::Outcome;
+pub use names::{Client, Outcome};
 pub use network::{
     BandwidthCeiling, CeilingSource, ChildProbe, ChildWire, FanoutProbe, NetworkReport, Order, ProbeBurst,
     ProbeObjectKind, ProbeReport, WireCounts,
@@ -88,6 +88,7 @@ pub(crate) mod test_rows {
             run_index: None,
             in_burst: false,
             object_size_bytes: None,
+            s3_client: Client::Sdk,
         }
     }
 

@@ -63,6 +63,25 @@ macro_rules! closed_set {
 pub(crate) use closed_set;
 
 closed_set! {
+    /// The S3 client that makes a sweep's GETs (request `clients`, a row's
+    /// `s3_client`): `sdk`, aws-sdk-s3 as an application uses it; `lean`, signed GETs
+    /// with the least client work (docs/lean-client.md), a measuring instrument.
+    #[derive(Default)]
+    pub enum Client {
+        #[default]
+        Sdk = "sdk",
+        Lean = "lean",
+    }
+}
+
+impl Client {
+    /// For `skip_serializing_if`: the default is not written.
+    pub fn is_sdk(&self) -> bool {
+        *self == Client::Sdk
+    }
+}
+
+closed_set! {
     /// How a step of the run ended: a fan-out child, a memory size.
     pub enum Outcome {
         Ok = "ok",

@@ -40,6 +40,7 @@ pub(crate) const DEFAULT_START_DELAY_MS: u64 = 2_000;
 /// | `probe_bandwidth` | false | measure the bandwidth ceiling to the first bucket before the sweep (docs/diagnosis.md) |
 /// | `probe_key` | `s3sweep/probe-object` | the probe object `seed --probe-object-mib` writes; without it the probe reads the sweep's objects |
 /// | `pool_idle_timeout_ms` | 15000 | the client closes a pooled connection idle this long (S3 closes after about 20 s) |
+/// | `clients` | `["sdk"]` | the S3 clients each configuration runs with: `sdk` (aws-sdk-s3) and/or `lean` (signed GETs with the least client work, docs/lean-client.md) |
 /// | `results_uri` | none | `s3://bucket/prefix`: the full result is written to `<prefix>/<run_id>.json` after every configuration (docs/usage.md, long sweeps) |
 ///
 /// The events a coordinator sends its own function (a fan-out's children, a memory
@@ -111,6 +112,16 @@ pub struct SweepRequest {
     /// `None`: nowhere (the Lambda then uses `S3SWEEP_RESULTS_URI` if set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results_uri: Option<String>,
+    /// The S3 clients each configuration runs with, in order (default `["sdk"]`).
+    #[serde(default = "default_clients", skip_serializing_if = "is_default_clients")]
+    pub clients: Vec<super::names::Client>,
+}
+
+fn default_clients() -> Vec<super::names::Client> {
+    vec![super::names::Client::Sdk]
+}
+fn is_default_clients(clients: &[super::names::Client]) -> bool {
+    clients == [super::names::Client::Sdk]
 }
 
 /// Timeouts in milliseconds; each must be 1..=900,000 (checked by the plan).
@@ -210,6 +221,7 @@ impl SweepRequest {
             probe_bandwidth: false,
             probe_key: None,
             pool_idle_timeout_ms: DEFAULT_POOL_IDLE_TIMEOUT_MS,
+            clients: default_clients(),
         }
     }
 }

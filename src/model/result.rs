@@ -377,6 +377,10 @@ pub struct ConfigResult {
     /// absent for a key template, whose objects are one size).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object_size_bytes: Option<super::SizeSpread>,
+    /// The S3 client that made the row's GETs (request `clients`): `lean`, or `sdk`
+    /// (the default, not written: older results and SDK rows have no field).
+    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
+    pub s3_client: super::names::Client,
 }
 
 /// The best configuration of one bucket.

@@ -42,7 +42,7 @@ pub const MAX_REPETITIONS: u32 = 100;
 pub const MAX_ATTEMPTS: u32 = 10;
 /// Longest key a template may produce (S3's own limit).
 pub const MAX_KEY_BYTES: usize = 1024;
-/// Most configurations (buckets x worker counts x repetitions x memory sizes) in one
+/// Most configurations (buckets x worker counts x repetitions x clients x memory sizes) in one
 /// run, on every entry point: a result holds one row per configuration, and the
 /// Lambda's answer must fit its 6 MB response limit.
 pub const MAX_CONFIGURATIONS: u64 = 1_000;
@@ -114,10 +114,14 @@ impl fmt::Display for RequestError {
 /// The problem of a run with more than [`MAX_CONFIGURATIONS`] configurations.
 pub fn configurations_message(request: &SweepRequest, configurations: u64) -> String {
     format!(
-        "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}); a run holds at most {MAX_CONFIGURATIONS} (one result row each; a Lambda answer must fit 6 MB): use fewer",
+        "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}{}); a run holds at most {MAX_CONFIGURATIONS} (one result row each; a Lambda answer must fit 6 MB): use fewer",
         request.buckets.len(),
         request.workers.len(),
         request.repetitions,
+        match request.clients.len() {
+            0 | 1 => String::new(),
+            n => format!(" x {n} clients"),
+        },
         match request.memory_mb.len() {
             0 | 1 => String::new(),
             n => format!(" x {n} memory sizes"),
@@ -189,6 +193,7 @@ impl Plan {
         let keys = check_keys(&request, &mut problems);
         check_fanout(&request, &mut problems);
         check_workers(&request, &mut problems);
+        sections::check_clients(&request, &mut problems);
         check_counts(&request, &mut problems);
         check_network(&request, &mut problems);
         if let Some(Err(e)) = request.results_uri.as_deref().map(ResultsUri::parse) {
@@ -319,9 +324,12 @@ impl Plan {
     pub fn start_unix_ms(&self) -> Option<u64> {
         self.envelope().start_unix_ms
     }
-    /// The configurations the run has: buckets x worker counts x repetitions.
+    /// The configurations the run has: buckets x worker counts x repetitions x clients.
     pub fn configurations(&self) -> u64 {
-        self.request.buckets.len() as u64 * self.request.workers.len() as u64 * u64::from(self.request.repetitions)
+        self.request.buckets.len() as u64
+            * self.request.workers.len() as u64
+            * u64::from(self.request.repetitions)
+            * self.request.clients.len().max(1) as u64
     }
     /// The memory sizes to sweep, MB (empty: none).
     pub fn memory_mb(&self) -> &[u32] {
@@ -333,6 +341,10 @@ impl Plan {
         self.request
             .order
             .unwrap_or_else(|| crate::model::Order::default_for(self.request.repetitions))
+    }
+    /// The S3 clients each configuration runs with, in the request's order.
+    pub fn clients(&self) -> &[crate::model::Client] {
+        &self.request.clients
     }
     /// Whether to probe the bandwidth ceiling before the sweep.
     pub fn probe_bandwidth(&self) -> bool {
@@ -519,7 +531,8 @@ fn check_network(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
 /// The whole run within [`MAX_CONFIGURATIONS`] configurations and its timed requests
 /// (every memory size counted) within [`MAX_TOTAL_REQUESTS`].
 fn check_total(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
-    let sizes = request.memory_mb.len().max(1) as u64;
+    // Each client runs every configuration, and so every request.
+    let sizes = request.memory_mb.len().max(1) as u64 * request.clients.len().max(1) as u64;
     let configurations =
         request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions) * sizes;
     if configurations > MAX_CONFIGURATIONS {

@@ -58,6 +58,7 @@ pub const REQUEST_FIELDS: &[&str] = &[
     "probe_key",
     "pool_idle_timeout_ms",
     "results_uri",
+    "clients",
 ];
 
 /// The fields of the coordinator's envelope ([`FROM_COORDINATOR_FIELD`]).
@@ -80,6 +81,24 @@ const PRICE_FIELDS: &[&str] = &[
     "lambda_architecture",
     "express_buckets",
 ];
+
+/// `clients`: at least one, none twice.
+pub(crate) fn check_clients(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    if request.clients.is_empty() {
+        problems.push(FieldProblem {
+            field: "clients".into(),
+            message: "must list at least one client: \"sdk\", \"lean\"".into(),
+        });
+    }
+    for (i, c) in request.clients.iter().enumerate() {
+        if request.clients[..i].contains(c) {
+            problems.push(FieldProblem {
+                field: format!("clients[{i}]"),
+                message: format!("{:?} is listed twice", c.name()),
+            });
+        }
+    }
+}
 
 /// The problem of a request naming its objects both ways.
 pub(crate) fn both_key_sources() -> FieldProblem {
@@ -146,6 +165,11 @@ pub(crate) fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<Fiel
         "results_uri",
         "an S3 URI like \"s3://my-bucket/prefix\"",
         &mut request.results_uri,
+    );
+    s.take(
+        "clients",
+        "a list of client names: \"sdk\", \"lean\"",
+        &mut request.clients,
     );
     if let Some(v) = s.raw("timeouts_ms") {
         let known = ["connect", "first_byte", "attempt"];
@@ -546,6 +570,30 @@ mod tests {
         let p = typed_prices(v, &mut problems);
         check_prices(&p, None, &mut problems);
         problems.into_iter().map(|p| p.field).collect()
+    }
+
+    #[test]
+    fn clients_are_a_closed_set_named_when_wrong() {
+        let plan = Plan::from_value(json!({"buckets": ["b-1"]})).unwrap();
+        assert_eq!(plan.clients(), [crate::model::Client::Sdk], "default: the SDK alone");
+        let both =
+            Plan::from_value(json!({"buckets": ["b-1"], "clients": ["sdk", "lean"], "workers": [1, 2]})).unwrap();
+        assert_eq!(both.clients().len(), 2);
+        assert_eq!(both.configurations(), 4, "each client runs every configuration");
+        let err = Plan::from_value(json!({"buckets": ["b-1"], "clients": ["sdk", "boto3"]})).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("clients") && text.contains("\"lean\""), "{text}");
+        let err = Plan::from_value(json!({"buckets": ["b-1"], "clients": []})).unwrap_err();
+        assert!(err.to_string().contains("`clients`: must list at least one"), "{err}");
+        let err = Plan::from_value(json!({"buckets": ["b-1"], "clients": ["lean", "lean"]})).unwrap_err();
+        assert!(err.to_string().contains("clients[1]"), "{err}");
+        // Echoed only when not the default, so older results' requests stay as they were.
+        let echoed = serde_json::to_value(plan.request()).unwrap();
+        assert!(echoed.get("clients").is_none(), "{echoed}");
+        assert_eq!(
+            serde_json::to_value(both.request()).unwrap()["clients"],
+            json!(["sdk", "lean"])
+        );
     }
 
     #[test]

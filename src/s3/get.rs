@@ -7,6 +7,7 @@
 //! for a connection inside the HTTP client, first byte at the wire) and
 //! [`AttemptClock`] marks the start of every retry, so the backoff is apart.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,10 +17,11 @@ use aws_smithy_runtime_api::client::interceptors::Intercept;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
 
-use crate::model::ErrorKind;
+use crate::model::{Client, ErrorKind};
 use crate::transport::{current_probe, ColdWork, RequestProbe, REQUEST_PROBE};
 
 use super::errors::{classify_body_error, classify_sdk_error, Failure};
+use super::lean::LeanClient;
 
 /// What one GET came to.
 pub struct Outcome {
@@ -36,6 +38,74 @@ pub struct Outcome {
     pub result: Result<u64, Failure>,
     /// What the transport did for this GET and where its time went, attempt by attempt.
     pub cold: ColdWork,
+}
+
+/// The client a sweep's GETs go through ([`crate::model::Client`]): the SDK's reading
+/// client, or the lean client on the same transport. Cheap to clone.
+#[derive(Clone, Debug)]
+pub enum Reader {
+    Sdk(aws_sdk_s3::Client),
+    Lean(LeanClient),
+}
+
+impl Reader {
+    /// One measured GET with this client ([`get_one`], [`get_one_lean`]).
+    pub async fn get_one(&self, bucket: &str, key: &str, limit: Duration) -> Outcome {
+        match self {
+            Reader::Sdk(s3) => get_one(s3, bucket, key, limit).await,
+            Reader::Lean(lean) => get_one_lean(lean, bucket, key, limit).await,
+        }
+    }
+
+    /// Which client this is.
+    pub fn client(&self) -> Client {
+        match self {
+            Reader::Sdk(_) => Client::Sdk,
+            Reader::Lean(_) => Client::Lean,
+        }
+    }
+}
+
+/// One GET with the lean client, measured as [`get_one`] measures the SDK's.
+pub async fn get_one_lean(lean: &LeanClient, bucket: &str, key: &str, limit: Duration) -> Outcome {
+    let probe = Arc::new(RequestProbe::default());
+    let start = Instant::now();
+    probe.begin();
+    let headers_ns = AtomicU64::new(0);
+    let work = Box::pin(REQUEST_PROBE.scope(probe.clone(), lean.get_timed(bucket, key, &headers_ns, start, |_| {})));
+    let result = within(limit, work).await;
+    let headers_at = Duration::from_nanos(headers_ns.load(Ordering::Relaxed));
+    outcome(start, headers_at, &probe, result)
+}
+
+/// `work`, or a timeout failure when it does not end within `limit`.
+async fn within(
+    limit: Duration,
+    work: impl std::future::Future<Output = Result<u64, Failure>>,
+) -> Result<u64, Failure> {
+    match tokio::time::timeout(limit, work).await {
+        Ok(r) => r,
+        Err(_) => Err(Failure::new(
+            ErrorKind::Timeout,
+            format!("request not finished within {} ms", limit.as_millis()),
+        )),
+    }
+}
+
+/// The outcome of a GET that began at `start`, from its probe.
+fn outcome(start: Instant, headers_at: Duration, probe: &RequestProbe, result: Result<u64, Failure>) -> Outcome {
+    let ttlb = start.elapsed();
+    let cold = probe.take();
+    Outcome {
+        pool_wait: Duration::ZERO,
+        // Without a stamp from the transport (never for s3sweep's own), the call to
+        // the headers.
+        ttfb: cold.wire_ttfb_ns.map_or(headers_at, Duration::from_nanos),
+        headers_at,
+        ttlb,
+        result,
+        cold,
+    }
 }
 
 /// One GET: headers, then the body drained to the end, all within `limit`.
@@ -72,25 +142,8 @@ pub async fn get_one(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, limit: Du
         }
         Ok(received)
     }));
-    let result = match tokio::time::timeout(limit, work).await {
-        Ok(r) => r,
-        Err(_) => Err(Failure::new(
-            ErrorKind::Timeout,
-            format!("request not finished within {} ms", limit.as_millis()),
-        )),
-    };
-    let ttlb = start.elapsed();
-    let cold = probe.take();
-    Outcome {
-        pool_wait: Duration::ZERO,
-        // Without a stamp from the transport (never for s3sweep's own), the call to
-        // the headers.
-        ttfb: cold.wire_ttfb_ns.map_or(headers_at, Duration::from_nanos),
-        headers_at,
-        ttlb,
-        result,
-        cold,
-    }
+    let result = within(limit, work).await;
+    outcome(start, headers_at, &probe, result)
 }
 
 /// Marks the start of each attempt of a measured GET in its probe, so the retry

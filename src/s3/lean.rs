@@ -134,17 +134,29 @@ impl LeanClient {
     /// GETs `bucket`/`key` and drains the body: the bytes read, or the failure (its
     /// kind as the SDK path sorts it). No limit on the whole GET: the caller sets one.
     pub async fn get(&self, bucket: &str, key: &str) -> Result<u64, Failure> {
-        self.get_timed(bucket, key, &AtomicU64::new(0), Instant::now()).await
+        self.get_timed(bucket, key, &AtomicU64::new(0), Instant::now(), |_| {})
+            .await
+    }
+
+    /// [`LeanClient::get`], keeping the body (for checks; the sweep never keeps one).
+    pub async fn get_body(&self, bucket: &str, key: &str) -> Result<Vec<u8>, Failure> {
+        let mut body = Vec::new();
+        self.get_timed(bucket, key, &AtomicU64::new(0), Instant::now(), |chunk| {
+            body.extend_from_slice(chunk)
+        })
+        .await?;
+        Ok(body)
     }
 
     /// [`LeanClient::get`], storing the nanoseconds from `start` to the response
-    /// headers in `headers_ns`.
+    /// headers in `headers_ns`, each chunk of the body shown to `sink`.
     pub(crate) async fn get_timed(
         &self,
         bucket: &str,
         key: &str,
         headers_ns: &AtomicU64,
         start: Instant,
+        mut sink: impl FnMut(&[u8]),
     ) -> Result<u64, Failure> {
         let response = self.headers(bucket, key).await?;
         headers_ns.store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
@@ -158,6 +170,7 @@ impl LeanClient {
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| body_failure(e.as_ref()))?;
             if let Some(data) = frame.data_ref() {
+                sink(data);
                 received += data.len() as u64;
             }
         }
@@ -197,11 +210,16 @@ impl LeanClient {
     async fn attempt(&self, bucket: &str, key: &str) -> Result<http::Response<SdkBody>, Attempted> {
         let express = is_directory_bucket(bucket);
         let identity = if express {
-            self.sessions.identity(bucket).await.map_err(|e| Attempted::final_(session_failure(e.as_ref())))?
+            self.sessions
+                .identity(bucket)
+                .await
+                .map_err(|e| Attempted::final_(session_failure(e.as_ref())))?
         } else {
             self.credentials.identity().await.map_err(Attempted::final_)?
         };
-        let request = self.signed(bucket, key, &identity, express).map_err(Attempted::final_)?;
+        let request = self
+            .signed(bucket, key, &identity, express)
+            .map_err(Attempted::final_)?;
         let token = express.then(|| session_token(&request)).flatten();
         let limit = self.settings.attempt_timeout;
         let work = async {

@@ -46,6 +46,7 @@ mod lab_tools;
 mod lambda_emulator;
 mod lambda_handler;
 mod layers;
+mod lean_client;
 mod load;
 mod log_secrets;
 mod memory_emulator;

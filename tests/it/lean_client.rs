@@ -1,0 +1,171 @@
+//! The lean client (`client: "lean"`) against the lab, beside the SDK path: the same
+//! bytes over HTTP and HTTPS from a Standard-like and a directory bucket; a wrong
+//! secret refused with the same `AccessDenied` kind; S3 Express sessions created
+//! ReadOnly, renewed after their lifetime and replaced after a refusal; and the lab's
+//! faults counted by the same kinds and retried by the same rules as the SDK path, in
+//! a sweep with `clients: ["sdk", "lean"]`. Everything on 127.0.0.1, bounded in
+//! requests (hundreds at most) and time (seconds).
+
+use std::time::Duration;
+
+use crate::common::{client_of, seed_spec, seed_with, server_with, tls_server_with};
+use s3sweep::lab::{self, LatencyProfile, RunningServer};
+use s3sweep::model::ErrorKind;
+use s3sweep::s3::get::get_one;
+use s3sweep::s3::seed::SeedSpec;
+use s3sweep::s3::{CredentialSource, LeanClient, RequestSettings, StaticCredentials, SweepClient};
+
+const DIRECTORY_BUCKET: &str = "lean-test--lab1-az1--x-s3";
+const GENERAL_BUCKET: &str = "lean-general";
+const OBJECTS: u32 = 12;
+
+fn read_settings() -> RequestSettings {
+    RequestSettings {
+        max_attempts: 1,
+        first_byte_timeout: Duration::from_secs(5),
+        attempt_timeout: Duration::from_secs(10),
+    }
+}
+
+/// Objects of different sizes and contents (the seed's size cycle), so a body read
+/// from the wrong key or cut short shows.
+async fn seed_varied(client: &SweepClient, bucket: &str) {
+    let spec = SeedSpec {
+        size_cycle_bytes: vec![1000, 4096, 70_000, 1],
+        ..seed_spec(bucket, "test/{i}/vectors", OBJECTS, 1000)
+    };
+    seed_with(client, &spec).await;
+}
+
+async fn both_buckets(server: &RunningServer) -> SweepClient {
+    let client = client_of(server).await;
+    seed_varied(&client, DIRECTORY_BUCKET).await;
+    seed_varied(&client, GENERAL_BUCKET).await;
+    client
+}
+
+/// Every object, read by the SDK path and the lean client: the same bytes.
+async fn same_bytes(server: &RunningServer) {
+    let client = both_buckets(server).await;
+    let lean = client.lean(read_settings());
+    let sdk = client.s3(read_settings());
+    let sent_before = client.transport().counters().requests_sent;
+    for bucket in [GENERAL_BUCKET, DIRECTORY_BUCKET] {
+        for i in 0..OBJECTS {
+            let key = format!("test/{i}/vectors");
+            let theirs = sdk.get_object().bucket(bucket).key(&key).send().await.unwrap();
+            let theirs = theirs.body.collect().await.unwrap().into_bytes();
+            let ours = lean
+                .get_body(bucket, &key)
+                .await
+                .unwrap_or_else(|f| panic!("{bucket}/{key}: {f:?}"));
+            assert_eq!(ours.len(), theirs.len(), "{bucket}/{key}");
+            assert!(ours == theirs, "{bucket}/{key}: the bodies differ");
+            assert_eq!(lean.get(bucket, &key).await, Ok(theirs.len() as u64));
+        }
+    }
+    // Every lean GET went through the shared transport and was counted there.
+    let sent = client.transport().counters().requests_sent - sent_before;
+    assert_eq!(sent, 3 * 2 * u64::from(OBJECTS));
+    // The directory bucket's GETs carried a ReadOnly session the lab accepted.
+    let tally = server.sessions().tally();
+    assert!(tally.created_read_only >= 1, "{tally:?}");
+    assert!(tally.accepted >= 3 * u64::from(OBJECTS), "{tally:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lean_reads_the_same_bytes_as_the_sdk_over_http() {
+    let server = server_with(&[
+        (DIRECTORY_BUCKET, LatencyProfile::None),
+        (GENERAL_BUCKET, LatencyProfile::None),
+    ])
+    .await;
+    same_bytes(&server).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lean_reads_the_same_bytes_as_the_sdk_over_https() {
+    let server = tls_server_with(
+        &[
+            (DIRECTORY_BUCKET, LatencyProfile::None),
+            (GENERAL_BUCKET, LatencyProfile::None),
+        ],
+        Duration::from_secs(300),
+    )
+    .await;
+    same_bytes(&server).await;
+    let client = client_of(&server).await;
+    let lean = client.lean(read_settings());
+    assert_eq!(lean.get(GENERAL_BUCKET, "test/0/vectors").await, Ok(1000));
+    let counters = client.transport().counters();
+    assert_eq!(counters.tls_handshakes, counters.connections_opened, "{counters:?}");
+    assert!(counters.tls_handshakes >= 1, "{counters:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_secret_is_refused_with_the_same_kind_as_the_sdk_path() {
+    let server = server_with(&[
+        (DIRECTORY_BUCKET, LatencyProfile::None),
+        (GENERAL_BUCKET, LatencyProfile::None),
+    ])
+    .await;
+    both_buckets(&server).await;
+    let wrong = lab::client_options(server.endpoint());
+    let wrong = s3sweep::s3::ClientOptions {
+        credentials: CredentialSource::Static(StaticCredentials {
+            access_key_id: match &wrong.credentials {
+                CredentialSource::Static(keys) => keys.access_key_id.clone(),
+                CredentialSource::Chain => unreachable!("the lab's keys are static"),
+            },
+            secret_access_key: "not-the-secret".into(),
+            provider_name: "test",
+        }),
+        ..wrong
+    };
+    let client = SweepClient::new(wrong.clone()).await.unwrap();
+    let lean = LeanClient::new(wrong, read_settings()).await.unwrap();
+    for bucket in [GENERAL_BUCKET, DIRECTORY_BUCKET] {
+        let key = "test/0/vectors";
+        let sdk = get_one(&client.reader(read_settings()), bucket, key, Duration::from_secs(10)).await;
+        let sdk = sdk.result.expect_err("the SDK path is refused");
+        let ours = lean.get(bucket, key).await.expect_err("the lean client is refused");
+        assert_eq!(sdk.kind, ErrorKind::AccessDenied, "{bucket}: {sdk:?}");
+        assert_eq!(ours.kind, sdk.kind, "{bucket}: {ours:?} vs {sdk:?}");
+        assert_eq!(ours.code, sdk.code, "{bucket}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_session_is_renewed_and_a_refused_one_replaced() {
+    // Sessions of 2 s: the lean client renews them as the SDK path does.
+    let server = tls_server_with(&[(DIRECTORY_BUCKET, LatencyProfile::None)], Duration::from_secs(2)).await;
+    let client = client_of(&server).await;
+    seed_varied(&client, DIRECTORY_BUCKET).await;
+    let lean = client.lean(read_settings());
+    let before = client.transport().counters().session_requests;
+    for i in 0..OBJECTS {
+        assert!(lean.get(DIRECTORY_BUCKET, &format!("test/{i}/vectors")).await.is_ok());
+    }
+    assert_eq!(
+        client.transport().counters().session_requests - before,
+        1,
+        "one session"
+    );
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert!(lean.get(DIRECTORY_BUCKET, "test/0/vectors").await.is_ok());
+    assert_eq!(
+        client.transport().counters().session_requests - before,
+        2,
+        "a second one after the first's lifetime"
+    );
+    let tally = server.sessions().tally();
+    assert_eq!((tally.created_read_only, tally.refused_expired), (2, 0), "{tally:?}");
+    // Ended early by the server: refused once as `session`, then replaced.
+    server.sessions().expire_all();
+    let refused = lean.get(DIRECTORY_BUCKET, "test/1/vectors").await.unwrap_err();
+    assert_eq!(refused.kind, ErrorKind::Session, "{refused:?}");
+    assert_eq!(refused.code.as_deref(), Some("ExpiredToken"));
+    assert!(lean.get(DIRECTORY_BUCKET, "test/1/vectors").await.is_ok());
+    let tally = server.sessions().tally();
+    assert_eq!((tally.created_read_only, tally.refused_expired), (3, 1), "{tally:?}");
+}
