@@ -16,9 +16,10 @@ use clap::Parser;
 fn main() -> ExitCode {
     // Rust ignores SIGPIPE, so a closed stdout would make the next `println!` panic
     // ("failed printing to stdout: Broken pipe", status 101, a backtrace). Restore the
-    // default: the process ends quietly, killed by SIGPIPE, like `cat`. Sockets are not
-    // affected (std and tokio send with MSG_NOSIGNAL); the lab's child process dies
-    // with its parent (PR_SET_PDEATHSIG).
+    // default: the process ends quietly, killed by SIGPIPE, like `cat`. Sockets: std's
+    // `send` passes MSG_NOSIGNAL but the vectored writes of hyper and rustls (`writev`)
+    // do not, so `serve` ignores SIGPIPE again once its banner is out; the lab's child
+    // process dies with its parent (PR_SET_PDEATHSIG).
     // SAFETY: called first, before any thread starts; setting a signal's disposition to
     // SIG_DFL has no other precondition.
     unsafe {

@@ -437,12 +437,25 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     println!("{}", network_line(&running));
     use std::io::Write;
     std::io::stdout().flush().context("writing to stdout")?;
+    ignore_sigpipe();
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
     }
     shut_down_and_print_tallies(running, args.tls).await;
     Ok(())
+}
+
+/// Once `serve` has printed its banner: a client that resets a connection while the lab
+/// writes to it must not end the server. The binary restores SIGPIPE's default (so a
+/// closed stdout ends it quietly), and hyper's and rustls's vectored writes (`writev`)
+/// do not pass MSG_NOSIGNAL: a lean client over HTTPS leaving at 256 in flight killed
+/// `s3sweep serve --tls` with SIGPIPE (status 141).
+fn ignore_sigpipe() {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
 }
 
 /// Stops the server, then prints what it counted: the faults injected, S3 Express sessions,
@@ -457,7 +470,9 @@ async fn shut_down_and_print_tallies(running: lab::RunningServer, tls: bool) {
         running.tls_handshakes_failed(),
     );
     running.shutdown().await;
-    println!("s3sweep serve: faults injected: {}", tally.line());
+    // SIGPIPE is ignored by now: a closed stdout is an error here, not a panic.
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "s3sweep serve: faults injected: {}", tally.line());
     eprintln!("s3sweep serve: faults injected: {}", tally.line());
     eprintln!("s3sweep serve: S3 Express sessions: {}", sessions.line());
     eprintln!("s3sweep serve: network: {}", network.line());
