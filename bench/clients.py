@@ -70,13 +70,16 @@ def free_port():
 
 
 def run_child(argv, stdout_path, env=None):
-    """Runs argv, stdout to a file; returns (exit code, cpu seconds, wall seconds)."""
+    """Runs argv, stdout to a file, stderr to stdout_path + ".err" (shown when it fails);
+    returns (exit code, cpu seconds, wall seconds)."""
     t0 = time.perf_counter()
     with open(stdout_path, "wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         err = proc.stderr.read().decode(errors="replace")
         proc.stderr.close()
+    with open(stdout_path + ".err", "w") as f:
+        f.write(err)
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.stderr.write(err)
@@ -284,7 +287,7 @@ def run_wrk(args, url, workers, out, tmp):
     return result
 
 
-def one_round(args, rnd, servers, workers, tmp, data):
+def one_round(args, rnd, servers, workers, tmp, data, alive):
     """Every client on every server and scheme, the clients' order rotated by the round."""
     order = list(CLIENTS[rnd % len(CLIENTS):] + CLIENTS[:rnd % len(CLIENTS)])
     for scheme in args.schemes:
@@ -300,6 +303,15 @@ def one_round(args, rnd, servers, workers, tmp, data):
                     got = run_engine(args, url, ca, workers, out, tmp)
                 else:
                     got = run_rust(args, client, url, ca, workers, out)
+                failed = sum(f[4] for f in got.values())
+                if failed:
+                    # What the client said about its first failure, and whether a server died.
+                    said = open(out + ".err").read() if os.path.exists(out + ".err") else ""
+                    print(f"clients bench: {LABEL[client]} on {server} {scheme}: {failed} failed GETs; "
+                          + " ".join(l for l in said.splitlines() if "error" in l)[:600], file=sys.stderr)
+                    for name, proc in alive.items():
+                        if proc.poll() is not None:
+                            sys.exit(f"clients bench: the {name} server ended (status {proc.returncode})")
                 for w, figures in got.items():
                     data.setdefault((scheme, server, client, w), []).append(figures)
                 print(f"  round {rnd + 1}: {scheme} {server} {LABEL[client]}: "
@@ -396,16 +408,18 @@ def main():
     try:
         nginx = Nginx(tmp, root, cert, key, args.nginx_workers)
         servers = {}
+        alive = {"nginx": nginx.proc}
         for scheme in args.schemes:
             servers[("static", scheme)] = (nginx.endpoint(scheme), ca if scheme == "https" else None)
             lab = Lab(args, scheme, tmp)
             labs.append(lab)
+            alive[f"lab {scheme}"] = lab.proc
             servers[("lab", scheme)] = (lab.url, lab.ca_file)
         for (server, scheme), (url, _) in sorted(servers.items()):
             print(f"{server} {scheme}: {url}", file=sys.stderr)
         data = {}
         for rnd in range(args.rounds):
-            one_round(args, rnd, servers, workers, tmp, data)
+            one_round(args, rnd, servers, workers, tmp, data, alive)
     finally:
         for lab in labs:
             lab.stop()
