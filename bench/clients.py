@@ -368,7 +368,7 @@ def report(data, args, workers):
     all_errors = sum(r[4] for runs in data.values() for r in runs)
     for name, scheme, server, ratios, limit in checks(data, args, workers):
         verdict = "PASS" if all(v <= limit for v in ratios.values()) and all_errors == 0 else "MISS"
-        cells = " | ".join(f"{ratios[w]:.2f}x" for w in workers)
+        cells = " | ".join(f"{ratios[w]:.3f}x" for w in workers)
         print(f"| {name} | {scheme} | {server} | {cells} | {verdict} |")
     print()
     if all_errors:
