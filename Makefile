@@ -7,7 +7,7 @@ ifdef CI
 export CARGO_INCREMENTAL = 0
 endif
 
-.PHONY: rclone demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit compare-baseline
+.PHONY: rclone bench-tools demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit compare-baseline
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
 ## bucket a directory bucket read with S3 Express sessions (about a minute). Writes its
@@ -42,7 +42,9 @@ docs-figures:
 ## and boto3 reading the lab's HTTPS directory bucket (bench/requirements.txt, in .venv-bench),
 ## and the memory sweep's control plane against moto's Lambda server (requirements-moto.txt,
 ## in .venv-moto), and the AWS CLI (bench/requirements.txt) and rclone (`make rclone`)
-## against the lab (tests/lab_tools.rs).
+## against the lab (tests/lab_tools.rs), and `make bench MODE=clients` at a tiny size
+## (tests/it/bench_clients.rs: wrk and nginx from `make bench-tools`, the debug build
+## of examples/bare_sdk.rs).
 # Integration tests whose figures are timings or verdicts read from the machine's CPU
 # (a delay line's first byte, a CPU quota, a NIC's rate): in one test binary they would
 # share the cores with every other test, so `make test` runs them in a second pass of
@@ -53,8 +55,9 @@ TEST_ENV = CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" S3SWEEP_BENCH_PYTHO
 	S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python" \
 	S3SWEEP_CFN_LINT="$(CURDIR)/$(VENV)/bin/cfn-lint" S3SWEEP_CHECKOV="$(CURDIR)/$(CHECKOV_VENV)/bin/checkov"
 
-test: lint deny checkov audit tools bench-venv moto-venv rclone
+test: lint deny checkov audit tools bench-venv moto-venv rclone bench-tools
 	$(TEST_ENV) $(CARGO) test --lib --bins
+	$(CARGO) build --example bare_sdk
 	$(TEST_ENV) $(CARGO) test --test it -- $(addprefix --skip ,$(TIMED_TESTS))
 	$(TEST_ENV) $(CARGO) test --test it -- $(TIMED_TESTS) --test-threads=1
 
@@ -93,10 +96,25 @@ build-release:
 ## Side-by-side benchmark: s3sweep vs the bare aws-sdk-s3 client (examples/bare_sdk.rs)
 ## and the boto3 thread-pool baseline on one lab, over HTTP and HTTPS, with the targets
 ## PASS or MISS (several minutes).
+## `make bench MODE=clients`: the clients side by side on the same objects (bench/clients.py,
+## docs/performance.md): s3sweep's lean signed GET, the bare SDK, s3sweep's SDK path and
+## wrk (unsigned), against nginx serving the objects as files and against the lab, over
+## HTTP and HTTPS, 16/64/256 in flight, with the targets of issue 25 PASS or MISS (wrk
+## and nginx from `make bench-tools`; a few minutes).
 BENCH_VENV ?= .venv-bench
+MODE ?=
+ifeq ($(MODE),clients)
+bench: bench-tools
+	$(CARGO) build --release --bin s3sweep --example bare_sdk
+	$(PYTHON) bench/clients.py --s3sweep target/release/s3sweep --bench-client target/release/examples/bare_sdk $(BENCH_ARGS)
+else ifeq ($(MODE),)
 bench: bench-venv
 	$(CARGO) build --release --bin s3sweep --example bare_sdk
 	$(BENCH_VENV)/bin/python bench/bench.py --s3sweep target/release/s3sweep --bare-sdk target/release/examples/bare_sdk --python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
+else
+bench:
+	@echo "bench: MODE=$(MODE) is not a mode: leave it out (s3sweep, the bare SDK and boto3) or MODE=clients"; exit 2
+endif
 
 ## The baseline's Python (boto3, pinned in bench/requirements.txt) in .venv-bench; make
 ## test uses it too (boto3 reads the lab's HTTPS directory bucket).
@@ -116,6 +134,17 @@ rclone:
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			apt-get install -y --no-install-recommends rclone || { apt-get update && apt-get install -y --no-install-recommends rclone; }; \
 		else echo "rclone is not installed and this is not root: tests/lab_tools.rs skips its rclone test"; fi; }
+
+## wrk and nginx (Debian packages) for `make bench MODE=clients` and
+## tests/it/bench_clients.rs: installed with apt-get when this runs as root and one is
+## missing; otherwise the bench refuses and the test skips (fails under CI=true), saying why.
+bench-tools:
+	@missing=""; for t in wrk nginx; do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get install -y --no-install-recommends $$missing || { apt-get update && apt-get install -y --no-install-recommends $$missing; }; \
+		else echo "$$missing not installed and this is not root: make bench MODE=clients refuses and tests/it/bench_clients.rs skips"; fi; \
+	fi
 
 ## moto's Lambda server (pinned in requirements-moto.txt) in .venv-moto, for
 ## tests/it/moto_lambda.rs (the memory sweep's control-plane calls).

@@ -20,9 +20,15 @@
 //! `--task-per-worker` is `--tasks` equal to the workers (s3sweep's engine before
 //! issue 17): the pieces docs/performance.md took apart.
 //!
+//! `--client lean` runs the same loop on s3sweep's lean signed GET (issue 25) instead of
+//! the SDK: `make bench MODE=clients` (bench/clients.py) puts the two side by side. The
+//! lean client ([`s3sweep::s3::LeanClient`]) is built as s3sweep builds it: from its SDK
+//! client's options (same transport, pool sized to the workers, the retries and timeouts
+//! of a default request), whatever `--transport` says.
+//!
 //! `cargo run --release --example bare_sdk -- --endpoint URL --bucket B --objects 1000
 //! --workers 1,16,64,256 [--ca-file CA.pem] [--transport smithy|smithy-pool|s3sweep|s3sweep-client]
-//! [--tasks N | --task-per-worker]`
+//! [--tasks N | --task-per-worker] [--client sdk|lean]`
 
 use std::time::Instant;
 
@@ -45,6 +51,15 @@ struct Args {
     key_template: String,
     /// Tasks the GETs are split over; `None`: one per worker.
     tasks: Option<usize>,
+    /// `sdk` (aws-sdk-s3) or `lean` (s3sweep's lean signed GET).
+    client: String,
+}
+
+/// What the loop reads with: the SDK's GetObject or the lean signed GET.
+#[derive(Clone)]
+enum Reader {
+    Sdk(aws_sdk_s3::Client),
+    Lean(s3sweep::s3::LeanClient),
 }
 
 fn parse() -> Result<Args, String> {
@@ -57,6 +72,7 @@ fn parse() -> Result<Args, String> {
         transport: "smithy".into(),
         key_template: "test/{i}/vectors".into(),
         tasks: Some(1),
+        client: "sdk".into(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -75,6 +91,10 @@ fn parse() -> Result<Args, String> {
             "--transport" => args.transport = value()?,
             "--key-template" => args.key_template = value()?,
             "--task-per-worker" => args.tasks = None,
+            "--client" => match value()?.as_str() {
+                c @ ("sdk" | "lean") => args.client = c.into(),
+                other => return Err(format!("--client: {other:?} is not sdk or lean")),
+            },
             "--tasks" => match value()?.parse() {
                 Ok(n) if n > 0 => args.tasks = Some(n),
                 _ => return Err("--tasks: a whole number above 0".into()),
@@ -140,6 +160,19 @@ fn http_client(args: &Args, pool_cap: usize) -> Result<SharedHttpClient, String>
 /// s3sweep's own SDK client (its configuration, timeouts, endpoint cache and S3 Express
 /// sessions) with the settings of a default request, on its transport.
 async fn s3sweep_reader(args: &Args, workers: usize) -> aws_sdk_s3::Client {
+    let (client, settings) = s3sweep_client(args, workers).await;
+    client.reader(settings)
+}
+
+/// s3sweep's lean signed GET client, built from the same client and settings.
+async fn lean_reader(args: &Args, workers: usize) -> Reader {
+    let (client, settings) = s3sweep_client(args, workers).await;
+    Reader::Lean(client.lean(settings))
+}
+
+/// s3sweep's SDK client with its transport sized for `workers`, and the request
+/// settings of a default plan.
+async fn s3sweep_client(args: &Args, workers: usize) -> (s3sweep::s3::SweepClient, s3sweep::s3::RequestSettings) {
     use s3sweep::s3::{ClientOptions, CredentialSource, StaticCredentials, SweepClient};
     let credentials = CredentialSource::Static(StaticCredentials {
         access_key_id: "s3sweep".into(),
@@ -160,14 +193,28 @@ async fn s3sweep_reader(args: &Args, workers: usize) -> aws_sdk_s3::Client {
         tcp_keepalive: None,
         ..Default::default()
     });
-    client.reader(s3sweep::s3::RequestSettings {
+    let settings = s3sweep::s3::RequestSettings {
         max_attempts: plan.max_attempts(),
         first_byte_timeout: plan.first_byte_timeout(),
         attempt_timeout: plan.attempt_timeout(),
-    })
+    };
+    (client, settings)
 }
 
-async fn get(s3: &aws_sdk_s3::Client, bucket: &str, key: String) -> Option<u64> {
+async fn get(reader: &Reader, bucket: &str, key: String) -> Option<u64> {
+    let s3 = match reader {
+        Reader::Sdk(s3) => s3,
+        Reader::Lean(lean) => {
+            return match lean.get(bucket, &key).await {
+                Ok(n) => Some(n),
+                Err(failure) => {
+                    static SHOWN: std::sync::Once = std::sync::Once::new();
+                    SHOWN.call_once(|| eprintln!("bare_sdk: first error: {}", failure.message));
+                    None
+                }
+            };
+        }
+    };
     let output = match s3.get_object().bucket(bucket).key(key).send().await {
         Ok(output) => output,
         Err(err) => {
@@ -189,7 +236,7 @@ async fn get(s3: &aws_sdk_s3::Client, bucket: &str, key: String) -> Option<u64> 
     Some(n)
 }
 
-async fn round(s3: &aws_sdk_s3::Client, args: &Args, keys: &[String], workers: usize) -> (u64, u64, u64) {
+async fn round(s3: &Reader, args: &Args, keys: &[String], workers: usize) -> (u64, u64, u64) {
     let tasks = args.tasks.unwrap_or(workers).clamp(1, workers.min(keys.len()).max(1));
     if tasks == 1 {
         let sizes: Vec<Option<u64>> = futures_util::stream::iter(keys.iter().cloned())
@@ -266,10 +313,12 @@ async fn bench(args: Args) -> serde_json::Value {
             .retry_config(RetryConfig::standard().with_max_attempts(1))
             .http_client(http)
             .build();
-        let s3 = if args.transport == "s3sweep-client" {
-            s3sweep_reader(&args, workers).await
+        let s3 = if args.client == "lean" {
+            lean_reader(&args, workers).await
+        } else if args.transport == "s3sweep-client" {
+            Reader::Sdk(s3sweep_reader(&args, workers).await)
         } else {
-            aws_sdk_s3::Client::from_conf(config)
+            Reader::Sdk(aws_sdk_s3::Client::from_conf(config))
         };
         round(&s3, &args, &keys[..workers.min(keys.len())], workers).await;
         let cpu0 = cpu_seconds();
@@ -278,7 +327,8 @@ async fn bench(args: Args) -> serde_json::Value {
         let wall = t0.elapsed().as_secs_f64();
         let cpu_ms = (cpu_seconds() - cpu0) * 1000.0;
         eprintln!(
-            "  bare sdk ({}) {} workers {workers}: {:.0} ms, {:.4} ms CPU/GET",
+            "  {} ({}) {} workers {workers}: {:.0} ms, {:.4} ms CPU/GET",
+            if args.client == "lean" { "lean" } else { "bare sdk" },
             args.transport,
             args.bucket,
             wall * 1000.0,
@@ -295,6 +345,9 @@ async fn bench(args: Args) -> serde_json::Value {
             "cpu_ms_per_get": (cpu_ms / keys.len() as f64 * 1e4).round() / 1e4,
         }));
     }
-    let client = format!("aws-sdk-s3 bare, transport {}", args.transport);
+    let client = match args.client.as_str() {
+        "lean" => "s3sweep lean signed GET".to_string(),
+        _ => format!("aws-sdk-s3 bare, transport {}", args.transport),
+    };
     serde_json::json!({"client": client, "results": results})
 }

@@ -19,6 +19,7 @@ mod emulator;
 
 mod bad_requests;
 mod baseline_function;
+mod bench_clients;
 mod boto3_reads;
 mod clean;
 mod cli;

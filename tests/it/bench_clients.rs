@@ -1,0 +1,188 @@
+//! `make bench MODE=clients` (bench/clients.py) at a tiny size: 200 GETs per client, 16
+//! in flight, HTTP, one round, wrk for one second. It must print a row for every client
+//! on every server (the lean signed GET, the bare SDK and s3sweep's SDK path on nginx and
+//! on the lab, wrk on nginx) with every GET answered, and every target's ratio with PASS
+//! or MISS. The figures themselves are not checked (debug builds, a loaded machine):
+//! the bench's targets are for release builds, read from its table.
+//!
+//! Needs wrk, nginx and openssl (`make bench-tools`, which `make test` runs) and the
+//! debug build of examples/bare_sdk.rs next to the `s3sweep` binary (`make test` builds
+//! it: `cargo test --test it` does not build examples). Without them the test skips,
+//! saying why, unless CI=true, where it fails. Also: without the tools the bench
+//! refuses, saying which are missing and how to install them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{one_at_a_time, BIN};
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/clients.py");
+
+fn present(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The debug build of examples/bare_sdk.rs, next to the `s3sweep` binary.
+fn bench_client() -> PathBuf {
+    Path::new(BIN).parent().unwrap().join("examples").join("bare_sdk")
+}
+
+/// Why this test cannot run here, if it cannot.
+fn missing() -> Option<String> {
+    let tools: Vec<&str> = ["wrk", "nginx", "openssl", "python3"]
+        .into_iter()
+        .filter(|t| !present(t))
+        .collect();
+    if !tools.is_empty() {
+        return Some(format!(
+            "{} not installed (`make bench-tools` installs wrk and nginx, as root)",
+            tools.join(", ")
+        ));
+    }
+    let client = bench_client();
+    (!client.exists()).then(|| format!("no {} (`cargo build --example bare_sdk`)", client.display()))
+}
+
+/// Runs `cmd`, killed after `limit`.
+fn run_limited(cmd: &mut Command, limit: Duration) -> Output {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {limit:?}:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The cells of the table rows that start with `prefix`.
+fn rows<'a>(stdout: &'a str, prefix: &str) -> Vec<Vec<&'a str>> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect()
+}
+
+#[test]
+fn the_clients_bench_prints_every_client_and_every_target() {
+    if let Some(why) = missing() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "under CI: {why}");
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let _alone = one_at_a_time();
+    let out = run_limited(
+        Command::new("python3").arg(SCRIPT).args([
+            "--s3sweep",
+            BIN,
+            "--bench-client",
+            bench_client().to_str().unwrap(),
+            "--objects",
+            "200",
+            "--workers",
+            "16",
+            "--schemes",
+            "http",
+            "--rounds",
+            "1",
+            "--wrk-seconds",
+            "1",
+        ]),
+        Duration::from_secs(180),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the bench failed:\n{stdout}\n{stderr}");
+
+    let clients = [
+        ("static", "lean signed GET"),
+        ("static", "bare aws-sdk-s3"),
+        ("static", "s3sweep SDK path"),
+        ("static", "wrk (unsigned)"),
+        ("lab", "lean signed GET"),
+        ("lab", "bare aws-sdk-s3"),
+        ("lab", "s3sweep SDK path"),
+    ];
+    for (server, client) in clients {
+        let found = rows(&stdout, &format!("| http | {server} | {client} | 16 |"));
+        assert_eq!(found.len(), 1, "one row of {client} on {server}:\n{stdout}");
+        let cells = &found[0];
+        // wall ms, wall ms/GET, CPU ms/GET, GETs, errors
+        let figures: Vec<f64> = cells[4..9].iter().map(|c| c.parse().unwrap()).collect();
+        assert!(figures[..4].iter().all(|&f| f > 0.0), "{client} on {server}: {cells:?}");
+        assert_eq!(
+            figures[4], 0.0,
+            "{client} on {server}: failed GETs: {cells:?}\n{stderr}"
+        );
+        if !client.starts_with("wrk") {
+            assert_eq!(
+                figures[3], 200.0,
+                "{client} on {server} read every object once: {cells:?}"
+            );
+        }
+    }
+
+    let targets = [
+        ("| lean CPU/GET <= 0.5x bare SDK | http | static |", 1),
+        ("| lean CPU/GET <= 0.5x bare SDK | http | lab |", 1),
+        ("| lean CPU/GET <= 2.5x wrk (unsigned) | http | static |", 1),
+        ("| s3sweep SDK path CPU/GET <= 1.1x bare SDK | http | static |", 1),
+        ("| s3sweep SDK path CPU/GET <= 1.1x bare SDK | http | lab |", 1),
+    ];
+    for (prefix, n) in targets {
+        let found = rows(&stdout, prefix);
+        assert_eq!(found.len(), n, "{prefix}:\n{stdout}");
+        let cells = &found[0];
+        let ratio = cells[3].strip_suffix('x').and_then(|r| r.parse::<f64>().ok());
+        assert!(ratio.is_some_and(|r| r > 0.0), "{prefix}: a ratio at 16: {cells:?}");
+        assert!(matches!(cells[4], "PASS" | "MISS"), "{prefix}: {cells:?}");
+    }
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.ends_with("| PASS |") || l.ends_with("| MISS |"))
+            .count(),
+        targets.len(),
+        "no other target rows:\n{stdout}"
+    );
+}
+
+#[test]
+fn the_clients_bench_refuses_without_wrk_and_nginx() {
+    // The interpreter itself (python3 may be a shim that needs PATH), then no PATH:
+    // none of the tools is found, whatever is installed.
+    let Ok(found) = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+    else {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "under CI: no python3");
+        eprintln!("SKIPPED: no python3");
+        return;
+    };
+    let python = String::from_utf8(found.stdout).unwrap().trim().to_string();
+    let out = run_limited(
+        Command::new(python)
+            .arg(SCRIPT)
+            .args(["--s3sweep", BIN, "--bench-client", "bare_sdk"])
+            .env("PATH", "/nonexistent"),
+        Duration::from_secs(30),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for said in ["wrk", "nginx", "openssl", "make bench-tools"] {
+        assert!(stderr.contains(said), "the refusal names {said}: {stderr}");
+    }
+    assert!(out.stdout.is_empty(), "nothing measured");
+}
