@@ -237,18 +237,7 @@ fn timed_out(err: &(dyn StdError + 'static)) -> bool {
 /// Sorts a failure while reading a body: a timeout, or (resets, early EOF and short
 /// bodies all surface here as I/O failures) the connection.
 pub(crate) fn classify_body_error(err: &aws_smithy_types::byte_stream::error::Error) -> Failure {
-    tracing::debug!(error = ?err, "reading a body failed");
-    Failure {
-        kind: if timed_out(err) {
-            ErrorKind::Timeout
-        } else {
-            ErrorKind::Connection
-        },
-        code: None,
-        cause: innermost(err),
-        message: one_line(&chain(err)),
-        origin: Origin::Request,
-    }
+    classify_io_body_error(err)
 }
 
 /// Sorts a failure while reading a body frame (the lean client's): as

@@ -29,28 +29,7 @@ const BUCKET: &str = "tools";
 /// The Python with boto3 and the AWS CLI, `None` to skip (said why), or a panic
 /// saying how to install it.
 fn python() -> Option<PathBuf> {
-    let candidate = std::env::var_os("S3SWEEP_BENCH_PYTHON")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(MANIFEST_DIR).join(".venv-bench/bin/python"));
-    let works = Command::new(&candidate)
-        .args(["-c", "import boto3, awscli"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if works {
-        return Some(candidate);
-    }
-    if std::env::var("S3SWEEP_SKIP_BOTO3").as_deref() == Ok("1") {
-        eprintln!("SKIPPED: S3SWEEP_SKIP_BOTO3=1 and no Python with boto3 and awscli");
-        return None;
-    }
-    panic!(
-        "no Python with boto3 and awscli at {} (or $S3SWEEP_BENCH_PYTHON): `make bench-venv` \
-         installs bench/requirements.txt (`make test` does it first); S3SWEEP_SKIP_BOTO3=1 skips",
-        candidate.display()
-    );
+    crate::common::bench_python_importing("lab_tools", "boto3, awscli")
 }
 
 /// Runs `cmd` with a deadline, killing it past it; its output.

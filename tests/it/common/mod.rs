@@ -276,13 +276,19 @@ pub fn isolated(test: &str, limit: Duration) -> bool {
 /// `make test` runs first). Without one, `test` fails saying how to install it, unless
 /// `S3SWEEP_SKIP_BOTO3=1` skips it explicitly (and loudly): then `None`.
 pub fn bench_python(test: &str) -> Option<std::path::PathBuf> {
+    bench_python_importing(test, "boto3")
+}
+
+/// As [`bench_python`], for a Python that can import every module of `imports`
+/// (`"boto3, awscli"`).
+pub fn bench_python_importing(test: &str, imports: &str) -> Option<std::path::PathBuf> {
     let manifest = env!("CARGO_MANIFEST_DIR");
     let candidate = std::env::var_os("S3SWEEP_BENCH_PYTHON")
         .filter(|p| !p.is_empty())
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::path::Path::new(manifest).join(".venv-bench/bin/python"));
     let works = Command::new(&candidate)
-        .args(["-c", "import boto3"])
+        .args(["-c", &format!("import {imports}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -291,11 +297,11 @@ pub fn bench_python(test: &str) -> Option<std::path::PathBuf> {
         return Some(candidate);
     }
     if std::env::var("S3SWEEP_SKIP_BOTO3").as_deref() == Ok("1") {
-        eprintln!("SKIPPED {test}: S3SWEEP_SKIP_BOTO3=1 and no Python with boto3");
+        eprintln!("SKIPPED {test}: S3SWEEP_SKIP_BOTO3=1 and no Python that imports {imports}");
         return None;
     }
     panic!(
-        "no Python with boto3 (looked at $S3SWEEP_BENCH_PYTHON and {manifest}/.venv-bench/bin/python). \
+        "no Python that imports {imports} (looked at $S3SWEEP_BENCH_PYTHON and {manifest}/.venv-bench/bin/python). \
          Install the pinned baseline with `make bench-venv` (`make test` does it first); \
          S3SWEEP_SKIP_BOTO3=1 skips {test}"
     );
