@@ -31,8 +31,8 @@ pub(crate) mod verdict;
 use crate::model::result::worker_counts;
 use crate::model::stats::{first_seen, median};
 use crate::model::{
-    Analysis, BucketComparison, BucketSummary, ConfigResult, CpuSource, CurveAnalysis, MemoryChoice, SweepResult,
-    Thresholds, Verdict, WorkerVerdict,
+    Analysis, BucketComparison, BucketSummary, Client, ConfigResult, CpuSource, CurveAnalysis, MemoryChoice,
+    SweepResult, Thresholds, Verdict, WorkerVerdict,
 };
 
 use fit::{analyse_curve, compare_buckets, ModelInputs};
@@ -119,12 +119,17 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
         size_limits: sizes::size_limits(&result.results),
     });
     clients::lean_notes(&mut result.results);
-    if memory.is_empty() {
-        return;
+    if !memory.is_empty() {
+        memory_answers_per_client(result, &clients);
     }
+}
+
+/// A memory sweep's answers, one per client: the fastest and cheapest memory size for
+/// the SDK, and for a client costing less CPU per GET. The cost table is the first
+/// client's (the SDK's unless the request says otherwise): one row per bucket, memory
+/// and workers.
+fn memory_answers_per_client(result: &mut SweepResult, clients: &[Client]) {
     let target = result.request.target_wall_ms;
-    // One answer per client: the cheapest memory size for the SDK, and for a client
-    // costing less CPU per GET.
     let mut choices = Vec::new();
     let mut costs = Vec::new();
     for (i, &s3_client) in clients.iter().enumerate() {
@@ -139,8 +144,6 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
         };
         let mine = memory::choices(&part, target);
         choices.extend(mine.into_iter().map(|c| MemoryChoice { s3_client, ..c }));
-        // The cost table is the first client's (the SDK's unless the request says
-        // otherwise): one row per bucket, memory and workers.
         if i == 0 {
             costs = memory::costs(&part);
         }
