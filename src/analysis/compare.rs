@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use crate::model::names::closed_set;
 use crate::model::stats::{median, tidy};
-use crate::model::{ConfigResult, Deployment, SweepResult, Unmeasured};
+use crate::model::{Client, ConfigResult, Deployment, SweepResult, Unmeasured};
 
 use super::significance::{holm, mann_whitney_p, sign_test_p, Test, ALPHA};
 
@@ -233,6 +233,9 @@ pub struct MatchedConfig {
     /// A size axis's object size, bytes (rows pair by bucket, size and workers).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_size_bytes: Option<u64>,
+    /// The S3 client of the rows (request `clients`; `sdk`, the default, not written).
+    #[serde(default, skip_serializing_if = "Client::is_sdk")]
+    pub s3_client: Client,
     pub workers: u32,
     pub a: Spread,
     pub b: Spread,
@@ -428,25 +431,26 @@ fn unpaired(all: &[String], paired: impl Fn(&String) -> bool, matched_by: Matche
     all.iter().filter(|x| !paired(x)).cloned().collect()
 }
 
-/// A configuration key: rows pair by (memory size, object size, workers), so a memory
-/// sweep's sizes pair with each other, and a size axis's object sizes too.
-type ConfigKey = (Option<u32>, Option<u64>, u32);
+/// A configuration key: rows pair by (memory size, object size, client, workers), so a
+/// memory sweep's sizes pair with each other, a size axis's object sizes and a client
+/// axis's clients too.
+type ConfigKey = (Option<u32>, Option<u64>, Client, u32);
 
 fn config_keys(rows: &[&ConfigResult]) -> Vec<ConfigKey> {
     let mut k: Vec<ConfigKey> = rows
         .iter()
-        .map(|r| (r.memory_mb, r.size_axis_bytes(), r.workers))
+        .map(|r| (r.memory_mb, r.size_axis_bytes(), r.s3_client, r.workers))
         .collect();
-    k.sort_unstable();
+    k.sort_unstable_by_key(|&(m, s, c, w)| (m, s, c.name(), w));
     k.dedup();
     k
 }
 
-/// The rows of one configuration (memory size, object size, workers).
-fn rows_at<'a>(rows: &[&'a ConfigResult], (m, s, w): ConfigKey) -> Vec<&'a ConfigResult> {
+/// The rows of one configuration (memory size, object size, client, workers).
+fn rows_at<'a>(rows: &[&'a ConfigResult], (m, s, c, w): ConfigKey) -> Vec<&'a ConfigResult> {
     rows.iter()
         .copied()
-        .filter(|r| r.workers == w && r.memory_mb == m && r.size_axis_bytes() == s)
+        .filter(|r| r.workers == w && r.memory_mb == m && r.size_axis_bytes() == s && r.s3_client == c)
         .collect()
 }
 
@@ -456,14 +460,15 @@ fn matched_configs(rows_a: &[&ConfigResult], rows_b: &[&ConfigResult], keys: &[C
     let mut tested = Vec::new();
     let mut configs: Vec<MatchedConfig> = keys
         .iter()
-        .map(|&(m, s, w)| {
-            let (ra, rb) = (rows_at(rows_a, (m, s, w)), rows_at(rows_b, (m, s, w)));
+        .map(|&(m, s, c, w)| {
+            let (ra, rb) = (rows_at(rows_a, (m, s, c, w)), rows_at(rows_b, (m, s, c, w)));
             let (sa, sb) = (Spread::of(&ra), Spread::of(&rb));
             let t = test_config(&ra, &rb);
             tested.push(t);
             MatchedConfig {
                 memory_mb: m,
                 object_size_bytes: s,
+                s3_client: c,
                 workers: w,
                 wall_ratio: sb.median_wall_ms / sa.median_wall_ms.max(1e-9),
                 throughput_ratio: sb.median_objects_per_s / sa.median_objects_per_s.max(1e-9),
@@ -487,7 +492,7 @@ fn bucket_pair(a: &SweepResult, b: &SweepResult, x: String, y: String, matched_b
     let (ka, kb) = (config_keys(&rows_a), config_keys(&rows_b));
     let both: Vec<ConfigKey> = ka.iter().filter(|k| kb.contains(k)).copied().collect();
     let only = |mine: &[ConfigKey], other: &[ConfigKey]| -> Vec<u32> {
-        let mut w: Vec<u32> = mine.iter().filter(|k| !other.contains(k)).map(|k| k.2).collect();
+        let mut w: Vec<u32> = mine.iter().filter(|k| !other.contains(k)).map(|k| k.3).collect();
         w.sort_unstable();
         w.dedup();
         w

@@ -99,9 +99,13 @@ fn pair_table(p: &BucketPair, style: Style, c: &Comparison) -> comfy_table::Tabl
     };
     let sized = p.configs.iter().any(|m| m.memory_mb.is_some());
     let objects = p.configs.iter().any(|m| m.object_size_bytes.is_some());
+    let clients = p.configs.iter().any(|m| !m.s3_client.is_sdk());
     let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
     if objects {
         header.push("object bytes");
+    }
+    if clients {
+        header.push("client");
     }
     header.extend([
         "workers",
@@ -127,6 +131,9 @@ fn pair_table(p: &BucketPair, style: Style, c: &Comparison) -> comfy_table::Tabl
         };
         if objects {
             cells.push(m.object_size_bytes.map_or("-".into(), |s| s.to_string()));
+        }
+        if clients {
+            cells.push(m.s3_client.to_string());
         }
         cells.extend([
             m.workers.to_string(),
@@ -255,5 +262,26 @@ mod tests {
         assert!(text.contains("2.500"), "A's CPU per GET: {text}");
         let same = compare(&b, &b.clone(), &CompareOptions::default()).unwrap();
         assert_eq!(same.placement_differs, None);
+    }
+
+    #[test]
+    fn each_client_is_compared_with_itself() {
+        use crate::model::Client;
+        let both = |sdk_ms: f64, lean_ms: f64| {
+            let mut lean = reps("b1", 8, &[lean_ms]);
+            lean[0].s3_client = Client::Lean;
+            result([reps("b1", 8, &[sdk_ms]), lean].concat())
+        };
+        let (a, b) = (both(100.0, 40.0), both(50.0, 40.0));
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        let got: Vec<(Client, f64)> = c.pairs[0].configs.iter().map(|m| (m.s3_client, m.wall_ratio)).collect();
+        assert_eq!(
+            got,
+            vec![(Client::Lean, 1.0), (Client::Sdk, 0.5)],
+            "never across clients"
+        );
+        let text = render_comparison(&c, Style::Markdown);
+        assert!(text.contains("client"), "{text}");
+        assert!(text.contains("lean") && text.contains("sdk"), "{text}");
     }
 }
