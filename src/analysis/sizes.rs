@@ -8,17 +8,24 @@ use crate::model::result::worker_counts;
 use crate::model::stats::first_seen;
 use crate::model::{ConfigResult, SizeLimit, SizeLimits, Verdict};
 
-/// One note per bucket with rows at two object sizes or more, in the order run.
+/// One note per bucket (and S3 client) with rows at two object sizes or more, in the
+/// order run.
 pub(crate) fn size_limits(rows: &[ConfigResult]) -> Vec<SizeLimits> {
-    first_seen(rows.iter().map(|r| r.bucket.as_str()))
+    first_seen(rows.iter().map(|r| (r.bucket.as_str(), r.s3_client)))
         .into_iter()
-        .filter_map(|bucket| {
-            let mine: Vec<&ConfigResult> = rows.iter().filter(|r| r.bucket == bucket).collect();
+        .filter_map(|(bucket, s3_client)| {
+            let mine: Vec<&ConfigResult> = rows
+                .iter()
+                .filter(|r| r.bucket == bucket && r.s3_client == s3_client)
+                .collect();
             let sizes: Vec<SizeLimit> = first_seen(mine.iter().filter_map(|r| r.size_axis_bytes()))
                 .into_iter()
                 .filter_map(|size| binding(size, mine.iter().copied().filter(|r| r.size_axis_bytes() == Some(size))))
                 .collect();
-            (sizes.len() >= 2).then(|| limits_of(bucket, sizes))
+            (sizes.len() >= 2).then(|| SizeLimits {
+                s3_client,
+                ..limits_of(bucket, sizes)
+            })
         })
         .collect()
 }
@@ -76,6 +83,7 @@ fn limits_of(bucket: &str, sizes: Vec<SizeLimit>) -> SizeLimits {
     };
     SizeLimits {
         bucket: bucket.to_string(),
+        s3_client: Default::default(),
         sizes,
         changes,
         note,
@@ -135,5 +143,35 @@ mod tests {
             .starts_with("the binding limit is the same at every size (client_cpu)"));
         // One size is no axis: no note.
         assert!(size_limits(&rows[..4]).is_empty());
+    }
+
+    #[test]
+    fn each_client_gets_its_own_note() {
+        use crate::model::Client;
+        use Verdict::*;
+        let lean = |size, workers, verdict| {
+            let mut r = at(size, workers, verdict);
+            r.s3_client = Client::Lean;
+            r
+        };
+        let rows = vec![
+            at(4096, 64, ClientCpu),
+            at(1_048_576, 64, Bandwidth),
+            lean(4096, 64, Latency),
+            lean(1_048_576, 64, Bandwidth),
+        ];
+        let notes = size_limits(&rows);
+        let got: Vec<(Client, Vec<Verdict>)> = notes
+            .iter()
+            .map(|n| (n.s3_client, n.sizes.iter().map(|s| s.verdict).collect()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Client::Sdk, vec![ClientCpu, Bandwidth]),
+                (Client::Lean, vec![Latency, Bandwidth])
+            ],
+            "never a verdict of one client's rows in another's note"
+        );
     }
 }

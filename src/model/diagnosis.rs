@@ -411,6 +411,9 @@ pub struct Analysis {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SizeLimits {
     pub bucket: String,
+    /// The S3 client of these rows (request `clients`; `sdk`, the default, not written).
+    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
+    pub s3_client: super::names::Client,
     /// One per object size, in the order run.
     pub sizes: Vec<SizeLimit>,
     /// True when two sizes are bound by different limits.

@@ -32,9 +32,18 @@ fn verdict_runs(verdicts: &[WorkerVerdict]) -> String {
 pub(crate) fn render_size_limits(result: &SweepResult) -> String {
     let mut out = String::new();
     for n in result.analysis.iter().flat_map(|a| &a.size_limits) {
-        let _ = writeln!(out, "bucket {}: {}", n.bucket, n.note);
+        let _ = writeln!(out, "bucket {}{}: {}", n.bucket, client_of(result, n), n.note);
     }
     out
+}
+
+/// ` (client lean)` after a size note's bucket when several clients ran.
+pub(crate) fn client_of(result: &SweepResult, n: &crate::model::SizeLimits) -> String {
+    if result.several_clients() {
+        format!(" (client {})", n.s3_client)
+    } else {
+        String::new()
+    }
 }
 
 /// The lines printed under one bucket's table.

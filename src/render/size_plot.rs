@@ -91,7 +91,12 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) 
     );
     let mut root = root.titled(&title, ("sans-serif", 26).into_font()).map_err(err)?;
     for note in result.analysis.iter().flat_map(|a| &a.size_limits) {
-        let line = format!("{}: {}", note.bucket, note.note);
+        let line = format!(
+            "{}{}: {}",
+            note.bucket,
+            super::diagnosis::client_of(result, note),
+            note.note
+        );
         root = root.titled(&line, ("sans-serif", 16).into_font()).map_err(err)?;
     }
     let (legend_area, root) = root.split_vertically(30);
