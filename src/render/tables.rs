@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 #[cfg(test)]
 use crate::model::Runner;
-use crate::model::{BucketSummary, ConfigResult, SweepResult};
+use crate::model::{BucketSummary, ConfigResult, SweepResult, Unmeasured};
 
 use super::diagnosis::{render_bucket, render_comparisons, render_size_limits};
 use super::{align_right, Style};
@@ -139,7 +139,7 @@ fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> 
         if clients {
             cells.push(r.s3_client.name().to_string());
         }
-        cells.extend(row_cells(r));
+        cells.extend(row_cells(r, &result.not_measured));
         if listed {
             cells.extend(size_cells(r));
         }
@@ -149,21 +149,38 @@ fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> 
     table
 }
 
-/// The cells of one row, from `workers` to `verdict`.
-fn row_cells(r: &ConfigResult) -> [String; 16] {
+/// The cells of one row, from `workers` to `verdict`; `-` for a field the client that
+/// wrote the result could not measure (`not_measured`, e.g. the boto3 baseline's).
+fn row_cells(r: &ConfigResult, not_measured: &[Unmeasured]) -> [String; 16] {
+    let known = |field: Unmeasured, cell: String| {
+        if not_measured.contains(&field) {
+            "-".to_string()
+        } else {
+            cell
+        }
+    };
     [
         r.workers.to_string(),
         r.repetition.to_string(),
         format!("{:.0}", r.wall_ms),
         format!("{:.0}", r.objects_per_s),
         format!("{:.1}", r.mib_per_s),
-        format!("{:.2}", r.ttfb_ms.p50),
-        format!("{:.2}", r.ttfb_ms.p99),
-        format!("{:.2}", r.pool_wait_ms.p50),
+        known(Unmeasured::TtfbMs, format!("{:.2}", r.ttfb_ms.p50)),
+        known(Unmeasured::TtfbMs, format!("{:.2}", r.ttfb_ms.p99)),
+        known(Unmeasured::PoolWaitMs, format!("{:.2}", r.pool_wait_ms.p50)),
         format!("{:.3}", r.cpu_ms_per_get),
-        cold_total(r, |b| b.connections_opened).to_string(),
-        tls_p50(r).map_or("-".into(), |ms| format!("{ms:.2}")),
-        cold_total(r, |b| b.session_requests).to_string(),
+        known(
+            Unmeasured::ConnectionsOpened,
+            cold_total(r, |b| b.connections_opened).to_string(),
+        ),
+        known(
+            Unmeasured::TlsHandshakes,
+            tls_p50(r).map_or("-".into(), |ms| format!("{ms:.2}")),
+        ),
+        known(
+            Unmeasured::SessionRequests,
+            cold_total(r, |b| b.session_requests).to_string(),
+        ),
         r.client
             .as_ref()
             .map_or("-".into(), |c| format!("{:.1}", c.mean_in_flight)),
@@ -341,5 +358,25 @@ mod tests {
             .expect(&md);
         let cells: Vec<&str> = second.split('|').map(str::trim).collect();
         assert_eq!(&cells[10..13], ["0", "-", "0"], "{second}");
+    }
+
+    #[test]
+    fn fields_another_client_could_not_measure_show_as_dashes() {
+        let mut result = crate::model::test_rows::result(vec![row("a-bucket", 8, 1, 300.0, 0)]);
+        result.results[0].ttfb_ms.p50 = 12.345;
+        crate::analysis::analyse(&mut result, &crate::model::Thresholds::default());
+        let measured = render_tables(&result, Style::Markdown);
+        assert!(measured.contains("12.35"), "{measured}");
+        result.not_measured = vec![Unmeasured::TtfbMs, Unmeasured::PoolWaitMs];
+        let text = render_tables(&result, Style::Markdown);
+        assert!(!text.contains("12.35"), "{text}");
+        let line = text
+            .lines()
+            .find(|l| l.starts_with('|') && l.contains(" 300 "))
+            .unwrap_or_default();
+        let cells: Vec<&str> = line.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
+        // workers, rep, wall, objects/s, MiB/s, then ttfb p50, ttfb p99, pool wait p50.
+        assert_eq!(cells.get(5..8), Some(&["-", "-", "-"][..]), "{line}");
+        assert_eq!(cells[2], "300", "{line}");
     }
 }
