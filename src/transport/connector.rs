@@ -57,6 +57,31 @@ fn find_source<'a, E: StdError + 'static>(err: &'a (dyn StdError + 'static)) -> 
     None
 }
 
+/// What the connector returns for one attempt's outcome: a timeout to the headers, a
+/// connection error, or the response (a throttled one counted, unless a CreateSession
+/// call's: `counters` is `None` for those).
+pub(crate) fn answer_of(
+    response: Option<Result<http::Response<hyper::body::Incoming>, hyper_util::client::legacy::Error>>,
+    read_timeout: Option<Duration>,
+    counters: Option<&Arc<Counters>>,
+) -> Result<http::Response<aws_smithy_types::body::SdkBody>, ConnectorError> {
+    let Some(response) = response else {
+        let limit = read_timeout.unwrap_or_default();
+        return Err(ConnectorError::timeout(Box::new(FirstByteTimeout(limit))));
+    };
+    let response = response
+        .map_err(|err| classify_hyper_error(Box::new(err)))?
+        .map(aws_smithy_types::body::SdkBody::from_body_1_x);
+    if let Some(counters) = counters {
+        if crate::model::ErrorKind::of_http_status(response.status().as_u16())
+            == Some(crate::model::ErrorKind::Throttled)
+        {
+            counters.throttled_responses.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    Ok(response)
+}
+
 /// Maps a hyper-util error to the SDK's connector error kinds, so the SDK's retry
 /// classifier and our error counting see timeouts and I/O failures as such.
 pub(crate) fn classify_hyper_error(err: BoxError) -> ConnectorError {

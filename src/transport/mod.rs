@@ -38,7 +38,7 @@ use hyper_util::client::legacy::connect::{capture_connection, CaptureConnection,
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-use connector::{classify_hyper_error, FirstByteTimeout, HostLimits, LimitedConnector};
+use connector::{answer_of, HostLimits, LimitedConnector};
 
 pub(crate) use tls::{handshake, server_name, Trust};
 pub use tls::{TlsHandshakeError, TrustError};
@@ -532,6 +532,23 @@ impl Transport {
         self.dispatch(request, first_byte_timeout, clock_ns())
     }
 
+    /// Counts a request handed over at `sent`: a CreateSession call, or an attempt of a
+    /// GET (stamped into the caller's probe).
+    fn count_handed_over(&self, session: bool, probe: Option<&Arc<RequestProbe>>, sent: u64) {
+        let counters = &self.inner.counters;
+        if session {
+            counters.session_requests.fetch_add(1, Ordering::Relaxed);
+            if let Some(probe) = probe {
+                probe.sessions.fetch_add(1, Ordering::Relaxed);
+            }
+        } else {
+            counters.requests_sent.fetch_add(1, Ordering::Relaxed);
+            if let Some(probe) = probe {
+                probe.handed_over(sent);
+            }
+        }
+    }
+
     /// One request handed over at `sent`: counted, stamped into the caller's probe,
     /// sent on the current pool, bounded by `read_timeout` to its headers.
     fn dispatch(
@@ -540,25 +557,14 @@ impl Transport {
         read_timeout: Option<Duration>,
         sent: u64,
     ) -> impl std::future::Future<Output = Result<http::Response<SdkBody>, ConnectorError>> + Send + 'static {
-        let counters = &self.inner.counters;
         let session = is_create_session(request.uri());
         let probe = current_probe();
-        if session {
-            counters.session_requests.fetch_add(1, Ordering::Relaxed);
-            if let Some(probe) = &probe {
-                probe.sessions.fetch_add(1, Ordering::Relaxed);
-            }
-        } else {
-            counters.requests_sent.fetch_add(1, Ordering::Relaxed);
-            if let Some(probe) = &probe {
-                probe.handed_over(sent);
-            }
-        }
+        self.count_handed_over(session, probe.as_ref(), sent);
         let mut connection = capture_connection(&mut request);
         hand_over_connection(&request, &connection);
         // To send again if hyper leaves the request without a connection (see below).
         let template = copy_request(&request);
-        let counters = counters.clone();
+        let counters = self.inner.counters.clone();
         let pool = self.current();
         let served = Arc::new(RequestServed::default());
         let response = REQUEST_SERVED.scope(served.clone(), pool.client.request(request));
@@ -618,28 +624,22 @@ impl Transport {
                 Some(Err(_)) => (false, Some(Cause::Connection)),
                 Some(Ok(r)) => (true, Cause::of_status(r.status().as_u16())),
             };
-            if matches!(cause, Some(Cause::Throttled | Cause::ServerError)) {
-                // Retired now, at the headers, as the SDK would retire it after reading
-                // the error: poisoned later, the connection would already be back in
-                // the pool, maybe handed to a request waiting for one, which then finds
-                // it closed and waits for a connect of its own while every slot under
-                // the cap is held by idle connections.
-                if let Some(connected) = connection.connection_metadata().as_ref() {
-                    connected.poison();
-                }
-            }
+            retire_after_an_error_answer(cause, &connection);
             attempt.ended(headers, cause);
-            let Some(response) = response else {
-                let limit = read_timeout.unwrap_or_default();
-                return Err(ConnectorError::timeout(Box::new(FirstByteTimeout(limit))));
-            };
-            let response = response
-                .map_err(|err| classify_hyper_error(Box::new(err)))?
-                .map(SdkBody::from_body_1_x);
-            if !session && ErrorKind::of_http_status(response.status().as_u16()) == Some(ErrorKind::Throttled) {
-                counters.throttled_responses.fetch_add(1, Ordering::Relaxed);
-            }
-            Ok(response)
+            answer_of(response, read_timeout, (!session).then_some(&counters))
+        }
+    }
+}
+
+/// A connection whose answer was throttled or a server error is retired now, at the
+/// headers, as the SDK would retire it after reading the error: poisoned later, it
+/// would already be back in the pool, maybe handed to a request waiting for one, which
+/// then finds it closed and waits for a connect of its own while every slot under the
+/// cap is held by idle connections.
+fn retire_after_an_error_answer(cause: Option<Cause>, connection: &CaptureConnection) {
+    if matches!(cause, Some(Cause::Throttled | Cause::ServerError)) {
+        if let Some(connected) = connection.connection_metadata().as_ref() {
+            connected.poison();
         }
     }
 }
