@@ -114,13 +114,23 @@ fn template() -> String {
 }
 
 fn function_properties() -> String {
-    path(&template(), &["Resources", "SweepFunction", "Properties"]).body
+    properties_of("SweepFunction")
+}
+
+/// The properties of the template's resource `function`.
+fn properties_of(function: &str) -> String {
+    path(&template(), &["Resources", function, "Properties"]).body
 }
 
 /// The function's inline policies, each with its condition: an item
 /// `!If [Condition, policy, !Ref AWS::NoValue]` gives `(Some(Condition), policy)`.
 fn policies() -> Vec<(Option<String>, String)> {
-    let policies = path(&function_properties(), &["Policies"]);
+    policies_of("SweepFunction")
+}
+
+/// As [`policies`], for the template's function `function`.
+fn policies_of(function: &str) -> Vec<(Option<String>, String)> {
+    let policies = path(&properties_of(function), &["Policies"]);
     items(&policies.body)
         .into_iter()
         .map(|p| {

@@ -9,28 +9,6 @@ use super::*;
 
 const VPC_POLICY: &str = "!Sub arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole";
 
-fn properties_of(function: &str) -> String {
-    path(&template(), &["Resources", function, "Properties"]).body
-}
-
-/// A function's policies, each with its condition (as `policies()` for any function).
-fn policies_of(function: &str) -> Vec<(Option<String>, String)> {
-    let policies = path(&properties_of(function), &["Policies"]);
-    items(&policies.body)
-        .into_iter()
-        .map(|p| {
-            let mut lines = p.lines().filter(|l| is_content(l));
-            if lines.next().map(str::trim) != Some("!If") {
-                return (None, p);
-            }
-            let parts = items(&lines.collect::<Vec<_>>().join("\n"));
-            assert_eq!(parts.len(), 3, "!If [condition, policy, else]: {p}");
-            assert_eq!(unquote(parts[2].trim()), "!Ref AWS::NoValue", "{p}");
-            (Some(unquote(parts[0].trim())), parts[1].clone())
-        })
-        .collect()
-}
-
 /// Issue 24: the role gains the VPC permissions only when subnets are given: the
 /// managed policy is in a policy item under the condition InVpc (SubnetIds not empty,
 /// default empty), never unconditional, on both functions; so are VpcConfig and the
