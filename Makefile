@@ -39,9 +39,9 @@ docs-figures:
 ## Every test: formatting, lints (clippy, cfn-lint, checkov), dependency policy (cargo-deny),
 ## known vulnerabilities (cargo-audit), unit, integration and CLI tests, the Lambda
 ## function under `cargo lambda watch` (tools pinned in requirements-dev.txt, in .venv),
-## and boto3 reading the lab's HTTPS directory bucket (bench/requirements.txt, in .venv-bench),
+## and boto3 reading the lab's HTTPS directory bucket (bench-py/requirements.txt, in .venv-bench),
 ## and the memory sweep's control plane against moto's Lambda server (requirements-moto.txt,
-## in .venv-moto), and the AWS CLI (bench/requirements.txt) and rclone (`make rclone`)
+## in .venv-moto), and the AWS CLI (bench-py/requirements.txt) and rclone (`make rclone`)
 ## against the lab (tests/lab_tools.rs), and `make bench MODE=clients` at a tiny size
 ## (tests/it/bench_clients.rs: wrk and nginx from `make bench-tools`, the debug build
 ## of examples/bare_sdk.rs).
@@ -96,7 +96,7 @@ build-release:
 ## Side-by-side benchmark: s3sweep vs the bare aws-sdk-s3 client (examples/bare_sdk.rs)
 ## and the boto3 thread-pool baseline on one lab, over HTTP and HTTPS, with the targets
 ## PASS or MISS (several minutes).
-## `make bench MODE=clients`: the clients side by side on the same objects (bench/clients.py,
+## `make bench MODE=clients`: the clients side by side on the same objects (bench-py/clients.py,
 ## docs/performance.md): s3sweep's lean signed GET, the bare SDK, s3sweep's SDK path and
 ## wrk (unsigned), against nginx serving the objects as files and against the lab, over
 ## HTTP and HTTPS, 16/64/256 in flight, with the targets of issue 25 PASS or MISS (wrk
@@ -106,24 +106,24 @@ MODE ?=
 ifeq ($(MODE),clients)
 bench: bench-tools
 	$(CARGO) build --release --bin s3sweep --example bare_sdk
-	$(PYTHON) bench/clients.py --s3sweep target/release/s3sweep --bench-client target/release/examples/bare_sdk $(BENCH_ARGS)
+	$(PYTHON) bench-py/clients.py --s3sweep target/release/s3sweep --bench-client target/release/examples/bare_sdk $(BENCH_ARGS)
 else ifeq ($(MODE),)
 bench: bench-venv
 	$(CARGO) build --release --bin s3sweep --example bare_sdk
-	$(BENCH_VENV)/bin/python bench/bench.py --s3sweep target/release/s3sweep --bare-sdk target/release/examples/bare_sdk --python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
+	$(BENCH_VENV)/bin/python bench-py/bench.py --s3sweep target/release/s3sweep --bare-sdk target/release/examples/bare_sdk --python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
 else
 bench:
 	@echo "bench: MODE=$(MODE) is not a mode: leave it out (s3sweep, the bare SDK and boto3) or MODE=clients"; exit 2
 endif
 
-## The baseline's Python (boto3, pinned in bench/requirements.txt) in .venv-bench; make
+## The baseline's Python (boto3, pinned in bench-py/requirements.txt) in .venv-bench; make
 ## test uses it too (boto3 reads the lab's HTTPS directory bucket).
-BENCH_STAMP := $(BENCH_VENV)/.installed-$(shell cksum < bench/requirements.txt | cut -d' ' -f1)
+BENCH_STAMP := $(BENCH_VENV)/.installed-$(shell cksum < bench-py/requirements.txt | cut -d' ' -f1)
 bench-venv: $(BENCH_STAMP)
 
-$(BENCH_STAMP): bench/requirements.txt
+$(BENCH_STAMP): bench-py/requirements.txt
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
+	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench-py/requirements.txt
 	rm -f $(BENCH_VENV)/.installed-*
 	touch $@
 
@@ -161,7 +161,7 @@ $(MOTO_STAMP): requirements-moto.txt
 ## Release s3sweep-lambda: binary size and process start to first handled event.
 bench-lambda-start:
 	$(CARGO) build --release --bin s3sweep --bin s3sweep-lambda
-	$(PYTHON) bench/lambda_start.py
+	$(PYTHON) bench-py/lambda_start.py
 
 ## The engine alone against an in-process server (not timed by CI).
 bench-engine:

@@ -9,7 +9,7 @@
 //! - `s3sweep`: s3sweep's transport ([`s3sweep::transport::Transport`]), so the bench can
 //!   tell the transport's cost from the rest of s3sweep's machinery.
 //!
-//! Prints one JSON document on stdout, shaped like `bench/boto3_baseline.py`'s:
+//! Prints one JSON document on stdout, shaped like `bench-py/boto3_baseline.py`'s:
 //! `{"client": ..., "results": [{workers, wall_ms, ok, errors, bytes, cpu_ms,
 //! cpu_ms_per_get}, ...]}`.
 //!
@@ -21,7 +21,7 @@
 //! issue 17): the pieces docs/performance.md took apart.
 //!
 //! `--client lean` runs the same loop on s3sweep's lean signed GET (issue 25) instead of
-//! the SDK: `make bench MODE=clients` (bench/clients.py) puts the two side by side. The
+//! the SDK: `make bench MODE=clients` (bench-py/clients.py) puts the two side by side. The
 //! lean client ([`s3sweep::s3::LeanClient`]) is built as s3sweep builds it: from its SDK
 //! client's options (same transport, pool sized to the workers, the retries and timeouts
 //! of a default request), whatever `--transport` says.

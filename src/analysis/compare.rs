@@ -26,7 +26,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::model::names::closed_set;
+use crate::model::closed_set::closed_set;
 use crate::model::stats::{median, tidy};
 use crate::model::{Client, ConfigResult, Deployment, SweepResult, Unmeasured};
 

@@ -28,7 +28,7 @@
 
 use serde::Serialize;
 
-use crate::model::names::closed_set;
+use crate::model::closed_set::closed_set;
 use crate::model::stats::{first_seen, median};
 use crate::model::{Architecture, ConfigResult, Prices, SweepResult};
 use crate::plan::is_directory_bucket;

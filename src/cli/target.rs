@@ -6,15 +6,16 @@
 
 use std::time::Duration;
 
-use crate::lab::{self, probe};
+use crate::lab;
+use crate::lab::detect::{detect_trusting, DetectError, Detected};
 use crate::s3::errors::BucketError;
 use crate::s3::{ClientOptions, CredentialSource, SweepClient};
 
 use super::args::{ca_file_or_env, Credentials, TargetArgs};
 use super::CliError;
 
-/// How long the probe waits for a connection, and then for the answer.
-pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long asking whether the endpoint is the lab waits for a connection, and then for the answer.
+pub(crate) const DETECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl TargetArgs {
     /// The credential choice the flags make (`--aws-credentials` is `chain`).
@@ -40,31 +41,30 @@ impl TargetArgs {
             }
             (None, _) | (Some(_), Credentials::Chain) => CredentialSource::Chain,
             (Some(_), Credentials::Lab) => lab::credentials(),
-            (Some(url), Credentials::Auto) => match probe::probe_trusting(url, ca_file.as_deref(), PROBE_TIMEOUT).await
-            {
-                Ok(probe::Probe::Lab(hello)) => {
+            (Some(url), Credentials::Auto) => match detect_trusting(url, ca_file.as_deref(), DETECT_TIMEOUT).await {
+                Ok(Detected::Lab(hello)) => {
                     tracing::info!(endpoint = %url, version = %hello.version, "the endpoint is the s3sweep lab: signing with its keys");
                     lab::credentials()
                 }
-                Ok(probe::Probe::NotLab(why)) => {
+                Ok(Detected::NotLab(why)) => {
                     tracing::info!(endpoint = %url, %why, "not the s3sweep lab: signing with the AWS credential chain");
                     CredentialSource::Chain
                 }
-                Err(probe::ProbeError::Unreachable(detail)) => {
+                Err(DetectError::Unreachable(detail)) => {
                     return Err(CliError::Bucket(BucketError::Unreachable {
                         bucket: bucket.to_string(),
                         endpoint: url.clone(),
                         detail,
                     }))
                 }
-                Err(probe::ProbeError::Tls(detail)) => {
+                Err(DetectError::Tls(detail)) => {
                     return Err(CliError::Bucket(BucketError::TlsHandshake {
                         bucket: bucket.to_string(),
                         endpoint: url.clone(),
                         detail,
                     }))
                 }
-                Err(e @ probe::ProbeError::BadUrl { .. }) => return Err(CliError::Usage(format!("--endpoint: {e}"))),
+                Err(e @ DetectError::BadUrl { .. }) => return Err(CliError::Usage(format!("--endpoint: {e}"))),
             },
         };
         let options =

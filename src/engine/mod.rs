@@ -26,7 +26,7 @@
 //! - [`order`]: the order configurations run in (ascending or interleaved rounds);
 //! - [`probe`]: the bandwidth probe run before the sweep when asked for;
 //! - [`listing`]: a `key_prefix` sweep's keys, listed once per bucket before it;
-//! - [`results`]: the result written to S3 after every configuration.
+//! - [`results_log`]: the result written to S3 after every configuration.
 
 pub(crate) mod deadline;
 pub(crate) mod listing;
@@ -34,7 +34,7 @@ pub(crate) mod order;
 pub mod preflight;
 pub(crate) mod probe;
 pub(crate) mod recorder;
-pub mod results;
+pub mod results_log;
 pub(crate) mod run_config;
 pub(crate) mod schedule;
 
@@ -58,7 +58,7 @@ pub use crate::s3::errors::BucketError;
 pub use deadline::Deadline;
 pub use listing::{list_keys, list_keys_within};
 pub use preflight::{preflight, PREFLIGHT_TRIES};
-pub use results::ResultsLog;
+pub use results_log::ResultsLog;
 use run_config::run_config;
 pub use schedule::StartSchedule;
 

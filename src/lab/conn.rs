@@ -25,11 +25,11 @@ use hyper::body::Incoming;
 use s3s::service::S3Service;
 use s3s::{Body, HttpError};
 
+use super::detect::{Hello, HELLO_PATH};
 use super::express::{check, Decision, PayloadCheck};
 use super::faults::{ConnectionFault, Faults, InjectedFault};
 use super::idle::{self, Activity};
 use super::network::{Network, NETWORK_PATH};
-use super::probe::{Hello, HELLO_PATH};
 use super::sessions::{Sessions, SESSIONS_PATH};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -35,50 +35,41 @@ use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
 
 use serde::Serialize;
-use strum::VariantArray;
+
+use crate::model::closed_set::closed_set;
 
 use super::layered::{Layered, ReadLayer};
 
-/// One kind of fault. The list of kinds ([`FaultKind::ALL`]: the counters, the tally,
-/// the flag's choices) comes from this enum itself (strum's `VariantArray`), and every place
-/// that carries a kind out matches it exhaustively ([`FaultLayer`] here,
-/// [`ConnectionFault`] in [`super::conn`]): a new kind does not compile until it is
-/// handled everywhere.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, strum::VariantArray, strum::IntoStaticStr,
-)]
-#[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
-pub enum FaultKind {
-    /// 503 SlowDown.
-    SlowDown,
-    /// 500 InternalError.
-    InternalError,
-    /// 403 AccessDenied.
-    AccessDenied,
-    /// The connection is reset (RST) after the request is read, before any response byte.
-    ResetBeforeHeaders,
-    /// Headers and half the body, then the connection is reset.
-    ResetMidBody,
-    /// Headers and half the body, then nothing for `stall_ms`.
-    StallBody,
-    /// The response starts `late_first_byte_ms` late (meant to exceed the client's
-    /// first-byte timeout).
-    LateFirstByte,
-    /// The full `Content-Length` announced, half the body sent, then a clean close.
-    TruncatedBody,
+closed_set! {
+    /// One kind of fault. The list of kinds ([`FaultKind::ALL`]: the counters, the
+    /// tally, the flag's choices) comes from this enum itself ([`closed_set!`]), and
+    /// every place that carries a kind out matches it exhaustively ([`FaultLayer`] here,
+    /// [`ConnectionFault`] in [`super::conn`]): a new kind does not compile until it is
+    /// handled everywhere.
+    #[derive(PartialOrd, Ord)]
+    pub enum FaultKind {
+        /// 503 SlowDown.
+        SlowDown = "slow-down",
+        /// 500 InternalError.
+        InternalError = "internal-error",
+        /// 403 AccessDenied.
+        AccessDenied = "access-denied",
+        /// The connection is reset (RST) after the request is read, before any response
+        /// byte.
+        ResetBeforeHeaders = "reset-before-headers",
+        /// Headers and half the body, then the connection is reset.
+        ResetMidBody = "reset-mid-body",
+        /// Headers and half the body, then nothing for `stall_ms`.
+        StallBody = "stall-body",
+        /// The response starts `late_first_byte_ms` late (meant to exceed the client's
+        /// first-byte timeout).
+        LateFirstByte = "late-first-byte",
+        /// The full `Content-Length` announced, half the body sent, then a clean close.
+        TruncatedBody = "truncated-body",
+    }
 }
 
 impl FaultKind {
-    /// Every kind, in declaration order (derived: nothing to keep by hand).
-    pub const ALL: &'static [FaultKind] = <FaultKind as VariantArray>::VARIANTS;
-
-    /// The kind's name as accepted by [`FromStr`] and used in the tally
-    /// (`slow-down`): the serde name.
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-
     /// The connection-level fault this kind is, for the HTTP/TCP layer to carry out;
     /// `None` for the kinds answered as S3 errors or delays.
     pub fn connection_level(self) -> Option<ConnectionFault> {
@@ -129,16 +120,10 @@ impl fmt::Display for ConnectionFault {
     }
 }
 
-impl fmt::Display for FaultKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 impl FromStr for FaultKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        FaultKind::ALL.iter().copied().find(|k| k.name() == s).ok_or_else(|| {
+        FaultKind::from_name(s).ok_or_else(|| {
             let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
             format!("unknown fault kind {s:?}: expected one of {}", names.join(", "))
         })

@@ -8,7 +8,7 @@
 //! - [`faults::WithFaults`] and the HTTP layer in `conn` inject each bucket's faults
 //!   (503/500/403, resets, stalls, late first bytes, truncated bodies) and count them;
 //! - [`layered::Layered`] is the one wrapper both are made with (forwarding written once);
-//! - [`probe`] asks an endpoint whether it is the lab (`GET /_s3sweep/hello`), so
+//! - [`detect`] asks an endpoint whether it is the lab (`GET /_s3sweep/hello`), so
 //!   clients use the lab's keys only with the lab;
 //! - [`sessions`] and [`express`] make directory buckets (`NAME--ZONE--x-s3`) work as
 //!   S3 Express: `CreateSession`, requests signed with a session checked, expired or
@@ -27,6 +27,7 @@
 pub mod child;
 mod conditions;
 mod conn;
+pub(crate) mod detect;
 pub(crate) mod express;
 pub(crate) mod faults;
 mod idle;
@@ -37,7 +38,6 @@ mod listing;
 pub(crate) mod network;
 pub mod nic;
 pub(crate) mod prefix_rate;
-pub(crate) mod probe;
 pub mod sessions;
 mod sigv4;
 pub(crate) mod store;
@@ -59,11 +59,11 @@ use tokio::task::JoinHandle;
 use crate::s3::{ClientOptions, CredentialSource, StaticCredentials};
 
 pub use conn::FAULTS_PATH;
+pub use detect::HELLO_PATH;
 pub use faults::{BucketFault, FaultKind, FaultSpec, FaultTally, FaultTiming, Faults};
 pub use idle::DEFAULT_IDLE_TIMEOUT;
 pub use latency::{LatencyProfile, Profiles};
 pub use network::{Network, NetworkConfig, NetworkTally, NETWORK_PATH};
-pub use probe::HELLO_PATH;
 pub use sessions::{SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
 pub use store::{GetTally, MemStore, StoreLimits};
 

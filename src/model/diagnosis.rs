@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::names::closed_set;
+use super::closed_set::closed_set;
 use super::stats::{tidy, Percentiles};
 
 /// Invalid verdict thresholds (every bad value named).
@@ -362,8 +362,8 @@ pub struct CurveAnalysis {
     pub object_size_bytes: Option<u64>,
     /// The S3 client of these rows when a sweep ran several (request `clients`):
     /// `lean`, or `sdk` (the default, not written).
-    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
-    pub s3_client: super::names::Client,
+    #[serde(default, skip_serializing_if = "super::closed_set::Client::is_sdk")]
+    pub s3_client: super::closed_set::Client,
 }
 
 /// How much faster the lower-latency bucket is, at one worker and at the best count.
@@ -390,8 +390,8 @@ pub struct BucketComparison {
     pub object_size_bytes: Option<u64>,
     /// The S3 client of these rows when a sweep ran several (request `clients`):
     /// `lean`, or `sdk` (the default, not written).
-    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
-    pub s3_client: super::names::Client,
+    #[serde(default, skip_serializing_if = "super::closed_set::Client::is_sdk")]
+    pub s3_client: super::closed_set::Client,
 }
 
 /// The analysis block of the result document.
@@ -412,8 +412,8 @@ pub struct Analysis {
 pub struct SizeLimits {
     pub bucket: String,
     /// The S3 client of these rows (request `clients`; `sdk`, the default, not written).
-    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
-    pub s3_client: super::names::Client,
+    #[serde(default, skip_serializing_if = "super::closed_set::Client::is_sdk")]
+    pub s3_client: super::closed_set::Client,
     /// One per object size, in the order run.
     pub sizes: Vec<SizeLimit>,
     /// True when two sizes are bound by different limits.

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::names::closed_set;
+use super::closed_set::closed_set;
 
 closed_set! {
     /// The kinds of failure a request can have, in the order results list them.

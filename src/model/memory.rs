@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::names::{closed_set, Outcome};
+use super::closed_set::{closed_set, Outcome};
 use super::stats::tidy;
 
 closed_set! {
@@ -109,6 +109,6 @@ pub struct MemoryChoice {
     pub cheapest: Option<MemoryConfig>,
     /// The S3 client of the rows chosen from, when the sweep ran several (request
     /// `clients`): one answer per client; `sdk` (the default) is not written.
-    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
-    pub s3_client: super::names::Client,
+    #[serde(default, skip_serializing_if = "super::closed_set::Client::is_sdk")]
+    pub s3_client: super::closed_set::Client,
 }

@@ -3,19 +3,20 @@
 //! blocks), percentiles and error kinds. This layer imports nothing from the crate;
 //! every other layer speaks in these types.
 
+pub(crate) mod closed_set;
 pub mod diagnosis;
 pub mod errors;
 pub mod fanout;
 pub(crate) mod histogram;
 pub(crate) mod listing;
 pub(crate) mod memory;
-pub(crate) mod names;
 pub(crate) mod network;
 pub(crate) mod provenance;
 pub(crate) mod request;
 pub(crate) mod result;
 pub(crate) mod stats;
 
+pub use closed_set::{Client, Outcome};
 pub use diagnosis::{
     Analysis, Breakdown, BucketComparison, ClientMeasure, ClientSide, CpuSource, CurveAnalysis, DiagnoseError,
     Diagnosis, Limit, ModelFit, Prediction, SizeLimit, SizeLimits, Thresholds, Verdict, WorkerVerdict,
@@ -24,7 +25,6 @@ pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
 pub use listing::{KeyListing, ObjectSize, SizeSpread};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
-pub use names::{Client, Outcome};
 pub use network::{
     BandwidthCeiling, CeilingSource, ChildProbe, ChildWire, FanoutProbe, NetworkReport, Order, ProbeBurst,
     ProbeObjectKind, ProbeReport, WireCounts,

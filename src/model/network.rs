@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::names::closed_set;
+use super::closed_set::closed_set;
 use super::stats::tidy;
 
 closed_set! {

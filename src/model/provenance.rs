@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::names::closed_set;
+use super::closed_set::closed_set;
 
 closed_set! {
     /// How the function reached S3.

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::names::closed_set;
+use super::closed_set::closed_set;
 pub use super::network::Order;
 
 /// The placeholder a key template must contain; replaced by the object index 0..N.
@@ -119,14 +119,14 @@ pub struct SweepRequest {
     pub object_sizes_bytes: Vec<u64>,
     /// The S3 clients each configuration runs with, in order (default `["sdk"]`).
     #[serde(default = "default_clients", skip_serializing_if = "is_default_clients")]
-    pub clients: Vec<super::names::Client>,
+    pub clients: Vec<super::closed_set::Client>,
 }
 
-fn default_clients() -> Vec<super::names::Client> {
-    vec![super::names::Client::Sdk]
+fn default_clients() -> Vec<super::closed_set::Client> {
+    vec![super::closed_set::Client::Sdk]
 }
-fn is_default_clients(clients: &[super::names::Client]) -> bool {
-    clients == [super::names::Client::Sdk]
+fn is_default_clients(clients: &[super::closed_set::Client]) -> bool {
+    clients == [super::closed_set::Client::Sdk]
 }
 
 /// The prefix the objects of size `size_bytes` live under on a size axis (`s4096/`):

@@ -6,12 +6,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::closed_set::{closed_set, Outcome};
 use super::diagnosis::{Analysis, Breakdown, ClientMeasure, ClientSide, CpuSource, Diagnosis};
 use super::errors::ErrorCounts;
 use super::fanout::ChildMeasure;
 use super::histogram::{cdf_points, decode_histogram, HistogramError};
 use super::memory::MemorySweepReport;
-use super::names::{closed_set, Outcome};
 use super::network::{ChildWire, FanoutProbe, NetworkReport, WireCounts};
 use super::request::{Architecture, KeyRange, Split, SweepRequest};
 use super::stats::{first_seen, round3, tidy, Percentiles};
@@ -381,8 +381,8 @@ pub struct ConfigResult {
     pub object_size_bytes: Option<super::ObjectSize>,
     /// The S3 client that made the row's GETs (request `clients`): `lean`, or `sdk`
     /// (the default, not written: older results and SDK rows have no field).
-    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
-    pub s3_client: super::names::Client,
+    #[serde(default, skip_serializing_if = "super::closed_set::Client::is_sdk")]
+    pub s3_client: super::closed_set::Client,
 }
 
 /// The best configuration of one bucket.
@@ -414,8 +414,8 @@ pub struct BucketSummary {
     pub object_size_bytes: Option<u64>,
     /// The S3 client of these rows when a sweep ran several (request `clients`):
     /// `lean`, or `sdk` (the default, not written).
-    #[serde(default, skip_serializing_if = "super::names::Client::is_sdk")]
-    pub s3_client: super::names::Client,
+    #[serde(default, skip_serializing_if = "super::closed_set::Client::is_sdk")]
+    pub s3_client: super::closed_set::Client,
 }
 
 /// A configuration that was not run.

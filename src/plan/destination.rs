@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::names::check_bucket_name;
+use super::bucket_name::check_bucket_name;
 
 /// The scheme every S3 URI starts with.
 pub const S3_SCHEME: &str = "s3://";

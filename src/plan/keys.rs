@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::names::KeyTemplate;
+use super::key_template::KeyTemplate;
 
 /// One object a listing found.
 #[derive(Debug, Clone, PartialEq, Eq)]

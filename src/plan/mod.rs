@@ -4,11 +4,12 @@
 //! re-checks. Limits: workers 1..=4096, object_count 1..=1,000,000, at most 10,000,000
 //! timed requests per run.
 
+pub(crate) mod bucket_name;
 pub mod destination;
 pub(crate) mod fields;
 pub mod json;
+pub(crate) mod key_template;
 pub(crate) mod keys;
-pub(crate) mod names;
 pub(crate) mod sections;
 pub mod sizes;
 
@@ -21,9 +22,10 @@ use serde_json::Value;
 
 use crate::model::request::{FanoutRequest, FromCoordinator, Role, SweepRequest};
 
+pub use bucket_name::{check_bucket_name, is_directory_bucket};
 pub use destination::{ObjectUri, ResultsUri};
+pub use key_template::KeyTemplate;
 pub use keys::{BucketListing, Keys, ListedObject};
-pub use names::{check_bucket_name, is_directory_bucket, KeyTemplate};
 use sections::{check_fanout, check_memory, check_prices, typed_request};
 pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS, REQUEST_FIELDS};
 pub use sizes::{sized_template, MAX_OBJECT_SIZES, MAX_OBJECT_SIZE_BYTES};

@@ -10,8 +10,8 @@ use crate::model::request::{
     FanoutRequest, FromCoordinator, Prices, Role, Split, SweepRequest, DEFAULT_START_DELAY_MS, FROM_COORDINATOR_FIELD,
 };
 
+use super::bucket_name::check_bucket_name;
 use super::fields::Section;
-use super::names::check_bucket_name;
 use super::FieldProblem;
 
 /// Largest `fanout.invocations` validation accepts whatever the function allows.
@@ -388,7 +388,10 @@ fn check_fanout_section(f: &FanoutRequest, request: &SweepRequest, problems: &mu
             "a child (role \"child\") never fans out again: fan-out is one level deep".into(),
         );
     }
-    let directory = request.buckets.iter().any(|b| super::names::is_directory_bucket(b));
+    let directory = request
+        .buckets
+        .iter()
+        .any(|b| super::bucket_name::is_directory_bucket(b));
     if request.key_prefix.is_some() && f.split == Split::Shard && directory {
         bad(
             "fanout",

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use crate::model::request::{size_prefix, SweepRequest};
 
-use super::names::KeyTemplate;
+use super::key_template::KeyTemplate;
 use super::{FieldProblem, Keys, Plan, MAX_KEY_BYTES};
 
 /// Most sizes on one size axis.

@@ -1,4 +1,4 @@
-//! `make bench MODE=clients` (bench/clients.py) at a tiny size: 200 GETs per client, 16
+//! `make bench MODE=clients` (bench-py/clients.py) at a tiny size: 200 GETs per client, 16
 //! in flight, HTTP, one round, wrk for one second. It must print a row for every client
 //! on every server (the lean signed GET, the bare SDK and s3sweep's SDK path on nginx and
 //! on the lab, wrk on nginx) with every GET answered, and every target's ratio with PASS
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{one_at_a_time, BIN};
 
-const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/clients.py");
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/bench-py/clients.py");
 
 fn present(tool: &str) -> bool {
     Command::new("sh")

@@ -1,5 +1,5 @@
 //! An independent client reads the lab's directory bucket over HTTPS: boto3 (the
-//! baseline of `make bench`, `bench/boto3_baseline.py`), trusting the lab's CA through
+//! baseline of `make bench`, `bench-py/boto3_baseline.py`), trusting the lab's CA through
 //! `verify=`, creates its own S3 Express session (botocore's, ReadWrite) and signs its
 //! GETs with it. The lab's tally, printed when `serve` stops, must show that session
 //! and every GET accepted with a session, and every TLS handshake completed.
@@ -51,7 +51,7 @@ fn boto3_reads_the_https_directory_bucket_with_its_own_session() {
     let started = Instant::now();
     let out = run_bounded(
         Command::new(&python)
-            .arg(Path::new(MANIFEST_DIR).join("bench/boto3_baseline.py"))
+            .arg(Path::new(MANIFEST_DIR).join("bench-py/boto3_baseline.py"))
             .args(["--endpoint", &server.endpoint, "--bucket", BUCKET])
             .args(["--objects", &OBJECTS.to_string(), "--workers", "1,4"])
             .arg("--ca-file")

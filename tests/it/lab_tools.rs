@@ -3,7 +3,7 @@
 //! - boto3 (`tests/lab-tools/boto3_conformance.py`): paginated listings (v1 and v2)
 //!   with a delimiter and MaxKeys 3 give every key once; conditional PUT, GET, HEAD
 //!   and DELETE give 412 / 304 where S3 does; ETags are the MD5 of the body;
-//! - the AWS CLI (v1 from PyPI, `bench/requirements.txt`, in `.venv-bench`):
+//! - the AWS CLI (v1 from PyPI, `bench-py/requirements.txt`, in `.venv-bench`):
 //!   `aws s3 cp --recursive` up and down, `aws s3 ls` one level and `--recursive`,
 //!   `aws s3 sync` twice (the second copies nothing): no errors, exact bytes;
 //! - rclone (the Debian package, which `make test` installs when it runs as root):

@@ -271,7 +271,7 @@ pub fn isolated(test: &str, limit: Duration) -> bool {
     false
 }
 
-/// The Python with boto3 the tests run (the baseline's, `bench/requirements.txt`):
+/// The Python with boto3 the tests run (the baseline's, `bench-py/requirements.txt`):
 /// `$S3SWEEP_BENCH_PYTHON`, else the project's `.venv-bench` (`make bench-venv`, which
 /// `make test` runs first). Without one, `test` fails saying how to install it, unless
 /// `S3SWEEP_SKIP_BOTO3=1` skips it explicitly (and loudly): then `None`.

@@ -121,7 +121,7 @@ fn the_baseline_function_is_optional_and_read_only() {
             .unwrap_or_else(|| panic!("{file} does not pin boto3"))
             .to_string()
     };
-    assert_eq!(pin("baseline/requirements.txt"), pin("bench/requirements.txt"));
+    assert_eq!(pin("baseline/requirements.txt"), pin("bench-py/requirements.txt"));
 
     let policies = policies_of("BaselineFunction");
     let statements: Vec<String> = policies

@@ -1,7 +1,7 @@
 """A/B two s3sweep binaries on the same embedded server, alternating runs, so a change's
 effect on client CPU per GET and wall time is measured side by side (noisy machines).
 
-    python3 bench/ab.py OLD_BINARY NEW_BINARY [--workers 64] [--objects 1000] [--runs 5] [--tls]
+    python3 bench-py/ab.py OLD_BINARY NEW_BINARY [--workers 64] [--objects 1000] [--runs 5] [--tls]
 
 Starts `NEW_BINARY serve` with one `none`-profile bucket (over HTTPS with `--tls`, both
 clients trusting its CA), seeds it, then runs `run --no-preflight` with each binary in

@@ -1,5 +1,5 @@
 //! Is an endpoint the embedded server? The lab answers `GET /_s3sweep/hello` with a
-//! small JSON document ([`Hello`]); [`probe_trusting`] asks once, so a client signs with the
+//! small JSON document ([`Hello`]); [`detect_trusting`] asks once, so a client signs with the
 //! lab's fixed keys only when the endpoint really is the lab, and with the standard
 //! AWS chain otherwise. An `https://` endpoint (the lab with `--tls`) is asked over
 //! TLS, trusting the CA file given (the lab's) besides the webpki roots.
@@ -45,9 +45,9 @@ impl Hello {
     }
 }
 
-/// What the probe found.
+/// What the question found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Probe {
+pub(crate) enum Detected {
     /// The endpoint is the lab.
     Lab(Hello),
     /// Something else answered (or, for `https://`, nothing was asked): why we think so.
@@ -56,7 +56,7 @@ pub(crate) enum Probe {
 
 /// The endpoint could not be asked at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum ProbeError {
+pub(crate) enum DetectError {
     #[error("invalid endpoint URL {url:?}: {reason}")]
     BadUrl { url: String, reason: String },
     /// No TCP connection: refused, no route, or no answer to the connect in time.
@@ -72,26 +72,26 @@ pub(crate) enum ProbeError {
 /// the connection and again for the answer. A server that accepts the connection
 /// but answers anything else (a 403, a 404, no answer in time) is not the lab.
 #[cfg(test)]
-pub(crate) async fn probe(endpoint: &str, timeout: Duration) -> Result<Probe, ProbeError> {
-    probe_trusting(endpoint, None, timeout).await
+pub(crate) async fn detect(endpoint: &str, timeout: Duration) -> Result<Detected, DetectError> {
+    detect_trusting(endpoint, None, timeout).await
 }
 
 /// Asks `endpoint` whether it is the lab, within `timeout` for the connection and
 /// again for the answer, trusting `ca_file` for an `https://` endpoint. The lab's TLS
-/// server answers the probe like its plain one ([`super::tls`]).
-pub(crate) async fn probe_trusting(
+/// server answers the question like its plain one ([`super::tls`]).
+pub(crate) async fn detect_trusting(
     endpoint: &str,
     ca_file: Option<&Path>,
     timeout: Duration,
-) -> Result<Probe, ProbeError> {
-    let bad = |reason: &str| ProbeError::BadUrl {
+) -> Result<Detected, DetectError> {
+    let bad = |reason: &str| DetectError::BadUrl {
         url: endpoint.to_string(),
         reason: reason.to_string(),
     };
     let base: http::Uri = endpoint.parse().map_err(|_| bad("not a URL"))?;
     match base.scheme_str() {
         Some("http") => {}
-        Some("https") => return probe_https(&base, ca_file, timeout).await,
+        Some("https") => return detect_https(&base, ca_file, timeout).await,
         _ => return Err(bad("the scheme must be http or https")),
     }
     let authority = base.authority().ok_or_else(|| bad("no host"))?;
@@ -112,33 +112,33 @@ pub(crate) async fn probe_trusting(
     judge(tokio::time::timeout(timeout, ask).await, timeout, "")
 }
 
-/// The probe's exchange: the status and body, or (connected?, why) it failed.
+/// The question's exchange: the status and body, or (connected?, why) it failed.
 type Exchange = Result<(http::StatusCode, Option<Bytes>), (bool, String)>;
 
-/// What the probe's exchange says: `Err(true, why)` no connection, `Err(false, why)`
+/// What the exchange says: `Err(true, why)` no connection, `Err(false, why)`
 /// connected and then the exchange failed (a failed TLS handshake is marked), else the
 /// status and body; `None` when no answer came within `timeout`.
 fn judge(
     answer: Result<Exchange, tokio::time::error::Elapsed>,
     timeout: Duration,
     over: &str,
-) -> Result<Probe, ProbeError> {
+) -> Result<Detected, DetectError> {
     match answer {
-        Err(_) => Ok(Probe::NotLab(format!(
+        Err(_) => Ok(Detected::NotLab(format!(
             "no answer to GET {HELLO_PATH} within {} ms",
             timeout.as_millis()
         ))),
-        Ok(Err((true, why))) => Err(ProbeError::Unreachable(why)),
+        Ok(Err((true, why))) => Err(DetectError::Unreachable(why)),
         // Something is there, and it is not the lab (or its certificate is not trusted).
         Ok(Err((false, why))) => match why.strip_prefix(TLS_MARK) {
-            Some(tls) => Err(ProbeError::Tls(tls.to_string())),
-            None => Ok(Probe::NotLab(format!("GET {HELLO_PATH}{over} failed: {why}"))),
+            Some(tls) => Err(DetectError::Tls(tls.to_string())),
+            None => Ok(Detected::NotLab(format!("GET {HELLO_PATH}{over} failed: {why}"))),
         },
         Ok(Ok((status, body))) => {
             let hello = body.and_then(|b| serde_json::from_slice::<Hello>(&b).ok());
             match hello {
-                Some(h) if status.is_success() && h.server == SERVER_NAME => Ok(Probe::Lab(h)),
-                _ => Ok(Probe::NotLab(format!(
+                Some(h) if status.is_success() && h.server == SERVER_NAME => Ok(Detected::Lab(h)),
+                _ => Ok(Detected::NotLab(format!(
                     "GET {HELLO_PATH} answered HTTP {}",
                     status.as_u16()
                 ))),
@@ -147,13 +147,13 @@ fn judge(
     }
 }
 
-/// Marks a failed handshake among the probe's failures.
+/// Marks a failed handshake among the question's failures.
 const TLS_MARK: &str = "tls: ";
 
-/// The probe over TLS: a connection of its own, the handshake trusting `ca_file`, one
+/// The question over TLS: a connection of its own, the handshake trusting `ca_file`, one
 /// GET on HTTP/1.1. A failed handshake means "not (reachable as) the lab": the client
 /// built next reports the certificate problem itself.
-async fn probe_https(base: &http::Uri, ca_file: Option<&Path>, timeout: Duration) -> Result<Probe, ProbeError> {
+async fn detect_https(base: &http::Uri, ca_file: Option<&Path>, timeout: Duration) -> Result<Detected, DetectError> {
     let authority = base.authority().map(|a| a.to_string()).unwrap_or_default();
     let port = base.port_u16().unwrap_or(443);
     let host = base.host().unwrap_or_default().to_string();
@@ -200,8 +200,8 @@ mod tests {
     #[tokio::test]
     async fn the_lab_says_who_it_is_and_others_do_not() {
         let server = start(ServerConfig::default()).await.unwrap();
-        let answer = probe(&server.endpoint(), Duration::from_secs(2)).await.unwrap();
-        assert_eq!(answer, Probe::Lab(Hello::current()));
+        let answer = detect(&server.endpoint(), Duration::from_secs(2)).await.unwrap();
+        assert_eq!(answer, Detected::Lab(Hello::current()));
 
         // Something that answers 404 to everything is not the lab.
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -216,9 +216,9 @@ mod tests {
                     .await;
             }
         });
-        let answer = probe(&format!("http://{addr}"), Duration::from_secs(2)).await.unwrap();
+        let answer = detect(&format!("http://{addr}"), Duration::from_secs(2)).await.unwrap();
         assert!(
-            matches!(&answer, Probe::NotLab(why) if why.contains("404")),
+            matches!(&answer, Detected::NotLab(why) if why.contains("404")),
             "{answer:?}"
         );
 
@@ -228,20 +228,20 @@ mod tests {
             .local_addr()
             .unwrap()
             .port();
-        let err = probe(&format!("http://127.0.0.1:{port}"), Duration::from_secs(2))
+        let err = detect(&format!("http://127.0.0.1:{port}"), Duration::from_secs(2))
             .await
             .unwrap_err();
-        assert!(matches!(err, ProbeError::Unreachable(_)), "{err:?}");
+        assert!(matches!(err, DetectError::Unreachable(_)), "{err:?}");
         assert!(err.to_string().to_lowercase().contains("refused"), "{err}");
 
         // Over TLS: a server that does not speak TLS fails the handshake, named as such.
-        let err = probe(&format!("https://{addr}"), Duration::from_secs(2))
+        let err = detect(&format!("https://{addr}"), Duration::from_secs(2))
             .await
             .unwrap_err();
-        assert!(matches!(err, ProbeError::Tls(_)), "{err:?}");
+        assert!(matches!(err, DetectError::Tls(_)), "{err:?}");
         assert!(matches!(
-            probe("ftp://x", Duration::from_secs(2)).await,
-            Err(ProbeError::BadUrl { .. })
+            detect("ftp://x", Duration::from_secs(2)).await,
+            Err(DetectError::BadUrl { .. })
         ));
     }
 }

@@ -7,7 +7,7 @@ bucket, then execs the function with AWS_LAMBDA_RUNTIME_API pointing at the fake
 runtime and S3SWEEP_ENDPOINT_URL at the server, hands it one small event, and
 measures exec -> response received. Repeats a few times; prints the median.
 
-    python3 bench/lambda_start.py [--lambda target/release/s3sweep-lambda] [--s3sweep target/release/s3sweep]
+    python3 bench-py/lambda_start.py [--lambda target/release/s3sweep-lambda] [--s3sweep target/release/s3sweep]
 """
 
 import argparse
