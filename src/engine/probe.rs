@@ -399,8 +399,8 @@ mod tests {
         assert!(Shape::of(&[200.0, 40.0, 40.0, 40.0, 40.0, 40.0], I).burst.is_none());
     }
 
-    /// Broken once: the settled check dropped (any burst shows the network) failed
-    /// the scattered case.
+    /// A burst shows the network only when a settled rate follows it: a flat rate, or a
+    /// burst followed by a scattered rate, does not.
     #[test]
     fn a_burst_then_a_settled_rate_shows_the_network() {
         // A token bucket: fast, then flat within 15%.

@@ -617,7 +617,9 @@ mod tests {
         result
     }
 
-    /// Broken once: `fanout_probe` always `None` failed at "a probe block".
+    /// The merged answer keeps each answering child's probe (a failed child left out),
+    /// its ceiling is their sum, a lower-bound child makes the sum a lower bound, and
+    /// with no child probed there is no probe block.
     #[test]
     fn each_childs_probe_is_kept_and_the_merged_ceiling_is_their_sum() {
         // Three functions, three NICs of about 75 MiB/s; child 2 failed (left out).

@@ -48,10 +48,6 @@ pub const MAX_SAFETY_MARGIN_MS: u64 = 600_000;
 /// little clock skew. A deadline further away (or already past) is not a real one
 /// (`cargo lambda watch` sends such deadlines) and is treated as unknown.
 pub const MAX_PLAUSIBLE_REMAINING: Duration = Duration::from_secs(905);
-/// Most configurations (buckets x worker counts x repetitions) one invocation may run,
-/// because Lambda returns at most 6 MB: a result row is ~3.8-4.8 KB (`docs/demo.json`,
-/// its latency histogram included), so 1,000 rows stay under 5 MB.
-pub const MAX_LAMBDA_CONFIGURATIONS: u64 = crate::plan::MAX_CONFIGURATIONS;
 
 /// Environment variable: most invocations one fan-out may ask for (template
 /// parameter `FanoutMax`). Default [`DEFAULT_FANOUT_MAX`].

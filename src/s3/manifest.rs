@@ -20,8 +20,6 @@ use crate::sys::files::{read_capped_text, write_atomic, FileError};
 pub const MANIFEST_SCHEMA: &str = "s3sweep.manifest/v2";
 /// The first schema (no ETags); still read.
 pub const MANIFEST_SCHEMA_V1: &str = "s3sweep.manifest/v1";
-/// Schema name of the journal's first line.
-pub const JOURNAL_SCHEMA: &str = "s3sweep.journal/v1";
 /// Most bytes of a manifest or journal read: a million keys of ~200 bytes.
 pub const MAX_MANIFEST_BYTES: u64 = 256 << 20;
 

@@ -54,8 +54,8 @@ fn merged(result: &Value) -> (String, u64, f64, u64) {
     )
 }
 
-/// Broken once: the lab's limiter disabled (`PrefixRateLayer::admit` always Ok) made
-/// the one-prefix fan-out `latency` with 0 SlowDown, failing the verdict check.
+/// The lab's per-prefix request rate throttles a fan-out over one prefix (SlowDown
+/// counted, the verdict says so), and not one spread over prefixes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fan_out_over_one_prefix_is_throttled_and_spread_over_prefixes_is_not() {
     let _one = crate::common::one_at_a_time_async().await;
@@ -126,8 +126,7 @@ async fn a_fan_out_over_one_prefix_is_throttled_and_spread_over_prefixes_is_not(
 /// merged answer keeps each figure and their sum, which is the merged rows' ceiling.
 /// In the lab all children share one NIC (on Lambda each function has its own), so
 /// their probes, run at the same time, split its 20 MiB/s and the sum is that NIC's
-/// rate. Broken once: `fanout_probe` always `None` (children's probes dropped) failed
-/// at "a probe block".
+/// rate.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fan_out_keeps_each_childs_probe_and_their_sum_is_the_ceiling() {
     let _one = crate::common::one_at_a_time_async().await;

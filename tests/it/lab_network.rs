@@ -449,8 +449,7 @@ async fn raw_rate(
 /// 2-core machine: presigned GETs over raw connections cost the client a read per
 /// 64 KiB. The rate is measured from the second second on (every connection has its
 /// GET in flight by then). Measured 39.93 MiB/s (1,340 GETs in 4 s) on the loaded
-/// 2-core machine. Broken once: the NIC's rate doubled in `Nic::new` measured 79.90
-/// MiB/s and failed.
+/// 2-core machine; a NIC at twice its rate measures about 80 and fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_nic_holds_the_aggregate_rate_over_256_connections() {
     let _one = crate::common::one_at_a_time_async().await;

@@ -193,9 +193,8 @@ fn within(x: f64, target: f64, share: f64) -> bool {
     (x - target).abs() <= share * target
 }
 
-/// Broken once: `network_report` recording no ceiling from the probe (its filter
-/// inverted) failed at `network.ceiling.unwrap()`: the verdicts had no ceiling.
-/// The ceiling is 10 MiB/s, not the 40 of the issue: on the shared 2-core machine a
+/// The probe's ceiling is recorded in the network block and named by the verdicts
+/// of the rows that reach it. The ceiling is 10 MiB/s, not the 40 of the issue: on the shared 2-core machine a
 /// debug client under a load of 12 reached about 30 MiB/s through the proxy with no
 /// limit, so 40 would measure the machine, not the probe.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -246,8 +245,8 @@ async fn the_probe_finds_the_proxys_ceiling_and_the_top_rows_are_bandwidth_bound
     }
 }
 
-/// Broken once: counting the external interfaces instead of loopback for a local
-/// endpoint (`Interfaces::for_endpoint` always External) failed the interfaces check.
+/// A local endpoint's wire counters are read from loopback (not the external
+/// interfaces), and cover the bodies read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wire_bytes_cover_the_bodies_without_a_proxy() {
     let _one = common::one_at_a_time_async().await;
@@ -267,9 +266,8 @@ async fn wire_bytes_cover_the_bodies_without_a_proxy() {
     assert!(w.rx_packets >= row.bytes / 65_536, "{w:?}");
 }
 
-/// Broken once: `Shape::of` without the burst search (burst always `None`) failed the
-/// burst assertion. The lower-bound check fails as the probe was before the
-/// burst-then-settled rule, on a machine whose CPU is 85% busy (this one, under load).
+/// The probe reports the one-time burst and the settled rate after it, and a burst
+/// then a settled rate is not a lower bound even on a machine whose CPU is busy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_probe_reports_a_one_time_burst_and_the_rate_after_it() {
     let _one = common::one_at_a_time_async().await;
@@ -323,8 +321,7 @@ fn medians(result: &SweepResult) -> Vec<(u32, f64)> {
 /// then 3 MiB/s (well below what the client reaches on a loaded machine, about 8). In
 /// ascending order the first worker count gets all of it (its median
 /// is far faster); interleaved, each worker count gets it in one round at most, and the
-/// medians agree. Broken once: `steps_of` ignoring `Interleaved` (ascending always)
-/// failed the interleaved assertion.
+/// medians agree.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interleaving_keeps_a_burst_off_one_worker_count() {
     let _one = common::one_at_a_time_async().await;
@@ -361,9 +358,8 @@ async fn interleaving_keeps_a_burst_off_one_worker_count() {
 
 /// Two interleaved runs compared: rows paired by round, corrected for the worker counts,
 /// and with 3 rounds at 2 worker counts no test can reach 0.05, which the verdict says
-/// with the rounds that would. Broken once: pairing by repetition ignored (`round`
-/// never set by the engine) made the test `unpaired` and failed the `rows paired by
-/// round` check.
+/// with the rounds that would. The pairing needs the engine to set each row's
+/// `round`: without it the test is `unpaired`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compare_pairs_interleaved_runs_by_round_and_says_what_it_cannot_show() {
     let _one = common::one_at_a_time_async().await;
@@ -390,8 +386,8 @@ async fn compare_pairs_interleaved_runs_by_round_and_says_what_it_cannot_show() 
 
 /// The proxy closes connections idle for 600 ms, as S3 does after about 20 s. A client
 /// whose pool retires idle connections after 200 ms closes them first: after a pause
-/// the next GET opens a new connection, and no request fails. Broken once: the pool's
-/// idle timeout left at 60 s (as before) made the proxy close 2 idle connections.
+/// the next GET opens a new connection, no request fails, and the proxy closes no
+/// idle connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pool_retires_idle_connections_before_the_server_would() {
     let _one = common::one_at_a_time_async().await;
@@ -418,8 +414,7 @@ async fn the_pool_retires_idle_connections_before_the_server_would() {
 
 /// The command line: `run --probe-bandwidth --order interleaved` through the 10 MiB/s
 /// proxy prints a result whose probe found the ceiling, whose verdicts name it, and
-/// whose rows carry rounds and wire counters. Broken once: `--probe-bandwidth` not
-/// written into the request (`run_plan` skipping it) failed at `network.probe`.
+/// whose rows carry rounds and wire counters: `--probe-bandwidth` reaches the request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_probe_bandwidth_from_the_command_line() {
     let _one = common::one_at_a_time_async().await;
@@ -477,7 +472,6 @@ async fn run_probe_bandwidth_from_the_command_line() {
 /// `seed --probe-object-mib` writes the probe object, records it in the manifest (key
 /// in `written`, so `clean` removes it with the rest), and leaves an existing one
 /// alone; `clean` proves it by its recorded size and ETag (an overwritten one is kept).
-/// Broken once: the probe key not pushed to `written` failed the first check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_writes_the_probe_object_and_clean_removes_it() {
     let _one = common::one_at_a_time_async().await;

@@ -37,10 +37,8 @@ fn spec(bucket: &str) -> SeedSpec {
     }
 }
 
-/// Broken once: `run_config` reading `plan.keys_of` (the unprefixed template) instead
-/// of `keys_at(bucket, size)`: every row then fails (no such key) and bytes are 0.
-/// Broken once more: the seed writing every size's body as the first size's: the
-/// 46,080 and 1,048,576 rows then read 6 x 4,096 bytes.
+/// Each size's rows read that size's keys (under its prefix) and exactly its bytes:
+/// no row fails on a missing key, and no size reads another size's bodies.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_size_reads_exactly_its_bytes_at_every_worker_count() {
     let bucket = "sizes-bytes";
@@ -96,8 +94,8 @@ async fn each_size_reads_exactly_its_bytes_at_every_worker_count() {
     );
 }
 
-/// Broken once: `SeedManifest::size_of_key` ignoring `object_sizes_bytes` (the template
-/// alone): no size's key is proven, all 18 are kept and the assertion on `deleted` fails.
+/// `clean` proves every size's keys by the manifest's `object_sizes_bytes` and deletes
+/// them all, and keeps the user's keys beside them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clean_removes_every_size_and_nothing_beside_them() {
     let bucket = "sizes-clean";
@@ -157,8 +155,8 @@ fn fails(args: &[&str]) -> String {
     stderr
 }
 
-/// Broken once: `--object-sizes` without `conflicts_with_all` on `seed`: the first
-/// case then goes on to connect and fails on the bucket, naming neither flag.
+/// `--object-sizes` with another size flag, or a bad size, is refused before any
+/// connection, naming the flags.
 #[test]
 fn bad_sizes_and_two_size_flags_are_named() {
     let both = fails(&["seed", "--bucket", "b-1", "--object-sizes", "4096", "--size", "10"]);
@@ -198,9 +196,8 @@ fn bin(args: &[&str]) -> std::process::Output {
 }
 
 /// The commands end to end against `serve`: `seed --object-sizes`, `run
-/// --object-sizes` (its preflight reads every size's first object), `clean`.
-/// Broken once: the preflight reading `keys_of` (no size prefix): the first `run`
-/// then stops with ObjectNotFound on `test/0/vectors`.
+/// --object-sizes` (its preflight reads every size's first object, under the size's
+/// prefix), `clean`.
 #[test]
 fn seed_run_and_clean_from_the_command_line() {
     let mut serve = Serve::spawn(
