@@ -3,7 +3,7 @@
 //! configuration at its size ([`super::cost`]). Model in, model out.
 
 use crate::model::stats::{first_seen, median};
-use crate::model::{MemoryChoice, MemoryConfig, MemoryCost, SweepResult};
+use crate::model::{MemoryChoice, MemoryConfig, MemoryCost, RunKind, SweepResult};
 
 use super::cost::{clean_configurations, cost_report, CostOverrides};
 
@@ -12,7 +12,7 @@ use super::cost::{clean_configurations, cost_report, CostOverrides};
 /// meeting `target` (ties: the faster), among configurations without failed requests.
 /// Empty when no row has a memory size.
 pub(crate) fn choices(result: &SweepResult, target_wall_ms: Option<u64>) -> Vec<MemoryChoice> {
-    if result.memory_sizes().is_empty() {
+    if result.run_kind() != RunKind::MemorySweep {
         return Vec::new();
     }
     let report = cost_report(

@@ -30,6 +30,7 @@ pub(crate) mod verdict;
 
 use crate::model::result::worker_counts;
 use crate::model::stats::{first_seen, median};
+use crate::model::RunKind;
 use crate::model::{
     Analysis, BucketComparison, BucketSummary, Client, ConfigResult, CpuSource, CurveAnalysis, MemoryChoice,
     SweepResult, Thresholds, Verdict, WorkerVerdict,
@@ -54,9 +55,9 @@ use verdict::{curve_verdicts, queueing_notes};
 /// (summaries and curves carry `s3_client`); then a CPU-bound SDK row says what the
 /// lean client reached ([`clients`]).
 pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
-    let memory = result.memory_sizes();
+    let kind = result.run_kind();
     let clients = first_seen(result.results.iter().map(|r| r.s3_client));
-    if memory.is_empty() && result.object_sizes().is_empty() && clients.len() <= 1 {
+    if kind == RunKind::Plain {
         analyse_one(result, thresholds);
         return;
     }
@@ -66,7 +67,7 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
     // One group per memory size x object size x client, in the order first run; rows
     // without a memory size after a memory sweep's.
     let mut groups = first_seen(rows.iter().map(|r| (r.memory_mb, r.size_axis_bytes(), r.s3_client)));
-    groups.sort_by_key(|g| g.0.is_none() && !memory.is_empty());
+    groups.sort_by_key(|g| g.0.is_none() && kind == RunKind::MemorySweep);
     for (memory_mb, object_size_bytes, s3_client) in groups {
         let index: Vec<usize> = (0..rows.len())
             .filter(|&i| {
@@ -119,7 +120,7 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
         size_limits: sizes::size_limits(&result.results),
     });
     clients::lean_notes(&mut result.results);
-    if !memory.is_empty() {
+    if kind == RunKind::MemorySweep {
         memory_answers_per_client(result, &clients);
     }
 }

@@ -14,6 +14,7 @@ pub(crate) mod network;
 pub(crate) mod provenance;
 pub(crate) mod request;
 pub(crate) mod result;
+pub(crate) mod run_kind;
 pub(crate) mod stats;
 
 pub use closed_set::{Client, Outcome};
@@ -38,6 +39,7 @@ pub use result::{
     LambdaEnvironment, MergedConfig, ResultFileError, ResultsWrites, Runner, SkippedConfig, SweepResult, ToolInfo,
     Trimmed, SCHEMA,
 };
+pub use run_kind::RunKind;
 pub use stats::Percentiles;
 
 #[cfg(test)]

@@ -1,37 +1,67 @@
-//! Which picture a result gets: the four-panel plot ([`super::plot`]), for a memory
-//! sweep of more than one size the memory plot ([`super::memory_plot`]), for a size
-//! axis of more than one object size a panel per size ([`super::size_plot`]).
+//! Which picture a result gets, chosen once from the result ([`Figure::of`]), and the
+//! one place a picture is drawn into a file, an SVG string or a pixel buffer: the
+//! four-panel plot ([`super::plot`]), for a memory sweep of more than one size the
+//! memory plot ([`super::memory_plot`]), for a size axis of more than one object size
+//! a panel per size ([`super::size_plot`]).
 
 use std::path::Path;
 
-use crate::model::SweepResult;
+use plotters::coord::Shift;
+use plotters::prelude::*;
 
-use super::plot::{self, PlotError};
+use crate::model::{RunKind, SweepResult};
+
+use super::plot::{self, Format, PlotError, HEIGHT, WIDTH};
 use super::{memory_plot, size_plot};
 
-/// True when `result` is drawn as a memory sweep.
-pub(crate) fn is_memory_sweep(result: &SweepResult) -> bool {
-    result.memory_sizes().len() > 1
+/// The pictures a result can be drawn as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Figure {
+    /// Four panels, a line per bucket ([`super::plot`]).
+    Curves,
+    /// Throughput and cost against memory, a line per bucket ([`super::memory_plot`]).
+    Memory,
+    /// A panel per object size ([`super::size_plot`]).
+    Sizes,
 }
 
-/// True when `result` is drawn a panel per object size.
-pub(crate) fn is_size_axis(result: &SweepResult) -> bool {
-    result.object_sizes().len() > 1
+impl Figure {
+    /// The picture of `result`: a memory sweep of several sizes gets the memory plot,
+    /// then a size axis of several sizes a panel per size, anything else the curves.
+    pub(crate) fn of(result: &SweepResult) -> Figure {
+        match result.run_kind() {
+            RunKind::MemorySweep if result.memory_sizes().len() > 1 => Figure::Memory,
+            RunKind::MemorySweep | RunKind::SizeAxis if result.object_sizes().len() > 1 => Figure::Sizes,
+            _ => Figure::Curves,
+        }
+    }
+
+    /// Draws this picture of `result` on `root`.
+    fn draw<DB: DrawingBackend>(self, root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
+        match self {
+            Figure::Curves => plot::draw(root, result),
+            Figure::Memory => memory_plot::draw(root, result),
+            Figure::Sizes => size_plot::draw(root, result),
+        }
+    }
+
+    /// Draws this picture of `result` into `path` in `format`.
+    fn draw_file(self, result: &SweepResult, path: &Path, format: Format) -> Result<(), PlotError> {
+        match format {
+            Format::Svg => self.draw(SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
+            Format::Png => self.draw(BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
+        }
+    }
 }
 
 /// Draws the picture of `result` into `path` (SVG or PNG by extension), whole or not
 /// at all: drawn into a temporary file beside it, then renamed over it.
 pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
-    plot::format_of(path)?;
+    let format = plot::format_of(path)?;
+    let figure = Figure::of(result);
     let mut drawn = Ok(());
     let placed = crate::sys::files::replace_with(path, |tmp| {
-        drawn = if is_memory_sweep(result) {
-            memory_plot::render_file(result, tmp)
-        } else if is_size_axis(result) {
-            size_plot::render_file(result, tmp)
-        } else {
-            plot::render_file(result, tmp)
-        };
+        drawn = figure.draw_file(result, tmp, format);
         match &drawn {
             Ok(()) => Ok(()),
             Err(e) => Err(e.to_string()),
@@ -44,31 +74,63 @@ pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotE
 /// The picture of `result` as an SVG document.
 #[cfg(test)]
 pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
-    if is_memory_sweep(result) {
-        memory_plot::render_svg(result)
-    } else if is_size_axis(result) {
-        size_plot::render_svg(result)
-    } else {
-        plot::render_svg(result)
-    }
+    let mut s = String::new();
+    Figure::of(result).draw(
+        SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area(),
+        result,
+    )?;
+    Ok(s)
+}
+
+/// The picture of `result` in an RGB buffer of `width` x `height` pixels.
+#[cfg(test)]
+pub(crate) fn render_rgb(result: &SweepResult, width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
+    let mut buf = vec![0u8; width as usize * height as usize * 3];
+    Figure::of(result).draw(
+        BitMapBackend::with_buffer(&mut buf, (width, height)).into_drawing_area(),
+        result,
+    )?;
+    Ok(buf)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::test_rows::{result, row};
+    use crate::model::{Client, ObjectSize};
+
+    fn at(memory_mb: Option<u32>, size: Option<u64>, wall_ms: f64) -> crate::model::ConfigResult {
+        let mut r = row("b-1", 4, 1, wall_ms, 0);
+        r.memory_mb = memory_mb;
+        r.object_size_bytes = size.map(ObjectSize::Fixed);
+        r
+    }
+
+    #[test]
+    fn the_figure_is_chosen_by_the_kind_of_run_and_its_sizes() {
+        let of = |rows| Figure::of(&result(rows));
+        assert_eq!(of(vec![at(None, None, 900.0)]), Figure::Curves);
+        let mut lean = at(None, None, 500.0);
+        lean.s3_client = Client::Lean;
+        assert_eq!(of(vec![at(None, None, 900.0), lean]), Figure::Curves);
+        // One memory size or one object size: one sweep's curves.
+        assert_eq!(of(vec![at(Some(512), None, 900.0)]), Figure::Curves);
+        assert_eq!(of(vec![at(None, Some(4096), 900.0)]), Figure::Curves);
+        let two_memory = vec![at(Some(512), None, 900.0), at(Some(1024), None, 500.0)];
+        assert_eq!(of(two_memory), Figure::Memory);
+        let two_sizes = vec![at(None, Some(4096), 900.0), at(None, Some(65_536), 500.0)];
+        assert_eq!(of(two_sizes), Figure::Sizes);
+        // One memory size over two object sizes: a panel per size.
+        let both = vec![at(Some(512), Some(4096), 900.0), at(Some(512), Some(65_536), 500.0)];
+        assert_eq!(of(both), Figure::Sizes);
+    }
 
     #[test]
     fn several_sizes_get_the_memory_plot_one_size_the_usual_one() {
-        let at = |memory_mb: u32, wall_ms: f64| {
-            let mut r = row("b-1", 4, 1, wall_ms, 0);
-            r.memory_mb = Some(memory_mb);
-            r
-        };
-        let mut two = result(vec![at(512, 900.0), at(1024, 500.0)]);
+        let mut two = result(vec![at(Some(512), None, 900.0), at(Some(1024), None, 500.0)]);
         crate::analysis::analyse(&mut two, &crate::model::Thresholds::default());
         assert!(render_svg(&two).unwrap().contains("memory sweep"));
-        let mut one = result(vec![at(512, 900.0)]);
+        let mut one = result(vec![at(Some(512), None, 900.0)]);
         crate::analysis::analyse(&mut one, &crate::model::Thresholds::default());
         assert!(!render_svg(&one).unwrap().contains("memory sweep"));
     }

@@ -73,28 +73,8 @@ pub(crate) fn memory_curves(result: &SweepResult) -> Vec<(String, Vec<MemoryPoin
         .collect()
 }
 
-/// Draws the plot of a memory sweep into `path`: SVG or PNG by extension.
-pub(crate) fn render_file(result: &SweepResult, path: &std::path::Path) -> Result<(), PlotError> {
-    use super::plot::{format_of, Format, HEIGHT, WIDTH};
-    match format_of(path)? {
-        Format::Svg => draw(SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
-        Format::Png => draw(BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
-    }
-}
-
-/// Draws the plot of a memory sweep as an SVG document.
-#[cfg(test)]
-pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
-    let mut s = String::new();
-    draw(
-        SVGBackend::with_string(&mut s, (super::plot::WIDTH, super::plot::HEIGHT)).into_drawing_area(),
-        result,
-    )?;
-    Ok(s)
-}
-
-/// Draws the two panels on `root`.
-pub(crate) fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
+/// Draws the two panels on `root` (files, strings and buffers: [`super::figure`]).
+pub(super) fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
     register_font();
     let curves = memory_curves(result);
     if curves.iter().all(|(_, p)| p.is_empty()) {
@@ -272,6 +252,7 @@ fn cost_panel<DB: DrawingBackend>(
 mod tests {
     use super::*;
     use crate::model::test_rows::{result, row};
+    use crate::render::figure::render_svg;
 
     fn at(bucket: &str, memory_mb: u32, workers: u32, wall_ms: f64) -> crate::model::ConfigResult {
         let mut r = row(bucket, workers, 1, wall_ms, 0);

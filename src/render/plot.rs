@@ -180,36 +180,6 @@ pub(crate) fn format_of(path: &Path) -> Result<Format, PlotError> {
     }
 }
 
-/// Draws the plot of `result` into `path`: SVG or PNG by extension.
-pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
-    match format_of(path)? {
-        Format::Svg => draw(SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
-        Format::Png => draw(BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
-    }
-}
-
-/// Draws the plot into an RGB buffer of `width` x `height` pixels.
-#[cfg(test)]
-pub(crate) fn render_rgb(result: &SweepResult, width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
-    let mut buf = vec![0u8; width as usize * height as usize * 3];
-    draw(
-        BitMapBackend::with_buffer(&mut buf, (width, height)).into_drawing_area(),
-        result,
-    )?;
-    Ok(buf)
-}
-
-/// Draws the plot as an SVG document.
-#[cfg(test)]
-pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
-    let mut s = String::new();
-    draw(
-        SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area(),
-        result,
-    )?;
-    Ok(s)
-}
-
 /// Labels a log axis at 1, 2 and 5 times a power of ten only, so labels never crowd.
 pub(super) fn log_label(v: &f64) -> String {
     if *v <= 0.0 {
@@ -296,7 +266,8 @@ pub(crate) fn why_line(result: &SweepResult) -> String {
     }
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
+/// Draws the four panels on `root` (files, strings and buffers: [`super::figure`]).
+pub(super) fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
     register_font();
     let curves = curves(result);
     if curves.iter().all(|c| c.points.is_empty()) {
@@ -550,6 +521,7 @@ mod tests {
     use crate::analysis::summarized as result;
     use crate::model::test_rows::row;
     use crate::model::Percentiles;
+    use crate::render::figure::{render_file, render_rgb, render_svg};
 
     /// The original measurement's two curves (docs/background.md), as a result document.
     pub(crate) fn seed_result() -> SweepResult {

@@ -54,28 +54,9 @@ fn line_of(rows: &[&ConfigResult]) -> Line {
         .collect()
 }
 
-/// Draws the plot of a size axis into `path`: SVG or PNG by extension.
-pub(crate) fn render_file(result: &SweepResult, path: &std::path::Path) -> Result<(), PlotError> {
-    use super::plot::{format_of, Format, HEIGHT, WIDTH};
-    match format_of(path)? {
-        Format::Svg => draw(SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
-        Format::Png => draw(BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
-    }
-}
-
-/// The plot of a size axis as an SVG document.
-#[cfg(test)]
-pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
-    use super::plot::{HEIGHT, WIDTH};
-    let mut s = String::new();
-    draw(
-        SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area(),
-        result,
-    )?;
-    Ok(s)
-}
-
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
+/// Draws a panel per object size on `root` (files, strings and buffers:
+/// [`super::figure`]).
+pub(super) fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
     register_font();
     let curves = size_curves(result);
     if curves.iter().all(|(_, lines)| lines.iter().all(|(_, l)| l.is_empty())) {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 #[cfg(test)]
 use crate::model::Runner;
-use crate::model::{BucketSummary, ConfigResult, SweepResult, Unmeasured};
+use crate::model::{BucketSummary, ConfigResult, RunKind, SweepResult, Unmeasured};
 
 use super::diagnosis::{render_bucket, render_comparisons, render_size_limits};
 use super::{align_right, Style};
@@ -97,7 +97,7 @@ fn render_network(result: &SweepResult) -> String {
 /// One row per configuration of a bucket (and memory size: a memory sweep's document
 /// has a memory column, and a table per bucket and size).
 fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> comfy_table::Table {
-    let sized = !result.memory_sizes().is_empty();
+    let sized = result.run_kind() == RunKind::MemorySweep;
     let clients = result.several_clients();
     let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
     if clients {
