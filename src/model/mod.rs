@@ -3,6 +3,7 @@
 //! blocks), percentiles and error kinds. This layer imports nothing from the crate;
 //! every other layer speaks in these types.
 
+pub(crate) mod axes;
 pub mod diagnosis;
 pub mod errors;
 pub mod fanout;
@@ -16,6 +17,7 @@ pub(crate) mod request;
 pub(crate) mod result;
 pub(crate) mod stats;
 
+pub use axes::{group_by_axes, Axes};
 pub use diagnosis::{
     Analysis, Breakdown, BucketComparison, ClientMeasure, ClientSide, CpuSource, CurveAnalysis, DiagnoseError,
     Diagnosis, Limit, ModelFit, Prediction, SizeLimit, SizeLimits, Thresholds, Verdict, WorkerVerdict,
@@ -81,14 +83,12 @@ pub(crate) mod test_rows {
             breakdown: None,
             client: None,
             diagnosis: None,
-            memory_mb: None,
+            axes: Axes::default(),
             emulated: false,
             wire: None,
             round: None,
             run_index: None,
             in_burst: false,
-            object_size_bytes: None,
-            s3_client: Client::Sdk,
         }
     }
 

@@ -62,7 +62,7 @@ mod tests {
     fn several_sizes_get_the_memory_plot_one_size_the_usual_one() {
         let at = |memory_mb: u32, wall_ms: f64| {
             let mut r = row("b-1", 4, 1, wall_ms, 0);
-            r.memory_mb = Some(memory_mb);
+            r.axes.memory_mb = Some(memory_mb);
             r
         };
         let mut two = result(vec![at(512, 900.0), at(1024, 500.0)]);
