@@ -6,7 +6,7 @@
 //! and the share the SDK would need to read as fast as the lean client did.
 
 use crate::model::stats::{median, round3};
-use crate::model::{Client, ConfigResult, Verdict};
+use crate::model::{Axes, Client, ConfigResult, Verdict};
 
 /// Lambda memory per vCPU's worth of CPU time, MB.
 const LAMBDA_MB_PER_VCPU: f64 = 1_769.0;
@@ -21,16 +21,16 @@ struct Reached {
     cpu_ms_per_get: f64,
 }
 
-/// The lean client's rows like `row` (same bucket, workers, memory size), summed up.
+/// The lean client's rows like `row` (same bucket, workers and axes but the client),
+/// summed up.
 fn lean_like(rows: &[ConfigResult], row: &ConfigResult) -> Option<Reached> {
+    let lean = Axes {
+        s3_client: Client::Lean,
+        ..row.axes.key()
+    };
     let like = || {
-        rows.iter().filter(|r| {
-            r.s3_client == Client::Lean
-                && r.bucket == row.bucket
-                && r.workers == row.workers
-                && r.memory_mb == row.memory_mb
-                && r.ok > 0
-        })
+        rows.iter()
+            .filter(|r| r.bucket == row.bucket && r.workers == row.workers && r.axes.key() == lean && r.ok > 0)
     };
     Some(Reached {
         objects_per_s: median(like().map(|r| r.objects_per_s).collect())?,
@@ -40,7 +40,7 @@ fn lean_like(rows: &[ConfigResult], row: &ConfigResult) -> Option<Reached> {
 
 /// True for a row the comparison is about: the SDK's, bound by CPU.
 fn cpu_bound_sdk(row: &ConfigResult) -> bool {
-    row.s3_client == Client::Sdk
+    row.axes.s3_client == Client::Sdk
         && row.ok > 0
         && row
             .diagnosis
@@ -75,7 +75,7 @@ fn comparison(row: &ConfigResult, lean: Reached) -> (String, Vec<(&'static str, 
     let speedup = lean.objects_per_s / row.objects_per_s.max(1e-9);
     let cores = row.client.as_ref().map_or(0.0, |c| c.client_cores);
     // The memory whose CPU share the row had: its own size, else its cores' worth.
-    let memory_mb = row.memory_mb.map_or(cores * LAMBDA_MB_PER_VCPU, f64::from);
+    let memory_mb = row.axes.memory_mb.map_or(cores * LAMBDA_MB_PER_VCPU, f64::from);
     // CPU the SDK would burn reading at the lean client's rate, in cores, and the
     // Lambda memory that buys it.
     let needed_cores = lean.objects_per_s * sdk_cpu / 1000.0;
@@ -127,7 +127,7 @@ mod tests {
     /// per GET, `objects_per_s`, with `verdict`.
     fn at(client: Client, objects_per_s: f64, cpu_ms_per_get: f64, verdict: Verdict) -> ConfigResult {
         let mut r = row("b", 16, 1, 1000.0, 0);
-        r.s3_client = client;
+        r.axes.s3_client = client;
         r.objects_per_s = objects_per_s;
         r.cpu_ms_per_get = cpu_ms_per_get;
         let mut side = ClientSide::of(&r, ClientMeasure::default());

@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use crate::model::closed_set::closed_set;
 use crate::model::stats::{median, tidy};
-use crate::model::{Client, ConfigResult, Deployment, SweepResult, Unmeasured};
+use crate::model::{Axes, ConfigResult, Deployment, SweepResult, Unmeasured};
 
 use super::significance::{holm, mann_whitney_p, sign_test_p, Test, ALPHA};
 
@@ -227,15 +227,11 @@ fn significances(tested: &[Option<Tested>]) -> Vec<Significance> {
 /// One worker count present in both buckets of a pair.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MatchedConfig {
-    /// A memory sweep's size, MB (rows pair by bucket, memory size and workers).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory_mb: Option<u32>,
-    /// A size axis's object size, bytes (rows pair by bucket, size and workers).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub object_size_bytes: Option<u64>,
-    /// The S3 client of the rows (request `clients`; `sdk`, the default, not written).
-    #[serde(default, skip_serializing_if = "Client::is_sdk")]
-    pub s3_client: Client,
+    /// The axes of the rows, flattened (rows pair by bucket, axes and workers: a memory
+    /// sweep's sizes, a size axis's object sizes and a client axis's clients each with
+    /// themselves).
+    #[serde(flatten)]
+    pub axes: Axes,
     pub workers: u32,
     pub a: Spread,
     pub b: Spread,
@@ -431,26 +427,22 @@ fn unpaired(all: &[String], paired: impl Fn(&String) -> bool, matched_by: Matche
     all.iter().filter(|x| !paired(x)).cloned().collect()
 }
 
-/// A configuration key: rows pair by (memory size, object size, client, workers), so a
-/// memory sweep's sizes pair with each other, a size axis's object sizes and a client
-/// axis's clients too.
-type ConfigKey = (Option<u32>, Option<u64>, Client, u32);
+/// A configuration key: rows pair by (axes, workers), so a memory sweep's sizes pair
+/// with each other, a size axis's object sizes and a client axis's clients too.
+type ConfigKey = (Axes, u32);
 
 fn config_keys(rows: &[&ConfigResult]) -> Vec<ConfigKey> {
-    let mut k: Vec<ConfigKey> = rows
-        .iter()
-        .map(|r| (r.memory_mb, r.size_axis_bytes(), r.s3_client, r.workers))
-        .collect();
-    k.sort_unstable_by_key(|&(m, s, c, w)| (m, s, c.name(), w));
+    let mut k: Vec<ConfigKey> = rows.iter().map(|r| (r.axes.key(), r.workers)).collect();
+    k.sort_unstable_by_key(|(a, w)| (a.sort_key(), *w));
     k.dedup();
     k
 }
 
-/// The rows of one configuration (memory size, object size, client, workers).
-fn rows_at<'a>(rows: &[&'a ConfigResult], (m, s, c, w): ConfigKey) -> Vec<&'a ConfigResult> {
+/// The rows of one configuration (axes, workers).
+fn rows_at<'a>(rows: &[&'a ConfigResult], (axes, w): ConfigKey) -> Vec<&'a ConfigResult> {
     rows.iter()
         .copied()
-        .filter(|r| r.workers == w && r.memory_mb == m && r.size_axis_bytes() == s && r.s3_client == c)
+        .filter(|r| r.workers == w && r.axes.key() == axes)
         .collect()
 }
 
@@ -460,15 +452,13 @@ fn matched_configs(rows_a: &[&ConfigResult], rows_b: &[&ConfigResult], keys: &[C
     let mut tested = Vec::new();
     let mut configs: Vec<MatchedConfig> = keys
         .iter()
-        .map(|&(m, s, c, w)| {
-            let (ra, rb) = (rows_at(rows_a, (m, s, c, w)), rows_at(rows_b, (m, s, c, w)));
+        .map(|&(axes, w)| {
+            let (ra, rb) = (rows_at(rows_a, (axes, w)), rows_at(rows_b, (axes, w)));
             let (sa, sb) = (Spread::of(&ra), Spread::of(&rb));
             let t = test_config(&ra, &rb);
             tested.push(t);
             MatchedConfig {
-                memory_mb: m,
-                object_size_bytes: s,
-                s3_client: c,
+                axes,
                 workers: w,
                 wall_ratio: sb.median_wall_ms / sa.median_wall_ms.max(1e-9),
                 throughput_ratio: sb.median_objects_per_s / sa.median_objects_per_s.max(1e-9),
@@ -492,14 +482,17 @@ fn bucket_pair(a: &SweepResult, b: &SweepResult, x: String, y: String, matched_b
     let (ka, kb) = (config_keys(&rows_a), config_keys(&rows_b));
     let both: Vec<ConfigKey> = ka.iter().filter(|k| kb.contains(k)).copied().collect();
     let only = |mine: &[ConfigKey], other: &[ConfigKey]| -> Vec<u32> {
-        let mut w: Vec<u32> = mine.iter().filter(|k| !other.contains(k)).map(|k| k.3).collect();
+        let mut w: Vec<u32> = mine.iter().filter(|k| !other.contains(k)).map(|k| k.1).collect();
         w.sort_unstable();
         w.dedup();
         w
     };
     let sum_a = a.summary.iter().find(|s| s.bucket == x);
-    let size = sum_a.and_then(|s| s.object_size_bytes);
-    let sum_b = b.summary.iter().find(|s| s.bucket == y && s.object_size_bytes == size);
+    let size = sum_a.and_then(|s| s.axes.object_size_bytes);
+    let sum_b = b
+        .summary
+        .iter()
+        .find(|s| s.bucket == y && s.axes.object_size_bytes == size);
     BucketPair {
         configs: matched_configs(&rows_a, &rows_b, &both),
         only_in_a: only(&ka, &kb),
@@ -755,7 +748,7 @@ mod tests {
     fn memory_sweeps_pair_by_bucket_memory_and_workers() {
         let at = |memory_mb: u32, workers: u32, wall_ms: f64| {
             let mut r = reps("b-1", workers, &[wall_ms]).remove(0);
-            r.memory_mb = Some(memory_mb);
+            r.axes.memory_mb = Some(memory_mb);
             r
         };
         let a = result(vec![at(512, 4, 1000.0), at(1024, 4, 600.0), at(2048, 4, 400.0)]);
@@ -764,7 +757,7 @@ mod tests {
         let pairs: Vec<(Option<u32>, u32, f64)> = c.pairs[0]
             .configs
             .iter()
-            .map(|m| (m.memory_mb, m.workers, m.wall_ratio))
+            .map(|m| (m.axes.memory_mb, m.workers, m.wall_ratio))
             .collect();
         // 512 with 512 and 1,024 with 1,024, never across sizes; 2,048 and 4,096 unpaired.
         assert_eq!(pairs, vec![(Some(512), 4, 0.5), (Some(1024), 4, 0.5)]);
@@ -776,7 +769,7 @@ mod tests {
     fn size_axes_pair_by_bucket_size_and_workers() {
         let at = |size: u64, wall_ms: f64| {
             let mut r = reps("b-1", 8, &[wall_ms]).remove(0);
-            r.object_size_bytes = Some(crate::model::ObjectSize::Fixed(size));
+            r.axes.object_size_bytes = Some(crate::model::ObjectSize::Fixed(size));
             r
         };
         let a = result(vec![at(4096, 100.0), at(1 << 20, 900.0)]);
@@ -785,7 +778,7 @@ mod tests {
         let got: Vec<(Option<u64>, f64)> = c.pairs[0]
             .configs
             .iter()
-            .map(|m| (m.object_size_bytes, m.wall_ratio))
+            .map(|m| (m.axes.object_size_bytes, m.wall_ratio))
             .collect();
         assert_eq!(got, vec![(Some(4096), 0.5), (Some(1 << 20), 0.5)], "never across sizes");
         assert_eq!(c.pairs[0].only_in_b, vec![8]);

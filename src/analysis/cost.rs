@@ -30,7 +30,7 @@ use serde::Serialize;
 
 use crate::model::closed_set::closed_set;
 use crate::model::stats::{first_seen, median};
-use crate::model::{Architecture, ConfigResult, Prices, SweepResult};
+use crate::model::{Architecture, Axes, ConfigResult, Prices, SweepResult};
 use crate::plan::is_directory_bucket;
 
 closed_set! {
@@ -66,12 +66,10 @@ pub(crate) struct LambdaBasis {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct ConfigCost {
     pub bucket: String,
-    /// The row's memory size (a memory sweep); its GB-seconds are at that size.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory_mb: Option<u32>,
-    /// The row's object size on a size axis, bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub object_size_bytes: Option<u64>,
+    /// The row's axes, flattened (a memory sweep's `memory_mb`: its GB-seconds are at
+    /// that size).
+    #[serde(flatten)]
+    pub axes: Axes,
     pub workers: u32,
     pub repetition: u32,
     pub class: StorageClass,
@@ -90,10 +88,8 @@ pub(crate) struct ConfigCost {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Cheapest {
     pub bucket: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory_mb: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub object_size_bytes: Option<u64>,
+    #[serde(flatten)]
+    pub axes: Axes,
     pub workers: u32,
     /// Median over repetitions.
     pub wall_ms: f64,
@@ -126,14 +122,13 @@ pub(crate) fn config_cost(prices: &Prices, lambda: &LambdaBasis, r: &ConfigResul
         }
     };
     // A memory sweep's row ran at its own size: that size is what it was billed for.
-    let memory_mb = r.memory_mb.unwrap_or(lambda.memory_mb);
+    let memory_mb = r.axes.memory_mb.unwrap_or(lambda.memory_mb);
     let lambda_gb_s = f64::from(memory_mb) / 1024.0 * r.wall_ms / 1000.0;
     let lambda_usd = lambda_gb_s * lambda.gb_s_usd;
     let total_usd = s3_usd + lambda_usd;
     ConfigCost {
         bucket: r.bucket.clone(),
-        memory_mb: r.memory_mb,
-        object_size_bytes: r.size_axis_bytes(),
+        axes: r.axes.key(),
         workers: r.workers,
         repetition: r.repetition,
         class,
@@ -186,11 +181,11 @@ pub(crate) fn cost_report(result: &SweepResult, overrides: CostOverrides) -> Cos
     // With several clients (request `clients`), the first one's rows: what the reads
     // cost with the client an application uses (the SDK, unless the request says
     // otherwise); the lean client's rows are a measurement beside them.
-    let first_client = result.results.first().map(|r| r.s3_client);
+    let first_client = result.results.first().map(|r| r.axes.s3_client);
     let rows: Vec<ConfigCost> = result
         .results
         .iter()
-        .filter(|r| Some(r.s3_client) == first_client)
+        .filter(|r| Some(r.axes.s3_client) == first_client)
         .map(|r| config_cost(prices, &lambda, r))
         .collect();
     let target_wall_ms = overrides.target_wall_ms.or(result.request.target_wall_ms);
@@ -204,37 +199,32 @@ pub(crate) fn cost_report(result: &SweepResult, overrides: CostOverrides) -> Cos
     }
 }
 
-/// Every (bucket, memory, object size, workers) without failed requests, with its
-/// median wall time and median cost per 1,000 GETs over repetitions, in the order
-/// first run.
+/// Every (bucket, axes, workers) without failed requests, with its median wall time
+/// and median cost per 1,000 GETs over repetitions, in the order first run.
 pub(crate) fn clean_configurations(result: &SweepResult, rows: &[ConfigCost]) -> Vec<Cheapest> {
-    first_seen(
-        rows.iter()
-            .map(|r| (r.bucket.as_str(), r.memory_mb, r.object_size_bytes, r.workers)),
-    )
-    .into_iter()
-    .filter(|(b, m, s, w)| {
-        result
-            .results
-            .iter()
-            .filter(|r| r.bucket == *b && r.memory_mb == *m && r.size_axis_bytes() == *s && r.workers == *w)
-            .all(|r| r.errors.total == 0)
-    })
-    .map(|(b, m, s, w)| {
-        let mine: Vec<&ConfigCost> = rows
-            .iter()
-            .filter(|r| r.bucket == b && r.memory_mb == m && r.object_size_bytes == s && r.workers == w)
-            .collect();
-        Cheapest {
-            bucket: b.to_string(),
-            memory_mb: m,
-            object_size_bytes: s,
-            workers: w,
-            wall_ms: median(mine.iter().map(|r| r.wall_ms).collect()).unwrap_or(0.0),
-            per_1000_gets_usd: median(mine.iter().map(|r| r.per_1000_gets_usd).collect()).unwrap_or(0.0),
-        }
-    })
-    .collect()
+    first_seen(rows.iter().map(|r| (r.bucket.as_str(), r.axes, r.workers)))
+        .into_iter()
+        .filter(|(b, a, w)| {
+            result
+                .results
+                .iter()
+                .filter(|r| r.bucket == *b && r.axes.key() == *a && r.workers == *w)
+                .all(|r| r.errors.total == 0)
+        })
+        .map(|(b, a, w)| {
+            let mine: Vec<&ConfigCost> = rows
+                .iter()
+                .filter(|r| r.bucket == b && r.axes == a && r.workers == w)
+                .collect();
+            Cheapest {
+                bucket: b.to_string(),
+                axes: a,
+                workers: w,
+                wall_ms: median(mine.iter().map(|r| r.wall_ms).collect()).unwrap_or(0.0),
+                per_1000_gets_usd: median(mine.iter().map(|r| r.per_1000_gets_usd).collect()).unwrap_or(0.0),
+            }
+        })
+        .collect()
 }
 
 /// Among (bucket, memory, workers) without failed requests, the lowest median cost

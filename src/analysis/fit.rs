@@ -156,9 +156,7 @@ pub(crate) fn analyse_curve(
         verdicts,
         fit,
         predictions,
-        memory_mb: None,
-        object_size_bytes: None,
-        s3_client: Default::default(),
+        axes: Default::default(),
     }
 }
 
@@ -311,9 +309,7 @@ pub(crate) fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) 
             one_worker_speedup: one,
             best_speedup: best,
             explanation,
-            memory_mb: None,
-            object_size_bytes: None,
-            s3_client: Default::default(),
+            axes: Default::default(),
         });
     }
     out

@@ -30,7 +30,7 @@ pub(crate) fn choices(result: &SweepResult, target_wall_ms: Option<u64>) -> Vec<
                 .iter()
                 .filter(|c| c.bucket == bucket)
                 .filter_map(|c| {
-                    let memory_mb = c.memory_mb?;
+                    let memory_mb = c.axes.memory_mb?;
                     let rates = result
                         .rows_at(bucket, Some(memory_mb))
                         .filter(|r| r.workers == c.workers)
@@ -67,7 +67,7 @@ pub(crate) fn choices(result: &SweepResult, target_wall_ms: Option<u64>) -> Vec<
                 fastest,
                 target_wall_ms,
                 cheapest,
-                s3_client: Default::default(),
+                axes: Default::default(),
             }
         })
         .collect()
@@ -81,14 +81,14 @@ pub(crate) fn costs(result: &SweepResult) -> Vec<MemoryCost> {
         report
             .rows
             .iter()
-            .filter_map(|r| r.memory_mb.map(|m| (r.bucket.as_str(), m, r.workers))),
+            .filter_map(|r| r.axes.memory_mb.map(|m| (r.bucket.as_str(), m, r.workers))),
     )
     .into_iter()
     .map(|(bucket, memory_mb, workers)| {
         let mine: Vec<_> = report
             .rows
             .iter()
-            .filter(|r| r.bucket == bucket && r.memory_mb == Some(memory_mb) && r.workers == workers)
+            .filter(|r| r.bucket == bucket && r.axes.memory_mb == Some(memory_mb) && r.workers == workers)
             .collect();
         MemoryCost {
             bucket: bucket.to_string(),
@@ -112,7 +112,7 @@ mod tests {
 
     fn at(memory_mb: u32, workers: u32, wall_ms: f64, errors: u64) -> crate::model::ConfigResult {
         let mut r = row("b-1", workers, 1, wall_ms, errors);
-        r.memory_mb = Some(memory_mb);
+        r.axes.memory_mb = Some(memory_mb);
         r
     }
 

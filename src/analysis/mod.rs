@@ -29,11 +29,11 @@ pub(crate) mod summary;
 pub(crate) mod verdict;
 
 use crate::model::result::worker_counts;
-use crate::model::stats::{first_seen, median};
+use crate::model::stats::median;
 use crate::model::RunKind;
 use crate::model::{
-    Analysis, BucketComparison, BucketSummary, Client, ConfigResult, CpuSource, CurveAnalysis, MemoryChoice,
-    SweepResult, Thresholds, Verdict, WorkerVerdict,
+    group_by_axes, Analysis, BucketComparison, BucketSummary, ConfigResult, CpuSource, CurveAnalysis,
+    MemoryChoice, SweepResult, Thresholds, Verdict, WorkerVerdict,
 };
 
 use fit::{analyse_curve, compare_buckets, ModelInputs};
@@ -56,59 +56,35 @@ use verdict::{curve_verdicts, queueing_notes};
 /// lean client reached ([`clients`]).
 pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
     let kind = result.run_kind();
-    let clients = first_seen(result.results.iter().map(|r| r.s3_client));
     if kind == RunKind::Plain {
         analyse_one(result, thresholds);
         return;
     }
     let rows = std::mem::take(&mut result.results);
+    // One group per axes (memory size x object size x client ...), in the order first
+    // run; rows without a memory size after a memory sweep's.
+    let mut groups = group_by_axes(&rows, |r| r.axes.key());
     let mut analysed: Vec<Option<ConfigResult>> = vec![None; rows.len()];
     let (mut summary, mut buckets, mut comparisons) = (Vec::new(), Vec::new(), Vec::new());
-    // One group per memory size x object size x client, in the order first run; rows
-    // without a memory size after a memory sweep's.
-    let mut groups = first_seen(rows.iter().map(|r| (r.memory_mb, r.size_axis_bytes(), r.s3_client)));
-    groups.sort_by_key(|g| g.0.is_none() && kind == RunKind::MemorySweep);
-    for (memory_mb, object_size_bytes, s3_client) in groups {
-        let index: Vec<usize> = (0..rows.len())
-            .filter(|&i| {
-                rows[i].memory_mb == memory_mb
-                    && rows[i].size_axis_bytes() == object_size_bytes
-                    && rows[i].s3_client == s3_client
-            })
-            .collect();
+    groups.sort_by_key(|g| g.0.memory_mb.is_none() && kind == RunKind::MemorySweep);
+    for (axes, index) in groups {
         let mut part = SweepResult {
             results: index.iter().map(|&i| rows[i].clone()).collect(),
             fanout: None,
             memory: None,
             ..result.clone()
         };
-        if let (Some(l), Some(m)) = (part.environment.lambda.as_mut(), memory_mb) {
+        if let (Some(l), Some(m)) = (part.environment.lambda.as_mut(), axes.memory_mb) {
             l.memory_size_mb = Some(m);
         }
         analyse_one(&mut part, thresholds);
         for (i, row) in index.into_iter().zip(part.results) {
             analysed[i] = Some(row);
         }
-        let tag = |s: BucketSummary| BucketSummary {
-            memory_mb,
-            object_size_bytes,
-            s3_client,
-            ..s
-        };
-        summary.extend(part.summary.into_iter().map(tag));
+        summary.extend(part.summary.into_iter().map(|s| BucketSummary { axes, ..s }));
         if let Some(a) = part.analysis {
-            buckets.extend(a.buckets.into_iter().map(|c| CurveAnalysis {
-                memory_mb,
-                object_size_bytes,
-                s3_client,
-                ..c
-            }));
-            comparisons.extend(a.comparisons.into_iter().map(|c| BucketComparison {
-                memory_mb,
-                object_size_bytes,
-                s3_client,
-                ..c
-            }));
+            buckets.extend(a.buckets.into_iter().map(|c| CurveAnalysis { axes, ..c }));
+            comparisons.extend(a.comparisons.into_iter().map(|c| BucketComparison { axes, ..c }));
         }
     }
     result.results = analysed.into_iter().flatten().collect();
@@ -121,30 +97,26 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
     });
     clients::lean_notes(&mut result.results);
     if kind == RunKind::MemorySweep {
-        memory_answers_per_client(result, &clients);
+        memory_answers_per_client(result);
     }
 }
 
-/// A memory sweep's answers, one per client: the fastest and cheapest memory size for
-/// the SDK, and for a client costing less CPU per GET. The cost table is the first
-/// client's (the SDK's unless the request says otherwise): one row per bucket, memory
-/// and workers.
-fn memory_answers_per_client(result: &mut SweepResult, clients: &[Client]) {
+/// A memory sweep's answers, one per client (and other axes but the memory): the
+/// fastest and cheapest memory size for the SDK, and for a client costing less CPU per
+/// GET. The cost table is the first client's (the SDK's unless the request says
+/// otherwise): one row per bucket, memory and workers.
+fn memory_answers_per_client(result: &mut SweepResult) {
     let target = result.request.target_wall_ms;
     let mut choices = Vec::new();
     let mut costs = Vec::new();
-    for (i, &s3_client) in clients.iter().enumerate() {
+    let groups = group_by_axes(&result.results, |r| r.axes.key().without_memory());
+    for (i, (axes, index)) in groups.into_iter().enumerate() {
         let part = SweepResult {
-            results: result
-                .results
-                .iter()
-                .filter(|r| r.s3_client == s3_client)
-                .cloned()
-                .collect(),
+            results: index.iter().map(|&i| result.results[i].clone()).collect(),
             ..result.clone()
         };
         let mine = memory::choices(&part, target);
-        choices.extend(mine.into_iter().map(|c| MemoryChoice { s3_client, ..c }));
+        choices.extend(mine.into_iter().map(|c| MemoryChoice { axes, ..c }));
         if i == 0 {
             costs = memory::costs(&part);
         }

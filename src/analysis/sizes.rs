@@ -8,22 +8,23 @@ use crate::model::result::worker_counts;
 use crate::model::stats::first_seen;
 use crate::model::{ConfigResult, SizeLimit, SizeLimits, Verdict};
 
-/// One note per bucket (and S3 client) with rows at two object sizes or more, in the
-/// order run.
+/// One note per bucket (and axes but the size: S3 client ...) with rows at two object
+/// sizes or more, in the order run.
 pub(crate) fn size_limits(rows: &[ConfigResult]) -> Vec<SizeLimits> {
-    first_seen(rows.iter().map(|r| (r.bucket.as_str(), r.s3_client)))
+    let across_sizes = |r: &ConfigResult| r.axes.key().without_size();
+    first_seen(rows.iter().map(|r| (r.bucket.as_str(), across_sizes(r))))
         .into_iter()
-        .filter_map(|(bucket, s3_client)| {
+        .filter_map(|(bucket, axes)| {
             let mine: Vec<&ConfigResult> = rows
                 .iter()
-                .filter(|r| r.bucket == bucket && r.s3_client == s3_client)
+                .filter(|r| r.bucket == bucket && across_sizes(r) == axes)
                 .collect();
             let sizes: Vec<SizeLimit> = first_seen(mine.iter().filter_map(|r| r.size_axis_bytes()))
                 .into_iter()
                 .filter_map(|size| binding(size, mine.iter().copied().filter(|r| r.size_axis_bytes() == Some(size))))
                 .collect();
             (sizes.len() >= 2).then(|| SizeLimits {
-                s3_client,
+                axes,
                 ..limits_of(bucket, sizes)
             })
         })
@@ -83,7 +84,7 @@ fn limits_of(bucket: &str, sizes: Vec<SizeLimit>) -> SizeLimits {
     };
     SizeLimits {
         bucket: bucket.to_string(),
-        s3_client: Default::default(),
+        axes: Default::default(),
         sizes,
         changes,
         note,
@@ -97,7 +98,7 @@ mod tests {
 
     fn at(size: u64, workers: u32, verdict: Verdict) -> ConfigResult {
         let mut r = test_rows::row("sized-bucket", workers, 1, 100.0, 0);
-        r.object_size_bytes = Some(ObjectSize::Fixed(size));
+        r.axes.object_size_bytes = Some(ObjectSize::Fixed(size));
         r.diagnosis = Some(Diagnosis {
             verdict,
             figures: Default::default(),
@@ -151,7 +152,7 @@ mod tests {
         use Verdict::*;
         let lean = |size, workers, verdict| {
             let mut r = at(size, workers, verdict);
-            r.s3_client = Client::Lean;
+            r.axes.s3_client = Client::Lean;
             r
         };
         let rows = vec![
@@ -163,7 +164,7 @@ mod tests {
         let notes = size_limits(&rows);
         let got: Vec<(Client, Vec<Verdict>)> = notes
             .iter()
-            .map(|n| (n.s3_client, n.sizes.iter().map(|s| s.verdict).collect()))
+            .map(|n| (n.axes.s3_client, n.sizes.iter().map(|s| s.verdict).collect()))
             .collect();
         assert_eq!(
             got,

@@ -79,9 +79,7 @@ pub(crate) fn summarize(results: &[ConfigResult]) -> Vec<BucketSummary> {
                     .map(|r| r.errors.total)
                     .sum(),
                 knee_workers,
-                memory_mb: None,
-                object_size_bytes: None,
-                s3_client: Default::default(),
+                axes: Default::default(),
             }
         })
         .collect()

@@ -66,7 +66,7 @@ pub(crate) async fn sweep_steps(
         let mut result = engine::run(client, plan, options, observer.clone()).await;
         drop(quota);
         for row in &mut result.results {
-            row.memory_mb = Some(memory_mb);
+            row.axes.memory_mb = Some(memory_mb);
             row.emulated = true;
         }
         report.steps.push(MemoryStep {

@@ -173,7 +173,7 @@ fn all_skipped(plan: &Plan, reason: &str) -> Vec<SkippedConfig> {
             workers: s.workers,
             repetition: s.repetition,
             reason: reason.to_string(),
-            object_size_bytes: s.size,
+            axes: s.axes(),
         })
         .collect()
 }
@@ -204,7 +204,7 @@ async fn run_steps(
                 "deadline: {why}, {} ms before the invocation's deadline (the safety margin)",
                 options.deadline.map_or(0, |d| d.margin().as_millis())
             ),
-            object_size_bytes: step.size,
+            axes: step.axes(),
         };
         if stop_at.is_some_and(|s| Instant::now() >= s) {
             skipped.push(skip("the sweep stopped"));
@@ -258,9 +258,9 @@ fn in_plan_order(plan: &Plan, results: &mut [ConfigResult], skipped: &mut [Skipp
     let client_rank = |c: Client| plan.clients().iter().position(|&x| x == c).unwrap_or(usize::MAX);
     results.sort_by_key(|r| {
         let (b, s, w, rep) = rank(&r.bucket, r.size_axis_bytes(), r.workers, r.repetition);
-        (b, s, client_rank(r.s3_client), w, rep)
+        (b, s, client_rank(r.axes.s3_client), w, rep)
     });
-    skipped.sort_by_key(|r| rank(&r.bucket, r.object_size_bytes, r.workers, r.repetition));
+    skipped.sort_by_key(|r| rank(&r.bucket, r.axes.object_size_bytes, r.workers, r.repetition));
 }
 
 /// The result so far, as written to S3 while the run goes on: `base` with the rows
@@ -279,7 +279,7 @@ fn progress_copy(
         workers: s.workers,
         repetition: s.repetition,
         reason: "not run yet when this copy was written: the run was still going".into(),
-        object_size_bytes: s.size,
+        axes: s.axes(),
     }));
     copy.truncated = true;
     in_plan_order(plan, &mut copy.results, &mut copy.skipped);

@@ -10,7 +10,7 @@
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use crate::model::{Client, Order};
+use crate::model::{Axes, Client, Order};
 use crate::plan::Plan;
 
 /// One configuration in the order run.
@@ -26,6 +26,17 @@ pub(crate) struct Step {
     pub size: Option<u64>,
     /// The S3 client of this run of the configuration.
     pub client: Client,
+}
+
+impl Step {
+    /// The step's axes, as its row and a skipped entry carry them.
+    pub fn axes(&self) -> Axes {
+        Axes {
+            object_size_bytes: self.size,
+            s3_client: self.client,
+            ..Axes::default()
+        }
+    }
 }
 
 /// The seed of round `round`'s shuffle.

@@ -15,7 +15,8 @@ use tokio::sync::Semaphore;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, rates, round3};
 use crate::model::{
-    Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, ObjectSize, Percentiles, SizeSpread, WireCounts,
+    Axes, Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, ObjectSize, Percentiles, SizeSpread,
+    WireCounts,
 };
 use crate::plan::{Keys, Plan};
 use crate::s3::get::Reader;
@@ -122,7 +123,7 @@ pub(crate) async fn run_config(
         warmup,
     };
     let mut row = measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed);
-    row.s3_client = s3.client();
+    row.axes.s3_client = s3.client();
     Some(row)
 }
 
@@ -239,14 +240,15 @@ fn measured_row(
         breakdown: Some(breakdown),
         client: None,
         diagnosis: None,
-        memory_mb: None,
+        axes: Axes {
+            object_size_bytes: timed.sizes,
+            ..Axes::default()
+        },
         emulated: false,
         wire: rx.map(|rx| wire_counts(&rx, wall, bytes)),
         round: None,
         run_index: None,
         in_burst: false,
-        object_size_bytes: timed.sizes,
-        s3_client: crate::model::Client::Sdk,
     };
     row.client = Some(ClientSide::of(&row, client_measure(&before, busy)));
     row

@@ -316,7 +316,7 @@ impl SizesRun {
         match invoker.invoke(&target, &size_event(plan, finish_by), limit).await {
             Ok(mut result) => {
                 for row in &mut result.results {
-                    row.memory_mb = Some(memory_mb);
+                    row.axes.memory_mb = Some(memory_mb);
                 }
                 step.status = Outcome::Ok;
                 step.configurations = result.results.len() as u32;

@@ -10,7 +10,7 @@ use crate::model::fanout::decode_histogram;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, histogram_us, rates, round3};
 use crate::model::{
-    BandwidthCeiling, CeilingSource, ChildProbe, ChildReport, ChildWire, ConfigResult, Environment, ErrorCounts,
+    Axes, BandwidthCeiling, CeilingSource, ChildProbe, ChildReport, ChildWire, ConfigResult, Environment, ErrorCounts,
     FanoutProbe, FanoutReport, FanoutRequest, MergedConfig, NetworkReport, Outcome, Percentiles, SkippedConfig, Split,
     SweepResult, WireCounts,
 };
@@ -111,7 +111,7 @@ fn merge_configurations(plan: &Plan, outcomes: &[ChildOutcome]) -> (Vec<ConfigRe
                         &x.bucket == bucket
                             && x.workers == workers
                             && x.repetition == repetition
-                            && x.s3_client == client
+                            && x.axes.s3_client == client
                     }) {
                         Some(row) => rows.push((o.index, cold(r), row)),
                         None => missing.push(o.index),
@@ -344,14 +344,15 @@ fn merged_row(rows: &[(u32, bool, &ConfigResult)], sums: Sums, window_ms: f64) -
         breakdown: None,
         client: None,
         diagnosis: None,
-        memory_mb: first.memory_mb,
+        axes: Axes {
+            object_size_bytes: None,
+            ..first.axes
+        },
         emulated: first.emulated,
         wire: merged_wire(rows, (window_ms / 1000.0).max(1e-9), sums.bytes),
         round: first.round,
         run_index: first.run_index,
         in_burst: false,
-        object_size_bytes: None,
-        s3_client: first.s3_client,
     }
 }
 
@@ -409,7 +410,7 @@ pub(crate) fn merged_result(
             workers: c.workers,
             repetition: c.repetition,
             reason: format!("children {:?} did not run it (deadline)", c.missing_children),
-            object_size_bytes: None,
+            axes: Axes::default(),
         })
         .collect();
     base.truncated = !base.skipped.is_empty() || report.children.iter().any(|c| !c.skipped.is_empty());

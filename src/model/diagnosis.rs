@@ -354,16 +354,9 @@ pub struct CurveAnalysis {
     pub verdicts: Vec<WorkerVerdict>,
     pub fit: Option<ModelFit>,
     pub predictions: Vec<Prediction>,
-    /// A memory sweep's curves are per bucket and memory size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_mb: Option<u32>,
-    /// A size axis's curves are per bucket and object size, bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub object_size_bytes: Option<u64>,
-    /// The S3 client of these rows when a sweep ran several (request `clients`):
-    /// `lean`, or `sdk` (the default, not written).
-    #[serde(default, skip_serializing_if = "super::closed_set::Client::is_sdk")]
-    pub s3_client: super::closed_set::Client,
+    /// The axes of these rows (memory size, object size, client), flattened.
+    #[serde(flatten)]
+    pub axes: super::Axes,
 }
 
 /// How much faster the lower-latency bucket is, at one worker and at the best count.
@@ -382,16 +375,9 @@ pub struct BucketComparison {
     #[serde(serialize_with = "tidy::sig4")]
     pub best_speedup: f64,
     pub explanation: String,
-    /// A memory sweep compares buckets at each memory size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_mb: Option<u32>,
-    /// A size axis compares buckets at each object size, bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub object_size_bytes: Option<u64>,
-    /// The S3 client of these rows when a sweep ran several (request `clients`):
-    /// `lean`, or `sdk` (the default, not written).
-    #[serde(default, skip_serializing_if = "super::closed_set::Client::is_sdk")]
-    pub s3_client: super::closed_set::Client,
+    /// The axes of these rows (memory size, object size, client), flattened.
+    #[serde(flatten)]
+    pub axes: super::Axes,
 }
 
 /// The analysis block of the result document.
@@ -411,9 +397,10 @@ pub struct Analysis {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SizeLimits {
     pub bucket: String,
-    /// The S3 client of these rows (request `clients`; `sdk`, the default, not written).
-    #[serde(default, skip_serializing_if = "super::closed_set::Client::is_sdk")]
-    pub s3_client: super::closed_set::Client,
+    /// The axes of these rows but the object size (`s3_client`: `sdk`, the default, not
+    /// written), flattened.
+    #[serde(flatten)]
+    pub axes: super::Axes,
     /// One per object size, in the order run.
     pub sizes: Vec<SizeLimit>,
     /// True when two sizes are bound by different limits.

@@ -107,8 +107,8 @@ pub struct MemoryChoice {
     /// Lowest cost per 1,000 GETs among those meeting the target (without a target:
     /// among all); `None` when none meets it.
     pub cheapest: Option<MemoryConfig>,
-    /// The S3 client of the rows chosen from, when the sweep ran several (request
-    /// `clients`): one answer per client; `sdk` (the default) is not written.
-    #[serde(default, skip_serializing_if = "super::closed_set::Client::is_sdk")]
-    pub s3_client: super::closed_set::Client,
+    /// The axes of the rows chosen from, less the memory size (which is the
+    /// choice): one answer per client; `sdk` (the default) is not written.
+    #[serde(flatten)]
+    pub axes: super::Axes,
 }

@@ -4,6 +4,7 @@
 //! every other layer speaks in these types.
 
 pub(crate) mod closed_set;
+pub(crate) mod axes;
 pub mod diagnosis;
 pub mod errors;
 pub mod fanout;
@@ -18,6 +19,7 @@ pub(crate) mod run_kind;
 pub(crate) mod stats;
 
 pub use closed_set::{Client, Outcome};
+pub use axes::{group_by_axes, Axes};
 pub use diagnosis::{
     Analysis, Breakdown, BucketComparison, ClientMeasure, ClientSide, CpuSource, CurveAnalysis, DiagnoseError,
     Diagnosis, Limit, ModelFit, Prediction, SizeLimit, SizeLimits, Thresholds, Verdict, WorkerVerdict,
@@ -83,14 +85,12 @@ pub(crate) mod test_rows {
             breakdown: None,
             client: None,
             diagnosis: None,
-            memory_mb: None,
+            axes: Axes::default(),
             emulated: false,
             wire: None,
             round: None,
             run_index: None,
             in_burst: false,
-            object_size_bytes: None,
-            s3_client: Client::Sdk,
         }
     }
 

@@ -7,10 +7,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::closed_set::{closed_set, Outcome};
+use super::axes::Axes;
 use super::diagnosis::{Analysis, Breakdown, ClientMeasure, ClientSide, CpuSource, Diagnosis};
 use super::errors::ErrorCounts;
 use super::fanout::ChildMeasure;
 use super::histogram::{cdf_points, decode_histogram, HistogramError};
+use super::listing::ObjectSize;
 use super::memory::MemorySweepReport;
 use super::network::{ChildWire, FanoutProbe, NetworkReport, WireCounts};
 use super::request::{Architecture, KeyRange, Split, SweepRequest};
@@ -352,9 +354,13 @@ pub struct ConfigResult {
     /// What bound this configuration, with the figures that decided it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<Diagnosis>,
-    /// A memory sweep's rows: the Lambda memory size, MB, the configuration ran at.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_mb: Option<u32>,
+    /// The configuration's axes (flattened: `memory_mb`, the Lambda memory size, MB,
+    /// of a memory sweep's row; `object_size_bytes`, a number on a size axis's row
+    /// (request `object_sizes_bytes`: every object of the configuration has it), or
+    /// `{min, p50, p99, max}` from a `key_prefix` sweep's listing, absent for a plain
+    /// key template, whose objects are one size; `s3_client`, request `clients`).
+    #[serde(flatten)]
+    pub axes: Axes<ObjectSize>,
     /// True when that memory size was emulated (locally, by a CPU quota of
     /// `memory_mb` / 1,769 cores) rather than run on Lambda.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -373,16 +379,6 @@ pub struct ConfigResult {
     /// probe's sustained MiB/s): it ran on burst credit, and its figures flatter.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_burst: bool,
-    /// Sizes of the objects read, bytes: a number on a size axis's row (request
-    /// `object_sizes_bytes`: every object of the configuration has it), or
-    /// `{min, p50, p99, max}` from a `key_prefix` sweep's listing; absent for a plain
-    /// key template, whose objects are one size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub object_size_bytes: Option<super::ObjectSize>,
-    /// The S3 client that made the row's GETs (request `clients`): `lean`, or `sdk`
-    /// (the default, not written: older results and SDK rows have no field).
-    #[serde(default, skip_serializing_if = "super::closed_set::Client::is_sdk")]
-    pub s3_client: super::closed_set::Client,
 }
 
 /// The best configuration of one bucket.
@@ -406,16 +402,9 @@ pub struct BucketSummary {
     /// The knee: the smallest worker count whose median throughput is within 10% of
     /// the best. More workers than this buy less than 10%.
     pub knee_workers: Option<u32>,
-    /// A memory sweep's summaries are per bucket and memory size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_mb: Option<u32>,
-    /// A size axis's summaries are per bucket and object size, bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub object_size_bytes: Option<u64>,
-    /// The S3 client of these rows when a sweep ran several (request `clients`):
-    /// `lean`, or `sdk` (the default, not written).
-    #[serde(default, skip_serializing_if = "super::closed_set::Client::is_sdk")]
-    pub s3_client: super::closed_set::Client,
+    /// The summary is per bucket and axes (memory size, object size, client).
+    #[serde(flatten)]
+    pub axes: Axes,
 }
 
 /// A configuration that was not run.
@@ -425,9 +414,9 @@ pub struct SkippedConfig {
     pub workers: u32,
     pub repetition: u32,
     pub reason: String,
-    /// The configuration's object size on a size axis, bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub object_size_bytes: Option<u64>,
+    /// The configuration's axes (object size on a size axis, client), flattened.
+    #[serde(flatten)]
+    pub axes: Axes,
 }
 
 /// The fan-out block of a coordinator's result.
@@ -642,19 +631,21 @@ impl SweepResult {
         bucket: &'a str,
         memory_mb: Option<u32>,
     ) -> impl Iterator<Item = &'a ConfigResult> + 'a {
-        self.rows_of(bucket).filter(move |r| r.memory_mb == memory_mb)
+        self.rows_of(bucket).filter(move |r| r.axes.memory_mb == memory_mb)
     }
 
     /// The rows of one summary: its bucket at its memory size and object size, of its
     /// S3 client.
     pub fn rows_for<'a>(&'a self, summary: &'a BucketSummary) -> impl Iterator<Item = &'a ConfigResult> + 'a {
-        self.rows_at(&summary.bucket, summary.memory_mb)
-            .filter(move |r| r.size_axis_bytes() == summary.object_size_bytes && r.s3_client == summary.s3_client)
+        self.rows_of(&summary.bucket)
+            .filter(move |r| r.axes.key() == summary.axes)
     }
 
     /// True when the rows come from more than one S3 client (request `clients`).
     pub fn several_clients(&self) -> bool {
-        self.results.iter().any(|r| r.s3_client != self.results[0].s3_client)
+        self.results
+            .iter()
+            .any(|r| r.axes.s3_client != self.results[0].axes.s3_client)
     }
 
     /// The object sizes of a size axis's rows, in the order first run (empty: no axis).
@@ -664,14 +655,14 @@ impl SweepResult {
 
     /// The memory sizes of the rows, in the order first run (empty: no memory sweep).
     pub fn memory_sizes(&self) -> Vec<u32> {
-        first_seen(self.results.iter().filter_map(|r| r.memory_mb))
+        first_seen(self.results.iter().filter_map(|r| r.axes.memory_mb))
     }
 }
 
 impl ConfigResult {
     /// The row's object size on a size axis (`None`: no axis, or a listing's spread).
     pub fn size_axis_bytes(&self) -> Option<u64> {
-        self.object_size_bytes.and_then(|s| s.fixed())
+        self.axes.key().object_size_bytes
     }
 
     /// The latency CDF of the row from [`ConfigResult::ttlb_histogram_us`]: (ms,

@@ -27,7 +27,7 @@ pub enum RunKind {
 impl SweepResult {
     /// What kind of run this result is ([`RunKind`]).
     pub fn run_kind(&self) -> RunKind {
-        if self.results.iter().any(|r| r.memory_mb.is_some()) {
+        if self.results.iter().any(|r| r.axes.memory_mb.is_some()) {
             RunKind::MemorySweep
         } else if self.results.iter().any(|r| r.size_axis_bytes().is_some()) {
             RunKind::SizeAxis
@@ -49,11 +49,11 @@ mod tests {
     fn the_first_kind_that_holds_names_the_run() {
         let plain = row("b-1", 4, 1, 100.0, 0);
         let mut lean = plain.clone();
-        lean.s3_client = Client::Lean;
+        lean.axes.s3_client = Client::Lean;
         let mut sized = plain.clone();
-        sized.object_size_bytes = Some(ObjectSize::Fixed(4096));
+        sized.axes.object_size_bytes = Some(ObjectSize::Fixed(4096));
         let mut memory = sized.clone();
-        memory.memory_mb = Some(1769);
+        memory.axes.memory_mb = Some(1769);
         let kind =
             |rows: &[&crate::model::ConfigResult]| result(rows.iter().map(|r| (*r).clone()).collect()).run_kind();
         assert_eq!(kind(&[&plain]), RunKind::Plain);
@@ -63,7 +63,7 @@ mod tests {
         assert_eq!(kind(&[&plain, &memory, &lean]), RunKind::MemorySweep);
         // A listing's spread of sizes is no size axis.
         let mut listed = plain.clone();
-        listed.object_size_bytes = Some(ObjectSize::Spread(SizeSpread {
+        listed.axes.object_size_bytes = Some(ObjectSize::Spread(SizeSpread {
             min: 10,
             p50: 20,
             p99: 30,

@@ -97,9 +97,9 @@ fn pair_table(p: &BucketPair, style: Style, c: &Comparison) -> comfy_table::Tabl
             format!("{v:.2}")
         }
     };
-    let sized = p.configs.iter().any(|m| m.memory_mb.is_some());
-    let objects = p.configs.iter().any(|m| m.object_size_bytes.is_some());
-    let clients = p.configs.iter().any(|m| !m.s3_client.is_sdk());
+    let sized = p.configs.iter().any(|m| m.axes.memory_mb.is_some());
+    let objects = p.configs.iter().any(|m| m.axes.object_size_bytes.is_some());
+    let clients = p.configs.iter().any(|m| !m.axes.s3_client.is_sdk());
     let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
     if objects {
         header.push("object bytes");
@@ -124,16 +124,16 @@ fn pair_table(p: &BucketPair, style: Style, c: &Comparison) -> comfy_table::Tabl
     ]);
     let mut table = style.table(header);
     for m in &p.configs {
-        let mut cells = match (sized, m.memory_mb) {
+        let mut cells = match (sized, m.axes.memory_mb) {
             (true, Some(mb)) => vec![mb.to_string()],
             (true, None) => vec!["-".to_string()],
             (false, _) => Vec::new(),
         };
         if objects {
-            cells.push(m.object_size_bytes.map_or("-".into(), |s| s.to_string()));
+            cells.push(m.axes.object_size_bytes.map_or("-".into(), |s| s.to_string()));
         }
         if clients {
-            cells.push(m.s3_client.to_string());
+            cells.push(m.axes.s3_client.to_string());
         }
         cells.extend([
             m.workers.to_string(),
@@ -269,12 +269,16 @@ mod tests {
         use crate::model::Client;
         let both = |sdk_ms: f64, lean_ms: f64| {
             let mut lean = reps("b1", 8, &[lean_ms]);
-            lean[0].s3_client = Client::Lean;
+            lean[0].axes.s3_client = Client::Lean;
             result([reps("b1", 8, &[sdk_ms]), lean].concat())
         };
         let (a, b) = (both(100.0, 40.0), both(50.0, 40.0));
         let c = compare(&a, &b, &CompareOptions::default()).unwrap();
-        let got: Vec<(Client, f64)> = c.pairs[0].configs.iter().map(|m| (m.s3_client, m.wall_ratio)).collect();
+        let got: Vec<(Client, f64)> = c.pairs[0]
+            .configs
+            .iter()
+            .map(|m| (m.axes.s3_client, m.wall_ratio))
+            .collect();
         assert_eq!(
             got,
             vec![(Client::Lean, 1.0), (Client::Sdk, 0.5)],

@@ -24,7 +24,7 @@ pub(crate) fn usd(x: f64) -> String {
 /// The cost table and the summary sentence.
 pub(crate) fn render_cost(report: &CostReport, style: Style) -> String {
     let mut out = String::new();
-    let sized = report.rows.iter().any(|r| r.memory_mb.is_some());
+    let sized = report.rows.iter().any(|r| r.axes.memory_mb.is_some());
     let _ = writeln!(out, "{}", basis_line(report, sized));
     let table = cost_table(report, style, sized);
     if style == Style::Markdown {
@@ -66,7 +66,7 @@ fn cost_table(report: &CostReport, style: Style, sized: bool) -> comfy_table::Ta
     if sized {
         header.push("memory MB");
     }
-    let objects = report.rows.iter().any(|r| r.object_size_bytes.is_some());
+    let objects = report.rows.iter().any(|r| r.axes.object_size_bytes.is_some());
     if objects {
         header.push("object bytes");
     }
@@ -84,10 +84,10 @@ fn cost_table(report: &CostReport, style: Style, sized: bool) -> comfy_table::Ta
     for r in &report.rows {
         let mut cells = vec![r.bucket.clone(), r.class.name().to_string()];
         if sized {
-            cells.push(r.memory_mb.map_or("-".into(), |m| m.to_string()));
+            cells.push(r.axes.memory_mb.map_or("-".into(), |m| m.to_string()));
         }
         if objects {
-            cells.push(r.object_size_bytes.map_or("-".into(), |b| b.to_string()));
+            cells.push(r.axes.object_size_bytes.map_or("-".into(), |b| b.to_string()));
         }
         cells.extend([
             r.workers.to_string(),
@@ -112,9 +112,10 @@ fn cheapest_sentence(report: &CostReport) -> String {
         format!(
             "{} at {}{} workers{}, {:.0} ms, {} per 1,000 GETs",
             c.bucket,
-            c.memory_mb.map(|m| format!("{m} MB x ")).unwrap_or_default(),
+            c.axes.memory_mb.map(|m| format!("{m} MB x ")).unwrap_or_default(),
             c.workers,
-            c.object_size_bytes
+            c.axes
+                .object_size_bytes
                 .map(|b| format!(" (objects of {b} bytes)"))
                 .unwrap_or_default(),
             c.wall_ms,
@@ -151,10 +152,10 @@ pub(crate) fn render_memory_choices(choices: &[MemoryChoice]) -> String {
             (None, Some(t)) => format!("no memory x workers without errors met {t} ms"),
             (None, None) => "no configuration without errors".into(),
         };
-        let client = if c.s3_client.is_sdk() {
+        let client = if c.axes.s3_client.is_sdk() {
             String::new()
         } else {
-            format!(" (client {})", c.s3_client)
+            format!(" (client {})", c.axes.s3_client)
         };
         let _ = writeln!(out, "memory for {}{client}: fastest {fastest}; {cheapest}", c.bucket);
     }

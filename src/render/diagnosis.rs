@@ -40,7 +40,7 @@ pub(crate) fn render_size_limits(result: &SweepResult) -> String {
 /// ` (client lean)` after a size note's bucket when several clients ran.
 pub(crate) fn client_of(result: &SweepResult, n: &crate::model::SizeLimits) -> String {
     if result.several_clients() {
-        format!(" (client {})", n.s3_client)
+        format!(" (client {})", n.axes.s3_client)
     } else {
         String::new()
     }
@@ -49,15 +49,12 @@ pub(crate) fn client_of(result: &SweepResult, n: &crate::model::SizeLimits) -> S
 /// The lines printed under one bucket's table.
 pub(crate) fn render_bucket(result: &SweepResult, summary: &BucketSummary) -> String {
     let mut out = String::new();
-    let (bucket, memory_mb, size) = (&summary.bucket, summary.memory_mb, summary.object_size_bytes);
-    let Some(analysis) = result.analysis.as_ref().and_then(|a| {
-        a.buckets.iter().find(|b| {
-            &b.bucket == bucket
-                && b.memory_mb == memory_mb
-                && b.object_size_bytes == size
-                && b.s3_client == summary.s3_client
-        })
-    }) else {
+    let bucket = &summary.bucket;
+    let Some(analysis) = result
+        .analysis
+        .as_ref()
+        .and_then(|a| a.buckets.iter().find(|b| &b.bucket == bucket && b.axes == summary.axes))
+    else {
         return out;
     };
     let _ = writeln!(out, "verdicts: {}", verdict_runs(&analysis.verdicts));
@@ -156,20 +153,8 @@ pub(crate) fn render_comparisons(result: &SweepResult) -> String {
     let mut out = String::new();
     if let Some(a) = &result.analysis {
         for c in &a.comparisons {
-            let at = c.memory_mb.map(|m| format!(" at {m} MB")).unwrap_or_default()
-                + &c.object_size_bytes
-                    .map(|b| format!(" (objects of {b} bytes)"))
-                    .unwrap_or_default();
-            let client = if result.several_clients() {
-                format!(" (client {})", c.s3_client)
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                out,
-                "{} vs {}{at}{client}: {}",
-                c.faster_bucket, c.slower_bucket, c.explanation
-            );
+            let at = c.axes.label(result.several_clients());
+            let _ = writeln!(out, "{} vs {}{at}: {}", c.faster_bucket, c.slower_bucket, c.explanation);
         }
     }
     out

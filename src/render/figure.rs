@@ -101,8 +101,8 @@ mod tests {
 
     fn at(memory_mb: Option<u32>, size: Option<u64>, wall_ms: f64) -> crate::model::ConfigResult {
         let mut r = row("b-1", 4, 1, wall_ms, 0);
-        r.memory_mb = memory_mb;
-        r.object_size_bytes = size.map(ObjectSize::Fixed);
+        r.axes.memory_mb = memory_mb;
+        r.axes.object_size_bytes = size.map(ObjectSize::Fixed);
         r
     }
 
@@ -111,7 +111,7 @@ mod tests {
         let of = |rows| Figure::of(&result(rows));
         assert_eq!(of(vec![at(None, None, 900.0)]), Figure::Curves);
         let mut lean = at(None, None, 500.0);
-        lean.s3_client = Client::Lean;
+        lean.axes.s3_client = Client::Lean;
         assert_eq!(of(vec![at(None, None, 900.0), lean]), Figure::Curves);
         // One memory size or one object size: one sweep's curves.
         assert_eq!(of(vec![at(Some(512), None, 900.0)]), Figure::Curves);

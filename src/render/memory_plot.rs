@@ -39,7 +39,7 @@ pub(crate) fn memory_curves(result: &SweepResult) -> Vec<(String, Vec<MemoryPoin
             let mut sizes: Vec<u32> = configs
                 .iter()
                 .filter(|c| c.bucket == bucket)
-                .filter_map(|c| c.memory_mb)
+                .filter_map(|c| c.axes.memory_mb)
                 .collect();
             sizes.sort_unstable();
             sizes.dedup();
@@ -48,7 +48,7 @@ pub(crate) fn memory_curves(result: &SweepResult) -> Vec<(String, Vec<MemoryPoin
                 .filter_map(|m| {
                     let at: Vec<_> = configs
                         .iter()
-                        .filter(|c| c.bucket == bucket && c.memory_mb == Some(m))
+                        .filter(|c| c.bucket == bucket && c.axes.memory_mb == Some(m))
                         .collect();
                     let fastest = at.iter().min_by(|a, b| a.wall_ms.total_cmp(&b.wall_ms))?;
                     let rates = result
@@ -256,7 +256,7 @@ mod tests {
 
     fn at(bucket: &str, memory_mb: u32, workers: u32, wall_ms: f64) -> crate::model::ConfigResult {
         let mut r = row(bucket, workers, 1, wall_ms, 0);
-        r.memory_mb = Some(memory_mb);
+        r.axes.memory_mb = Some(memory_mb);
         r.emulated = true;
         r
     }

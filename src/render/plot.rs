@@ -148,7 +148,7 @@ pub(crate) fn curves(result: &SweepResult) -> Vec<Curve> {
                 }
             };
             Curve {
-                bucket: client_label(result, &s.bucket, s.s3_client),
+                bucket: client_label(result, &s.bucket, s.axes.s3_client),
                 points,
                 knee_workers: s.knee_workers,
                 best_workers: s.best_workers,
@@ -253,7 +253,7 @@ pub(crate) fn why_line(result: &SweepResult) -> String {
                 .map_or(String::new(), |k| format!("knee at {k} workers, "));
             Some(format!(
                 "{}: {knee}bound by {} at {} workers",
-                client_label(result, &b.bucket, b.s3_client),
+                client_label(result, &b.bucket, b.axes.s3_client),
                 last.verdict.name().replace('_', " "),
                 last.workers
             ))

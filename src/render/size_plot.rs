@@ -151,7 +151,7 @@ mod tests {
     fn a_panel_per_size() {
         let at = |size: u64, workers: u32, wall_ms: f64| {
             let mut r = row("b-1", workers, 1, wall_ms, 0);
-            r.object_size_bytes = Some(ObjectSize::Fixed(size));
+            r.axes.object_size_bytes = Some(ObjectSize::Fixed(size));
             r.mib_per_s = size as f64 / 1e3;
             r
         };

@@ -22,8 +22,9 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
         let title = format!(
             "bucket {}{}{}{}",
             summary.bucket,
-            memory_title(result, summary.memory_mb),
+            memory_title(result, summary.axes.memory_mb),
             summary
+                .axes
                 .object_size_bytes
                 .map_or(String::new(), |s| format!(", objects of {s} bytes")),
             client_title(result, summary)
@@ -124,20 +125,20 @@ fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> 
     let rows: Vec<&ConfigResult> = result.rows_for(summary).collect();
     let listed = rows
         .iter()
-        .any(|r| matches!(r.object_size_bytes, Some(crate::model::ObjectSize::Spread(_))));
+        .any(|r| matches!(r.axes.object_size_bytes, Some(crate::model::ObjectSize::Spread(_))));
     if listed {
         header.extend(["bytes read", "object bytes min/p50/p99/max"]);
     }
     let mut table = style.table(header);
     for r in rows {
-        let mut cells = match (sized, r.memory_mb) {
+        let mut cells = match (sized, r.axes.memory_mb) {
             (true, Some(mb)) if r.emulated => vec![format!("{mb}*")],
             (true, Some(mb)) => vec![mb.to_string()],
             (true, None) => vec!["-".to_string()],
             (false, _) => Vec::new(),
         };
         if clients {
-            cells.push(r.s3_client.name().to_string());
+            cells.push(r.axes.s3_client.name().to_string());
         }
         cells.extend(row_cells(r, &result.not_measured));
         if listed {
@@ -192,7 +193,7 @@ fn row_cells(r: &ConfigResult, not_measured: &[Unmeasured]) -> [String; 16] {
 
 /// A listed row's bytes read and the sizes of its objects (`varies` when they differ).
 fn size_cells(r: &ConfigResult) -> [String; 2] {
-    let sizes = r.object_size_bytes.map(|s| s.spread()).map_or("-".into(), |s| {
+    let sizes = r.axes.object_size_bytes.map(|s| s.spread()).map_or("-".into(), |s| {
         let varies = if s.varies() { " (varies)" } else { "" };
         format!("{}/{}/{}/{}{varies}", s.min, s.p50, s.p99, s.max)
     });
@@ -234,7 +235,7 @@ fn summary_line(summary: &BucketSummary) -> String {
 /// `, client lean` after a bucket's name when several clients ran; nothing otherwise.
 fn client_title(result: &SweepResult, summary: &BucketSummary) -> String {
     if result.several_clients() {
-        format!(", client {}", summary.s3_client)
+        format!(", client {}", summary.axes.s3_client)
     } else {
         String::new()
     }
@@ -289,7 +290,7 @@ mod tests {
     fn several_clients_get_a_table_each_with_a_client_column() {
         let mut lean = vec![row("a-bucket", 1, 1, 400.0, 0), row("a-bucket", 8, 1, 100.0, 0)];
         for r in &mut lean {
-            r.s3_client = crate::model::Client::Lean;
+            r.axes.s3_client = crate::model::Client::Lean;
         }
         let mut rows = vec![row("a-bucket", 1, 1, 1000.0, 0), row("a-bucket", 8, 1, 300.0, 0)];
         rows.extend(lean);

@@ -353,6 +353,7 @@ fn a_key_prefix_event(emulator: &mut Emulator, endpoint: &str, ca_file: &Path, t
         );
         assert_eq!(row.bytes, bytes, "{at}: exactly the prefix's bytes, nothing beside it");
         let spread = row
+            .axes
             .object_size_bytes
             .expect("a listed sweep reports its sizes")
             .spread();

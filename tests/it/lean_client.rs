@@ -272,7 +272,7 @@ async fn each_fault_is_counted_under_the_same_kind_by_both_clients() {
                 expected_kind(kind).name(),
                 row.ok
             ));
-            assert_eq!(row.s3_client, c);
+            assert_eq!(row.axes.s3_client, c);
             assert!(n > 0, "{kind}: nothing injected; pick another rate");
             assert_eq!(injected.get_requests, u64::from(FAULT_OBJECTS), "{kind} {c}");
             assert_eq!(sent, u64::from(FAULT_OBJECTS), "{kind} {c}: one attempt per object");

@@ -89,7 +89,10 @@ async fn reads_exactly_the_keys_under_the_prefix_with_their_sizes() {
             "workers {} read exactly the prefix's bytes",
             r.workers
         );
-        assert_eq!(r.object_size_bytes, Some(s3sweep::model::ObjectSize::Spread(spread)));
+        assert_eq!(
+            r.axes.object_size_bytes,
+            Some(s3sweep::model::ObjectSize::Spread(spread))
+        );
         let mib = expected_bytes as f64 / (1 << 20) as f64 / (r.wall_ms / 1000.0);
         assert!(
             (r.mib_per_s - mib).abs() <= 0.01 * mib + 0.01,
