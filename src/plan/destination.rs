@@ -50,6 +50,16 @@ fn split(text: &str) -> Result<(String, String), String> {
     Ok((bucket.to_string(), path.to_string()))
 }
 
+/// The request's destination fields: a `results_uri` that parses.
+pub(crate) fn check_destination(request: &crate::model::SweepRequest, problems: &mut Vec<super::FieldProblem>) {
+    if let Some(Err(message)) = request.results_uri.as_deref().map(ResultsUri::parse) {
+        problems.push(super::FieldProblem {
+            field: "results_uri".into(),
+            message,
+        });
+    }
+}
+
 impl ResultsUri {
     /// Parses `s3://bucket` or `s3://bucket/prefix` (a trailing `/` is dropped).
     pub fn parse(text: &str) -> Result<Self, String> {
