@@ -134,6 +134,9 @@ pub(crate) fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     if let Some(u) = &args.results_uri {
         set(&mut map, "results_uri", Value::from(u.clone()));
     }
+    if let Some(id) = &args.run_id {
+        set(&mut map, "run_id", Value::from(id.clone()));
+    }
     for (field, value) in client_network_fields(&args.client_net) {
         set(&mut map, field, value);
     }

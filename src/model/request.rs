@@ -76,6 +76,10 @@ pub struct SweepRequest {
     /// `None`: nowhere (the Lambda then uses `S3SWEEP_RESULTS_URI` if set).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub results_uri: Option<String>,
+    /// The run's name (1 to 64 of `A-Za-z0-9._-`): the result is written to
+    /// `<results prefix>/<run_id>.json`; `None`: the invocation's request id names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     /// Object sizes, bytes, to sweep (the size axis): each size's objects are read at
     /// [`size_prefix`] + the key template. Empty: one size, the template's own keys.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -151,6 +155,7 @@ impl Default for SweepRequest {
             max_attempts: 1,
             prices: Prices::default(),
             results_uri: None,
+            run_id: None,
             target_wall_ms: None,
             memory_mb: Vec::new(),
             order: None,

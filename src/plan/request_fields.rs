@@ -80,6 +80,7 @@ request_fields! {
     results_uri: take("an S3 URI like \"s3://my-bucket/prefix\""), flag "--results-uri";
     object_sizes_bytes: take("a list of whole numbers of bytes"), flag "--object-sizes";
     clients: take("a list of client names: \"sdk\", \"lean\""), flag "--clients";
+    run_id: take("a string of 1 to 64 letters, digits, '.', '_' or '-'"), flag "--run-id";
 }
 
 /// Reads the request's own section (`map` less the coordinator's envelope) into
