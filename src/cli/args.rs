@@ -415,6 +415,10 @@ pub struct RunArgs {
     /// the end, through the same endpoint and keys as the sweep.
     #[arg(long, value_name = "S3_URI")]
     pub results_uri: Option<String>,
+    /// Name the result written to S3 `<prefix>/<RUN_ID>.json` (request `run_id`: 1 to
+    /// 64 letters, digits, `.`, `_` or `-`; default `cli-<ms>-<pid>`).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run_id: Option<String>,
     /// Print the request as JSON (the event the Lambda takes, every default filled in)
     /// and exit without sweeping.
     #[arg(long)]

@@ -189,8 +189,8 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
     Ok(())
 }
 
-/// The request's results destination, if any: the run id is the start time (ms since
-/// the Unix epoch) and this process's id, `cli-<ms>-<pid>`.
+/// The request's results destination, if any: the run id is the request's `run_id`,
+/// else the start time (ms since the Unix epoch) and this process's id, `cli-<ms>-<pid>`.
 fn results_log(
     client: &crate::s3::SweepClient,
     plan: &crate::plan::Plan,
@@ -199,7 +199,11 @@ fn results_log(
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
-    let run_id = format!("cli-{ms}-{}", std::process::id());
+    let run_id = plan
+        .request()
+        .run_id
+        .clone()
+        .unwrap_or_else(|| format!("cli-{ms}-{}", std::process::id()));
     let writer = crate::s3::results::ResultsWriter::new(client, &destination, &run_id);
     eprintln!("writing the result to {} after every configuration", writer.uri());
     Some(std::sync::Arc::new(engine::ResultsLog::new(writer, None)))

@@ -100,7 +100,7 @@ fn demo_plan(args: &LocalArgs) -> Result<Plan, CliError> {
         request.clients = args.client_net.clients.iter().map(|c| c.client()).collect();
     }
     // Every field of this request comes from a flag (or its default): name the flags.
-    let from_flags = request::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
+    let from_flags = crate::plan::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
     let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;
     plan.check_fd_budget(args.in_process).map_err(CliError::other)?;
     check_lab_room(&plan)?;

@@ -17,29 +17,10 @@ use crate::sys::files::{read_capped_text, FileError};
 use super::args::{ClientNetworkArgs, RunArgs};
 use super::{CliError, Context};
 
-/// Request fields and the flags that set them (`run` and `local`).
-pub(crate) const FLAG_FIELDS: [(&str, &str); 15] = [
-    ("buckets", "--bucket"),
-    ("object_count", "--objects"),
-    ("workers", "--workers"),
-    ("pool_connections", "--pool"),
-    ("repetitions", "--repetitions"),
-    ("key_template", "--key-template"),
-    ("key_prefix", "--prefix"),
-    ("allow_fewer_keys", "--allow-fewer"),
-    ("target_wall_ms", "--target-wall-ms"),
-    ("order", "--order"),
-    ("probe_bandwidth", "--probe-bandwidth"),
-    ("pool_idle_timeout_ms", "--pool-idle-timeout-ms"),
-    ("results_uri", "--results-uri"),
-    ("object_sizes_bytes", "--object-sizes"),
-    ("clients", "--clients"),
-];
-
-/// The flag that sets `field` (`workers[2]` is `--workers`'s).
+/// The flag that sets `field` (`workers[2]` is `--workers`'s), from the request's
+/// field table ([`crate::plan::FLAG_FIELDS`]).
 fn flag_of(field: &str) -> Option<&'static str> {
-    let top = field.split(['[', '.']).next().unwrap_or(field);
-    FLAG_FIELDS.iter().find(|(f, _)| *f == top).map(|(_, flag)| *flag)
+    crate::plan::flag_of(field.split(['[', '.']).next().unwrap_or(field))
 }
 
 /// A request error with every problem named by where it came from: the flag for
@@ -111,6 +92,10 @@ pub(crate) fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     };
     let mut from_flags = BTreeSet::new();
     let mut set = |map: &mut Map<String, Value>, field: &str, value: Value| {
+        debug_assert!(
+            flag_of(field).is_some(),
+            "{field} has no flag in the request's field table"
+        );
         map.insert(field.to_string(), value);
         from_flags.insert(field.to_string());
     };
@@ -148,6 +133,9 @@ pub(crate) fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     }
     if let Some(u) = &args.results_uri {
         set(&mut map, "results_uri", Value::from(u.clone()));
+    }
+    if let Some(id) = &args.run_id {
+        set(&mut map, "run_id", Value::from(id.clone()));
     }
     for (field, value) in client_network_fields(&args.client_net) {
         set(&mut map, field, value);
@@ -221,6 +209,23 @@ mod tests {
         assert_eq!(plan.pool_connections(), 2);
         let plan = run_plan(&args(&["--bucket", "a-bucket"])).unwrap();
         assert_eq!(plan.pool_connections(), 20, "the request's default without --workers");
+    }
+
+    #[test]
+    fn every_flag_of_the_field_table_is_a_flag_of_run_or_local() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let longs: Vec<String> = ["run", "local"]
+            .iter()
+            .flat_map(|c| cli.find_subcommand(c).unwrap().get_arguments())
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        for (field, flag) in crate::plan::FLAG_FIELDS {
+            assert!(
+                longs.iter().any(|l| l == flag),
+                "{field}: {flag} is no flag of run or local"
+            );
+        }
     }
 
     #[test]

@@ -248,6 +248,77 @@ mod tests {
         assert_ne!(children[0].1.seed, children[1].1.seed);
     }
 
+    /// Every request field at a value other than its default: the first sample names
+    /// its objects by template, the second by prefix (a request gives one of the two).
+    fn every_field_not_default() -> [Value; 2] {
+        let template = json!({
+            "buckets": ["b-1", "b-2"], "key_template": "k/{i}", "object_count": 7,
+            "workers": [3, 5], "pool_connections": 9, "repetitions": 3, "warmup": false,
+            "shuffle": false, "seed": 42,
+            "fanout": {"invocations": 2, "start_delay_ms": 500, "split": "replicate", "slot_ms": 100},
+            "timeouts_ms": {"connect": 1, "first_byte": 2, "attempt": 3}, "max_attempts": 4,
+            "prices": {
+                "s3_standard_get_per_1000_usd": 0.5, "s3_express_get_per_1000_usd": 0.25,
+                "s3_express_retrieval_per_gb_usd": 0.125, "lambda_x86_64_gb_s_usd": 0.0625,
+                "lambda_arm64_gb_s_usd": 0.03125, "lambda_memory_mb": 512,
+                "lambda_architecture": "arm64", "express_buckets": ["e-1"]
+            },
+            "target_wall_ms": 1000, "memory_mb": [512, 1024], "order": "interleaved",
+            "probe_bandwidth": true, "probe_key": "p/k", "pool_idle_timeout_ms": 1000,
+            "results_uri": "s3://r-1/runs", "object_sizes_bytes": [10, 20], "clients": ["lean"],
+            "run_id": "nightly-1",
+        });
+        let mut prefix = template.clone();
+        let m = prefix.as_object_mut().unwrap();
+        m.remove("key_template");
+        m.insert("key_prefix".into(), json!("p/"));
+        m.insert("allow_fewer_keys".into(), json!(true));
+        [template, prefix]
+    }
+
+    /// Reads `event` field by field as the plan does; every problem fails the test.
+    fn read(event: Value) -> SweepRequest {
+        let mut problems = Vec::new();
+        let request = crate::plan::sections::typed_request(event.as_object().unwrap().clone(), &mut problems);
+        assert!(problems.is_empty(), "{problems:?}");
+        request
+    }
+
+    #[test]
+    fn every_request_field_is_read_and_reaches_a_child() {
+        let samples = every_field_not_default();
+        for field in crate::plan::REQUEST_FIELDS {
+            assert!(
+                samples.iter().any(|s| s.get(field).is_some()),
+                "request field {field} has no non-default value in every_field_not_default()"
+            );
+        }
+        let default = serde_json::to_value(SweepRequest::default()).unwrap();
+        for sample in samples {
+            let request = read(sample.clone());
+            let echoed = serde_json::to_value(&request).unwrap();
+            for (field, value) in sample.as_object().unwrap() {
+                assert_ne!(
+                    default.get(field),
+                    Some(value),
+                    "{field}: the sample's value is the default"
+                );
+                assert_eq!(echoed.get(field), Some(value), "{field} was not read as given");
+                if let Some(section) = echoed[field].as_object() {
+                    let given: std::collections::BTreeSet<&String> = value.as_object().unwrap().keys().collect();
+                    let all: std::collections::BTreeSet<&String> = section.keys().collect();
+                    assert_eq!(given, all, "{field}: the sample gives every field of the section");
+                }
+            }
+            // What a child is sent, read as the child reads it, is the same request.
+            assert_eq!(
+                read(child_event(&request)),
+                request,
+                "a field is lost on the way to a child"
+            );
+        }
+    }
+
     #[test]
     fn slots_align_every_configuration() {
         let start = UNIX_EPOCH + Duration::from_secs(1_000);

@@ -237,14 +237,18 @@ impl Function {
     }
 
     /// Where this invocation's result goes: the event's `results_uri`, else the
-    /// function's [`RESULTS_URI_ENV`]; the key is `<prefix>/<request id>.json`. A
-    /// fan-out's children write nothing (their coordinator writes the merged result).
+    /// function's [`RESULTS_URI_ENV`]; the key is `<prefix>/<run_id>.json`, or
+    /// `<prefix>/<request id>.json` without a `run_id` (and for the invocations a
+    /// coordinator sends, which must not replace its object). A fan-out's children
+    /// write nothing (their coordinator writes the merged result).
     fn results_log(&self, plan: &Plan, invocation: &Invocation) -> Option<Arc<ResultsLog>> {
         if plan.role() == Role::Child {
             return None;
         }
         let destination = plan.results_uri().or_else(|| self.settings.results_uri.clone())?;
-        let run_id = match invocation.context.request_id.as_str() {
+        let request = plan.request();
+        let given = request.run_id.clone().filter(|_| request.from_coordinator.is_none());
+        let run_id = given.unwrap_or_else(|| match invocation.context.request_id.as_str() {
             "" => format!(
                 "run-{}",
                 SystemTime::now()
@@ -252,7 +256,7 @@ impl Function {
                     .map_or(0, |d| d.as_millis())
             ),
             id => id.to_string(),
-        };
+        });
         let writer = ResultsWriter::new(&self.client, &destination, &run_id);
         tracing::info!(results_uri = %writer.uri(), "the result is written to S3 after every configuration");
         Some(Arc::new(ResultsLog::new(writer, invocation.deadline)))

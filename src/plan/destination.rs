@@ -12,6 +12,8 @@ pub const S3_SCHEME: &str = "s3://";
 pub const MAX_RESULTS_PREFIX_BYTES: usize = 900;
 /// Longest run id used in a key, bytes (a Lambda request id is 36).
 const MAX_RUN_ID_BYTES: usize = 100;
+/// Longest request `run_id`, characters.
+pub const MAX_REQUEST_RUN_ID_CHARS: usize = 64;
 
 /// A results destination: a bucket and a key prefix (empty, or without a trailing `/`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +50,29 @@ fn split(text: &str) -> Result<(String, String), String> {
         return Err("must not contain control characters".into());
     }
     Ok((bucket.to_string(), path.to_string()))
+}
+
+/// The request's destination fields: a `results_uri` that parses, a `run_id` that is
+/// a key as given (1 to [`MAX_REQUEST_RUN_ID_CHARS`] of `A-Za-z0-9._-`).
+pub(crate) fn check_destination(request: &crate::model::SweepRequest, problems: &mut Vec<super::FieldProblem>) {
+    if let Some(Err(message)) = request.results_uri.as_deref().map(ResultsUri::parse) {
+        problems.push(super::FieldProblem {
+            field: "results_uri".into(),
+            message,
+        });
+    }
+    if let Some(id) = &request.run_id {
+        let fits = (1..=MAX_REQUEST_RUN_ID_CHARS).contains(&id.chars().count());
+        if !fits || !id.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
+            problems.push(super::FieldProblem {
+                field: "run_id".into(),
+                message: format!(
+                    "must be 1 to {MAX_REQUEST_RUN_ID_CHARS} letters, digits, '.', '_' or '-', got {}",
+                    super::fields::preview(id)
+                ),
+            });
+        }
+    }
 }
 
 impl ResultsUri {
@@ -108,6 +133,7 @@ impl ObjectUri {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn destinations_and_objects() {
@@ -145,5 +171,26 @@ mod tests {
         )
         .unwrap();
         assert_eq!(plan.results_uri().unwrap().prefix, "runs");
+    }
+
+    #[test]
+    fn a_run_id_is_checked_and_names_the_result() {
+        let with = |id: serde_json::Value| {
+            crate::plan::Plan::from_value(serde_json::json!({"buckets": ["b-1"], "run_id": id, "workers": [0]}))
+                .unwrap_err()
+                .fields()
+                .contains(&"run_id")
+        };
+        for bad in [json!(""), json!("a/b"), json!("a b"), json!("x".repeat(65)), json!(7)] {
+            assert!(with(bad.clone()), "{bad} accepted");
+        }
+        let longest = "x".repeat(64);
+        for good in ["nightly-2026.12.01_a", longest.as_str()] {
+            assert!(!with(json!(good)), "{good} refused");
+        }
+        let plan = crate::plan::Plan::from_value(json!({"buckets": ["b-1"], "run_id": "r-1"})).unwrap();
+        let id = plan.request().run_id.as_deref().unwrap();
+        let d = ResultsUri::parse("s3://my-results/runs").unwrap();
+        assert_eq!(d.object(id).to_string(), "s3://my-results/runs/r-1.json");
     }
 }

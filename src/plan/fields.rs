@@ -2,7 +2,10 @@
 //! `timeouts_ms`, `fanout`, `prices`): unknown fields are named with the list of known
 //! ones (the list once, at most [`MAX_NAMED_UNKNOWN`] names, the rest counted), each
 //! field is typed on its own so one pass reports every wrong type, and a field with
-//! the wrong type keeps its default so range checks still see the rest.
+//! the wrong type keeps its default so range checks still see the rest. Like
+//! mini-redis's `parse.finish()`, a section refuses what was not read: a known field
+//! still unread when the section is dropped is a problem named by its path, so a field
+//! a section lists but never takes fails the first test that sends it.
 
 use serde_json::{Map, Value};
 
@@ -21,8 +24,8 @@ pub(crate) struct Section<'p> {
 
 impl<'p> Section<'p> {
     /// Opens `value` as the section `name` (`""` for the request) whose fields are
-    /// `known`. Unknown fields are reported now. A value that is not an object is
-    /// reported (`example` shows what one looks like) and gives `None`.
+    /// `known`. Unknown fields are reported now and dropped. A value that is not an
+    /// object is reported (`example` shows what one looks like) and gives `None`.
     pub(crate) fn open(
         name: &str,
         value: Value,
@@ -30,7 +33,7 @@ impl<'p> Section<'p> {
         example: &str,
         problems: &'p mut Vec<FieldProblem>,
     ) -> Option<Section<'p>> {
-        let Value::Object(map) = value else {
+        let Value::Object(mut map) = value else {
             problems.push(FieldProblem {
                 field: name.to_string(),
                 message: format!("must be an object like {example}, got {}", kind_of(&value)),
@@ -49,6 +52,7 @@ impl<'p> Section<'p> {
             known,
             problems,
         );
+        map.retain(|k, _| known.contains(&k.as_str()));
         Some(Section { prefix, map, problems })
     }
 
@@ -93,6 +97,19 @@ impl<'p> Section<'p> {
     /// The problems list, for a nested section.
     pub(crate) fn problems(&mut self) -> &mut Vec<FieldProblem> {
         self.problems
+    }
+}
+
+impl Drop for Section<'_> {
+    /// The finish of a section: a known field nothing took is a problem, never a
+    /// silent drop (the reader lists a field it does not read).
+    fn drop(&mut self) {
+        for key in self.map.keys() {
+            self.problems.push(FieldProblem {
+                field: format!("{}{key}", self.prefix),
+                message: "is a known field that s3sweep did not read (a bug in s3sweep: please report it)".into(),
+            });
+        }
     }
 }
 
@@ -181,5 +198,25 @@ pub(crate) fn preview(s: &str) -> String {
     } else {
         let head: String = s.chars().take(MAX).collect();
         format!("{head:?}... ({} bytes)", s.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_known_field_left_unread_is_a_problem_naming_it() {
+        let mut problems = Vec::new();
+        let value = json!({"read": 1, "forgotten": 2, "colour": 3});
+        let mut s = Section::open("part", value, &["read", "forgotten"], "{}", &mut problems).unwrap();
+        let mut read = 0u32;
+        s.take("read", "a whole number", &mut read);
+        drop(s);
+        let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(fields, ["part.colour", "part.forgotten"], "{problems:?}");
+        assert!(problems[1].message.contains("did not read"), "{problems:?}");
+        assert_eq!(read, 1);
     }
 }

@@ -1,8 +1,8 @@
 //! A request validated into a [`Plan`]: a raw JSON document is read section by
-//! section ([`fields`], [`sections`]), every field checked, and every problem reported
-//! in one [`RequestError`]. A `Plan` cannot hold an invalid value, so the engine never
-//! re-checks. Limits: workers 1..=4096, object_count 1..=1,000,000, at most 10,000,000
-//! timed requests per run.
+//! section (the fields of [`request_fields`], read by [`fields`] and [`sections`]),
+//! every field checked, and every problem reported in one [`RequestError`]. A `Plan`
+//! cannot hold an invalid value, so the engine never re-checks. Limits: workers
+//! 1..=4096, object_count 1..=1,000,000, at most 10,000,000 timed requests per run.
 
 pub(crate) mod bucket_name;
 pub mod destination;
@@ -10,6 +10,7 @@ pub(crate) mod fields;
 pub mod json;
 pub(crate) mod key_template;
 pub(crate) mod keys;
+pub(crate) mod request_fields;
 pub(crate) mod sections;
 pub mod sizes;
 
@@ -26,8 +27,9 @@ pub use bucket_name::{check_bucket_name, is_directory_bucket};
 pub use destination::{ObjectUri, ResultsUri};
 pub use key_template::KeyTemplate;
 pub use keys::{BucketListing, Keys, ListedObject};
+pub use request_fields::{flag_of, FLAG_FIELDS, REQUEST_FIELDS};
 use sections::{check_fanout, check_memory, check_prices, typed_request};
-pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS, REQUEST_FIELDS};
+pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS};
 pub use sizes::{sized_template, MAX_OBJECT_SIZES, MAX_OBJECT_SIZE_BYTES};
 
 /// Most requests in flight in one configuration.
@@ -205,9 +207,7 @@ impl Plan {
         sections::check_clients(&request, &mut problems);
         check_counts(&request, &mut problems);
         check_network(&request, &mut problems);
-        if let Some(Err(e)) = request.results_uri.as_deref().map(ResultsUri::parse) {
-            problems.push(problem("results_uri", e));
-        }
+        destination::check_destination(&request, &mut problems);
         check_prices(&request.prices, request.target_wall_ms, &mut problems);
         check_memory(&request, &mut problems);
         sizes::check_object_sizes(&request, &mut problems);
@@ -456,7 +456,7 @@ fn check_prefix(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
         }
         return;
     };
-    if request.key_template != crate::model::request::default_key_template() {
+    if request.key_template != crate::model::request::DEFAULT_KEY_TEMPLATE {
         problems.push(sections::both_key_sources());
     }
     if prefix.len() > MAX_KEY_BYTES {

@@ -7,7 +7,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value};
 
 use crate::model::request::{
-    FanoutRequest, FromCoordinator, Prices, Role, Split, SweepRequest, DEFAULT_START_DELAY_MS, FROM_COORDINATOR_FIELD,
+    FanoutRequest, FromCoordinator, Prices, Role, Split, SweepRequest, TimeoutsMs, DEFAULT_START_DELAY_MS,
+    FROM_COORDINATOR_FIELD,
 };
 
 use super::bucket_name::check_bucket_name;
@@ -32,35 +33,6 @@ pub const MAX_TARGET_WALL_MS: u64 = 86_400_000;
 const MAX_REQUEST_PRICE_USD: f64 = 1.0;
 /// Highest price accepted per GB-second.
 const MAX_GB_S_PRICE_USD: f64 = 0.01;
-
-/// The request's top-level fields, in the order the docs' request table lists them
-/// (docs/usage.md; tests/it/docs.rs checks the table against this list).
-pub const REQUEST_FIELDS: &[&str] = &[
-    "buckets",
-    "key_template",
-    "key_prefix",
-    "allow_fewer_keys",
-    "object_count",
-    "workers",
-    "pool_connections",
-    "repetitions",
-    "warmup",
-    "shuffle",
-    "seed",
-    "fanout",
-    "timeouts_ms",
-    "max_attempts",
-    "prices",
-    "target_wall_ms",
-    "memory_mb",
-    "order",
-    "probe_bandwidth",
-    "probe_key",
-    "pool_idle_timeout_ms",
-    "results_uri",
-    "object_sizes_bytes",
-    "clients",
-];
 
 /// The fields of the coordinator's envelope ([`FROM_COORDINATOR_FIELD`]).
 const FROM_COORDINATOR_FIELDS: &[&str] = &[
@@ -122,72 +94,22 @@ pub(crate) fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<Fiel
     if map.contains_key("key_template") && map.contains_key("key_prefix") {
         problems.push(both_key_sources());
     }
-    let Some(mut s) = Section::open("", Value::Object(map), REQUEST_FIELDS, "{}", problems) else {
-        return request;
-    };
-    s.require(
-        "buckets",
-        "a list of bucket names",
-        "the list of buckets to sweep",
-        &mut request.buckets,
-    );
-    s.take("key_template", "a string", &mut request.key_template);
-    s.take("key_prefix", "a string", &mut request.key_prefix);
-    s.take("allow_fewer_keys", "true or false", &mut request.allow_fewer_keys);
-    s.take("object_count", "a whole number", &mut request.object_count);
-    s.take("workers", "a list of whole numbers", &mut request.workers);
-    s.take("pool_connections", "a whole number", &mut request.pool_connections);
-    s.take("repetitions", "a whole number", &mut request.repetitions);
-    s.take("warmup", "true or false", &mut request.warmup);
-    s.take("shuffle", "true or false", &mut request.shuffle);
-    s.take("seed", "a whole number", &mut request.seed);
-    if let Some(v) = s.raw("fanout") {
-        request.fanout = typed_fanout(v, s.problems());
-    }
-    s.take("max_attempts", "a whole number", &mut request.max_attempts);
-    if let Some(v) = s.raw("prices") {
-        request.prices = typed_prices(v, s.problems());
-    }
-    s.take(
-        "target_wall_ms",
-        "a whole number of milliseconds",
-        &mut request.target_wall_ms,
-    );
-    s.take("memory_mb", "a list of whole numbers of MB", &mut request.memory_mb);
-    s.take(
-        "object_sizes_bytes",
-        "a list of whole numbers of bytes",
-        &mut request.object_sizes_bytes,
-    );
-    s.take("order", "\"ascending\" or \"interleaved\"", &mut request.order);
-    s.take("probe_bandwidth", "true or false", &mut request.probe_bandwidth);
-    s.take("probe_key", "an object key", &mut request.probe_key);
-    s.take(
-        "pool_idle_timeout_ms",
-        "a whole number of milliseconds",
-        &mut request.pool_idle_timeout_ms,
-    );
-    s.take(
-        "results_uri",
-        "an S3 URI like \"s3://my-bucket/prefix\"",
-        &mut request.results_uri,
-    );
-    s.take(
-        "clients",
-        "a list of client names: \"sdk\", \"lean\"",
-        &mut request.clients,
-    );
-    if let Some(v) = s.raw("timeouts_ms") {
-        let known = ["connect", "first_byte", "attempt"];
-        let example = "{\"connect\": 3000, \"first_byte\": 10000, \"attempt\": 30000}";
-        if let Some(mut t) = Section::open("timeouts_ms", v, &known, example, s.problems()) {
-            let ms = "a whole number of milliseconds";
-            t.take("connect", ms, &mut request.timeouts_ms.connect);
-            t.take("first_byte", ms, &mut request.timeouts_ms.first_byte);
-            t.take("attempt", ms, &mut request.timeouts_ms.attempt);
-        }
-    }
+    super::request_fields::read_request(map, &mut request, problems);
     request
+}
+
+/// The `timeouts_ms` section; fields with a wrong type keep their defaults.
+pub(super) fn typed_timeouts(value: Value, problems: &mut Vec<FieldProblem>) -> TimeoutsMs {
+    let mut timeouts = TimeoutsMs::default();
+    let known = ["connect", "first_byte", "attempt"];
+    let example = "{\"connect\": 3000, \"first_byte\": 10000, \"attempt\": 30000}";
+    if let Some(mut t) = Section::open("timeouts_ms", value, &known, example, problems) {
+        let ms = "a whole number of milliseconds";
+        t.take("connect", ms, &mut timeouts.connect);
+        t.take("first_byte", ms, &mut timeouts.first_byte);
+        t.take("attempt", ms, &mut timeouts.attempt);
+    }
+    timeouts
 }
 
 /// The coordinator's envelope; `None` when it is not an object (reported).
@@ -224,7 +146,7 @@ fn typed_from_coordinator(value: Value, problems: &mut Vec<FieldProblem>) -> Opt
 }
 
 /// The `fanout` section; `None` when it is not an object (reported).
-fn typed_fanout(value: Value, problems: &mut Vec<FieldProblem>) -> Option<FanoutRequest> {
+pub(super) fn typed_fanout(value: Value, problems: &mut Vec<FieldProblem>) -> Option<FanoutRequest> {
     let known = ["invocations", "start_delay_ms", "split", "slot_ms"];
     let example = "{\"invocations\": 4, \"start_delay_ms\": 2000, \"split\": \"shard\"}";
     let mut f = Section::open("fanout", value, &known, example, problems)?;
@@ -251,7 +173,7 @@ fn typed_fanout(value: Value, problems: &mut Vec<FieldProblem>) -> Option<Fanout
 }
 
 /// The `prices` section; fields with a wrong type keep their defaults.
-fn typed_prices(value: Value, problems: &mut Vec<FieldProblem>) -> Prices {
+pub(super) fn typed_prices(value: Value, problems: &mut Vec<FieldProblem>) -> Prices {
     let mut prices = Prices::default();
     let example = "{\"s3_standard_get_per_1000_usd\": 0.0004}";
     let Some(mut p) = Section::open("prices", value, PRICE_FIELDS, example, problems) else {

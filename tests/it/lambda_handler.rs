@@ -403,6 +403,18 @@ async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
     assert_eq!(kept.summary, result.summary);
     assert_eq!(kept.results_writes.unwrap().written, 2, "the writes before the last");
 
+    // A run_id names the object, and the result records it.
+    let mut named = sweep("s3://results-bucket/runs");
+    named["run_id"] = json!("nightly-1");
+    let result = f.handle(event(named, None)).await.unwrap();
+    let uri = "s3://results-bucket/runs/nightly-1.json";
+    assert_eq!(result.results_uri.as_deref(), Some(uri));
+    let bytes = s3sweep::s3::results::read_object(f.client(), &s3sweep::plan::ObjectUri::parse(uri).unwrap(), 1 << 20)
+        .await
+        .unwrap();
+    let kept = s3sweep::model::SweepResult::from_json(std::str::from_utf8(&bytes).unwrap()).unwrap();
+    assert_eq!(kept.request.run_id.as_deref(), Some("nightly-1"));
+
     // A destination that cannot be written: the sweep still answers, the failures counted.
     let result = f.handle(event(sweep("s3://no-such-bucket/runs"), None)).await.unwrap();
     assert_eq!(result.results.len(), 2);

@@ -1,0 +1,102 @@
+//! Every top-level field of a request, defined once: its name (the [`SweepRequest`]
+//! field of that name), what its value must be, how it is read, and the `run`/`local`
+//! flag that sets it. The reader, the list of fields users are shown
+//! ([`REQUEST_FIELDS`]) and the flag mapping ([`FLAG_FIELDS`]) are made from this one
+//! table; the compiler refuses a [`SweepRequest`] field missing from it, and
+//! tests/it/doc_examples.rs checks docs/usage.md's request table against it. Defaults
+//! live in one place, `impl Default for SweepRequest`.
+
+use serde_json::Value;
+
+use crate::model::request::SweepRequest;
+
+use super::fields::Section;
+use super::sections::{typed_fanout, typed_prices, typed_timeouts};
+use super::FieldProblem;
+
+/// Reads one field into `request` by the way its table row says.
+macro_rules! read_field {
+    ($s:ident, $r:ident, $field:ident, take($expected:expr)) => {
+        $s.take(stringify!($field), $expected, &mut $r.$field)
+    };
+    ($s:ident, $r:ident, $field:ident, require($expected:expr, $missing:expr)) => {
+        $s.require(stringify!($field), $expected, $missing, &mut $r.$field)
+    };
+    ($s:ident, $r:ident, $field:ident, section($read:expr)) => {
+        if let Some(v) = $s.raw(stringify!($field)) {
+            $r.$field = ($read)(v, $s.problems());
+        }
+    };
+}
+
+/// The table: one row per field, `name: how(...) [, flag "--flag"];`, in the order the
+/// docs list them (and problems are reported in).
+macro_rules! request_fields {
+    ($($field:ident: $how:ident($($arg:expr),*) $(, flag $flag:literal)?;)*) => {
+        /// The request's top-level fields, in the order docs/usage.md's request table
+        /// lists them: the known fields an unknown one is answered with.
+        pub const REQUEST_FIELDS: &[&str] = &[$(stringify!($field)),*];
+
+        /// Request fields and the `run`/`local` flags that set them.
+        pub const FLAG_FIELDS: &[(&str, &str)] = &[$($((stringify!($field), $flag),)?)*];
+
+        /// Reads every field of the request's own section into `request`.
+        fn read_fields(s: &mut Section<'_>, request: &mut SweepRequest) {
+            $(read_field!(s, request, $field, $how($($arg),*));)*
+        }
+
+        /// Never called: does not compile when a [`SweepRequest`] field has no row
+        /// (the envelope, [`crate::model::request::FROM_COORDINATOR_FIELD`], is no
+        /// request field: the coordinator writes it).
+        #[allow(dead_code)]
+        fn every_field_has_a_row(request: SweepRequest) {
+            let SweepRequest { from_coordinator: _, $($field: _),* } = request;
+        }
+    };
+}
+
+request_fields! {
+    buckets: require("a list of bucket names", "the list of buckets to sweep"), flag "--bucket";
+    key_template: take("a string"), flag "--key-template";
+    key_prefix: take("a string"), flag "--prefix";
+    allow_fewer_keys: take("true or false"), flag "--allow-fewer";
+    object_count: take("a whole number"), flag "--objects";
+    workers: take("a list of whole numbers"), flag "--workers";
+    pool_connections: take("a whole number"), flag "--pool";
+    repetitions: take("a whole number"), flag "--repetitions";
+    warmup: take("true or false");
+    shuffle: take("true or false");
+    seed: take("a whole number");
+    fanout: section(typed_fanout);
+    timeouts_ms: section(typed_timeouts);
+    max_attempts: take("a whole number");
+    prices: section(typed_prices);
+    target_wall_ms: take("a whole number of milliseconds"), flag "--target-wall-ms";
+    memory_mb: take("a list of whole numbers of MB");
+    order: take("\"ascending\" or \"interleaved\""), flag "--order";
+    probe_bandwidth: take("true or false"), flag "--probe-bandwidth";
+    probe_key: take("an object key");
+    pool_idle_timeout_ms: take("a whole number of milliseconds"), flag "--pool-idle-timeout-ms";
+    results_uri: take("an S3 URI like \"s3://my-bucket/prefix\""), flag "--results-uri";
+    object_sizes_bytes: take("a list of whole numbers of bytes"), flag "--object-sizes";
+    clients: take("a list of client names: \"sdk\", \"lean\""), flag "--clients";
+    run_id: take("a string of 1 to 64 letters, digits, '.', '_' or '-'"), flag "--run-id";
+}
+
+/// Reads the request's own section (`map` less the coordinator's envelope) into
+/// `request`, every field by its row; a field no row reads is a problem when the
+/// section closes ([`Section`]'s finish).
+pub(crate) fn read_request(
+    map: serde_json::Map<String, Value>,
+    request: &mut SweepRequest,
+    problems: &mut Vec<FieldProblem>,
+) {
+    if let Some(mut s) = Section::open("", Value::Object(map), REQUEST_FIELDS, "{}", problems) {
+        read_fields(&mut s, request);
+    }
+}
+
+/// The `run`/`local` flag that sets request field `field`, if one does.
+pub fn flag_of(field: &str) -> Option<&'static str> {
+    FLAG_FIELDS.iter().find(|(f, _)| *f == field).map(|(_, flag)| *flag)
+}
