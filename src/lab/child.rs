@@ -1,7 +1,9 @@
 //! The lab as a child process: `s3sweep serve --port 0` started from this executable,
 //! its address read from its first line (and, with `--tls`, its CA file from the
-//! `ca-file: ` line), killed with this process (parent-death signal) or when dropped. `s3sweep local` runs the server this way by default so the
-//! server's CPU is not counted as the client's, and reads the child's CPU time apart.
+//! `ca-file: ` line: [`Banner`]), killed with this process (parent-death signal) or
+//! when dropped. `s3sweep local` runs the server this way by default so the server's
+//! CPU is not counted as the client's, and reads the child's CPU time apart. The
+//! integration tests start `serve` with the same [`serve_command`] and [`Banner`].
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -77,48 +79,98 @@ impl Drop for ChildCa {
     }
 }
 
+/// The `s3sweep serve` command [`LabProcess::spawn`] runs (tests run it too, with the
+/// binary cargo built): `exe serve --port 0`, the session TTL, `--tls`, the other
+/// `serve_args`, then `buckets`; stdout piped (its first lines are a [`Banner`]),
+/// stderr inherited, stdin closed, and killed when the thread that starts it ends
+/// (parent-death signal).
+pub fn serve_command(
+    exe: &Path,
+    buckets: &[(String, LatencyProfile)],
+    options: &ChildOptions,
+) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("serve").arg("--port").arg("0");
+    cmd.arg("--session-ttl-s")
+        .arg(options.session_ttl.as_secs().to_string());
+    if options.tls {
+        cmd.arg("--tls");
+    }
+    cmd.args(&options.serve_args);
+    for (b, p) in buckets {
+        cmd.arg("--bucket").arg(format!("{b}={p}"));
+    }
+    cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).stdin(Stdio::null());
+    // SAFETY: prctl in the child before exec only sets its parent-death signal.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// What `serve` prints first, read a line at a time: the line with its URL, and after
+/// an `https://` one the `ca-file: ` line ([`CA_FILE_PREFIX`]). Lines before the URL
+/// are passed over.
+#[derive(Debug, Default)]
+pub struct Banner {
+    https_endpoint: Option<String>,
+}
+
+/// The address and CA file a [`Banner`] announced.
+#[derive(Debug)]
+pub struct Announced {
+    /// `http://127.0.0.1:PORT`, or `https://` with `--tls`.
+    pub endpoint: String,
+    /// With `--tls`: the CA file clients must trust.
+    pub ca_file: Option<PathBuf>,
+}
+
+impl Banner {
+    /// Reads one more line: `Some` once the banner is whole (or cannot be), `None`
+    /// while it needs the next line.
+    pub fn read(&mut self, line: &str) -> Option<Result<Announced, LabError>> {
+        if let Some(endpoint) = self.https_endpoint.take() {
+            let ca_file = line.strip_prefix(CA_FILE_PREFIX).map(PathBuf::from);
+            return Some(match ca_file {
+                Some(path) => Ok(Announced {
+                    endpoint,
+                    ca_file: Some(path),
+                }),
+                None => Err(LabError::NoCaFile),
+            });
+        }
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://") || w.starts_with("https://"))?;
+        if url.starts_with("https://") {
+            self.https_endpoint = Some(url.to_string());
+            return None;
+        }
+        Some(Ok(Announced {
+            endpoint: url.to_string(),
+            ca_file: None,
+        }))
+    }
+}
+
 impl LabProcess {
     /// Starts `s3sweep serve` (this executable) with `buckets` on a free port.
     pub async fn spawn(buckets: &[(String, LatencyProfile)], options: ChildOptions) -> Result<Self, LabError> {
         let exe = std::env::current_exe().map_err(LabError::Spawn)?;
-        let mut cmd = tokio::process::Command::new(exe);
-        cmd.arg("serve").arg("--port").arg("0");
-        cmd.arg("--session-ttl-s")
-            .arg(options.session_ttl.as_secs().to_string());
-        if options.tls {
-            cmd.arg("--tls");
-        }
-        cmd.args(&options.serve_args);
-        for (b, p) in buckets {
-            cmd.arg("--bucket").arg(format!("{b}={p}"));
-        }
-        cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).stdin(Stdio::null());
+        let mut cmd = tokio::process::Command::from(serve_command(&exe, buckets, &options));
         cmd.kill_on_drop(true);
-        // SAFETY: prctl in the child before exec only sets its parent-death signal.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
         let mut child = cmd.spawn().map_err(LabError::Spawn)?;
         let stdout = child.stdout.take().ok_or(LabError::Exited)?;
         let mut lines = BufReader::new(stdout).lines();
-        let (endpoint, ca_file) = tokio::time::timeout(Duration::from_secs(30), async {
-            let mut endpoint = None;
+        let announced = tokio::time::timeout(Duration::from_secs(30), async {
+            let mut banner = Banner::default();
             while let Ok(Some(line)) = lines.next_line().await {
-                if endpoint.is_none() {
-                    endpoint = line
-                        .split_whitespace()
-                        .find(|w| w.starts_with("http://") || w.starts_with("https://"))
-                        .map(str::to_string);
-                    if endpoint.as_deref().is_some_and(|e| e.starts_with("http://")) {
-                        return Ok((endpoint.unwrap_or_default(), None));
-                    }
-                } else if let Some(path) = line.strip_prefix(CA_FILE_PREFIX) {
-                    return Ok((endpoint.unwrap_or_default(), Some(ChildCa(PathBuf::from(path)))));
-                } else {
-                    return Err(LabError::NoCaFile);
+                if let Some(done) = banner.read(&line) {
+                    return done;
                 }
             }
             Err(LabError::Exited)
@@ -129,8 +181,8 @@ impl LabProcess {
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Ok(LabProcess::Child {
             child,
-            endpoint,
-            ca_file,
+            endpoint: announced.endpoint,
+            ca_file: announced.ca_file.map(ChildCa),
         })
     }
 
@@ -182,5 +234,41 @@ impl LabProcess {
                 let _ = child.kill().await;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(lines: &[&str]) -> Option<Result<Announced, LabError>> {
+        let mut banner = Banner::default();
+        lines.iter().find_map(|line| banner.read(line))
+    }
+
+    #[test]
+    fn an_http_banner_is_its_first_url() {
+        let done = read_all(&["s3sweep serve: listening on http://127.0.0.1:4567", "credentials: ..."]);
+        let announced = done.unwrap().unwrap();
+        assert_eq!(announced.endpoint, "http://127.0.0.1:4567");
+        assert!(announced.ca_file.is_none());
+    }
+
+    #[test]
+    fn an_https_banner_ends_with_the_ca_file_line() {
+        let lines = [
+            "s3sweep serve: listening on https://127.0.0.1:4567",
+            "ca-file: /tmp/s3sweep-lab-1/ca.pem",
+        ];
+        let announced = read_all(&lines).unwrap().unwrap();
+        assert_eq!(announced.endpoint, "https://127.0.0.1:4567");
+        assert_eq!(announced.ca_file, Some(PathBuf::from("/tmp/s3sweep-lab-1/ca.pem")));
+        assert!(read_all(&lines[..1]).is_none(), "the URL alone is not the whole banner");
+    }
+
+    #[test]
+    fn an_https_banner_without_its_ca_file_is_an_error() {
+        let done = read_all(&["listening on https://127.0.0.1:4567", "credentials: ..."]);
+        assert!(matches!(done, Some(Err(LabError::NoCaFile))), "{done:?}");
     }
 }

@@ -9,9 +9,8 @@
 //!
 //! CPU figures: in the Makefile's TIMED_TESTS, and holding `one_at_a_time`.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -80,22 +79,10 @@ fn the_baseline_handler_reads_the_lab_and_compares_with_s3sweep() {
         return;
     };
     let _one = one_at_a_time();
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0", "--tls"]).args([
-        "--bucket",
-        &format!("{STANDARD}=standard"),
-        "--bucket",
-        &format!("{EXPRESS}=express"),
-    ]);
-    let mut server = Serve::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::piped()));
-    let lines = server.stdout.take().unwrap();
-    std::thread::spawn(move || for _ in lines {});
-    let mut stderr = server.child.stderr.take().unwrap();
-    let stderr_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
+    let server = Serve::start(
+        &[&format!("{STANDARD}=standard"), &format!("{EXPRESS}=express")],
+        &["--tls"],
+    );
     let ca = server.ca_file.clone().unwrap();
     let dir = std::env::temp_dir().join(format!("s3sweep-baseline-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -255,19 +242,7 @@ fn the_baseline_handler_reads_the_lab_and_compares_with_s3sweep() {
 
     // Stop the lab (SIGTERM): its tally shows the baseline's sessions were read-only
     // (seeding's one ReadWrite session is the only one).
-    // SAFETY: signals only the `serve` child this test started.
-    unsafe {
-        libc::kill(server.child.id() as i32, libc::SIGTERM);
-    }
-    let stop = std::time::Instant::now();
-    while server.child.try_wait().unwrap().is_none() {
-        assert!(
-            stop.elapsed() < std::time::Duration::from_secs(10),
-            "serve did not stop"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let log = stderr_reader.join().unwrap();
+    let log = server.stop().stderr;
     let sessions = log
         .lines()
         .find(|l| l.contains("S3 Express sessions:"))

@@ -8,9 +8,8 @@
 //! runs first) or `$S3SWEEP_BENCH_PYTHON`. Without it this test fails saying how to
 //! install it; `S3SWEEP_SKIP_BOTO3=1` skips it explicitly (and loudly).
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{run_bounded, Serve, BIN};
@@ -24,17 +23,7 @@ fn boto3_reads_the_https_directory_bucket_with_its_own_session() {
     let Some(python) = crate::common::bench_python("the boto3 test") else {
         return;
     };
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0", "--tls", "--bucket", &format!("{BUCKET}=none")]);
-    let mut server = Serve::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::piped()));
-    let lines = server.stdout.take().unwrap();
-    std::thread::spawn(move || for _ in lines {});
-    let mut stderr = server.child.stderr.take().unwrap();
-    let stderr_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
+    let server = Serve::start(&[&format!("{BUCKET}=none")], &["--tls"]);
     let ca = server.ca_file.clone().unwrap();
     let manifest = std::env::temp_dir().join(format!("s3sweep-boto3-{}.json", std::process::id()));
     let out = run_bounded(
@@ -76,16 +65,7 @@ fn boto3_reads_the_https_directory_bucket_with_its_own_session() {
     }
 
     // Stop the lab (SIGTERM) and read its tally.
-    // SAFETY: signals only the `serve` child this test started.
-    unsafe {
-        libc::kill(server.child.id() as i32, libc::SIGTERM);
-    }
-    let stop = Instant::now();
-    while server.child.try_wait().unwrap().is_none() {
-        assert!(stop.elapsed() < Duration::from_secs(10), "serve did not stop");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let log = stderr_reader.join().unwrap();
+    let log = server.stop().stderr;
     let sessions = log
         .lines()
         .find(|l| l.contains("S3 Express sessions:"))

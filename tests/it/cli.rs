@@ -1,21 +1,14 @@
 //! The `s3sweep` binary as a user runs it: `serve`, `seed`, `run`, `local`, and bad
 //! input. Each test starts its own server on a free loopback port and kills it after.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::common::{run_bounded, Serve, BIN, EXPRESS_BUCKET, STANDARD_BUCKET};
 
 fn serve(buckets: &[&str]) -> Serve {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0"]);
-    for b in buckets {
-        cmd.args(["--bucket", b]);
-    }
-    let mut serve = Serve::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()));
-    let mut lines = serve.stdout.take().unwrap();
-    let creds = lines.next().unwrap().unwrap();
+    let serve = Serve::start(buckets, &[]);
+    let creds = serve.next_line();
     assert!(creds.contains("s3sweep-local-secret"), "{creds}");
-    std::thread::spawn(move || for _ in lines {});
     serve
 }
 

@@ -5,7 +5,7 @@
 //! files for `report` and `compare`). Each test starts its own `serve` on a free port.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::common::{run_bounded, Serve, BIN};
 
@@ -21,24 +21,10 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 fn lab(name: &str) -> Lab {
-    let mut serve = Serve::spawn(
-        Command::new(BIN)
-            .args([
-                "serve",
-                "--port",
-                "0",
-                "--bucket",
-                "here-bucket=none",
-                "--bucket",
-                "denied-bucket=none",
-                "--fault",
-                "denied-bucket=access-denied:1",
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
+    let serve = Serve::start(
+        &["here-bucket=none", "denied-bucket=none"],
+        &["--fault", "denied-bucket=access-denied:1"],
     );
-    let lines = serve.stdout.take().unwrap();
-    std::thread::spawn(move || for _ in lines {});
     let manifest = tmp(&format!("{name}-manifest.json"));
     let out = cmd(&[
         "seed",

@@ -6,25 +6,13 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 use crate::common::{run_bounded, Serve, BIN};
 
 fn tmp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("s3sweep-flags-{}-{name}", std::process::id()))
-}
-
-fn serve(bucket: &str) -> Serve {
-    let mut serve = Serve::spawn(
-        Command::new(BIN)
-            .args(["serve", "--port", "0", "--bucket", bucket])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
-    );
-    let lines = serve.stdout.take().unwrap();
-    std::thread::spawn(move || for _ in lines {});
-    serve
 }
 
 /// The binary with `args` and no AWS settings from this environment.
@@ -123,7 +111,7 @@ fn print_event_replayed_with_event_is_the_same_request() {
 
 #[test]
 fn a_flag_built_run_sweeps_the_lab_with_its_keys() {
-    let server = serve("flag-bucket=none");
+    let server = Serve::start(&["flag-bucket=none"], &[]);
     seed(&server.endpoint, "flag-bucket", "20");
     let json = tmp("flag-result.json");
     // Wrong keys in the environment do not matter: the endpoint is the lab.

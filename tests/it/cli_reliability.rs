@@ -3,40 +3,12 @@
 //! file-descriptor budget, and credentials that never show up in any output.
 //! Each test starts its own `serve` on a free loopback port and stops it after.
 
-use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::{run_bounded, Serve, BIN};
-
-impl Serve {
-    fn start(args: &[&str]) -> Serve {
-        Serve::spawn(
-            Command::new(BIN)
-                .args(["serve", "--port", "0"])
-                .args(args)
-                .env("RUST_BACKTRACE", "0")
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null()),
-        )
-    }
-
-    fn addr(&self) -> String {
-        self.endpoint.trim_start_matches("http://").to_string()
-    }
-
-    /// Stops the server with SIGTERM and returns what it printed after its address.
-    fn stop(mut self) -> String {
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let lines = self.stdout.take().unwrap();
-        let text: Vec<String> = lines.map_while(Result::ok).collect();
-        let _ = self.child.wait();
-        text.join("\n")
-    }
-}
 
 fn run(args: &[&str]) -> Output {
     run_bounded(Command::new(BIN).args(args).env("RUST_BACKTRACE", "0"))
@@ -44,15 +16,6 @@ fn run(args: &[&str]) -> Output {
 
 fn tmp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("s3sweep-rel-{}-{name}", std::process::id()))
-}
-
-fn http_get(addr: &str, path: &str) -> String {
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out.split_once("\r\n\r\n").unwrap().1.to_string()
 }
 
 fn seed(endpoint: &str, bucket: &str, template: &str, count: u32, manifest: &std::path::Path) -> Output {
@@ -91,14 +54,17 @@ fn sweep(endpoint: &str, event: &str, extra: &[&str]) -> (Output, serde_json::Va
 
 #[test]
 fn serve_injects_faults_and_reports_the_tally() {
-    let server = Serve::start(&[
-        "--bucket",
-        "faulty-bucket=none",
-        "--fault",
-        "faulty-bucket=slow-down:0.2",
-        "--fault",
-        "faulty-bucket=truncated-body:0.1",
-    ]);
+    let server = Serve::start(
+        &[],
+        &[
+            "--bucket",
+            "faulty-bucket=none",
+            "--fault",
+            "faulty-bucket=slow-down:0.2",
+            "--fault",
+            "faulty-bucket=truncated-body:0.1",
+        ],
+    );
     let manifest = tmp("faulty-manifest.json");
     let out = seed(&server.endpoint, "faulty-bucket", "t/{i}", 50, &manifest);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -109,7 +75,7 @@ fn serve_injects_faults_and_reports_the_tally() {
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let row = &doc["results"][0];
-    let tally: serde_json::Value = serde_json::from_str(&http_get(&server.addr(), "/_s3sweep/faults")).unwrap();
+    let tally = server.tally("/_s3sweep/faults");
     let injected = &tally["tally"]["injected"];
     assert!(injected["slow-down"].as_u64().unwrap() > 0, "{tally}");
     assert_eq!(row["errors"]["throttled"], injected["slow-down"], "{row}");
@@ -119,7 +85,7 @@ fn serve_injects_faults_and_reports_the_tally() {
         row["ok"].as_u64().unwrap() + row["errors"]["total"].as_u64().unwrap(),
         50
     );
-    let printed = server.stop();
+    let printed = server.stop().stdout;
     let total = tally["tally"]["injected_total"].as_u64().unwrap();
     assert!(
         printed.contains(&format!("faults injected: get_requests=50 injected_total={total}")),
@@ -134,12 +100,15 @@ fn server_errors_are_counted_and_their_connections_retired_without_error_lines()
     // connection of every transient error (its connection-poisoning interceptor); the
     // transport must hand it the connection, or it logs an ERROR per error and the
     // suspect connection is reused.
-    let server = Serve::start(&[
-        "--bucket",
-        "err-bucket=none",
-        "--fault",
-        "err-bucket=internal-error:0.05",
-    ]);
+    let server = Serve::start(
+        &[],
+        &[
+            "--bucket",
+            "err-bucket=none",
+            "--fault",
+            "err-bucket=internal-error:0.05",
+        ],
+    );
     let manifest = tmp("err-manifest.json");
     let out = seed(&server.endpoint, "err-bucket", "e/{i}", 1000, &manifest);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -150,7 +119,7 @@ fn server_errors_are_counted_and_their_connections_retired_without_error_lines()
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let tally: serde_json::Value = serde_json::from_str(&http_get(&server.addr(), "/_s3sweep/faults")).unwrap();
+    let tally = server.tally("/_s3sweep/faults");
     let injected = tally["tally"]["injected"]["internal-error"].as_u64().unwrap();
     let row = &doc["results"][0];
     eprintln!("errors: {} injected {injected}", row["errors"]);
@@ -211,7 +180,7 @@ fn bad_fault_flags_are_clear_errors() {
 
 #[test]
 fn clean_deletes_only_what_the_manifest_recorded() {
-    let server = Serve::start(&["--bucket", "safe-bucket=none"]);
+    let server = Serve::start(&[], &["--bucket", "safe-bucket=none"]);
     let ours = tmp("ours.json");
     let theirs = tmp("theirs.json");
     // "Someone else's" keys under the same prefix, written first: data/{i}/other.
@@ -306,7 +275,7 @@ fn too_few_file_descriptors_is_a_clear_error() {
 fn credentials_never_appear_in_logs_errors_or_results() {
     const SECRET: &str = "s3sweepSECRETcanary0123456789abcdefXYZ";
     const TOKEN: &str = "s3sweepSESSIONTOKENcanary9876543210";
-    let server = Serve::start(&["--bucket", "secret-bucket=none"]);
+    let server = Serve::start(&[], &["--bucket", "secret-bucket=none"]);
     let manifest = tmp("secret-manifest.json");
     let out = seed(&server.endpoint, "secret-bucket", "s/{i}", 5, &manifest);
     assert!(out.status.success());
@@ -400,7 +369,7 @@ fn credentials_never_appear_in_logs_errors_or_results() {
     let result = std::fs::read_to_string(&json).unwrap();
     assert!(result.contains("error_samples"));
     assert!(!result.contains(SECRET) && !result.contains(TOKEN));
-    let printed = server.stop();
+    let printed = server.stop().stdout;
     assert!(!printed.contains(SECRET) && !printed.contains(TOKEN));
     for p in [event, json, manifest] {
         let _ = std::fs::remove_file(p);
@@ -417,9 +386,7 @@ fn credentials_never_appear_in_logs_errors_or_results() {
 async fn clients_resetting_mid_body_do_not_end_the_lab() {
     use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut serve = Serve::start(&["--tls", "--bucket", "reset-bucket=none"]);
-    let lines = serve.stdout.take().unwrap();
-    std::thread::spawn(move || for _ in lines {});
+    let mut serve = Serve::start(&["reset-bucket=none"], &["--tls"]);
     let ca = serve.ca_file.clone().unwrap();
     let mut options = s3sweep::lab::client_options(&serve.endpoint);
     options = options.with_ca_file(Some(ca.clone()));

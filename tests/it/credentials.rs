@@ -210,18 +210,6 @@ fn seed_run_clean(lab: &Serve, home: &Home, bucket: &str, env: &[(&str, String)]
     );
 }
 
-fn lab(bucket: &str) -> Serve {
-    let mut serve = Serve::spawn(
-        Command::new(BIN)
-            .args(["serve", "--port", "0", "--bucket", bucket])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
-    );
-    let lines = serve.stdout.take().unwrap();
-    std::thread::spawn(move || for _ in lines {});
-    serve
-}
-
 fn sha1_hex(text: &str) -> String {
     let mut child = Command::new("sha1sum")
         .stdin(Stdio::piped())
@@ -243,7 +231,7 @@ fn profile(name: &str) -> Vec<(&'static str, String)> {
 
 #[test]
 fn a_profile_with_static_keys() {
-    let lab = lab("creds-static");
+    let lab = Serve::start(&["creds-static"], &[]);
     let home = Home::new("static");
     home.write("config", "[profile lab]\nregion = us-east-1\n");
     home.write(
@@ -278,7 +266,7 @@ fn a_profile_with_static_keys() {
 
 #[test]
 fn a_credential_process_profile() {
-    let lab = lab("creds-process");
+    let lab = Serve::start(&["creds-process"], &[]);
     let home = Home::new("process");
     let ran = home.path("process-ran");
     let script = home.write(
@@ -303,7 +291,7 @@ fn a_credential_process_profile() {
 
 #[test]
 fn a_role_arn_profile_assumes_the_role_through_sts() {
-    let lab = lab("creds-role");
+    let lab = Serve::start(&["creds-role"], &[]);
     let (sts, seen) = fake_service(aws_services);
     let home = Home::new("role");
     home.write(
@@ -331,7 +319,7 @@ fn a_role_arn_profile_assumes_the_role_through_sts() {
 
 #[test]
 fn sso_profiles_use_the_cached_token_and_the_portal() {
-    let lab = lab("creds-sso");
+    let lab = Serve::start(&["creds-sso"], &[]);
     let (portal, seen) = fake_service(aws_services);
     let home = Home::new("sso");
     let token = |extra: &str| {
@@ -375,7 +363,7 @@ fn sso_profiles_use_the_cached_token_and_the_portal() {
 
 #[test]
 fn container_and_instance_metadata() {
-    let lab = lab("creds-metadata");
+    let lab = Serve::start(&["creds-metadata"], &[]);
     let (service, seen) = fake_service(aws_services);
     let home = Home::new("metadata");
     home.write("config", "");

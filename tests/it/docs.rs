@@ -1,7 +1,9 @@
 //! The documentation as a user meets it: README.md is a short front door (at most
 //! 20 KiB, naming `make demo` and `make test`), every relative link or image in
-//! README.md and docs/*.md points at a file that exists, and no file refers to notes
-//! outside the repository. Std only: reads files under CARGO_MANIFEST_DIR.
+//! README.md and docs/*.md points at a file that exists, no file refers to notes
+//! outside the repository, and docs/architecture.md's module table has one row for
+//! every file under src/ and none for a file that is gone. Std only: reads files under
+//! CARGO_MANIFEST_DIR.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -261,4 +263,85 @@ fn the_link_check_catches_a_broken_link() {
     let from_docs = root().join("docs").join("x.md");
     assert!(broken_links(&from_docs, "[u](usage.md) [r](../README.md) [i](demo.svg)").is_empty());
     assert_eq!(broken_links(&from_docs, "[u](docs/usage.md)").len(), 1);
+}
+
+/// The paths the module table of docs/architecture.md names: the first cell of each
+/// row under `## Modules, one line each`, one path under `src/` in backticks.
+fn module_table(architecture: &str) -> Vec<String> {
+    let section = architecture
+        .split("\n## ")
+        .find(|s| s.starts_with("Modules, one line each"))
+        .expect("docs/architecture.md has a `## Modules, one line each` section");
+    section
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .map(|line| line.split('`').nth(1).unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Every `.rs` file under `dir`, as its path relative to `base`, `/`-separated.
+fn rust_files(base: &Path, dir: &Path, out: &mut Vec<String>) {
+    for entry in fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display())) {
+        let path = entry.expect("readable src/ entry").path();
+        if path.is_dir() {
+            rust_files(base, &path, out);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            let rel = path.strip_prefix(base).unwrap();
+            out.push(
+                rel.components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/"),
+            );
+        }
+    }
+}
+
+/// What is wrong with a module table naming `rows` for the files `files`: a file with
+/// no row, a row naming a file that is not there, a file with two rows.
+fn table_problems(rows: &[String], files: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for file in files {
+        match rows.iter().filter(|r| *r == file).count() {
+            0 => problems.push(format!("src/{file} has no row")),
+            1 => {}
+            n => problems.push(format!("src/{file} has {n} rows")),
+        }
+    }
+    for row in rows {
+        if !files.contains(row) {
+            problems.push(format!("the row `{row}` names no file under src/"));
+        }
+    }
+    problems
+}
+
+#[test]
+fn the_module_table_names_every_src_file() {
+    let root = root();
+    let rows = module_table(&read(&root.join("docs/architecture.md")));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &root.join("src"), &mut files);
+    files.sort();
+    assert!(files.len() > 50, "src/ holds only {} files", files.len());
+    let problems = table_problems(&rows, &files);
+    assert!(
+        problems.is_empty(),
+        "docs/architecture.md's module table (`## Modules, one line each`, one row per \
+         file, keyed by its path under src/) is out of date:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_module_table_check_catches_a_missing_and_a_gone_file() {
+    let table = "# A\n\n## Modules, one line each\n\n| file | what |\n|---|---|\n\
+                 | `lib.rs` | map |\n| `old.rs` | gone |\n\n## Next\n\n| `x.rs` | other table |\n";
+    let rows = module_table(table);
+    assert_eq!(rows, ["lib.rs", "old.rs"]);
+    let files = ["lib.rs".to_string(), "new/mod.rs".to_string()];
+    assert_eq!(
+        table_problems(&rows, &files),
+        ["src/new/mod.rs has no row", "the row `old.rs` names no file under src/"]
+    );
 }

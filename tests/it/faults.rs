@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{options, seed_spec, seed_with, server_with};
+use crate::common::{expected_kind, options, seed_spec, seed_with, server_with};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile};
-use s3sweep::model::{ConfigResult, ErrorKind};
+use s3sweep::model::ConfigResult;
 use s3sweep::plan::Plan;
 use s3sweep::s3::seed::SeedSpec;
 use s3sweep::s3::SweepClient;
@@ -23,31 +23,6 @@ const TIMING: FaultTiming = FaultTiming {
     stall_ms: 12_000,
     late_first_byte_ms: 5_000,
 };
-
-/// The error kind a fault must be counted under.
-fn expected_kind(kind: FaultKind) -> ErrorKind {
-    match kind {
-        FaultKind::SlowDown => ErrorKind::Throttled,
-        FaultKind::InternalError => ErrorKind::ServerError,
-        FaultKind::AccessDenied => ErrorKind::AccessDenied,
-        FaultKind::ResetBeforeHeaders | FaultKind::ResetMidBody | FaultKind::TruncatedBody => ErrorKind::Connection,
-        FaultKind::StallBody | FaultKind::LateFirstByte => ErrorKind::Timeout,
-    }
-}
-
-fn count_of(row: &ConfigResult, kind: ErrorKind) -> u64 {
-    let e = &row.errors;
-    match kind {
-        ErrorKind::NotFound => e.not_found,
-        ErrorKind::AccessDenied => e.access_denied,
-        ErrorKind::Throttled => e.throttled,
-        ErrorKind::ServerError => e.server_error,
-        ErrorKind::Timeout => e.timeout,
-        ErrorKind::Connection => e.connection,
-        ErrorKind::Session => e.session,
-        ErrorKind::Other => e.other,
-    }
-}
 
 async fn seeded_server(buckets: &[String]) -> (lab::RunningServer, SweepClient) {
     let named: Vec<(&str, LatencyProfile)> = buckets.iter().map(|b| (b.as_str(), LatencyProfile::None)).collect();
@@ -101,7 +76,7 @@ async fn each_fault_kind_is_counted_exactly_under_its_error_kind() {
         let injected: FaultTally = server.faults().tally().since(&before);
         let sent = client.transport().counters().requests_sent - sent_before;
         let n = injected.of(*kind);
-        let counted = count_of(&row, expected_kind(*kind));
+        let counted = row.errors.get(expected_kind(*kind));
         lines.push(format!(
             "{:<22} injected {:>3}  counted {:>3} as {:<14} ok {:>3}  requests {}  {} ms",
             kind.name(),

@@ -14,9 +14,9 @@
 //! skips it loudly). Everything it starts is killed at the end; every wait is bounded.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::common::{cargo_lambda_for, Serve};
 use crate::emulator::*;
 use s3sweep::model::{Order, SweepResult};
 
@@ -37,13 +37,13 @@ fn invoke(emulator: &mut Emulator, event: &Path, limit: Duration) -> SweepResult
     SweepResult::from_json(&String::from_utf8_lossy(&out.stdout)).expect("a result document")
 }
 
-fn get_requests(lab: &Lab) -> u64 {
+fn get_requests(lab: &Serve) -> u64 {
     lab.tally(s3sweep::lab::FAULTS_PATH)["tally"]["get_requests"]
         .as_u64()
         .unwrap()
 }
 
-fn idle_closes(lab: &Lab) -> u64 {
+fn idle_closes(lab: &Serve) -> u64 {
     lab.tally(s3sweep::lab::NETWORK_PATH)["idle_closes"].as_u64().unwrap()
 }
 
@@ -76,38 +76,17 @@ fn one_attempt_per_get(what: &str, result: &SweepResult, lab_gets: u64) {
 #[test]
 fn idle_connections_cost_no_error_after_a_pause_or_a_long_configuration() {
     let test_start = Instant::now();
-    let Some(cargo_lambda) = cargo_lambda() else {
-        if std::env::var("S3SWEEP_SKIP_EMULATOR").as_deref() == Ok("1") {
-            eprintln!("SKIPPED the idle emulator test: S3SWEEP_SKIP_EMULATOR=1 and cargo-lambda is not installed");
-            return;
-        }
-        panic!(
-            "cargo-lambda not found: run `make tools`, or set CARGO_LAMBDA; S3SWEEP_SKIP_EMULATOR=1 skips this test"
-        );
+    let Some(cargo_lambda) = cargo_lambda_for("the idle emulator test") else {
+        return;
     };
     let tmp = std::env::temp_dir().join(format!("s3sweep-idle-emulator-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     const OBJECTS: u32 = 240;
-    let lab = Lab::start_with_args(
-        &[(BUCKET, "standard")],
-        false,
+    let lab = Serve::start(
+        &[&format!("{BUCKET}=standard")],
         &["--idle-timeout-s", &LAB_IDLE_S.to_string()],
     );
-    let out = run_bounded(
-        "s3sweep seed",
-        Command::new(S3SWEEP)
-            .args(["seed", "--endpoint", &lab.endpoint, "--bucket", BUCKET])
-            .args([
-                "--count",
-                &OBJECTS.to_string(),
-                "--size",
-                &OBJECT_SIZE_BYTES.to_string(),
-            ])
-            .arg("--manifest")
-            .arg(tmp.join("manifest.json")),
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "seed: {}", String::from_utf8_lossy(&out.stderr));
+    lab.seed(BUCKET, OBJECTS.into(), OBJECT_SIZE_BYTES, &tmp.join("manifest.json"));
     let mut emulator = Emulator::start(&cargo_lambda, &lab.endpoint, &tmp.join("watch.log"), None);
 
     // 1. The same warm function twice, a pause longer than the lab's idle timeout between.

@@ -14,16 +14,16 @@
 //! - the HTTPS CA's folder is private, the CA short-lived and loopback-only, and the
 //!   folder is gone when the server (in process or child) stops.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use aws_sdk_s3::primitives::ByteStream;
 use ring::{digest, hmac};
 use s3sweep::lab::{self, LabLimits, LatencyProfile, RunningServer, ServerConfig, SessionMode, StoreLimits};
 
-use crate::common::{client_of, seed_settings, BIN};
+use crate::common::{client_of, seed_settings, Serve};
 
 const PLAIN: &str = "plain";
 const DIR: &str = "conf--lab1-az1--x-s3";
@@ -623,24 +623,10 @@ async fn the_ca_is_private_loopback_only_short_lived_and_removed_on_stop() {
     );
 
     // A child `serve --tls` removes its own when it is told to stop.
-    let mut child = Command::new(BIN)
-        .args(["serve", "--port", "0", "--tls"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let _listening = lines.next().unwrap().unwrap();
-    let ca_line = lines.next().unwrap().unwrap();
-    let ca = std::path::PathBuf::from(ca_line.strip_prefix(lab::child::CA_FILE_PREFIX).unwrap());
+    let child = Serve::start(&[], &["--tls"]);
+    let ca = child.ca_file.clone().unwrap();
     assert!(ca.exists());
-    // SAFETY: kill(2) on the child this test started.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(started.elapsed() < Duration::from_secs(10), "serve stops on SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    child.stop();
     assert!(
         !ca.exists() && !ca.parent().unwrap().exists(),
         "serve removed its CA folder"

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Serve, BIN};
+use crate::common::Serve;
 
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 const BUCKET: &str = "tools";
@@ -71,17 +71,10 @@ fn run_limited(cmd: &mut Command, limit: Duration) -> Output {
     }
 }
 
-/// `serve` with one bucket, over HTTPS or not; its stdout drained.
+/// `serve` with one bucket, over HTTPS or not.
 fn serve(tls: bool) -> Serve {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0", "--bucket", &format!("{BUCKET}=none")]);
-    if tls {
-        cmd.arg("--tls");
-    }
-    let mut server = Serve::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::null()));
-    let lines = server.stdout.take().unwrap();
-    std::thread::spawn(move || for _ in lines {});
-    server
+    let tls: &[&str] = if tls { &["--tls"] } else { &[] };
+    Serve::start(&[&format!("{BUCKET}=none")], tls)
 }
 
 /// A fresh folder under the temporary folder.

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use s3sweep::model::{ConfigResult, KeyRange, SweepRequest, SweepResult};
 use serde_json::Value;
 
-use crate::common::{EXPRESS_BUCKET, STANDARD_BUCKET};
+use crate::common::{cargo_lambda_for, run_within, Serve, EXPRESS_BUCKET, STANDARD_BUCKET};
 use crate::emulator::*;
 
 /// The result document `cargo lambda invoke` printed, read into the model's types.
@@ -42,16 +42,8 @@ fn json_of<T: serde::Serialize>(field: &T) -> Value {
 #[test]
 fn the_function_under_cargo_lambda_watch() {
     let test_start = Instant::now();
-    let Some(cargo_lambda) = cargo_lambda() else {
-        if std::env::var("S3SWEEP_SKIP_EMULATOR").as_deref() == Ok("1") {
-            eprintln!("SKIPPED the Lambda emulator test: S3SWEEP_SKIP_EMULATOR=1 and cargo-lambda is not installed");
-            return;
-        }
-        panic!(
-            "cargo-lambda not found (looked at $CARGO_LAMBDA, {MANIFEST_DIR}/.venv/bin/cargo-lambda and PATH). \
-             Install the project's pinned tools with `make tools` (`make test` does it first), or set \
-             CARGO_LAMBDA=/path/to/cargo-lambda; S3SWEEP_SKIP_EMULATOR=1 skips this test"
-        );
+    let Some(cargo_lambda) = cargo_lambda_for("the Lambda emulator test") else {
+        return;
     };
     let tmp = std::env::temp_dir().join(format!("s3sweep-lambda-emulator-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
@@ -69,29 +61,19 @@ fn the_function_under_cargo_lambda_watch() {
         "events/local.json changed: update this test"
     );
 
-    let server = Lab::start(&[(STANDARD_BUCKET, "standard"), (EXPRESS_BUCKET, "express")], true);
+    let server = Serve::start(
+        &[
+            &format!("{STANDARD_BUCKET}=standard"),
+            &format!("{EXPRESS_BUCKET}=express"),
+        ],
+        &["--tls"],
+    );
     let endpoint = server.endpoint.clone();
     assert!(endpoint.starts_with("https://"), "{endpoint}");
     let ca_file = server.ca_file.clone().unwrap();
     for bucket in buckets {
         let manifest = tmp.join(format!("manifest-{bucket}.json"));
-        let out = run_bounded(
-            "s3sweep seed",
-            Command::new(S3SWEEP)
-                .args(["seed", "--endpoint", &endpoint, "--bucket", bucket])
-                .args(["--count", &object_count.to_string()])
-                .args(["--size", &OBJECT_SIZE_BYTES.to_string()])
-                .arg("--ca-file")
-                .arg(&ca_file)
-                .arg("--manifest")
-                .arg(&manifest),
-            Duration::from_secs(60),
-        );
-        assert!(
-            out.status.success(),
-            "seed failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        server.seed(bucket, object_count, OBJECT_SIZE_BYTES, &manifest);
     }
     let seeded = test_start.elapsed();
 
@@ -258,7 +240,7 @@ fn the_function_under_cargo_lambda_watch() {
     // session, kept for its life across the three invocations; one TLS handshake per
     // connection, none failed.
     drop(emulator);
-    let lab_log = server.stop();
+    let lab_log = server.stop().stderr;
     let sessions = lab_log
         .lines()
         .find(|l| l.contains("S3 Express sessions:"))
@@ -295,7 +277,7 @@ fn a_key_prefix_event(emulator: &mut Emulator, endpoint: &str, ca_file: &Path, t
     const SIZES: [u64; 3] = [1000, 46_080, 200_000];
     const COUNT: u64 = 30;
     let seed = |template: &str, count: u64, sizes: &str| {
-        let out = run_bounded(
+        let out = run_within(
             "s3sweep seed",
             Command::new(S3SWEEP)
                 .args(["seed", "--endpoint", endpoint, "--bucket", STANDARD_BUCKET])
@@ -382,35 +364,16 @@ fn a_key_prefix_event(emulator: &mut Emulator, endpoint: &str, ca_file: &Path, t
 #[test]
 fn fan_out_under_cargo_lambda_watch() {
     let test_start = Instant::now();
-    let Some(cargo_lambda) = cargo_lambda() else {
-        if std::env::var("S3SWEEP_SKIP_EMULATOR").as_deref() == Ok("1") {
-            eprintln!("SKIPPED the fan-out emulator test: S3SWEEP_SKIP_EMULATOR=1 and cargo-lambda is not installed");
-            return;
-        }
-        panic!(
-            "cargo-lambda not found: run `make tools`, or set CARGO_LAMBDA; S3SWEEP_SKIP_EMULATOR=1 skips this test"
-        );
+    let Some(cargo_lambda) = cargo_lambda_for("the fan-out emulator test") else {
+        return;
     };
     let tmp = std::env::temp_dir().join(format!("s3sweep-fanout-emulator-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     const OBJECTS: u64 = 60;
     const N: u32 = 3;
-    let (server, endpoint) = start_server(&[("express-like", "express")]);
-    let out = run_bounded(
-        "s3sweep seed",
-        Command::new(S3SWEEP)
-            .args(["seed", "--endpoint", &endpoint, "--bucket", "express-like"])
-            .args([
-                "--count",
-                &OBJECTS.to_string(),
-                "--size",
-                &OBJECT_SIZE_BYTES.to_string(),
-            ])
-            .arg("--manifest")
-            .arg(tmp.join("manifest.json")),
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "seed: {}", String::from_utf8_lossy(&out.stderr));
+    let server = Serve::start(&["express-like=express"], &[]);
+    let endpoint = server.endpoint.clone();
+    server.seed("express-like", OBJECTS, OBJECT_SIZE_BYTES, &tmp.join("manifest.json"));
 
     let vars: &[(&str, &str)] = &[
         ("S3SWEEP_FANOUT_FUNCTION", "s3sweep-lambda"),

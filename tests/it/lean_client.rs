@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{client_of, options, seed_spec, seed_with, server_with, tls_server_with};
+use crate::common::{client_of, expected_kind, options, seed_spec, seed_with, server_with, tls_server_with};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile, RunningServer};
 use s3sweep::model::{Client, ConfigResult, ErrorKind};
@@ -224,31 +224,6 @@ async fn faulted_sweep(
     (result.results[0].clone(), server.faults().tally().since(&before), sent)
 }
 
-fn count_of(row: &ConfigResult, kind: ErrorKind) -> u64 {
-    let e = &row.errors;
-    match kind {
-        ErrorKind::NotFound => e.not_found,
-        ErrorKind::AccessDenied => e.access_denied,
-        ErrorKind::Throttled => e.throttled,
-        ErrorKind::ServerError => e.server_error,
-        ErrorKind::Timeout => e.timeout,
-        ErrorKind::Connection => e.connection,
-        ErrorKind::Session => e.session,
-        ErrorKind::Other => e.other,
-    }
-}
-
-/// The kind a fault must be counted under (tests/it/faults.rs's, for the SDK path).
-fn expected_kind(kind: FaultKind) -> ErrorKind {
-    match kind {
-        FaultKind::SlowDown => ErrorKind::Throttled,
-        FaultKind::InternalError => ErrorKind::ServerError,
-        FaultKind::AccessDenied => ErrorKind::AccessDenied,
-        FaultKind::ResetBeforeHeaders | FaultKind::ResetMidBody | FaultKind::TruncatedBody => ErrorKind::Connection,
-        FaultKind::StallBody | FaultKind::LateFirstByte => ErrorKind::Timeout,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_fault_is_counted_under_the_same_kind_by_both_clients() {
     let bucket = "lean-faults";
@@ -268,7 +243,7 @@ async fn each_fault_is_counted_under_the_same_kind_by_both_clients() {
                 kind.name(),
                 c.name(),
                 n,
-                count_of(&row, expected_kind(kind)),
+                row.errors.get(expected_kind(kind)),
                 expected_kind(kind).name(),
                 row.ok
             ));
@@ -276,7 +251,7 @@ async fn each_fault_is_counted_under_the_same_kind_by_both_clients() {
             assert!(n > 0, "{kind}: nothing injected; pick another rate");
             assert_eq!(injected.get_requests, u64::from(FAULT_OBJECTS), "{kind} {c}");
             assert_eq!(sent, u64::from(FAULT_OBJECTS), "{kind} {c}: one attempt per object");
-            assert_eq!(count_of(&row, expected_kind(kind)), n, "{kind} {c}: {row:?}");
+            assert_eq!(row.errors.get(expected_kind(kind)), n, "{kind} {c}: {row:?}");
             assert_eq!(row.errors.total, n, "{kind} {c}: {row:?}");
             assert_eq!(row.ok, row.requests - n, "{kind} {c}");
             assert_eq!(row.bytes, row.ok * FAULT_SIZE, "{kind} {c}: only whole bodies");

@@ -7,7 +7,7 @@
 //! write: stdout, stderr, the manifest, the result file.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::common::{run_bounded, Serve, BIN};
 
@@ -43,11 +43,7 @@ fn unredacted(text: &str, name: &str) -> Vec<String> {
 
 #[test]
 fn vvv_with_canary_secrets_shows_none_of_them() {
-    let mut serve_cmd = Command::new(BIN);
-    serve_cmd.args(["serve", "--port", "0", "--tls", "--bucket", &format!("{BUCKET}=none")]);
-    let mut server = Serve::spawn(serve_cmd.stdout(Stdio::piped()).stderr(Stdio::null()));
-    let lines = server.stdout.take().unwrap();
-    std::thread::spawn(move || for _ in lines {});
+    let server = Serve::start(&[&format!("{BUCKET}=none")], &["--tls"]);
     let ca = server.ca_file.clone().unwrap();
     let endpoint = server
         .endpoint

@@ -10,13 +10,13 @@
 //! `PATH`); `S3SWEEP_SKIP_EMULATOR=1` skips loudly when it is missing.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
+use crate::common::{cargo_lambda_for, Serve};
 use crate::emulator::*;
 use s3sweep::lambda::invoke::Invoker;
 
@@ -24,39 +24,16 @@ const FUNCTION: &str = "s3sweep-lambda";
 
 #[test]
 fn a_memory_sweep_under_cargo_lambda_watch() {
-    let Some(cargo_lambda) = cargo_lambda() else {
-        if std::env::var("S3SWEEP_SKIP_EMULATOR").as_deref() == Ok("1") {
-            eprintln!(
-                "SKIPPED the memory sweep emulator test: S3SWEEP_SKIP_EMULATOR=1 and cargo-lambda is not installed"
-            );
-            return;
-        }
-        panic!("cargo-lambda not found: run `make tools`, or set CARGO_LAMBDA=/path/to/cargo-lambda; S3SWEEP_SKIP_EMULATOR=1 skips this test");
+    let Some(cargo_lambda) = cargo_lambda_for("the memory sweep emulator test") else {
+        return;
     };
     let tmp = std::env::temp_dir().join(format!("s3sweep-memory-emulator-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
-    let lab = Lab::start(&[("express-like", "express")], false);
+    let lab = Serve::start(&["express-like=express"], &[]);
     // Its own manifest: the default one in the working folder may record another
     // run's lab, and seed refuses to mix two seeds in one manifest.
     let manifest = tmp.join("manifest.json");
-    let out = run_bounded(
-        "s3sweep seed",
-        Command::new(S3SWEEP).args([
-            "seed",
-            "--manifest",
-            &manifest.display().to_string(),
-            "--endpoint",
-            &lab.endpoint,
-            "--bucket",
-            "express-like",
-            "--count",
-            "24",
-            "--size",
-            "1024",
-        ]),
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    lab.seed("express-like", 24, 1024, &manifest);
 
     // The control-plane API; its Invoke forwards to the emulator once it is up.
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -249,16 +249,9 @@ async fn seeded_mixed_sizes_are_recorded_and_proven_by_clean() {
 #[test]
 fn run_with_prefix_from_the_command_line() {
     use crate::common::{run_bounded, Serve, BIN};
-    use std::process::{Command, Stdio};
+    use std::process::Command;
     let bucket = "cli-prefix";
-    let mut serve = Serve::spawn(
-        Command::new(BIN)
-            .args(["serve", "--port", "0", "--bucket", bucket])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
-    );
-    let lines = serve.stdout.take().unwrap();
-    std::thread::spawn(move || for _ in lines {});
+    let serve = Serve::start(&[bucket], &[]);
     let ep = serve.endpoint.clone();
     let manifest = std::env::temp_dir().join(format!("s3sweep-prefix-cli-{}.json", std::process::id()));
     let cmd = |args: &[&str]| {

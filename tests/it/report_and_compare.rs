@@ -3,20 +3,14 @@
 //! progress output when stderr is not a terminal. Each test starts its own servers on
 //! free loopback ports and removes its files.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{EXPRESS_BUCKET, STANDARD_BUCKET};
-
-const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
+use crate::common::{run_bounded, Serve, BIN, EXPRESS_BUCKET, STANDARD_BUCKET};
 
 fn run(args: &[&str]) -> Output {
-    let start = Instant::now();
-    let out = Command::new(BIN).args(args).output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(120));
-    out
+    run_bounded(Command::new(BIN).args(args))
 }
 
 fn ok(out: &Output) -> (String, String) {
@@ -253,33 +247,6 @@ fn compare_two_local_runs_and_two_buckets_of_one() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.json"));
 }
 
-struct Serve(Child, String);
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(bucket: &str) -> Serve {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--port", "0", "--bucket", bucket])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let endpoint = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_string();
-    std::thread::spawn(move || for _ in lines {});
-    Serve(child, endpoint)
-}
-
 fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
@@ -287,20 +254,8 @@ fn write(path: &Path, text: &str) {
 #[test]
 fn run_output_feeds_report_and_compare_with_request_prices() {
     let dir = TempDir::new("people-run");
-    let server = serve("people-bucket=none");
-    ok(&run(&[
-        "seed",
-        "--bucket",
-        "people-bucket",
-        "--count",
-        "20",
-        "--size",
-        "512",
-        "--endpoint",
-        &server.1,
-        "--manifest",
-        &dir.path("manifest.json"),
-    ]));
+    let server = Serve::start(&["people-bucket=none"], &[]);
+    server.seed("people-bucket", 20, 512, Path::new(&dir.path("manifest.json")));
     let event = dir.0.join("event.json");
     write(
         &event,
@@ -309,7 +264,13 @@ fn run_output_feeds_report_and_compare_with_request_prices() {
                        "lambda_arm64_gb_s_usd": 0},
             "target_wall_ms": 60000}"#,
     );
-    let out = run(&["run", "--event", &event.display().to_string(), "--endpoint", &server.1]);
+    let out = run(&[
+        "run",
+        "--event",
+        &event.display().to_string(),
+        "--endpoint",
+        &server.endpoint,
+    ]);
     let (stdout, stderr) = ok(&out);
     assert!(stderr.contains("cheapest within the 60000 ms target"), "{stderr}");
     let result = dir.path("run.json");
@@ -328,7 +289,13 @@ fn run_output_feeds_report_and_compare_with_request_prices() {
         &event,
         r#"{"buckets": ["people-bucket"], "workers": [0], "prices": {"lambda_memory_mb": 1, "s3_express_get_per_1000_usd": -1}}"#,
     );
-    let out = run(&["run", "--event", &event.display().to_string(), "--endpoint", &server.1]);
+    let out = run(&[
+        "run",
+        "--event",
+        &event.display().to_string(),
+        "--endpoint",
+        &server.endpoint,
+    ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     for f in [
@@ -418,43 +385,12 @@ fn progress_bars_on_a_terminal() {
     assert_eq!(screen.matches(" rep 1: ").count(), 4, "{screen}");
 }
 
-/// `serve` with every bucket of `buckets` (`name=profile`).
-fn serve_buckets(buckets: &[&str]) -> Serve {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0"]);
-    for b in buckets {
-        cmd.args(["--bucket", b]);
-    }
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let endpoint = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_string();
-    std::thread::spawn(move || for _ in lines {});
-    Serve(child, endpoint)
-}
-
 #[test]
 fn run_writes_its_result_to_s3_and_report_and_compare_read_it_back() {
     let dir = TempDir::new("people-s3");
-    let server = serve_buckets(&["people-bucket=none", "results-bucket=none"]);
-    let e = server.1.as_str();
-    ok(&run(&[
-        "seed",
-        "--bucket",
-        "people-bucket",
-        "--count",
-        "20",
-        "--size",
-        "512",
-        "--endpoint",
-        e,
-        "--manifest",
-        &dir.path("manifest.json"),
-    ]));
+    let server = Serve::start(&["people-bucket=none", "results-bucket=none"], &[]);
+    let e = server.endpoint.as_str();
+    server.seed("people-bucket", 20, 512, Path::new(&dir.path("manifest.json")));
     let sweep = [
         "run",
         "--bucket",

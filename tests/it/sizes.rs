@@ -5,7 +5,7 @@
 //! beside `--size` or one too large for the lab are errors naming the fields.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -200,14 +200,7 @@ fn bin(args: &[&str]) -> std::process::Output {
 /// prefix), `clean`.
 #[test]
 fn seed_run_and_clean_from_the_command_line() {
-    let mut serve = Serve::spawn(
-        Command::new(BIN)
-            .args(["serve", "--port", "0", "--bucket", "sizes-cli=none"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
-    );
-    let lines = serve.stdout.take().unwrap();
-    std::thread::spawn(move || for _ in lines {});
+    let serve = Serve::start(&["sizes-cli=none"], &[]);
     let manifest = manifest_path("cli").display().to_string();
     let json = manifest_path("cli-json").with_file_name("result.json");
     let at = ["--endpoint", serve.endpoint.as_str()];

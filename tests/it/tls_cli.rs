@@ -5,19 +5,14 @@
 //! port and kills it after; every command is bounded in time.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use crate::common::{run_bounded, Serve, BIN};
 
 const BUCKET: &str = "tls-cli--lab1-az1--x-s3";
 
 fn serve_tls() -> Serve {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0", "--tls", "--bucket", &format!("{BUCKET}=none")]);
-    let mut serve = Serve::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::null()));
-    let lines = serve.stdout.take().unwrap();
-    std::thread::spawn(move || for _ in lines {});
-    serve
+    Serve::start(&[&format!("{BUCKET}=none")], &["--tls"])
 }
 
 /// `s3sweep ARGS` with no CA bundle from this environment unless `ca_bundle` is given,

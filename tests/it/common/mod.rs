@@ -1,22 +1,29 @@
 //! Helpers the integration tests share: the embedded server on 127.0.0.1:0, seeding a
 //! bucket through the SDK, the sweep options every test uses, and the `s3sweep` binary
-//! (`serve` as a child process, commands bounded in time), the directory bucket's name,
-//! and [`isolated`] for a test that must be alone in its process. Each module uses only
+//! (`serve` as a child process: [`Serve`]; commands bounded in time: [`run_bounded`]),
+//! the directory bucket's name, [`isolated`] for a test that must be alone in its
+//! process, the tools some tests need (boto3's Python, cargo-lambda) and the error kind
+//! each injected fault is counted under. Each module uses only
 //! some, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Lines, Read};
-use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use s3sweep::engine::SweepOptions;
 
 pub mod lambda_api;
+mod process;
 pub mod runtime;
+mod serve;
+pub use process::{run_bounded, run_within, stop_gently, Group};
 use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
 use s3sweep::plan::KeyTemplate;
 use s3sweep::s3::seed::{seed, SeedManifest, SeedSpec};
 use s3sweep::s3::{RequestSettings, SweepClient};
+pub use serve::Serve;
 
 /// The embedded server with these buckets, each behind its latency profile.
 pub async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
@@ -91,77 +98,6 @@ pub fn options() -> SweepOptions {
 
 /// The `s3sweep` binary cargo built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
-
-/// A `s3sweep serve` child process; killed when dropped.
-pub struct Serve {
-    pub child: Child,
-    /// `http://127.0.0.1:PORT` (`https://` with `--tls`), from the first line `serve` prints.
-    pub endpoint: String,
-    /// With `--tls`: the CA file, from the `ca-file: ` line that follows.
-    pub ca_file: Option<std::path::PathBuf>,
-    /// What `serve` prints after its address (and CA) line, unread.
-    pub stdout: Option<Lines<BufReader<ChildStdout>>>,
-}
-
-impl Serve {
-    /// Spawns `cmd` (a `serve` command with stdout piped) and reads the address it
-    /// prints first (and the CA file line after it, for HTTPS).
-    pub fn spawn(cmd: &mut Command) -> Serve {
-        let mut child = cmd.spawn().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let first = lines.next().expect("serve prints its address").unwrap();
-        let endpoint = first
-            .split_whitespace()
-            .find(|w| w.starts_with("http://") || w.starts_with("https://"))
-            .unwrap_or_else(|| panic!("no URL in {first:?}"))
-            .to_string();
-        let ca_file = endpoint.starts_with("https://").then(|| {
-            let line = lines.next().expect("serve --tls prints its CA file").unwrap();
-            let path = line
-                .strip_prefix(lab::child::CA_FILE_PREFIX)
-                .unwrap_or_else(|| panic!("no CA file in {line:?}"));
-            std::path::PathBuf::from(path)
-        });
-        Serve {
-            child,
-            endpoint,
-            ca_file,
-            stdout: Some(lines),
-        }
-    }
-}
-
-impl Drop for Serve {
-    /// SIGTERM first, as a user's Ctrl-C, so `serve --tls` removes its CA folder
-    /// (SIGKILL left one `s3sweep-lab-*` folder behind per test); SIGKILL after 5 s.
-    fn drop(&mut self) {
-        stop_gently(&mut self.child, Duration::from_secs(5));
-    }
-}
-
-/// Sends `child` SIGTERM and waits for it up to `grace`, then kills it.
-pub fn stop_gently(child: &mut Child, grace: Duration) {
-    if matches!(child.try_wait(), Ok(None)) {
-        // SAFETY: kill(2) with the pid of a child this test started and has not reaped.
-        unsafe {
-            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-        }
-        let start = Instant::now();
-        while matches!(child.try_wait(), Ok(None)) && start.elapsed() < grace {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-/// Runs `cmd` to the end; it must finish within two minutes.
-pub fn run_bounded(cmd: &mut Command) -> Output {
-    let start = Instant::now();
-    let out = cmd.output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(120));
-    out
-}
 
 /// A Lambda context as the runtime makes one (function `s3sweep-test`, 2,048 MB), with
 /// the deadline `deadline_in` from now (`None`: the 1970 deadline `cargo lambda watch`
@@ -305,4 +241,56 @@ pub fn bench_python_importing(test: &str, imports: &str) -> Option<std::path::Pa
          Install the pinned baseline with `make bench-venv` (`make test` does it first); \
          S3SWEEP_SKIP_BOTO3=1 skips {test}"
     );
+}
+
+/// `$CARGO_LAMBDA`, else the project's `.venv` (`make tools`), else `cargo-lambda` on
+/// `PATH`.
+pub fn cargo_lambda() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("CARGO_LAMBDA").filter(|p| !p.is_empty()) {
+        let path = PathBuf::from(path);
+        assert!(path.is_file(), "CARGO_LAMBDA={} is not a file", path.display());
+        return Some(path);
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/cargo-lambda");
+    if venv.is_file() {
+        return Some(venv);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("cargo-lambda"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// [`cargo_lambda`] for `test` (`"the idle emulator test"`). Without one, `test` fails
+/// saying how to install it, unless `S3SWEEP_SKIP_EMULATOR=1` skips it explicitly (and
+/// loudly): then `None`.
+pub fn cargo_lambda_for(test: &str) -> Option<PathBuf> {
+    if let Some(path) = cargo_lambda() {
+        return Some(path);
+    }
+    if std::env::var("S3SWEEP_SKIP_EMULATOR").as_deref() == Ok("1") {
+        eprintln!("SKIPPED {test}: S3SWEEP_SKIP_EMULATOR=1 and cargo-lambda is not installed");
+        return None;
+    }
+    panic!(
+        "cargo-lambda not found (looked at $CARGO_LAMBDA, {}/.venv/bin/cargo-lambda and PATH). \
+         Install the project's pinned tools with `make tools` (`make test` does it first), or set \
+         CARGO_LAMBDA=/path/to/cargo-lambda; S3SWEEP_SKIP_EMULATOR=1 skips {test}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+}
+
+/// The error kind an injected fault must be counted under (on the SDK's path and the
+/// lean client's alike).
+pub fn expected_kind(kind: s3sweep::lab::FaultKind) -> s3sweep::model::ErrorKind {
+    use s3sweep::lab::FaultKind;
+    use s3sweep::model::ErrorKind;
+    match kind {
+        FaultKind::SlowDown => ErrorKind::Throttled,
+        FaultKind::InternalError => ErrorKind::ServerError,
+        FaultKind::AccessDenied => ErrorKind::AccessDenied,
+        FaultKind::ResetBeforeHeaders | FaultKind::ResetMidBody | FaultKind::TruncatedBody => ErrorKind::Connection,
+        FaultKind::StallBody | FaultKind::LateFirstByte => ErrorKind::Timeout,
+    }
 }

@@ -1,17 +1,15 @@
-//! The Lambda emulator tests' machinery: the `s3sweep serve` lab as a child process
-//! (HTTP or HTTPS, its tallies read when it stops), `cargo lambda watch` with the
-//! function's environment, `cargo lambda invoke`, every process in its own group killed
-//! at the end, and every wait bounded. `tests/it/lambda_emulator.rs` and
-//! `tests/it/memory_emulator.rs` use it.
+//! The Lambda emulator tests' machinery: `cargo lambda watch` with the function's
+//! environment, `cargo lambda invoke`, every process in its own group killed at the
+//! end, and every wait bounded. The lab they invoke against is `common::Serve`.
+//! `tests/it/lambda_emulator.rs`, `memory_emulator.rs` and `idle_emulator.rs` use it.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read};
 use std::net::{TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::common::{run_within, Group};
 
 use serde_json::Value;
 
@@ -22,57 +20,6 @@ pub const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 pub const FIRST_INVOKE_LIMIT: Duration = Duration::from_secs(600);
 pub const INVOKE_LIMIT: Duration = Duration::from_secs(120);
 pub const OBJECT_SIZE_BYTES: u64 = 46_080;
-
-/// A child process in its own process group; the whole group is killed on drop.
-pub struct Group {
-    pub child: Child,
-    pub name: &'static str,
-}
-
-impl Group {
-    pub fn spawn(name: &'static str, cmd: &mut Command) -> Group {
-        cmd.process_group(0);
-        let child = cmd.spawn().unwrap_or_else(|e| panic!("starting {name} ({cmd:?}): {e}"));
-        Group { child, name }
-    }
-
-    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
-        self.child.try_wait().ok().flatten()
-    }
-}
-
-impl Drop for Group {
-    /// The leader gets SIGTERM first (up to 2 s), so a `serve --tls` dropped on a
-    /// failing assert still removes its CA folder; then the whole group SIGKILL.
-    fn drop(&mut self) {
-        let pid = self.child.id() as i32;
-        crate::common::stop_gently(&mut self.child, Duration::from_secs(2));
-        // SAFETY: signals only the process group this test created (pgid = child pid).
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        eprintln!("stopped {} (process group {pid})", self.name);
-    }
-}
-
-pub fn cargo_lambda() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("CARGO_LAMBDA").filter(|p| !p.is_empty()) {
-        let path = PathBuf::from(path);
-        assert!(path.is_file(), "CARGO_LAMBDA={} is not a file", path.display());
-        return Some(path);
-    }
-    let venv = Path::new(MANIFEST_DIR).join(".venv/bin/cargo-lambda");
-    if venv.is_file() {
-        return Some(venv);
-    }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("cargo-lambda"))
-            .find(|p| p.is_file())
-    })
-}
 
 /// Removes the variables `cargo test` sets for this test process. Inherited by the
 /// `cargo run` that `cargo lambda watch` starts, some (`CARGO_MANIFEST_DIR`, which
@@ -102,155 +49,8 @@ pub fn without_cargo_test_env(cmd: &mut Command) {
     }
 }
 
-/// Runs `cmd` to completion within `limit`, killing its process group if it overruns.
-pub fn run_bounded(what: &str, cmd: &mut Command, limit: Duration) -> Output {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut group = Group::spawn("a bounded command", cmd);
-    let mut stdout = group.child.stdout.take().unwrap();
-    let mut stderr = group.child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout.read_to_end(&mut buf);
-        buf
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stderr.read_to_end(&mut buf);
-        buf
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = group.exited() {
-            break status;
-        }
-        assert!(
-            start.elapsed() < limit,
-            "{what} did not finish within {} s",
-            limit.as_secs()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    drop(group);
-    Output {
-        status,
-        stdout: out_reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
-    }
-}
-
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-pub fn start_server(buckets: &[(&str, &str)]) -> (Group, String) {
-    let lab = Lab::start(buckets, false);
-    (lab.group, lab.endpoint)
-}
-
-/// `s3sweep serve` as a child: its endpoint, its CA file with `--tls`, and its stderr
-/// (where it prints its tallies when it stops).
-pub struct Lab {
-    pub group: Group,
-    pub endpoint: String,
-    pub ca_file: Option<PathBuf>,
-    pub stderr: std::thread::JoinHandle<String>,
-}
-
-impl Lab {
-    pub fn start(buckets: &[(&str, &str)], tls: bool) -> Lab {
-        Lab::start_with_args(buckets, tls, &[])
-    }
-
-    /// [`Lab::start`] with more `serve` flags (`--idle-timeout-s 3`, `--prefix-rate`).
-    pub fn start_with_args(buckets: &[(&str, &str)], tls: bool, extra: &[&str]) -> Lab {
-        let mut cmd = Command::new(S3SWEEP);
-        cmd.args(["serve", "--port", "0"]).args(extra);
-        if tls {
-            cmd.arg("--tls");
-        }
-        for (bucket, profile) in buckets {
-            cmd.args(["--bucket", &format!("{bucket}={profile}")]);
-        }
-        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut group = Group::spawn("s3sweep serve", &mut cmd);
-        let stdout = group.child.stdout.take().unwrap();
-        let mut stderr = group.child.stderr.take().unwrap();
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            text
-        });
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let first = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("s3sweep serve prints its address within 30 s");
-        let endpoint = first
-            .split_whitespace()
-            .find(|w| w.starts_with("http://127.0.0.1:") || w.starts_with("https://127.0.0.1:"))
-            .unwrap_or_else(|| panic!("no address in {first:?}"))
-            .to_string();
-        let ca_file = tls.then(|| {
-            let line = rx
-                .recv_timeout(Duration::from_secs(5))
-                .expect("serve --tls prints its CA file");
-            PathBuf::from(
-                line.strip_prefix("ca-file: ")
-                    .unwrap_or_else(|| panic!("no CA file in {line:?}")),
-            )
-        });
-        // Keep draining its stdout.
-        std::thread::spawn(move || while rx.recv().is_ok() {});
-        Lab {
-            group,
-            endpoint,
-            ca_file,
-            stderr,
-        }
-    }
-
-    /// One of the lab's JSON tallies (`/_s3sweep/faults`, `/_s3sweep/network`) over
-    /// plain HTTP, within 5 s.
-    pub fn tally(&self, path: &str) -> Value {
-        use std::io::Write;
-        let addr = self
-            .endpoint
-            .strip_prefix("http://")
-            .unwrap_or_else(|| panic!("tallies are read over HTTP, not {}", self.endpoint));
-        let mut s = TcpStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
-        let mut text = String::new();
-        s.read_to_string(&mut text).unwrap();
-        let body = text
-            .split("\r\n\r\n")
-            .nth(1)
-            .unwrap_or_else(|| panic!("no body in {text:?}"));
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("{path}: {e}: {body:?}"))
-    }
-
-    /// Stops the lab with SIGTERM (as a user's Ctrl-C) and returns what it printed on
-    /// stderr, its tallies included.
-    pub fn stop(mut self) -> String {
-        // SAFETY: signals only the `serve` child this test started.
-        unsafe {
-            libc::kill(self.group.child.id() as i32, libc::SIGTERM);
-        }
-        let start = Instant::now();
-        while self.group.exited().is_none() {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "serve did not stop on SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        drop(self.group);
-        self.stderr.join().unwrap()
-    }
 }
 
 pub struct Emulator {
@@ -356,7 +156,7 @@ impl Emulator {
             .arg(data_file)
             .arg("s3sweep-lambda")
             .env("NO_COLOR", "1");
-        run_bounded("cargo lambda invoke", &mut cmd, limit)
+        run_within("cargo lambda invoke", &mut cmd, limit)
     }
 
     pub fn log(&self) -> String {
