@@ -6,32 +6,13 @@
 //! function's subnets' zones when they are given. Each problem is one line saying
 //! what is wrong and what to do; any problem makes the command fail.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use aws_sdk_s3::error::SdkError;
-use clap::Args;
 
-use super::args::TargetArgs;
+use super::args::PreflightArgs;
 use super::CliError;
 use crate::s3::RequestSettings;
-
-#[derive(Args)]
-pub struct PreflightArgs {
-    /// An event (the function's JSON) whose buckets and objects to look at; repeatable.
-    #[arg(long = "event", value_name = "FILE")]
-    pub events: Vec<PathBuf>,
-    /// A bucket to look at without an event (exists, region, zone); repeatable.
-    #[arg(long = "bucket", value_name = "NAME")]
-    pub buckets: Vec<String>,
-    /// The zone ids of the function's subnets (template SubnetZoneIds, e.g.
-    /// use1-az4,use1-az6): a directory bucket must be in one of them.
-    #[arg(long, value_delimiter = ',', value_name = "ZONE,...")]
-    pub subnet_zone_ids: Vec<String>,
-    /// The stack's region is `--region` (default: the AWS configuration's).
-    #[command(flatten)]
-    pub target: TargetArgs,
-}
 
 /// What to look at in one bucket.
 #[derive(Debug, Clone, PartialEq)]
