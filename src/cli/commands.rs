@@ -351,6 +351,7 @@ where
 struct ServeSettings {
     buckets: Vec<(String, LatencyProfile)>,
     faults: Vec<lab::BucketFault>,
+    regions: Vec<lab::BucketRegion>,
     session_ttl: Duration,
     limits: lab::LabLimits,
     network: lab::NetworkConfig,
@@ -367,6 +368,8 @@ fn check_serve_args(args: &ServeArgs) -> Result<ServeSettings, CliError> {
             .map(|b| (b.name, b.profile))
             .collect();
     let faults: Vec<lab::BucketFault> = parse_each("--fault", "BUCKET=KIND:RATE", &args.faults, &mut problems);
+    let regions: Vec<lab::BucketRegion> =
+        parse_each("--bucket-region", "NAME=REGION", &args.bucket_regions, &mut problems);
     // Rates of one bucket must not add up to more than 1, and no kind twice.
     if let Err(e) = lab::Faults::new(0).set_all(&faults) {
         problems.push(format!("--fault: {e}"));
@@ -394,6 +397,7 @@ fn check_serve_args(args: &ServeArgs) -> Result<ServeSettings, CliError> {
     Ok(ServeSettings {
         buckets,
         faults,
+        regions,
         session_ttl,
         limits,
         network,
@@ -404,6 +408,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     let ServeSettings {
         buckets,
         faults,
+        regions,
         session_ttl,
         limits,
         network,
@@ -427,7 +432,14 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     // server as soon as it reads it still gets the CA file removed.
     let mut term =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).context("listening for SIGTERM")?;
+    // Placed before the address is printed: a client may start as soon as it reads it.
+    for placed in &regions {
+        running.store().regions().set(&placed.bucket, &placed.region);
+    }
     print_serve_banner(&running, &buckets, session_ttl);
+    for placed in &regions {
+        println!("bucket {}: in region {}", placed.bucket, placed.region);
+    }
     running.faults().set_timing(lab::FaultTiming {
         stall_ms: args.stall_ms,
         late_first_byte_ms: args.late_first_byte_ms,

@@ -38,6 +38,7 @@ mod listing;
 pub(crate) mod network;
 pub mod nic;
 pub(crate) mod prefix_rate;
+pub mod regions;
 pub mod sessions;
 mod sigv4;
 pub(crate) mod store;
@@ -64,6 +65,7 @@ pub use faults::{BucketFault, FaultKind, FaultSpec, FaultTally, FaultTiming, Fau
 pub use idle::DEFAULT_IDLE_TIMEOUT;
 pub use latency::{LatencyProfile, Profiles};
 pub use network::{Network, NetworkConfig, NetworkTally, NETWORK_PATH};
+pub use regions::{BucketRegion, BucketRegions, LAB_REGION};
 pub use sessions::{SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
 pub use store::{GetTally, MemStore, StoreLimits};
 
