@@ -566,8 +566,8 @@ base = event.get("results_uri") or stack_uri
 if base.rstrip("/") != stack_uri and not base.startswith(stack_uri + "/"):
     refuse(path + ": results_uri " + str(base) + " is outside the stack's results prefix " + stack_uri + "/: the role may write only there (drop results_uri, or deploy with RESULTS_BUCKET and RESULTS_PREFIX naming it)")
 run_id = run_id or event.get("run_id") or datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(4)
-if not re.fullmatch(r"[A-Za-z0-9._-]{1,128}", run_id):
-    refuse("run_id " + repr(run_id) + ": 1-128 letters, digits, '.', '_' or '-'")
+if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", run_id):
+    refuse("run_id " + repr(run_id) + ": 1-64 letters, digits, '.', '_' or '-'")
 event["run_id"] = run_id
 json.dump(event, open(out, "w"))
 print(base.rstrip("/") + "/" + run_id + ".json")
