@@ -46,7 +46,7 @@ fn results_permissions_only_when_the_bucket_is_set() {
     assert!(mk.contains("$(if $(RESULTS_BUCKET),ResultsBucket=$(RESULTS_BUCKET))"));
     let (_, variants) = target("template-variants");
     assert!(variants.contains("> $(TEMPLATE_ALL_ON)"), "{variants}");
-    assert!(target("lint").1.contains("$(TEMPLATE_ALL_ON)"));
+    assert!(target("lint-templates").1.contains("$(TEMPLATE_ALL_ON)"));
     assert!(target("checkov").1.contains("-f $(TEMPLATE_ALL_ON)"));
     let docs = read("docs/deploy.md");
     for needle in ["RESULTS_BUCKET=", "WriteResultsUnderThePrefixOnly", "make invoke-async"] {
