@@ -446,11 +446,20 @@ fn invoke_makes_one_attempt() {
     );
 }
 
-/// `make test` runs the audit (and whatever else the deploy work added to it).
+/// `make test` runs the audit (and whatever else the deploy work added to it): test
+/// needs test-ready, whose tools lane (test-tools) runs it.
 #[test]
 fn make_test_runs_the_audit() {
     let (deps, _) = target("test");
-    assert!(deps.split_whitespace().any(|d| d == "audit"), "make test: {deps}");
+    assert!(deps.split_whitespace().any(|d| d == "test-ready"), "make test: {deps}");
+    assert!(target("test-ready")
+        .1
+        .contains("$(MAKE) --no-print-directory test-tools"));
+    let (_, tools) = target("test-tools");
+    assert!(
+        tools.split_whitespace().any(|d| d == "audit"),
+        "make test-tools: {tools}"
+    );
 }
 
 // ---- events ----

@@ -49,7 +49,7 @@ fn results_permissions_only_when_the_bucket_is_set() {
         mk.contains("TEMPLATE_SET_all-on = MemorySweep=enabled ResultsBucket=my-results-bucket"),
         "the all-on set has the results bucket"
     );
-    assert!(target("lint").1.contains("$(EXPANDED_TEMPLATES)"));
+    assert!(target("lint-templates").1.contains("$(EXPANDED_TEMPLATES)"));
     assert!(target("checkov").1.contains("$(addprefix -f ,$(EXPANDED_TEMPLATES))"));
     let docs = read("docs/deploy.md");
     for needle in ["RESULTS_BUCKET=", "WriteResultsUnderThePrefixOnly", "make invoke-async"] {
