@@ -350,6 +350,18 @@ struct ServeSettings {
     session_ttl: Duration,
     limits: lab::LabLimits,
     network: lab::NetworkConfig,
+    iam_policy: Option<lab::iam::Policy>,
+}
+
+/// `--iam-policy FILE`: the policy read and checked (every bad field named).
+fn read_iam_policy(path: Option<&std::path::Path>, problems: &mut Vec<String>) -> Option<lab::iam::Policy> {
+    let path = path?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| problems.push(format!("--iam-policy {}: {e}", path.display())))
+        .ok()?;
+    lab::iam::Policy::from_json(&text)
+        .map_err(|e| problems.push(format!("--iam-policy {}: {e}", path.display())))
+        .ok()
 }
 
 /// Checks every `serve` flag, naming each bad one in one usage error.
@@ -384,6 +396,7 @@ fn check_serve_args(args: &ServeArgs) -> Result<ServeSettings, CliError> {
         problems.extend(bad);
         lab::NetworkConfig::default()
     });
+    let iam_policy = read_iam_policy(args.iam_policy.as_deref(), &mut problems);
     if !problems.is_empty() {
         return Err(CliError::Usage(problems.join("; ")));
     }
@@ -393,6 +406,7 @@ fn check_serve_args(args: &ServeArgs) -> Result<ServeSettings, CliError> {
         session_ttl,
         limits,
         network,
+        iam_policy,
     })
 }
 
@@ -403,6 +417,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
         session_ttl,
         limits,
         network,
+        iam_policy,
     } = check_serve_args(&args)?;
     let faults: &[lab::BucketFault] = &faults;
     let running = lab::start(ServerConfig {
@@ -423,7 +438,16 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     // server as soon as it reads it still gets the CA file removed.
     let mut term =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).context("listening for SIGTERM")?;
+    let statements = iam_policy.as_ref().map(|p| p.statements.len());
+    if let Some(policy) = iam_policy {
+        running
+            .iam()
+            .enforce(Some(std::sync::Arc::new(lab::iam::Enforcer::new(policy))));
+    }
     print_serve_banner(&running, &buckets, session_ttl);
+    if let Some(n) = statements {
+        println!("IAM: every request authorized against the {n} statement(s) of --iam-policy");
+    }
     running.faults().set_timing(lab::FaultTiming {
         stall_ms: args.stall_ms,
         late_first_byte_ms: args.late_first_byte_ms,

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use s3sweep::engine::SweepOptions;
 
+pub mod iam;
 pub mod lambda_api;
 pub mod runtime;
 use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
