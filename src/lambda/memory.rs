@@ -70,8 +70,10 @@ struct Cleanup {
 
 impl Cleanup {
     fn describe(&self) -> String {
-        let mut text = if self.deleted.is_empty() {
+        let mut text = if self.deleted.is_empty() && self.left.is_empty() {
             "no version was published".to_string()
+        } else if self.deleted.is_empty() {
+            "deleted no version".to_string()
         } else {
             format!("deleted the versions it published ({})", self.deleted.join(", "))
         };
