@@ -53,7 +53,8 @@ TIMED_TESTS := wire_timing:: cpu_quota:: diagnose:: network:: baseline_function:
 # Where the tests find cargo-lambda, boto3 (and the AWS CLI) and moto: the venvs above.
 TEST_ENV = CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" S3SWEEP_BENCH_PYTHON="$(CURDIR)/$(BENCH_VENV)/bin/python" \
 	S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python" \
-	S3SWEEP_CFN_LINT="$(CURDIR)/$(VENV)/bin/cfn-lint" S3SWEEP_CHECKOV="$(CURDIR)/$(CHECKOV_VENV)/bin/checkov"
+	S3SWEEP_CFN_LINT="$(CURDIR)/$(VENV)/bin/cfn-lint" S3SWEEP_CHECKOV="$(CURDIR)/$(CHECKOV_VENV)/bin/checkov" \
+	S3SWEEP_SAM_PYTHON="$(CURDIR)/$(SAM_PYTHON)"
 
 test: lint deny checkov audit tools bench-venv moto-venv rclone bench-tools
 	$(TEST_ENV) $(CARGO) test --lib --bins
@@ -64,28 +65,33 @@ test: lint deny checkov audit tools bench-venv moto-venv rclone bench-tools
 lint: tools template-variants
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
-	$(VENV)/bin/cfn-lint template.yaml $(TEMPLATE_SWEEP) $(TEMPLATE_ALL_ON)
+	$(VENV)/bin/cfn-lint template.yaml $(EXPANDED_TEMPLATES)
 
-## template.yaml with the parameter MemorySweep defaulting to enabled, in
-## $(TEMPLATE_SWEEP): cfn-lint and checkov check the template both ways (checkov
-## resolves conditions from the parameters' defaults).
-TEMPLATE_SWEEP = $(OUT)/template-memory-sweep.yaml
-# Every optional parameter on: the memory sweep, results in S3 (ResultsBucket), the
-# boto3 baseline function and the VPC placement (SubnetIds, SecurityGroupIds,
-# SubnetZoneIds set to example ids), in $(TEMPLATE_ALL_ON).
-TEMPLATE_ALL_ON = $(OUT)/template-all-on.yaml
+## template.yaml as AWS sees it, for each parameter set users deploy: SAM's own
+## transform (samtranslator, tests/deploy/sam_expand.py) then the parameter set's
+## conditions and intrinsics resolved, in $(OUT)/template-SET.json; cfn-lint and
+## checkov check these (make lint, make checkov), tests/it/deploy_files/expanded.rs
+## checks their roles. The sets: the defaults; MemorySweep, ResultsBucket, Baseline and
+## SubnetIds (with SecurityGroupIds and SubnetZoneIds) each on; all of them on.
+SAM_PYTHON ?= $(VENV)/bin/python
+EXPAND_BUCKETS = StandardBucketName=$(PLACEHOLDER_STANDARD) ExpressBucketName=$(PLACEHOLDER_EXPRESS)
+EXPAND_VPC = SubnetIds=subnet-0123456789abcdef0 SecurityGroupIds=sg-0123456789abcdef0 SubnetZoneIds=use1-az4
+TEMPLATE_SET_defaults =
+TEMPLATE_SET_memory-sweep = MemorySweep=enabled
+TEMPLATE_SET_results-bucket = ResultsBucket=my-results-bucket
+TEMPLATE_SET_baseline = Baseline=enabled
+TEMPLATE_SET_subnets = $(EXPAND_VPC)
+TEMPLATE_SET_all-on = MemorySweep=enabled ResultsBucket=my-results-bucket Baseline=enabled $(EXPAND_VPC)
+TEMPLATE_SETS = defaults memory-sweep results-bucket baseline subnets all-on
+EXPANDED_TEMPLATES = $(foreach set,$(TEMPLATE_SETS),$(OUT)/template-$(set).json)
+define EXPAND_ONE
+	$(SAM_PYTHON) tests/deploy/sam_expand.py template.yaml $(addprefix --param ,$(EXPAND_BUCKETS) $(TEMPLATE_SET_$(1))) > $(OUT)/template-$(1).json || { rm -f $(OUT)/template-$(1).json; exit 1; }
+
+endef
 template-variants:
+	@test -x $(SAM_PYTHON) || { echo "template-variants: no $(SAM_PYTHON) (samtranslator): run make tools"; exit 2; }
 	@mkdir -p $(OUT)
-	sed '/^  MemorySweep:/,/^  [A-Za-z]*:$$/ s/Default: disabled/Default: enabled/' template.yaml > $(TEMPLATE_SWEEP)
-	@grep -q '^    Default: enabled' $(TEMPLATE_SWEEP) || { echo "template-variants: MemorySweep's default not found in template.yaml"; exit 1; }
-	sed -e '/^  MemorySweep:/,/^  [A-Za-z]*:$$/ s/Default: disabled/Default: enabled/' \
-		-e '/^  ResultsBucket:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: my-results-bucket/' \
-		-e '/^  Baseline:/,/^  [A-Za-z]*:$$/ s/Default: disabled/Default: enabled/' \
-		-e '/^  SubnetIds:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: "subnet-0123456789abcdef0"/' \
-		-e '/^  SecurityGroupIds:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: "sg-0123456789abcdef0"/' \
-		-e '/^  SubnetZoneIds:/,/^  [A-Za-z]*:$$/ s/Default: ""/Default: "use1-az4"/' template.yaml > $(TEMPLATE_ALL_ON)
-	@test $$(grep -c -e '^    Default: enabled' -e '^    Default: "subnet-' -e '^    Default: "sg-' -e '^    Default: "use1-az4"' -e '^    Default: my-results-bucket' $(TEMPLATE_ALL_ON)) = 6 || \
-		{ echo "template-variants: a default of MemorySweep, ResultsBucket, Baseline, SubnetIds, SecurityGroupIds or SubnetZoneIds not found in template.yaml"; exit 1; }
+	$(foreach set,$(TEMPLATE_SETS),$(call EXPAND_ONE,$(set)))
 
 fmt:
 	$(CARGO) fmt --all
@@ -194,10 +200,10 @@ $(CHECKOV_VENV)/bin/pip:
 	$(PYTHON) -m venv $(CHECKOV_VENV)
 
 ## Security linter on the SAM template: checkov (pinned, from PyPI, into .venv-checkov).
-checkov: $(CHECKOV_VENV)/bin/pip template-variants
+checkov: $(CHECKOV_VENV)/bin/pip tools template-variants
 	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
 	@if [ -f template.yaml ]; then \
-		$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml -f $(TEMPLATE_SWEEP) -f $(TEMPLATE_ALL_ON); \
+		$(CHECKOV_VENV)/bin/checkov --skip-download --quiet --compact --framework cloudformation -f template.yaml $(addprefix -f ,$(EXPANDED_TEMPLATES)); \
 	else \
 		echo "checkov: no template.yaml in $$(pwd): nothing to check"; \
 	fi
@@ -330,16 +336,15 @@ build: tools
 
 # `sam build` as a user runs it (SAM's Rust support runs cargo lambda from .venv), for ARCH.
 SAM_BUILD = $(LAMBDA_PATH) sam build --beta-features --parameter-overrides Architecture=$(ARCH)
-# sam build builds every function of the template, whatever its condition: the Python
-# baseline (python3.12 on PATH) only with BASELINE=enabled, else the Rust function alone
-# (`--`: --parameter-overrides would take the name as one more value).
-SAM_BUILD_ONLY = $(if $(filter enabled,$(BASELINE)),,-- SweepFunction)
+# sam build builds every function of the template, whatever its condition; the
+# baseline's recipe (baseline/Makefile) needs no python3.12, so every build builds both:
+# a stack deployed with BASELINE=enabled keeps it (UsePreviousValue) and gets it built.
 
 ## `sam build` alone: .aws-sam/build/SweepFunction/bootstrap for ARCH. Needs no AWS account.
 sam-build: tools
 	$(CHECK_ARCH)
 	$(CHECK_SAM)
-	$(SAM_BUILD) $(SAM_BUILD_ONLY)
+	$(SAM_BUILD)
 
 ## Build with SAM and deploy without prompts: every parameter comes from make variables
 ## (ARCH, STANDARD_BUCKET, EXPRESS_BUCKET; optional MEMORY_MB, TIMEOUT_S,
@@ -355,7 +360,7 @@ deploy: tools
 	$(CHECK_CREDENTIALS)
 	@$(MAKE) --no-print-directory preflight
 	@$(MAKE) --no-print-directory stack-retry
-	$(SAM_BUILD) $(SAM_BUILD_ONLY)
+	$(SAM_BUILD)
 	$(LAMBDA_PATH) sam deploy --stack-name $(STACK) $(REGION_FLAG) --resolve-s3 --capabilities CAPABILITY_IAM \
 		--no-confirm-changeset --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) || \
 		{ $(STACK_RETRY); exit 1; }
@@ -363,23 +368,31 @@ deploy: tools
 
 ## What the account allows, read before deploying (aws lambda get-account-settings):
 ## its concurrency limit and unreserved concurrency. Warns when RESERVED_CONCURRENCY
-## would leave fewer than 100 unreserved (Lambda refuses it) or FANOUT_MAX+1 exceeds
-## what can run at once. Memory: the API does not expose an account's memory limit;
-## above 3,008 MB (the template's default is 10,240) it warns that a new account
-## refuses it. Warnings only: it never stops the deploy.
+## would leave fewer than 100 unreserved (Lambda refuses it) or a fan-out exceeds what
+## can run at once: FANOUT_MAX+1 executions, FANOUT_MAX+2 with MEMORY_SWEEP=enabled (the
+## sweep's own invocation waits for each size's coordinator). Memory: the API does not
+## expose an account's memory limit; above 3,008 MB (the template's default) it warns
+## that a new account refuses it. Then, with STANDARD_BUCKET and EXPRESS_BUCKET, `s3sweep
+## preflight` looks at the buckets and the filled events' objects (each exists, is in
+## REGION, holds the keys the events read, the directory bucket in SUBNET_ZONE_IDS'
+## zone). Warnings only: it never stops the deploy.
 preflight:
 	@settings=$$(aws lambda get-account-settings $(REGION_FLAG) --query '[AccountLimit.ConcurrentExecutions,AccountLimit.UnreservedConcurrentExecutions]' --output text) || \
 		{ echo "preflight: aws lambda get-account-settings failed: the account's limits were not checked"; exit 0; }; \
 	set -- $$settings; limit=$$1; unreserved=$$2; \
 	echo "preflight: account concurrency limit $$limit, unreserved $$unreserved"; \
-	rc="$(RESERVED_CONCURRENCY)"; fanout="$(or $(FANOUT_MAX),9)"; memory="$(or $(MEMORY_MB),10240)"; \
+	rc="$(RESERVED_CONCURRENCY)"; fanout="$(or $(FANOUT_MAX),9)"; memory="$(or $(MEMORY_MB),$(NEW_ACCOUNT_MEMORY_MB))"; \
+	need=$$(( fanout + $(if $(filter enabled,$(MEMORY_SWEEP)),2,1) )); \
 	if [ -n "$$rc" ] && [ "$$rc" -gt 0 ] && [ $$(( unreserved - rc )) -lt 100 ]; then \
 		echo "preflight: WARNING: RESERVED_CONCURRENCY=$$rc would leave $$(( unreserved - rc )) unreserved executions; Lambda refuses a reservation that leaves fewer than 100: deploy with RESERVED_CONCURRENCY=0"; fi; \
 	if [ -n "$$rc" ] && [ "$$rc" -gt 0 ]; then room=$$rc; else room=$$unreserved; fi; \
-	if [ $$(( fanout + 1 )) -gt "$$room" ]; then \
-		echo "preflight: WARNING: FANOUT_MAX=$$fanout needs $$(( fanout + 1 )) executions at once, more than the $$room available: deploy with FANOUT_MAX=$$(( room - 1 ))"; fi; \
+	if [ "$$need" -gt "$$room" ]; then \
+		echo "preflight: WARNING: FANOUT_MAX=$$fanout needs $$need executions at once ($(if $(filter enabled,$(MEMORY_SWEEP)),a fan-out inside a memory sweep: N+2,a fan-out: N+1)), more than the $$room available: deploy with FANOUT_MAX=$$(( fanout - need + room ))"; fi; \
 	if [ "$$memory" -gt $(NEW_ACCOUNT_MEMORY_MB) ]; then \
 		echo "preflight: WARNING: MemorySize $$memory MB: new accounts are limited to $(NEW_ACCOUNT_MEMORY_MB) MB, and the API does not say this account's limit; if the deploy fails on MemorySize, run make deploy MEMORY_MB=$(NEW_ACCOUNT_MEMORY_MB) (or ask AWS Support to raise it)"; fi
+	@$(if $(and $(STANDARD_BUCKET),$(EXPRESS_BUCKET)),$(S3SWEEP) preflight --bucket $(STANDARD_BUCKET) --bucket $(EXPRESS_BUCKET) \
+		$(addprefix --event ,$(wildcard $(FILLED_EVENTS)/*.json)) $(S3SWEEP_REGION) $(if $(SUBNET_ZONE_IDS),--subnet-zone-ids $(SUBNET_ZONE_IDS)) || \
+		echo "preflight: WARNING: the bucket problems above would fail every invocation: fix them before invoking",true)
 
 ## A stack left in ROLLBACK_COMPLETE (a failed first create) cannot be updated: it is
 ## deleted, saying so and pointing at the reason; a stack in any other state is left.
@@ -403,7 +416,7 @@ deploy-guided: tools
 	$(CHECK_SAM)
 	$(CHECK_BUCKETS)
 	$(CHECK_CREDENTIALS)
-	$(SAM_BUILD) $(SAM_BUILD_ONLY)
+	$(SAM_BUILD)
 	$(LAMBDA_PATH) sam deploy --guided --stack-name $(STACK) $(REGION_FLAG) --capabilities CAPABILITY_IAM \
 		--parameter-overrides $(PARAMETERS)
 	@$(MAKE) --no-print-directory deployed-arch
@@ -462,21 +475,50 @@ invoke:
 
 ## Start a long sweep without waiting for it: an asynchronous invocation (Lambda answers
 ## 202 at once and runs the function once, up to its 15 minutes; no connection has to
-## stay open). The result is read from S3 afterwards: the stack's ResultsUri (deployed
-## with RESULTS_BUCKET=...) or the event's results_uri, REQUEST_ID.json under it.
+## stay open) of EVENT with a run_id added: RUN_ID, else the event's own run_id, else a
+## generated one (the async invoke returns no request id, so the run_id names the
+## result). The function writes it to RUN_ID.json under the stack's ResultsUri (deployed
+## with RESULTS_BUCKET=...), or under the event's results_uri, which must lie under
+## that prefix: the role may write nowhere else. Prints the `s3sweep report` command
+## that reads it once it is there.
+RUN_ID ?=
 STACK_RESULTS_URI = $$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='ResultsUri'].OutputValue" --output text)
+ASYNC_EVENT = $(RESULT).async-event.json
+# argv: the event, the stack's results URI, RUN_ID, the file to write the event to;
+# prints the result's S3 URI, or the reason it refuses on stderr (exit 2).
+define ASYNC_EVENT_PY
+import datetime, json, re, secrets, sys
+path, stack_uri, run_id, out = sys.argv[1:5]
+def refuse(why):
+    sys.exit("invoke-async: " + why)
+event = json.load(open(path))
+if not isinstance(event, dict):
+    refuse(path + " is not a JSON object")
+if not stack_uri.startswith("s3://"):
+    refuse("the stack writes no results (its ResultsUri is " + (stack_uri or "missing") + "): the role may write no result anywhere, so it would be lost. Deploy with RESULTS_BUCKET=... first")
+base = event.get("results_uri") or stack_uri
+if base.rstrip("/") != stack_uri and not base.startswith(stack_uri + "/"):
+    refuse(path + ": results_uri " + str(base) + " is outside the stack's results prefix " + stack_uri + "/: the role may write only there (drop results_uri, or deploy with RESULTS_BUCKET and RESULTS_PREFIX naming it)")
+run_id = run_id or event.get("run_id") or datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(4)
+if not re.fullmatch(r"[A-Za-z0-9._-]{1,128}", run_id):
+    refuse("run_id " + repr(run_id) + ": 1-128 letters, digits, '.', '_' or '-'")
+event["run_id"] = run_id
+json.dump(event, open(out, "w"))
+print(base.rstrip("/") + "/" + run_id + ".json")
+endef
+export ASYNC_EVENT_PY
 invoke-async:
 	@test -f "$(EVENT)" || { echo "invoke-async: no $(EVENT): run make events STANDARD_BUCKET=... EXPRESS_BUCKET=... or pass EVENT=file"; exit 2; }
 	@! grep -q -e '$(PLACEHOLDER_STANDARD)' -e '$(PLACEHOLDER_EXPRESS)' "$(EVENT)" || \
 		{ echo "invoke-async: $(EVENT) still names the placeholder buckets: use the filled copy from make events ($(FILLED_EVENTS)/)"; exit 2; }
 	@uri=$(STACK_RESULTS_URI); \
-	case "$$uri" in none|None|"") grep -q '"results_uri"' "$(EVENT)" || { \
-		echo "invoke-async: the stack writes no results (deploy with RESULTS_BUCKET=...) and $(EVENT) has no results_uri: the result would be lost"; exit 2; };; esac
+	object=$$($(PYTHON) -c "$$ASYNC_EVENT_PY" "$(EVENT)" "$$uri" "$(RUN_ID)" "$(ASYNC_EVENT)") || exit 2; \
+	echo "AWS_MAX_ATTEMPTS=1 aws lambda invoke $(REGION_FLAG) --function-name \"$(FUNCTION)\" --invocation-type Event --payload fileb://$(ASYNC_EVENT)"; \
 	AWS_MAX_ATTEMPTS=1 aws lambda invoke $(REGION_FLAG) --function-name "$(FUNCTION)" --invocation-type Event \
-		--payload fileb://$(EVENT) --cli-connect-timeout 10 $(RESULT).async
-	@rm -f $(RESULT).async; uri=$(STACK_RESULTS_URI); \
-	echo "started; when it is done (the function's log: \"sweep finished\"), its result is REQUEST_ID.json under the event's results_uri or $$uri:"; \
-	echo "  aws s3 ls $$uri/   then   cargo run --release --bin s3sweep -- report s3://BUCKET/PREFIX/REQUEST_ID.json"
+		--payload fileb://$(ASYNC_EVENT) --cli-connect-timeout 10 $(RESULT).async || { rm -f $(ASYNC_EVENT); exit 1; }; \
+	rm -f $(RESULT).async $(ASYNC_EVENT); \
+	run=$${object##*/}; echo "started run $${run%.json}; when it is done (the function's log: \"sweep finished\"), its result is $$object:"; \
+	echo "  cargo run --release --bin s3sweep -- report $$object"
 ## The boto3 baseline (deployed with BASELINE=enabled) and s3sweep invoked one after
 ## the other with the same EVENT, then `s3sweep compare BASELINE_RESULT RESULT`: the
 ## thread pool's curve beside s3sweep's, CPU per GET for both. One attempt each.
@@ -486,9 +528,11 @@ S3SWEEP ?= $(CARGO) run --release --quiet --bin s3sweep --
 INVOKE_ONCE = AWS_MAX_ATTEMPTS=1 aws lambda invoke $(REGION_FLAG) --payload fileb://$(EVENT) --cli-read-timeout 0 --cli-connect-timeout 10
 compare-baseline:
 	@test -f "$(EVENT)" || { echo "compare-baseline: no $(EVENT): run make events STANDARD_BUCKET=... EXPRESS_BUCKET=... or pass EVENT=file"; exit 2; }
-	@for pair in "$(BASELINE_FUNCTION) $(BASELINE_RESULT)" "$(FUNCTION) $(RESULT)"; do \
+	@baseline=$(BASELINE_FUNCTION); \
+	if [ -z "$$baseline" ] || [ "$$baseline" = None ]; then echo "compare-baseline: stack $(STACK) has no baseline function (no output BaselineFunctionName): deploy it with make deploy BASELINE=enabled"; exit 2; fi; \
+	for pair in "$$baseline $(BASELINE_RESULT)" "$(FUNCTION) $(RESULT)"; do \
 		set -- $$pair; \
-		if [ -z "$$1" ] || [ "$$1" = None ]; then echo "compare-baseline: no baseline function in stack $(STACK): deploy with make deploy BASELINE=enabled"; exit 2; fi; \
+		if [ $$# -ne 2 ] || [ "$$1" = None ]; then echo "compare-baseline: no function found in stack $(STACK) (pass FUNCTION=name)"; exit 2; fi; \
 		echo "$(INVOKE_ONCE) --function-name $$1 $$2"; \
 		$(INVOKE_ONCE) --function-name "$$1" "$$2" > "$$2.meta" || exit 1; \
 		if grep -q FunctionError "$$2.meta"; then cat "$$2.meta"; head -c 4000 "$$2"; echo; rm -f "$$2.meta"; exit 1; fi; \

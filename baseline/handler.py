@@ -72,7 +72,10 @@ S3SWEEP_ONLY = [
     "target_wall_ms", "memory_mb", "order", "probe_bandwidth", "probe_key",
     "pool_idle_timeout_ms",
 ]
-MAX = {"buckets": 16, "object_count": 1_000_000, "workers": 4096, "pool_connections": 4096,
+# A worker is a thread, and Lambda allows 1,024 threads per execution environment (the
+# runtime's own among them): 1,000 workers leave it room.
+LAMBDA_THREADS = 1024
+MAX = {"buckets": 16, "object_count": 1_000_000, "workers": 1000, "pool_connections": 4096,
        "repetitions": 100, "max_attempts": 10, "timeout_ms": 900_000, "configurations": 1000}
 
 
@@ -132,7 +135,9 @@ def validate(event):
         problems.append("workers: must be a non-empty list of integers")
     else:
         for n, w in enumerate(workers):
-            _int_in(problems, f"workers[{n}]", w, 1, MAX["workers"])
+            if not _int_in(problems, f"workers[{n}]", w, 1, MAX["workers"]) and isinstance(w, int) \
+                    and w > MAX["workers"]:
+                problems[-1] += f" (a thread each: Lambda allows {LAMBDA_THREADS:,} threads, the runtime's included)"
     _int_in(problems, "pool_connections", req["pool_connections"], 1, MAX["pool_connections"])
     _int_in(problems, "repetitions", req["repetitions"], 1, MAX["repetitions"])
     _int_in(problems, "max_attempts", req["max_attempts"], 1, MAX["max_attempts"])

@@ -57,6 +57,10 @@ pub enum Command {
     /// Delete exactly the keys a seed manifest records (nothing else: no listing, no
     /// prefix or bucket deletes) and take them out of the manifest.
     Clean(CleanArgs),
+    /// Look at the buckets an event names before deploying: each exists, is in the
+    /// stack's region (--region), holds the event's objects, and a directory bucket is
+    /// in the subnets' zone; one line per problem with its fix.
+    Preflight(PreflightArgs),
     /// Read a result JSON (from `local --json`, `run` or the Lambda) and print its
     /// tables and cost, or Markdown, or draw its plot.
     Report(ReportArgs),
@@ -79,6 +83,23 @@ pub struct CompletionsArgs {
 pub struct ManArgs {
     /// A command's own page (`s3sweep man run`) instead of the overview.
     pub command: Option<String>,
+}
+
+#[derive(Args)]
+pub struct PreflightArgs {
+    /// An event (the function's JSON) whose buckets and objects to look at; repeatable.
+    #[arg(long = "event", value_name = "FILE")]
+    pub events: Vec<PathBuf>,
+    /// A bucket to look at without an event (exists, region, zone); repeatable.
+    #[arg(long = "bucket", value_name = "NAME")]
+    pub buckets: Vec<String>,
+    /// The zone ids of the function's subnets (template SubnetZoneIds, e.g.
+    /// use1-az4,use1-az6): a directory bucket must be in one of them.
+    #[arg(long, value_delimiter = ',', value_name = "ZONE,...")]
+    pub subnet_zone_ids: Vec<String>,
+    /// The stack's region is `--region` (default: the AWS configuration's).
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 #[derive(Args)]
@@ -557,6 +578,12 @@ pub struct ServeArgs {
     // Parsed into `ServeBucket`s by `serve`, so that each bad one is named.
     #[arg(long = "bucket", value_name = "NAME=PROFILE")]
     pub buckets: Vec<String>,
+    /// Place a bucket in another region than the lab's (us-east-1): HeadBucket names
+    /// it, and answers a request signed for another region 301 PermanentRedirect, as
+    /// S3 does; repeatable.
+    // Parsed into `BucketRegion`s by `serve`, so that each bad one is named.
+    #[arg(long = "bucket-region", value_name = "NAME=REGION")]
+    pub bucket_regions: Vec<String>,
     /// Latency profile of buckets created later by clients.
     #[arg(long, default_value = "none")]
     pub default_profile: LatencyProfile,

@@ -347,6 +347,7 @@ where
 struct ServeSettings {
     buckets: Vec<(String, LatencyProfile)>,
     faults: Vec<lab::BucketFault>,
+    regions: Vec<lab::BucketRegion>,
     session_ttl: Duration,
     limits: lab::LabLimits,
     network: lab::NetworkConfig,
@@ -375,6 +376,8 @@ fn check_serve_args(args: &ServeArgs) -> Result<ServeSettings, CliError> {
             .map(|b| (b.name, b.profile))
             .collect();
     let faults: Vec<lab::BucketFault> = parse_each("--fault", "BUCKET=KIND:RATE", &args.faults, &mut problems);
+    let regions: Vec<lab::BucketRegion> =
+        parse_each("--bucket-region", "NAME=REGION", &args.bucket_regions, &mut problems);
     // Rates of one bucket must not add up to more than 1, and no kind twice.
     if let Err(e) = lab::Faults::new(0).set_all(&faults) {
         problems.push(format!("--fault: {e}"));
@@ -403,6 +406,7 @@ fn check_serve_args(args: &ServeArgs) -> Result<ServeSettings, CliError> {
     Ok(ServeSettings {
         buckets,
         faults,
+        regions,
         session_ttl,
         limits,
         network,
@@ -414,6 +418,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     let ServeSettings {
         buckets,
         faults,
+        regions,
         session_ttl,
         limits,
         network,
@@ -444,9 +449,16 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
             .iam()
             .enforce(Some(std::sync::Arc::new(lab::iam::Enforcer::new(policy))));
     }
+    // Placed before the address is printed: a client may start as soon as it reads it.
+    for placed in &regions {
+        running.store().regions().set(&placed.bucket, &placed.region);
+    }
     print_serve_banner(&running, &buckets, session_ttl);
     if let Some(n) = statements {
         println!("IAM: every request authorized against the {n} statement(s) of --iam-policy");
+    }
+    for placed in &regions {
+        println!("bucket {}: in region {}", placed.bucket, placed.region);
     }
     running.faults().set_timing(lab::FaultTiming {
         stall_ms: args.stall_ms,

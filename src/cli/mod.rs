@@ -2,8 +2,9 @@
 //! global flags once, builds the async runtime and calls the command; the commands
 //! are in [`local`] (the demo on the embedded server), [`commands`] (`run`, `seed`,
 //! `serve`, `clean`, `report`, `compare`) with [`request`] (the request `run` builds
-//! from its flags and file) and [`target`] (endpoint and credentials), and
-//! [`generate`] (completions, man page). `src/bin/s3sweep.rs` only parses and calls.
+//! from its flags and file) and [`target`] (endpoint and credentials), [`preflight`]
+//! (the buckets an event names, looked at before a deploy), and [`generate`]
+//! (completions, man page). `src/bin/s3sweep.rs` only parses and calls.
 //!
 //! Errors are [`CliError`]s, printed by [`CliError::line`] as one line that says what
 //! failed and what to do: a bad flag names the flag; an S3 failure its kind, bucket
@@ -16,6 +17,7 @@ pub(crate) mod generate;
 pub(crate) mod lab_network;
 pub(crate) mod local;
 pub(crate) mod memory;
+pub(crate) mod preflight;
 pub(crate) mod request;
 pub(crate) mod target;
 
@@ -201,6 +203,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Command::Seed(args) => commands::seed(args).await,
             Command::Serve(args) => commands::serve(args).await,
             Command::Clean(args) => commands::clean(args).await,
+            Command::Preflight(args) => preflight::preflight(args).await,
             Command::Report(args) => commands::report(args).await,
             Command::Compare(args) => commands::compare(args).await,
             Command::Completions(args) => generate::completions(&args),

@@ -42,6 +42,7 @@ pub(crate) mod network;
 pub mod nic;
 pub(crate) mod prefix_rate;
 pub(crate) mod probe;
+pub mod regions;
 pub mod sessions;
 mod sigv4;
 pub(crate) mod store;
@@ -68,6 +69,7 @@ pub use idle::DEFAULT_IDLE_TIMEOUT;
 pub use latency::{LatencyProfile, Profiles};
 pub use network::{Network, NetworkConfig, NetworkTally, NETWORK_PATH};
 pub use probe::HELLO_PATH;
+pub use regions::{BucketRegion, BucketRegions, LAB_REGION};
 pub use sessions::{SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
 pub use store::{GetTally, MemStore, StoreLimits};
 

@@ -133,6 +133,8 @@ pub struct MemStore {
     limits: StoreLimits,
     /// GETs per bucket and key, once [`MemStore::count_gets`] is called (no cost before).
     gets: Arc<OnceLock<Mutex<GetTally>>>,
+    /// Buckets placed in another region than the lab's (HeadBucket answers it).
+    regions: Arc<super::regions::BucketRegions>,
 }
 
 /// GETs answered per (bucket, key).
@@ -163,6 +165,11 @@ impl MemStore {
             .get()
             .map(|t| t.lock().unwrap_or_else(|e| e.into_inner()).clone())
             .unwrap_or_default()
+    }
+
+    /// The region of each bucket (`serve --bucket-region`).
+    pub fn regions(&self) -> &super::regions::BucketRegions {
+        &self.regions
     }
 
     /// The S3 Express sessions handed out for its directory buckets.
@@ -390,8 +397,10 @@ impl S3 for MemStore {
 
     async fn head_bucket(&self, req: S3Request<HeadBucketInput>) -> S3Result<S3Response<HeadBucketOutput>> {
         self.read().bucket(&req.input.bucket)?;
+        let signed = req.region.as_ref().map(|r| r.as_str());
+        let region = self.regions.check(&req.input.bucket, signed)?;
         Ok(S3Response::new(HeadBucketOutput {
-            bucket_region: Some("us-east-1".into()),
+            bucket_region: Some(region),
             ..Default::default()
         }))
     }
@@ -404,7 +413,7 @@ impl S3 for MemStore {
             .map(|(name, b)| s3s::dto::Bucket {
                 name: Some(name.clone()),
                 creation_date: Some(Timestamp::from(b.created)),
-                bucket_region: Some("us-east-1".into()),
+                bucket_region: Some(self.regions.region_of(name)),
             })
             .collect();
         list.sort_by(|a, b| a.name.cmp(&b.name));

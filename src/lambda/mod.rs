@@ -87,7 +87,7 @@ pub enum InvocationError {
 fn start_message(err: &BucketError) -> String {
     match err {
         BucketError::AccessDenied { .. } => format!(
-            "{err}. Note: without s3:ListBucket (the template grants only s3:GetObject), S3 also answers 403 for a key that does not exist, so check the objects were written (`make seed-aws`, or `s3sweep seed`)"
+            "{err}. The role itself was refused (the template's role grants s3:GetObject and s3:ListBucket on the Standard bucket and read-only s3express:CreateSession on the directory bucket, so a missing key is answered 404 ObjectNotFound, not this): check the bucket is the one the stack was deployed with (StandardBucketName, ExpressBucketName), in the stack's account and region, and that no bucket policy denies the role"
         ),
         _ => err.to_string(),
     }
@@ -488,7 +488,9 @@ mod tests {
         }));
         assert_eq!(d.error_type, "ObjectNotFound");
         assert!(d.error_message.contains("s3sweep seed"), "{}", d.error_message);
-        // With the template's role a missing key is a 403 too: the advice says so.
+        // With the template's role (s3:ListBucket granted) a missing key is a 404, so
+        // a 403 is the role or the bucket, and the advice no longer blames a missing
+        // key (issue 33).
         let d = Diagnostic::from(InvocationError::Start(BucketError::AccessDenied {
             action: crate::s3::errors::Action::Read,
             bucket: "b-1".into(),
@@ -498,7 +500,13 @@ mod tests {
         }));
         assert_eq!(d.error_type, "AccessDenied");
         assert!(d.error_message.contains("s3:GetObject"), "{}", d.error_message);
-        assert!(d.error_message.contains("does not exist"), "{}", d.error_message);
+        assert!(d.error_message.contains("s3:ListBucket"), "{}", d.error_message);
+        assert!(
+            d.error_message.contains("404 ObjectNotFound, not this"),
+            "{}",
+            d.error_message
+        );
+        assert!(!d.error_message.contains("seed"), "{}", d.error_message);
     }
 
     #[test]

@@ -276,3 +276,42 @@ fn the_baseline_handler_reads_the_lab_and_compares_with_s3sweep() {
     assert!(!sessions.contains("ReadOnly=0"), "{sessions}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 33: a baseline worker is a thread and Lambda allows 1,024 threads per
+/// execution environment: the handler refuses more workers than fit (it accepted
+/// 4,096), saying why, and takes 1,000.
+#[test]
+fn the_baseline_refuses_more_workers_than_lambda_has_threads() {
+    let Some(python) = bench_python("the_baseline_refuses_more_workers_than_lambda_has_threads") else {
+        return;
+    };
+    let driver = r#"
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import handler
+out = {"ok": handler.validate({"buckets": ["b-1"], "workers": [1, 1000]})["workers"]}
+for w in (1025, 4096):
+    try:
+        handler.validate({"buckets": ["b-1"], "workers": [w]})
+        out[str(w)] = None
+    except handler.BadEvent as e:
+        out[str(w)] = str(e)
+print(json.dumps(out))
+"#;
+    let out = Command::new(python)
+        .args(["-c", driver])
+        .arg(root().join("baseline"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["ok"], json!([1, 1000]));
+    for w in ["1025", "4096"] {
+        let message = doc[w].as_str().unwrap_or_else(|| panic!("{w} workers accepted: {doc}"));
+        assert!(
+            message.contains(&format!("workers[0]: {w} is not an integer from 1 to 1000"))
+                && message.contains("1,024 threads"),
+            "{message}"
+        );
+    }
+}

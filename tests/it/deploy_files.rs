@@ -122,26 +122,29 @@ fn properties_of(function: &str) -> String {
     path(&template(), &["Resources", function, "Properties"]).body
 }
 
-/// The function's inline policies, each with its condition: an item
-/// `!If [Condition, policy, !Ref AWS::NoValue]` gives `(Some(Condition), policy)`.
+/// The inline policies of the function's role (`FunctionRole`, written out in the
+/// template), each as its policy document with its condition: an item
+/// `!If [Condition, policy, !Ref AWS::NoValue]` gives `(Some(Condition), document)`.
 fn policies() -> Vec<(Option<String>, String)> {
     policies_of("SweepFunction")
 }
 
 /// As [`policies`], for the template's function `function`.
 fn policies_of(function: &str) -> Vec<(Option<String>, String)> {
-    let policies = path(&properties_of(function), &["Policies"]);
+    let role = format!("{function}Role");
+    let policies = path(&template(), &["Resources", &role, "Properties", "Policies"]);
+    let document = |p: &str| path(p, &["PolicyDocument"]).body;
     items(&policies.body)
         .into_iter()
         .map(|p| {
             let mut lines = p.lines().filter(|l| is_content(l));
             if lines.next().map(str::trim) != Some("!If") {
-                return (None, p);
+                return (None, document(&p));
             }
             let parts = items(&lines.collect::<Vec<_>>().join("\n"));
             assert_eq!(parts.len(), 3, "!If [condition, policy, else]: {p}");
             assert_eq!(unquote(parts[2].trim()), "!Ref AWS::NoValue", "{p}");
-            (Some(unquote(parts[0].trim())), parts[1].clone())
+            (Some(unquote(parts[0].trim())), document(&parts[1]))
         })
         .collect()
 }
@@ -582,5 +585,7 @@ fn deploy_docs_name_the_directory_bucket_with_the_account_id() {
 }
 
 mod baseline_vpc;
+mod defaults;
+mod expanded;
 mod first_deploy;
 mod results_bucket;

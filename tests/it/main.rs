@@ -56,6 +56,7 @@ mod moto_lambda;
 mod network;
 mod prefix;
 mod prefix_lambda;
+mod preflight;
 mod report_and_compare;
 mod runtime_api;
 mod s3_iam;

@@ -30,17 +30,35 @@ fn vpc_permissions_only_when_subnets_are_given() {
         "!Not [!Equals [!Join [\",\", !Ref SubnetIds], \"\"]]"
     );
     for function in ["SweepFunction", "BaselineFunction"] {
-        let vpc: Vec<(Option<String>, String)> = policies_of(function)
+        // The role is written out (SAM would add the policy whenever VpcConfig is
+        // present, tests/it/deploy_files/expanded.rs checks what it deploys): the VPC
+        // policy is one !If [InVpc, policy, AWS::NoValue] item of its ManagedPolicyArns.
+        let role = format!("{function}Role");
+        assert_eq!(
+            path(&properties_of(function), &["Role"]).inline,
+            format!("!GetAtt {role}.Arn"),
+            "{function}: its own role, not SAM's"
+        );
+        let arns = path(&t, &["Resources", &role, "Properties", "ManagedPolicyArns"]);
+        let vpc: Vec<String> = items(&arns.body)
             .into_iter()
-            .filter(|(_, p)| p.contains("AWSLambdaVPCAccessExecutionRole") || p.contains("ec2:"))
+            .filter(|i| i.contains("AWSLambdaVPCAccessExecutionRole"))
             .collect();
         assert_eq!(vpc.len(), 1, "{function}: one VPC policy: {vpc:?}");
+        let lines: Vec<String> = vpc[0]
+            .lines()
+            .filter(|l| is_content(l))
+            .map(|l| unquote(l.trim().trim_start_matches("- ")))
+            .collect();
         assert_eq!(
-            vpc[0].0.as_deref(),
-            Some("InVpc"),
+            lines,
+            ["!If", "InVpc", VPC_POLICY, "!Ref AWS::NoValue"],
             "{function}: VPC permissions without subnets"
         );
-        assert_eq!(unquote(vpc[0].1.trim()), VPC_POLICY, "{function}");
+        assert!(
+            policies_of(function).iter().all(|(_, p)| !p.contains("ec2:")),
+            "{function}: no EC2 action in its inline policies"
+        );
         let props = properties_of(function);
         let config = path(&props, &["VpcConfig"]);
         let lines: Vec<&str> = config.body.lines().filter(|l| is_content(l)).map(str::trim).collect();
@@ -57,7 +75,12 @@ fn vpc_permissions_only_when_subnets_are_given() {
             "!If [InVpc, !Ref SubnetZoneIds, \"\"]"
         );
     }
-    let resources = path(&t, &["Resources"]).body;
+    let resources: String = path(&t, &["Resources"])
+        .body
+        .lines()
+        .filter(|l| is_content(l))
+        .collect::<Vec<_>>()
+        .join("\n");
     assert_eq!(
         resources.matches("AWSLambdaVPCAccessExecutionRole").count(),
         2,
@@ -156,7 +179,7 @@ fn the_baseline_function_is_optional_and_read_only() {
 }
 
 /// A tool the template checks need: `$VAR`, else `fallback` under the repository.
-fn tool(var: &str, fallback: &str, install: &str) -> Option<PathBuf> {
+pub(super) fn tool(var: &str, fallback: &str, install: &str) -> Option<PathBuf> {
     let p = std::env::var_os(var)
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
@@ -177,9 +200,9 @@ fn tool(var: &str, fallback: &str, install: &str) -> Option<PathBuf> {
     );
 }
 
-/// Issue 24: `make template-variants` writes a variant with every new parameter on,
-/// and cfn-lint and checkov pass on template.yaml and every variant (parameters off
-/// and on).
+/// Issues 24 and 33: `make template-variants` writes template.yaml as SAM expands it for
+/// each parameter set (tests/deploy/sam_expand.py), and cfn-lint and checkov pass on
+/// template.yaml and on every expanded document (parameters off and on).
 #[test]
 fn cfn_lint_and_checkov_pass_on_every_variant() {
     let Some(cfn_lint) = tool("S3SWEEP_CFN_LINT", ".venv/bin/cfn-lint", "make tools") else {
@@ -188,10 +211,21 @@ fn cfn_lint_and_checkov_pass_on_every_variant() {
     let Some(checkov) = tool("S3SWEEP_CHECKOV", ".venv-checkov/bin/checkov", "make checkov") else {
         return;
     };
+    let Some(python) = tool("S3SWEEP_SAM_PYTHON", ".venv/bin/python", "make tools") else {
+        return;
+    };
     let out = TempDir::new();
-    let made = make(&["template-variants", &format!("OUT={}", out.path().display())], &[]);
-    let placed = out.path().join("template-all-on.yaml");
-    let text = fs::read_to_string(&placed).unwrap_or_else(|e| panic!("{e}: {made}"));
+    let made = make(
+        &[
+            "template-variants",
+            &format!("OUT={}", out.path().display()),
+            &format!("SAM_PYTHON={}", python.display()),
+        ],
+        &[],
+    );
+    let all_on = out.path().join("template-all-on.json");
+    let text = fs::read_to_string(&all_on).unwrap_or_else(|e| panic!("{e}: {made}"));
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     for (param, on) in [
         ("MemorySweep", "enabled"),
         ("ResultsBucket", "my-results-bucket"),
@@ -200,16 +234,23 @@ fn cfn_lint_and_checkov_pass_on_every_variant() {
         ("SecurityGroupIds", "sg-0123456789abcdef0"),
         ("SubnetZoneIds", "use1-az4"),
     ] {
-        let p = path(&text, &["Parameters", param]).body;
         assert_eq!(
-            child(&p, "Default").unwrap().inline,
-            on,
-            "{param} is not on in the variant"
+            doc["Metadata"]["SamExpand"]["Parameters"][param], on,
+            "{param} is not on in the all-on set"
         );
     }
     let mut files = vec![root().join("template.yaml")];
-    files.extend(fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().path()));
-    assert_eq!(files.len(), 3, "template.yaml and two variants: {files:?}");
+    let mut expanded: Vec<PathBuf> = fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    expanded.sort();
+    let names: Vec<String> = expanded.iter().map(|p| name(p)).collect();
+    let sets: Vec<String> = super::expanded::parameter_sets()
+        .iter()
+        .map(|(set, _)| format!("template-{set}.json"))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(names, sets, "one expanded document per parameter set");
+    files.extend(expanded);
     let lint = std::process::Command::new(cfn_lint).args(&files).output().unwrap();
     assert!(
         lint.status.success(),

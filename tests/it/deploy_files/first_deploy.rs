@@ -233,7 +233,7 @@ fn preflight_warns_about_what_the_account_refuses() {
     assert!(out.contains("account concurrency limit 10, unreserved 10"), "{out}");
     assert!(out.contains("RESERVED_CONCURRENCY=5 would leave 5 unreserved"), "{out}");
     assert!(
-        out.contains("FANOUT_MAX=20 needs 21 executions at once, more than the 5 available"),
+        out.contains("FANOUT_MAX=20 needs 21 executions at once (a fan-out: N+1), more than the 5 available"),
         "{out}"
     );
     assert!(
@@ -245,12 +245,23 @@ fn preflight_warns_about_what_the_account_refuses() {
         "{}",
         calls(&aws)
     );
-    // What fits says nothing (the template's default memory still warns: it is above
-    // what a new account allows).
+    // What fits says nothing, the template's defaults included (issue 33: 3,008 MB).
     let out = make(&["preflight", "FANOUT_MAX=9", "MEMORY_MB=3008"], &[path_with(&aws)]);
     assert!(!out.contains("WARNING"), "{out}");
     let out = make(&["preflight"], &[path_with(&aws)]);
-    assert!(out.contains("MemorySize 10240 MB"), "{out}");
+    assert!(!out.contains("WARNING"), "{out}");
+    // Issue 33: a fan-out inside a memory sweep holds N+2 (the sweep's invocation waits
+    // for each size's coordinator): 9 no longer fits 10.
+    let out = make(&["preflight", "MEMORY_SWEEP=enabled"], &[path_with(&aws)]);
+    assert!(
+        out.contains("FANOUT_MAX=9 needs 11 executions at once (a fan-out inside a memory sweep: N+2), more than the 10 available: deploy with FANOUT_MAX=8"),
+        "{out}"
+    );
+    let out = make(
+        &["preflight", "MEMORY_SWEEP=enabled", "FANOUT_MAX=8"],
+        &[path_with(&aws)],
+    );
+    assert!(!out.contains("WARNING"), "{out}");
     // Without an answer it says the limits were not checked, and does not fail.
     let none = fake_aws(&[]);
     let out = make(&["preflight"], &[path_with(&none)]);

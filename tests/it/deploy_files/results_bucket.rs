@@ -4,7 +4,7 @@
 //! template both ways, and `make invoke-async` starts an asynchronous invocation (run
 //! against a fake `aws` on PATH) and says where the result will be.
 
-use super::first_deploy::{calls, fake_aws, make, path_with, TempDir};
+use super::first_deploy::{calls, make, path_with, TempDir};
 use super::*;
 
 #[test]
@@ -44,10 +44,13 @@ fn results_permissions_only_when_the_bucket_is_set() {
     // The Makefile passes the parameters; lint and checkov check the variant with it on.
     let mk = read("Makefile");
     assert!(mk.contains("$(if $(RESULTS_BUCKET),ResultsBucket=$(RESULTS_BUCKET))"));
-    let (_, variants) = target("template-variants");
-    assert!(variants.contains("> $(TEMPLATE_ALL_ON)"), "{variants}");
-    assert!(target("lint").1.contains("$(TEMPLATE_ALL_ON)"));
-    assert!(target("checkov").1.contains("-f $(TEMPLATE_ALL_ON)"));
+    let mk = read("Makefile");
+    assert!(
+        mk.contains("TEMPLATE_SET_all-on = MemorySweep=enabled ResultsBucket=my-results-bucket"),
+        "the all-on set has the results bucket"
+    );
+    assert!(target("lint").1.contains("$(EXPANDED_TEMPLATES)"));
+    assert!(target("checkov").1.contains("$(addprefix -f ,$(EXPANDED_TEMPLATES))"));
     let docs = read("docs/deploy.md");
     for needle in ["RESULTS_BUCKET=", "WriteResultsUnderThePrefixOnly", "make invoke-async"] {
         assert!(docs.contains(needle), "docs/deploy.md does not mention {needle}");
@@ -56,34 +59,72 @@ fn results_permissions_only_when_the_bucket_is_set() {
 
 #[test]
 fn make_template_variants_turns_the_results_bucket_on_in_the_all_on_variant() {
-    let out = make(&["template-variants", "OUT=target/h24-variants"], &[]);
-    let variant = root().join("target/h24-variants/template-all-on.yaml");
+    let Some(python) = super::baseline_vpc::tool("S3SWEEP_SAM_PYTHON", ".venv/bin/python", "make tools") else {
+        return;
+    };
+    let dir = TempDir::new();
+    let out = make(
+        &[
+            "template-variants",
+            &format!("OUT={}", dir.path().display()),
+            &format!("SAM_PYTHON={}", python.display()),
+        ],
+        &[],
+    );
+    let variant = dir.path().join("template-all-on.json");
     let text = std::fs::read_to_string(&variant).unwrap_or_else(|_| panic!("{out}"));
-    let param = path(&text, &["Parameters", "ResultsBucket"]).body;
-    assert_eq!(child(&param, "Default").unwrap().inline, "my-results-bucket");
-    let _ = std::fs::remove_dir_all(root().join("target/h24-variants"));
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let env = &doc["Resources"]["SweepFunction"]["Properties"]["Environment"]["Variables"];
+    assert_eq!(env["S3SWEEP_RESULTS_URI"], "s3://my-results-bucket/s3sweep-results");
 }
 
+/// A fake `aws` answering `describe-stacks` with the stack's ResultsUri `uri` and
+/// `lambda invoke` with 202, logging each call and the payload it was sent.
+fn fake_async_aws(uri: &str) -> TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new();
+    let script = format!(
+        r#"#!/bin/sh
+echo "aws $*" >> {d}/calls.log
+case "$2" in
+describe-stacks) echo "{uri}";;
+invoke) for a in "$@"; do case "$a" in fileb://*) cat "${{a#fileb://}}" > {d}/payload.json;; esac; done
+  echo '{{"StatusCode": 202}}';;
+*) exit 255;;
+esac
+"#,
+        d = dir.path().display()
+    );
+    let aws = dir.path().join("aws");
+    std::fs::write(&aws, script).unwrap();
+    std::fs::set_permissions(&aws, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// `make invoke-async` with `event` against `aws` (extra make arguments `more`).
+fn invoke_async(aws: &TempDir, event: &str, more: &[&str]) -> String {
+    let file = aws.path().join("event.json");
+    std::fs::write(&file, event).unwrap();
+    let mut args = vec![
+        "invoke-async".to_string(),
+        format!("EVENT={}", file.display()),
+        format!("RESULT={}", aws.path().join("r.json").display()),
+        "FUNCTION=f-1".to_string(),
+        "REGION=eu-west-1".to_string(),
+    ];
+    args.extend(more.iter().map(|m| m.to_string()));
+    make(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[path_with(aws)])
+}
+
+/// Issues 24 and 33: an asynchronous invocation whose result can be found: the event
+/// sent carries a run_id (the async invoke returns no request id), the exact `report
+/// s3://...` command for RUN_ID.json under the stack's results prefix is printed, and
+/// a results_uri the role cannot write (outside the prefix, or no results bucket at
+/// all) is refused before anything is sent.
 #[test]
 fn invoke_async_starts_one_event_invocation_and_says_where_the_result_goes() {
-    let dir = TempDir::new();
-    let event = dir.path().join("event.json");
-    std::fs::write(&event, r#"{"buckets": ["s-1"], "object_count": 10}"#).unwrap();
-    let args = |fake: &TempDir| {
-        vec![
-            "invoke-async".to_string(),
-            format!("EVENT={}", event.display()),
-            format!("RESULT={}", fake.path().join("r.json").display()),
-            "FUNCTION=f-1".to_string(),
-            "REGION=eu-west-1".to_string(),
-        ]
-    };
-    let aws = fake_aws(&[
-        ("describe-stacks", "s3://r-1/s3sweep-results\n"),
-        ("invoke", "{\"StatusCode\": 202}\n"),
-    ]);
-    let a = args(&aws);
-    let out = make(&a.iter().map(String::as_str).collect::<Vec<_>>(), &[path_with(&aws)]);
+    let aws = fake_async_aws("s3://r-1/s3sweep-results");
+    let out = invoke_async(&aws, r#"{"buckets": ["s-1"], "object_count": 10}"#, &[]);
     let log = calls(&aws);
     let invoke = log.lines().find(|l| l.starts_with("aws lambda invoke")).expect(&log);
     for part in [
@@ -94,13 +135,55 @@ fn invoke_async_starts_one_event_invocation_and_says_where_the_result_goes() {
     ] {
         assert!(invoke.contains(part), "{part} not in {invoke}");
     }
-    assert!(out.contains("aws s3 ls s3://r-1/s3sweep-results/"), "{out}");
-    assert!(out.contains("s3sweep -- report s3://"), "{out}");
+    let sent: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(aws.path().join("payload.json")).unwrap()).unwrap();
+    assert_eq!(sent["object_count"], 10, "the event itself is sent: {sent}");
+    let run_id = sent["run_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no run_id sent: {sent}"));
+    assert!(run_id.len() >= 8, "{run_id}");
+    let report = format!("s3sweep -- report s3://r-1/s3sweep-results/{run_id}.json");
+    assert!(out.contains(&report), "{report} not in:\n{out}");
+    assert!(
+        !aws.path().join("r.json.async-event.json").exists(),
+        "the sent copy is removed"
+    );
 
-    // A stack that writes no results and an event without results_uri: refused, nothing sent.
-    let none = fake_aws(&[("describe-stacks", "none\n")]);
-    let a = args(&none);
-    let out = make(&a.iter().map(String::as_str).collect::<Vec<_>>(), &[path_with(&none)]);
-    assert!(out.contains("the result would be lost"), "{out}");
-    assert!(!calls(&none).contains("lambda invoke"), "{}", calls(&none));
+    // A run_id the caller chose (RUN_ID=) names the object; a results_uri under the
+    // prefix is kept.
+    let aws = fake_async_aws("s3://r-1/s3sweep-results");
+    let event = r#"{"buckets": ["s-1"], "results_uri": "s3://r-1/s3sweep-results/mine"}"#;
+    let out = invoke_async(&aws, event, &["RUN_ID=night-1"]);
+    assert!(
+        out.contains("report s3://r-1/s3sweep-results/mine/night-1.json"),
+        "{out}"
+    );
+
+    // Outside the stack's prefix (another bucket, or a prefix that only starts alike):
+    // refused, nothing sent.
+    for uri in [
+        "s3://other/s3sweep-results",
+        "s3://r-1/s3sweep-results-x",
+        "s3://r-1/elsewhere",
+    ] {
+        let aws = fake_async_aws("s3://r-1/s3sweep-results");
+        let out = invoke_async(&aws, &format!(r#"{{"buckets": ["s-1"], "results_uri": "{uri}"}}"#), &[]);
+        assert!(
+            out.contains("is outside the stack's results prefix s3://r-1/s3sweep-results/"),
+            "{uri}: {out}"
+        );
+        assert!(!calls(&aws).contains("lambda invoke"), "{uri}: {}", calls(&aws));
+    }
+
+    // A stack that writes no results: refused even with a results_uri in the event
+    // (its role may write nowhere), nothing sent.
+    for event in [
+        r#"{"buckets": ["s-1"]}"#,
+        r#"{"buckets": ["s-1"], "results_uri": "s3://r-1/x"}"#,
+    ] {
+        let none = fake_async_aws("none");
+        let out = invoke_async(&none, event, &[]);
+        assert!(out.contains("the stack writes no results"), "{out}");
+        assert!(!calls(&none).contains("lambda invoke"), "{}", calls(&none));
+    }
 }
