@@ -636,6 +636,13 @@ pub struct ServeArgs {
     /// The lab's network (a NIC, S3's per-prefix rate and idle timeout).
     #[command(flatten)]
     pub network: NetworkArgs,
+    /// Authorize every request against this IAM policy (JSON: a policy document, a
+    /// list of them, or of statements), as S3 does: s3:GetObject, s3:PutObject,
+    /// s3:DeleteObject on the object, s3:ListBucket on the bucket, and
+    /// s3express:CreateSession with s3express:SessionMode on a directory bucket; a
+    /// request it does not allow is 403 AccessDenied naming the action and resource.
+    #[arg(long, value_name = "FILE")]
+    pub iam_policy: Option<PathBuf>,
     /// With `--nic lambda`: the memory size whose rate --nic-table gives.
     #[arg(long, value_name = "MB", requires = "nic")]
     pub lambda_memory_mb: Option<u32>,

@@ -355,6 +355,18 @@ struct ServeSettings {
     session_ttl: Duration,
     limits: lab::LabLimits,
     network: lab::NetworkConfig,
+    iam_policy: Option<lab::iam::Policy>,
+}
+
+/// `--iam-policy FILE`: the policy read and checked (every bad field named).
+fn read_iam_policy(path: Option<&std::path::Path>, problems: &mut Vec<String>) -> Option<lab::iam::Policy> {
+    let path = path?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| problems.push(format!("--iam-policy {}: {e}", path.display())))
+        .ok()?;
+    lab::iam::Policy::from_json(&text)
+        .map_err(|e| problems.push(format!("--iam-policy {}: {e}", path.display())))
+        .ok()
 }
 
 /// Checks every `serve` flag, naming each bad one in one usage error.
@@ -391,6 +403,7 @@ fn check_serve_args(args: &ServeArgs) -> Result<ServeSettings, CliError> {
         problems.extend(bad);
         lab::NetworkConfig::default()
     });
+    let iam_policy = read_iam_policy(args.iam_policy.as_deref(), &mut problems);
     if !problems.is_empty() {
         return Err(CliError::Usage(problems.join("; ")));
     }
@@ -401,6 +414,7 @@ fn check_serve_args(args: &ServeArgs) -> Result<ServeSettings, CliError> {
         session_ttl,
         limits,
         network,
+        iam_policy,
     })
 }
 
@@ -412,6 +426,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
         session_ttl,
         limits,
         network,
+        iam_policy,
     } = check_serve_args(&args)?;
     let faults: &[lab::BucketFault] = &faults;
     let running = lab::start(ServerConfig {
@@ -432,11 +447,20 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     // server as soon as it reads it still gets the CA file removed.
     let mut term =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).context("listening for SIGTERM")?;
+    let statements = iam_policy.as_ref().map(|p| p.statements.len());
+    if let Some(policy) = iam_policy {
+        running
+            .iam()
+            .enforce(Some(std::sync::Arc::new(lab::iam::Enforcer::new(policy))));
+    }
     // Placed before the address is printed: a client may start as soon as it reads it.
     for placed in &regions {
         running.store().regions().set(&placed.bucket, &placed.region);
     }
     print_serve_banner(&running, &buckets, session_ttl);
+    if let Some(n) = statements {
+        println!("IAM: every request authorized against the {n} statement(s) of --iam-policy");
+    }
     for placed in &regions {
         println!("bucket {}: in region {}", placed.bucket, placed.region);
     }

@@ -50,6 +50,8 @@ pub(crate) async fn sweep_steps(
         steps: Vec::new(),
         versions_deleted: Vec::new(),
         memory_restored: None,
+        cleanup_error: None,
+        versions_left: Vec::new(),
         choices: Vec::new(),
         costs: Vec::new(),
     };

@@ -16,6 +16,8 @@
 //! - [`network`] is the lab's network as Lambda and S3 see it: a NIC ([`nic`], with
 //!   the [`lambda_nic`] figures), S3's per-prefix request rate ([`prefix_rate`]) and
 //!   its idle timeout for keep-alive connections ([`idle`]), with their tally;
+//! - [`iam`] evaluates an IAM policy as AWS does; with `serve --iam-policy FILE`
+//!   every request is authorized against it first ([`iam_s3`]), AccessDenied as S3 answers;
 //! - [`tls`] makes a CA and a server certificate at start, for HTTPS;
 //! - [`child::LabProcess`] runs the server as a child process (`s3sweep serve`), so its
 //!   CPU is not counted as the client's;
@@ -30,6 +32,8 @@ mod conn;
 pub(crate) mod detect;
 pub(crate) mod express;
 pub(crate) mod faults;
+pub mod iam;
+pub mod iam_s3;
 mod idle;
 pub(crate) mod lambda_nic;
 pub(crate) mod latency;
@@ -194,6 +198,7 @@ pub struct RunningServer {
     store: MemStore,
     profiles: Arc<Profiles>,
     faults: Arc<Faults>,
+    iam: Arc<iam_s3::IamGate>,
     connections: Arc<AtomicU64>,
     tls_counts: Arc<TlsCounts>,
     network: Arc<Network>,
@@ -256,6 +261,11 @@ impl RunningServer {
         &self.faults
     }
 
+    /// The IAM gate: the policy every request is authorized against (none until set).
+    pub fn iam(&self) -> &Arc<iam_s3::IamGate> {
+        &self.iam
+    }
+
     /// Connections refused because [`LabLimits::max_connections`] were open.
     pub fn connections_refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)
@@ -306,12 +316,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         profiles.set(bucket, *profile);
     }
     let faults = Arc::new(Faults::new(config.seed));
+    let iam = Arc::new(iam_s3::IamGate::default());
     let network = Arc::new(Network::new(config.network.clone()));
     let (stop, stopped) = watch::channel(false);
     let accepting = Accepting {
         listener,
         tls,
-        service: s3_service(&store, &profiles, &faults, &network),
+        service: s3_service(&store, &profiles, &faults, &network, &iam),
         faults: faults.clone(),
         sessions: store.sessions().clone(),
         network: network.clone(),
@@ -332,6 +343,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         store,
         profiles,
         faults,
+        iam,
         connections,
         tls_counts,
         network,
@@ -354,13 +366,14 @@ fn tls_for(
     Ok((Some(tokio_rustls::TlsAcceptor::from(certificates.server)), Some(file)))
 }
 
-/// The S3 service: the store behind each bucket's latency, its faults and the
-/// per-prefix rate, signed with the lab's keys, S3 Express sessions checked.
+/// The S3 service: the store behind each bucket's latency, its faults, the
+/// per-prefix rate and the IAM gate, signed with the lab's keys, S3 Express sessions checked.
 fn s3_service(
     store: &MemStore,
     profiles: &Arc<Profiles>,
     faults: &Arc<Faults>,
     network: &Arc<Network>,
+    iam: &Arc<iam_s3::IamGate>,
 ) -> s3s::service::S3Service {
     let latency = latency::WithLatency::new(store.clone(), profiles.clone());
     let prefix_rate = layered::Layered {
@@ -369,7 +382,11 @@ fn s3_service(
             rate: network.prefix_rate(),
         },
     };
-    let mut builder = S3ServiceBuilder::new(prefix_rate);
+    let gated = iam_s3::WithIam {
+        inner: prefix_rate,
+        gate: iam.clone(),
+    };
+    let mut builder = S3ServiceBuilder::new(gated);
     builder.set_auth(SimpleAuth::from_single(LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY.to_string()));
     builder.set_access(express::LabAccess {
         sessions: store.sessions().clone(),

@@ -2,14 +2,15 @@
 //! configuration, take the sweep's lock (a marker appended to the function's
 //! description with a compare-and-set on its `RevisionId`, so two sweeps of one
 //! function cannot interleave), set its memory and wait for `LastUpdateStatus:
-//! Successful` (a bounded poll), publish a version (checked to be this sweep's), delete
-//! the versions published, and put the original memory and description back. Each call
+//! Successful` (a bounded poll), publish a version (checked to be this sweep's) and wait
+//! for it to be `Active`, delete the versions published (by their qualified names,
+//! `FUNCTION:N`, the resource the role allows), and put the original memory and description back. Each call
 //! is one attempt (the client has retries off); a failure names the call.
 
 use std::time::{Duration, Instant};
 
 use aws_sdk_lambda::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
-use aws_sdk_lambda::types::LastUpdateStatus;
+use aws_sdk_lambda::types::{LastUpdateStatus, State};
 
 /// What the lock marker in the description starts with.
 pub const LOCK_MARKER: &str = "[s3sweep-memory-sweep ";
@@ -316,23 +317,81 @@ impl ControlPlane {
         Ok(version)
     }
 
+    /// Waits until a version just published is `State: Active` (a new version is
+    /// `Pending` for a while, and Lambda refuses to invoke it until then): polls
+    /// `GetFunctionConfiguration` on the unqualified function with `Qualifier` =
+    /// `version` (the resource IAM checks is the FunctionName as passed, the unqualified
+    /// function the role allows), bounded by `max_wait`.
+    pub async fn wait_active(&self, version: &str) -> Result<(), ControlError> {
+        let started = Instant::now();
+        let call = "GetFunctionConfiguration (version state)";
+        loop {
+            let out = self
+                .client
+                .get_function_configuration()
+                .function_name(&self.function)
+                .qualifier(version)
+                .send()
+                .await
+                .map_err(|e| {
+                    ControlError::call(call, &self.function, format!("version {version}: {}", sdk_message(&e)))
+                })?;
+            let state = out.state().cloned();
+            match state {
+                None | Some(State::Active) => return Ok(()),
+                Some(State::Failed | State::Inactive) => {
+                    return Err(ControlError::call(
+                        call,
+                        &self.function,
+                        format!(
+                            "version {version} is {}: {}",
+                            out.state().map(|s| s.as_str()).unwrap_or(""),
+                            out.state_reason().unwrap_or("(no reason given)")
+                        ),
+                    ))
+                }
+                Some(other) if started.elapsed() >= self.poll.max_wait => {
+                    return Err(ControlError::call(
+                        call,
+                        &self.function,
+                        format!(
+                            "version {version} still {} after {} ms",
+                            other.as_str(),
+                            self.poll.max_wait.as_millis()
+                        ),
+                    ))
+                }
+                Some(_) => tokio::time::sleep(self.poll.interval).await,
+            }
+        }
+    }
+
+    /// The qualified name of a version, `FUNCTION:VERSION`: what DeleteFunction is
+    /// passed. Lambda authorizes the FunctionName as passed: an unqualified name with a
+    /// `Qualifier` is checked against the unqualified function's ARN, which the role
+    /// (`DeleteOnlyVersionsOfItself`, `function:NAME:*`) does not allow.
+    pub fn qualified(&self, version: &str) -> String {
+        format!("{}:{version}", self.function)
+    }
+
     /// Deletes one version this sweep published (never anything else: the caller
-    /// passes only versions [`ControlPlane::publish`] returned).
+    /// passes only versions [`ControlPlane::publish`] returned), by its qualified name.
     pub async fn delete_version(&self, version: &str) -> Result<(), ControlError> {
+        let qualified = self.qualified(version);
+        if version.is_empty() || version == "$LATEST" {
+            return Err(ControlError::call(
+                "DeleteFunction",
+                &qualified,
+                "refused: only a numbered version this sweep published is deleted",
+            ));
+        }
         self.client
             .delete_function()
-            .function_name(&self.function)
-            .qualifier(version)
+            .function_name(&qualified)
             .send()
             .await
             .map(|_| ())
-            .map_err(|e| {
-                ControlError::call(
-                    "DeleteFunction",
-                    &self.function,
-                    format!("version {version}: {}", sdk_message(&e)),
-                )
-            })
+            .map_err(|e| ControlError::call("DeleteFunction", &qualified, sdk_message(&e)))
     }
 
     /// Puts the original memory and description back (the lock goes with the

@@ -37,6 +37,14 @@ pub struct MemorySweepReport {
     /// True when the original memory (and description) was put back (`lambda` mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_restored: Option<bool>,
+    /// The cleanup's failure (`lambda` mode), when a version could not be deleted or
+    /// the function not put back: the rows measured are returned all the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleanup_error: Option<String>,
+    /// Versions this sweep published and could not delete (`lambda` mode); their
+    /// description holds the sweep's marker (docs/memory-sweep.md: removing them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions_left: Vec<String>,
     /// Per bucket: the fastest configuration and the cheapest meeting the target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<MemoryChoice>,

@@ -23,12 +23,12 @@ use s3sweep::lambda::invoke::Invoker;
 use s3sweep::lambda::settings::{FUNCTION_ENV, MEMORY_POLL_ENV};
 use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
 
-const FUNCTION: &str = "s3sweep-test";
-const ORIGINAL_MB: u32 = 1024;
-const ORIGINAL_DESCRIPTION: &str = "the user's description";
-const BUCKET: &str = "standard-like";
+pub(crate) const FUNCTION: &str = "s3sweep-test";
+pub(crate) const ORIGINAL_MB: u32 = 1024;
+pub(crate) const ORIGINAL_DESCRIPTION: &str = "the user's description";
+pub(crate) const BUCKET: &str = "standard-like";
 
-fn settings(endpoint: &str, coordinator: bool) -> FunctionSettings {
+pub(crate) fn settings(endpoint: &str, coordinator: bool) -> FunctionSettings {
     FunctionSettings::from_lookup(|var| match var {
         ENDPOINT_ENV => Some(endpoint.to_string()),
         "S3SWEEP_SAFETY_MARGIN_MS" => Some("500".into()),
@@ -41,7 +41,7 @@ fn settings(endpoint: &str, coordinator: bool) -> FunctionSettings {
 }
 
 /// The lab with one seeded bucket.
-async fn lab() -> RunningServer {
+pub(crate) async fn lab() -> RunningServer {
     let server = common::server_with(&[(BUCKET, LatencyProfile::Express)]).await;
     let client = common::client_of(&server).await;
     common::seed_bucket(&client, BUCKET, 40, 1024).await;
@@ -51,7 +51,7 @@ async fn lab() -> RunningServer {
 /// The Invoke handler: the child's real sweep, in a function built like the
 /// coordinator's, its context saying the version and memory invoked. Its Lambda client
 /// (for a fan-out within the size) talks to the API at `api` once that is known.
-async fn child_handler(endpoint: &str, api: Arc<OnceLock<String>>) -> InvokeHandler {
+pub(crate) async fn child_handler(endpoint: &str, api: Arc<OnceLock<String>>) -> InvokeHandler {
     let endpoint = endpoint.to_string();
     Arc::new(move |event: Value, meta: InvokeMeta| {
         let (endpoint, api) = (endpoint.clone(), api.clone());
@@ -83,13 +83,13 @@ async fn child_handler(endpoint: &str, api: Arc<OnceLock<String>>) -> InvokeHand
     })
 }
 
-struct Setup {
-    _lab: RunningServer,
-    api: LambdaApi,
-    coordinator: Function,
+pub(crate) struct Setup {
+    pub(crate) _lab: RunningServer,
+    pub(crate) api: LambdaApi,
+    pub(crate) coordinator: Function,
 }
 
-async fn setup() -> Setup {
+pub(crate) async fn setup() -> Setup {
     let lab = lab().await;
     let endpoint = lab.endpoint();
     let known = Arc::new(OnceLock::new());
@@ -107,7 +107,7 @@ async fn setup() -> Setup {
     }
 }
 
-async fn sweep(
+pub(crate) async fn sweep(
     coordinator: &Function,
     memory_mb: &[u32],
     workers: &[u32],
@@ -119,7 +119,7 @@ async fn sweep(
     sweep_event(coordinator, event).await
 }
 
-async fn sweep_event(coordinator: &Function, event: Value) -> Result<Value, lambda_runtime::Diagnostic> {
+pub(crate) async fn sweep_event(coordinator: &Function, event: Value) -> Result<Value, lambda_runtime::Diagnostic> {
     let context = common::lambda_context("coordinator-1", Some(Duration::from_secs(120)));
     let handled = tokio::time::timeout(
         Duration::from_secs(60),
@@ -133,7 +133,7 @@ async fn sweep_event(coordinator: &Function, event: Value) -> Result<Value, lamb
 }
 
 /// The function as the user left it: original memory and description, only version 1.
-fn assert_as_the_user_left_it(api: &LambdaApi, context: &str) {
+pub(crate) fn assert_as_the_user_left_it(api: &LambdaApi, context: &str) {
     let f = api.function();
     assert_eq!(
         f.memory_mb,
@@ -156,7 +156,7 @@ fn assert_as_the_user_left_it(api: &LambdaApi, context: &str) {
 }
 
 /// The kind of each call line (its first word).
-fn kinds(calls: &[String]) -> Vec<&str> {
+pub(crate) fn kinds(calls: &[String]) -> Vec<&str> {
     calls.iter().map(|c| c.split_whitespace().next().unwrap()).collect()
 }
 
@@ -192,6 +192,9 @@ async fn set_publish_invoke_delete_restore_in_that_order() {
             "GetFunctionConfiguration",
             "GetFunctionConfiguration",
             "PublishVersion",
+            "GetFunctionConfiguration",
+            "GetFunctionConfiguration",
+            "GetFunctionConfiguration",
             "Invoke",
         ]);
     }
@@ -205,7 +208,7 @@ async fn set_publish_invoke_delete_restore_in_that_order() {
     ]);
     assert_eq!(kinds(&calls), want, "{calls:#?}");
     for (i, (mb, version)) in [(512, 2), (1769, 3), (3538, 4)].into_iter().enumerate() {
-        let at = 4 + i * 5;
+        let at = 4 + i * 8;
         assert!(calls[at].contains(&format!("MemorySize={mb}")), "{}", calls[at]);
         assert!(
             calls[at + 1].ends_with("InProgress"),
@@ -218,13 +221,20 @@ async fn set_publish_invoke_delete_restore_in_that_order() {
             calls[at + 2]
         );
         assert_eq!(calls[at + 3], format!("PublishVersion -> version {version} ({mb} MB)"));
-        assert_eq!(calls[at + 4], format!("Invoke Qualifier={version} ({mb} MB)"));
+        // The version is Pending after it is published: invoked once Active.
+        for (n, state) in [(4, "Pending"), (5, "Pending"), (6, "Active")] {
+            assert_eq!(
+                calls[at + n],
+                format!("GetFunctionConfiguration Qualifier={version} -> {state}")
+            );
+        }
+        assert_eq!(calls[at + 7], format!("Invoke Qualifier={version} ({mb} MB)"));
     }
-    assert!(calls[19..22].iter().all(|c| ["2", "3", "4"]
+    assert!(calls[28..31].iter().all(|c| ["2", "3", "4"]
         .iter()
-        .any(|v| c == &format!("DeleteFunction Qualifier={v}"))));
+        .any(|v| c == &format!("DeleteFunction FunctionName={FUNCTION}:{v} -> version {v}"))));
     assert!(
-        calls[22].contains("MemorySize=1024") && calls[22].contains(&format!("Description={ORIGINAL_DESCRIPTION:?}"))
+        calls[31].contains("MemorySize=1024") && calls[31].contains(&format!("Description={ORIGINAL_DESCRIPTION:?}"))
     );
 
     // The document: every row tagged, the steps, the cleanup, the choices.

@@ -58,6 +58,9 @@ async fn a_coordinator_lists_once_and_its_invoked_children_read_every_key_once()
     let fanout = &result["fanout"];
     assert_eq!(fanout["children_ok"], N, "{fanout}");
 
+    // Every Invoke of a child was one the expanded role allows.
+    rt.assert_all_allowed();
+
     // The coordinator's listing: once, every key under the prefix, split between the
     // children in contiguous shares.
     let expected_bytes: u64 = (0..UNDER).map(|i| SIZES[i as usize % 3]).sum();

@@ -7,6 +7,14 @@
 //! be injected at the Nth call of any kind (or a `Failed` update status at the Nth
 //! update). The function starts with a user-owned version "1", which a sweep must
 //! never touch.
+//!
+//! As strict as AWS: every call is authorized (by default) against the function's role
+//! as SAM expands it with `MemorySweep=enabled` and the function's name ([`super::iam`]): action
+//! `lambda:<Op>`, resource the FunctionName as passed completed to an ARN (a
+//! `Qualifier` parameter ignored), refused with AWS's 403 `AccessDeniedException`. A
+//! published version is `Pending` for a while ([`Limits::pending_reads`]) and cannot be
+//! invoked until `Active`; [`Limits::new_account`] is a new account's profile (3,008
+//! MB, 10 concurrent executions, 429 `TooManyRequestsException` beyond).
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -21,6 +29,8 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
+
+use super::iam::{lambda_resource, Enforcer};
 
 /// What the Invoke handler is told: the version invoked and its memory.
 #[derive(Debug, Clone)]
@@ -48,6 +58,42 @@ pub const KINDS: &[&str] = &[
 pub struct Version {
     pub memory_mb: u32,
     pub description: String,
+    /// Reads of its configuration still to answer `Pending` (then `Active`).
+    pub pending_reads: u32,
+}
+
+/// The account's limits and the version lifecycle.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// A larger MemorySize is refused (400 `InvalidParameterValueException`).
+    pub max_memory_mb: Option<u32>,
+    /// Concurrent executions of the account; the next Invoke is throttled (429).
+    pub concurrent_executions: Option<u32>,
+    /// How many reads of a published version's configuration answer `Pending` before
+    /// it is `Active` (counted, not timed, so the call sequence is the same every run).
+    pub pending_reads: u32,
+}
+
+impl Default for Limits {
+    /// No account limit; a version `Pending` for its first two reads.
+    fn default() -> Self {
+        Limits {
+            max_memory_mb: None,
+            concurrent_executions: None,
+            pending_reads: 2,
+        }
+    }
+}
+
+impl Limits {
+    /// A new account: 3,008 MB of memory at most, 10 concurrent executions.
+    pub fn new_account() -> Self {
+        Limits {
+            max_memory_mb: Some(3008),
+            concurrent_executions: Some(10),
+            ..Limits::default()
+        }
+    }
 }
 
 /// The function as the server holds it.
@@ -70,9 +116,14 @@ struct State {
     calls: Vec<String>,
     counts: BTreeMap<&'static str, u32>,
     fail_at: Option<(&'static str, u32)>,
-    /// The account's memory limit: a larger MemorySize is refused (400), as Lambda
-    /// refuses 3,009 MB and more on a new account.
-    max_memory_mb: Option<u32>,
+    limits: Limits,
+    /// Executions running: Invokes in flight plus those held outside (the coordinator).
+    executions: u32,
+    peak_executions: u32,
+    /// The FunctionName of the call being served, as passed (decoded).
+    passed: String,
+    /// The role every call is authorized against (`None`: no IAM).
+    iam: Option<Arc<Enforcer>>,
     handler: InvokeHandler,
 }
 
@@ -90,6 +141,15 @@ fn reply(status: StatusCode, body: Value, headers: &[(&str, &str)]) -> Response<
         r = r.header(*k, *v);
     }
     r.body(Full::new(Bytes::from(body.to_string()))).unwrap()
+}
+
+/// Lambda's refusal of a call its caller's role does not allow.
+fn access_denied(message: &str) -> Response<Full<Bytes>> {
+    reply(
+        StatusCode::FORBIDDEN,
+        json!({"Type": "User", "Message": message}),
+        &[("x-amzn-errortype", "AccessDeniedException")],
+    )
 }
 
 fn error(status: u16, kind: &str, message: &str) -> Response<Full<Bytes>> {
@@ -128,6 +188,15 @@ fn split_name(raw: &str) -> (String, Option<String>) {
     }
 }
 
+/// A version's state: `Pending` while reads of it are still to answer so, then
+/// `Active` (`$LATEST`: Active).
+fn state_of(f: &FunctionState, version: &str) -> &'static str {
+    match version.parse::<u64>().ok().and_then(|n| f.versions.get(&n)) {
+        Some(v) if v.pending_reads > 0 => "Pending",
+        _ => "Active",
+    }
+}
+
 fn config_json(f: &FunctionState, status: &str, version: &str, memory_mb: u32, description: &str) -> Value {
     json!({
         "FunctionName": f.name,
@@ -136,7 +205,7 @@ fn config_json(f: &FunctionState, status: &str, version: &str, memory_mb: u32, d
         "Description": description,
         "RevisionId": format!("rev-{}", f.revision),
         "Version": version,
-        "State": "Active",
+        "State": state_of(f, version),
         "LastUpdateStatus": status,
         "LastUpdateStatusReason": if status == "Failed" { "injected: the update failed" } else { "" },
     })
@@ -154,6 +223,7 @@ impl LambdaApi {
             Version {
                 memory_mb,
                 description: "the user's own version".into(),
+                pending_reads: 0,
             },
         );
         let state = Arc::new(Mutex::new(State {
@@ -170,7 +240,14 @@ impl LambdaApi {
             calls: Vec::new(),
             counts: BTreeMap::new(),
             fail_at: None,
-            max_memory_mb: None,
+            limits: Limits::default(),
+            executions: 0,
+            peak_executions: 0,
+            passed: String::new(),
+            iam: Some(super::iam::sweep_enforcer(&[
+                ("MemorySweep", "enabled"),
+                ("FunctionName", name),
+            ])),
             handler,
         }));
         let shared = state.clone();
@@ -206,7 +283,35 @@ impl LambdaApi {
 
     /// Refuses any MemorySize above `mb` with Lambda's `InvalidParameterValueException`.
     pub fn refuse_memory_above(&self, mb: u32) {
-        self.state.lock().unwrap().max_memory_mb = Some(mb);
+        self.state.lock().unwrap().limits.max_memory_mb = Some(mb);
+    }
+
+    /// The account's limits and version lifecycle.
+    pub fn set_limits(&self, limits: Limits) {
+        self.state.lock().unwrap().limits = limits;
+    }
+
+    /// Authorizes every call against `iam` (`None`: none authorized, as moto).
+    pub fn enforce(&self, iam: Option<Arc<Enforcer>>) {
+        self.state.lock().unwrap().iam = iam;
+    }
+
+    /// The role enforced, with what it allowed and refused so far.
+    pub fn iam(&self) -> Option<Arc<Enforcer>> {
+        self.state.lock().unwrap().iam.clone()
+    }
+
+    /// Counts `n` executions running outside this API (the coordinator invoked by the
+    /// test), towards the account's concurrency.
+    pub fn hold_executions(&self, n: u32) {
+        let mut s = self.state.lock().unwrap();
+        s.executions += n;
+        s.peak_executions = s.peak_executions.max(s.executions);
+    }
+
+    /// The most executions that ran at once.
+    pub fn peak_executions(&self) -> u32 {
+        self.state.lock().unwrap().peak_executions
     }
 
     /// The calls so far, in order, one line each.
@@ -248,6 +353,9 @@ async fn route(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Response<Ful
         return error(404, "ResourceNotFoundException", &format!("no route {method} {path}"));
     };
     let (raw_name, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    if let Some(denied) = refusal(&state, method.as_str(), tail, raw_name) {
+        return denied;
+    }
     let (name, mut qualifier) = split_name(raw_name);
     for pair in query.split('&') {
         if let Some(q) = pair.strip_prefix("Qualifier=") {
@@ -256,15 +364,52 @@ async fn route(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Response<Ful
     }
     let action = {
         let mut s = state.lock().unwrap();
+        s.passed = percent_decode(raw_name);
         decide(&mut s, method.as_str(), tail, &path, name, qualifier, body)
     };
     match action {
         Action::Reply(r) => r,
-        Action::Invoke(handler, body, meta) => match handler(body, meta).await {
-            Ok(v) => reply(StatusCode::OK, v, &[]),
-            Err(v) => reply(StatusCode::OK, v, &[("x-amz-function-error", "Unhandled")]),
-        },
+        Action::Invoke(handler, body, meta) => {
+            let answer = handler(body, meta).await;
+            state.lock().unwrap().executions -= 1;
+            match answer {
+                Ok(v) => reply(StatusCode::OK, v, &[]),
+                Err(v) => reply(StatusCode::OK, v, &[("x-amz-function-error", "Unhandled")]),
+            }
+        }
     }
+}
+
+/// The IAM action of a call.
+fn operation(method: &str, tail: &str) -> Option<&'static str> {
+    Some(match (method, tail) {
+        ("POST", "invocations") => "InvokeFunction",
+        ("GET", "configuration") => "GetFunctionConfiguration",
+        ("PUT", "configuration") => "UpdateFunctionConfiguration",
+        ("POST", "versions") => "PublishVersion",
+        ("DELETE", "") => "DeleteFunction",
+        _ => return None,
+    })
+}
+
+/// The call authorized against the role, as Lambda does: the resource is the
+/// FunctionName as passed, completed to an ARN; a `Qualifier` plays no part. A refusal
+/// is recorded as a call and answered 403 `AccessDeniedException` (`None`: allowed).
+fn refusal(state: &Arc<Mutex<State>>, method: &str, tail: &str, raw_name: &str) -> Option<Response<Full<Bytes>>> {
+    let mut s = state.lock().unwrap();
+    let (Some(iam), Some(op)) = (s.iam.clone(), operation(method, tail)) else {
+        return None;
+    };
+    let resource = lambda_resource(&percent_decode(raw_name));
+    let d = iam.authorize(&format!("lambda:{op}"), &resource, &[]).err()?;
+    let kind = if op == "InvokeFunction" { "Invoke" } else { op };
+    s.calls.push(format!(
+        "{kind} FunctionName={} -> 403 AccessDeniedException ({} on {})",
+        percent_decode(raw_name),
+        d.action,
+        d.resource
+    ));
+    Some(access_denied(&d.message(false)))
 }
 
 enum Action {
@@ -292,6 +437,24 @@ fn decide(
                 return Action::Reply(error(404, "ResourceNotFoundException", &format!("no version {q}")));
             }
         };
+        if state_of(&s.function, &q) == "Pending" {
+            s.calls.push(format!("Invoke Qualifier={q} -> 409 version Pending"));
+            return Action::Reply(error(
+                409,
+                "ResourceConflictException",
+                "The operation cannot be performed at this time. The function is currently in the following state: Pending",
+            ));
+        }
+        if let Some(limit) = s.limits.concurrent_executions.filter(|&l| s.executions >= l) {
+            s.calls.push(format!(
+                "Invoke Qualifier={q} -> 429 TooManyRequestsException ({limit} running)"
+            ));
+            return Action::Reply(reply(
+                StatusCode::TOO_MANY_REQUESTS,
+                json!({"Type": "User", "message": "Rate Exceeded.", "Reason": "ConcurrentInvocationLimitExceeded"}),
+                &[("x-amzn-errortype", "TooManyRequestsException")],
+            ));
+        }
         s.calls.push(format!(
             "Invoke Qualifier={q} ({memory_mb} MB){}",
             if inject { " [INJECTED FAILURE]" } else { "" }
@@ -299,6 +462,8 @@ fn decide(
         if inject {
             return Action::Reply(error(500, "ServiceException", "injected failure"));
         }
+        s.executions += 1;
+        s.peak_executions = s.peak_executions.max(s.executions);
         return Action::Invoke(s.handler.clone(), body, InvokeMeta { version: q, memory_mb });
     }
     Action::Reply(control(s, method, tail, path, name, qualifier, body))
@@ -317,6 +482,9 @@ fn control(
         return error(404, "ResourceNotFoundException", &format!("Function not found: {name}"));
     }
     match (method, tail) {
+        ("GET", "configuration") if qualifier.as_deref().is_some_and(|q| q != "$LATEST") => {
+            version_configuration(s, qualifier.as_deref().unwrap_or_default())
+        }
         ("GET", "configuration") => {
             let inject = count(s, "GetFunctionConfiguration");
             let f = &mut s.function;
@@ -353,13 +521,13 @@ fn control(
                 s.calls.push(format!("{line} [INJECTED FAILURE]"));
                 return error(500, "ServiceException", "injected failure");
             }
-            if let (Some(m), Some(max)) = (memory, s.max_memory_mb) {
+            if let (Some(m), Some(max)) = (memory, s.limits.max_memory_mb) {
                 if m > u64::from(max) {
                     s.calls.push(format!("{line} -> 400 InvalidParameterValueException"));
                     return error(
                         400,
                         "InvalidParameterValueException",
-                        &format!("'MemorySize' value failed to satisfy constraint: Member must have value less than or equal to {max}"),
+                        &format!("1 validation error detected: Value '{m}' at 'memorySize' failed to satisfy constraint: Member must have value less than or equal to {max}"),
                     );
                 }
             }
@@ -426,6 +594,7 @@ fn control(
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
+            let pending_reads = s.limits.pending_reads;
             let f = &mut s.function;
             let n = f.next_version;
             f.next_version += 1;
@@ -434,6 +603,7 @@ fn control(
                 Version {
                     memory_mb: f.memory_mb,
                     description: description.clone(),
+                    pending_reads,
                 },
             );
             let answer = config_json(f, "Successful", &n.to_string(), f.memory_mb, &description);
@@ -448,12 +618,13 @@ fn control(
                     .push("DeleteFunction WITHOUT A QUALIFIER (the whole function!)".into());
                 return error(400, "InvalidParameterValueException", "refused by the test server");
             };
+            let line = format!("DeleteFunction FunctionName={} -> version {q}", s.passed);
             if inject {
-                s.calls.push(format!("DeleteFunction Qualifier={q} [INJECTED FAILURE]"));
+                s.calls.push(format!("{line} [INJECTED FAILURE]"));
                 return error(500, "ServiceException", "injected failure");
             }
             let removed = q.parse::<u64>().ok().and_then(|n| s.function.versions.remove(&n));
-            s.calls.push(format!("DeleteFunction Qualifier={q}"));
+            s.calls.push(line);
             match removed {
                 Some(_) => Response::builder()
                     .status(StatusCode::NO_CONTENT)
@@ -464,6 +635,29 @@ fn control(
         }
         _ => error(404, "ResourceNotFoundException", &format!("no route {method} {path}")),
     }
+}
+
+/// `GetFunctionConfiguration` of a version: its memory and state (`Pending`, then `Active`).
+fn version_configuration(s: &mut State, q: &str) -> Response<Full<Bytes>> {
+    let inject = count(s, "GetFunctionConfiguration");
+    let f = &s.function;
+    let Some(v) = q.parse::<u64>().ok().and_then(|n| f.versions.get(&n)) else {
+        s.calls.push(format!("GetFunctionConfiguration Qualifier={q} -> 404"));
+        return error(404, "ResourceNotFoundException", &format!("no version {q}"));
+    };
+    let state = state_of(f, q);
+    let answer = config_json(f, "Successful", q, v.memory_mb, &v.description.clone());
+    if let Some(v) = s.function.versions.get_mut(&q.parse::<u64>().unwrap_or(0)) {
+        v.pending_reads = v.pending_reads.saturating_sub(1);
+    }
+    s.calls.push(format!(
+        "GetFunctionConfiguration Qualifier={q} -> {state}{}",
+        if inject { " [INJECTED FAILURE]" } else { "" }
+    ));
+    if inject {
+        return error(500, "ServiceException", "injected failure");
+    }
+    reply(StatusCode::OK, answer, &[])
 }
 
 /// The real SDK client of a Lambda API at `endpoint` (ours, moto's, or the emulator's):

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use s3sweep::engine::SweepOptions;
 
+pub mod iam;
 pub mod lambda_api;
 mod process;
 pub mod runtime;

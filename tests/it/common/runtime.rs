@@ -4,7 +4,10 @@
 //! processes at the deadline, so an answer that comes late is lost. It also serves the
 //! Lambda Invoke API (`POST /2015-03-31/functions/NAME/invocations`), queueing the event
 //! for the next free process and answering with that invocation's outcome, so a
-//! fan-out coordinator can invoke children among the processes started.
+//! fan-out coordinator can invoke children among the processes started. Each Invoke
+//! is authorized as Lambda does (`lambda:InvokeFunction` on the FunctionName as
+//! passed, completed to an ARN) against the function's role as SAM expands it with
+//! the default parameters ([`super::iam`]); a refusal is 403 `AccessDeniedException`.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -58,6 +61,27 @@ struct State {
     endings: HashMap<String, Ending>,
     next_id: u64,
     killed: bool,
+    /// The role each Invoke is authorized against (`None`: none).
+    iam: Option<Arc<super::iam::Enforcer>>,
+}
+
+/// `lambda:InvokeFunction` on the FunctionName in `path` as passed, against the role:
+/// the 403 answer, or `None` when allowed.
+fn invoke_refusal(state: &Arc<Mutex<State>>, path: &str) -> Option<Response<Full<Bytes>>> {
+    let iam = state.lock().unwrap().iam.clone()?;
+    let raw = path
+        .trim_start_matches("/2015-03-31/functions/")
+        .trim_end_matches("/invocations");
+    let name = raw.replace("%3A", ":").replace("%3a", ":");
+    let resource = super::iam::lambda_resource(&name);
+    let d = iam.authorize("lambda:InvokeFunction", &resource, &[]).err()?;
+    eprintln!("runtime: Invoke refused: {}", d.message(false));
+    let body = serde_json::json!({"Type": "User", "Message": d.message(false)}).to_string();
+    Some(reply(
+        StatusCode::FORBIDDEN,
+        body.into_bytes(),
+        &[("x-amzn-errortype", "AccessDeniedException".into())],
+    ))
 }
 
 /// The Runtime API and the function processes it serves.
@@ -77,13 +101,34 @@ fn reply(status: StatusCode, body: Vec<u8>, headers: &[(&str, String)]) -> Respo
 }
 
 impl Runtime {
+    /// The role each Invoke is authorized against, with what it allowed and refused.
+    pub fn iam(&self) -> Option<Arc<super::iam::Enforcer>> {
+        self.state.lock().unwrap().iam.clone()
+    }
+
+    /// Panics naming every Invoke the role refused, if any.
+    pub fn assert_all_allowed(&self) {
+        if let Some(iam) = self.iam() {
+            let denied: Vec<String> = iam.denials().iter().map(|d| d.message(false)).collect();
+            assert!(denied.is_empty(), "Invokes the role refused: {denied:#?}");
+        }
+    }
+
+    /// Authorizes each Invoke against `iam` (`None`: none).
+    pub fn enforce(&self, iam: Option<Arc<super::iam::Enforcer>>) {
+        self.state.lock().unwrap().iam = iam;
+    }
+
     /// Starts the API on 127.0.0.1:0 and its deadline watchdog.
     pub async fn start() -> Runtime {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let rt = Runtime {
             addr,
-            state: Arc::new(Mutex::new(State::default())),
+            state: Arc::new(Mutex::new(State {
+                iam: Some(super::iam::sweep_enforcer(&[("FunctionName", "s3sweep")])),
+                ..State::default()
+            })),
             queued: Arc::new(Notify::new()),
             processes: Arc::new(Mutex::new(Vec::new())),
         };
@@ -306,6 +351,9 @@ async fn route(req: Request<Incoming>, state: Arc<Mutex<State>>, queued: Arc<Not
         }
     }
     if path.starts_with("/2015-03-31/functions/") && path.ends_with("/invocations") {
+        if let Some(denied) = invoke_refusal(&state, &path) {
+            return denied;
+        }
         // A synchronous Invoke: the child runs in the next free process, with the
         // function's timeout of 60 s.
         let (_, rx) = enqueue(&state, &queued, body, (Duration::from_secs(60), None));
