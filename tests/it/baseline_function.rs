@@ -242,11 +242,8 @@ fn the_baseline_handler_reads_the_lab_and_compares_with_s3sweep() {
 
     // Stop the lab (SIGTERM): its tally shows the baseline's sessions were read-only
     // (seeding's one ReadWrite session is the only one).
-    let log = server.stop().stderr;
-    let sessions = log
-        .lines()
-        .find(|l| l.contains("S3 Express sessions:"))
-        .unwrap_or_else(|| panic!("no session tally in:\n{log}"));
+    let stopped = server.stop();
+    let sessions = stopped.stderr_line("S3 Express sessions:");
     assert!(sessions.contains("ReadWrite=1"), "{sessions}");
     assert!(!sessions.contains("ReadOnly=0"), "{sessions}");
     let _ = std::fs::remove_dir_all(&dir);

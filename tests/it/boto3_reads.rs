@@ -65,11 +65,8 @@ fn boto3_reads_the_https_directory_bucket_with_its_own_session() {
     }
 
     // Stop the lab (SIGTERM) and read its tally.
-    let log = server.stop().stderr;
-    let sessions = log
-        .lines()
-        .find(|l| l.contains("S3 Express sessions:"))
-        .unwrap_or_else(|| panic!("no session tally in:\n{log}"));
+    let stopped = server.stop();
+    let sessions = stopped.stderr_line("S3 Express sessions:");
     // One ReadWrite session for seeding (aws-sdk-s3's), one for boto3 (botocore's).
     assert!(sessions.contains("created ReadOnly=0 ReadWrite=2"), "{sessions}");
     let accepted: u64 = sessions
@@ -84,7 +81,7 @@ fn boto3_reads_the_https_directory_bucket_with_its_own_session() {
         sessions.contains("refused expired=0 invalid=0 signature=0"),
         "{sessions}"
     );
-    let handshakes = log.lines().find(|l| l.contains("TLS handshakes:")).unwrap();
+    let handshakes = stopped.stderr_line("TLS handshakes:");
     assert!(handshakes.ends_with(" 0 failed"), "{handshakes}");
     let _ = std::fs::remove_file(manifest);
 }

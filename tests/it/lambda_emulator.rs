@@ -240,17 +240,14 @@ fn the_function_under_cargo_lambda_watch() {
     // session, kept for its life across the three invocations; one TLS handshake per
     // connection, none failed.
     drop(emulator);
-    let lab_log = server.stop().stderr;
-    let sessions = lab_log
-        .lines()
-        .find(|l| l.contains("S3 Express sessions:"))
-        .unwrap_or_else(|| panic!("no session tally in:\n{lab_log}"));
+    let stopped = server.stop();
+    let sessions = stopped.stderr_line("S3 Express sessions:");
     assert!(sessions.contains("created ReadOnly=1 ReadWrite=1"), "{sessions}");
     assert!(
         sessions.contains("refused expired=0 invalid=0 signature=0"),
         "{sessions}"
     );
-    let handshakes = lab_log.lines().find(|l| l.contains("TLS handshakes:")).unwrap();
+    let handshakes = stopped.stderr_line("TLS handshakes:");
     assert!(handshakes.ends_with(" 0 failed"), "{handshakes}");
     let _ = std::fs::remove_dir_all(&tmp);
     eprintln!(

@@ -45,6 +45,16 @@ pub struct Printed {
     pub stderr: String,
 }
 
+impl Printed {
+    /// The line of stderr holding `label` (`"S3 Express sessions:"`, a tally's).
+    pub fn stderr_line(&self, label: &str) -> &str {
+        self.stderr
+            .lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_else(|| panic!("no {label:?} line in:\n{}", self.stderr))
+    }
+}
+
 impl Serve {
     /// `s3sweep serve` with `buckets` (`NAME=PROFILE` each, as `--bucket`) and more
     /// `args` (`--tls`, `--fault ...`, `--idle-timeout-s 3`).
