@@ -525,6 +525,7 @@ fn serve_limits(args: &ServeArgs, problems: &mut Vec<String>) -> lab::LabLimits 
         store: lab::StoreLimits {
             max_object_bytes: args.max_object_bytes,
             max_store_bytes: args.max_store_bytes,
+            ..lab::StoreLimits::default()
         },
     }
 }

@@ -41,6 +41,7 @@ mod faults;
 mod fuzz;
 mod idle_emulator;
 mod lab_conformance;
+mod lab_limits;
 mod lab_network;
 mod lab_tools;
 mod lambda_emulator;
