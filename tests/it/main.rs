@@ -54,6 +54,7 @@ mod memory_emulator;
 mod memory_sweep;
 mod moto_lambda;
 mod network;
+mod ownership;
 mod prefix;
 mod prefix_lambda;
 mod report_and_compare;

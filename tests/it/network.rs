@@ -170,7 +170,7 @@ async fn lab_with_objects(count: u32, probe_mib: Option<u64>) -> RunningServer {
     common::seed_bucket(&client, BUCKET, count, 46_080).await;
     if let Some(mib) = probe_mib {
         let s3 = client.s3(common::seed_settings());
-        let written = seed_probe_object(&s3, client.endpoint(), BUCKET, "s3sweep/probe-object", mib << 20)
+        let written = seed_probe_object(&s3, client.endpoint(), BUCKET, "s3sweep/probe-object", mib << 20, "m")
             .await
             .unwrap();
         assert_eq!(written.map(|p| p.size_bytes), Some(mib << 20));
