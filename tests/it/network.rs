@@ -567,11 +567,14 @@ async fn seed_writes_the_probe_object_and_clean_removes_it() {
         "--manifest",
         &m,
     ];
-    // Overwritten by someone else (same size, other bytes): clean keeps it.
+    // Overwritten by someone else (same size, other bytes): clean keeps it. The
+    // bodies carry the manifest's owner marker (issue 35), so only the ETag decides.
+    let marker = v["owner_marker"].as_str().unwrap().to_string();
     let put = |body: Vec<u8>| {
         s3.put_object()
             .bucket(BUCKET)
             .key("s3sweep/probe-object")
+            .metadata("s3sweep-owner", &marker)
             .body(body.into())
             .send()
     };
