@@ -71,7 +71,7 @@ fn signed_put_head(addr: &str, bucket: &str, key: &str, len: usize) -> String {
     );
     let mut k = mac(
         format!("AWS4{}", s3sweep::lab::LOCAL_SECRET_KEY).as_bytes(),
-        date[..8].as_bytes(),
+        &date.as_bytes()[..8],
     );
     for part in ["us-east-1", "s3", "aws4_request"] {
         k = mac(&k, part.as_bytes());
