@@ -110,6 +110,11 @@ pub struct CleanArgs {
     /// Keys per DeleteObjects request (1 to 1000).
     #[arg(long, default_value_t = 1000)]
     pub batch: usize,
+    /// Delete without the ETag condition when the store ignores it (found with a probe
+    /// key first; without this flag such a store is refused). An object a user writes
+    /// at a seeded key between its check and its delete is then deleted.
+    #[arg(long)]
+    pub unconditional_deletes: bool,
     #[command(flatten)]
     pub target: TargetArgs,
 }

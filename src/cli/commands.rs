@@ -303,7 +303,11 @@ async fn with_probe_object(
         SeedError::Bucket(b) => CliError::Bucket(b),
         other => CliError::other(other),
     };
-    let Some(probe) = seed_probe_object(s3, endpoint, &args.bucket, &args.probe_key, mib << 20)
+    let owner = manifest
+        .owner_marker
+        .clone()
+        .unwrap_or_else(crate::s3::manifest::new_owner_marker);
+    let Some(probe) = seed_probe_object(s3, endpoint, &args.bucket, &args.probe_key, mib << 20, &owner)
         .await
         .map_err(seed_error)?
     else {
@@ -321,6 +325,7 @@ async fn with_probe_object(
     );
     record.size_cycle_bytes = manifest.size_cycle_bytes.clone();
     record.object_sizes_bytes = manifest.object_sizes_bytes.clone();
+    record.owner_marker = Some(owner);
     record.written.push(probe.key.clone());
     record.probe_object = Some(probe.clone());
     record.save(path).map_err(seed_error)?;
@@ -565,6 +570,7 @@ fn serve_limits(args: &ServeArgs, problems: &mut Vec<String>) -> lab::LabLimits 
         store: lab::StoreLimits {
             max_object_bytes: args.max_object_bytes,
             max_store_bytes: args.max_store_bytes,
+            ..lab::StoreLimits::default()
         },
     }
 }
@@ -609,24 +615,38 @@ pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
     };
     let client = target.client(&manifest.bucket).await?;
     let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
-    let outcome = clean::clean(&s3, &manifest, args.batch).await;
+    let options = clean::CleanOptions {
+        batch: args.batch,
+        unconditional_deletes: args.unconditional_deletes,
+    };
+    let outcome = clean::clean_with(&s3, &manifest, &options).await;
     let removed: Vec<String> = outcome.deleted.iter().chain(&outcome.gone).cloned().collect();
     let left = clean::without(&manifest, &removed);
     clean::write_manifest(&args.manifest, &left).map_err(CliError::other)?;
-    for (key, why) in &outcome.kept {
+    if outcome.without_owner_marker {
+        eprintln!(
+            "note: {} has no owner marker (written by an s3sweep before markers): its keys are proven by template, size and ETag only",
+            args.manifest.display()
+        );
+    }
+    if let Some(why) = &outcome.refused {
+        return Err(CliError::Message(format!("deleted nothing: {why}")));
+    }
+    for (key, why) in outcome.kept.iter().chain(&outcome.changed) {
         eprintln!("kept {key}: {why}");
     }
     // A clean-up stopped before deleting anything says so in its one error line.
     let quiet = outcome.deleted.is_empty() && outcome.stopped_by.is_some();
     if !quiet {
         eprintln!(
-            "deleted {} of the {} keys recorded in {} (bucket {}); {} already gone, {} kept (not provably s3sweep's); {} left in the manifest",
+            "deleted {} of the {} keys recorded in {} (bucket {}); {} already gone, {} kept (not provably s3sweep's), {} kept: changed since proven; {} left in the manifest",
             outcome.deleted.len(),
             manifest.written.len(),
             args.manifest.display(),
             manifest.bucket,
             outcome.gone.len(),
             outcome.kept.len(),
+            outcome.changed.len(),
             left.written.len()
         );
     }

@@ -211,9 +211,16 @@ async fn seed_buckets(
     if plan.probe_bandwidth() {
         let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
         let bucket = &plan.buckets()[0];
-        seed_probe_object(&s3, Some(endpoint), bucket, plan.probe_key(), LOCAL_PROBE_OBJECT_BYTES)
-            .await
-            .context(format!("writing the probe object to {bucket}"))?;
+        seed_probe_object(
+            &s3,
+            Some(endpoint),
+            bucket,
+            plan.probe_key(),
+            LOCAL_PROBE_OBJECT_BYTES,
+            &crate::s3::manifest::new_owner_marker(),
+        )
+        .await
+        .context(format!("writing the probe object to {bucket}"))?;
     }
     eprintln!(
         "wrote {} objects of {} bytes to each bucket in {} ms; sweeping workers {:?} (pool {} connections)",

@@ -147,6 +147,9 @@ fn payload_hash(parts: &http::request::Parts) -> Option<String> {
 /// SigV4-signed request that does not sign `host` is refused here too, as S3 does
 /// (s3s does not check it).
 pub(crate) fn check(parts: &http::request::Parts, sessions: &Sessions) -> Decision {
+    if let Some((status, code, message)) = super::sigv4::refused_scheme(parts) {
+        return Decision::Refused(Refusal::new(status, code, message));
+    }
     let Some(header) = parts
         .headers
         .get(http::header::AUTHORIZATION)

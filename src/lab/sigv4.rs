@@ -10,6 +10,12 @@
 //! credential scope's date equal to its date, `host` among the signed headers, and an
 //! `x-amz-content-sha256` header. The payload hash itself is checked against the body
 //! as it streams in ([`super::express::PayloadCheck`]).
+//!
+//! What S3 refuses before any of that ([`refused_scheme`]): a SigV2 `Authorization:
+//! AWS AK:SIG` header or SigV2 query signature (`AWSAccessKeyId`, `Signature`) gets
+//! S3's 400 `InvalidRequest` ("Please use AWS4-HMAC-SHA256"), never s3s's SigV2
+//! check; a POST upload (an HTML form with a POST policy), which the lab does not
+//! implement, gets 501 `NotImplemented`.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -50,6 +56,36 @@ pub(crate) fn parse_authorization(value: &str) -> Option<Authorization<'_>> {
         signature: signature?,
     };
     (scope.next()? == "aws4_request" && scope.next().is_none()).then_some(auth)
+}
+
+/// S3's message for a SigV2 signature.
+pub(crate) const SIGV2_REFUSED: &str =
+    "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.";
+
+/// A request refused for its signing scheme or form, before its signature is looked
+/// at: (HTTP status, S3's code, message); `None` for any other.
+pub(crate) fn refused_scheme(parts: &http::request::Parts) -> Option<(u16, &'static str, &'static str)> {
+    let header = parts.headers.get(http::header::AUTHORIZATION).map(|v| v.as_bytes());
+    if header.is_some_and(|h| h.starts_with(b"AWS ")) {
+        return Some((400, "InvalidRequest", SIGV2_REFUSED));
+    }
+    let query = parts.uri.query().unwrap_or("");
+    let names = || query.split('&').map(|p| p.split('=').next().unwrap_or(""));
+    if names().any(|n| n == "AWSAccessKeyId") && names().any(|n| n == "Signature") {
+        return Some((400, "InvalidRequest", SIGV2_REFUSED));
+    }
+    let form = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"multipart/form-data"));
+    if parts.method == http::Method::POST && form {
+        return Some((
+            501,
+            "NotImplemented",
+            "POST uploads (HTML forms with a POST policy) are not implemented by the lab",
+        ));
+    }
+    None
 }
 
 /// Why a signature was not accepted.
@@ -362,6 +398,21 @@ mod tests {
             check_request(&no_hash, &auth, at),
             Err(SignatureProblem::MissingPayloadHash)
         );
+    }
+
+    #[test]
+    fn sigv2_headers_queries_and_post_forms_are_refused_as_s3_does() {
+        let parts = |req: http::request::Builder| req.body(()).unwrap().into_parts().0;
+        let v2 = parts(http::Request::get("http://h/b/k").header("authorization", "AWS s3sweep:c2lnbmF0dXJl"));
+        assert_eq!(refused_scheme(&v2), Some((400, "InvalidRequest", SIGV2_REFUSED)));
+        let query = parts(http::Request::get(
+            "http://h/b/k?AWSAccessKeyId=s3sweep&Expires=978307200&Signature=abc",
+        ));
+        assert_eq!(refused_scheme(&query).map(|r| r.0), Some(400));
+        let form = parts(http::Request::post("http://h/b").header("content-type", "multipart/form-data; boundary=x"));
+        assert_eq!(refused_scheme(&form).map(|r| r.1), Some("NotImplemented"));
+        let v4 = parts(http::Request::get("http://h/b/k?X-Amz-Signature=abc").header("authorization", EXAMPLE_AUTH));
+        assert_eq!(refused_scheme(&v4), None);
     }
 
     #[test]

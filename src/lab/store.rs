@@ -6,7 +6,12 @@
 //! table it holds. ETags, `Content-MD5` and conditional requests are S3's
 //! ([`super::conditions`]); a PUT bigger than [`StoreLimits::max_object_bytes`] is
 //! refused with `EntityTooLarge`, and one that would take the store past
-//! [`StoreLimits::max_store_bytes`] with 507 `InsufficientStorage`. Everything else
+//! [`StoreLimits::max_store_bytes`] with 507 `InsufficientStorage`: the cap counts
+//! each object's body, key, user metadata and [`OBJECT_OVERHEAD_BYTES`], and a PUT's
+//! room is reserved from its `Content-Length` before its body is read (a body without
+//! one reserves as it arrives). A body not read whole within
+//! [`StoreLimits::body_read_timeout`] is refused with 400 `RequestTimeout`, its room
+//! given back and its connection closed. Everything else
 //! answers s3s's `NotImplemented` naming the operation. It knows nothing of latency
 //! or faults: wrappers in [`super::latency`] add those. On request
 //! ([`MemStore::count_gets`]) it counts the GETs of each key, so a test can see every
@@ -14,7 +19,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
@@ -27,12 +32,14 @@ use super::listing::{self, Entry, PageRequest};
 use super::sessions::{SessionMode, Sessions};
 use crate::plan::is_directory_bucket;
 
-/// One stored object.
+/// One stored object: its body, ETag, time and the user metadata (`x-amz-meta-*`)
+/// its PUT sent, returned by HEAD and GET as S3 does.
 #[derive(Debug, Clone)]
 struct StoredObject {
     data: Bytes,
     etag: String,
     last_modified: SystemTime,
+    metadata: Option<Arc<Metadata>>,
 }
 
 impl StoredObject {
@@ -41,7 +48,23 @@ impl StoredObject {
             etag: etag_of(&data),
             data,
             last_modified: SystemTime::now(),
+            metadata: None,
         }
+    }
+
+    fn user_metadata(&self) -> Option<Metadata> {
+        self.metadata.as_deref().cloned()
+    }
+
+    /// What the object counts against the store's cap when stored at `key`.
+    fn charge(&self, key: &str) -> u64 {
+        let metadata: usize = self
+            .metadata
+            .iter()
+            .flat_map(|m| m.iter())
+            .map(|(k, v)| k.len() + v.len())
+            .sum();
+        self.data.len() as u64 + charge_without_body(key, metadata)
     }
 
     fn current(&self) -> Current<'_> {
@@ -69,11 +92,23 @@ impl Bucket {
     }
 }
 
-/// Every bucket, and the bytes their objects hold together.
+/// Bytes counted for every object beyond its body, key and metadata: its map entry,
+/// ETag and time (an estimate of what the store really spends per object).
+pub const OBJECT_OVERHEAD_BYTES: u64 = 256;
+
+/// What an object of no body at `key` with `metadata_bytes` of metadata counts.
+fn charge_without_body(key: &str, metadata_bytes: usize) -> u64 {
+    key.len() as u64 + metadata_bytes as u64 + OBJECT_OVERHEAD_BYTES
+}
+
+/// Every bucket, the bytes their objects hold together, what they count against the
+/// cap, and the room reserved for PUTs whose bodies are being read.
 #[derive(Debug, Default)]
 struct Buckets {
     map: HashMap<String, Bucket>,
     stored_bytes: u64,
+    charged_bytes: u64,
+    reserved_bytes: u64,
 }
 
 impl Buckets {
@@ -88,9 +123,12 @@ impl Buckets {
     /// Stores `object` at `key`, keeping the byte count.
     fn put(&mut self, bucket: &str, key: String, object: StoredObject) -> S3Result<()> {
         let added = object.data.len() as u64;
+        let charged = object.charge(&key);
         let objects = &mut self.bucket_mut(bucket)?.objects;
-        let removed = objects.insert(key, object).map_or(0, |o| o.data.len() as u64);
+        let replaced = objects.insert(key.clone(), object);
+        let (removed, uncharged) = replaced.map_or((0, 0), |o| (o.data.len() as u64, o.charge(&key)));
         self.stored_bytes = self.stored_bytes + added - removed;
+        self.charged_bytes = self.charged_bytes + charged - uncharged;
         Ok(())
     }
 
@@ -99,6 +137,7 @@ impl Buckets {
         let removed = self.bucket_mut(bucket)?.objects.remove(key);
         if let Some(o) = &removed {
             self.stored_bytes -= o.data.len() as u64;
+            self.charged_bytes -= o.charge(key);
         }
         Ok(removed.is_some())
     }
@@ -109,8 +148,11 @@ impl Buckets {
 pub struct StoreLimits {
     /// Largest object a PUT may carry, in bytes (S3's single PUT: 5 GiB).
     pub max_object_bytes: u64,
-    /// Most bytes all objects together may hold.
+    /// Most bytes all objects together may count: bodies, keys, metadata and
+    /// [`OBJECT_OVERHEAD_BYTES`] each.
     pub max_store_bytes: u64,
+    /// Longest a PUT's body may take to arrive whole (default 30 s).
+    pub body_read_timeout: Duration,
 }
 
 impl Default for StoreLimits {
@@ -120,6 +162,7 @@ impl Default for StoreLimits {
         StoreLimits {
             max_object_bytes: 64 << 20,
             max_store_bytes: 1 << 30,
+            body_read_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -193,9 +236,16 @@ impl MemStore {
         self.read().map.get(bucket).map(|b| b.objects.len())
     }
 
-    /// Bytes all objects hold together.
+    /// Bytes all objects' bodies hold together.
     pub fn stored_bytes(&self) -> u64 {
         self.read().stored_bytes
+    }
+
+    /// What all objects count against the cap (bodies, keys, metadata, overhead),
+    /// and the room reserved for PUTs being read.
+    pub fn charged_bytes(&self) -> (u64, u64) {
+        let b = self.read();
+        (b.charged_bytes, b.reserved_bytes)
     }
 
     /// Stores an object directly, without a request (for load tests that need many
@@ -230,15 +280,39 @@ impl MemStore {
         objects.get(key).cloned().ok_or_else(|| s3_error!(NoSuchKey))
     }
 
-    /// Reads a PUT's body, refusing it past the object limit as soon as it gets there.
-    async fn read_body(&self, body: Option<StreamingBlob>, content_length: Option<i64>) -> S3Result<Bytes> {
+    /// Reads a PUT's body within the body timeout, refusing it past the object limit
+    /// or the room `room` can reserve as soon as it gets there.
+    async fn read_body(
+        &self,
+        body: Option<StreamingBlob>,
+        content_length: Option<i64>,
+        room: &mut Reservation,
+    ) -> S3Result<Bytes> {
+        let timeout = self.limits.body_read_timeout;
+        match tokio::time::timeout(timeout, self.read_body_now(body, content_length, room)).await {
+            Ok(read) => read,
+            Err(_) => {
+                let mut err = S3Error::with_message(
+                    S3ErrorCode::Custom("RequestTimeout".into()),
+                    format!(
+                        "Your socket connection to the server was not read from or written to within the timeout period ({} ms for the body).",
+                        timeout.as_millis()
+                    ),
+                );
+                err.set_status_code(http::StatusCode::BAD_REQUEST);
+                Err(err)
+            }
+        }
+    }
+
+    async fn read_body_now(
+        &self,
+        body: Option<StreamingBlob>,
+        content_length: Option<i64>,
+        room: &mut Reservation,
+    ) -> S3Result<Bytes> {
         let limit = self.limits.max_object_bytes;
-        let too_large = || {
-            s3_error!(
-                EntityTooLarge,
-                "Your proposed upload exceeds the maximum allowed size ({limit} bytes: serve --max-object-bytes)"
-            )
-        };
+        let too_large = || self.too_large();
         if content_length.is_some_and(|len| len as u64 > limit) {
             return Err(too_large());
         }
@@ -249,6 +323,7 @@ impl MemStore {
                 if (data.len() + chunk.len()) as u64 > limit {
                     return Err(too_large());
                 }
+                room.grow_to(self, (data.len() + chunk.len()) as u64)?;
                 data.extend_from_slice(&chunk);
             }
         }
@@ -260,22 +335,98 @@ impl MemStore {
         Ok(data.freeze())
     }
 
-    /// Refuses a PUT that would take the store past its cap (the bytes of the object
-    /// it replaces are given back).
-    fn check_room(&self, buckets: &Buckets, replaced_bytes: u64, added_bytes: u64) -> S3Result<()> {
-        let after = buckets.stored_bytes - replaced_bytes + added_bytes;
+    fn too_large(&self) -> S3Error {
+        let limit = self.limits.max_object_bytes;
+        s3_error!(
+            EntityTooLarge,
+            "Your proposed upload exceeds the maximum allowed size ({limit} bytes: serve --max-object-bytes)"
+        )
+    }
+
+    /// Refuses a PUT that would take the store past its cap: what is charged, less
+    /// what the object it replaces counted, plus what it counts, plus the room other
+    /// PUTs have reserved (`own_reserved`: this PUT's own reservation, not counted).
+    fn check_room(&self, buckets: &Buckets, replaced: u64, added: u64, own_reserved: u64) -> S3Result<()> {
+        let others = buckets.reserved_bytes.saturating_sub(own_reserved);
+        let after = (buckets.charged_bytes - replaced)
+            .saturating_add(added)
+            .saturating_add(others);
         if after <= self.limits.max_store_bytes {
             return Ok(());
         }
-        let mut err = S3Error::with_message(
-            S3ErrorCode::Custom("InsufficientStorage".into()),
-            format!(
-                "the lab's store is full: {} of {} bytes held (serve --max-store-bytes)",
-                buckets.stored_bytes, self.limits.max_store_bytes
-            ),
-        );
-        err.set_status_code(http::StatusCode::INSUFFICIENT_STORAGE);
-        Err(err)
+        Err(store_full(buckets, self.limits.max_store_bytes))
+    }
+}
+
+/// 507 `InsufficientStorage`, with what is held and reserved.
+fn store_full(buckets: &Buckets, cap: u64) -> S3Error {
+    let mut err = S3Error::with_message(
+        S3ErrorCode::Custom("InsufficientStorage".into()),
+        format!(
+            "the lab's store is full: {} of {cap} bytes counted (bodies, keys, metadata and {OBJECT_OVERHEAD_BYTES} bytes per object), {} reserved for PUTs being read (serve --max-store-bytes)",
+            buckets.charged_bytes, buckets.reserved_bytes
+        ),
+    );
+    err.set_status_code(http::StatusCode::INSUFFICIENT_STORAGE);
+    err
+}
+
+/// Room a PUT holds in the store while its body is read: reserved up front from what
+/// it declares, grown as a body without a length arrives, given back on drop.
+struct Reservation {
+    buckets: Arc<RwLock<Buckets>>,
+    bytes: u64,
+    /// What the key and metadata count (the part not from the body).
+    fixed: u64,
+    /// What the object the PUT replaces counts (given back when it is stored).
+    credit: u64,
+}
+
+impl Reservation {
+    /// Reserves `fixed + body_bytes` for a PUT at `key` of `bucket`, or refuses with
+    /// 507 when that does not fit.
+    fn take(store: &MemStore, (bucket, key): (&str, &str), fixed: u64, body_bytes: u64) -> S3Result<Reservation> {
+        let credit = {
+            let b = store.read();
+            let current = b.map.get(bucket).and_then(|b| b.objects.get(key));
+            current.map_or(0, |o| o.charge(key))
+        };
+        let mut room = Reservation {
+            buckets: store.buckets.clone(),
+            bytes: 0,
+            fixed,
+            credit,
+        };
+        room.grow_to(store, body_bytes)?;
+        Ok(room)
+    }
+
+    /// Grows the reservation to `body_bytes` of body (no-op when it holds that).
+    fn grow_to(&mut self, store: &MemStore, body_bytes: u64) -> S3Result<()> {
+        let want = self.fixed.saturating_add(body_bytes);
+        if want <= self.bytes {
+            return Ok(());
+        }
+        let mut b = store.write();
+        let others = b.reserved_bytes - self.bytes;
+        let after = b
+            .charged_bytes
+            .saturating_sub(self.credit)
+            .saturating_add(others)
+            .saturating_add(want);
+        if after > store.limits.max_store_bytes {
+            return Err(store_full(&b, store.limits.max_store_bytes));
+        }
+        b.reserved_bytes += want - self.bytes;
+        self.bytes = want;
+        Ok(())
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut b = self.buckets.write().unwrap_or_else(|e| e.into_inner());
+        b.reserved_bytes -= self.bytes;
     }
 }
 
@@ -430,9 +581,28 @@ impl S3 for MemStore {
     async fn put_object(&self, req: S3Request<PutObjectInput>) -> S3Result<S3Response<PutObjectOutput>> {
         let input = req.input;
         self.read().bucket(&input.bucket)?;
-        let data = self.read_body(input.body, input.content_length).await?;
+        let metadata = input.metadata.filter(|m| !m.is_empty()).map(Arc::new);
+        let metadata_bytes = metadata
+            .iter()
+            .flat_map(|m| m.iter())
+            .map(|(k, v)| k.len() + v.len())
+            .sum();
+        let declared = input.content_length.unwrap_or(0).max(0) as u64;
+        if declared > self.limits.max_object_bytes {
+            return Err(self.too_large());
+        }
+        let mut room = Reservation::take(
+            self,
+            (&input.bucket, &input.key),
+            charge_without_body(&input.key, metadata_bytes),
+            declared,
+        )?;
+        let data = self.read_body(input.body, input.content_length, &mut room).await?;
         check_content_md5(input.content_md5.as_deref(), &data)?;
-        let object = StoredObject::new(data);
+        let object = StoredObject {
+            metadata,
+            ..StoredObject::new(data)
+        };
         let (etag, size) = (object.etag.clone(), object.data.len() as i64);
         // The conditions are checked under the same lock as the write: no PUT slips
         // in between (S3's conditional writes are atomic).
@@ -443,9 +613,11 @@ impl S3 for MemStore {
             input.if_match.as_ref(),
             current.map(StoredObject::current),
         )?;
-        let replaced = current.map_or(0, |o| o.data.len() as u64);
-        self.check_room(&buckets, replaced, size as u64)?;
+        let replaced = current.map_or(0, |o| o.charge(&input.key));
+        self.check_room(&buckets, replaced, object.charge(&input.key), room.bytes)?;
         buckets.put(&input.bucket, input.key, object)?;
+        drop(buckets);
+        drop(room);
         Ok(S3Response::new(PutObjectOutput {
             e_tag: Some(ETag::Strong(etag)),
             size: Some(size),
@@ -483,6 +655,7 @@ impl S3 for MemStore {
             body: Some(StreamingBlob::from(s3s::Body::from(data))),
             content_length: Some(len),
             content_range,
+            metadata: object.user_metadata(),
             e_tag: Some(ETag::Strong(object.etag)),
             last_modified: Some(Timestamp::from(object.last_modified)),
             ..Default::default()
@@ -494,6 +667,7 @@ impl S3 for MemStore {
         conditions::check_read(&read_conditions_head(&req.input), object.current())?;
         Ok(S3Response::new(HeadObjectOutput {
             content_length: Some(object.data.len() as i64),
+            metadata: object.user_metadata(),
             e_tag: Some(ETag::Strong(object.etag)),
             last_modified: Some(Timestamp::from(object.last_modified)),
             ..Default::default()

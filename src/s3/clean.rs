@@ -4,16 +4,21 @@
 //! Nothing here lists a bucket or a prefix: the only keys considered are the ones the
 //! manifest and its journal name ([`super::manifest`]). A key is deleted only when
 //! (1) the recorded key template makes it, or it is the recorded probe object, and
-//! (2) a HEAD just before the delete finds the size `seed` wrote and the ETag its PUT
-//! returned (or, for a key whose PUT's answer was never recorded, the ETag of the
-//! body `seed` writes). On directory
-//! buckets the delete itself is conditional on that ETag (DeleteObjects' per-object
-//! ETag, which S3 documents for them). Anything else is kept, with why. Keys go out
-//! with DeleteObjects in batches of at most 1,000 (S3's limit); a key the server
-//! reports as not deleted, or every key of a batch whose request failed, stays in the
-//! manifest for a later run.
+//! (2) a HEAD just before the delete finds the manifest's owner marker in the
+//! object's user metadata (a manifest written before markers: not asked, and the
+//! outcome says so), the size `seed` wrote and the ETag its PUT returned (or, for a
+//! key whose PUT's answer was never recorded, the ETag of the body `seed` writes).
+//! The delete itself is conditional on that ETag (DeleteObjects' per-object ETag), on
+//! every bucket kind: a key changed between the HEAD and the delete answers 412 and is
+//! kept, counted as changed. A store that ignores the condition is found first with a
+//! probe key ([`super::guards::check_conditional_deletes`]) and the clean-up refused,
+//! unless [`CleanOptions::unconditional_deletes`]. Anything else is kept, with why.
+//! Keys go out with DeleteObjects in batches of at most 1,000 (S3's limit); a key the
+//! server reports as not deleted, or every key of a batch whose request failed, stays
+//! in the manifest for a later run.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 use futures_util::stream::{self, StreamExt};
@@ -22,7 +27,7 @@ use crate::plan::{is_directory_bucket, KeyTemplate};
 
 use super::errors::{classify, Action, BucketError};
 pub use super::manifest::ManifestLock;
-use super::manifest::{read_journal, read_manifest_if_any, ManifestError};
+use super::manifest::{read_journal, read_manifest_if_any, ManifestError, OWNER_METADATA};
 use super::seed::{body_etag, SeedManifest};
 
 /// S3's limit on keys per DeleteObjects request.
@@ -51,9 +56,19 @@ pub struct CleanOutcome {
     /// Keys left alone because they could not be shown to be `seed`'s, with why; they
     /// stay in the manifest.
     pub kept: Vec<(String, String)>,
-    /// Keys not deleted because a request failed, with the reason; they stay in the
+    /// Keys proven `seed`'s by the HEAD, then changed before the delete (its ETag
+    /// condition answered 412): kept, with why; they stay in the manifest.
+    pub changed: Vec<(String, String)>,
+    /// The manifest has no owner marker (written by an older s3sweep): its keys were
+    /// proven by template, size and ETag only.
+    pub without_owner_marker: bool,
+    /// Why nothing was deleted: the store ignores (or could not be shown to honour)
+    /// conditional deletes ([`super::guards::GuardError`]).
+    pub refused: Option<String>,
+    /// Keys not deleted because a request failed, with the reason (one text shared by
+    /// every key a failure covers, not a copy per key); they stay in the
     /// manifest.
-    pub failed: Vec<(String, String)>,
+    pub failed: Vec<(String, Arc<str>)>,
     /// A request that failed as a whole (endpoint down, bucket missing, access
     /// denied): what failed and what to do. No later batch was sent.
     pub stopped_by: Option<BucketError>,
@@ -99,6 +114,25 @@ fn bare(etag: &str) -> &str {
     etag.trim_start_matches("W/").trim_matches('"')
 }
 
+/// How a clean-up runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CleanOptions {
+    /// Keys per DeleteObjects request (1..=[`MAX_BATCH`]; default 1,000).
+    pub batch: usize,
+    /// Delete without the ETag condition on a store that ignores it (default false:
+    /// such a store is refused). Directory buckets keep the condition regardless.
+    pub unconditional_deletes: bool,
+}
+
+impl Default for CleanOptions {
+    fn default() -> Self {
+        CleanOptions {
+            batch: MAX_BATCH,
+            unconditional_deletes: false,
+        }
+    }
+}
+
 /// What the HEAD just before the delete showed about one key.
 enum Proof {
     /// Ours: delete, conditional on this ETag.
@@ -108,14 +142,31 @@ enum Proof {
     Failed(String, Option<BucketError>),
 }
 
+/// The ETags of `seed`'s bodies, each size's computed once (streaming: no body is
+/// held) the first time a key without a recorded ETag needs it.
+#[derive(Default)]
+struct BodyEtags(std::sync::Mutex<std::collections::HashMap<u64, String>>);
+
+impl BodyEtags {
+    fn of(&self, size: u64) -> String {
+        let mut known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known.entry(size).or_insert_with(|| body_etag(size)).clone()
+    }
+}
+
 /// The size and ETag `seed` wrote at `key`: the probe object's own, or a template
 /// key's; `None` for a key neither (not proven ours).
-fn expected_object(m: &SeedManifest, template: Option<&KeyTemplate>, key: &str) -> Option<(u64, String)> {
+fn expected_object(
+    m: &SeedManifest,
+    template: Option<&KeyTemplate>,
+    key: &str,
+    bodies: &BodyEtags,
+) -> Option<(u64, String)> {
     if let Some(p) = m.probe_object.as_ref().filter(|p| p.key == key) {
-        return Some((p.size_bytes, p.etag.clone().unwrap_or_else(|| body_etag(p.size_bytes))));
+        return Some((p.size_bytes, p.etag.clone().unwrap_or_else(|| bodies.of(p.size_bytes))));
     }
     let size_bytes = m.size_of_key(template?, key)?;
-    let etag = m.etags.get(key).cloned().unwrap_or_else(|| body_etag(size_bytes));
+    let etag = m.etags.get(key).cloned().unwrap_or_else(|| bodies.of(size_bytes));
     Some((size_bytes, etag))
 }
 
@@ -126,15 +177,21 @@ async fn prove(
     template: Option<&KeyTemplate>,
     key: &str,
     endpoint: &str,
+    bodies: &BodyEtags,
 ) -> Proof {
-    let Some((size_bytes, expected)) = expected_object(m, template, key) else {
+    let Some((size_bytes, expected)) = expected_object(m, template, key, bodies) else {
         return Proof::Kept(format!("the key template {:?} does not make this key", m.key_template));
     };
     match s3.head_object().bucket(&m.bucket).key(key).send().await {
         Ok(head) => {
             let size = head.content_length().unwrap_or(-1);
             let etag = head.e_tag().unwrap_or("");
-            if size != size_bytes as i64 {
+            let owner = head.metadata().and_then(|m| m.get(OWNER_METADATA));
+            if m.owner_marker.is_some() && owner != m.owner_marker.as_ref() {
+                Proof::Kept(format!(
+                    "it does not carry this manifest's owner marker (x-amz-meta-{OWNER_METADATA}): not written by this seed"
+                ))
+            } else if size != size_bytes as i64 {
                 Proof::Kept(format!("its size is {size} bytes, seed wrote {size_bytes}"))
             } else if bare(etag) != bare(&expected) {
                 Proof::Kept(format!(
@@ -152,30 +209,55 @@ async fn prove(
     }
 }
 
-/// Deletes the manifest's keys it can prove are `seed`'s, `batch` at a time
+/// [`clean_with`] `batch` keys at a time, every delete conditional.
+pub async fn clean(s3: &aws_sdk_s3::Client, manifest: &SeedManifest, batch: usize) -> CleanOutcome {
+    let options = CleanOptions {
+        batch,
+        ..CleanOptions::default()
+    };
+    clean_with(s3, manifest, &options).await
+}
+
+/// Deletes the manifest's keys it can prove are `seed`'s, `options.batch` at a time
 /// (1..=1000). A request that fails as a whole stops the clean-up
 /// ([`CleanOutcome::stopped_by`]): the next batch would fail the same way.
-pub async fn clean(s3: &aws_sdk_s3::Client, manifest: &SeedManifest, batch: usize) -> CleanOutcome {
-    let batch = batch.clamp(1, MAX_BATCH);
-    let mut outcome = CleanOutcome::default();
+pub async fn clean_with(s3: &aws_sdk_s3::Client, manifest: &SeedManifest, options: &CleanOptions) -> CleanOutcome {
+    let batch = options.batch.clamp(1, MAX_BATCH);
+    let mut outcome = CleanOutcome {
+        without_owner_marker: manifest.owner_marker.is_none(),
+        ..CleanOutcome::default()
+    };
     let endpoint = super::endpoint_name(s3, manifest.endpoint.as_deref());
     let template = KeyTemplate::parse(&manifest.key_template, 0).ok();
-    let conditional = is_directory_bucket(&manifest.bucket);
+    let bodies = BodyEtags::default();
+    let conditional = !options.unconditional_deletes || is_directory_bucket(&manifest.bucket);
     // A HEAD answers without a body, so it cannot say whether the key or the bucket is
     // missing, or why access was refused: the bucket is checked once first with a
     // GET of the first key, whose error (if any) has S3's code. After that a
     // HEAD's 404 means the key is gone.
     if let Some(first) = manifest.written.first() {
         if let Err(error) = check_bucket(s3, manifest, first, &endpoint).await {
-            let why = error.to_string();
+            let why: Arc<str> = error.to_string().into();
             outcome.failed = manifest.written.iter().map(|k| (k.clone(), why.clone())).collect();
             outcome.stopped_by = Some(error);
             return outcome;
         }
+        if conditional {
+            let checked = super::guards::check_conditional_deletes(s3, &endpoint, &manifest.bucket).await;
+            if let Err(e) = checked {
+                outcome.refused = Some(e.to_string());
+                return outcome;
+            }
+        }
     }
     for keys in manifest.written.chunks(batch) {
         let proofs: Vec<(String, Proof)> = stream::iter(keys)
-            .map(|k| async { (k.clone(), prove(s3, manifest, template.as_ref(), k, &endpoint).await) })
+            .map(|k| async {
+                (
+                    k.clone(),
+                    prove(s3, manifest, template.as_ref(), k, &endpoint, &bodies).await,
+                )
+            })
             .buffered(HEADS_IN_FLIGHT)
             .collect()
             .await;
@@ -189,7 +271,7 @@ pub async fn clean(s3: &aws_sdk_s3::Client, manifest: &SeedManifest, batch: usiz
                 Proof::Kept(why) => outcome.kept.push((key, why)),
                 Proof::Failed(why, error) => {
                     failures += 1;
-                    outcome.failed.push((key, why));
+                    outcome.failed.push((key, why.into()));
                     whole_failure = whole_failure.or(error);
                 }
             }
@@ -267,7 +349,7 @@ async fn delete_batch(
     let delete = match delete {
         Ok(d) => d,
         Err(e) => {
-            let why = e.to_string();
+            let why: Arc<str> = e.to_string().into();
             outcome.failed.extend(keys.iter().map(|k| (k.clone(), why.clone())));
             return Ok(());
         }
@@ -283,27 +365,37 @@ async fn delete_batch(
                 .collect();
             confirmed.sort();
             confirmed.dedup();
+            let mut answered = std::collections::HashSet::new();
             for err in out.errors() {
-                if let Some(k) = err.key() {
-                    outcome.failed.push((
+                let Some(k) = err.key().filter(|k| keys.iter().any(|own| own == k)) else {
+                    continue;
+                };
+                answered.insert(k.to_string());
+                match err.code().unwrap_or("Error") {
+                    "PreconditionFailed" => outcome.changed.push((
                         k.to_string(),
-                        format!("{}: {}", err.code().unwrap_or("Error"), err.message().unwrap_or("")),
-                    ));
+                        "changed since it was proven (the delete's ETag condition answered 412)".into(),
+                    )),
+                    "NoSuchKey" => outcome.gone.push(k.to_string()),
+                    code => outcome
+                        .failed
+                        .push((k.to_string(), format!("{code}: {}", err.message().unwrap_or("")).into())),
                 }
             }
-            for k in &keys {
-                if confirmed.binary_search(k).is_err() && !outcome.failed.iter().any(|(f, _)| f == k) {
-                    outcome
-                        .failed
-                        .push((k.clone(), "not confirmed deleted by the server".into()));
-                }
+            let unanswered: Vec<String> = keys
+                .iter()
+                .filter(|k| confirmed.binary_search(k).is_err() && !answered.contains(*k))
+                .cloned()
+                .collect();
+            for k in unanswered {
+                outcome.failed.push((k, "not confirmed deleted by the server".into()));
             }
             outcome.deleted.extend(confirmed);
             Ok(())
         }
         Err(e) => {
             let error = BucketError::from_failure(&classify(&e), Action::Delete, &manifest.bucket, "", endpoint);
-            let why = error.to_string();
+            let why: Arc<str> = error.to_string().into();
             outcome.failed.extend(keys.iter().map(|k| (k.clone(), why.clone())));
             Err(error)
         }

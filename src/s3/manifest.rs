@@ -16,12 +16,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::sys::files::{read_capped_text, write_atomic, FileError};
 
-/// Schema name of the manifest file this version writes.
-pub const MANIFEST_SCHEMA: &str = "s3sweep.manifest/v2";
+/// Schema name of the manifest file this version writes (with an owner marker).
+pub const MANIFEST_SCHEMA: &str = "s3sweep.manifest/v3";
+/// The schema before owner markers; still read, its keys proven the old way.
+pub const MANIFEST_SCHEMA_V2: &str = "s3sweep.manifest/v2";
 /// The first schema (no ETags); still read.
 pub const MANIFEST_SCHEMA_V1: &str = "s3sweep.manifest/v1";
+/// The user metadata name (`x-amz-meta-s3sweep-owner` on the wire) every object
+/// `seed` writes carries, valued with its manifest's [`SeedManifest::owner_marker`].
+pub const OWNER_METADATA: &str = "s3sweep-owner";
 /// Most bytes of a manifest or journal read: a million keys of ~200 bytes.
 pub const MAX_MANIFEST_BYTES: u64 = 256 << 20;
+/// Largest object size a manifest may record: S3's single PUT, 5 GiB.
+pub const MAX_RECORDED_SIZE_BYTES: u64 = 5 << 30;
 
 /// What seed runs wrote into one bucket under one template; also the manifest file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +47,12 @@ pub struct SeedManifest {
     /// bytes; `object_size_bytes` is then the first of them. Empty: no axis.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub object_sizes_bytes: Vec<u64>,
+    /// The random marker (128 bits, hex) every object written under this manifest
+    /// carries as user metadata [`OWNER_METADATA`]: `clean` deletes only objects whose
+    /// HEAD shows it, so a manifest naming a user's key, size and ETag is not enough.
+    /// Absent in manifests written before markers (their keys are proven the old way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_marker: Option<String>,
     /// Keys these runs created (and only those), sorted.
     pub written: Vec<String>,
     /// The ETag each PUT returned, by key. A key without one (its PUT's answer never
@@ -73,7 +86,7 @@ pub enum ManifestError {
     Read(FileError),
     #[error("{path} is not an s3sweep manifest: {detail}; refusing to use or replace it (give another --manifest, or move it away)")]
     Parse { path: String, detail: String },
-    #[error("{path} has schema {found:?}; this version reads {MANIFEST_SCHEMA:?} and {MANIFEST_SCHEMA_V1:?}")]
+    #[error("{path} has schema {found:?}; this version reads {MANIFEST_SCHEMA:?}, {MANIFEST_SCHEMA_V2:?} and {MANIFEST_SCHEMA_V1:?}")]
     Schema { path: String, found: String },
     #[error("{path} records {field} {recorded}, not {given}: refusing to mix two seeds in one manifest (give another --manifest)")]
     Mismatch {
@@ -86,6 +99,8 @@ pub enum ManifestError {
     Write(FileError),
     #[error("the journal {path}: {detail}")]
     Journal { path: String, detail: String },
+    #[error("{path} records keys written before owner markers (an older s3sweep): run `s3sweep clean --manifest {path}` first, or give another --manifest")]
+    Unmarked { path: String },
     #[error("{path} is in use by another s3sweep seed or clean (its lock {lock} is held): wait for it, or give another --manifest")]
     Locked { path: String, lock: String },
 }
@@ -101,6 +116,7 @@ impl SeedManifest {
             object_size_bytes,
             size_cycle_bytes: Vec::new(),
             object_sizes_bytes: Vec::new(),
+            owner_marker: None,
             written: Vec::new(),
             etags: BTreeMap::new(),
             skipped_existing: 0,
@@ -153,6 +169,11 @@ impl SeedManifest {
                 return Err(mismatch(path, field, recorded, given));
             }
         }
+        if let (Some(a), Some(b)) = (&self.owner_marker, &other.owner_marker) {
+            if a != b {
+                return Err(mismatch(path, "owner marker", a.clone(), b.clone()));
+            }
+        }
         if norm(&self.endpoint) != norm(&other.endpoint) {
             return Err(mismatch(
                 path,
@@ -175,6 +196,9 @@ impl SeedManifest {
         if other.probe_object.is_some() {
             self.probe_object.clone_from(&other.probe_object);
         }
+        if self.owner_marker.is_none() {
+            self.owner_marker.clone_from(&other.owner_marker);
+        }
         self.schema = MANIFEST_SCHEMA.into();
     }
 
@@ -183,6 +207,11 @@ impl SeedManifest {
         let text = serde_json::to_string_pretty(self).expect("a manifest serializes");
         write_atomic(path, text.as_bytes()).map_err(ManifestError::Write)
     }
+}
+
+/// A fresh owner marker: 128 random bits, hex (from the OS-seeded thread generator).
+pub fn new_owner_marker() -> String {
+    format!("{:032x}", rand::random::<u128>())
 }
 
 fn mismatch(path: &Path, field: &'static str, recorded: String, given: String) -> ManifestError {
@@ -202,13 +231,31 @@ pub fn read_manifest(path: &Path) -> Result<SeedManifest, ManifestError> {
         path: shown.clone(),
         detail: e.to_string(),
     })?;
-    if manifest.schema != MANIFEST_SCHEMA && manifest.schema != MANIFEST_SCHEMA_V1 {
+    if ![MANIFEST_SCHEMA, MANIFEST_SCHEMA_V2, MANIFEST_SCHEMA_V1].contains(&manifest.schema.as_str()) {
         return Err(ManifestError::Schema {
             path: shown,
             found: manifest.schema,
         });
     }
+    check_recorded_sizes(&manifest, &shown)?;
     Ok(manifest)
+}
+
+/// Refuses a manifest recording a size over [`MAX_RECORDED_SIZE_BYTES`] (no seed
+/// writes one; `clean` would compute an ETag over that many bytes).
+fn check_recorded_sizes(m: &SeedManifest, path: &str) -> Result<(), ManifestError> {
+    let sizes = [m.object_size_bytes]
+        .into_iter()
+        .chain(m.size_cycle_bytes.iter().copied())
+        .chain(m.object_sizes_bytes.iter().copied())
+        .chain(m.probe_object.as_ref().map(|p| p.size_bytes));
+    match sizes.filter(|&s| s > MAX_RECORDED_SIZE_BYTES).max() {
+        None => Ok(()),
+        Some(s) => Err(ManifestError::Parse {
+            path: path.to_string(),
+            detail: format!("it records an object of {s} bytes, over S3's 5 GiB ({MAX_RECORDED_SIZE_BYTES} bytes)"),
+        }),
+    }
 }
 
 /// The manifest at `path` if there is one (refused if unusable), else `None`.
@@ -239,13 +286,18 @@ pub struct ManifestLock {
     _file: File,
 }
 
-/// Takes the lock of the manifest at `path`, or says who holds it.
+/// Takes the lock of the manifest at `path`, or says who holds it. The lock file is
+/// opened without following a link (`O_NOFOLLOW`: a planted symlink is refused, not
+/// written through) and created with mode 0600.
 pub fn lock_manifest(path: &Path) -> Result<ManifestLock, ManifestError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
     let lock = lock_path(path);
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(&lock)
         .map_err(|e| ManifestError::Journal {
             path: lock.display().to_string(),
@@ -393,6 +445,7 @@ pub fn read_journal(manifest: &Path) -> Result<Option<SeedManifest>, ManifestErr
         m.written.push(key);
     }
     m.schema = MANIFEST_SCHEMA.into();
+    check_recorded_sizes(&m, &path.display().to_string())?;
     Ok(Some(m))
 }
 
@@ -477,6 +530,25 @@ mod tests {
         assert!(err.to_string().contains("in use by another"), "{err}");
         drop(held);
         lock_manifest(&m).unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_symlink_at_the_lock_is_not_followed_and_the_lock_is_private() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let d = dir("lock-link");
+        let m = d.join("m.json");
+        let target = d.join("victim");
+        std::fs::write(&target, "the user's").unwrap();
+        std::os::unix::fs::symlink(&target, lock_path(&m)).unwrap();
+        let err = lock_manifest(&m).unwrap_err();
+        assert!(matches!(err, ManifestError::Journal { .. }), "{err}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "the user's");
+        std::fs::remove_file(lock_path(&m)).unwrap();
+        let held = lock_manifest(&m).unwrap();
+        let mode = std::fs::metadata(lock_path(&m)).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        drop(held);
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -7,13 +7,15 @@
 //! ([`express`]); writes ([`SweepClient::s3`]: seed, clean) the SDK's ReadWrite ones.
 //! [`errors`] sorts failures into [`crate::model::ErrorKind`]s, [`get`] is the measured
 //! GET, [`seed`] and [`clean`] write and delete the test objects, recorded in a
-//! [`manifest`] and its journal; [`results`] keeps a result document in S3.
+//! [`manifest`] and its journal, after [`guards`] checks the store honours the
+//! conditions they rely on; [`results`] keeps a result document in S3.
 
 pub mod clean;
 mod endpoint;
 pub(crate) mod errors;
 pub(crate) mod express;
 pub mod get;
+pub mod guards;
 pub mod lean;
 pub mod list;
 pub mod manifest;

@@ -1,8 +1,11 @@
 //! Results kept in S3: [`ResultsWriter`] writes a whole result document to one object
 //! (PutObject, replacing the previous copy of the same run: nothing else is touched,
-//! nothing is ever deleted), and [`read_object`] reads one back for `report` and
+//! nothing is ever deleted). Its first PUT is conditional (`If-None-Match: *`: an
+//! object already at the key, someone else's, answers 412 and is left alone); each
+//! later one replaces only the copy it wrote (`If-Match` on the ETag it got back). And [`read_object`] reads one back for `report` and
 //! `compare`. A failed write is returned as a message for the caller to record.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_sdk_s3::primitives::ByteStream;
@@ -21,6 +24,9 @@ pub const MAX_WRITE_TIME: Duration = Duration::from_secs(30);
 pub struct ResultsWriter {
     s3: aws_sdk_s3::Client,
     object: ObjectUri,
+    /// What this writer holds at the key: nothing yet, or the ETag of its last write
+    /// (`None` inside: written, the store sent no ETag). Shared by clones.
+    written: Arc<Mutex<Option<Option<String>>>>,
 }
 
 impl ResultsWriter {
@@ -30,6 +36,7 @@ impl ResultsWriter {
         ResultsWriter {
             s3: client.s3(RequestSettings::maintenance(Duration::from_secs(20))),
             object: destination.object(run_id),
+            written: Arc::default(),
         }
     }
 
@@ -43,17 +50,30 @@ impl ResultsWriter {
     pub async fn put(&self, result: &SweepResult, limit: Duration) -> Result<(), String> {
         let body = serde_json::to_vec(result).map_err(|e| format!("serializing the result: {e}"))?;
         let len = body.len() as i64;
-        let send = self
+        let held = self.written.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let req = self
             .s3
             .put_object()
             .bucket(&self.object.bucket)
             .key(&self.object.key)
             .content_type("application/json")
             .content_length(len)
-            .body(ByteStream::from(body))
-            .send();
-        match tokio::time::timeout(limit.min(MAX_WRITE_TIME), send).await {
-            Ok(Ok(_)) => Ok(()),
+            .body(ByteStream::from(body));
+        let req = match &held {
+            None => req.if_none_match("*"),
+            Some(etag) => req.set_if_match(etag.clone()),
+        };
+        match tokio::time::timeout(limit.min(MAX_WRITE_TIME), req.send()).await {
+            Ok(Ok(out)) => {
+                *self.written.lock().unwrap_or_else(|e| e.into_inner()) = Some(out.e_tag().map(str::to_string));
+                Ok(())
+            }
+            Ok(Err(e)) if held.is_none() && e.raw_response().is_some_and(|r| r.status().as_u16() == 412) => {
+                Err(format!(
+                    "writing {}: an object is there already, not written by this run: left alone",
+                    self.object
+                ))
+            }
             Ok(Err(e)) => {
                 let failure = classify(&e);
                 Err(format!(

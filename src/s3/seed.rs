@@ -9,6 +9,12 @@
 //! signal at any moment leaves each key a PUT went out for named in the journal or the
 //! manifest, for `clean` to prove and delete.
 //!
+//! Every object carries its manifest's owner marker as user metadata
+//! ([`super::manifest::OWNER_METADATA`]), which `clean` requires before it deletes.
+//! Before the first conditional PUT, the store is checked to honour `If-None-Match`
+//! ([`super::guards::check_conditional_writes`]): one that overwrites is refused
+//! before anything else is written.
+//!
 //! [`seed_probe_object`] writes the bandwidth probe's one large object the same
 //! conditional way; `seed --probe-object-mib` records it in the manifest.
 
@@ -22,8 +28,10 @@ use bytes::Bytes;
 use crate::plan::KeyTemplate;
 
 use super::errors::{classify, Action, BucketError};
+use super::guards::check_conditional_writes;
 use super::manifest::{
-    fold_journal, lock_manifest, read_manifest_if_any, remove_journal, size_in_cycle, Journal, ManifestError,
+    fold_journal, lock_manifest, new_owner_marker, read_manifest_if_any, remove_journal, size_in_cycle, Journal,
+    ManifestError, OWNER_METADATA,
 };
 pub use super::manifest::{ProbeObject, SeedManifest, MANIFEST_SCHEMA};
 
@@ -47,15 +55,16 @@ pub struct SeedSpec {
     pub skip_existing: bool,
 }
 
-/// Writes the probe object (`size_bytes` at `key`) with `If-None-Match: *`; returns
-/// it (with the ETag S3 returned) when written, `None` when the key existed (412: left
-/// alone, not claimed).
+/// Writes the probe object (`size_bytes` at `key`, carrying the owner marker `owner`)
+/// with `If-None-Match: *`; returns it (with the ETag S3 returned) when written, `None`
+/// when the key existed (412: left alone, not claimed).
 pub async fn seed_probe_object(
     s3: &aws_sdk_s3::Client,
     endpoint: Option<&str>,
     bucket: &str,
     key: &str,
     size_bytes: u64,
+    owner: &str,
 ) -> Result<Option<ProbeObject>, SeedError> {
     if size_bytes > 5 << 30 {
         return Err(SeedError::TooLarge(size_bytes));
@@ -66,6 +75,7 @@ pub async fn seed_probe_object(
         key: key.to_string(),
         body: object_body(size_bytes),
         conditional: true,
+        owner: owner.into(),
         endpoint_name: Arc::new(super::endpoint_name(s3, endpoint)),
         failed_once: Arc::new(AtomicBool::new(false)),
     };
@@ -85,6 +95,20 @@ pub enum SeedError {
     Manifest(#[from] ManifestError),
     #[error("object size {0} bytes is too large (at most 5 GiB)")]
     TooLarge(u64),
+    /// The store does not honour `If-None-Match` (or could not be checked).
+    #[error(transparent)]
+    Store(super::guards::GuardError),
+}
+
+impl From<super::guards::GuardError> for SeedError {
+    /// A probe PUT that failed as any PUT can (a missing bucket, refused credentials)
+    /// is that failure; a store that overwrote is [`SeedError::Store`].
+    fn from(e: super::guards::GuardError) -> Self {
+        match e {
+            super::guards::GuardError::Bucket(b) => SeedError::Bucket(b),
+            other => SeedError::Store(other),
+        }
+    }
 }
 
 /// The deterministic content of every test object: a repeating byte pattern.
@@ -94,9 +118,20 @@ pub fn object_body(size: u64) -> Bytes {
 
 /// The S3 ETag of [`object_body`] written by a single PUT without KMS: its MD5, hex,
 /// quoted. What `clean` proves a key by when its own PUT's answer was never recorded.
+/// Computed by streaming the pattern through one 63 KiB buffer: memory does not grow
+/// with `size`.
 pub fn body_etag(size: u64) -> String {
     use md5::Digest as _;
-    let digest = md5::Md5::digest(object_body(size));
+    // 251 * 256 bytes: a whole number of pattern periods, so every chunk starts at 0.
+    let chunk = object_body(251 * 256);
+    let mut md5 = md5::Md5::new();
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        md5.update(&chunk[..n]);
+        left -= n as u64;
+    }
+    let digest = md5.finalize();
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     format!("\"{hex}\"")
 }
@@ -112,7 +147,11 @@ enum Outcome {
 /// Writes the objects; returns the manifest of what was written. Nothing is recorded
 /// on disk: `s3sweep seed` uses [`seed_recorded`].
 pub async fn seed(s3: &aws_sdk_s3::Client, endpoint: Option<&str>, spec: &SeedSpec) -> Result<SeedManifest, SeedError> {
-    let (manifest, error) = seed_inner(s3, endpoint, spec, None).await?;
+    check_sizes(spec)?;
+    if spec.skip_existing {
+        check_conditional_writes(s3, endpoint, &spec.bucket).await?;
+    }
+    let (manifest, error) = seed_inner(s3, endpoint, spec, &new_owner_marker(), None).await?;
     match error {
         Some(e) => Err(e),
         None => Ok(manifest),
@@ -132,7 +171,7 @@ pub async fn seed_recorded(
 ) -> Result<SeedManifest, SeedError> {
     check_sizes(spec)?;
     let _lock = lock_manifest(path)?;
-    let this = spec.empty_manifest(endpoint);
+    let mut this = spec.empty_manifest(endpoint);
     let existed = read_manifest_if_any(path)?;
     let had_manifest = existed.is_some();
     let mut recorded = match existed {
@@ -142,12 +181,23 @@ pub async fn seed_recorded(
         }
         None => this.clone(),
     };
+    if recorded.owner_marker.is_none() && !recorded.written.is_empty() {
+        return Err(ManifestError::Unmarked {
+            path: path.display().to_string(),
+        }
+        .into());
+    }
+    let owner = recorded.owner_marker.get_or_insert_with(new_owner_marker).clone();
+    this.owner_marker = Some(owner.clone());
+    if spec.skip_existing {
+        check_conditional_writes(s3, endpoint, &spec.bucket).await?;
+    }
     if fold_journal(path, &mut recorded)? {
         recorded.write_to(path)?;
         remove_journal(path)?;
     }
     let mut journal = Journal::create(path, &this)?;
-    let (run, error) = seed_inner(s3, endpoint, spec, Some(&mut journal)).await?;
+    let (run, error) = seed_inner(s3, endpoint, spec, &owner, Some(&mut journal)).await?;
     journal.sync()?;
     recorded.absorb(&run);
     // A run that wrote nothing into no manifest leaves none behind.
@@ -164,20 +214,23 @@ pub async fn seed_recorded(
 
 /// The PUTs; each key is journaled (when there is a journal) before its PUT starts
 /// and its outcome as soon as it is known. A failed PUT stops new ones: the manifest
-/// of what was written comes back with the first error.
+/// of what was written comes back with the first error. Every object carries `owner`.
 async fn seed_inner(
     s3: &aws_sdk_s3::Client,
     endpoint: Option<&str>,
     spec: &SeedSpec,
+    owner: &str,
     mut journal: Option<&mut Journal>,
 ) -> Result<(SeedManifest, Option<SeedError>), SeedError> {
     check_sizes(spec)?;
+    let owner: Arc<str> = owner.into();
     let parts = spec.parts();
     let endpoint_name = Arc::new(super::endpoint_name(s3, endpoint));
     let sem = Arc::new(tokio::sync::Semaphore::new(spec.concurrency.max(1)));
     let mut set = tokio::task::JoinSet::new();
     let failed_once = Arc::new(AtomicBool::new(false));
     let mut manifest = spec.empty_manifest(endpoint);
+    manifest.owner_marker = Some(owner.to_string());
     let mut first_error = None;
     let mut record = |joined, manifest: &mut SeedManifest, journal: &mut Option<&mut Journal>| {
         note(joined, manifest, journal.as_deref_mut(), &mut first_error)
@@ -203,6 +256,7 @@ async fn seed_inner(
             key,
             body: bodies[i as usize % bodies.len()].clone(),
             conditional: spec.skip_existing,
+            owner: owner.clone(),
             endpoint_name: endpoint_name.clone(),
             failed_once: failed_once.clone(),
         };
@@ -307,6 +361,8 @@ struct Put {
     key: String,
     body: Bytes,
     conditional: bool,
+    /// The manifest's owner marker, sent as user metadata.
+    owner: Arc<str>,
     endpoint_name: Arc<String>,
     failed_once: Arc<AtomicBool>,
 }
@@ -326,6 +382,7 @@ impl Put {
                 .bucket(&self.bucket)
                 .key(&self.key)
                 .content_length(self.body.len() as i64)
+                .metadata(OWNER_METADATA, &*self.owner)
                 .body(ByteStream::from(self.body.clone()));
             if self.conditional {
                 req = req.if_none_match("*");
@@ -370,6 +427,7 @@ impl SeedManifest {
                     self.object_size_bytes,
                 );
                 m.size_cycle_bytes = self.size_cycle_bytes.clone();
+                m.object_sizes_bytes = self.object_sizes_bytes.clone();
                 m
             }
         };
@@ -388,6 +446,14 @@ mod tests {
         assert_eq!(object_body(46_080).len(), 46_080);
         assert_eq!(object_body(0).len(), 0);
         assert_eq!(body_etag(0), "\"d41d8cd98f00b204e9800998ecf8427e\"");
+        use md5::Digest as _;
+        for size in [1, 250, 251, 64_255, 64_256, 64_257, 200_000] {
+            let whole: String = md5::Md5::digest(object_body(size))
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(body_etag(size), format!("\"{whole}\""), "size {size}");
+        }
     }
 
     #[test]
@@ -407,6 +473,24 @@ mod tests {
         let err = other.save(&path).unwrap_err();
         assert!(err.to_string().contains("records bucket b-1, not b-2"), "{err}");
         assert_eq!(super::super::manifest::read_manifest(&path).unwrap(), back);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_saved_size_axis_is_kept_so_the_next_seed_of_it_is_accepted() {
+        let dir = std::env::temp_dir().join(format!("s3sweep-seed-axis-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.json");
+        let _ = std::fs::remove_file(&path);
+        let mut m = SeedManifest::empty("b-1", None, "t/{i}", 1024);
+        m.object_sizes_bytes = vec![1024, 4096];
+        m.owner_marker = Some("ab".into());
+        m.written = vec!["s1024/t/0".into()];
+        m.save(&path).unwrap();
+        let back = super::super::manifest::read_manifest(&path).unwrap();
+        assert_eq!(back.object_sizes_bytes, vec![1024, 4096]);
+        assert_eq!(back.owner_marker.as_deref(), Some("ab"));
+        back.check_same(&m, &path).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -151,8 +151,10 @@ async fn a_crafted_manifest_deletes_nothing_it_cannot_prove() {
     assert_eq!(kept.len(), 3, "{kept:?}");
     let why = |key: &str| kept.iter().find(|(k, _)| *k == key).map(|(_, w)| *w).unwrap_or("");
     assert!(why("data/foreign").contains("template"), "{kept:?}");
-    assert!(why("data/7").contains("size"), "{kept:?}");
-    assert!(why("data/2").contains("ETag"), "{kept:?}");
+    // The user's objects lack the manifest's owner marker (issue 35): refused on that
+    // before their size or ETag is looked at.
+    assert!(why("data/7").contains("owner marker"), "{kept:?}");
+    assert!(why("data/2").contains("owner marker"), "{kept:?}");
     assert_eq!(outcome.gone, vec!["data/8".to_string()]);
     let mut left = server.store().keys(bucket).unwrap();
     left.sort();

@@ -545,7 +545,8 @@ async fn bodies_past_the_object_cap_and_the_store_cap_are_refused() {
     let server = server(LabLimits {
         store: StoreLimits {
             max_object_bytes: 1000,
-            max_store_bytes: 2500,
+            max_store_bytes: 2500 + 2 * (256 + 1),
+            ..StoreLimits::default()
         },
         ..LabLimits::default()
     })

@@ -170,7 +170,7 @@ async fn lab_with_objects(count: u32, probe_mib: Option<u64>) -> RunningServer {
     common::seed_bucket(&client, BUCKET, count, 46_080).await;
     if let Some(mib) = probe_mib {
         let s3 = client.s3(common::seed_settings());
-        let written = seed_probe_object(&s3, client.endpoint(), BUCKET, "s3sweep/probe-object", mib << 20)
+        let written = seed_probe_object(&s3, client.endpoint(), BUCKET, "s3sweep/probe-object", mib << 20, "m")
             .await
             .unwrap();
         assert_eq!(written.map(|p| p.size_bytes), Some(mib << 20));
@@ -561,11 +561,14 @@ async fn seed_writes_the_probe_object_and_clean_removes_it() {
         "--manifest",
         &m,
     ];
-    // Overwritten by someone else (same size, other bytes): clean keeps it.
+    // Overwritten by someone else (same size, other bytes): clean keeps it. The
+    // bodies carry the manifest's owner marker (issue 35), so only the ETag decides.
+    let marker = v["owner_marker"].as_str().unwrap().to_string();
     let put = |body: Vec<u8>| {
         s3.put_object()
             .bucket(BUCKET)
             .key("s3sweep/probe-object")
+            .metadata("s3sweep-owner", &marker)
             .body(body.into())
             .send()
     };
