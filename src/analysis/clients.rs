@@ -6,7 +6,7 @@
 //! and the share the SDK would need to read as fast as the lean client did.
 
 use crate::model::stats::{median, round3};
-use crate::model::{Axes, Client, ConfigResult, Verdict};
+use crate::model::{Axes, Client, ConfigResult, Figure, FigureName, Verdict};
 
 /// Lambda memory per vCPU's worth of CPU time, MB.
 const LAMBDA_MB_PER_VCPU: f64 = 1_769.0;
@@ -69,7 +69,7 @@ pub(crate) fn lean_notes(rows: &mut [ConfigResult]) {
 }
 
 /// The note and its figures for an SDK row and what the lean client reached beside it.
-fn comparison(row: &ConfigResult, lean: Reached) -> (String, Vec<(&'static str, f64)>) {
+fn comparison(row: &ConfigResult, lean: Reached) -> (String, Vec<(FigureName, Figure)>) {
     let sdk_cpu = row.cpu_ms_per_get;
     let extra = sdk_cpu - lean.cpu_ms_per_get;
     let speedup = lean.objects_per_s / row.objects_per_s.max(1e-9);
@@ -108,11 +108,14 @@ fn comparison(row: &ConfigResult, lean: Reached) -> (String, Vec<(&'static str, 
         lean.objects_per_s, row.objects_per_s, row.workers
     );
     let figures = vec![
-        ("lean_objects_per_s", round3(lean.objects_per_s)),
-        ("lean_cpu_ms_per_get", lean.cpu_ms_per_get),
-        ("lean_speedup", speedup),
-        ("sdk_extra_cpu_ms_per_get", extra),
-        ("sdk_cores_for_lean_rate", needed_cores),
+        (
+            FigureName::LeanObjectsPerS,
+            Figure::ObjectsPerS(round3(lean.objects_per_s)),
+        ),
+        (FigureName::LeanCpuMsPerGet, Figure::CpuMsPerGet(lean.cpu_ms_per_get)),
+        (FigureName::LeanSpeedup, Figure::Ratio(speedup)),
+        (FigureName::SdkExtraCpuMsPerGet, Figure::CpuMsPerGet(extra)),
+        (FigureName::SdkCoresForLeanRate, Figure::Cores(needed_cores)),
     ];
     (text, figures)
 }
@@ -162,7 +165,7 @@ mod tests {
         );
         // 5,400 GETs/s at 0.085 ms each is 0.459 cores, a 812 MB Lambda's share.
         assert!(note.contains("about 0.46 cores, a 812 MB Lambda's share"), "{note}");
-        assert_eq!(d.figures["lean_speedup"], 2.101);
+        assert_eq!(d.figures[FigureName::LeanSpeedup], Figure::Ratio(2.101));
         assert!(
             rows[1].diagnosis.as_ref().unwrap().notes.is_empty(),
             "the lean row gets none"

@@ -5,10 +5,10 @@
 //! workers), also one function each. Reading rows against their bucket's curve
 //! (plateau, queueing, delayed ACK) is in [`super::verdict`].
 
-use std::collections::BTreeMap;
-
 use crate::model::stats::round3;
-use crate::model::{ClientMeasure, ClientSide, ConfigResult, CpuSource, Diagnosis, Thresholds, Verdict};
+use crate::model::{
+    ClientMeasure, ClientSide, ConfigResult, CpuSource, Diagnosis, Figure, FigureName as N, Thresholds, Verdict,
+};
 
 /// A `client_cpu` verdict whose cores busy are below this share of the CPU threshold
 /// (with the runtime busy) is a client starved of CPU rather than one using it all.
@@ -90,10 +90,10 @@ impl<'a> Facts<'a> {
     }
 }
 
-/// What a rule that holds found: the figures it looked at (units in the names) and
+/// What a rule that holds found: the figures it looked at (each with its unit) and
 /// the explanation in plain words.
 struct Finding {
-    figures: Vec<(&'static str, f64)>,
+    figures: Vec<(N, Figure)>,
     explanation: String,
 }
 
@@ -155,11 +155,11 @@ fn throttled(f: &Facts) -> Option<Finding> {
     let retried = throttled.saturating_sub(row.errors.throttled).min(row.retries);
     Some(Finding {
         figures: vec![
-            ("throttled_responses", throttled as f64),
-            ("throttled_requests", row.errors.throttled as f64),
-            ("retries", row.retries as f64),
-            ("retries_after_throttling", retried as f64),
-            ("throttled_share", f.throttled_share),
+            (N::ThrottledResponses, Figure::Count(throttled)),
+            (N::ThrottledRequests, Figure::Count(row.errors.throttled)),
+            (N::Retries, Figure::Count(row.retries)),
+            (N::RetriesAfterThrottling, Figure::Count(retried)),
+            (N::ThrottledShare, Figure::Ratio(f.throttled_share)),
         ],
         explanation: format!(
             "S3 pushed back: {throttled} throttled answers (503 SlowDown / 429) in {} requests, {} of them final, {retried} of the {} retries after throttling; more workers will not help until it scales (spread keys over prefixes, ramp up slowly)",
@@ -175,7 +175,10 @@ fn errors(f: &Facts) -> Option<Finding> {
         return None;
     }
     Some(Finding {
-        figures: vec![("errors", row.errors.total as f64), ("error_share", f.error_share)],
+        figures: vec![
+            (N::Errors, Figure::Count(row.errors.total)),
+            (N::ErrorShare, Figure::Ratio(f.error_share)),
+        ],
         explanation: format!(
             "{} of {} requests failed ({}): the timings describe failures, fix them first",
             row.errors.total,
@@ -199,7 +202,10 @@ fn bandwidth(f: &Facts) -> Option<Finding> {
         ""
     };
     Some(Finding {
-        figures: vec![("mib_per_s", row.mib_per_s), ("bandwidth_ceiling_mib_per_s", ceiling)],
+        figures: vec![
+            (N::MibPerS, Figure::MibPerS(row.mib_per_s)),
+            (N::BandwidthCeilingMibPerS, Figure::MibPerS(ceiling)),
+        ],
         explanation: format!(
             "{:.0} MiB/s is {:.0}% of the {:.0} MiB/s network ceiling (source: {source}){burst}: more requests in flight only share the same pipe",
             row.mib_per_s,
@@ -238,12 +244,12 @@ fn client_cpu(f: &Facts) -> Option<Finding> {
     };
     Some(Finding {
         figures: vec![
-            ("cores_busy", client.cores_busy),
-            ("client_cores", cores),
-            ("runtime_busy_ratio", busy_share),
-            ("cpu_ms_per_get", row.cpu_ms_per_get),
-            ("objects_per_s", row.objects_per_s),
-            ("starved", if starved { 1.0 } else { 0.0 }),
+            (N::CoresBusy, Figure::Cores(client.cores_busy)),
+            (N::ClientCores, Figure::Cores(cores)),
+            (N::RuntimeBusyRatio, Figure::Ratio(busy_share)),
+            (N::CpuMsPerGet, Figure::CpuMsPerGet(row.cpu_ms_per_get)),
+            (N::ObjectsPerS, Figure::ObjectsPerS(row.objects_per_s)),
+            (N::Starved, Figure::Flag(starved)),
         ],
         explanation,
     })
@@ -261,10 +267,10 @@ fn machine_cpu(f: &Facts) -> Option<Finding> {
     let machine_cores = f.machine_cores;
     Some(Finding {
         figures: vec![
-            ("machine_cores_busy", busy),
-            ("machine_cores", machine_cores),
-            ("machine_busy_share", share),
-            ("cores_busy", client.cores_busy),
+            (N::MachineCoresBusy, Figure::Cores(busy)),
+            (N::MachineCores, Figure::Cores(machine_cores)),
+            (N::MachineBusyShare, Figure::Ratio(share)),
+            (N::CoresBusy, Figure::Cores(client.cores_busy)),
         ],
         explanation: format!(
             "the machine's CPU is used up: {busy:.2} of {machine_cores:.0} cores busy, {:.2} of them this client's: the rest is other load on the machine (in `s3sweep local`, the embedded server), so the client cannot go faster here; measure where the server runs elsewhere",
@@ -282,11 +288,11 @@ fn pool(f: &Facts) -> Option<Finding> {
     }
     Some(Finding {
         figures: vec![
-            ("pool_wait_ms_mean", f.pool_wait_ms),
-            ("ttlb_ms_mean", f.latency_ms),
-            ("pool_wait_share", f.pool_share),
-            ("workers", f64::from(row.workers)),
-            ("pool_connections", f64::from(row.pool_connections)),
+            (N::PoolWaitMsMean, Figure::Ms(f.pool_wait_ms)),
+            (N::TtlbMsMean, Figure::Ms(f.latency_ms)),
+            (N::PoolWaitShare, Figure::Ratio(f.pool_share)),
+            (N::Workers, Figure::Count(u64::from(row.workers))),
+            (N::PoolConnections, Figure::Count(u64::from(row.pool_connections))),
         ],
         explanation: format!(
             "requests waited {:.1} ms on average for one of {} connections ({:.0}% of their time) with {} workers: raise pool_connections to the worker count",
@@ -303,11 +309,11 @@ fn latency(f: &Facts) -> Option<Finding> {
     let (row, client) = (f.row, &f.client);
     Some(Finding {
         figures: vec![
-            ("mean_in_flight", client.mean_in_flight),
-            ("ttlb_ms_mean", f.latency_ms),
-            ("objects_per_s", row.objects_per_s),
-            ("cores_busy", client.cores_busy),
-            ("client_cores", f.cores),
+            (N::MeanInFlight, Figure::Requests(client.mean_in_flight)),
+            (N::TtlbMsMean, Figure::Ms(f.latency_ms)),
+            (N::ObjectsPerS, Figure::ObjectsPerS(row.objects_per_s)),
+            (N::CoresBusy, Figure::Cores(client.cores_busy)),
+            (N::ClientCores, Figure::Cores(f.cores)),
         ],
         explanation: format!(
             "{:.1} requests in flight at {:.2} ms each give {:.0} objects/s; the client had CPU to spare ({:.2} of {:.2} usable cores busy)",
@@ -363,12 +369,12 @@ pub(crate) fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Di
         .expect("the last rule always holds");
     let mut diagnosis = Diagnosis {
         verdict,
-        figures: BTreeMap::new(),
+        figures: Default::default(),
         explanation: finding.explanation,
         notes: NOTES.iter().filter_map(|note| note(&facts, verdict)).collect(),
     };
     for (name, value) in finding.figures {
-        diagnosis.set_figure(name, round3(value));
+        diagnosis.set_figure(name, value.map(round3));
     }
     diagnosis
 }
@@ -448,11 +454,11 @@ pub(super) mod tests {
 
     #[test]
     fn a_diagnosis_reads_back_equal_to_the_one_written() {
-        // `ttlb_ms_mean` is written to four significant digits: 18.38, not 18.382.
+        // `ttlb_ms_mean` is milliseconds, written to three decimals: 18.382, not 18.3824.
         let mut r = healthy();
-        r.ttlb_ms = pct(18.382);
+        r.ttlb_ms = pct(18.382_4);
         let d = diagnose_row(&r, 2, &Thresholds::default());
-        assert_eq!(d.figures["ttlb_ms_mean"], 18.38, "{d:?}");
+        assert_eq!(d.figures[N::TtlbMsMean], Figure::Ms(18.382), "{d:?}");
         let back: Diagnosis = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
         assert_eq!(back, d);
     }
@@ -482,7 +488,7 @@ pub(super) mod tests {
     fn latency_verdict_on_a_healthy_row() {
         let d = diagnose_row(&healthy(), 2, &Thresholds::default());
         assert_eq!(d.verdict, Verdict::Latency, "{d:?}");
-        assert_eq!(d.figures["mean_in_flight"], 10.0);
+        assert_eq!(d.figures[N::MeanInFlight], Figure::Requests(10.0));
         assert!(d.explanation.contains("in flight"), "{}", d.explanation);
     }
 
@@ -498,7 +504,7 @@ pub(super) mod tests {
         r.throttled_responses = 1;
         let d = diagnose_row(&r, 2, &t);
         assert_eq!(d.verdict, Verdict::Throttled);
-        assert_eq!(d.figures["retries_after_throttling"], 1.0);
+        assert_eq!(d.figures[N::RetriesAfterThrottling], Figure::Count(1));
         // A retry after a timeout or a reset is not.
         let mut r = healthy();
         r.retries = 5;
@@ -535,7 +541,7 @@ pub(super) mod tests {
         };
         let d = diagnose_row(&r, 2, &t);
         assert_eq!(d.verdict, Verdict::Bandwidth);
-        assert_eq!(d.figures["bandwidth_ceiling_mib_per_s"], 100.0);
+        assert_eq!(d.figures[N::BandwidthCeilingMibPerS], Figure::MibPerS(100.0));
         r.mib_per_s = 70.0;
         assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
     }
@@ -564,9 +570,9 @@ pub(super) mod tests {
         r.client = Some(ClientSide::of(&r, on_two_vcpus(90, 1)));
         let d = diagnose_row(&r, 2, &t);
         assert_eq!(d.verdict, Verdict::ClientCpu, "{d:?}");
-        assert_eq!(d.figures["runtime_busy_ratio"], 0.9);
+        assert_eq!(d.figures[N::RuntimeBusyRatio], Figure::Ratio(0.9));
         // 0.2 cores busy of 1 usable while the runtime had work: starved.
-        assert_eq!(d.figures["starved"], 1.0);
+        assert_eq!(d.figures[N::Starved], Figure::Flag(true));
         assert!(d.explanation.contains("starved"), "{}", d.explanation);
         // 80% is below the threshold.
         let mut r = healthy();
@@ -582,7 +588,7 @@ pub(super) mod tests {
         r.pool_wait_ms = pct(30.0);
         let d = diagnose_row(&r, 2, &t);
         assert_eq!(d.verdict, Verdict::Pool, "{d:?}");
-        assert_eq!(d.figures["pool_wait_share"], 0.75);
+        assert_eq!(d.figures[N::PoolWaitShare], Figure::Ratio(0.75));
         r.pool_wait_ms = pct(2.0);
         assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
     }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::stats::round3;
-use crate::model::{ConfigResult, Verdict};
+use crate::model::{ConfigResult, Figure, FigureName, Verdict};
 
 /// First-byte latency in this window can be the 40 ms delayed-ACK stall.
 pub(crate) const DELAYED_ACK_WINDOW_MS: (f64, f64) = (38.0, 50.0);
@@ -19,7 +19,7 @@ pub(crate) const QUEUEING_FACTOR: f64 = 2.0;
 
 /// The figure the queueing note leaves in a row's diagnosis: the bucket's lowest time
 /// to last byte, p50 ms.
-const QUEUEING_FIGURE: &str = "ttlb_ms_p50_lowest_of_bucket";
+const QUEUEING_FIGURE: FigureName = FigureName::TtlbMsP50LowestOfBucket;
 
 /// Which rows' requests queue (by index into the rows [`queueing_notes`] read): what
 /// [`curve_verdicts`] needs to know of the queueing notes.
@@ -59,7 +59,7 @@ pub(crate) fn queueing_notes(rows: &mut [ConfigResult]) -> Queueing {
         if now >= QUEUEING_FACTOR * low {
             if let Some(d) = r.diagnosis.as_mut() {
                 queueing.queues[i] = true;
-                d.set_figure(QUEUEING_FIGURE, round3(low));
+                d.set_figure(QUEUEING_FIGURE, Figure::Ms(round3(low)));
                 d.notes.push(format!(
                     "requests took {now:.1} ms (p50) against {low:.1} ms at {at} worker(s): they queue somewhere (server, network or the client's scheduler), so more workers add waiting, not throughput"
                 ));
@@ -177,9 +177,9 @@ fn read_against_curve(r: &mut ConfigResult, curve: &Curve, queues: bool) {
     match (here, before) {
         (Some(x), Some((w0, x0))) if x < FLAT_GAIN * x0 => {
             d.verdict = Verdict::Plateau;
-            d.set_figure("objects_per_s", round3(x));
-            d.set_figure("objects_per_s_at_fewer_workers", round3(x0));
-            d.set_figure("fewer_workers", f64::from(w0));
+            d.set_figure(FigureName::ObjectsPerS, Figure::ObjectsPerS(round3(x)));
+            d.set_figure(FigureName::ObjectsPerSAtFewerWorkers, Figure::ObjectsPerS(round3(x0)));
+            d.set_figure(FigureName::FewerWorkers, Figure::Count(u64::from(w0)));
             d.explanation = format!(
                 "throughput stopped growing: {x:.0} objects/s at {workers} workers against {x0:.0} at {w0}; checked and not the cause: client CPU ({:.2} of {:.2} usable cores busy, runtime busy {:.0}%){}, the pool (requests waited {pool_wait:.2} ms on average), errors ({errors}), throttling (none), bandwidth (no ceiling known: pass --bandwidth-mib-s if one is known, or --probe-bandwidth to measure it); look at what the requests wait for (the queueing note, the server, the network)",
                 client.cores_busy,
@@ -258,7 +258,7 @@ mod tests {
             "{}",
             d.explanation
         );
-        assert_eq!(d.figures["fewer_workers"], 128.0);
+        assert_eq!(d.figures[FigureName::FewerWorkers], Figure::Count(128));
         let rising = rows[1].diagnosis.as_ref().unwrap();
         assert!(
             rising.explanation.ends_with("so more workers would go faster"),
@@ -316,7 +316,7 @@ mod tests {
             .any(|n| n.contains("queue")));
         let d = rows[1].diagnosis.as_ref().unwrap();
         assert!(d.notes.iter().any(|n| n.contains("queue")), "{d:?}");
-        assert_eq!(d.figures["ttlb_ms_p50_lowest_of_bucket"], 10.0);
+        assert_eq!(d.figures[QUEUEING_FIGURE], Figure::Ms(10.0));
     }
 
     #[test]

@@ -651,7 +651,11 @@ mod tests {
         result.results[0].mib_per_s = 142.0;
         crate::analysis::analyse(&mut result, &crate::model::Thresholds::default());
         let d = result.results[0].diagnosis.as_ref().unwrap();
-        assert_eq!(d.figures.get("bandwidth_ceiling_mib_per_s"), Some(&150.0), "{d:?}");
+        assert_eq!(
+            d.figures.get(crate::model::FigureName::BandwidthCeilingMibPerS),
+            Some(crate::model::Figure::MibPerS(150.0)),
+            "{d:?}"
+        );
         // One child's figure a lower bound: so is the sum.
         let outcomes = vec![
             outcome(0, Ok(probed(74.0, false, 1.0))),

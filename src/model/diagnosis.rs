@@ -4,12 +4,12 @@
 //! analysis, model fit and predictions ([`Analysis`]). The rules that fill them in are
 //! in [`crate::analysis`]; these are the values only.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::closed_set::closed_set;
+use super::figures::{Figure, FigureName, Figures};
 use super::stats::{tidy, Percentiles};
 
 /// Invalid verdict thresholds (every bad value named).
@@ -265,9 +265,8 @@ impl Thresholds {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diagnosis {
     pub verdict: Verdict,
-    /// The figures the rule looked at, by name (units in the names).
-    #[serde(serialize_with = "tidy::figures")]
-    pub figures: BTreeMap<String, f64>,
+    /// The figures the rule looked at, by name, each with its unit.
+    pub figures: Figures,
     /// One line in plain words.
     pub explanation: String,
     /// Further findings: cold costs, a suspected delayed-ACK stall, idle workers.
@@ -277,8 +276,8 @@ pub struct Diagnosis {
 
 impl Diagnosis {
     /// Sets a figure, rounded as the result document writes it.
-    pub fn set_figure(&mut self, name: &str, value: f64) {
-        self.figures.insert(name.to_string(), tidy::figure(name, value));
+    pub fn set_figure(&mut self, name: FigureName, figure: Figure) {
+        self.figures.set(name, figure);
     }
 }
 

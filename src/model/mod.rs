@@ -8,6 +8,7 @@ pub(crate) mod axes;
 pub mod diagnosis;
 pub mod errors;
 pub mod fanout;
+pub(crate) mod figures;
 pub(crate) mod histogram;
 pub(crate) mod listing;
 pub(crate) mod memory;
@@ -26,6 +27,7 @@ pub use diagnosis::{
 };
 pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
+pub use figures::{Figure, FigureName, FigureUnit, Figures};
 pub use listing::{KeyListing, ObjectSize, SizeSpread};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
 pub use network::{

@@ -83,11 +83,9 @@ pub(crate) fn sig4(x: f64) -> f64 {
 /// to what its measurement supports, whatever arithmetic made it. Durations (`_ms`)
 /// and rates (`_per_s`) to three decimals ([`dec3`]: a microsecond, a thousandth of
 /// an object per second); ratios, shares, cores and per-request CPU to four
-/// significant digits ([`sig4`]); a diagnosis's figures by their names ([`figures`]).
+/// significant digits ([`sig4`]); a diagnosis's figures by their units
+/// ([`super::figures`]).
 pub mod tidy {
-    use std::collections::BTreeMap;
-
-    use serde::ser::SerializeMap;
     use serde::Serializer;
 
     use super::{round3, sig4 as four};
@@ -115,29 +113,6 @@ pub mod tidy {
         match x {
             Some(x) => s.serialize_some(&four(*x)),
             None => s.serialize_none(),
-        }
-    }
-
-    /// Named figures: `*_ms` and `*_per_s` to three decimals, whole numbers (counts)
-    /// as they are, the rest (ratios, shares, per-request CPU) to four significant
-    /// digits.
-    pub fn figures<S: Serializer>(map: &BTreeMap<String, f64>, s: S) -> Result<S::Ok, S::Error> {
-        let mut out = s.serialize_map(Some(map.len()))?;
-        for (name, value) in map {
-            out.serialize_entry(name, &figure(name, *value))?;
-        }
-        out.end()
-    }
-
-    /// One named figure as [`figures`] writes it (`Diagnosis::set_figure` keeps it so
-    /// in memory too, so a diagnosis read back from its JSON equals the one written).
-    pub fn figure(name: &str, value: f64) -> f64 {
-        if name.ends_with("_ms") || name.ends_with("_per_s") {
-            round3(value)
-        } else if value.fract() == 0.0 {
-            value
-        } else {
-            four(value)
         }
     }
 }
@@ -212,16 +187,6 @@ mod tests {
         assert_eq!(round3(20_248.418_499_9).to_string(), "20248.418");
         assert_eq!(round3(0.1 + 0.2).to_string(), "0.3");
         assert!(sig4(f64::NAN).is_nan());
-        let mut figures = std::collections::BTreeMap::new();
-        figures.insert("wall_ms".to_string(), 1.234_567_8);
-        figures.insert("cores_busy".to_string(), 1.234_567_8);
-        figures.insert("retries".to_string(), 123_457.0);
-        let mut out = Vec::new();
-        tidy::figures(&figures, &mut serde_json::Serializer::new(&mut out)).unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            r#"{"cores_busy":1.235,"retries":123457.0,"wall_ms":1.235}"#
-        );
         #[derive(Serialize)]
         struct Row {
             #[serde(serialize_with = "tidy::dec3")]

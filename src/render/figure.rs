@@ -82,17 +82,6 @@ pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
     Ok(s)
 }
 
-/// The picture of `result` in an RGB buffer of `width` x `height` pixels.
-#[cfg(test)]
-pub(crate) fn render_rgb(result: &SweepResult, width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
-    let mut buf = vec![0u8; width as usize * height as usize * 3];
-    Figure::of(result).draw(
-        BitMapBackend::with_buffer(&mut buf, (width, height)).into_drawing_area(),
-        result,
-    )?;
-    Ok(buf)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@ use crate::common::{self, options, seed_bucket};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::{self, LatencyProfile, ServerConfig};
 use s3sweep::model::{ConfigResult, SweepResult};
-use s3sweep::model::{Thresholds, Verdict};
+use s3sweep::model::{Figure, FigureName, Thresholds, Verdict};
 use s3sweep::plan::Plan;
 use s3sweep::render::{render_tables, Style};
 use s3sweep::s3::SweepClient;
@@ -169,7 +169,7 @@ fn workers_far_above_the_pool_are_pool_bound() {
         let d = row.diagnosis.as_ref().unwrap();
         assert_eq!(d.verdict, Verdict::Pool, "{row:#?}");
         // 32 workers on 4 connections: most of a request's time is the wait.
-        assert!(d.figures["pool_wait_share"] > 0.5, "{d:?}");
+        assert!(d.figures[FigureName::PoolWaitShare].value() > 0.5, "{d:?}");
         assert!(d.explanation.contains("pool_connections"), "{}", d.explanation);
         // Little's law sees at most the 4 connections' worth in flight.
         let c = row.client.as_ref().unwrap();
@@ -190,7 +190,7 @@ fn missing_keys_are_errors() {
         let row = &result.results[0];
         let d = row.diagnosis.as_ref().unwrap();
         assert_eq!(d.verdict, Verdict::Errors, "{row:#?}");
-        assert_eq!(d.figures["errors"], 20.0);
+        assert_eq!(d.figures[FigureName::Errors], Figure::Count(20));
         assert!(d.explanation.contains("not_found=20"), "{}", d.explanation);
         // A bucket with only failed configurations has no knee and says so.
         let a = &result.analysis.as_ref().unwrap().buckets[0];
@@ -248,7 +248,7 @@ fn a_one_thread_engine_under_heavy_load_is_client_cpu_bound() {
         assert_eq!(verdict(row), Verdict::ClientCpu, "{row:#?}");
         let d = row.diagnosis.as_ref().unwrap();
         assert!(d.explanation.contains("CPU"), "{}", d.explanation);
-        assert_eq!(d.figures["client_cores"], 1.0);
+        assert_eq!(d.figures[FigureName::ClientCores], Figure::Cores(1.0));
     });
 }
 

@@ -15,7 +15,7 @@ use s3sweep::analysis::analyse;
 use s3sweep::analysis::compare::{compare, CompareOptions};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::{self, LatencyProfile, RunningServer};
-use s3sweep::model::{CeilingSource, ProbeObjectKind, SweepResult, Thresholds, Verdict};
+use s3sweep::model::{CeilingSource, Figure, FigureName, ProbeObjectKind, SweepResult, Thresholds, Verdict};
 use s3sweep::plan::Plan;
 use s3sweep::render::{render_tables, Style};
 use s3sweep::s3::seed::{object_body, seed_probe_object};
@@ -226,7 +226,10 @@ async fn the_probe_finds_the_proxys_ceiling_and_the_top_rows_are_bandwidth_bound
     let top = result.results.iter().find(|r| r.workers == 64).unwrap();
     let d = top.diagnosis.as_ref().unwrap();
     assert_eq!(d.verdict, Verdict::Bandwidth, "{}", d.explanation);
-    assert_eq!(d.figures["bandwidth_ceiling_mib_per_s"], ceiling.mib_per_s);
+    assert_eq!(
+        d.figures[FigureName::BandwidthCeilingMibPerS],
+        Figure::MibPerS(ceiling.mib_per_s)
+    );
     assert!(d.explanation.contains("(source: probe)"), "{}", d.explanation);
     // Through the proxy the loopback carries every body twice (lab to proxy, proxy to
     // client) plus the requests: at least twice the body, in packets of at most 64 KiB
