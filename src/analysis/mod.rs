@@ -32,8 +32,8 @@ use crate::model::result::worker_counts;
 use crate::model::stats::median;
 use crate::model::RunKind;
 use crate::model::{
-    group_by_axes, Analysis, BucketComparison, BucketSummary, ConfigResult, CpuSource, CurveAnalysis,
-    MemoryChoice, SweepResult, Thresholds, Verdict, WorkerVerdict,
+    group_by_axes, Analysis, BucketComparison, BucketSummary, ConfigResult, CpuSource, CurveAnalysis, MemoryChoice,
+    SweepResult, Thresholds, Verdict, WorkerVerdict,
 };
 
 use fit::{analyse_curve, compare_buckets, ModelInputs};

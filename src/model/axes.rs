@@ -9,8 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::listing::ObjectSize;
 use super::closed_set::Client;
+use super::listing::ObjectSize;
 
 /// A configuration's place on the sweep's axes. Absent axes (`None`, the SDK client)
 /// are not written. `Size` is the object size's type: `u64` bytes for everything keyed

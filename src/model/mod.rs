@@ -3,8 +3,8 @@
 //! blocks), percentiles and error kinds. This layer imports nothing from the crate;
 //! every other layer speaks in these types.
 
-pub(crate) mod closed_set;
 pub(crate) mod axes;
+pub(crate) mod closed_set;
 pub mod diagnosis;
 pub mod errors;
 pub mod fanout;
@@ -19,8 +19,8 @@ pub(crate) mod result;
 pub(crate) mod run_kind;
 pub(crate) mod stats;
 
-pub use closed_set::{Client, Outcome};
 pub use axes::{group_by_axes, Axes};
+pub use closed_set::{Client, Outcome};
 pub use diagnosis::{
     Analysis, Breakdown, BucketComparison, ClientMeasure, ClientSide, CpuSource, CurveAnalysis, DiagnoseError,
     Diagnosis, Limit, ModelFit, Prediction, SizeLimit, SizeLimits, Thresholds, Verdict, WorkerVerdict,

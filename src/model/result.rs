@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::closed_set::{closed_set, Outcome};
 use super::axes::Axes;
+use super::closed_set::{closed_set, Outcome};
 use super::diagnosis::{Analysis, Breakdown, ClientMeasure, ClientSide, CpuSource, Diagnosis};
 use super::errors::ErrorCounts;
 use super::fanout::ChildMeasure;
