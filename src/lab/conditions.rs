@@ -69,6 +69,25 @@ pub(crate) struct ReadConditions<'a> {
     pub(crate) if_unmodified_since: Option<&'a Timestamp>,
 }
 
+/// The read conditions of a request type that has the four `If-*` headers.
+macro_rules! read_conditions_of {
+    ($name:ident, $input:ty) => {
+        pub(crate) fn $name(input: &'a $input) -> Self {
+            ReadConditions {
+                if_match: input.if_match.as_ref(),
+                if_none_match: input.if_none_match.as_ref(),
+                if_modified_since: input.if_modified_since.as_ref(),
+                if_unmodified_since: input.if_unmodified_since.as_ref(),
+            }
+        }
+    };
+}
+
+impl<'a> ReadConditions<'a> {
+    read_conditions_of!(of_get, s3s::dto::GetObjectInput);
+    read_conditions_of!(of_head, s3s::dto::HeadObjectInput);
+}
+
 fn matches(condition: &ETagCondition, etag: &str) -> bool {
     match condition {
         ETagCondition::Any => true,

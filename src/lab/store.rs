@@ -446,24 +446,6 @@ fn body_error(e: s3s::StdError) -> S3Error {
     s3_error!(IncompleteBody, "reading the body failed: {text}")
 }
 
-fn read_conditions_get(input: &GetObjectInput) -> conditions::ReadConditions<'_> {
-    conditions::ReadConditions {
-        if_match: input.if_match.as_ref(),
-        if_none_match: input.if_none_match.as_ref(),
-        if_modified_since: input.if_modified_since.as_ref(),
-        if_unmodified_since: input.if_unmodified_since.as_ref(),
-    }
-}
-
-fn read_conditions_head(input: &HeadObjectInput) -> conditions::ReadConditions<'_> {
-    conditions::ReadConditions {
-        if_match: input.if_match.as_ref(),
-        if_none_match: input.if_none_match.as_ref(),
-        if_modified_since: input.if_modified_since.as_ref(),
-        if_unmodified_since: input.if_unmodified_since.as_ref(),
-    }
-}
-
 /// An object as a listing shows it.
 fn listed(key: &str, object: &StoredObject, url: bool) -> Object {
     Object {
@@ -638,7 +620,7 @@ impl S3 for MemStore {
             let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
             *t.entry((input.bucket.clone(), input.key.clone())).or_insert(0) += 1;
         }
-        conditions::check_read(&read_conditions_get(&input), object.current())?;
+        conditions::check_read(&conditions::ReadConditions::of_get(&input), object.current())?;
         let full = object.data.len() as u64;
         // A ranged GET (the bandwidth probe reads its object in ranges) gets 206 and
         // its slice.
@@ -664,7 +646,7 @@ impl S3 for MemStore {
 
     async fn head_object(&self, req: S3Request<HeadObjectInput>) -> S3Result<S3Response<HeadObjectOutput>> {
         let object = self.get(&req.input.bucket, &req.input.key)?;
-        conditions::check_read(&read_conditions_head(&req.input), object.current())?;
+        conditions::check_read(&conditions::ReadConditions::of_head(&req.input), object.current())?;
         Ok(S3Response::new(HeadObjectOutput {
             content_length: Some(object.data.len() as i64),
             metadata: object.user_metadata(),

@@ -279,7 +279,7 @@ mod tests {
     /// Reads `event` field by field as the plan does; every problem fails the test.
     fn read(event: Value) -> SweepRequest {
         let mut problems = Vec::new();
-        let request = crate::plan::sections::typed_request(event.as_object().unwrap().clone(), &mut problems);
+        let request = crate::plan::request_fields::typed_request(event.as_object().unwrap().clone(), &mut problems);
         assert!(problems.is_empty(), "{problems:?}");
         request
     }

@@ -8,10 +8,12 @@
 
 use serde_json::Value;
 
-use crate::model::request::SweepRequest;
+use crate::model::request::{SweepRequest, FROM_COORDINATOR_FIELD};
 
 use super::fields::Section;
-use super::sections::{typed_fanout, typed_prices, typed_timeouts};
+use serde_json::Map;
+
+use super::sections::{both_key_sources, typed_fanout, typed_from_coordinator, typed_prices, typed_timeouts};
 use super::FieldProblem;
 
 /// Reads one field into `request` by the way its table row says.
@@ -99,4 +101,19 @@ pub(crate) fn read_request(
 /// The `run`/`local` flag that sets request field `field`, if one does.
 pub fn flag_of(field: &str) -> Option<&'static str> {
     FLAG_FIELDS.iter().find(|(f, _)| *f == field).map(|(_, flag)| *flag)
+}
+
+/// Field by field typing, so one pass reports every wrong type and unknown field.
+/// The coordinator's envelope is taken out first: it is not one of the fields a user
+/// is shown.
+pub(crate) fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<FieldProblem>) -> SweepRequest {
+    let mut request = SweepRequest::new(Vec::new());
+    if let Some(v) = map.remove(FROM_COORDINATOR_FIELD) {
+        request.from_coordinator = typed_from_coordinator(v, problems);
+    }
+    if map.contains_key("key_template") && map.contains_key("key_prefix") {
+        problems.push(both_key_sources());
+    }
+    read_request(map, &mut request, problems);
+    request
 }

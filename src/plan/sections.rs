@@ -4,7 +4,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::model::request::{
     FanoutRequest, FromCoordinator, Prices, Role, Split, SweepRequest, TimeoutsMs, DEFAULT_START_DELAY_MS,
@@ -83,21 +83,6 @@ pub(crate) fn both_key_sources() -> FieldProblem {
     }
 }
 
-/// Field by field typing, so one pass reports every wrong type and unknown field.
-/// The coordinator's envelope is taken out first: it is not one of the fields a user
-/// is shown.
-pub(crate) fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<FieldProblem>) -> SweepRequest {
-    let mut request = SweepRequest::new(Vec::new());
-    if let Some(v) = map.remove(FROM_COORDINATOR_FIELD) {
-        request.from_coordinator = typed_from_coordinator(v, problems);
-    }
-    if map.contains_key("key_template") && map.contains_key("key_prefix") {
-        problems.push(both_key_sources());
-    }
-    super::request_fields::read_request(map, &mut request, problems);
-    request
-}
-
 /// The `timeouts_ms` section; fields with a wrong type keep their defaults.
 pub(super) fn typed_timeouts(value: Value, problems: &mut Vec<FieldProblem>) -> TimeoutsMs {
     let mut timeouts = TimeoutsMs::default();
@@ -113,7 +98,7 @@ pub(super) fn typed_timeouts(value: Value, problems: &mut Vec<FieldProblem>) -> 
 }
 
 /// The coordinator's envelope; `None` when it is not an object (reported).
-fn typed_from_coordinator(value: Value, problems: &mut Vec<FieldProblem>) -> Option<FromCoordinator> {
+pub(super) fn typed_from_coordinator(value: Value, problems: &mut Vec<FieldProblem>) -> Option<FromCoordinator> {
     let example = "{\"role\": \"child\", \"key_range\": {\"start\": 0, \"end\": 500}}";
     let mut c = Section::open(
         FROM_COORDINATOR_FIELD,
