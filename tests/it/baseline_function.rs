@@ -287,3 +287,65 @@ print(json.dumps(out))
         );
     }
 }
+
+/// Issue 33: the baseline's S3 calls run under its own role as SAM expands it
+/// (`Baseline=enabled`), enforced by the lab as S3 does: every GET of the Standard-like
+/// bucket (s3:GetObject) and of the directory bucket (a ReadOnly CreateSession, then
+/// the session's reads) is allowed, none refused. The enforcement is real: the same
+/// role allows no PutObject, no ListBucket and no ReadWrite session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_baseline_reads_under_its_expanded_role() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use crate::common::iam::{baseline_role, Enforcer};
+    use crate::common::{EXPRESS_BUCKET, STANDARD_BUCKET};
+    use s3sweep::lab::LatencyProfile;
+
+    let Some(python) = bench_python("the baseline under its role") else {
+        return;
+    };
+    let buckets = [(STANDARD_BUCKET, LatencyProfile::None), (EXPRESS_BUCKET, LatencyProfile::None)];
+    let server = crate::common::tls_server_with(&buckets, Duration::from_secs(300)).await;
+    let client = crate::common::client_of(&server).await;
+    crate::common::seed_bucket(&client, STANDARD_BUCKET, 8, 256).await;
+    crate::common::seed_bucket(&client, EXPRESS_BUCKET, 8, 256).await;
+    let enforcer = Arc::new(Enforcer::new(baseline_role()));
+    server.iam().enforce(Some(enforcer.clone()));
+
+    let event = json!({"buckets": [STANDARD_BUCKET, EXPRESS_BUCKET], "object_count": 8, "workers": [2], "pool_connections": 2});
+    let (endpoint, ca) = (server.endpoint(), server.ca_file().unwrap().to_path_buf());
+    let out = tokio::task::spawn_blocking(move || {
+        run_bounded(
+            Command::new(&python)
+                .args(["-c", "import json, sys; sys.path.insert(0, sys.argv[1]); import handler; print(json.dumps(handler.handler(json.loads(sys.argv[2]), None)))"])
+                .arg(root().join("baseline"))
+                .arg(event.to_string())
+                .env("S3SWEEP_ENDPOINT_URL", &endpoint)
+                .env("AWS_CA_BUNDLE", &ca)
+                .env("AWS_ACCESS_KEY_ID", "s3sweep")
+                .env("AWS_SECRET_ACCESS_KEY", "s3sweep-local-secret")
+                .env("AWS_CONFIG_FILE", "/dev/null")
+                .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+                .env_remove("AWS_LAMBDA_FUNCTION_NAME")
+                .env_remove("AWS_PROFILE"),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "the handler failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(enforcer.denials().is_empty(), "refused: {:?}", enforcer.denials());
+    for bucket in [STANDARD_BUCKET, EXPRESS_BUCKET] {
+        let mine = rows(&got, bucket);
+        assert_eq!(mine.len(), 1, "{bucket}: {got}");
+        assert_eq!(mine[0]["ok"].as_u64(), Some(8), "{}", mine[0]);
+        assert_eq!(mine[0]["errors"]["total"].as_u64(), Some(0), "{}", mine[0]);
+    }
+    let object = format!("arn:aws:s3:::{STANDARD_BUCKET}/test/0/vectors");
+    assert!(enforcer.authorize("s3:PutObject", &object, &[]).is_err());
+    assert!(enforcer.authorize("s3:ListBucket", &format!("arn:aws:s3:::{STANDARD_BUCKET}"), &[]).is_err());
+    let directory = format!("arn:aws:s3express:us-east-1:123456789012:bucket/{EXPRESS_BUCKET}");
+    let read_write = [("s3express:SessionMode", "ReadWrite")];
+    assert!(enforcer.authorize("s3express:CreateSession", &directory, &read_write).is_err());
+}

@@ -135,6 +135,12 @@ pub fn sweep_role(extra: &[(&str, &str)]) -> Policy {
     Policy::from_value(&Value::Array(statements)).expect("the expanded role is a policy the evaluator reads")
 }
 
+/// The baseline function's expanded role (`Baseline=enabled`).
+pub fn baseline_role() -> Policy {
+    let statements = role_statements(&expanded(&[("Baseline", "enabled")]), "BaselineFunctionRole");
+    Policy::from_value(&Value::Array(statements)).expect("the baseline's expanded role is a policy")
+}
+
 /// The expanded role for `extra` less the statement `sid` (a permission revoked).
 pub fn sweep_role_without(extra: &[(&str, &str)], sid: &str) -> Policy {
     let statements: Vec<Value> = role_statements(&expanded(extra), "SweepFunctionRole")
