@@ -519,10 +519,10 @@ impl OutputArgs {
 }
 
 /// The environment variable the AWS CLI and SDKs read a CA bundle from.
-pub const CA_BUNDLE_ENV: &str = "AWS_CA_BUNDLE";
+pub(crate) const CA_BUNDLE_ENV: &str = "AWS_CA_BUNDLE";
 
 /// `--ca-file` if given, else `AWS_CA_BUNDLE` if set and not empty.
-pub fn ca_file_or_env(flag: Option<&PathBuf>) -> Option<PathBuf> {
+pub(crate) fn ca_file_or_env(flag: Option<&PathBuf>) -> Option<PathBuf> {
     flag.cloned().or_else(|| {
         std::env::var_os(CA_BUNDLE_ENV)
             .filter(|v| !v.is_empty())
@@ -664,7 +664,7 @@ fn fault_help() -> String {
 
 /// `serve --bucket NAME=PROFILE`: a bucket to create and its latency profile.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ServeBucket {
+pub(crate) struct ServeBucket {
     pub name: String,
     pub profile: LatencyProfile,
 }
@@ -690,10 +690,10 @@ impl FromStr for ServeBucket {
 }
 
 /// The range `--session-ttl-s` accepts.
-pub const SESSION_TTL_S: std::ops::RangeInclusive<u64> = 1..=43_200;
+pub(crate) const SESSION_TTL_S: std::ops::RangeInclusive<u64> = 1..=43_200;
 
 /// Checks `--session-ttl-s`.
-pub fn check_session_ttl(seconds: u64) -> Result<std::time::Duration, String> {
+pub(crate) fn check_session_ttl(seconds: u64) -> Result<std::time::Duration, String> {
     if SESSION_TTL_S.contains(&seconds) {
         Ok(std::time::Duration::from_secs(seconds))
     } else {

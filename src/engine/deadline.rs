@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 /// A listing before the sweep may use 1/this of the time left before the stop time.
-pub const LISTING_SHARE_DIVISOR: u32 = 2;
+pub(crate) const LISTING_SHARE_DIVISOR: u32 = 2;
 
 /// A deadline and its safety margin. Work stops at [`Deadline::stop_at`] (the deadline
 /// less the margin) so the answer can still be serialised and returned in time.

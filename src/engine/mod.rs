@@ -31,10 +31,10 @@
 pub(crate) mod deadline;
 pub(crate) mod listing;
 pub(crate) mod order;
-pub mod preflight;
+pub(crate) mod preflight;
 pub(crate) mod probe;
 pub(crate) mod recorder;
-pub mod results_log;
+pub(crate) mod results_log;
 pub(crate) mod run_config;
 pub(crate) mod schedule;
 

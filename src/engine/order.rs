@@ -30,7 +30,7 @@ pub(crate) struct Step {
 
 impl Step {
     /// The step's axes, as its row and a skipped entry carry them.
-    pub fn axes(&self) -> Axes {
+    pub(crate) fn axes(&self) -> Axes {
         Axes {
             object_size_bytes: self.size,
             s3_client: self.client,

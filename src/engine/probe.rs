@@ -68,7 +68,7 @@ enum Source {
 
 /// Runs the probe on `bucket`: the probe object when it is there (HEAD), the sweep's
 /// objects otherwise.
-pub async fn probe(s3: &aws_sdk_s3::Client, plan: &Plan, bucket: &str, settings: ProbeSettings) -> ProbeReport {
+pub(crate) async fn probe(s3: &aws_sdk_s3::Client, plan: &Plan, bucket: &str, settings: ProbeSettings) -> ProbeReport {
     let key = plan.probe_key().to_string();
     let size = s3
         .head_object()

@@ -47,7 +47,7 @@ pub(crate) struct PhaseShard {
 }
 
 impl PhaseShard {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let h = histogram_us;
         PhaseShard {
             steady_ttfb_us: h(),
@@ -69,7 +69,7 @@ impl PhaseShard {
         }
     }
 
-    pub fn add(&mut self, other: &PhaseShard) {
+    pub(crate) fn add(&mut self, other: &PhaseShard) {
         // Auto-resizing histograms of equal precision always merge.
         for (into, from) in [
             (&mut self.steady_ttfb_us, &other.steady_ttfb_us),
@@ -95,7 +95,7 @@ impl PhaseShard {
 
     /// Records one request (`outcome.cold` is what the transport did for it). Returns
     /// whether it was cold: it opened a connection or sent `CreateSession`.
-    pub fn record(&mut self, outcome: &Outcome) -> bool {
+    pub(crate) fn record(&mut self, outcome: &Outcome) -> bool {
         let ok = outcome.result.is_ok();
         let cold = &outcome.cold;
         let is_cold = cold.connections > 0 || cold.sessions > 0;
@@ -136,7 +136,7 @@ impl PhaseShard {
     /// The breakdown of everything recorded (all shards added into this one), with
     /// the configuration's first request: its time to last byte in ms and whether it
     /// was cold.
-    pub fn breakdown(&self, first: Option<(f64, bool)>) -> Breakdown {
+    pub(crate) fn breakdown(&self, first: Option<(f64, bool)>) -> Breakdown {
         Breakdown {
             steady_requests: self.steady_ttlb_us.len(),
             steady_ttfb_ms: Percentiles::from_histogram_us(&self.steady_ttfb_us),

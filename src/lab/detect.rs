@@ -36,7 +36,7 @@ pub(crate) struct Hello {
 
 impl Hello {
     /// This build's answer.
-    pub fn current() -> Self {
+    pub(crate) fn current() -> Self {
         Hello {
             server: SERVER_NAME.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),

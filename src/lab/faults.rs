@@ -405,7 +405,7 @@ pub(crate) struct FaultLayer {
 pub(crate) type WithFaults<S> = Layered<S, FaultLayer>;
 
 impl<S> Layered<S, FaultLayer> {
-    pub fn new(inner: S, faults: Arc<Faults>) -> Self {
+    pub(crate) fn new(inner: S, faults: Arc<Faults>) -> Self {
         Layered {
             inner,
             layer: FaultLayer { faults },

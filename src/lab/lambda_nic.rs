@@ -56,7 +56,7 @@ pub(crate) const TABLE_NAMES: [&str; 2] = ["measured-2024", "announced-2026"];
 impl NicTable {
     /// What iperf3 measured from Lambda in June 2024 (128 to 3,008 MB; 10 GB in a
     /// July 2024 follow-up): about 600 Mbit/s whatever the memory.
-    pub fn measured_2024() -> Self {
+    pub(crate) fn measured_2024() -> Self {
         NicTable {
             rows: vec![(128, mbit_s(600.0)), (10_240, mbit_s(600.0))],
         }
@@ -64,7 +64,7 @@ impl NicTable {
 
     /// Reported, not verified: from 2 GB outside a VPC, about 625 Mbit/s at 2 GB up
     /// to about 3,000 Mbit/s at 10 GB; 600 Mbit/s below 2 GB as measured.
-    pub fn announced_2026() -> Self {
+    pub(crate) fn announced_2026() -> Self {
         NicTable {
             rows: vec![
                 (128, mbit_s(600.0)),
@@ -77,7 +77,7 @@ impl NicTable {
 
     /// A built-in table by name, or a file of `MEMORY_MB RATE_MIB_S` lines (blank
     /// lines and `#` comments skipped; commas or spaces between the two).
-    pub fn load(name_or_file: &str) -> Result<Self, String> {
+    pub(crate) fn load(name_or_file: &str) -> Result<Self, String> {
         match name_or_file {
             "measured-2024" => Ok(Self::measured_2024()),
             "announced-2026" => Ok(Self::announced_2026()),
@@ -91,7 +91,7 @@ impl NicTable {
     }
 
     /// Parses `MEMORY_MB RATE_MIB_S` lines, naming every bad line.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let mut rows = Vec::new();
         let mut bad = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -129,7 +129,7 @@ impl NicTable {
 
     /// The sustained rate at `memory_mb`: linear between rows, the end rows' rate
     /// outside them.
-    pub fn rate_mib_s(&self, memory_mb: u32) -> f64 {
+    pub(crate) fn rate_mib_s(&self, memory_mb: u32) -> f64 {
         let rows = &self.rows;
         let first = rows[0];
         let last = rows[rows.len() - 1];

@@ -108,7 +108,7 @@ pub(crate) struct LatencyModel {
 }
 
 impl LatencyModel {
-    pub fn new(profile: LatencyProfile, seed: u64) -> Self {
+    pub(crate) fn new(profile: LatencyProfile, seed: u64) -> Self {
         let dist = profile.params().map(|(median, sigma, tail_p, cap)| {
             (
                 LogNormal::new(median.ln(), sigma).expect("profile parameters are valid"),
@@ -123,12 +123,12 @@ impl LatencyModel {
         }
     }
 
-    pub fn profile(&self) -> LatencyProfile {
+    pub(crate) fn profile(&self) -> LatencyProfile {
         self.profile
     }
 
     /// The next delay.
-    pub fn sample(&self) -> Duration {
+    pub(crate) fn sample(&self) -> Duration {
         let Some((dist, tail_p, cap)) = &self.dist else {
             return Duration::ZERO;
         };
@@ -234,7 +234,7 @@ impl Latency {
 pub(crate) type WithLatency<S> = Layered<S, Latency>;
 
 impl<S> Layered<S, Latency> {
-    pub fn new(inner: S, profiles: Arc<Profiles>) -> Self {
+    pub(crate) fn new(inner: S, profiles: Arc<Profiles>) -> Self {
         Layered {
             inner,
             layer: Latency { profiles },

@@ -42,8 +42,8 @@ mod listing;
 pub(crate) mod network;
 pub mod nic;
 pub(crate) mod prefix_rate;
-pub mod regions;
-pub mod sessions;
+pub(crate) mod regions;
+pub(crate) mod sessions;
 mod sigv4;
 pub(crate) mod store;
 pub mod tls;
@@ -70,7 +70,7 @@ pub use idle::DEFAULT_IDLE_TIMEOUT;
 pub use latency::{LatencyProfile, Profiles};
 pub use network::{Network, NetworkConfig, NetworkTally, NETWORK_PATH};
 pub use regions::{BucketRegion, BucketRegions, LAB_REGION};
-pub use sessions::{SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
+pub use sessions::{Session, SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
 pub use store::{GetTally, MemStore, StoreLimits};
 
 /// Access key the embedded server accepts (and the only one).

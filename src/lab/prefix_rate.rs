@@ -71,7 +71,7 @@ pub(crate) struct PrefixRate {
 
 impl PrefixRate {
     /// A limit of `gets_per_s` reads per partition (checked by the caller: positive).
-    pub fn new(gets_per_s: f64) -> Self {
+    pub(crate) fn new(gets_per_s: f64) -> Self {
         PrefixRate {
             gets_per_s,
             depth: (gets_per_s * DEPTH_S).max(1.0),
@@ -82,7 +82,7 @@ impl PrefixRate {
     }
 
     /// Takes a token from the partition of `bucket`/`key`; `false`: over the rate.
-    pub fn admit(&self, bucket: &str, key: &str) -> bool {
+    pub(crate) fn admit(&self, bucket: &str, key: &str) -> bool {
         if is_directory_bucket(bucket) {
             return true;
         }
@@ -109,7 +109,7 @@ impl PrefixRate {
     }
 
     /// The tally so far.
-    pub fn tally(&self) -> PrefixRateTally {
+    pub(crate) fn tally(&self) -> PrefixRateTally {
         PrefixRateTally {
             gets_per_s: self.gets_per_s,
             allowed: self.allowed.load(Ordering::Relaxed),

@@ -14,7 +14,7 @@ use s3s::{S3Error, S3ErrorCode};
 pub const LAB_REGION: &str = "us-east-1";
 
 /// The header S3 names a bucket's region in (HeadBucket, redirects).
-pub const BUCKET_REGION_HEADER: &str = "x-amz-bucket-region";
+pub(crate) const BUCKET_REGION_HEADER: &str = "x-amz-bucket-region";
 
 /// The region of each bucket placed outside [`LAB_REGION`].
 #[derive(Debug, Default)]

@@ -94,7 +94,7 @@ impl Bucket {
 
 /// Bytes counted for every object beyond its body, key and metadata: its map entry,
 /// ETag and time (an estimate of what the store really spends per object).
-pub const OBJECT_OVERHEAD_BYTES: u64 = 256;
+pub(crate) const OBJECT_OVERHEAD_BYTES: u64 = 256;
 
 /// What an object of no body at `key` with `metadata_bytes` of metadata counts.
 fn charge_without_body(key: &str, metadata_bytes: usize) -> u64 {

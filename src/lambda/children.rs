@@ -120,7 +120,7 @@ fn shard(k: u32, n: u64, count: u64) -> KeyRange {
 /// Child `k` of `n`'s share of every bucket's listing: the keys of its shard of that
 /// bucket's listed keys, named by the key before the shard (none for the first) and
 /// their number. The shares of the `n` children are disjoint and cover the listing.
-pub fn listed_shares(listing: &[BucketListing], k: u32, n: u32) -> Vec<ListedShare> {
+pub(crate) fn listed_shares(listing: &[BucketListing], k: u32, n: u32) -> Vec<ListedShare> {
     listing
         .iter()
         .map(|b| {

@@ -6,7 +6,7 @@
 
 use hdrhistogram::Histogram;
 
-use crate::model::fanout::decode_histogram;
+use crate::model::decode_histogram;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, histogram_us, rates, round3};
 use crate::model::{

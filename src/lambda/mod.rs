@@ -22,14 +22,14 @@
 //! (`S3SWEEP_ENDPOINT_URL`); the event schema has no such field and rejects unknown
 //! fields, so an event cannot point the function at another host.
 
-pub mod children;
+pub(crate) mod children;
 pub mod control;
 pub(crate) mod event;
 pub mod invoke;
 pub mod memory;
 pub(crate) mod merge;
 pub(crate) mod response;
-pub mod settings;
+pub(crate) mod settings;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -46,12 +46,12 @@ use crate::plan::{Plan, RequestError};
 use crate::s3::results::ResultsWriter;
 use crate::s3::{ClientError, SweepClient};
 
-pub use children::FanoutError;
+pub use children::{child_event, child_requests, listing_reports, FanoutError};
 pub use event::{validate_event, validate_event_with};
 use invoke::Invoker;
 pub use settings::{
-    remaining_time, FunctionSettings, SettingsError, CA_BUNDLE_ENV, CREDENTIALS_ENV, ENDPOINT_ENV, RESULTS_URI_ENV,
-    SAFETY_MARGIN_ENV,
+    remaining_time, FunctionSettings, SettingsError, CA_BUNDLE_ENV, CREDENTIALS_ENV, ENDPOINT_ENV, FUNCTION_ENV,
+    MEMORY_POLL_ENV, RESULTS_URI_ENV, SAFETY_MARGIN_ENV,
 };
 
 /// Why an invocation returned an error instead of a result. Per-request failures are

@@ -41,17 +41,17 @@ pub const SAFETY_MARGIN_ENV: &str = "S3SWEEP_SAFETY_MARGIN_MS";
 
 /// Default time kept free before the invocation's deadline: the result still has to
 /// be serialised and returned.
-pub const DEFAULT_SAFETY_MARGIN: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_SAFETY_MARGIN: Duration = Duration::from_secs(5);
 /// Largest accepted `S3SWEEP_SAFETY_MARGIN_MS` (10 minutes).
-pub const MAX_SAFETY_MARGIN_MS: u64 = 600_000;
+pub(crate) const MAX_SAFETY_MARGIN_MS: u64 = 600_000;
 /// Longest remaining time a real invocation can have: Lambda's 900 s timeout plus a
 /// little clock skew. A deadline further away (or already past) is not a real one
 /// (`cargo lambda watch` sends such deadlines) and is treated as unknown.
-pub const MAX_PLAUSIBLE_REMAINING: Duration = Duration::from_secs(905);
+pub(crate) const MAX_PLAUSIBLE_REMAINING: Duration = Duration::from_secs(905);
 
 /// Environment variable: most invocations one fan-out may ask for (template
 /// parameter `FanoutMax`). Default [`DEFAULT_FANOUT_MAX`].
-pub const FANOUT_MAX_ENV: &str = "S3SWEEP_FANOUT_MAX";
+pub(crate) const FANOUT_MAX_ENV: &str = "S3SWEEP_FANOUT_MAX";
 /// Environment variable: the function the coordinator invokes, instead of its own
 /// `AWS_LAMBDA_FUNCTION_NAME` (for the emulator, whose function name is the binary's).
 pub const FUNCTION_ENV: &str = "S3SWEEP_FANOUT_FUNCTION";
@@ -60,22 +60,22 @@ pub const FUNCTION_ENV: &str = "S3SWEEP_FANOUT_FUNCTION";
 /// API. Read by debug builds only (the tests run the binaries `cargo test` and `cargo
 /// lambda watch` build); a release build, as deployed, has no such switch.
 #[cfg(debug_assertions)]
-pub const TEST_BREAK_CHILD_ENV: &str = "S3SWEEP_FANOUT_TEST_BREAK_CHILD";
+pub(crate) const TEST_BREAK_CHILD_ENV: &str = "S3SWEEP_FANOUT_TEST_BREAK_CHILD";
 /// Environment variable: how often a memory sweep reads the function's
 /// `LastUpdateStatus` while an update runs, ms (default 1,000; at most 10,000). The
 /// wait is bounded at two minutes whatever the interval.
 pub const MEMORY_POLL_ENV: &str = "S3SWEEP_MEMORY_POLL_MS";
 /// Environment variable: how the template deployed the function, `default` or `vpc`
 /// (template parameter `SubnetIds`), recorded as `environment.lambda.deployment`.
-pub const NETWORK_PATH_ENV: &str = "S3SWEEP_NETWORK_PATH";
+pub(crate) const NETWORK_PATH_ENV: &str = "S3SWEEP_NETWORK_PATH";
 /// Environment variable: the zone ids of the function's subnets, comma-separated
 /// (template parameter `SubnetZoneIds`; the template cannot look them up itself).
-pub const SUBNET_ZONE_IDS_ENV: &str = "S3SWEEP_SUBNET_ZONE_IDS";
+pub(crate) const SUBNET_ZONE_IDS_ENV: &str = "S3SWEEP_SUBNET_ZONE_IDS";
 /// Default of [`FANOUT_MAX_ENV`].
-pub const DEFAULT_FANOUT_MAX: u32 = 10;
+pub(crate) const DEFAULT_FANOUT_MAX: u32 = 10;
 /// Wait for an invocation when the coordinator has no deadline (the emulator): Lambda's
 /// 900 s limit plus a little.
-pub const NO_DEADLINE_INVOKE_LIMIT: Duration = Duration::from_secs(930);
+pub(crate) const NO_DEADLINE_INVOKE_LIMIT: Duration = Duration::from_secs(930);
 
 /// The function's settings, read once from its environment at start-up.
 #[derive(Debug, Clone)]

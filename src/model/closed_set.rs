@@ -90,6 +90,8 @@ closed_set! {
 }
 
 #[cfg(test)]
+// The macro's methods are `pub` for the sets the crate exports; this one is private.
+#[allow(unreachable_pub)]
 mod tests {
     closed_set! {
         /// A test set.

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-pub use super::histogram::{decode_histogram, encode_histogram, HistogramError};
+use super::histogram::encode_histogram;
 use super::stats::{round3, tidy};
 
 /// Added by a child to each row: when its timed phase ran and its latency histograms.

@@ -24,7 +24,7 @@ pub struct HistogramError {
 }
 
 /// Serializes a histogram (V2 + deflate, base64).
-pub fn encode_histogram(h: &Histogram<u64>) -> String {
+pub(crate) fn encode_histogram(h: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
     match V2DeflateSerializer::new().serialize(h, &mut bytes) {
         Ok(_) => base64::engine::general_purpose::STANDARD.encode(bytes),

@@ -5,9 +5,9 @@
 
 pub(crate) mod axes;
 pub(crate) mod closed_set;
-pub mod diagnosis;
-pub mod errors;
-pub mod fanout;
+pub(crate) mod diagnosis;
+pub(crate) mod errors;
+pub(crate) mod fanout;
 pub(crate) mod figures;
 pub(crate) mod histogram;
 pub(crate) mod listing;
@@ -28,6 +28,7 @@ pub use diagnosis::{
 pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
 pub use figures::{Figure, FigureName, FigureUnit, Figures};
+pub use histogram::{decode_histogram, HistogramError};
 pub use listing::{KeyListing, ObjectSize, SizeSpread};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
 pub use network::{

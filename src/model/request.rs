@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::closed_set::closed_set;
-pub use super::network::Order;
+pub(crate) use super::network::Order;
 
 /// The placeholder a key template must contain; replaced by the object index 0..N.
 pub(crate) const INDEX_PLACEHOLDER: &str = "{i}";
@@ -95,7 +95,7 @@ fn is_default_clients(clients: &[super::closed_set::Client]) -> bool {
 
 /// The prefix the objects of size `size_bytes` live under on a size axis (`s4096/`):
 /// `seed --object-sizes` writes them there and the sweep reads them there.
-pub fn size_prefix(size_bytes: u64) -> String {
+pub(crate) fn size_prefix(size_bytes: u64) -> String {
     format!("s{size_bytes}/")
 }
 

@@ -85,18 +85,18 @@ pub(crate) fn sig4(x: f64) -> f64 {
 /// an object per second); ratios, shares, cores and per-request CPU to four
 /// significant digits ([`sig4`]); a diagnosis's figures by their units
 /// ([`super::figures`]).
-pub mod tidy {
+pub(crate) mod tidy {
     use serde::Serializer;
 
     use super::{round3, sig4 as four};
 
     /// Three decimals.
-    pub fn dec3<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn dec3<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_f64(round3(*x))
     }
 
     /// Three decimals, when present.
-    pub fn dec3_opt<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn dec3_opt<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
         match x {
             Some(x) => s.serialize_some(&round3(*x)),
             None => s.serialize_none(),
@@ -104,12 +104,12 @@ pub mod tidy {
     }
 
     /// Four significant digits.
-    pub fn sig4<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn sig4<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_f64(four(*x))
     }
 
     /// Four significant digits, when present.
-    pub fn sig4_opt<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn sig4_opt<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
         match x {
             Some(x) => s.serialize_some(&four(*x)),
             None => s.serialize_none(),

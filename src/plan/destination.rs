@@ -7,13 +7,13 @@ use std::fmt;
 use super::bucket_name::check_bucket_name;
 
 /// The scheme every S3 URI starts with.
-pub const S3_SCHEME: &str = "s3://";
+pub(crate) const S3_SCHEME: &str = "s3://";
 /// Longest prefix accepted, bytes: room under S3's 1,024-byte keys for the run id.
-pub const MAX_RESULTS_PREFIX_BYTES: usize = 900;
+pub(crate) const MAX_RESULTS_PREFIX_BYTES: usize = 900;
 /// Longest run id used in a key, bytes (a Lambda request id is 36).
 const MAX_RUN_ID_BYTES: usize = 100;
 /// Longest request `run_id`, characters.
-pub const MAX_REQUEST_RUN_ID_CHARS: usize = 64;
+pub(crate) const MAX_REQUEST_RUN_ID_CHARS: usize = 64;
 
 /// A results destination: a bucket and a key prefix (empty, or without a trailing `/`).
 #[derive(Debug, Clone, PartialEq, Eq)]

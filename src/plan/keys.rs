@@ -34,11 +34,11 @@ pub struct BucketListing {
 pub(crate) struct ListingCell(Arc<OnceLock<Vec<BucketListing>>>);
 
 impl ListingCell {
-    pub fn get(&self) -> Option<&[BucketListing]> {
+    pub(crate) fn get(&self) -> Option<&[BucketListing]> {
         self.0.get().map(Vec::as_slice)
     }
     /// Sets the listing; a second call keeps the first (one listing per run).
-    pub fn set(&self, listing: Vec<BucketListing>) {
+    pub(crate) fn set(&self, listing: Vec<BucketListing>) {
         let _ = self.0.set(listing);
     }
 }

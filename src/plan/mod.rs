@@ -5,14 +5,14 @@
 //! 1..=4096, object_count 1..=1,000,000, at most 10,000,000 timed requests per run.
 
 pub(crate) mod bucket_name;
-pub mod destination;
+pub(crate) mod destination;
 pub(crate) mod fields;
 pub mod json;
 pub(crate) mod key_template;
 pub(crate) mod keys;
 pub(crate) mod request_fields;
 pub(crate) mod sections;
-pub mod sizes;
+pub(crate) mod sizes;
 
 use std::collections::BTreeSet;
 use std::fmt;

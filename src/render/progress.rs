@@ -43,7 +43,7 @@ pub(crate) enum ProgressMode {
 
 impl ProgressMode {
     /// Bars on a terminal, lines elsewhere, nothing when `quiet`.
-    pub fn for_stderr(quiet: bool) -> Self {
+    pub(crate) fn for_stderr(quiet: bool) -> Self {
         if quiet {
             ProgressMode::Quiet
         } else if std::io::stderr().is_terminal() {
@@ -54,7 +54,7 @@ impl ProgressMode {
     }
 
     /// The observer for this mode, drawing on stderr.
-    pub fn observer(self) -> Arc<dyn Observer> {
+    pub(crate) fn observer(self) -> Arc<dyn Observer> {
         match self {
             ProgressMode::Bars => Arc::new(Bars::new(ProgressDrawTarget::stderr)),
             ProgressMode::Lines => Arc::new(Lines),
@@ -85,7 +85,7 @@ const DONE: &str = "  {msg}";
 
 impl Bars {
     /// Bars drawn on the targets `target` makes (one per configuration).
-    pub fn new(target: fn() -> ProgressDrawTarget) -> Self {
+    pub(crate) fn new(target: fn() -> ProgressDrawTarget) -> Self {
         Bars {
             target,
             bar: RwLock::new(ProgressBar::hidden()),

@@ -16,7 +16,7 @@ pub(crate) mod errors;
 pub(crate) mod express;
 pub mod get;
 pub mod guards;
-pub mod lean;
+pub(crate) mod lean;
 pub mod list;
 pub mod manifest;
 pub mod results;

@@ -15,7 +15,7 @@ pub(crate) const LAMBDA_MB_PER_VCPU: f64 = 1_769.0;
 pub(crate) const LAMBDA_MAX_VCPUS: f64 = 6.0;
 
 /// Where the usable CPU figure comes from: a closed set of the result contract.
-pub use crate::model::CpuSource;
+pub(crate) use crate::model::CpuSource;
 
 /// The CPU this process may use.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -41,12 +41,12 @@ pub(crate) struct CpuFacts {
 
 impl UsableCpu {
     /// The usable CPU of this process now.
-    pub fn read() -> UsableCpu {
+    pub(crate) fn read() -> UsableCpu {
         UsableCpu::from_facts(&CpuFacts::read())
     }
 
     /// The smallest of the limits, with its source (ties go to the more specific).
-    pub fn from_facts(f: &CpuFacts) -> UsableCpu {
+    pub(crate) fn from_facts(f: &CpuFacts) -> UsableCpu {
         let cores = f.cores.max(1) as f64;
         let mut best = UsableCpu {
             cores,
@@ -75,7 +75,7 @@ impl UsableCpu {
 
 impl CpuFacts {
     /// Reads the facts of this process.
-    pub fn read() -> CpuFacts {
+    pub(crate) fn read() -> CpuFacts {
         let in_lambda = std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some();
         CpuFacts {
             lambda_memory_mb: in_lambda

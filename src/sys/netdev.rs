@@ -16,7 +16,7 @@ pub(crate) enum Interfaces {
 impl Interfaces {
     /// Loopback for an endpoint on this machine (`localhost`, `127.x`, `::1`), the
     /// external interfaces otherwise (AWS's endpoints included).
-    pub fn for_endpoint(endpoint: Option<&str>) -> Interfaces {
+    pub(crate) fn for_endpoint(endpoint: Option<&str>) -> Interfaces {
         let Some(e) = endpoint else {
             return Interfaces::External;
         };
@@ -51,13 +51,13 @@ pub(crate) struct RxSnapshot {
 
 impl RxSnapshot {
     /// Now, from `/proc/net/dev`; `None` where it cannot be read (not Linux).
-    pub fn read(which: Interfaces) -> Option<RxSnapshot> {
+    pub(crate) fn read(which: Interfaces) -> Option<RxSnapshot> {
         let text = std::fs::read_to_string("/proc/net/dev").ok()?;
         parse(&text, which)
     }
 
     /// What was received since `before` (the interfaces of this snapshot).
-    pub fn since(&self, before: &RxSnapshot) -> RxSnapshot {
+    pub(crate) fn since(&self, before: &RxSnapshot) -> RxSnapshot {
         RxSnapshot {
             interfaces: self.interfaces.clone(),
             bytes: self.bytes.saturating_sub(before.bytes),
@@ -66,7 +66,7 @@ impl RxSnapshot {
     }
 
     /// Bytes per second over `wall`, in MiB/s.
-    pub fn mib_per_s(&self, wall: Duration) -> f64 {
+    pub(crate) fn mib_per_s(&self, wall: Duration) -> f64 {
         self.bytes as f64 / (1024.0 * 1024.0) / wall.as_secs_f64().max(1e-9)
     }
 }

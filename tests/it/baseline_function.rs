@@ -305,7 +305,10 @@ async fn the_baseline_reads_under_its_expanded_role() {
     let Some(python) = bench_python("the baseline under its role") else {
         return;
     };
-    let buckets = [(STANDARD_BUCKET, LatencyProfile::None), (EXPRESS_BUCKET, LatencyProfile::None)];
+    let buckets = [
+        (STANDARD_BUCKET, LatencyProfile::None),
+        (EXPRESS_BUCKET, LatencyProfile::None),
+    ];
     let server = crate::common::tls_server_with(&buckets, Duration::from_secs(300)).await;
     let client = crate::common::client_of(&server).await;
     crate::common::seed_bucket(&client, STANDARD_BUCKET, 8, 256).await;
@@ -313,7 +316,8 @@ async fn the_baseline_reads_under_its_expanded_role() {
     let enforcer = Arc::new(Enforcer::new(baseline_role()));
     server.iam().enforce(Some(enforcer.clone()));
 
-    let event = json!({"buckets": [STANDARD_BUCKET, EXPRESS_BUCKET], "object_count": 8, "workers": [2], "pool_connections": 2});
+    let event =
+        json!({"buckets": [STANDARD_BUCKET, EXPRESS_BUCKET], "object_count": 8, "workers": [2], "pool_connections": 2});
     let (endpoint, ca) = (server.endpoint(), server.ca_file().unwrap().to_path_buf());
     let out = tokio::task::spawn_blocking(move || {
         run_bounded(
@@ -333,7 +337,11 @@ async fn the_baseline_reads_under_its_expanded_role() {
     })
     .await
     .unwrap();
-    assert!(out.status.success(), "the handler failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "the handler failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(enforcer.denials().is_empty(), "refused: {:?}", enforcer.denials());
     for bucket in [STANDARD_BUCKET, EXPRESS_BUCKET] {
@@ -344,8 +352,12 @@ async fn the_baseline_reads_under_its_expanded_role() {
     }
     let object = format!("arn:aws:s3:::{STANDARD_BUCKET}/test/0/vectors");
     assert!(enforcer.authorize("s3:PutObject", &object, &[]).is_err());
-    assert!(enforcer.authorize("s3:ListBucket", &format!("arn:aws:s3:::{STANDARD_BUCKET}"), &[]).is_err());
+    assert!(enforcer
+        .authorize("s3:ListBucket", &format!("arn:aws:s3:::{STANDARD_BUCKET}"), &[])
+        .is_err());
     let directory = format!("arn:aws:s3express:us-east-1:123456789012:bucket/{EXPRESS_BUCKET}");
     let read_write = [("s3express:SessionMode", "ReadWrite")];
-    assert!(enforcer.authorize("s3express:CreateSession", &directory, &read_write).is_err());
+    assert!(enforcer
+        .authorize("s3express:CreateSession", &directory, &read_write)
+        .is_err());
 }

@@ -425,7 +425,7 @@ fn ticked(names: &[&str]) -> Vec<String> {
 
 #[test]
 fn every_verdict_is_listed_and_has_a_what_to_change_row() {
-    use s3sweep::model::diagnosis::Verdict;
+    use s3sweep::model::Verdict;
     let names: Vec<&str> = Verdict::ALL.iter().map(|v| v.name()).collect();
     for page in ["README.md", "docs/usage.md", "docs/diagnosis.md"] {
         let text = fs::read_to_string(root().join(page)).unwrap();
@@ -443,7 +443,7 @@ fn every_verdict_is_listed_and_has_a_what_to_change_row() {
 
 #[test]
 fn the_errors_row_lists_every_error_kind() {
-    use s3sweep::model::errors::ErrorKind;
+    use s3sweep::model::ErrorKind;
     let usage = fs::read_to_string(root().join("docs/usage.md")).unwrap();
     let row = usage
         .lines()

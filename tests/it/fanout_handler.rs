@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
-use s3sweep::model::fanout::decode_histogram;
+use s3sweep::model::decode_histogram;
 use s3sweep::s3::SweepClient;
 
 use crate::common;

@@ -410,7 +410,7 @@ fn flaws() -> Vec<Flaw> {
 }
 
 /// A PUT signed with a session's keys, for `s3express`.
-fn with_session(bucket: &'static str, session: &lab::sessions::Session) -> SignedPut<'static> {
+fn with_session(bucket: &'static str, session: &lab::Session) -> SignedPut<'static> {
     let mut p = SignedPut::lab(bucket, "s3express");
     p.access_key = session.access_key_id.clone();
     p.secret = session.secret_access_key.clone();

@@ -260,7 +260,7 @@ mod forgetful {
 
     type Objects = Arc<Mutex<HashMap<String, (Bytes, String)>>>;
 
-    pub struct Store {
+    pub(super) struct Store {
         pub endpoint: String,
         pub objects: Objects,
         /// Every key a PUT wrote, in order.
@@ -268,7 +268,7 @@ mod forgetful {
     }
 
     impl Store {
-        pub fn insert(&self, key: &str, body: Bytes, owner: &str) {
+        pub(super) fn insert(&self, key: &str, body: Bytes, owner: &str) {
             self.objects
                 .lock()
                 .unwrap()
@@ -282,7 +282,7 @@ mod forgetful {
         format!("\"{}\"", d.iter().map(|b| format!("{b:02x}")).collect::<String>())
     }
 
-    pub async fn start() -> Store {
+    pub(super) async fn start() -> Store {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
         let objects: Objects = Arc::default();

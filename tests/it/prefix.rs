@@ -343,13 +343,13 @@ async fn a_fanout_splits_the_listed_keys_so_each_is_read_once() {
         "workers": [2], "warmup": false, "fanout": {"invocations": 4}}),
     );
     engine::list_keys(&client, &coordinator).await.unwrap();
-    let children = s3sweep::lambda::children::child_requests(&coordinator, 0, None);
+    let children = s3sweep::lambda::child_requests(&coordinator, 0, None);
     assert_eq!(children.len(), 4);
 
     let mut read: Vec<String> = Vec::new();
     let mut bytes_read = 0u64;
     for (_, request) in &children {
-        let child = Plan::from_value(s3sweep::lambda::children::child_event(request)).unwrap();
+        let child = Plan::from_value(s3sweep::lambda::child_event(request)).unwrap();
         let result = sweep(&client, &child).await;
         let share = &request.from_coordinator.as_ref().unwrap().listed_shares[0];
         let l = &result.listing[0];
@@ -372,6 +372,6 @@ async fn a_fanout_splits_the_listed_keys_so_each_is_read_once() {
     let expected_bytes: u64 = (0..UNDER).map(|i| SIZES[i as usize % 3]).sum();
     assert_eq!(bytes_read, expected_bytes);
     // The coordinator's listing block says how the keys were split.
-    let reports = s3sweep::lambda::children::listing_reports(&coordinator);
+    let reports = s3sweep::lambda::listing_reports(&coordinator);
     assert_eq!(reports[0].keys_per_child, vec![7, 8, 7, 8]);
 }

@@ -13,16 +13,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
-pub use s3sweep::lab::iam::{Enforcer, Policy};
+pub(crate) use s3sweep::lab::iam::{Enforcer, Policy};
 
-pub const ACCOUNT: &str = "123456789012";
-pub const REGION: &str = "us-east-1";
+pub(crate) const ACCOUNT: &str = "123456789012";
+pub(crate) const REGION: &str = "us-east-1";
 /// The function name the tests deploy (`FunctionName`).
-pub const FUNCTION: &str = "s3sweep-test";
+pub(crate) const FUNCTION: &str = "s3sweep-test";
 /// The buckets of the parameter sets (the lab's bucket names in the tests).
-pub const STANDARD_BUCKET: &str = "standard-like";
-pub const EXPRESS_BUCKET: &str = super::EXPRESS_BUCKET;
-pub const RESULTS_BUCKET: &str = "results";
+pub(crate) const STANDARD_BUCKET: &str = "standard-like";
+pub(crate) const EXPRESS_BUCKET: &str = super::EXPRESS_BUCKET;
+pub(crate) const RESULTS_BUCKET: &str = "results";
 
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -54,7 +54,7 @@ type Expansions = BTreeMap<Vec<(String, String)>, Arc<Value>>;
 
 /// template.yaml as samtranslator expands it for `extra` parameters (over the
 /// defaults), resolved; expanded once per parameter set in this process.
-pub fn expanded(extra: &[(&str, &str)]) -> Arc<Value> {
+pub(crate) fn expanded(extra: &[(&str, &str)]) -> Arc<Value> {
     static CACHE: OnceLock<Mutex<Expansions>> = OnceLock::new();
     let params = parameters(extra);
     let cache = CACHE.get_or_init(Default::default);
@@ -115,7 +115,7 @@ fn expand(params: &[(String, String)]) -> Value {
 }
 
 /// The statements of the role `role` (e.g. `SweepFunctionRole`) in an expansion.
-pub fn role_statements(template: &Value, role: &str) -> Vec<Value> {
+pub(crate) fn role_statements(template: &Value, role: &str) -> Vec<Value> {
     let resource = &template["Resources"][role];
     assert_eq!(resource["Type"], "AWS::IAM::Role", "{role} in the expansion");
     resource["Properties"]["Policies"]
@@ -130,19 +130,19 @@ pub fn role_statements(template: &Value, role: &str) -> Vec<Value> {
 }
 
 /// The expanded role of the function for the parameter set `extra` (over the defaults).
-pub fn sweep_role(extra: &[(&str, &str)]) -> Policy {
+pub(crate) fn sweep_role(extra: &[(&str, &str)]) -> Policy {
     let statements = role_statements(&expanded(extra), "SweepFunctionRole");
     Policy::from_value(&Value::Array(statements)).expect("the expanded role is a policy the evaluator reads")
 }
 
 /// The baseline function's expanded role (`Baseline=enabled`).
-pub fn baseline_role() -> Policy {
+pub(crate) fn baseline_role() -> Policy {
     let statements = role_statements(&expanded(&[("Baseline", "enabled")]), "BaselineFunctionRole");
     Policy::from_value(&Value::Array(statements)).expect("the baseline's expanded role is a policy")
 }
 
 /// The expanded role for `extra` less the statement `sid` (a permission revoked).
-pub fn sweep_role_without(extra: &[(&str, &str)], sid: &str) -> Policy {
+pub(crate) fn sweep_role_without(extra: &[(&str, &str)], sid: &str) -> Policy {
     let statements: Vec<Value> = role_statements(&expanded(extra), "SweepFunctionRole")
         .into_iter()
         .filter(|s| s["Sid"] != sid)
@@ -151,16 +151,16 @@ pub fn sweep_role_without(extra: &[(&str, &str)], sid: &str) -> Policy {
 }
 
 /// An enforcer of the function's expanded role for `extra`.
-pub fn sweep_enforcer(extra: &[(&str, &str)]) -> Arc<Enforcer> {
+pub(crate) fn sweep_enforcer(extra: &[(&str, &str)]) -> Arc<Enforcer> {
     Arc::new(Enforcer::new(sweep_role(extra)))
 }
 
 /// The parameter set a memory sweep is deployed with.
-pub const MEMORY_SWEEP: &[(&str, &str)] = &[("MemorySweep", "enabled")];
+pub(crate) const MEMORY_SWEEP: &[(&str, &str)] = &[("MemorySweep", "enabled")];
 
 /// Lambda's resource for a call: the FunctionName as passed (a name, `NAME:QUALIFIER`,
 /// a partial ARN `ACCOUNT:function:NAME[:Q]` or a full ARN), completed to a full ARN.
-pub fn lambda_resource(function_name: &str) -> String {
+pub(crate) fn lambda_resource(function_name: &str) -> String {
     if function_name.starts_with("arn:") {
         return function_name.to_string();
     }

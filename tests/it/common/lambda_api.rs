@@ -34,17 +34,17 @@ use super::iam::{lambda_resource, Enforcer};
 
 /// What the Invoke handler is told: the version invoked and its memory.
 #[derive(Debug, Clone)]
-pub struct InvokeMeta {
+pub(crate) struct InvokeMeta {
     pub version: String,
     pub memory_mb: u32,
 }
 
 /// Runs a child invocation: `Ok(result)` or `Err(errorType/errorMessage body)`.
-pub type InvokeHandler =
+pub(crate) type InvokeHandler =
     Arc<dyn Fn(Value, InvokeMeta) -> Pin<Box<dyn Future<Output = Result<Value, Value>> + Send>> + Send + Sync>;
 
 /// Call kinds a failure can be injected at.
-pub const KINDS: &[&str] = &[
+pub(crate) const KINDS: &[&str] = &[
     "GetFunctionConfiguration",
     "UpdateFunctionConfiguration",
     "LastUpdateStatus",
@@ -55,7 +55,7 @@ pub const KINDS: &[&str] = &[
 
 /// A published version's configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Version {
+pub(crate) struct Version {
     pub memory_mb: u32,
     pub description: String,
     /// Reads of its configuration still to answer `Pending` (then `Active`).
@@ -64,7 +64,7 @@ pub struct Version {
 
 /// The account's limits and the version lifecycle.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// A larger MemorySize is refused (400 `InvalidParameterValueException`).
     pub max_memory_mb: Option<u32>,
     /// Concurrent executions of the account; the next Invoke is throttled (429).
@@ -87,7 +87,7 @@ impl Default for Limits {
 
 impl Limits {
     /// A new account: 3,008 MB of memory at most, 10 concurrent executions.
-    pub fn new_account() -> Self {
+    pub(crate) fn new_account() -> Self {
         Limits {
             max_memory_mb: Some(3008),
             concurrent_executions: Some(10),
@@ -98,7 +98,7 @@ impl Limits {
 
 /// The function as the server holds it.
 #[derive(Debug, Clone)]
-pub struct FunctionState {
+pub(crate) struct FunctionState {
     pub name: String,
     pub memory_mb: u32,
     pub description: String,
@@ -128,7 +128,7 @@ struct State {
 }
 
 /// The server; the state is shared with the test.
-pub struct LambdaApi {
+pub(crate) struct LambdaApi {
     pub addr: SocketAddr,
     state: Arc<Mutex<State>>,
 }
@@ -214,7 +214,7 @@ fn config_json(f: &FunctionState, status: &str, version: &str, memory_mb: u32, d
 impl LambdaApi {
     /// Starts the API for one function `name` with `memory_mb`, `description` and the
     /// user's own version "1".
-    pub async fn start(name: &str, memory_mb: u32, description: &str, handler: InvokeHandler) -> LambdaApi {
+    pub(crate) async fn start(name: &str, memory_mb: u32, description: &str, handler: InvokeHandler) -> LambdaApi {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let mut versions = BTreeMap::new();
@@ -271,60 +271,60 @@ impl LambdaApi {
         LambdaApi { addr, state }
     }
 
-    pub fn endpoint(&self) -> String {
+    pub(crate) fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// Fails the `nth` (1-based) call of `kind` (one of [`KINDS`]).
-    pub fn fail_at(&self, kind: &'static str, nth: u32) {
+    pub(crate) fn fail_at(&self, kind: &'static str, nth: u32) {
         let mut s = self.state.lock().unwrap();
         s.fail_at = Some((kind, nth));
     }
 
     /// Refuses any MemorySize above `mb` with Lambda's `InvalidParameterValueException`.
-    pub fn refuse_memory_above(&self, mb: u32) {
+    pub(crate) fn refuse_memory_above(&self, mb: u32) {
         self.state.lock().unwrap().limits.max_memory_mb = Some(mb);
     }
 
     /// The account's limits and version lifecycle.
-    pub fn set_limits(&self, limits: Limits) {
+    pub(crate) fn set_limits(&self, limits: Limits) {
         self.state.lock().unwrap().limits = limits;
     }
 
     /// Authorizes every call against `iam` (`None`: none authorized, as moto).
-    pub fn enforce(&self, iam: Option<Arc<Enforcer>>) {
+    pub(crate) fn enforce(&self, iam: Option<Arc<Enforcer>>) {
         self.state.lock().unwrap().iam = iam;
     }
 
     /// The role enforced, with what it allowed and refused so far.
-    pub fn iam(&self) -> Option<Arc<Enforcer>> {
+    pub(crate) fn iam(&self) -> Option<Arc<Enforcer>> {
         self.state.lock().unwrap().iam.clone()
     }
 
     /// Counts `n` executions running outside this API (the coordinator invoked by the
     /// test), towards the account's concurrency.
-    pub fn hold_executions(&self, n: u32) {
+    pub(crate) fn hold_executions(&self, n: u32) {
         let mut s = self.state.lock().unwrap();
         s.executions += n;
         s.peak_executions = s.peak_executions.max(s.executions);
     }
 
     /// The most executions that ran at once.
-    pub fn peak_executions(&self) -> u32 {
+    pub(crate) fn peak_executions(&self) -> u32 {
         self.state.lock().unwrap().peak_executions
     }
 
     /// The calls so far, in order, one line each.
-    pub fn calls(&self) -> Vec<String> {
+    pub(crate) fn calls(&self) -> Vec<String> {
         self.state.lock().unwrap().calls.clone()
     }
 
-    pub fn function(&self) -> FunctionState {
+    pub(crate) fn function(&self) -> FunctionState {
         self.state.lock().unwrap().function.clone()
     }
 
     /// Sets the description (a test playing another sweep, or the user).
-    pub fn set_description(&self, description: &str) {
+    pub(crate) fn set_description(&self, description: &str) {
         let mut s = self.state.lock().unwrap();
         s.function.description = description.into();
         s.function.revision += 1;
@@ -662,7 +662,7 @@ fn version_configuration(s: &mut State, q: &str) -> Response<Full<Bytes>> {
 
 /// The real SDK client of a Lambda API at `endpoint` (ours, moto's, or the emulator's):
 /// fixed test keys, retries off, on s3sweep's transport.
-pub fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
+pub(crate) fn lambda_client(endpoint: &str) -> aws_sdk_lambda::Client {
     let transport = s3sweep::transport::Transport::new(s3sweep::transport::TransportSettings::default());
     let conf = aws_sdk_lambda::Config::builder()
         .behavior_version(aws_sdk_lambda::config::BehaviorVersion::latest())

@@ -14,20 +14,20 @@ use std::time::{Duration, Instant};
 
 use s3sweep::engine::SweepOptions;
 
-pub mod iam;
-pub mod lambda_api;
+pub(crate) mod iam;
+pub(crate) mod lambda_api;
 mod process;
-pub mod runtime;
+pub(crate) mod runtime;
 mod serve;
-pub use process::{run_bounded, run_within, stop_gently, Group};
+pub(crate) use process::{run_bounded, run_within, stop_gently, Group};
 use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
 use s3sweep::plan::KeyTemplate;
 use s3sweep::s3::seed::{seed, SeedManifest, SeedSpec};
 use s3sweep::s3::{RequestSettings, SweepClient};
-pub use serve::Serve;
+pub(crate) use serve::Serve;
 
 /// The embedded server with these buckets, each behind its latency profile.
-pub async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
+pub(crate) async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
     lab::start(ServerConfig {
         buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
         ..ServerConfig::default()
@@ -38,7 +38,7 @@ pub async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
 
 /// The embedded server over HTTPS (a CA of its own, written to a file under the
 /// temporary folder) with these buckets and S3 Express sessions of `session_ttl`.
-pub async fn tls_server_with(buckets: &[(&str, LatencyProfile)], session_ttl: Duration) -> RunningServer {
+pub(crate) async fn tls_server_with(buckets: &[(&str, LatencyProfile)], session_ttl: Duration) -> RunningServer {
     lab::start(ServerConfig {
         buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
         tls: Some(lab::TlsOptions::default()),
@@ -50,7 +50,7 @@ pub async fn tls_server_with(buckets: &[(&str, LatencyProfile)], session_ttl: Du
 }
 
 /// A client of `server` (its CA trusted when it serves HTTPS).
-pub async fn client_of(server: &RunningServer) -> SweepClient {
+pub(crate) async fn client_of(server: &RunningServer) -> SweepClient {
     SweepClient::new(lab::client_options_for(server))
         .await
         .expect("the client builds")
@@ -58,7 +58,7 @@ pub async fn client_of(server: &RunningServer) -> SweepClient {
 
 /// What a test seeds with: `count` objects of `size_bytes` under `template`,
 /// 16 at a time, keys that exist already left alone.
-pub fn seed_spec(bucket: &str, template: &str, count: u32, size_bytes: u64) -> SeedSpec {
+pub(crate) fn seed_spec(bucket: &str, template: &str, count: u32, size_bytes: u64) -> SeedSpec {
     SeedSpec {
         bucket: bucket.into(),
         keys: KeyTemplate::parse(template, count).unwrap(),
@@ -72,7 +72,7 @@ pub fn seed_spec(bucket: &str, template: &str, count: u32, size_bytes: u64) -> S
 }
 
 /// Request settings for seeding and cleaning: one attempt, generous timeouts.
-pub fn seed_settings() -> RequestSettings {
+pub(crate) fn seed_settings() -> RequestSettings {
     RequestSettings {
         max_attempts: 1,
         first_byte_timeout: Duration::from_secs(5),
@@ -81,29 +81,29 @@ pub fn seed_settings() -> RequestSettings {
 }
 
 /// Seeds `spec` through `client` with [`seed_settings`].
-pub async fn seed_with(client: &SweepClient, spec: &SeedSpec) -> SeedManifest {
+pub(crate) async fn seed_with(client: &SweepClient, spec: &SeedSpec) -> SeedManifest {
     let s3 = client.s3(seed_settings());
     seed(&s3, client.endpoint(), spec).await.expect("seeding works")
 }
 
 /// Seeds `count` fresh objects `test/{i}/vectors` of `size_bytes` and checks all were written.
-pub async fn seed_bucket(client: &SweepClient, bucket: &str, count: u32, size_bytes: u64) {
+pub(crate) async fn seed_bucket(client: &SweepClient, bucket: &str, count: u32, size_bytes: u64) {
     let manifest = seed_with(client, &seed_spec(bucket, "test/{i}/vectors", count, size_bytes)).await;
     assert_eq!(manifest.written.len() as u32, count);
 }
 
 /// Sweep options for tests: the default engine, runner `local` (the default).
-pub fn options() -> SweepOptions {
+pub(crate) fn options() -> SweepOptions {
     SweepOptions::default()
 }
 
 /// The `s3sweep` binary cargo built for these tests.
-pub const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
 
 /// A Lambda context as the runtime makes one (function `s3sweep-test`, 2,048 MB), with
 /// the deadline `deadline_in` from now (`None`: the 1970 deadline `cargo lambda watch`
 /// sends).
-pub fn lambda_context(request_id: &str, deadline_in: Option<Duration>) -> lambda_runtime::Context {
+pub(crate) fn lambda_context(request_id: &str, deadline_in: Option<Duration>) -> lambda_runtime::Context {
     let mut ctx = lambda_runtime::Context::default();
     ctx.request_id = request_id.into();
     ctx.deadline = match deadline_in {
@@ -125,10 +125,10 @@ pub fn lambda_context(request_id: &str, deadline_in: Option<Duration>) -> lambda
 
 /// The Express-like directory bucket of `s3sweep local` (and of events/local.json), as
 /// users see it in tables, plots and comparisons.
-pub const EXPRESS_BUCKET: &str = "express-like--lab1-az1--x-s3";
+pub(crate) const EXPRESS_BUCKET: &str = "express-like--lab1-az1--x-s3";
 
 /// The Standard-like bucket of `s3sweep local`.
-pub const STANDARD_BUCKET: &str = "standard-like";
+pub(crate) const STANDARD_BUCKET: &str = "standard-like";
 
 /// The lock of [`one_at_a_time`].
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -139,12 +139,12 @@ static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(())
 /// overlap, as when each file was a binary of its own. The other tests mostly wait on
 /// the lab's latency and run beside them. From a plain `#[test]`; an async test calls
 /// [`one_at_a_time_async`].
-pub fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+pub(crate) fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.blocking_lock()
 }
 
 /// [`one_at_a_time`] from an async test.
-pub async fn one_at_a_time_async() -> tokio::sync::MutexGuard<'static, ()> {
+pub(crate) async fn one_at_a_time_async() -> tokio::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().await
 }
 
@@ -162,7 +162,7 @@ const ISOLATED_ENV: &str = "S3SWEEP_ISOLATED_TEST";
 /// fails unless it ran exactly that one test and it passed, prints its output, and
 /// returns `false`: the caller returns. So
 /// `if !common::isolated("load::load_reduced", limit) { return; }`.
-pub fn isolated(test: &str, limit: Duration) -> bool {
+pub(crate) fn isolated(test: &str, limit: Duration) -> bool {
     if std::env::var(ISOLATED_ENV).as_deref() == Ok(test) {
         return true;
     }
@@ -212,13 +212,13 @@ pub fn isolated(test: &str, limit: Duration) -> bool {
 /// `$S3SWEEP_BENCH_PYTHON`, else the project's `.venv-bench` (`make bench-venv`, which
 /// `make test` runs first). Without one, `test` fails saying how to install it, unless
 /// `S3SWEEP_SKIP_BOTO3=1` skips it explicitly (and loudly): then `None`.
-pub fn bench_python(test: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn bench_python(test: &str) -> Option<std::path::PathBuf> {
     bench_python_importing(test, "boto3")
 }
 
 /// As [`bench_python`], for a Python that can import every module of `imports`
 /// (`"boto3, awscli"`).
-pub fn bench_python_importing(test: &str, imports: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn bench_python_importing(test: &str, imports: &str) -> Option<std::path::PathBuf> {
     let manifest = env!("CARGO_MANIFEST_DIR");
     let candidate = std::env::var_os("S3SWEEP_BENCH_PYTHON")
         .filter(|p| !p.is_empty())
@@ -246,7 +246,7 @@ pub fn bench_python_importing(test: &str, imports: &str) -> Option<std::path::Pa
 
 /// `$CARGO_LAMBDA`, else the project's `.venv` (`make tools`), else `cargo-lambda` on
 /// `PATH`.
-pub fn cargo_lambda() -> Option<PathBuf> {
+pub(crate) fn cargo_lambda() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("CARGO_LAMBDA").filter(|p| !p.is_empty()) {
         let path = PathBuf::from(path);
         assert!(path.is_file(), "CARGO_LAMBDA={} is not a file", path.display());
@@ -266,7 +266,7 @@ pub fn cargo_lambda() -> Option<PathBuf> {
 /// [`cargo_lambda`] for `test` (`"the idle emulator test"`). Without one, `test` fails
 /// saying how to install it, unless `S3SWEEP_SKIP_EMULATOR=1` skips it explicitly (and
 /// loudly): then `None`.
-pub fn cargo_lambda_for(test: &str) -> Option<PathBuf> {
+pub(crate) fn cargo_lambda_for(test: &str) -> Option<PathBuf> {
     if let Some(path) = cargo_lambda() {
         return Some(path);
     }
@@ -284,7 +284,7 @@ pub fn cargo_lambda_for(test: &str) -> Option<PathBuf> {
 
 /// The error kind an injected fault must be counted under (on the SDK's path and the
 /// lean client's alike).
-pub fn expected_kind(kind: s3sweep::lab::FaultKind) -> s3sweep::model::ErrorKind {
+pub(crate) fn expected_kind(kind: s3sweep::lab::FaultKind) -> s3sweep::model::ErrorKind {
     use s3sweep::lab::FaultKind;
     use s3sweep::model::ErrorKind;
     match kind {

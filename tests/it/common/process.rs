@@ -8,22 +8,22 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long [`run_bounded`] gives a command.
-pub const RUN_LIMIT: Duration = Duration::from_secs(120);
+pub(super) const RUN_LIMIT: Duration = Duration::from_secs(120);
 
 /// A child process in its own process group; the whole group is killed on drop.
-pub struct Group {
+pub(crate) struct Group {
     pub child: Child,
     pub name: &'static str,
 }
 
 impl Group {
-    pub fn spawn(name: &'static str, cmd: &mut Command) -> Group {
+    pub(crate) fn spawn(name: &'static str, cmd: &mut Command) -> Group {
         cmd.process_group(0);
         let child = cmd.spawn().unwrap_or_else(|e| panic!("starting {name} ({cmd:?}): {e}"));
         Group { child, name }
     }
 
-    pub fn exited(&mut self) -> Option<ExitStatus> {
+    pub(crate) fn exited(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().ok().flatten()
     }
 }
@@ -44,7 +44,7 @@ impl Drop for Group {
 }
 
 /// Sends `child` SIGTERM and waits for it up to `grace`, then kills it.
-pub fn stop_gently(child: &mut Child, grace: Duration) {
+pub(crate) fn stop_gently(child: &mut Child, grace: Duration) {
     if matches!(child.try_wait(), Ok(None)) {
         // SAFETY: kill(2) with the pid of a child this test started and has not reaped.
         unsafe {
@@ -60,14 +60,14 @@ pub fn stop_gently(child: &mut Child, grace: Duration) {
 }
 
 /// Runs `cmd` to the end (stdin closed, stdout and stderr read) within [`RUN_LIMIT`].
-pub fn run_bounded(cmd: &mut Command) -> Output {
+pub(crate) fn run_bounded(cmd: &mut Command) -> Output {
     run_within("the command", cmd, RUN_LIMIT)
 }
 
 /// Runs `cmd` (`what`, in a failure's message) to the end within `limit`: stdin
 /// closed, stdout and stderr read; past `limit` its process group is killed and the
 /// test fails.
-pub fn run_within(what: &str, cmd: &mut Command, limit: Duration) -> Output {
+pub(crate) fn run_within(what: &str, cmd: &mut Command, limit: Duration) -> Output {
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut group = Group::spawn("a bounded command", cmd);
     let read = |mut pipe: Box<dyn Read + Send>| {

@@ -24,11 +24,11 @@ use tokio::net::TcpListener;
 use tokio::sync::{oneshot, Notify};
 
 /// Lambda's limit on a synchronous answer.
-pub const RESPONSE_LIMIT_BYTES: usize = 6 * 1024 * 1024;
+pub(crate) const RESPONSE_LIMIT_BYTES: usize = 6 * 1024 * 1024;
 
 /// How one invocation ended.
 #[derive(Debug, Clone)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// The function answered: the body, its size, and when (after the event was handed out).
     Answered { body: Vec<u8>, after: Duration },
     /// The function reported an error.
@@ -85,7 +85,7 @@ fn invoke_refusal(state: &Arc<Mutex<State>>, path: &str) -> Option<Response<Full
 }
 
 /// The Runtime API and the function processes it serves.
-pub struct Runtime {
+pub(crate) struct Runtime {
     pub addr: SocketAddr,
     state: Arc<Mutex<State>>,
     queued: Arc<Notify>,
@@ -102,12 +102,12 @@ fn reply(status: StatusCode, body: Vec<u8>, headers: &[(&str, String)]) -> Respo
 
 impl Runtime {
     /// The role each Invoke is authorized against, with what it allowed and refused.
-    pub fn iam(&self) -> Option<Arc<super::iam::Enforcer>> {
+    pub(crate) fn iam(&self) -> Option<Arc<super::iam::Enforcer>> {
         self.state.lock().unwrap().iam.clone()
     }
 
     /// Panics naming every Invoke the role refused, if any.
-    pub fn assert_all_allowed(&self) {
+    pub(crate) fn assert_all_allowed(&self) {
         if let Some(iam) = self.iam() {
             let denied: Vec<String> = iam.denials().iter().map(|d| d.message(false)).collect();
             assert!(denied.is_empty(), "Invokes the role refused: {denied:#?}");
@@ -115,12 +115,12 @@ impl Runtime {
     }
 
     /// Authorizes each Invoke against `iam` (`None`: none).
-    pub fn enforce(&self, iam: Option<Arc<super::iam::Enforcer>>) {
+    pub(crate) fn enforce(&self, iam: Option<Arc<super::iam::Enforcer>>) {
         self.state.lock().unwrap().iam = iam;
     }
 
     /// Starts the API on 127.0.0.1:0 and its deadline watchdog.
-    pub async fn start() -> Runtime {
+    pub(crate) async fn start() -> Runtime {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let rt = Runtime {
@@ -186,7 +186,7 @@ impl Runtime {
 
     /// Starts `count` function processes (`binary`, this API in
     /// `AWS_LAMBDA_RUNTIME_API`, the Lambda variables, and `env`).
-    pub fn spawn_functions(&self, binary: &str, count: usize, env: &[(&str, String)]) {
+    pub(crate) fn spawn_functions(&self, binary: &str, count: usize, env: &[(&str, String)]) {
         for _ in 0..count {
             let mut cmd = Command::new(binary);
             cmd.env("AWS_LAMBDA_RUNTIME_API", self.addr.to_string())
@@ -209,7 +209,7 @@ impl Runtime {
     }
 
     /// Queues an event with `timeout` (the function's timeout) and waits for its ending.
-    pub async fn invoke(&self, payload: Vec<u8>, timeout: Duration) -> (String, Ending) {
+    pub(crate) async fn invoke(&self, payload: Vec<u8>, timeout: Duration) -> (String, Ending) {
         let (id, rx) = enqueue(&self.state, &self.queued, payload, (timeout, None));
         (id, rx.await.unwrap_or(Ending::Killed))
     }
@@ -217,7 +217,7 @@ impl Runtime {
     /// As [`Runtime::invoke`], but the processes are killed `killed_after` the event
     /// is handed out while the function is told `timeout`: a hard kill it cannot see
     /// coming (out of memory, a crash), so it cannot answer first.
-    pub async fn invoke_killed_after(
+    pub(crate) async fn invoke_killed_after(
         &self,
         payload: Vec<u8>,
         timeout: Duration,
@@ -228,12 +228,12 @@ impl Runtime {
     }
 
     /// Every invocation that ended, by request id.
-    pub fn endings(&self) -> HashMap<String, Ending> {
+    pub(crate) fn endings(&self) -> HashMap<String, Ending> {
         self.state.lock().unwrap().endings.clone()
     }
 
     /// Whether the watchdog killed the processes.
-    pub fn killed(&self) -> bool {
+    pub(crate) fn killed(&self) -> bool {
         self.state.lock().unwrap().killed
     }
 }

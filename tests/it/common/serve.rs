@@ -27,7 +27,7 @@ const DROP_GRACE: Duration = Duration::from_secs(5);
 
 /// A `s3sweep serve` child on a free loopback port; stopped gently when dropped (SIGTERM
 /// first, as a user's Ctrl-C, so `serve --tls` removes its CA folder; SIGKILL after 5 s).
-pub struct Serve {
+pub(crate) struct Serve {
     pub child: Child,
     /// `http://127.0.0.1:PORT` (`https://` with `--tls`), from the banner.
     pub endpoint: String,
@@ -40,14 +40,14 @@ pub struct Serve {
 }
 
 /// What a stopped `serve` printed after its banner (its tallies among it).
-pub struct Printed {
+pub(crate) struct Printed {
     pub stdout: String,
     pub stderr: String,
 }
 
 impl Printed {
     /// The line of stderr holding `label` (`"S3 Express sessions:"`, a tally's).
-    pub fn stderr_line(&self, label: &str) -> &str {
+    pub(crate) fn stderr_line(&self, label: &str) -> &str {
         self.stderr
             .lines()
             .find(|l| l.contains(label))
@@ -58,12 +58,12 @@ impl Printed {
 impl Serve {
     /// `s3sweep serve` with `buckets` (`NAME=PROFILE` each, as `--bucket`) and more
     /// `args` (`--tls`, `--fault ...`, `--idle-timeout-s 3`).
-    pub fn start(buckets: &[&str], args: &[&str]) -> Serve {
+    pub(crate) fn start(buckets: &[&str], args: &[&str]) -> Serve {
         Serve::spawn(&mut Serve::command(buckets, args))
     }
 
     /// The command [`Serve::start`] runs, to add to before [`Serve::spawn`].
-    pub fn command(buckets: &[&str], args: &[&str]) -> Command {
+    pub(crate) fn command(buckets: &[&str], args: &[&str]) -> Command {
         let serve_args = buckets
             .iter()
             .flat_map(|b| ["--bucket", b])
@@ -79,7 +79,7 @@ impl Serve {
 
     /// Spawns `cmd` (a `serve` command) with its output piped, and reads its banner
     /// within 30 s.
-    pub fn spawn(cmd: &mut Command) -> Serve {
+    pub(crate) fn spawn(cmd: &mut Command) -> Serve {
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
         let mut stderr_pipe = child.stderr.take().unwrap();
@@ -138,14 +138,14 @@ impl Serve {
     }
 
     /// The next line of stdout after the banner, within 5 s.
-    pub fn next_line(&self) -> String {
+    pub(crate) fn next_line(&self) -> String {
         self.lines
             .recv_timeout(Duration::from_secs(5))
             .expect("s3sweep serve prints another line within 5 s")
     }
 
     /// `127.0.0.1:PORT`, the address of an HTTP lab.
-    pub fn addr(&self) -> &str {
+    pub(crate) fn addr(&self) -> &str {
         self.endpoint
             .strip_prefix("http://")
             .unwrap_or_else(|| panic!("tallies are read over HTTP, not {}", self.endpoint))
@@ -153,7 +153,7 @@ impl Serve {
 
     /// One of the lab's JSON tallies (`/_s3sweep/faults`, `/_s3sweep/network`) over
     /// plain HTTP, within 5 s.
-    pub fn tally(&self, path: &str) -> Value {
+    pub(crate) fn tally(&self, path: &str) -> Value {
         let mut s = TcpStream::connect(self.addr()).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
@@ -168,7 +168,7 @@ impl Serve {
 
     /// `s3sweep seed`: `count` objects of `size_bytes` into `bucket` (the lab's CA
     /// trusted), the manifest at `manifest`; it must succeed within 60 s.
-    pub fn seed(&self, bucket: &str, count: u64, size_bytes: u64, manifest: &Path) {
+    pub(crate) fn seed(&self, bucket: &str, count: u64, size_bytes: u64, manifest: &Path) {
         let mut cmd = Command::new(BIN);
         cmd.args(["seed", "--endpoint", &self.endpoint, "--bucket", bucket])
             .args(["--count", &count.to_string(), "--size", &size_bytes.to_string()])
@@ -187,7 +187,7 @@ impl Serve {
 
     /// Stops it with SIGTERM (as a user's Ctrl-C); it must exit within 10 s. Returns
     /// what it printed after its banner.
-    pub fn stop(mut self) -> Printed {
+    pub(crate) fn stop(mut self) -> Printed {
         // SAFETY: kill(2) with the pid of a child this test started and has not reaped.
         unsafe {
             libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);

@@ -13,18 +13,18 @@ use crate::common::{run_within, Group};
 
 use serde_json::Value;
 
-pub const S3SWEEP: &str = env!("CARGO_BIN_EXE_s3sweep");
-pub const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
+pub(crate) const S3SWEEP: &str = env!("CARGO_BIN_EXE_s3sweep");
+pub(crate) const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 /// First invocation: `cargo lambda watch` runs `cargo run --bin s3sweep-lambda`, which
 /// is up to date after `cargo test` built it, but allow for a rebuild on a slow machine.
-pub const FIRST_INVOKE_LIMIT: Duration = Duration::from_secs(600);
-pub const INVOKE_LIMIT: Duration = Duration::from_secs(120);
-pub const OBJECT_SIZE_BYTES: u64 = 46_080;
+pub(crate) const FIRST_INVOKE_LIMIT: Duration = Duration::from_secs(600);
+pub(crate) const INVOKE_LIMIT: Duration = Duration::from_secs(120);
+pub(crate) const OBJECT_SIZE_BYTES: u64 = 46_080;
 
 /// Removes the variables `cargo test` sets for this test process. Inherited by the
 /// `cargo run` that `cargo lambda watch` starts, some (`CARGO_MANIFEST_DIR`, which
 /// ring's build script watches) would make it rebuild half the dependency tree.
-pub fn without_cargo_test_env(cmd: &mut Command) {
+pub(crate) fn without_cargo_test_env(cmd: &mut Command) {
     const SET_BY_CARGO_TEST: &[&str] = &[
         "CARGO_MANIFEST_DIR",
         "CARGO_MANIFEST_PATH",
@@ -49,11 +49,11 @@ pub fn without_cargo_test_env(cmd: &mut Command) {
     }
 }
 
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-pub struct Emulator {
+pub(crate) struct Emulator {
     pub group: Group,
     pub port: u16,
     pub log: PathBuf,
@@ -63,7 +63,7 @@ pub struct Emulator {
 impl Emulator {
     /// `cargo lambda watch` for the `s3sweep-lambda` binary, JSON logs into a file,
     /// trusting `ca_file` (`AWS_CA_BUNDLE`) when given.
-    pub fn start(cargo_lambda: &Path, endpoint: &str, log: &Path, ca_file: Option<&Path>) -> Emulator {
+    pub(crate) fn start(cargo_lambda: &Path, endpoint: &str, log: &Path, ca_file: Option<&Path>) -> Emulator {
         let bundle = ca_file.map(|p| p.display().to_string());
         let vars: Vec<(&str, &str)> = bundle.as_deref().map(|b| ("AWS_CA_BUNDLE", b)).into_iter().collect();
         Emulator::start_with(cargo_lambda, endpoint, log, None, &vars)
@@ -72,7 +72,7 @@ impl Emulator {
     /// With `fanout`: up to that many instances, the function's Lambda client pointed
     /// at the emulator's own Invoke API (`AWS_ENDPOINT_URL_LAMBDA`, dummy credentials).
     /// `vars`: more environment variables of the function.
-    pub fn start_with(
+    pub(crate) fn start_with(
         cargo_lambda: &Path,
         endpoint: &str,
         log: &Path,
@@ -85,7 +85,7 @@ impl Emulator {
     /// [`Emulator::start_with`], and with `concurrency`: that many instances without
     /// pointing the function's Lambda client at the emulator (a memory sweep's test
     /// points it at its own control-plane API through `vars`).
-    pub fn start_full(
+    pub(crate) fn start_full(
         cargo_lambda: &Path,
         endpoint: &str,
         log: &Path,
@@ -142,7 +142,7 @@ impl Emulator {
         panic!("cargo lambda watch did not start");
     }
 
-    pub fn invoke(&mut self, data_file: &Path, limit: Duration) -> Output {
+    pub(crate) fn invoke(&mut self, data_file: &Path, limit: Duration) -> Output {
         assert!(
             self.group.exited().is_none(),
             "cargo lambda watch exited:\n{}",
@@ -159,12 +159,12 @@ impl Emulator {
         run_within("cargo lambda invoke", &mut cmd, limit)
     }
 
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// The function's JSON log lines (the emulator's own lines are not JSON).
-    pub fn json_logs(&self) -> Vec<Value> {
+    pub(crate) fn json_logs(&self) -> Vec<Value> {
         self.log()
             .lines()
             .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
@@ -175,7 +175,7 @@ impl Emulator {
 
 /// cargo-lambda prints a function error as `Error: TYPE` and the message wrapped in a
 /// box; this joins it back into one line.
-pub fn error_text(out: &Output) -> String {
+pub(crate) fn error_text(out: &Output) -> String {
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -187,6 +187,6 @@ pub fn error_text(out: &Output) -> String {
         .join(" ")
 }
 
-pub fn approx(a: f64, b: f64, rel: f64) -> bool {
+pub(crate) fn approx(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * b.abs().max(1e-9)
 }
