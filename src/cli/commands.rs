@@ -623,7 +623,10 @@ pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
     let removed: Vec<String> = outcome.deleted.iter().chain(&outcome.gone).cloned().collect();
     let left = clean::without(&manifest, &removed);
     clean::write_manifest(&args.manifest, &left).map_err(CliError::other)?;
-    if outcome.without_owner_marker {
+    // A clean-up stopped before deleting anything says so in its one error line.
+    let quiet = outcome.deleted.is_empty() && outcome.stopped_by.is_some();
+    // The old manifest's note only where its keys were proven (not before a refusal).
+    if outcome.without_owner_marker && !quiet && outcome.refused.is_none() {
         eprintln!(
             "note: {} has no owner marker (written by an s3sweep before markers): its keys are proven by template, size and ETag only",
             args.manifest.display()
@@ -635,8 +638,6 @@ pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
     for (key, why) in outcome.kept.iter().chain(&outcome.changed) {
         eprintln!("kept {key}: {why}");
     }
-    // A clean-up stopped before deleting anything says so in its one error line.
-    let quiet = outcome.deleted.is_empty() && outcome.stopped_by.is_some();
     if !quiet {
         eprintln!(
             "deleted {} of the {} keys recorded in {} (bucket {}); {} already gone, {} kept (not provably s3sweep's), {} kept: changed since proven; {} left in the manifest",

@@ -55,96 +55,90 @@ pub(crate) fn name_sources(err: &RequestError, from_flags: &BTreeSet<String>, fi
 /// largest `--workers` count (as for `local`), written into the request so a replay
 /// is the same sweep.
 pub(crate) fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
-    let (mut map, duplicates) = match &args.event {
-        Some(path) => {
-            let text = match read_capped_text(path, MAX_EVENT_BYTES as u64, "a request file") {
-                // Too large is bad input, named like any other problem of the request.
-                Err(FileError::TooLarge { cap_bytes, .. }) => {
-                    let err = RequestError::single(
-                        "(request)",
-                        format!("is larger than {cap_bytes} bytes, the most a request may be (Lambda's payload limit)"),
-                    );
-                    return Err(name_sources(&err, &BTreeSet::new(), Some(path)));
-                }
-                other => other,
-            }
-            .context(format!("reading {}", path.display()))
-                .map_err(|e| e.advice("give a request JSON file (the Lambda's event format, docs/usage.md), or build the request with --bucket and the other flags"))?;
-            let event = parse_event(&text).map_err(|err| name_sources(&err, &BTreeSet::new(), Some(path)))?;
-            match event.value {
-                Value::Object(ref map) => (map.clone(), event),
-                // Not a JSON object: the plan says why, as for any event.
-                _ => {
-                    let err = Plan::from_event(event)
-                        .err()
-                        .unwrap_or_else(|| RequestError::new(Vec::new()));
-                    return Err(name_sources(&err, &BTreeSet::new(), Some(path)));
-                }
-            }
-        }
-        None if args.buckets.is_empty() => {
-            return Err(CliError::Usage(
-                "run: say what to read: --bucket NAME (repeatable, with --objects, --workers, ...), or --event FILE"
-                    .into(),
-            ))
-        }
-        None => (Map::new(), EventJson::from(Value::Null)),
-    };
+    let (mut map, duplicates) = event_map(args)?;
     let mut from_flags = BTreeSet::new();
-    let mut set = |map: &mut Map<String, Value>, field: &str, value: Value| {
+    for (field, value) in flag_fields(args, &map) {
         debug_assert!(
             flag_of(field).is_some(),
             "{field} has no flag in the request's field table"
         );
         map.insert(field.to_string(), value);
         from_flags.insert(field.to_string());
-    };
-    if !args.buckets.is_empty() {
-        set(&mut map, "buckets", Value::from(args.buckets.clone()));
-    }
-    if let Some(n) = args.objects {
-        set(&mut map, "object_count", Value::from(n));
-    }
-    if let Some(w) = &args.workers {
-        set(&mut map, "workers", Value::from(w.clone()));
-    }
-    match (args.pool, &args.workers) {
-        (Some(p), _) => set(&mut map, "pool_connections", Value::from(p)),
-        (None, Some(w)) if !map.contains_key("pool_connections") => {
-            let most = w.iter().copied().max().unwrap_or(1).max(1);
-            set(&mut map, "pool_connections", Value::from(most));
-        }
-        _ => {}
-    }
-    if let Some(r) = args.repetitions {
-        set(&mut map, "repetitions", Value::from(r));
-    }
-    if let Some(t) = &args.key_template {
-        set(&mut map, "key_template", Value::from(t.clone()));
-    }
-    if let Some(p) = &args.prefix {
-        set(&mut map, "key_prefix", Value::from(p.clone()));
-    }
-    if args.allow_fewer {
-        set(&mut map, "allow_fewer_keys", Value::from(true));
-    }
-    if let Some(sizes) = &args.object_sizes {
-        set(&mut map, "object_sizes_bytes", Value::from(sizes.clone()));
-    }
-    if let Some(u) = &args.results_uri {
-        set(&mut map, "results_uri", Value::from(u.clone()));
-    }
-    if let Some(id) = &args.run_id {
-        set(&mut map, "run_id", Value::from(id.clone()));
-    }
-    for (field, value) in client_network_fields(&args.client_net) {
-        set(&mut map, field, value);
     }
     let event = EventJson {
         value: Value::Object(map),
         ..duplicates
     };
     Plan::from_event(event).map_err(|e| name_sources(&e, &from_flags, args.event.as_deref()))
+}
+
+/// The request `run` starts from: the event file's object (and its duplicate keys), or
+/// an empty one when the flags name the buckets.
+fn event_map(args: &RunArgs) -> Result<(Map<String, Value>, EventJson), CliError> {
+    let Some(path) = &args.event else {
+        if args.buckets.is_empty() {
+            return Err(CliError::Usage(
+                "run: say what to read: --bucket NAME (repeatable, with --objects, --workers, ...), or --event FILE"
+                    .into(),
+            ));
+        }
+        return Ok((Map::new(), EventJson::from(Value::Null)));
+    };
+    let text = match read_capped_text(path, MAX_EVENT_BYTES as u64, "a request file") {
+        // Too large is bad input, named like any other problem of the request.
+        Err(FileError::TooLarge { cap_bytes, .. }) => {
+            let err = RequestError::single(
+                "(request)",
+                format!("is larger than {cap_bytes} bytes, the most a request may be (Lambda's payload limit)"),
+            );
+            return Err(name_sources(&err, &BTreeSet::new(), Some(path)));
+        }
+        other => other,
+    }
+    .context(format!("reading {}", path.display()))
+    .map_err(|e| e.advice("give a request JSON file (the Lambda's event format, docs/usage.md), or build the request with --bucket and the other flags"))?;
+    let event = parse_event(&text).map_err(|err| name_sources(&err, &BTreeSet::new(), Some(path)))?;
+    match event.value {
+        Value::Object(ref map) => Ok((map.clone(), event)),
+        // Not a JSON object: the plan says why, as for any event.
+        _ => {
+            let err = Plan::from_event(event)
+                .err()
+                .unwrap_or_else(|| RequestError::new(Vec::new()));
+            Err(name_sources(&err, &BTreeSet::new(), Some(path)))
+        }
+    }
+}
+
+/// The request fields `run`'s flags set, over the event's `map`; `--pool` defaults to
+/// the largest `--workers` count when neither names a pool.
+fn flag_fields(args: &RunArgs, map: &Map<String, Value>) -> Vec<(&'static str, Value)> {
+    let mut fields: Vec<(&'static str, Value)> = Vec::new();
+    if !args.buckets.is_empty() {
+        fields.push(("buckets", Value::from(args.buckets.clone())));
+    }
+    let optional = [
+        ("object_count", args.objects.map(Value::from)),
+        ("workers", args.workers.clone().map(Value::from)),
+        ("repetitions", args.repetitions.map(Value::from)),
+        ("key_template", args.key_template.clone().map(Value::from)),
+        ("key_prefix", args.prefix.clone().map(Value::from)),
+        ("allow_fewer_keys", args.allow_fewer.then_some(Value::from(true))),
+        ("object_sizes_bytes", args.object_sizes.clone().map(Value::from)),
+        ("results_uri", args.results_uri.clone().map(Value::from)),
+        ("run_id", args.run_id.clone().map(Value::from)),
+    ];
+    fields.extend(optional.into_iter().filter_map(|(f, v)| v.map(|v| (f, v))));
+    match (args.pool, &args.workers) {
+        (Some(p), _) => fields.push(("pool_connections", Value::from(p))),
+        (None, Some(w)) if !map.contains_key("pool_connections") => {
+            let most = w.iter().copied().max().unwrap_or(1).max(1);
+            fields.push(("pool_connections", Value::from(most)));
+        }
+        _ => {}
+    }
+    fields.extend(client_network_fields(&args.client_net));
+    fields
 }
 
 /// The request fields the client's network flags set (`--order`, `--probe-bandwidth`,
