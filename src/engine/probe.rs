@@ -87,6 +87,7 @@ pub(crate) async fn probe(s3: &aws_sdk_s3::Client, plan: &Plan, bucket: &str, se
 }
 
 /// Shared state of the probe's GETs.
+#[derive(Default)]
 struct Tally {
     bytes: AtomicU64,
     requests: AtomicU64,
@@ -101,12 +102,7 @@ async fn run_probe(
     source: Source,
     settings: ProbeSettings,
 ) -> ProbeReport {
-    let tally = Arc::new(Tally {
-        bytes: AtomicU64::new(0),
-        requests: AtomicU64::new(0),
-        errors: AtomicU64::new(0),
-        next: AtomicU64::new(0),
-    });
+    let tally = Arc::new(Tally::default());
     let streams = match source {
         Source::Ranges { .. } => settings.range_streams,
         Source::Objects => settings.object_streams,
@@ -129,21 +125,8 @@ async fn run_probe(
     };
     let usable_cores = UsableCpu::read().cores;
     let bytes = tally.bytes.load(Ordering::Relaxed);
-    let stopped_by = if bytes >= settings.byte_budget {
-        ProbeStop::Bytes
-    } else if wall >= settings.time_budget {
-        ProbeStop::Time
-    } else {
-        ProbeStop::Done
-    };
-    let (kind, key) = match &*source {
-        Source::Ranges { key, .. } => (ProbeObjectKind::ProbeObject, key.clone()),
-        Source::Objects => (
-            ProbeObjectKind::SweepObjects,
-            plan.key_prefix()
-                .map_or_else(|| plan.keys().as_template(), |p| format!("{p}*")),
-        ),
-    };
+    let stopped_by = stop_reason(bytes, wall, &settings);
+    let (kind, key) = probed_object(&source, plan);
     let shape = Shape::of(&samples, settings.interval);
     let vcpus = usage::vcpus() as f64;
     let cpu_may_bind = cores_busy >= CPU_BOUND_SHARE * usable_cores.min(vcpus).max(0.01)
@@ -183,6 +166,30 @@ async fn run_probe(
         ));
     }
     report
+}
+
+/// Why the probe stopped: its byte budget, its time budget, or every stream done.
+fn stop_reason(bytes: u64, wall: Duration, settings: &ProbeSettings) -> ProbeStop {
+    if bytes >= settings.byte_budget {
+        ProbeStop::Bytes
+    } else if wall >= settings.time_budget {
+        ProbeStop::Time
+    } else {
+        ProbeStop::Done
+    }
+}
+
+/// What the probe read: the probe object's key, or the sweep's objects (their template
+/// or prefix).
+fn probed_object(source: &Source, plan: &Plan) -> (ProbeObjectKind, String) {
+    match source {
+        Source::Ranges { key, .. } => (ProbeObjectKind::ProbeObject, key.clone()),
+        Source::Objects => (
+            ProbeObjectKind::SweepObjects,
+            plan.key_prefix()
+                .map_or_else(|| plan.keys().as_template(), |p| format!("{p}*")),
+        ),
+    }
 }
 
 /// Starts `streams` tasks, each keeping one probe GET in flight until `stop_at` or the

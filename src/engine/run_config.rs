@@ -168,6 +168,32 @@ struct Timed {
     sizes: Option<ObjectSize>,
 }
 
+/// What changed over a configuration, each read now less its value in `before`.
+struct Since {
+    /// The interfaces' receive counters (`None`: not readable here).
+    rx: Option<RxSnapshot>,
+    /// The process's CPU time.
+    cpu: Duration,
+    /// The runtime's busy time and its worker threads.
+    busy: (Duration, u32),
+    counters: TransportCounters,
+}
+
+fn since(client: &SweepClient, before: &Before) -> Since {
+    Since {
+        rx: before
+            .rx
+            .as_ref()
+            .and_then(|b| RxSnapshot::read(before.interfaces).map(|a| a.since(b))),
+        cpu: usage::process_cpu_time().saturating_sub(before.cpu),
+        busy: match (before.busy, runtime_busy()) {
+            (Some((a, _)), Some((b, n))) => (b.saturating_sub(a), n),
+            _ => (Duration::ZERO, 1),
+        },
+        counters: client.transport().counters().since(&before.counters),
+    }
+}
+
 /// The row of one configuration: counts, rates, percentiles, CPU time, transport
 /// counters (each the difference from `before`) and the client side.
 fn measured_row(
@@ -179,16 +205,12 @@ fn measured_row(
     timed: Timed,
 ) -> ConfigResult {
     let wall = timed.wall;
-    let rx = before
-        .rx
-        .as_ref()
-        .and_then(|b| RxSnapshot::read(before.interfaces).map(|a| a.since(b)));
-    let cpu = usage::process_cpu_time().saturating_sub(before.cpu);
-    let busy = match (before.busy, runtime_busy()) {
-        (Some((a, _)), Some((b, n))) => (b.saturating_sub(a), n),
-        _ => (Duration::ZERO, 1),
-    };
-    let counters = client.transport().counters().since(&before.counters);
+    let Since {
+        rx,
+        cpu,
+        busy,
+        counters,
+    } = since(client, &before);
     let breakdown = timed.recorded.breakdown();
     let Shard {
         ttfb_us: ttfb,
