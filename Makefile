@@ -67,7 +67,7 @@ PHASE = @echo "make test: $(1) at $$(( $$(date +%s) - $(TEST_T0) )) s"
 
 test: test-ready
 	$(call PHASE,unit tests start)
-	$(TEST_ENV) $(CARGO) test --lib --bins
+	$(TEST_ENV) $(CARGO) test --lib
 	$(call PHASE,integration tests start)
 	$(TEST_ENV) $(CARGO) test --test it -- $(addprefix --skip ,$(TIMED_TESTS))
 	$(call PHASE,timed integration tests start)
@@ -81,6 +81,7 @@ test: test-ready
 TOOLS_LOG = $(OUT)/test-tools.log
 test-ready:
 	$(call PHASE,tools and builds start)
+	@mkdir -p $(OUT)
 	@$(MAKE) --no-print-directory test-tools > $(TOOLS_LOG) 2>&1 & tools=$$!; \
 	$(MAKE) --no-print-directory test-builds; builds=$$?; \
 	wait $$tools; checked=$$?; \
@@ -98,7 +99,7 @@ test-tools: tools cargo-deny-tool cargo-audit-tool checkov-tool bench-venv moto-
 # The lints of the Rust code, then every binary the tests run, built once.
 test-builds: lint-rust
 	$(call PHASE,test build starts)
-	$(CARGO) test --no-run --lib --bins --test it
+	$(CARGO) test --no-run --lib --test it
 	$(CARGO) build --example bare_sdk
 	$(call PHASE,test build done)
 
