@@ -56,6 +56,21 @@ except handler.BadEvent as e:
 print(json.dumps({"plain": plain, "plain_process_cpu_ms": plain_cpu, "heavier": heavier, "bad": bad}))
 "#;
 
+/// The bench venv's Python set up to run the baseline handler against the lab at
+/// `endpoint` (its CA `ca`, the lab's keys, no AWS profile or Lambda name).
+fn baseline_python(python: &Path, endpoint: &str, ca: &Path) -> Command {
+    let mut cmd = Command::new(python);
+    cmd.env("S3SWEEP_ENDPOINT_URL", endpoint)
+        .env("AWS_CA_BUNDLE", ca)
+        .env("AWS_ACCESS_KEY_ID", "s3sweep")
+        .env("AWS_SECRET_ACCESS_KEY", "s3sweep-local-secret")
+        .env("AWS_CONFIG_FILE", "/dev/null")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+        .env_remove("AWS_LAMBDA_FUNCTION_NAME")
+        .env_remove("AWS_PROFILE");
+    cmd
+}
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -104,18 +119,10 @@ fn the_baseline_handler_reads_the_lab_and_compares_with_s3sweep() {
     // The heavier run also asks for 4 objects that do not exist: errors by kind.
     let heavier = json!({"buckets": [EXPRESS], "object_count": OBJECTS + 4, "workers": [4], "pool_connections": 4});
     let out = run_bounded(
-        Command::new(&python)
+        baseline_python(&python, &server.endpoint, &ca)
             .args(["-c", DRIVER])
             .arg(root().join("baseline"))
-            .args([event.to_string(), heavier.to_string(), BURN_MS.to_string()])
-            .env("S3SWEEP_ENDPOINT_URL", &server.endpoint)
-            .env("AWS_CA_BUNDLE", &ca)
-            .env("AWS_ACCESS_KEY_ID", "s3sweep")
-            .env("AWS_SECRET_ACCESS_KEY", "s3sweep-local-secret")
-            .env("AWS_CONFIG_FILE", "/dev/null")
-            .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-            .env_remove("AWS_LAMBDA_FUNCTION_NAME")
-            .env_remove("AWS_PROFILE"),
+            .args([event.to_string(), heavier.to_string(), BURN_MS.to_string()]),
     );
     assert!(
         out.status.success(),
@@ -321,18 +328,10 @@ async fn the_baseline_reads_under_its_expanded_role() {
     let (endpoint, ca) = (server.endpoint(), server.ca_file().unwrap().to_path_buf());
     let out = tokio::task::spawn_blocking(move || {
         run_bounded(
-            Command::new(&python)
+            baseline_python(&python, &endpoint, &ca)
                 .args(["-c", "import json, sys; sys.path.insert(0, sys.argv[1]); import handler; print(json.dumps(handler.handler(json.loads(sys.argv[2]), None)))"])
                 .arg(root().join("baseline"))
-                .arg(event.to_string())
-                .env("S3SWEEP_ENDPOINT_URL", &endpoint)
-                .env("AWS_CA_BUNDLE", &ca)
-                .env("AWS_ACCESS_KEY_ID", "s3sweep")
-                .env("AWS_SECRET_ACCESS_KEY", "s3sweep-local-secret")
-                .env("AWS_CONFIG_FILE", "/dev/null")
-                .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-                .env_remove("AWS_LAMBDA_FUNCTION_NAME")
-                .env_remove("AWS_PROFILE"),
+                .arg(event.to_string()),
         )
     })
     .await
