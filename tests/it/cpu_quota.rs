@@ -131,19 +131,19 @@ fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
             cpu(512),
             cpu(1769)
         );
-        // Throughput rises with the quota (a ratio of two rows of one run)... On the
-        // Standard-like bucket 300 GETs at 64 workers reach its latency (16 ms, a 48 ms
-        // tail) at about a third of a core, so above 512 MB only the Express-like
-        // bucket (4 ms) is still bound by the quota.
-        assert!(rate(512) > 1.4 * rate(256), "{bucket}: {} vs {}", rate(512), rate(256));
-        if bucket == EXPRESS_BUCKET {
-            assert!(
-                rate(1769) > 1.4 * rate(512),
-                "{bucket}: {} vs {}",
-                rate(1769),
-                rate(512)
-            );
-        }
+        // Throughput rises with the quota (ratios of rows of one run), checked where
+        // the effect is large: from 256 to 1,769 MB the quota grows 6.9x (measured on a
+        // quiet 2-core machine: 5.1x the objects/s on the Standard-like bucket, 6.3x on
+        // the Express-like one); without the quota the three rates are alike. The step
+        // to 512 MB (2x the quota) is only checked to rise: one quiet run measured
+        // 1.16x on the Express-like bucket, so a 1.4x bound there failed by noise.
+        assert!(
+            rate(1769) > 2.0 * rate(256),
+            "{bucket}: {} vs {}",
+            rate(1769),
+            rate(256)
+        );
+        assert!(rate(512) > rate(256), "{bucket}: {} vs {}", rate(512), rate(256));
         // ...at about the same CPU per GET.
         let cpus = [cpu(256), cpu(512), cpu(1769)];
         let (lo, hi) = (
