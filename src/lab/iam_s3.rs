@@ -158,19 +158,7 @@ mod tests {
     use crate::lab::iam::Policy;
     use crate::lab::store::MemStore;
 
-    fn request<T>(input: T) -> S3Request<T> {
-        S3Request {
-            input,
-            method: http::Method::GET,
-            uri: http::Uri::from_static("/"),
-            headers: Default::default(),
-            extensions: Default::default(),
-            credentials: None,
-            region: None,
-            service: None,
-            trailing_headers: None,
-        }
-    }
+    use crate::lab::layered::test_request as request;
 
     fn gated(policy: serde_json::Value) -> WithIam<MemStore> {
         let store = MemStore::new();

@@ -81,6 +81,22 @@ impl<S: S3, L: ReadLayer> S3 for Layered<S, L> {
     }
 }
 
+/// A bare `S3Request` of `input` for the lab's unit tests (GET /, no credentials).
+#[cfg(test)]
+pub(crate) fn test_request<T>(input: T) -> S3Request<T> {
+    S3Request {
+        input,
+        method: http::Method::GET,
+        uri: http::Uri::from_static("/"),
+        headers: Default::default(),
+        extensions: Default::default(),
+        credentials: None,
+        region: None,
+        service: None,
+        trailing_headers: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,19 +105,7 @@ mod tests {
     struct PassThrough;
     impl ReadLayer for PassThrough {}
 
-    fn request<T>(input: T) -> S3Request<T> {
-        S3Request {
-            input,
-            method: http::Method::GET,
-            uri: http::Uri::from_static("/"),
-            headers: Default::default(),
-            extensions: Default::default(),
-            credentials: None,
-            region: None,
-            service: None,
-            trailing_headers: None,
-        }
-    }
+    use super::test_request as request;
 
     fn not_implemented<T: std::fmt::Debug>(r: &S3Result<T>) -> bool {
         matches!(r, Err(e) if *e.code() == s3s::S3ErrorCode::NotImplemented)
