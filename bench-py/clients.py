@@ -23,10 +23,15 @@ CPU (threads, TLS handshakes, the Lua script) over its GETs.
 
 The machine is noisy, so the runs are interleaved: each round runs every client on
 every server and scheme, the clients' order rotating from round to round, and each
-ratio is the median of the rounds' own ratios. The targets, PASS or MISS, at 16, 64 and
-256 in flight: the lean client's CPU per GET at most 0.5x the bare SDK's (each server
-and scheme); within 2.5x of wrk's over HTTP (static server); s3sweep's SDK path within
-1.1x of the bare SDK's CPU per GET on the static server and on the lab (each scheme).
+ratio is the median of the rounds' own ratios with a distribution-free 95% interval
+of that median (bench-py/intervals.py). Rounds are added, from --rounds (6) up to
+--max-rounds (20), until every interval is within --precision (+/-5%) of its median;
+the report says when it stopped and why, and the machine it ran on. The targets at 16,
+64 and 256 in flight, PASS when the whole interval is inside, MISS when its lower end is
+above, else UNSURE: the lean client's CPU per GET at most 0.5x the bare SDK's (each
+server and scheme); within 2.5x of wrk's over HTTP (static server); s3sweep's SDK path
+within 1.05x of the bare SDK's CPU per GET on the static server and on the lab (each
+scheme).
 
 Refuses (exit 2) when wrk, nginx or openssl is missing: `make bench-tools` installs
 them (apt-get, as root). Standard library only.
@@ -43,24 +48,19 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from intervals import CONFIDENCE, Interval, median  # noqa: E402
+
 BUCKET = "bench-clients"
 KEY = "test/{i}/vectors"
 LEAN_CPU_VS_BARE = 0.5
 LEAN_CPU_VS_WRK = 2.5
-ENGINE_VS_BARE = 1.1
+ENGINE_VS_BARE = 1.05
 # Clients and the servers each reads; wrk reads files by path, so the static server only.
 CLIENTS = ("lean", "bare", "engine", "wrk")
 LABEL = {"lean": "lean signed GET", "bare": "bare aws-sdk-s3", "engine": "s3sweep SDK path",
          "wrk": "wrk (unsigned)"}
 SERVERS = ("static", "lab")
-
-
-def middle(values):
-    v = sorted(values)
-    n = len(v)
-    if n == 0:
-        return None
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 def free_port():
@@ -320,13 +320,14 @@ def one_round(args, rnd, servers, workers, tmp, data, alive):
 
 
 def ratio(data, a, b, col=2):
-    """The median of the rounds' own ratios of a's figure to b's."""
+    """The rounds' own ratios of a's figure to b's, as an Interval (median and its
+    order-statistic confidence interval, bench-py/intervals.py)."""
     ra, rb = data[a], data[b]
-    return middle([x[col] / max(y[col], 1e-9) for x, y in zip(ra, rb)])
+    return Interval([x[col] / max(y[col], 1e-9) for x, y in zip(ra, rb)])
 
 
 def checks(data, args, workers):
-    """(target, scheme, server, {workers: ratio}, limit) for every target."""
+    """(target, scheme, server, {workers: Interval}, limit) for every target."""
     rows = []
     for scheme in args.schemes:
         for server in SERVERS:
@@ -345,9 +346,55 @@ def checks(data, args, workers):
     return rows
 
 
-def report(data, args, workers):
-    print(f"Clients side by side: {args.objects} objects x {args.size} B, {args.rounds} interleaved rounds "
+def widest(data, args, workers):
+    """The interval furthest from the precision asked for: (half width, target, scheme,
+    server, workers, confident)."""
+    found = []
+    for name, scheme, server, intervals, _ in checks(data, args, workers):
+        for w, iv in intervals.items():
+            found.append((iv.half_width() if iv.confident() else float("inf"), name, scheme, server, w,
+                          iv.confident()))
+    return max(found)
+
+
+def settled(data, args, workers, rounds):
+    """Whether enough rounds ran: at least --rounds, and every interval confident and
+    within --precision of its median."""
+    return rounds >= args.rounds and widest(data, args, workers)[0] <= args.precision
+
+
+def verdict(intervals, limit, errors):
+    """PASS when every in-flight count's interval is inside the target; MISS when one is
+    wholly outside it, or a GET failed; else UNSURE (an interval straddles the target,
+    or too few rounds to be 95% sure)."""
+    each = [iv.verdict(limit) for iv in intervals.values()]
+    if errors or "MISS" in each:
+        return "MISS"
+    return "PASS" if all(v == "PASS" for v in each) else "UNSURE"
+
+
+def machine(loads):
+    """What the figures were measured on: CPU model, cores, clocksource, kernel, load."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), model)
+    except OSError:
+        pass
+    try:
+        with open("/sys/devices/system/clocksource/clocksource0/current_clocksource") as f:
+            clock = f.read().strip()
+    except OSError:
+        clock = "unknown"
+    fmt = lambda l: " ".join(f"{x:.2f}" for x in l)
+    return (f"machine: {model}, {os.cpu_count()} cores, clocksource {clock}, kernel {os.uname().release}; "
+            f"load average at the start {fmt(loads[0])}, at the end {fmt(loads[1])}")
+
+
+def report(data, args, workers, rounds, loads):
+    print(f"Clients side by side: {args.objects} objects x {args.size} B, {rounds} interleaved rounds "
           f"(figures: medians of the rounds; wrk: {args.wrk_seconds} s per in-flight count)")
+    print(machine(loads))
     print()
     print("| scheme | server | client | in flight | wall ms | wall ms/GET | CPU ms/GET | GETs | errors |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|")
@@ -358,23 +405,32 @@ def report(data, args, workers):
                     continue
                 for w in workers:
                     runs = data[(scheme, server, client, w)]
-                    wall, per, cpu = (middle([r[i] for r in runs]) for i in range(3))
+                    wall, per, cpu = (median([r[i] for r in runs]) for i in range(3))
                     gets, errors = sum(r[3] for r in runs), sum(r[4] for r in runs)
                     print(f"| {scheme} | {server} | {LABEL[client]} | {w} | {wall:.0f} | {per:.4f} | {cpu:.4f} "
                           f"| {gets} | {errors} |")
     print()
-    print("| target | scheme | server | " + " | ".join(f"ratio at {w}" for w in workers) + " | result |")
+    print("| target | scheme | server | " + " | ".join(f"ratio at {w} [{CONFIDENCE:.0%} interval]" for w in workers)
+          + " | result |")
     print("|---|---|---|" + "---:|" * len(workers) + "---|")
     all_errors = sum(r[4] for runs in data.values() for r in runs)
-    for name, scheme, server, ratios, limit in checks(data, args, workers):
-        verdict = "PASS" if all(v <= limit for v in ratios.values()) and all_errors == 0 else "MISS"
-        cells = " | ".join(f"{ratios[w]:.3f}x" for w in workers)
-        print(f"| {name} | {scheme} | {server} | {cells} | {verdict} |")
+    for name, scheme, server, intervals, limit in checks(data, args, workers):
+        cells = " | ".join(intervals[w].cell() for w in workers)
+        print(f"| {name} | {scheme} | {server} | {cells} | {verdict(intervals, limit, all_errors)} |")
     print()
     if all_errors:
         print(f"errors: {all_errors} failed GETs in the run: every target is MISS")
-    print(f"ratios: the median of the {args.rounds} rounds' own ratios of CPU per GET; "
-          f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    gap, name, scheme, server, w, confident = widest(data, args, workers)
+    stop = (f"every interval within +/-{args.precision * 100:g}% of its median"
+            if settled(data, args, workers, rounds) else
+            f"the limit of {args.max_rounds} rounds reached before every interval was within "
+            f"+/-{args.precision * 100:g}%: the widest, {name} ({scheme} {server} at {w} in flight), is "
+            + (f"+/-{gap:.1%}" if confident else f"not yet {CONFIDENCE:.0%} sure (too few rounds)"))
+    print(f"rounds: {rounds} ({stop})")
+    print(f"ratios: the median of the rounds' own ratios of CPU per GET, with a distribution-free "
+          f"{CONFIDENCE:.0%} interval of that median (order statistics; the confidence each interval "
+          f"reaches is below {CONFIDENCE:.0%} with fewer than 6 rounds); PASS needs the whole interval "
+          f"inside the target, MISS its lower end above it, else UNSURE")
 
 
 def main():
@@ -385,12 +441,21 @@ def main():
     p.add_argument("--size", type=int, default=46080, help="object size, bytes")
     p.add_argument("--workers", default="16,64,256", help="in-flight counts")
     p.add_argument("--schemes", default="http,https")
-    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
+    p.add_argument("--rounds", type=int, default=6,
+                   help="interleaved rounds at least (6 is the fewest for a 95%% interval)")
+    p.add_argument("--max-rounds", type=int, default=20,
+                   help="interleaved rounds at most: rounds are added until every ratio's interval is "
+                        "within --precision of its median, or this many ran")
+    p.add_argument("--precision", type=float, default=0.05,
+                   help="the interval's half width asked for, a fraction of the median (0.05: +/-5%%)")
     p.add_argument("--wrk-seconds", type=int, default=2, help="wrk's run per in-flight count, seconds")
     p.add_argument("--wrk-threads", type=int, default=2)
     p.add_argument("--nginx-workers", type=int, default=2)
     args = p.parse_args()
     args.schemes = args.schemes.split(",")
+    if not 1 <= args.rounds <= args.max_rounds or not 0 < args.precision < 1:
+        p.error(f"--rounds {args.rounds} must be at least 1 and at most --max-rounds {args.max_rounds}, "
+                f"and --precision {args.precision} between 0 and 1")
     workers = [int(w) for w in args.workers.split(",")]
     missing = missing_tools()
     if missing:
@@ -418,14 +483,18 @@ def main():
         for (server, scheme), (url, _) in sorted(servers.items()):
             print(f"{server} {scheme}: {url}", file=sys.stderr)
         data = {}
-        for rnd in range(args.rounds):
-            one_round(args, rnd, servers, workers, tmp, data, alive)
+        rounds = 0
+        loads = [os.getloadavg()]
+        while rounds < args.max_rounds and not (rounds and settled(data, args, workers, rounds)):
+            one_round(args, rounds, servers, workers, tmp, data, alive)
+            rounds += 1
+        loads.append(os.getloadavg())
     finally:
         for lab in labs:
             lab.stop()
         if nginx:
             nginx.stop()
-    report(data, args, workers)
+    report(data, args, workers, rounds, loads)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

@@ -1,9 +1,12 @@
 //! `make bench MODE=clients` (bench-py/clients.py) at a tiny size: 200 GETs per client, 16
-//! in flight, HTTP, one round, wrk for one second. It must print a row for every client
-//! on every server (the lean signed GET, the bare SDK and s3sweep's SDK path on nginx and
-//! on the lab, wrk on nginx) with every GET answered, and every target's ratio with PASS
-//! or MISS. The figures themselves are not checked (debug builds, a loaded machine):
-//! the bench's targets are for release builds, read from its table.
+//! in flight, HTTP, at most two rounds, wrk for one second. It must print a row for every
+//! client on every server (the lean signed GET, the bare SDK and s3sweep's SDK path on
+//! nginx and on the lab, wrk on nginx) with every GET answered, every target's ratio
+//! with its interval and PASS, MISS or UNSURE, and stop adding rounds at its limit
+//! (a precision no two rounds reach). The figures themselves are not checked (debug
+//! builds, a loaded machine): the bench's targets are for release builds, read from its
+//! table. The interval's arithmetic has its own unit tests (bench-py/test_intervals.py),
+//! run here too.
 //!
 //! Needs wrk, nginx and openssl (`make bench-tools`, which `make test` runs) and the
 //! debug build of examples/bare_sdk.rs next to the `s3sweep` binary (`make test` builds
@@ -97,6 +100,10 @@ fn the_clients_bench_prints_every_client_and_every_target() {
             "http",
             "--rounds",
             "1",
+            "--max-rounds",
+            "2",
+            "--precision",
+            "0.0001",
             "--wrk-seconds",
             "1",
         ]),
@@ -119,7 +126,7 @@ fn the_clients_bench_prints_every_client_and_every_target() {
         let found = rows(&stdout, &format!("| http | {server} | {client} | 16 |"));
         assert_eq!(found.len(), 1, "one row of {client} on {server}:\n{stdout}");
         let cells = &found[0];
-        // wall ms, wall ms/GET, CPU ms/GET, GETs, errors
+        // wall ms, wall ms/GET, CPU ms/GET, GETs (over the two rounds), errors
         let figures: Vec<f64> = cells[4..9].iter().map(|c| c.parse().unwrap()).collect();
         assert!(figures[..4].iter().all(|&f| f > 0.0), "{client} on {server}: {cells:?}");
         assert_eq!(
@@ -128,7 +135,7 @@ fn the_clients_bench_prints_every_client_and_every_target() {
         );
         if !client.starts_with("wrk") {
             assert_eq!(
-                figures[3], 200.0,
+                figures[3], 400.0,
                 "{client} on {server} read every object once: {cells:?}"
             );
         }
@@ -138,25 +145,56 @@ fn the_clients_bench_prints_every_client_and_every_target() {
         ("| lean CPU/GET <= 0.5x bare SDK | http | static |", 1),
         ("| lean CPU/GET <= 0.5x bare SDK | http | lab |", 1),
         ("| lean CPU/GET <= 2.5x wrk (unsigned) | http | static |", 1),
-        ("| s3sweep SDK path CPU/GET <= 1.1x bare SDK | http | static |", 1),
-        ("| s3sweep SDK path CPU/GET <= 1.1x bare SDK | http | lab |", 1),
+        ("| s3sweep SDK path CPU/GET <= 1.05x bare SDK | http | static |", 1),
+        ("| s3sweep SDK path CPU/GET <= 1.05x bare SDK | http | lab |", 1),
     ];
     for (prefix, n) in targets {
         let found = rows(&stdout, prefix);
         assert_eq!(found.len(), n, "{prefix}:\n{stdout}");
         let cells = &found[0];
-        let ratio = cells[3].strip_suffix('x').and_then(|r| r.parse::<f64>().ok());
-        assert!(ratio.is_some_and(|r| r > 0.0), "{prefix}: a ratio at 16: {cells:?}");
-        assert!(matches!(cells[4], "PASS" | "MISS"), "{prefix}: {cells:?}");
+        let (median, lo, hi) = interval(cells[3]).unwrap_or_else(|| panic!("{prefix}: {cells:?}"));
+        assert!(
+            0.0 < lo && lo <= median && median <= hi,
+            "{prefix}: a ratio at 16 inside its interval: {cells:?}"
+        );
+        assert!(matches!(cells[4], "PASS" | "MISS" | "UNSURE"), "{prefix}: {cells:?}");
     }
     assert_eq!(
         stdout
             .lines()
-            .filter(|l| l.ends_with("| PASS |") || l.ends_with("| MISS |"))
+            .filter(|l| ["| PASS |", "| MISS |", "| UNSURE |"].iter().any(|v| l.ends_with(v)))
             .count(),
         targets.len(),
         "no other target rows:\n{stdout}"
     );
+    assert!(
+        stdout.contains("rounds: 2 (the limit of 2 rounds reached before every interval was within +/-0.01%"),
+        "two rounds, then the limit:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("machine: ") && stdout.contains("clocksource") && stdout.contains("load average"),
+        "the machine beside the figures:\n{stdout}"
+    );
+}
+
+/// "1.034x [0.981-1.100]": the median and the interval's ends.
+fn interval(cell: &str) -> Option<(f64, f64, f64)> {
+    let (median, rest) = cell.split_once("x [")?;
+    let (lo, hi) = rest.strip_suffix(']')?.split_once('-')?;
+    Some((median.parse().ok()?, lo.parse().ok()?, hi.parse().ok()?))
+}
+
+#[test]
+fn the_benchs_interval_covers_the_median_as_often_as_it_says() {
+    let out = run_limited(
+        Command::new("python3")
+            .args(["-m", "unittest", "-v", "test_intervals"])
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/bench-py")),
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "bench-py/test_intervals.py:\n{stderr}");
+    assert!(stderr.contains("Ran 5 tests"), "{stderr}");
 }
 
 #[test]
