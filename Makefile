@@ -116,8 +116,9 @@ lint-templates: tools template-variants
 ## transform (samtranslator, tests/deploy/sam_expand.py) then the parameter set's
 ## conditions and intrinsics resolved, in $(OUT)/template-SET.json; cfn-lint and
 ## checkov check these (make lint, make checkov), tests/it/deploy_files/expanded.rs
-## checks their roles. The sets: the defaults; MemorySweep, ResultsBucket, Baseline and
-## SubnetIds (with SecurityGroupIds and SubnetZoneIds) each on; all of them on.
+## checks their roles. The sets: the defaults; MemorySweep, ResultsBucket, Baseline,
+## SubnetIds (with SecurityGroupIds and SubnetZoneIds) and Schedule (with ResultsBucket)
+## each on; all of them on (MetricsNamespace too).
 SAM_PYTHON ?= $(VENV)/bin/python
 EXPAND_BUCKETS = StandardBucketName=$(PLACEHOLDER_STANDARD) ExpressBucketName=$(PLACEHOLDER_EXPRESS)
 EXPAND_VPC = SubnetIds=subnet-0123456789abcdef0 SecurityGroupIds=sg-0123456789abcdef0 SubnetZoneIds=use1-az4
@@ -126,11 +127,15 @@ TEMPLATE_SET_memory-sweep = MemorySweep=enabled
 TEMPLATE_SET_results-bucket = ResultsBucket=my-results-bucket
 TEMPLATE_SET_baseline = Baseline=enabled
 TEMPLATE_SET_subnets = $(EXPAND_VPC)
-TEMPLATE_SET_all-on = MemorySweep=enabled ResultsBucket=my-results-bucket Baseline=enabled $(EXPAND_VPC)
-TEMPLATE_SETS = defaults memory-sweep results-bucket baseline subnets all-on
+TEMPLATE_SET_schedule = ResultsBucket=my-results-bucket
+TEMPLATE_SET_all-on = MemorySweep=enabled ResultsBucket=my-results-bucket Baseline=enabled MetricsNamespace=s3sweep/canary $(EXPAND_VPC)
+# Parameters whose values hold spaces, quoted for the shell (make splits words on spaces).
+TEMPLATE_QUOTED_schedule = --param 'Schedule=rate(1 day)'
+TEMPLATE_QUOTED_all-on = --param 'Schedule=rate(1 day)'
+TEMPLATE_SETS = defaults memory-sweep results-bucket baseline subnets schedule all-on
 EXPANDED_TEMPLATES = $(foreach set,$(TEMPLATE_SETS),$(OUT)/template-$(set).json)
 define EXPAND_ONE
-	$(SAM_PYTHON) tests/deploy/sam_expand.py template.yaml $(addprefix --param ,$(EXPAND_BUCKETS) $(TEMPLATE_SET_$(1))) > $(OUT)/template-$(1).json || { rm -f $(OUT)/template-$(1).json; exit 1; }
+	$(SAM_PYTHON) tests/deploy/sam_expand.py template.yaml $(addprefix --param ,$(EXPAND_BUCKETS) $(TEMPLATE_SET_$(1))) $(TEMPLATE_QUOTED_$(1)) > $(OUT)/template-$(1).json || { rm -f $(OUT)/template-$(1).json; exit 1; }
 
 endef
 template-variants: tools
@@ -354,6 +359,13 @@ MEMORY_SWEEP ?=
 # default s3sweep-results); empty: no results in S3 and no S3 write permission.
 RESULTS_BUCKET ?=
 RESULTS_PREFIX ?=
+# A schedule expression (rate(1 day), cron(0 6 * * ? *)) for the canary
+# (events/canary.json, docs/sharing.md; needs RESULTS_BUCKET), its worker counts
+# (comma-separated, template default 64), and the CloudWatch namespace of the metrics
+# the function logs (embedded metric format). Empty: none.
+SCHEDULE ?=
+CANARY_WORKERS ?=
+METRICS_NAMESPACE ?=
 # enabled: a second function, the boto3 baseline (baseline/, make compare-baseline).
 BASELINE ?=
 # Place the function(s) in a VPC (docs/deploy.md): comma-separated subnet and security
@@ -389,7 +401,9 @@ PARAMETERS = Architecture=$(ARCH) StandardBucketName=$(STANDARD_BUCKET) ExpressB
 	$(if $(FUNCTION_NAME),FunctionName=$(FUNCTION_NAME)) $(if $(MEMORY_SWEEP),MemorySweep=$(MEMORY_SWEEP)) \
 	$(if $(RESULTS_BUCKET),ResultsBucket=$(RESULTS_BUCKET)) $(if $(RESULTS_PREFIX),ResultsPrefix=$(RESULTS_PREFIX)) \
 	$(if $(BASELINE),Baseline=$(BASELINE)) $(if $(SUBNET_IDS),SubnetIds=$(SUBNET_IDS)) \
-	$(if $(SECURITY_GROUP_IDS),SecurityGroupIds=$(SECURITY_GROUP_IDS)) $(if $(SUBNET_ZONE_IDS),SubnetZoneIds=$(SUBNET_ZONE_IDS))
+	$(if $(SECURITY_GROUP_IDS),SecurityGroupIds=$(SECURITY_GROUP_IDS)) $(if $(SUBNET_ZONE_IDS),SubnetZoneIds=$(SUBNET_ZONE_IDS)) \
+	$(if $(SCHEDULE),'Schedule="$(SCHEDULE)"') $(if $(CANARY_WORKERS),CanaryWorkers=$(CANARY_WORKERS)) \
+	$(if $(METRICS_NAMESPACE),MetricsNamespace=$(METRICS_NAMESPACE))
 # sam from .venv (make tools) first on PATH; fail clearly without it or without credentials.
 CHECK_SAM = @test -x $(VENV)/bin/sam -a -x $(VENV)/bin/python || \
 	{ echo "$@: the AWS SAM CLI is not installed in $(VENV): run make tools (installs the pinned aws-sam-cli)"; exit 2; }

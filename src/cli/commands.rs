@@ -195,10 +195,10 @@ fn results_log(
     client: &crate::s3::SweepClient,
     plan: &crate::plan::Plan,
 ) -> Option<std::sync::Arc<engine::ResultsLog>> {
-    let destination = plan.results_uri()?;
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
+    let destination = plan.dated_if_asked(plan.results_uri()?, (ms / 1000) as u64);
     let run_id = plan
         .request()
         .run_id

@@ -31,6 +31,7 @@ pub(crate) mod merge;
 pub(crate) mod response;
 pub(crate) mod settings;
 
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -233,7 +234,33 @@ impl Function {
             log.finish(&mut result).await;
         }
         fit_answer(&mut result)?;
+        self.log_metrics(&plan, &result);
         Ok(result)
+    }
+
+    /// The result's metrics as embedded-metric-format lines on stdout, where the
+    /// function's log group (and so CloudWatch) reads them: when the event's
+    /// `metrics_namespace` or the function's [`settings::METRICS_NAMESPACE_ENV`] names a
+    /// namespace, and not from a coordinator's child (its coordinator logs the merged
+    /// rows).
+    fn log_metrics(&self, plan: &Plan, result: &SweepResult) {
+        let given = plan.request().metrics_namespace.as_ref();
+        let Some(namespace) = given.or(self.settings.metrics_namespace.as_ref()) else {
+            return;
+        };
+        if plan.request().from_coordinator.is_some() {
+            return;
+        }
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let lines = crate::render::emf::lines(result, namespace, now_ms);
+        let mut out = std::io::stdout().lock();
+        for line in &lines {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = out.flush();
+        tracing::info!(namespace = %namespace, lines = lines.len(), "metrics logged in embedded metric format");
     }
 
     /// Where this invocation's result goes: the event's `results_uri`, else the
@@ -257,6 +284,8 @@ impl Function {
             ),
             id => id.to_string(),
         });
+        let now_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let destination = plan.dated_if_asked(destination, now_s);
         let writer = ResultsWriter::new(&self.client, &destination, &run_id);
         tracing::info!(results_uri = %writer.uri(), "the result is written to S3 after every configuration");
         Some(Arc::new(ResultsLog::new(writer, invocation.deadline)))

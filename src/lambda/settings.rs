@@ -36,6 +36,10 @@ pub const CA_BUNDLE_ENV: &str = "AWS_CA_BUNDLE";
 /// (`s3://bucket/prefix`, template parameter `ResultsBucket`) when its event gives no
 /// `results_uri`.
 pub const RESULTS_URI_ENV: &str = "S3SWEEP_RESULTS_URI";
+/// Environment variable: the CloudWatch namespace of the metrics the function logs in
+/// embedded metric format when its event gives no `metrics_namespace` (template
+/// parameter `MetricsNamespace`); unset or empty: none.
+pub(crate) const METRICS_NAMESPACE_ENV: &str = "S3SWEEP_METRICS_NAMESPACE";
 /// Environment variable: safety margin before the deadline, in milliseconds.
 pub const SAFETY_MARGIN_ENV: &str = "S3SWEEP_SAFETY_MARGIN_MS";
 
@@ -92,6 +96,9 @@ pub struct FunctionSettings {
     pub memory_poll: PollSettings,
     /// Where results are written when the event says nothing ([`RESULTS_URI_ENV`]).
     pub results_uri: Option<crate::plan::ResultsUri>,
+    /// The namespace of the metrics logged when the event names none
+    /// ([`METRICS_NAMESPACE_ENV`]).
+    pub metrics_namespace: Option<String>,
     /// The network path the template deployed the function with
     /// ([`NETWORK_PATH_ENV`], [`SUBNET_ZONE_IDS_ENV`]); `None` when it did not say.
     pub deployment: Option<Deployment>,
@@ -166,6 +173,12 @@ impl FunctionSettings {
                 .map_err(|e| problems.push(format!("{RESULTS_URI_ENV}: {e}")))
                 .ok()
         });
+        let metrics_namespace = get(METRICS_NAMESPACE_ENV).and_then(|text| {
+            crate::plan::check_metrics_namespace(&text)
+                .map_err(|e| problems.push(format!("{METRICS_NAMESPACE_ENV}: {e}")))
+                .ok()
+                .map(|()| text)
+        });
         let deployment = deployment(get(NETWORK_PATH_ENV), get(SUBNET_ZONE_IDS_ENV), &mut problems);
         let fanout = FanoutSettings::from_lookup(get, &mut problems);
         if problems.is_empty() {
@@ -176,6 +189,7 @@ impl FunctionSettings {
                 fanout,
                 memory_poll,
                 results_uri,
+                metrics_namespace,
                 deployment,
             })
         } else {

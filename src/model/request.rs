@@ -80,6 +80,16 @@ pub struct SweepRequest {
     /// `<results prefix>/<run_id>.json`; `None`: the invocation's request id names it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// With `true` the result's key gains the run's UTC date,
+    /// `<results prefix>/YYYY/MM/DD/<run id>.json` (a scheduled canary's results, listed
+    /// by day). Default `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub results_by_date: bool,
+    /// The CloudWatch namespace of the metrics the Lambda logs in embedded metric
+    /// format, one line per configuration (render::emf); `None`: the function's
+    /// `S3SWEEP_METRICS_NAMESPACE`, and without it no metrics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics_namespace: Option<String>,
     /// Object sizes, bytes, to sweep (the size axis): each size's objects are read at
     /// [`size_prefix`] + the key template. Empty: one size, the template's own keys.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -156,6 +166,8 @@ impl Default for SweepRequest {
             prices: Prices::default(),
             results_uri: None,
             run_id: None,
+            results_by_date: false,
+            metrics_namespace: None,
             target_wall_ms: None,
             memory_mb: Vec::new(),
             order: None,

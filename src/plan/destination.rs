@@ -53,7 +53,8 @@ fn split(text: &str) -> Result<(String, String), String> {
 }
 
 /// The request's destination fields: a `results_uri` that parses, a `run_id` that is
-/// a key as given (1 to [`MAX_REQUEST_RUN_ID_CHARS`] of `A-Za-z0-9._-`).
+/// a key as given (1 to [`MAX_REQUEST_RUN_ID_CHARS`] of `A-Za-z0-9._-`), a
+/// `metrics_namespace` CloudWatch accepts ([`check_metrics_namespace`]).
 pub(crate) fn check_destination(request: &crate::model::SweepRequest, problems: &mut Vec<super::FieldProblem>) {
     if let Some(Err(message)) = request.results_uri.as_deref().map(ResultsUri::parse) {
         problems.push(super::FieldProblem {
@@ -73,6 +74,35 @@ pub(crate) fn check_destination(request: &crate::model::SweepRequest, problems: 
             });
         }
     }
+    if let Some(Err(message)) = request.metrics_namespace.as_deref().map(check_metrics_namespace) {
+        problems.push(super::FieldProblem {
+            field: "metrics_namespace".into(),
+            message,
+        });
+    }
+}
+
+/// Longest CloudWatch namespace, characters (PutMetricData's limit).
+pub(crate) const MAX_METRICS_NAMESPACE_CHARS: usize = 255;
+
+/// A namespace CloudWatch accepts for custom metrics: 1 to 255 of `A-Za-z0-9.-_/#:`,
+/// not starting with `AWS/` (reserved for AWS's own services).
+pub fn check_metrics_namespace(namespace: &str) -> Result<(), String> {
+    let shown = super::fields::preview(namespace);
+    let fits = (1..=MAX_METRICS_NAMESPACE_CHARS).contains(&namespace.chars().count());
+    if !fits
+        || !namespace
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-_/#:".contains(c))
+    {
+        return Err(format!(
+            "must be 1 to {MAX_METRICS_NAMESPACE_CHARS} letters, digits, '.', '-', '_', '/', '#' or ':', got {shown}"
+        ));
+    }
+    if namespace.starts_with("AWS/") {
+        return Err(format!("must not start with AWS/ (AWS's own namespaces), got {shown}"));
+    }
+    Ok(())
 }
 
 impl ResultsUri {
@@ -87,6 +117,24 @@ impl ResultsUri {
             ));
         }
         Ok(ResultsUri { bucket, prefix })
+    }
+
+    /// The same place one level down per UTC day of `unix_s`: `<prefix>/YYYY/MM/DD`
+    /// (request `results_by_date`).
+    pub fn dated(&self, unix_s: i64) -> ResultsUri {
+        let day = time::OffsetDateTime::from_unix_timestamp(unix_s)
+            .unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
+            .date();
+        let date = format!("{:04}/{:02}/{:02}", day.year(), u8::from(day.month()), day.day());
+        let prefix = if self.prefix.is_empty() {
+            date
+        } else {
+            format!("{}/{date}", self.prefix)
+        };
+        ResultsUri {
+            bucket: self.bucket.clone(),
+            prefix,
+        }
     }
 
     /// The object of run `run_id`: `<prefix>/<run_id>.json`. Characters other than
@@ -171,6 +219,40 @@ mod tests {
         )
         .unwrap();
         assert_eq!(plan.results_uri().unwrap().prefix, "runs");
+    }
+
+    #[test]
+    fn a_dated_destination_adds_the_utc_day() {
+        let uri = ResultsUri::parse("s3://r-1/canary").unwrap();
+        // 2026-12-01T23:59:59Z and a second later.
+        assert_eq!(
+            uri.dated(1_796_169_599).object("id").to_string(),
+            "s3://r-1/canary/2026/12/01/id.json"
+        );
+        assert_eq!(
+            uri.dated(1_796_169_600).object("id").to_string(),
+            "s3://r-1/canary/2026/12/02/id.json"
+        );
+        let bare = ResultsUri::parse("s3://r-1").unwrap();
+        assert_eq!(bare.dated(0).object("id").to_string(), "s3://r-1/1970/01/01/id.json");
+    }
+
+    #[test]
+    fn a_metrics_namespace_is_one_cloudwatch_accepts() {
+        assert!(check_metrics_namespace("s3sweep/canary").is_ok());
+        for bad in ["", "AWS/S3", "has space", &"n".repeat(256)] {
+            let err = check_metrics_namespace(bad).unwrap_err();
+            assert!(err.contains("got"), "{bad}: {err}");
+        }
+        let problems = crate::plan::Plan::from_value(serde_json::json!({
+            "buckets": ["b-1"], "metrics_namespace": "AWS/Lambda", "results_by_date": "yes"
+        }))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            problems.contains("metrics_namespace") && problems.contains("results_by_date"),
+            "{problems}"
+        );
     }
 
     #[test]

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::model::request::{FanoutRequest, FromCoordinator, Role, SweepRequest};
 
 pub use bucket_name::{check_bucket_name, is_directory_bucket};
-pub use destination::{ObjectUri, ResultsUri};
+pub use destination::{check_metrics_namespace, ObjectUri, ResultsUri};
 pub use key_template::KeyTemplate;
 pub use keys::{BucketListing, Keys, ListedObject};
 use request_fields::typed_request;
@@ -372,6 +372,16 @@ impl Plan {
             .unwrap_or(crate::model::request::DEFAULT_PROBE_KEY)
     }
     /// How long the client's pool keeps an idle connection.
+    /// `uri`, one level down per UTC day of `now_unix_s` when the request asks for
+    /// `results_by_date` ([`ResultsUri::dated`]).
+    pub fn dated_if_asked(&self, uri: ResultsUri, now_unix_s: u64) -> ResultsUri {
+        if self.request.results_by_date {
+            uri.dated(now_unix_s as i64)
+        } else {
+            uri
+        }
+    }
+
     /// Where the result is written (request `results_uri`), if anywhere.
     pub fn results_uri(&self) -> Option<ResultsUri> {
         self.request

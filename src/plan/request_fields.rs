@@ -83,6 +83,8 @@ request_fields! {
     object_sizes_bytes: take("a list of whole numbers of bytes"), flag "--object-sizes";
     clients: take("a list of client names: \"sdk\", \"lean\""), flag "--clients";
     run_id: take("a string of 1 to 64 letters, digits, '.', '_' or '-'"), flag "--run-id";
+    results_by_date: take("true or false");
+    metrics_namespace: take("a CloudWatch namespace like \"s3sweep\"");
 }
 
 /// Reads the request's own section (`map` less the coordinator's envelope) into

@@ -1,12 +1,14 @@
 //! Output for people: the result tables ([`tables`]), the diagnosis in words
 //! ([`diagnosis`]), the cost ([`cost`]) and comparison ([`compare`]) tables, the plot
 //! ([`plot`], its labels placed by [`labels`]; a memory sweep's [`memory_plot`], chosen
-//! by [`figure`]) and the progress bars ([`progress`]). Every table is drawn for the
+//! by [`figure`]), the progress bars ([`progress`]) and CloudWatch metrics as log lines
+//! ([`emf`]). Every table is drawn for the
 //! terminal or as Markdown from one place, chosen by [`Style`].
 
 pub mod compare;
 pub(crate) mod cost;
 pub(crate) mod diagnosis;
+pub(crate) mod emf;
 pub(crate) mod figure;
 pub(crate) mod labels;
 pub(crate) mod memory_plot;

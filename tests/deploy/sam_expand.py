@@ -10,7 +10,10 @@ prints JSON to stdout: the template as samtranslator expands it (its transform, 
 policy ARNs from the map bundled with samtranslator, no AWS call), then resolved for the
 parameter set: conditions evaluated; resources and outputs whose Condition is false
 dropped; Fn::If, Ref (parameters, pseudo parameters, AWS::NoValue), Fn::Sub, Fn::Join,
-Fn::Select, Fn::Split, Fn::Equals, Fn::Not, Fn::And, Fn::Or resolved. A Ref or Fn::GetAtt
+Fn::Select, Fn::Split, Fn::Equals, Fn::Not, Fn::And, Fn::Or resolved. The template's
+Rules are checked as CloudFormation checks them before it creates anything (each rule
+whose RuleCondition holds must have every Assert true; a false one is an error with its
+AssertDescription) and then dropped with Parameters. A Ref or Fn::GetAtt
 of a resource stays as written ({"Ref": "X"}, {"Fn::GetAtt": ["X", "Arn"]}; an Fn::Sub
 naming one keeps only those variables), so the output is still a CloudFormation template
 cfn-lint and checkov read. Parameters and Conditions are gone; the parameter set used is
@@ -286,7 +289,9 @@ def resolve(expanded, values, meta):
             continue
         kept[name] = resource
     resolver.resources = kept
-    out = {k: v for k, v in expanded.items() if k not in ("Parameters", "Conditions", "Resources", "Outputs")}
+    check_rules(expanded.get("Rules"), resolver)
+    out = {k: v for k, v in expanded.items()
+           if k not in ("Parameters", "Conditions", "Rules", "Resources", "Outputs")}
     out["Metadata"] = dict(out.get("Metadata") or {}, SamExpand=meta)
     out["Resources"] = {}
     for name, resource in kept.items():
@@ -303,6 +308,18 @@ def resolve(expanded, values, meta):
     if outputs:
         out["Outputs"] = outputs
     return out
+
+
+def check_rules(rules, resolver):
+    """CloudFormation's template rules for this parameter set: a rule applies when its
+    RuleCondition (if any) is true, and then every Assert must be true."""
+    for name, rule in (rules or {}).items():
+        when = rule.get("RuleCondition")
+        if when is not None and not resolver.boolean(when):
+            continue
+        for assertion in rule.get("Assertions") or []:
+            if not resolver.boolean(assertion["Assert"]):
+                raise ExpandError(f"rule {name}: {assertion.get('AssertDescription', 'an assertion is false')}")
 
 
 def depends_on_kept(depends, kept):

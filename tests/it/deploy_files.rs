@@ -598,3 +598,4 @@ mod defaults;
 mod expanded;
 mod first_deploy;
 mod results_bucket;
+mod schedule;

@@ -316,6 +316,30 @@ fn logical_lines(lines: &[String]) -> Vec<(usize, String)> {
     out
 }
 
+/// `text` split into words as a shell would: quotes group (`SCHEDULE='rate(1 day)'` is
+/// one word); no expansion.
+fn shell_split(text: &str) -> Vec<String> {
+    let (mut words, mut word, mut quote, mut quoted) = (Vec::new(), String::new(), None, false);
+    for c in text.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => word.push(c),
+            None if c == '\'' || c == '"' => (quote, quoted) = (Some(c), true),
+            None if c.is_whitespace() => {
+                if quoted || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                    quoted = false;
+                }
+            }
+            None => word.push(c),
+        }
+    }
+    if quoted || !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
 fn shell_problems(page: &str, text: &str, makefile: &str) -> Vec<String> {
     let mut problems = Vec::new();
     for block in blocks(text)
@@ -337,7 +361,7 @@ fn shell_problems(page: &str, text: &str, makefile: &str) -> Vec<String> {
                 ));
             }
             if let Some(rest) = line.strip_prefix("make ") {
-                for target in rest.split_whitespace().take_while(|w| !w.starts_with('#')) {
+                for target in shell_split(rest).iter().take_while(|w| !w.starts_with('#')) {
                     if !target.contains('=') && !makefile.lines().any(|l| l.starts_with(&format!("{target}:"))) {
                         problems.push(format!("{at}: no Makefile target `{target}`"));
                     }
@@ -374,7 +398,7 @@ fn a_stale_shell_example_fails() {
     let problems = shell_problems("stale.md", stale, &makefile);
     assert_eq!(problems.len(), 5, "{problems:#?}");
     let fine = "```sh\ns3sweep run --bucket b --workers 1,8 > r.json   # note\n\
-                s3sweep local [--tls] [--objects N]\nmake demo HTTP=1\n\
+                s3sweep local [--tls] [--objects N]\nmake demo HTTP=1\nmake deploy SCHEDULE='rate(1 day)' A=\"b c\"\n\
                 aws lambda invoke --function-name f --payload fileb://event.json out.json\n```\n";
     assert!(shell_problems("ok.md", fine, &makefile).is_empty());
 }

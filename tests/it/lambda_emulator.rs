@@ -236,6 +236,9 @@ fn the_function_under_cargo_lambda_watch() {
     a_key_prefix_event(&mut emulator, &endpoint, &ca_file, &tmp);
     let prefix_invoke = prefix_invoke.elapsed();
 
+    // 4c. CloudWatch metrics in embedded metric format, on the same emulator.
+    metrics_are_the_rows(&mut emulator, &event_path, &tmp);
+
     // 5. The lab's tally: seeding's (ReadWrite) session, and the function's one ReadOnly
     // session, kept for its life across the three invocations; one TLS handshake per
     // connection, none failed.
@@ -262,6 +265,84 @@ fn the_function_under_cargo_lambda_watch() {
         deadline,
         lambda.remaining_ms_at_start
     );
+}
+
+/// Issue 38: events/local.json at 2 and 4 workers with `metrics_namespace` makes the
+/// function log one embedded-metric-format line per configuration: each valid EMF
+/// (tests/emf/schema.json and validate.py, with the project's .venv Python, which has
+/// cfn-lint's jsonschema), in that namespace, under the row's bucket, workers and the
+/// function's memory, with the row's figures.
+fn metrics_are_the_rows(emulator: &mut Emulator, event_path: &Path, tmp: &Path) {
+    let mut event: Value = serde_json::from_str(&std::fs::read_to_string(event_path).unwrap()).unwrap();
+    event["workers"] = serde_json::json!([2, 4]);
+    event["object_count"] = serde_json::json!(40);
+    event["metrics_namespace"] = serde_json::json!("s3sweep/test");
+    let path = tmp.join("metrics-event.json");
+    std::fs::write(&path, event.to_string()).unwrap();
+    let out = emulator.invoke(&path, INVOKE_LIMIT);
+    assert!(out.status.success(), "{}\n{}", error_text(&out), emulator.log());
+    let result = result_of(&out);
+    let lines: Vec<Value> = emulator
+        .json_logs()
+        .into_iter()
+        .filter(|l| l.get("_aws").is_some())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        result.results.len(),
+        "one EMF line per row:\n{}",
+        emulator.log()
+    );
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    let checked = validate_emf(&text.join("\n"));
+    assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stdout));
+    let memory = result
+        .environment
+        .lambda
+        .as_ref()
+        .and_then(|l| l.memory_size_mb)
+        .unwrap();
+    for (line, row) in lines.iter().zip(&result.results) {
+        let directive = &line["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(directive["Namespace"], "s3sweep/test");
+        assert_eq!(
+            directive["Dimensions"],
+            serde_json::json!([["Bucket", "Workers", "MemoryMB"]])
+        );
+        assert_eq!(line["Bucket"], row.bucket.as_str());
+        assert_eq!(line["Workers"], row.workers.to_string().as_str());
+        assert_eq!(line["MemoryMB"], memory.to_string().as_str());
+        let figures = [
+            ("ObjectsPerSecond", row.objects_per_s),
+            ("FirstByteP50", row.ttfb_ms.p50),
+            ("FirstByteP99", row.ttfb_ms.p99),
+            ("Errors", row.errors.total as f64),
+            ("Requests", row.requests as f64),
+            ("BodyBytesPerSecond", row.bytes as f64 * 1000.0 / row.wall_ms),
+        ];
+        for (name, want) in figures {
+            let got = line[name].as_f64().unwrap_or_else(|| panic!("{name} in {line}"));
+            assert!(approx(got, want, 1e-9), "{name}: {got} in the line, {want} in the row");
+        }
+    }
+}
+
+/// tests/emf/validate.py over `lines`, with the project's .venv Python
+/// (`$S3SWEEP_SAM_PYTHON`, as `make test` sets it).
+fn validate_emf(lines: &str) -> Output {
+    use std::io::Write;
+    let python = std::env::var_os("S3SWEEP_SAM_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(MANIFEST_DIR).join(".venv/bin/python"));
+    assert!(python.is_file(), "no {} (make tools installs it)", python.display());
+    let mut child = Command::new(python)
+        .arg(Path::new(MANIFEST_DIR).join("tests/emf/validate.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(lines.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 /// events/prefix.json pointed at the lab: `mixed/` in the Standard-like bucket holds

@@ -28,6 +28,8 @@ pub(super) fn parameter_sets() -> Vec<(&'static str, Vec<(&'static str, &'static
         ("MemorySweep", "enabled"),
         ("ResultsBucket", RESULTS),
         ("Baseline", "enabled"),
+        ("Schedule", "rate(1 day)"),
+        ("MetricsNamespace", "s3sweep/canary"),
     ]
     .into_iter()
     .chain(VPC)
@@ -38,12 +40,16 @@ pub(super) fn parameter_sets() -> Vec<(&'static str, Vec<(&'static str, &'static
         ("results-bucket", vec![("ResultsBucket", RESULTS)]),
         ("baseline", vec![("Baseline", "enabled")]),
         ("subnets", VPC.to_vec()),
+        (
+            "schedule",
+            vec![("ResultsBucket", RESULTS), ("Schedule", "rate(1 day)")],
+        ),
         ("all-on", all),
     ]
 }
 
 /// The expander's python: `$S3SWEEP_SAM_PYTHON` (TEST_ENV), else .venv's.
-fn python() -> Option<PathBuf> {
+pub(super) fn python() -> Option<PathBuf> {
     tool("S3SWEEP_SAM_PYTHON", ".venv/bin/python", "make tools")
 }
 
