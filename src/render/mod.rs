@@ -1,7 +1,7 @@
 //! Output for people: the result tables ([`tables`]), the diagnosis in words
 //! ([`diagnosis`]), the cost ([`cost`]) and comparison ([`compare`]) tables, the plot
 //! ([`plot`], its labels placed by [`labels`]; a memory sweep's [`memory_plot`], chosen
-//! by [`figure`]) and the progress bars ([`progress`]). Every table is drawn for the
+//! by [`figure`], its values bounded by [`sane`]) and the progress bars ([`progress`]). Every table is drawn for the
 //! terminal or as Markdown from one place, chosen by [`Style`].
 
 pub mod compare;
@@ -12,6 +12,7 @@ pub(crate) mod labels;
 pub(crate) mod memory_plot;
 pub(crate) mod plot;
 pub(crate) mod progress;
+pub(crate) mod sane;
 pub(crate) mod size_plot;
 pub(crate) mod tables;
 

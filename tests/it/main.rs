@@ -56,6 +56,7 @@ mod memory_sweep_iam;
 mod moto_lambda;
 mod network;
 mod ownership;
+mod plot_bounds;
 mod prefix;
 mod prefix_lambda;
 mod preflight;
