@@ -60,6 +60,7 @@ mod plot_bounds;
 mod prefix;
 mod prefix_lambda;
 mod preflight;
+mod read_limits;
 mod report_and_compare;
 mod runtime_api;
 mod s3_iam;
