@@ -48,7 +48,7 @@ async fn sigv2_signatures_and_post_forms_get_s3s_answer() {
 
 /// The head of a PUT of `len` bytes to `/bucket/key`, signed with the lab's key
 /// (`UNSIGNED-PAYLOAD`: the body can come later, or trickle).
-fn signed_put_head(addr: &str, bucket: &str, key: &str, len: usize) -> String {
+pub(crate) fn signed_put_head(addr: &str, bucket: &str, key: &str, len: usize) -> String {
     use ring::{digest, hmac};
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let mac = |k: &[u8], d: &[u8]| hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, k), d).as_ref().to_vec();

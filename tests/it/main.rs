@@ -50,6 +50,7 @@ mod layers;
 mod lean_client;
 mod load;
 mod log_secrets;
+mod memory_bounds;
 mod memory_emulator;
 mod memory_sweep;
 mod memory_sweep_iam;
