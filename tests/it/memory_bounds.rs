@@ -66,8 +66,8 @@ fn clean(serve: &Serve, manifest: &Path) -> (std::process::Output, u64) {
 
 /// A manifest claiming 3 GiB for a seeded 8-byte object keeps it without building
 /// (or hashing) 3 GiB; a 48 MiB object proven by its body's ETag is hashed streaming.
-/// Building the body whole took 3 GB for the claim (the issue's figure) and 48 MiB
-/// more for the real object.
+/// Building the body whole took 3.0 GiB for the claim here (3,169,600 KiB) and
+/// would take 48 MiB more for the real object.
 #[test]
 fn clean_with_a_manifest_claiming_3_gib_stays_small() {
     if !isolated("memory_bounds::clean_with_a_manifest_claiming_3_gib_stays_small", LIMIT) {
@@ -101,8 +101,8 @@ fn clean_with_a_manifest_claiming_3_gib_stays_small() {
 }
 
 /// 2,000,000 keys in a bucket that does not exist: one error, its text shared by
-/// every key. A copy of the text per key took 815 MiB here (the issue: 692 MB);
-/// shared, 361 MiB (the manifest's keys, read and kept for the manifest).
+/// every key. A copy of the text per key took 812 MiB here (the issue: 692 MB);
+/// shared, 376 MiB (the manifest's keys, and the list of keys left in it).
 #[test]
 fn clean_of_2m_keys_in_a_missing_bucket_stays_under_480_mib_above_baseline() {
     let test = "memory_bounds::clean_of_2m_keys_in_a_missing_bucket_stays_under_480_mib_above_baseline";
