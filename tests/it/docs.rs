@@ -401,5 +401,5 @@ fn every_test_the_limits_table_names_exists() {
     );
     // The check catches a test that is not there.
     assert!(test_problem(&root, "read_limits::no_such_test").is_some());
-    assert!(test_problem(&root, "lab::caps::tests::no_such_test").is_some());
+    assert!(test_problem(&root, "lab::prefix_rate::tests::no_such_test").is_some());
 }
