@@ -164,4 +164,21 @@ mod tests {
         let (_, left) = plottable(&result(vec![row("b-1", 2, 1, 900.0, 0)]));
         assert_eq!(left.note(), None);
     }
+
+    #[test]
+    fn a_histogram_out_of_range_is_dropped_and_the_percentiles_drawn() {
+        let mut h = hdrhistogram::Histogram::<u64>::new(2).unwrap();
+        h.record(1_500).unwrap();
+        let mut sane_row = row("b-1", 2, 1, 900.0, 0);
+        sane_row.ttlb_histogram_us = crate::model::histogram::encode_cdf(&h);
+        // 2^60 us: 1.15e15 ms, past MAX_MS.
+        h.record(1 << 60).unwrap();
+        let mut huge = row("b-1", 4, 1, 900.0, 0);
+        huge.ttlb_histogram_us = crate::model::histogram::encode_cdf(&h);
+        let (kept, left) = plottable(&result(vec![sane_row, huge]));
+        assert_eq!((left.rows, left.histograms), (0, 1));
+        assert_eq!(left.fields, vec!["ttlb_histogram_us"]);
+        assert!(kept.results[0].ttlb_histogram_us.is_some());
+        assert!(kept.results[1].ttlb_histogram_us.is_none());
+    }
 }
