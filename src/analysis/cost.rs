@@ -113,7 +113,8 @@ pub(crate) struct CostReport {
 /// Prices one configuration.
 pub(crate) fn config_cost(prices: &Prices, lambda: &LambdaBasis, r: &ConfigResult) -> ConfigCost {
     let class = prices.class_of(&r.bucket);
-    let billed_gets = r.requests + r.retries;
+    // Saturating: a result file's counts are anyone's numbers.
+    let billed_gets = r.requests.saturating_add(r.retries);
     let s3_usd = match class {
         StorageClass::Standard => billed_gets as f64 * prices.s3_standard_get_per_1000_usd / 1000.0,
         StorageClass::Express => {

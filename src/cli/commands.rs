@@ -621,7 +621,8 @@ pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
     };
     let outcome = clean::clean_with(&s3, &manifest, &options).await;
     let removed: Vec<String> = outcome.deleted.iter().chain(&outcome.gone).cloned().collect();
-    let left = clean::without(&manifest, &removed);
+    let (recorded, bucket) = (manifest.written.len(), manifest.bucket.clone());
+    let left = clean::without(manifest, &removed);
     clean::write_manifest(&args.manifest, &left).map_err(CliError::other)?;
     // A clean-up stopped before deleting anything says so in its one error line.
     let quiet = outcome.deleted.is_empty() && outcome.stopped_by.is_some();
@@ -642,9 +643,9 @@ pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
         eprintln!(
             "deleted {} of the {} keys recorded in {} (bucket {}); {} already gone, {} kept (not provably s3sweep's), {} kept: changed since proven; {} left in the manifest",
             outcome.deleted.len(),
-            manifest.written.len(),
+            recorded,
             args.manifest.display(),
-            manifest.bucket,
+            bucket,
             outcome.gone.len(),
             outcome.kept.len(),
             outcome.changed.len(),

@@ -224,7 +224,10 @@ pub(crate) fn human(result: &SweepResult, style: Style, overrides: CostOverrides
 }
 
 pub(crate) fn write_plot(result: &SweepResult, path: &Path) -> Result<(), CliError> {
-    figure::render_file(result, path).context(format!("writing the plot {}", path.display()))?;
+    let left_out = figure::render_file(result, path).context(format!("writing the plot {}", path.display()))?;
+    if let Some(note) = left_out.note() {
+        eprintln!("{note}");
+    }
     eprintln!("plot written to {}", path.display());
     Ok(())
 }

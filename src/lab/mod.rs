@@ -3,7 +3,8 @@
 //!
 //! - [`store::MemStore`] keeps buckets in memory behind the s3s `S3` trait, with S3's
 //!   ETags and conditional requests (`conditions`) and listings (`listing`), and the
-//!   object and store size caps of [`LabLimits`];
+//!   object and store size caps of [`LabLimits`], and the caps on buckets, sessions
+//!   and prefix partitions ([`caps`]);
 //! - [`latency::WithLatency`] adds each bucket's read latency profile in front of it;
 //! - [`faults::WithFaults`] and the HTTP layer in `conn` inject each bucket's faults
 //!   (503/500/403, resets, stalls, late first bytes, truncated bodies) and count them;
@@ -26,6 +27,7 @@
 //!   requests over HTTP/1.1 (or HTTPS) with `TCP_NODELAY` on every accepted socket, and
 //!   returns a [`RunningServer`] handle.
 
+mod caps;
 pub mod child;
 mod conditions;
 mod conn;
@@ -63,6 +65,7 @@ use tokio::task::JoinHandle;
 
 use crate::s3::{ClientOptions, CredentialSource, StaticCredentials};
 
+pub use caps::{MAX_BUCKETS, MAX_PREFIX_PARTITIONS, MAX_SESSIONS};
 pub use conn::FAULTS_PATH;
 pub use detect::HELLO_PATH;
 pub use faults::{BucketFault, FaultKind, FaultSpec, FaultTally, FaultTiming, Faults};

@@ -10,7 +10,10 @@
 //! reads a second") and what s3sweep's key templates (`test/{i}/vectors`) name first.
 //! S3 splits hot prefixes further over minutes; the lab does not, so what it shows
 //! is a fresh bucket's rate. Directory buckets (S3 Express One Zone) have no
-//! per-prefix limit and are never throttled here.
+//! per-prefix limit and are never throttled here. At most
+//! [`MAX_PREFIX_PARTITIONS`] partitions are tracked: past it, idle ones (refilled,
+//! as a new one would be) are forgotten, and while all are busy a read of a new
+//! partition gets `SlowDown`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,6 +24,7 @@ use s3s::dto::*;
 use s3s::{s3_error, S3Request, S3Response, S3Result, S3};
 use serde::Serialize;
 
+use super::caps::MAX_PREFIX_PARTITIONS;
 use super::layered::ReadLayer;
 use crate::plan::is_directory_bucket;
 
@@ -89,23 +93,36 @@ impl PrefixRate {
         let now = Instant::now();
         let ok = {
             let mut map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
-            let t = map.entry(partition_of(bucket, key)).or_insert(Tokens {
-                tokens: self.depth,
-                at: now,
-            });
-            let refill = now.saturating_duration_since(t.at).as_secs_f64() * self.gets_per_s;
-            t.tokens = (t.tokens + refill).min(self.depth);
-            t.at = now;
-            if t.tokens >= 1.0 {
-                t.tokens -= 1.0;
-                true
-            } else {
+            let partition = partition_of(bucket, key);
+            if map.len() >= MAX_PREFIX_PARTITIONS && !map.contains_key(&partition) {
+                // A partition whose bucket has refilled is as a new one: forget those.
+                map.retain(|_, t| self.refilled(t, now) < self.depth);
+            }
+            if map.len() >= MAX_PREFIX_PARTITIONS && !map.contains_key(&partition) {
                 false
+            } else {
+                let t = map.entry(partition).or_insert(Tokens {
+                    tokens: self.depth,
+                    at: now,
+                });
+                t.tokens = self.refilled(t, now);
+                t.at = now;
+                let ok = t.tokens >= 1.0;
+                if ok {
+                    t.tokens -= 1.0;
+                }
+                ok
             }
         };
         let counter = if ok { &self.allowed } else { &self.throttled };
         counter.fetch_add(1, Ordering::Relaxed);
         ok
+    }
+
+    /// The tokens `t` holds at `now`.
+    fn refilled(&self, t: &Tokens, now: Instant) -> f64 {
+        let refill = now.saturating_duration_since(t.at).as_secs_f64() * self.gets_per_s;
+        (t.tokens + refill).min(self.depth)
     }
 
     /// The tally so far.
@@ -178,5 +195,22 @@ mod tests {
         let t = rate.tally();
         assert_eq!(t.throttled as usize, 50 - passed);
         assert_eq!(t.partitions, 2);
+    }
+
+    #[test]
+    fn partitions_past_the_cap_forget_idle_ones_or_slow_down() {
+        // One token per partition, refilled in 1,000 s: every partition stays busy.
+        let busy = PrefixRate::new(0.001);
+        for i in 0..MAX_PREFIX_PARTITIONS {
+            assert!(busy.admit("b", &format!("p{i}/x")));
+        }
+        assert!(!busy.admit("b", "one-more/x"), "past the cap while all are busy");
+        assert_eq!(busy.tally().partitions as usize, MAX_PREFIX_PARTITIONS);
+        // Refilled at once: idle partitions are forgotten, new ones let through.
+        let idle = PrefixRate::new(1e12);
+        for i in 0..MAX_PREFIX_PARTITIONS + 500 {
+            assert!(idle.admit("b", &format!("p{i}/x")), "{i}");
+        }
+        assert!(idle.tally().partitions as usize <= MAX_PREFIX_PARTITIONS);
     }
 }

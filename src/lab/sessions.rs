@@ -11,6 +11,8 @@ use std::time::{Duration, SystemTime};
 use rand::Rng;
 use serde::Serialize;
 
+use super::caps::MAX_SESSIONS;
+
 /// Path of the session tally endpoint (not a valid bucket name, so never an S3 request).
 pub const SESSIONS_PATH: &str = "/_s3sweep/sessions";
 
@@ -131,8 +133,9 @@ impl Sessions {
         *self.ttl.write().unwrap_or_else(|e| e.into_inner()) = ttl;
     }
 
-    /// A new session for `bucket`.
-    pub fn create(&self, bucket: &str, mode: SessionMode) -> Session {
+    /// A new session for `bucket`; `None` when [`MAX_SESSIONS`] unexpired sessions
+    /// are held (expired ones are forgotten first to make room).
+    pub fn create(&self, bucket: &str, mode: SessionMode) -> Option<Session> {
         let now = SystemTime::now();
         let session = Session {
             bucket: bucket.to_string(),
@@ -145,13 +148,19 @@ impl Sessions {
         {
             let mut map = self.by_token.write().unwrap_or_else(|e| e.into_inner());
             map.retain(|_, s| now.duration_since(s.expires).map_or(true, |d| d < KEEP_EXPIRED));
+            if map.len() >= MAX_SESSIONS {
+                map.retain(|_, s| s.expires > now);
+            }
+            if map.len() >= MAX_SESSIONS {
+                return None;
+            }
             map.insert(session.token.clone(), session.clone());
         }
         self.count(|t| match mode {
             SessionMode::ReadOnly => t.created_read_only += 1,
             SessionMode::ReadWrite => t.created_read_write += 1,
         });
-        session
+        Some(session)
     }
 
     /// The session with this token, expired or not.
@@ -190,8 +199,8 @@ mod tests {
     #[test]
     fn sessions_expire_and_are_counted_by_mode() {
         let sessions = Sessions::new(Duration::from_secs(60));
-        let ro = sessions.create("b--az1--x-s3", SessionMode::ReadOnly);
-        let rw = sessions.create("b--az1--x-s3", SessionMode::ReadWrite);
+        let ro = sessions.create("b--az1--x-s3", SessionMode::ReadOnly).unwrap();
+        let rw = sessions.create("b--az1--x-s3", SessionMode::ReadWrite).unwrap();
         assert_ne!(ro.token, rw.token);
         assert!(ro.expires > SystemTime::now() + Duration::from_secs(50));
         assert_eq!(sessions.get(&ro.token).unwrap().mode, SessionMode::ReadOnly);
@@ -203,5 +212,20 @@ mod tests {
         assert_eq!(SessionMode::parse(None), Ok(SessionMode::ReadWrite));
         assert_eq!(SessionMode::parse(Some("ReadOnly")), Ok(SessionMode::ReadOnly));
         assert!(SessionMode::parse(Some("Sometimes")).is_err());
+    }
+
+    #[test]
+    fn sessions_past_the_cap_are_refused_until_some_expire() {
+        let sessions = Sessions::new(Duration::from_secs(60));
+        for _ in 0..MAX_SESSIONS {
+            assert!(sessions.create("b--az1--x-s3", SessionMode::ReadOnly).is_some());
+        }
+        assert!(sessions.create("b--az1--x-s3", SessionMode::ReadOnly).is_none());
+        assert_eq!(sessions.by_token.read().unwrap().len(), MAX_SESSIONS);
+        // Expired sessions make room (they are forgotten first).
+        sessions.expire_all();
+        let fresh = sessions.create("b--az1--x-s3", SessionMode::ReadWrite).unwrap();
+        assert_eq!(sessions.by_token.read().unwrap().len(), 1);
+        assert!(sessions.get(&fresh.token).is_some());
     }
 }

@@ -485,6 +485,9 @@ impl S3 for MemStore {
         if buckets.map.contains_key(&name) {
             return Err(s3_error!(BucketAlreadyOwnedByYou));
         }
+        if buckets.map.len() >= super::caps::MAX_BUCKETS {
+            return Err(super::caps::too_many_buckets());
+        }
         buckets.map.insert(name.clone(), Bucket::new());
         Ok(S3Response::new(CreateBucketOutput {
             location: Some(format!("/{name}")),
@@ -513,7 +516,10 @@ impl S3 for MemStore {
         }
         let mode = SessionMode::parse(req.input.session_mode.as_ref().map(|m| m.as_str()))
             .map_err(|e| s3_error!(InvalidArgument, "x-amz-create-session-mode: {e}"))?;
-        let session = self.sessions.create(bucket, mode);
+        let session = self
+            .sessions
+            .create(bucket, mode)
+            .ok_or_else(super::caps::too_many_sessions)?;
         Ok(S3Response::new(CreateSessionOutput {
             credentials: SessionCredentials {
                 access_key_id: session.access_key_id,

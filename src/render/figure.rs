@@ -1,17 +1,20 @@
 //! Which picture a result gets, chosen once from the result ([`Figure::of`]), and the
-//! one place a picture is drawn into a file, an SVG string or a pixel buffer: the
+//! one place a picture is drawn, in memory (an SVG string or a pixel buffer), from
+//! only the values [`super::sane`] keeps, then written atomically: the
 //! four-panel plot ([`super::plot`]), for a memory sweep of more than one size the
 //! memory plot ([`super::memory_plot`]), for a size axis of more than one object size
 //! a panel per size ([`super::size_plot`]).
 
 use std::path::Path;
 
+use image::ImageEncoder;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::model::{RunKind, SweepResult};
 
 use super::plot::{self, Format, PlotError, HEIGHT, WIDTH};
+use super::sane::{self, LeftOut};
 use super::{memory_plot, size_plot};
 
 /// The pictures a result can be drawn as.
@@ -45,41 +48,52 @@ impl Figure {
         }
     }
 
-    /// Draws this picture of `result` into `path` in `format`.
-    fn draw_file(self, result: &SweepResult, path: &Path, format: Format) -> Result<(), PlotError> {
+    /// This picture of `result` as the bytes of a file in `format`, drawn in memory
+    /// (an SVG string, or a pixel buffer encoded as PNG).
+    fn render(self, result: &SweepResult, format: Format) -> Result<Vec<u8>, PlotError> {
         match format {
-            Format::Svg => self.draw(SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
-            Format::Png => self.draw(BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area(), result),
+            Format::Svg => {
+                let mut s = String::new();
+                self.draw(
+                    SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area(),
+                    result,
+                )?;
+                Ok(s.into_bytes())
+            }
+            Format::Png => {
+                let mut rgb = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
+                self.draw(
+                    BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area(),
+                    result,
+                )?;
+                let mut png = Vec::new();
+                image::codecs::png::PngEncoder::new(&mut png)
+                    .write_image(&rgb, WIDTH, HEIGHT, image::ColorType::Rgb8)
+                    .map_err(|e| PlotError::Draw(format!("encoding the PNG: {e}")))?;
+                Ok(png)
+            }
         }
     }
 }
 
 /// Draws the picture of `result` into `path` (SVG or PNG by extension), whole or not
-/// at all: drawn into a temporary file beside it, then renamed over it.
-pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
+/// at all: only the values a figure can draw ([`super::sane`]), rendered in memory,
+/// then put in place by the project's one atomic write (a new temporary file that
+/// follows no link, renamed over `path`). Returns what was left out of the figure.
+pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<LeftOut, PlotError> {
     let format = plot::format_of(path)?;
-    let figure = Figure::of(result);
-    let mut drawn = Ok(());
-    let placed = crate::sys::files::replace_with(path, |tmp| {
-        drawn = figure.draw_file(result, tmp, format);
-        match &drawn {
-            Ok(()) => Ok(()),
-            Err(e) => Err(e.to_string()),
-        }
-    });
-    drawn?;
-    placed.map_err(|e| PlotError::Draw(e.to_string()))
+    let (result, left_out) = sane::plottable(result);
+    let bytes = Figure::of(&result).render(&result, format)?;
+    crate::sys::files::write_atomic(path, &bytes).map_err(|e| PlotError::Draw(e.to_string()))?;
+    Ok(left_out)
 }
 
 /// The picture of `result` as an SVG document.
 #[cfg(test)]
 pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
-    let mut s = String::new();
-    Figure::of(result).draw(
-        SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area(),
-        result,
-    )?;
-    Ok(s)
+    let (result, _) = sane::plottable(result);
+    let bytes = Figure::of(&result).render(&result, Format::Svg)?;
+    Ok(String::from_utf8(bytes).expect("plotters writes UTF-8 SVG"))
 }
 
 #[cfg(test)]
@@ -122,5 +136,57 @@ mod tests {
         let mut one = result(vec![at(Some(512), None, 900.0)]);
         crate::analysis::analyse(&mut one, &crate::model::Thresholds::default());
         assert!(!render_svg(&one).unwrap().contains("memory sweep"));
+    }
+
+    /// A link planted at the plot's temporary name is not followed: the file it
+    /// points at keeps its bytes (plotters' own file backends opened the name with
+    /// `File::create`, which follows it). The link is at every name this process
+    /// would use next, as an attacker who knows the pid would plant them.
+    #[test]
+    fn a_link_at_the_plots_temporary_name_is_not_followed() {
+        let dir = std::env::temp_dir().join(format!("s3sweep-figure-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim.txt");
+        std::fs::write(&victim, b"the user's file").unwrap();
+        let mut one = result(vec![at(None, None, 900.0)]);
+        crate::analysis::analyse(&mut one, &crate::model::Thresholds::default());
+        for name in ["plot.svg", "plot.png"] {
+            let plot = dir.join(name);
+            for tmp in crate::sys::files::next_temp_paths(&plot, 256) {
+                std::os::unix::fs::symlink(&victim, tmp).unwrap();
+            }
+            // Refused (the name is taken) or written elsewhere; never through the link.
+            let _ = render_file(&one, &plot);
+            let kept = std::fs::read(&victim).unwrap() == b"the user's file";
+            assert!(
+                kept,
+                "{name}: the plot was written through the link over the file it points at"
+            );
+            assert!(!plot.is_symlink(), "{name}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_figure_is_written_whole_and_says_what_it_left_out() {
+        let dir = std::env::temp_dir().join(format!("s3sweep-figure-whole-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut bad = at(None, None, 900.0);
+        bad.workers = 8;
+        bad.objects_per_s = -1e308;
+        let mut two = result(vec![at(None, None, 900.0), bad]);
+        crate::analysis::analyse(&mut two, &crate::model::Thresholds::default());
+        for name in ["plot.svg", "plot.png"] {
+            let left = render_file(&two, &dir.join(name)).unwrap();
+            assert_eq!((left.rows, left.fields.clone()), (1, vec!["objects_per_s"]), "{name}");
+        }
+        assert!(std::fs::read_to_string(dir.join("plot.svg"))
+            .unwrap()
+            .ends_with("</svg>\n"));
+        assert_eq!(&std::fs::read(dir.join("plot.png")).unwrap()[..4], b"\x89PNG");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no temporary left");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -15,6 +15,7 @@ use crate::model::stats::{first_seen, median};
 use crate::model::SweepResult;
 
 use super::plot::{colour, err, log_label, log_range, panel, register_font, PlotError};
+use super::sane;
 
 /// One memory size of one bucket: its fastest configuration and its cheapest.
 #[derive(Debug, Clone, PartialEq)]
@@ -165,6 +166,16 @@ fn throughput_panel<DB: DrawingBackend>(
         .map_err(err)
 }
 
+/// (memory, cost) of each point; a cost out of range (from the request's prices) is
+/// not drawn.
+fn cost_points(points: &[MemoryPoint], cost: fn(&MemoryPoint) -> f64) -> Vec<(f64, f64)> {
+    points
+        .iter()
+        .map(|p| (f64::from(p.memory_mb), cost(p)))
+        .filter(|&(_, usd)| sane::usd(usd))
+        .collect()
+}
+
 /// The second panel, cost per 1,000 GETs against memory: the fastest configuration
 /// (solid) and the cheapest (dashed); the cheapest within the target circled.
 fn cost_panel<DB: DrawingBackend>(
@@ -176,7 +187,8 @@ fn cost_panel<DB: DrawingBackend>(
 ) -> Result<(), PlotError> {
     let y = log_range(
         all.iter()
-            .flat_map(|p| [p.per_1000_gets_usd, p.cheapest_per_1000_gets_usd]),
+            .flat_map(|p| [p.per_1000_gets_usd, p.cheapest_per_1000_gets_usd])
+            .filter(|&usd| sane::usd(usd)),
     );
     let target = result.request.target_wall_ms;
     let caption = match target {
@@ -203,9 +215,7 @@ fn cost_panel<DB: DrawingBackend>(
     let chosen = choices(result, target);
     for (i, (bucket, points)) in curves.iter().enumerate() {
         let c = colour(i);
-        let at = |cost: fn(&MemoryPoint) -> f64| -> Vec<(f64, f64)> {
-            points.iter().map(|p| (f64::from(p.memory_mb), cost(p))).collect()
-        };
+        let at = |cost: fn(&MemoryPoint) -> f64| cost_points(points, cost);
         let fastest = at(|p| p.per_1000_gets_usd);
         chart
             .draw_series(LineSeries::new(fastest.clone(), c.stroke_width(2)))
@@ -229,7 +239,7 @@ fn cost_panel<DB: DrawingBackend>(
             .iter()
             .find(|ch| &ch.bucket == bucket)
             .and_then(|ch| ch.cheapest.as_ref());
-        if let Some(best) = cheapest {
+        if let Some(best) = cheapest.filter(|b| sane::usd(b.per_1000_gets_usd)) {
             chart
                 .draw_series(std::iter::once(Circle::new(
                     (f64::from(best.memory_mb), best.per_1000_gets_usd),

@@ -1,8 +1,8 @@
 //! Output for people: the result tables ([`tables`]), the diagnosis in words
 //! ([`diagnosis`]), the cost ([`cost`]) and comparison ([`compare`]) tables, the plot
 //! ([`plot`], its labels placed by [`labels`]; a memory sweep's [`memory_plot`], chosen
-//! by [`figure`]), the progress bars ([`progress`]) and CloudWatch metrics as log lines
-//! ([`emf`]). Every table is drawn for the
+//! by [`figure`], its values bounded by [`sane`]), the progress bars ([`progress`]) and
+//! CloudWatch metrics as log lines ([`emf`]). Every table is drawn for the
 //! terminal or as Markdown from one place, chosen by [`Style`].
 
 pub mod compare;
@@ -14,6 +14,7 @@ pub(crate) mod labels;
 pub(crate) mod memory_plot;
 pub(crate) mod plot;
 pub(crate) mod progress;
+pub(crate) mod sane;
 pub(crate) mod size_plot;
 pub(crate) mod tables;
 

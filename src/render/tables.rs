@@ -268,7 +268,7 @@ fn cold_total(r: &ConfigResult, count: impl Fn(&crate::model::Breakdown) -> u64)
         .into_iter()
         .flatten()
         .map(count)
-        .sum()
+        .fold(0, u64::saturating_add)
 }
 
 /// The median TLS handshake of the configuration: the timed requests' if they did any,

@@ -350,15 +350,30 @@ fn backoff(attempt: u32) -> Duration {
     ceiling.mul_f64(rand::random::<f64>())
 }
 
-/// An error answer: its body read (bounded by the caller's attempt timeout), S3's
-/// `<Code>` and `<Message>` taken out, sorted as the SDK path sorts it.
+/// Most bytes of an error answer's body read (S3's are well under 1 KiB): the rest
+/// is left unread and the connection dropped, so an endless body costs at most this.
+pub(crate) const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+
+/// An error answer: at most [`MAX_ERROR_BODY_BYTES`] of its body read (within the
+/// caller's attempt timeout), S3's `<Code>` and `<Message>` taken out, sorted as the
+/// SDK path sorts it.
 async fn error_answer(response: http::Response<SdkBody>) -> Failure {
     let status = response.status().as_u16();
-    let body = match response.into_body().collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) => return body_failure(e.as_ref()),
-    };
-    let text = String::from_utf8_lossy(&body);
+    let mut body = response.into_body();
+    let mut kept = Vec::new();
+    while kept.len() < MAX_ERROR_BODY_BYTES {
+        match body.frame().await {
+            None => break,
+            Some(Err(e)) => return body_failure(e.as_ref()),
+            Some(Ok(frame)) => {
+                if let Some(data) = frame.data_ref() {
+                    let room = MAX_ERROR_BODY_BYTES - kept.len();
+                    kept.extend_from_slice(&data[..data.len().min(room)]);
+                }
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&kept);
     let code = xml_element(&text, "Code").map(str::to_string);
     let message = xml_element(&text, "Message").unwrap_or("").trim();
     errors::answered(status, code, message)

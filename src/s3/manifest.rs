@@ -563,4 +563,23 @@ mod tests {
         assert!(read_manifest_if_any(&d.join("none.json")).unwrap().is_none());
         std::fs::remove_dir_all(&d).unwrap();
     }
+
+    #[test]
+    fn sizes_over_5_gib_are_refused_before_anything_is_sized_from_them() {
+        let d = dir("sizes");
+        let m = d.join("m.json");
+        let manifest = |size: u64, cycle: &str| {
+            format!(
+                r#"{{"schema": "{MANIFEST_SCHEMA}", "bucket": "b", "endpoint": null, "key_template": "t/{{i}}", "object_size_bytes": {size}, "size_cycle_bytes": [{cycle}], "written": ["t/0"], "etags": {{}}, "skipped_existing": 0}}"#
+            )
+        };
+        for (size, cycle) in [(1u64 << 40, ""), (8, "8, 5368709121")] {
+            std::fs::write(&m, manifest(size, cycle)).unwrap();
+            let err = read_manifest(&m).unwrap_err().to_string();
+            assert!(err.contains("over S3's 5 GiB"), "{size} {cycle}: {err}");
+        }
+        std::fs::write(&m, manifest(MAX_RECORDED_SIZE_BYTES, "")).unwrap();
+        assert_eq!(read_manifest(&m).unwrap().object_size_bytes, MAX_RECORDED_SIZE_BYTES);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }

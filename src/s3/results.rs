@@ -92,7 +92,9 @@ impl ResultsWriter {
     }
 }
 
-/// Reads the object `uri` through `client`, refusing one over `max_bytes`.
+/// Reads the object `uri` through `client`, refusing one over `max_bytes`: from its
+/// `Content-Length` before the body is read, else as soon as the body streamed in
+/// passes it (a chunked body has no length; it is never collected whole first).
 pub async fn read_object(client: &SweepClient, uri: &ObjectUri, max_bytes: u64) -> Result<Vec<u8>, String> {
     let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
     let out = s3
@@ -108,14 +110,13 @@ pub async fn read_object(client: &SweepClient, uri: &ObjectUri, max_bytes: u64) 
     if let Some(len) = out.content_length().filter(|&l| l as u64 > max_bytes) {
         return Err(format!("{uri} is {len} bytes; a result is at most {max_bytes}"));
     }
-    let bytes = out
-        .body
-        .collect()
-        .await
-        .map_err(|e| format!("reading {uri}: {e}"))?
-        .into_bytes();
-    if bytes.len() as u64 > max_bytes {
-        return Err(format!("{uri} is over {max_bytes} bytes; a result is at most that"));
+    let mut body = out.body;
+    let mut bytes = Vec::new();
+    while let Some(chunk) = body.try_next().await.map_err(|e| format!("reading {uri}: {e}"))? {
+        if (bytes.len() + chunk.len()) as u64 > max_bytes {
+            return Err(format!("{uri} is over {max_bytes} bytes; a result is at most that"));
+        }
+        bytes.extend_from_slice(&chunk);
     }
-    Ok(bytes.to_vec())
+    Ok(bytes)
 }

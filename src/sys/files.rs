@@ -72,11 +72,18 @@ impl<W: Write> Write for Limited<W> {
     }
 }
 
+/// How many temporary paths this process has named (each name is used once).
+static TEMPORARIES: AtomicU64 = AtomicU64::new(0);
+
 /// A temporary path beside `path`, unique in this process, with the same extension
-/// (so a writer that picks a format by extension still does).
+/// (so a writer that picks a format by extension still does). The name is
+/// predictable: whatever writes it must create it new (`create_new`, which follows no
+/// link planted there), as [`write_atomic`] does.
 pub(crate) fn temp_path_for(path: &Path) -> PathBuf {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    temp_path_numbered(path, TEMPORARIES.fetch_add(1, Ordering::Relaxed))
+}
+
+fn temp_path_numbered(path: &Path, n: u64) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -86,6 +93,14 @@ pub(crate) fn temp_path_for(path: &Path) -> PathBuf {
         .map(|e| format!(".{}", e.to_string_lossy()))
         .unwrap_or_default();
     path.with_file_name(format!(".{name}.tmp-{}-{n}{ext}", std::process::id()))
+}
+
+/// The temporary paths the next `count` writes beside `path` would use (a test plants
+/// links there).
+#[cfg(test)]
+pub(crate) fn next_temp_paths(path: &Path, count: u64) -> Vec<PathBuf> {
+    let next = TEMPORARIES.load(Ordering::Relaxed);
+    (next..next + count).map(|n| temp_path_numbered(path, n)).collect()
 }
 
 /// Writes `bytes` to `path` atomically: the old file (if any) stays until the new one

@@ -52,7 +52,7 @@ async fn clean_deletes_only_the_manifest_keys() {
     let outcome = clean::clean(&s3, &loaded, 7).await;
     assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
     assert_eq!(outcome.deleted.len(), 24);
-    clean::write_manifest(&path, &clean::without(&loaded, &outcome.deleted)).unwrap();
+    clean::write_manifest(&path, &clean::without(loaded.clone(), &outcome.deleted)).unwrap();
 
     let mut left = server.store().keys(bucket).unwrap();
     left.sort();

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{seed_settings, seed_spec, server_with};
+use crate::common::{baseline_rss_kib, run_measured, seed_settings, seed_spec, server_with};
 use bytes::Bytes;
 use s3sweep::lab::LatencyProfile;
 use s3sweep::s3::clean;
@@ -25,55 +25,6 @@ fn tmp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-/// Runs `cmd` to its end (at most `limit`), returning its output and its peak resident
-/// memory in KiB (`wait4`'s `ru_maxrss`).
-// The child is reaped by `wait4` (which also gives its usage), not `Child::wait`.
-#[allow(clippy::zombie_processes)]
-fn run_measured(cmd: &mut Command, limit: Duration) -> (std::process::Output, u64) {
-    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let pid = child.id() as libc::pid_t;
-    let stdout = child.stdout.unwrap();
-    let stderr = child.stderr.unwrap();
-    let read = |mut r: Box<dyn std::io::Read + Send>| {
-        std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = r.read_to_end(&mut v);
-            v
-        })
-    };
-    let (out, err) = (read(Box::new(stdout)), read(Box::new(stderr)));
-    let started = Instant::now();
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: wait4 on our own child, with valid pointers.
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if r == pid {
-            break;
-        }
-        if started.elapsed() > limit {
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("the child ran past {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = std::process::Output {
-        status: std::os::unix::process::ExitStatusExt::from_raw(status),
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    };
-    (output, usage.ru_maxrss as u64)
-}
-
-/// Peak RSS of a command that does nothing but fail on a bad flag: the baseline.
-fn baseline_rss_kib() -> u64 {
-    let (_, rss) = run_measured(
-        Command::new(BIN).args(["report", "/nonexistent.json"]),
-        Duration::from_secs(60),
-    );
-    rss
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,7 +2,8 @@
 //! 20 KiB, naming `make demo` and `make test`), every relative link or image in
 //! README.md and docs/*.md points at a file that exists, no file refers to notes
 //! outside the repository, and docs/architecture.md's module table has one row for
-//! every file under src/ and none for a file that is gone. Std only: reads files under
+//! every file under src/ and none for a file that is gone, and every test the table of
+//! limits in docs/reliability.md names exists. Std only: reads files under
 //! CARGO_MANIFEST_DIR.
 
 use std::fs;
@@ -344,4 +345,61 @@ fn the_module_table_check_catches_a_missing_and_a_gone_file() {
         table_problems(&rows, &files),
         ["src/new/mod.rs has no row", "the row `old.rs` names no file under src/"]
     );
+}
+
+/// The tests docs/reliability.md's table of limits names in its last column: every
+/// backticked `a::b::name` of a row under the header `| where | limit | past it |
+/// checked by |`.
+fn limits_table_tests(markdown: &str) -> Vec<String> {
+    markdown
+        .lines()
+        .skip_while(|l| !l.starts_with("| where | limit | past it | checked by |"))
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|l| l.trim_end_matches('|').rsplit('|').next())
+        .flat_map(|cell| {
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|name| name.contains("::"))
+        .collect()
+}
+
+/// The file a test name points at (`module::name`: tests/it/module.rs; a unit
+/// test's module path: its file under src/), when it holds `fn name(`; else why not.
+fn test_problem(root: &Path, name: &str) -> Option<String> {
+    let parts: Vec<&str> = name.split("::").collect();
+    let (module, function) = (&parts[..parts.len() - 1], parts[parts.len() - 1]);
+    let it = root.join("tests/it").join(format!("{}.rs", module[0]));
+    let file = if module.len() == 1 && it.exists() {
+        it
+    } else {
+        let path: Vec<&str> = module.iter().copied().filter(|m| *m != "tests").collect();
+        let file = root.join("src").join(format!("{}.rs", path.join("/")));
+        if file.exists() {
+            file
+        } else {
+            root.join("src").join(path.join("/")).join("mod.rs")
+        }
+    };
+    let text = fs::read_to_string(&file).unwrap_or_default();
+    (!text.contains(&format!("fn {function}("))).then(|| format!("{name}: no fn {function} in {}", file.display()))
+}
+
+#[test]
+fn every_test_the_limits_table_names_exists() {
+    let root = root();
+    let names = limits_table_tests(&read(&root.join("docs/reliability.md")));
+    assert!(names.len() >= 20, "the limits table names {} tests", names.len());
+    let problems: Vec<String> = names.iter().filter_map(|n| test_problem(&root, n)).collect();
+    assert!(
+        problems.is_empty(),
+        "docs/reliability.md's limits table:\n{}",
+        problems.join("\n")
+    );
+    // The check catches a test that is not there.
+    assert!(test_problem(&root, "read_limits::no_such_test").is_some());
+    assert!(test_problem(&root, "lab::prefix_rate::tests::no_such_test").is_some());
 }

@@ -422,7 +422,7 @@ fn with_session(bucket: &'static str, session: &lab::Session) -> SignedPut<'stat
 async fn the_s3_express_path_refuses_every_bad_signature_the_ordinary_path_refuses() {
     let server = server(LabLimits::default()).await;
     let addr = server.addr();
-    let session = server.sessions().create(DIR, SessionMode::ReadWrite);
+    let session = server.sessions().create(DIR, SessionMode::ReadWrite).unwrap();
     tokio::task::spawn_blocking(move || {
         let paths = [
             "ordinary (s3, lab keys)",
@@ -464,7 +464,8 @@ async fn the_s3_express_path_refuses_every_bad_signature_the_ordinary_path_refus
         }
         let other = server
             .sessions()
-            .create("other--lab1-az1--x-s3", SessionMode::ReadWrite);
+            .create("other--lab1-az1--x-s3", SessionMode::ReadWrite)
+            .unwrap();
         let mut p = with_session(DIR, &other);
         p.key = "by-other";
         let (status, answer) = p.send(addr);

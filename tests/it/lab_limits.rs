@@ -1,13 +1,15 @@
 //! What the lab refuses as S3 does (issue 35): SigV2 signatures, header or query, get
 //! S3's 400 `InvalidRequest` (a 2001-dated SigV2 signature is not replayable), POST
-//! form uploads 501. Raw HTTP/1.1 over a TCP socket to the lab on 127.0.0.1, so no
-//! client library rewrites the request.
+//! form uploads 501; a PUT's room is reserved before its body, a trickling body is
+//! closed, keys count against the store cap; buckets and sessions past their caps get
+//! `TooManyBuckets` and `SlowDown` (the store called directly). Raw HTTP/1.1 over a
+//! TCP socket to the lab on 127.0.0.1, so no client library rewrites the request.
 
 use std::time::Duration;
 
 use crate::common::server_with;
 use bytes::Bytes;
-use s3sweep::lab::LatencyProfile;
+use s3sweep::lab::{LatencyProfile, SessionMode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Sends `request` (a whole HTTP/1.1 request) and returns the response's text.
@@ -48,7 +50,7 @@ async fn sigv2_signatures_and_post_forms_get_s3s_answer() {
 
 /// The head of a PUT of `len` bytes to `/bucket/key`, signed with the lab's key
 /// (`UNSIGNED-PAYLOAD`: the body can come later, or trickle).
-fn signed_put_head(addr: &str, bucket: &str, key: &str, len: usize) -> String {
+pub(crate) fn signed_put_head(addr: &str, bucket: &str, key: &str, len: usize) -> String {
     use ring::{digest, hmac};
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let mac = |k: &[u8], d: &[u8]| hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, k), d).as_ref().to_vec();
@@ -175,4 +177,61 @@ async fn empty_objects_with_long_keys_count_against_the_store_cap() {
     eprintln!("{accepted} empty objects with 1,000-byte keys accepted under 64,000 bytes; {charged} counted");
     assert_eq!(accepted, 64_000 / (1000 + 256), "each counts its key and 256 bytes");
     assert!(charged <= 64_000 && reserved == 0);
+}
+
+fn create_bucket(name: &str) -> s3s::S3Request<s3s::dto::CreateBucketInput> {
+    request(
+        s3s::dto::CreateBucketInput::builder()
+            .bucket(name.into())
+            .build()
+            .unwrap(),
+    )
+}
+
+/// An S3 request of `input` as the store sees it after authentication.
+fn request<T>(input: T) -> s3s::S3Request<T> {
+    s3s::S3Request {
+        input,
+        method: http::Method::PUT,
+        uri: http::Uri::from_static("/"),
+        headers: Default::default(),
+        extensions: Default::default(),
+        credentials: None,
+        region: None,
+        service: None,
+        trailing_headers: None,
+    }
+}
+
+#[tokio::test]
+async fn buckets_past_the_cap_get_too_many_buckets() {
+    use s3s::S3;
+    let store = s3sweep::lab::MemStore::new();
+    for i in 0..s3sweep::lab::MAX_BUCKETS {
+        store.create_bucket(create_bucket(&format!("b-{i}"))).await.unwrap();
+    }
+    let e = store.create_bucket(create_bucket("one-more")).await.unwrap_err();
+    assert_eq!(*e.code(), s3s::S3ErrorCode::TooManyBuckets);
+    assert_eq!(e.status_code(), Some(http::StatusCode::BAD_REQUEST));
+    // An existing name still gets S3's answer for it.
+    let again = store.create_bucket(create_bucket("b-0")).await.unwrap_err();
+    assert_eq!(*again.code(), s3s::S3ErrorCode::BucketAlreadyOwnedByYou);
+}
+
+#[tokio::test]
+async fn sessions_past_the_cap_get_slow_down() {
+    use s3s::S3;
+    let store = s3sweep::lab::MemStore::new();
+    let dir = "d--az1--x-s3";
+    store.create_bucket(create_bucket(dir)).await.unwrap();
+    for _ in 0..s3sweep::lab::MAX_SESSIONS {
+        store.sessions().create(dir, SessionMode::ReadOnly).unwrap();
+    }
+    let input = s3s::dto::CreateSessionInput::builder()
+        .bucket(dir.into())
+        .build()
+        .unwrap();
+    let e = store.create_session(request(input)).await.unwrap_err();
+    assert_eq!(*e.code(), s3s::S3ErrorCode::SlowDown);
+    assert_eq!(e.status_code(), Some(http::StatusCode::SERVICE_UNAVAILABLE));
 }

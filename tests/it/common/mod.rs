@@ -19,7 +19,7 @@ pub(crate) mod lambda_api;
 mod process;
 pub(crate) mod runtime;
 mod serve;
-pub(crate) use process::{run_bounded, run_within, stop_gently, Group};
+pub(crate) use process::{baseline_rss_kib, run_bounded, run_measured, run_within, stop_gently, vm_hwm_kib, Group};
 use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
 use s3sweep::plan::KeyTemplate;
 use s3sweep::s3::seed::{seed, SeedManifest, SeedSpec};

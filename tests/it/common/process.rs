@@ -1,6 +1,7 @@
 //! Child processes a test starts: [`Group`] (a process group killed whole on drop),
 //! [`run_within`] and [`run_bounded`] (a command to its end, killed if it overruns),
-//! [`stop_gently`] (SIGTERM, then SIGKILL after a grace period).
+//! [`stop_gently`] (SIGTERM, then SIGKILL after a grace period), [`run_measured`] (a
+//! command to its end with its peak RSS) and [`vm_hwm_kib`] (a running child's).
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -97,4 +98,61 @@ pub(crate) fn run_within(what: &str, cmd: &mut Command, limit: Duration) -> Outp
         stdout: stdout.join().unwrap(),
         stderr: stderr.join().unwrap(),
     }
+}
+
+/// Runs `cmd` to its end (at most `limit`), returning its output and its peak resident
+/// memory in KiB (`wait4`'s `ru_maxrss`).
+// The child is reaped by `wait4` (which also gives its usage), not `Child::wait`.
+#[allow(clippy::zombie_processes)]
+pub(crate) fn run_measured(cmd: &mut Command, limit: Duration) -> (std::process::Output, u64) {
+    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id() as libc::pid_t;
+    let stdout = child.stdout.unwrap();
+    let stderr = child.stderr.unwrap();
+    let read = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    };
+    let (out, err) = (read(Box::new(stdout)), read(Box::new(stderr)));
+    let started = Instant::now();
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: wait4 on our own child, with valid pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            break;
+        }
+        if started.elapsed() > limit {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("the child ran past {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = std::process::Output {
+        status: std::os::unix::process::ExitStatusExt::from_raw(status),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    };
+    (output, usage.ru_maxrss as u64)
+}
+
+/// Peak RSS of a command that does nothing but fail on a bad flag: the baseline.
+pub(crate) fn baseline_rss_kib() -> u64 {
+    let (_, rss) = run_measured(
+        Command::new(super::BIN).args(["report", "/nonexistent.json"]),
+        Duration::from_secs(60),
+    );
+    rss
+}
+
+/// The peak resident memory of running process `pid` so far, KiB (`VmHWM` of
+/// /proc/PID/status).
+pub(crate) fn vm_hwm_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
