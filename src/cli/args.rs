@@ -147,6 +147,10 @@ pub struct ReportArgs {
     /// Print the result document itself (validated, pretty-printed).
     #[arg(long)]
     pub json: bool,
+    /// Also write one self-contained HTML page (summary, plot, every table and note;
+    /// nothing fetched) to share: docs/sharing.md.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Lambda memory (MB) for the cost estimate, instead of the function's own (in
     /// Lambda) or `prices.lambda_memory_mb` of the request (elsewhere).
     #[arg(long, value_name = "MB")]
@@ -179,6 +183,9 @@ pub struct CompareArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also write the comparison as one self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Where `s3://` results are read from.
     #[command(flatten)]
     pub target: TargetArgs,

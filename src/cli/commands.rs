@@ -67,6 +67,30 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
     if let Some(path) = &args.plot {
         write_plot(&result, path)?;
     }
+    if let Some(path) = &args.html {
+        let overrides = CostOverrides {
+            lambda_memory_mb: args.lambda_memory_mb,
+            target_wall_ms: args.target_wall_ms,
+        };
+        let source = format!("{}: {}", args.result.display(), compare::environment(&result));
+        let svg = crate::render::figure::render_svg(&result).ok();
+        let page = crate::render::html::page(
+            "s3sweep report",
+            &source,
+            &crate::render::html::summary_markdown(&result),
+            svg.as_deref(),
+            &human(&result, Style::Markdown, overrides),
+        );
+        write_html(path, &page)?;
+    }
+    Ok(())
+}
+
+/// `page` written whole to `path` (atomically: a reader never sees half a page).
+fn write_html(path: &std::path::Path, page: &str) -> Result<(), CliError> {
+    crate::sys::files::write_atomic(path, page.as_bytes())
+        .map_err(|e| CliError::Message(format!("writing the HTML page {}: {e}", path.display())))?;
+    eprintln!("HTML page written to {}", path.display());
     Ok(())
 }
 
@@ -90,6 +114,22 @@ pub(crate) async fn compare(args: CompareArgs) -> Result<(), CliError> {
         println!("{}", pretty(&comparison)?);
     } else {
         print!("{}", render_comparison(&comparison, Style::markdown_if(args.markdown)));
+    }
+    if let Some(path) = &args.html {
+        let b_name = args.b.as_ref().unwrap_or(&args.a);
+        let source = format!("{} against {}", args.a.display(), b_name.display());
+        let summary = format!(
+            "- A, {}: {}\n- B, {}: {}\n",
+            args.a.display(),
+            compare::environment(&a),
+            b_name.display(),
+            compare::environment(&b)
+        );
+        let details = render_comparison(&comparison, Style::Markdown);
+        write_html(
+            path,
+            &crate::render::html::page("s3sweep compare", &source, &summary, None, &details),
+        )?;
     }
     Ok(())
 }

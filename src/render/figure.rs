@@ -88,8 +88,8 @@ pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<LeftOut, 
     Ok(left_out)
 }
 
-/// The picture of `result` as an SVG document.
-#[cfg(test)]
+/// The picture of `result` as an SVG document (what `report --html` puts in its page),
+/// from the values a figure can draw ([`super::sane`]).
 pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
     let (result, _) = sane::plottable(result);
     let bytes = Figure::of(&result).render(&result, Format::Svg)?;

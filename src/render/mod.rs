@@ -1,8 +1,9 @@
 //! Output for people: the result tables ([`tables`]), the diagnosis in words
 //! ([`diagnosis`]), the cost ([`cost`]) and comparison ([`compare`]) tables, the plot
 //! ([`plot`], its labels placed by [`labels`]; a memory sweep's [`memory_plot`], chosen
-//! by [`figure`], its values bounded by [`sane`]), the progress bars ([`progress`]) and
-//! CloudWatch metrics as log lines ([`emf`]). Every table is drawn for the
+//! by [`figure`], its values bounded by [`sane`]), the progress bars ([`progress`]), one
+//! HTML page of it all ([`html`]) and CloudWatch metrics as log lines ([`emf`]). Every
+//! table is drawn for the
 //! terminal or as Markdown from one place, chosen by [`Style`].
 
 pub mod compare;
@@ -10,6 +11,7 @@ pub(crate) mod cost;
 pub(crate) mod diagnosis;
 pub(crate) mod emf;
 pub(crate) mod figure;
+pub(crate) mod html;
 pub(crate) mod labels;
 pub(crate) mod memory_plot;
 pub(crate) mod plot;

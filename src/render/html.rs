@@ -1,0 +1,185 @@
+//! One self-contained HTML page of a result (`report --html FILE`) or of a comparison
+//! (`compare --html FILE`), to share in a review, a ticket or a chat: the summary first
+//! (per bucket: best, knee, what bound it), then the figure (the plot, inline SVG), then
+//! every table and note exactly as `report --markdown` prints them, converted once
+//! (pulldown-cmark). Nothing is fetched: no script, font, stylesheet or image outside
+//! the page, and a Content-Security-Policy that forbids any (so a page opened from S3
+//! or a PR attachment makes no request). Text from the result (bucket names, error
+//! samples) is escaped, raw HTML in the Markdown included: it shows as text. Readable
+//! on a phone (tables scroll sideways, the figure scales) and printable.
+
+use std::fmt::Write as _;
+
+use pulldown_cmark::{html, Event, Options, Parser};
+
+use crate::model::SweepResult;
+
+/// The page's Content-Security-Policy: nothing from anywhere but inline styles and
+/// `data:` images.
+pub(crate) const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+
+const STYLE: &str = "\
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:75rem;padding:1rem;line-height:1.45;color:#1b1f24}\
+h1{font-size:1.5rem;margin:.2rem 0}h2{font-size:1.2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem;margin-top:1.6rem}\
+.source{color:#57606a;font-size:.9rem}\
+.table{overflow-x:auto;margin:.6rem 0}table{border-collapse:collapse;font-size:.85rem;font-variant-numeric:tabular-nums}\
+th,td{border:1px solid #d0d7de;padding:.25rem .5rem;white-space:nowrap}th{background:#f6f8fa}#summary td{white-space:normal;min-width:6rem}\
+figure{margin:0}figure svg{max-width:100%;height:auto}\
+code{font-size:.85em;background:#f6f8fa;padding:0 .2em}\
+@media print{body{max-width:none}.table{overflow:visible}h2{break-after:avoid}figure{break-inside:avoid}}";
+
+/// A whole page: `title`, a line saying where it came from, the summary and details
+/// (Markdown, as `report --markdown` prints them) and the figure (an SVG document).
+pub(crate) fn page(title: &str, source: &str, summary_md: &str, figure_svg: Option<&str>, details_md: &str) -> String {
+    let mut out = String::with_capacity(details_md.len() * 2 + figure_svg.map_or(0, str::len) + 4096);
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    out.push_str(&format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
+    ));
+    out.push_str(&format!(
+        "<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        escape(title)
+    ));
+    out.push_str(&format!(
+        "<header><h1>{}</h1><p class=\"source\">{}</p></header>\n",
+        escape(title),
+        escape(source)
+    ));
+    out.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
+    out.push_str(&markdown_to_html(summary_md));
+    out.push_str("</section>\n");
+    if let Some(svg) = figure_svg {
+        out.push_str("<section id=\"figures\">\n<h2>Figures</h2>\n<figure>\n");
+        out.push_str(strip_xml_declaration(svg));
+        out.push_str("\n</figure>\n</section>\n");
+    }
+    out.push_str("<section id=\"details\">\n<h2>Every configuration</h2>\n");
+    out.push_str(&markdown_to_html(details_md));
+    out.push_str("</section>\n</body>\n</html>\n");
+    out
+}
+
+/// The summary of `result` as Markdown: one row per bucket (and axis value): the best
+/// configuration, the knee, the verdict where the sweep ended and the best row's
+/// explanation (what bound it and what would help).
+pub(crate) fn summary_markdown(result: &SweepResult) -> String {
+    let clients = result.request.clients.len() > 1;
+    let mut out = String::from(
+        "| bucket | best workers | objects/s | wall ms | knee | verdict at the largest count | at the best: what bound it |\n\
+         |---|---:|---:|---:|---|---|---|\n",
+    );
+    for s in &result.summary {
+        let rows: Vec<_> = result.rows_for(s).collect();
+        let verdict = |w: Option<u32>| {
+            rows.iter()
+                .find(|r| Some(r.workers) == w)
+                .and_then(|r| r.diagnosis.as_ref())
+        };
+        let largest = verdict(rows.iter().map(|r| r.workers).max());
+        let best = verdict(Some(s.best_workers));
+        let label = s.axes.label(clients);
+        let _ = writeln!(
+            out,
+            "| {}{} | {} | {:.0} | {:.1} | {} | {} | {} |",
+            s.bucket,
+            if label.is_empty() {
+                String::new()
+            } else {
+                format!(" {label}")
+            },
+            s.best_workers,
+            s.best_objects_per_s,
+            s.best_wall_ms,
+            s.knee_workers
+                .map_or("none (still rising)".to_string(), |k| format!("{k} workers")),
+            largest.map_or("-", |d| d.verdict.name()),
+            best.map_or("-".to_string(), |d| d.explanation.replace('|', "/")),
+        );
+    }
+    if result.summary.is_empty() {
+        out.push_str("| (no configuration measured) | | | | | | |\n");
+    }
+    out
+}
+
+/// Markdown (tables on) as HTML; raw HTML in it becomes text, each line of a paragraph
+/// stays a line, every table scrolls.
+pub(crate) fn markdown_to_html(markdown: &str) -> String {
+    let parser = Parser::new_ext(markdown, Options::ENABLE_TABLES).map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+        // The notes under a table are one line each in the terminal: keep them so.
+        Event::SoftBreak => Event::HardBreak,
+        other => other,
+    });
+    let mut body = String::new();
+    html::push_html(&mut body, parser);
+    body.replace("<table>", "<div class=\"table\"><table>")
+        .replace("</table>", "</table></div>")
+}
+
+/// `text` safe inside an element or a double-quoted attribute.
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An SVG document without its `<?xml ...?>` line, to sit inside HTML.
+fn strip_xml_declaration(svg: &str) -> &str {
+    let svg = svg.trim_start();
+    match svg
+        .strip_prefix("<?xml")
+        .and_then(|rest| rest.find("?>").map(|end| &rest[end + 2..]))
+    {
+        Some(rest) => rest.trim_start(),
+        None => svg,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_html_in_a_result_shows_as_text() {
+        let md = "| a | b |\n|---|---|\n| <script>alert(1)</script> | <img src=\"http://example.com/x.png\"> |\n\n\
+                  note: <iframe src=\"https://example.com\"></iframe>\n";
+        let body = markdown_to_html(md);
+        for tag in ["<script", "<img", "<iframe"] {
+            assert!(!body.contains(tag), "{tag} in {body}");
+        }
+        assert!(body.contains("&lt;script&gt;") && body.contains("&lt;iframe"), "{body}");
+        assert!(body.contains("<div class=\"table\"><table>"), "{body}");
+    }
+
+    #[test]
+    fn the_page_fetches_nothing_and_escapes_its_own_text() {
+        let svg = "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"><polyline/></svg>";
+        let page = page(
+            "s3sweep <report>",
+            "from \"a\" & b",
+            "- best",
+            Some(svg),
+            "| x |\n|---|\n| 1 |\n",
+        );
+        assert!(page.starts_with("<!DOCTYPE html>"));
+        assert!(page.contains(CSP));
+        assert!(page.contains("<title>s3sweep &lt;report&gt;</title>"));
+        assert!(page.contains("from &quot;a&quot; &amp; b"));
+        assert!(!page.contains("<?xml"), "the SVG's declaration is dropped");
+        assert!(page.contains("<figure>\n<svg xmlns"));
+        for attribute in ["src=", "href="] {
+            assert!(!page.contains(attribute), "{attribute} in the page");
+        }
+    }
+}
