@@ -4,6 +4,8 @@
 //! - [`summary`]: best configuration, one-worker speed-up and knee per bucket;
 //! - [`rules`]: what bound each configuration, by an ordered list of rules with
 //!   thresholds; [`verdict`]: the same read against each bucket's curve;
+//! - [`story`]: one story per bucket from its rows' verdicts: the curve's shape (knee or
+//!   still rising), what binds, the recommendation and the plot's subtitle;
 //! - [`fit`]: the throughput model fitted per bucket, its predictions, and the
 //!   bucket-vs-bucket comparison;
 //! - [`cost`]: what each configuration's GETs and Lambda time cost;
@@ -25,6 +27,7 @@ pub(crate) mod network;
 pub(crate) mod rules;
 pub(crate) mod significance;
 pub(crate) mod sizes;
+pub(crate) mod story;
 pub(crate) mod summary;
 pub(crate) mod verdict;
 

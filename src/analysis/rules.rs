@@ -226,7 +226,7 @@ fn client_cpu(f: &Facts) -> Option<Finding> {
     let starved = f.cpu_share < STARVED_SHARE * f.t.cpu_busy_share;
     let explanation = if starved {
         format!(
-            "the client's threads always had work (runtime busy {:.0}% of the time) but got only {:.2} of {:.2} usable cores: it is starved of CPU by other processes on the machine, {:.3} ms CPU per GET; more workers or lower latency will not help, more CPU will",
+            "the client's threads always had work (runtime busy {:.0}% of the time) but ran on only {:.2} of {:.2} usable cores: it is starved of CPU, its threads kept waiting to run (a CPU quota's throttling, or the scheduler), {:.3} ms CPU per GET; more workers or lower latency will not help, more CPU will",
             100.0 * busy_share,
             client.cores_busy,
             cores,
@@ -574,6 +574,8 @@ pub(super) mod tests {
         // 0.2 cores busy of 1 usable while the runtime had work: starved.
         assert_eq!(d.figures[N::Starved], Figure::Flag(true));
         assert!(d.explanation.contains("starved"), "{}", d.explanation);
+        // Other processes are `machine_cpu`'s meaning, not this one's.
+        assert!(!d.explanation.contains("other processes"), "{}", d.explanation);
         // 80% is below the threshold.
         let mut r = healthy();
         r.client = Some(ClientSide::of(&r, on_two_vcpus(80, 1)));

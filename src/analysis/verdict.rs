@@ -4,6 +4,7 @@
 //! delayed-ACK stall is noted only with its signature.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use crate::model::stats::round3;
 use crate::model::{ConfigResult, Figure, FigureName, Verdict};
@@ -105,6 +106,15 @@ impl Curve {
         self.rates.iter().find(|(w, _)| *w == workers).and_then(|x| x.1)
     }
 
+    /// The best throughput at more workers.
+    fn best_after(&self, workers: u32) -> Option<f64> {
+        self.rates
+            .iter()
+            .filter(|(w, _)| *w > workers)
+            .filter_map(|(_, x)| *x)
+            .max_by(f64::total_cmp)
+    }
+
     /// The best throughput at fewer workers, and where.
     fn best_before(&self, workers: u32) -> Option<(u32, f64)> {
         self.rates
@@ -169,6 +179,7 @@ fn delayed_ack_note(r: &ConfigResult, quicker_elsewhere: Option<f64>) -> Option<
 /// explanation says what more workers would do.
 fn read_against_curve(r: &mut ConfigResult, curve: &Curve, queues: bool) {
     let (here, before) = (curve.rate_at(r.workers), curve.best_before(r.workers));
+    let after = curve.best_after(r.workers);
     let client = r.client.clone().unwrap_or_default();
     let (workers, pool_wait, errors) = (r.workers, r.pool_wait_ms.mean, r.errors.total);
     let Some(d) = r.diagnosis.as_mut().filter(|d| d.verdict == Verdict::Latency) else {
@@ -188,6 +199,14 @@ fn read_against_curve(r: &mut ConfigResult, curve: &Curve, queues: bool) {
                 client
                     .machine_cores_busy
                     .map_or(String::new(), |m| format!(", machine CPU ({m:.2} of {} cores busy)", client.vcpus)),
+            );
+        }
+        // Rising to here, but more workers then gained less than FLAT_GAIN: the knee.
+        (Some(x), _) if after.is_some_and(|a| a < FLAT_GAIN * x) => {
+            let _ = write!(
+                d.explanation,
+                ": the curve rose to here, but more workers then gained less than 10% (at most {:.0} objects/s)",
+                after.unwrap_or(x)
             );
         }
         // Rising, but its requests already queue (the queueing note): more workers
@@ -259,11 +278,19 @@ mod tests {
             d.explanation
         );
         assert_eq!(d.figures[FigureName::FewerWorkers], Figure::Count(128));
-        let rising = rows[1].diagnosis.as_ref().unwrap();
+        let rising = rows[0].diagnosis.as_ref().unwrap();
         assert!(
             rising.explanation.ends_with("so more workers would go faster"),
             "{}",
             rising.explanation
+        );
+        // The knee: it rose to here, and more workers then gained under 10%.
+        let knee = rows[1].diagnosis.as_ref().unwrap();
+        assert!(
+            knee.explanation.contains("more workers then gained less than 10%")
+                && !knee.explanation.contains("would go faster"),
+            "{}",
+            knee.explanation
         );
     }
 

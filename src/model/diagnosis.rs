@@ -312,6 +312,29 @@ pub struct ModelFit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(serialize_with = "tidy::sig4_opt")]
     pub workers_to_plateau: Option<f64>,
+    /// Worker counts the fit used (0 in results written before it was recorded).
+    #[serde(default)]
+    pub points_fitted: u32,
+    /// The model's error on worker counts it did not see: fitted on the first counts,
+    /// the rest predicted. `None` with fewer than 3 counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_out: Option<HeldOut>,
+    /// The basis is thin: fewer than 4 counts fitted, no held-out check, or a
+    /// held-out error over 25%. Predictions are then rough.
+    #[serde(default)]
+    pub rough: bool,
+}
+
+/// The model fitted on a bucket's first worker counts, checked on the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HeldOut {
+    /// Worker counts fitted (the smallest ones).
+    pub points_fitted: u32,
+    /// Worker counts predicted (the largest ones).
+    pub points_predicted: u32,
+    /// The largest |predicted / measured - 1| over the predicted counts: 0.5 is 50%.
+    #[serde(serialize_with = "tidy::sig4")]
+    pub error_share: f64,
 }
 
 /// What the model predicts for one scenario.
@@ -330,6 +353,11 @@ pub struct Prediction {
     pub wall_ms: f64,
     /// Which term of the model is the smallest.
     pub limit: Limit,
+    /// The throughput measured at `workers`, when that count was run: the prediction
+    /// there is the model's, checked against it, never "as measured".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "tidy::dec3_opt")]
+    pub measured_objects_per_s: Option<f64>,
 }
 
 /// The verdict at one worker count.

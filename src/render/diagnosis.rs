@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{BucketSummary, ConfigResult, SweepResult, Verdict, WorkerVerdict};
+use crate::analysis::story::Story;
+use crate::model::{BucketSummary, ConfigResult, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict};
 
 /// Compact verdict runs: `1-4 latency, 8-256 client_cpu`.
 fn verdict_runs(verdicts: &[WorkerVerdict]) -> String {
@@ -107,16 +108,54 @@ pub(crate) fn render_bucket(result: &SweepResult, summary: &BucketSummary) -> St
             }
             None => out.push_str("; no plateau yet"),
         }
-        let _ = writeln!(out, " (fit error {:.0}%)", 100.0 * f.fit_rms_log_error);
-        let preds: Vec<String> = analysis
-            .predictions
-            .iter()
-            .map(|p| format!("{}: {:.0} objects/s ({})", p.scenario, p.objects_per_s, p.limit))
-            .collect();
-        let _ = writeln!(out, "predicted: {}", preds.join("; "));
+        let _ = writeln!(out, " ({})", model_basis(f));
+        let preds: Vec<String> = analysis.predictions.iter().map(prediction_words).collect();
+        let rough = if f.rough { " (rough: see the model's basis)" } else { "" };
+        let _ = writeln!(out, "predicted{rough}: {}", preds.join("; "));
     }
-    let _ = writeln!(out, "recommended: {}", analysis.recommendation);
+    let _ = writeln!(out, "recommended: {}", Story::of_bucket(result, summary).recommendation);
     out
+}
+
+/// How far to trust the model: its fit error over the counts fitted, and its error on
+/// the counts it did not see when fitted on the first ones.
+pub(crate) fn model_basis(f: &ModelFit) -> String {
+    let mut out = format!("fit error {:.0}%", 100.0 * f.fit_rms_log_error);
+    if f.points_fitted > 0 {
+        let _ = write!(out, " over {} worker counts", f.points_fitted);
+    }
+    match &f.held_out {
+        Some(h) => {
+            let _ = write!(
+                out,
+                "; fitted on the first {} only, it predicted the other {} within {:.0}%",
+                h.points_fitted,
+                h.points_predicted,
+                100.0 * h.error_share
+            );
+        }
+        None if f.points_fitted > 0 => out.push_str("; too few counts to check it on counts it did not see"),
+        None => {}
+    }
+    if f.rough {
+        out.push_str(": rough");
+    }
+    out
+}
+
+/// One prediction in words; at a measured count, the model's figure beside the
+/// measured one (never "as measured").
+pub(crate) fn prediction_words(p: &Prediction) -> String {
+    match p.measured_objects_per_s {
+        Some(m) => format!(
+            "{}: {:.0} objects/s ({}) against {m:.0} measured ({:+.0}%)",
+            p.scenario,
+            p.objects_per_s,
+            p.limit,
+            100.0 * (p.objects_per_s / m.max(1e-9) - 1.0)
+        ),
+        None => format!("{}: {:.0} objects/s ({})", p.scenario, p.objects_per_s, p.limit),
+    }
 }
 
 /// Where a GET's time went, medians of the timed requests: the client's preparation,

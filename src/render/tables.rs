@@ -9,6 +9,8 @@ use std::fmt::Write as _;
 use crate::model::Runner;
 use crate::model::{BucketSummary, ConfigResult, RunKind, SweepResult, Unmeasured};
 
+use crate::analysis::story::Story;
+
 use super::diagnosis::{render_bucket, render_comparisons, render_size_limits};
 use super::{align_right, Style};
 
@@ -35,7 +37,7 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
             let _ = writeln!(out, "{title}");
             let _ = writeln!(out, "{table}");
         }
-        out.push_str(&summary_line(summary));
+        out.push_str(&summary_line(summary, &Story::of_bucket(result, summary).knee_words()));
         out.push('\n');
         out.push_str(&render_bucket(result, summary));
         out.push('\n');
@@ -214,8 +216,9 @@ fn render_listing(result: &SweepResult) -> String {
     out
 }
 
-/// The line under a bucket's table: best, one worker, knee, failed requests.
-fn summary_line(summary: &BucketSummary) -> String {
+/// The line under a bucket's table: best, one worker, the curve's shape from its story
+/// (`knee`), failed requests.
+fn summary_line(summary: &BucketSummary, knee: &str) -> String {
     let mut out = format!(
         "best: {} workers, {:.0} ms ({:.0} objects/s)",
         summary.best_workers, summary.best_wall_ms, summary.best_objects_per_s
@@ -223,8 +226,8 @@ fn summary_line(summary: &BucketSummary) -> String {
     if let (Some(one), Some(speedup)) = (summary.one_worker_wall_ms, summary.speedup_over_one_worker) {
         let _ = write!(out, "; 1 worker: {one:.0} ms, speedup {speedup:.1}x");
     }
-    if let Some(k) = summary.knee_workers {
-        let _ = write!(out, "; knee at {k} workers");
+    if !knee.is_empty() {
+        let _ = write!(out, "; {knee}");
     }
     if summary.errors_total > 0 {
         let _ = write!(out, "; {} failed requests", summary.errors_total);
