@@ -110,8 +110,12 @@ pub(crate) fn render_bucket(result: &SweepResult, summary: &BucketSummary) -> St
         }
         let _ = writeln!(out, " ({})", model_basis(f));
         let preds: Vec<String> = analysis.predictions.iter().map(prediction_words).collect();
-        let rough = if f.rough { " (rough: see the model's basis)" } else { "" };
-        let _ = writeln!(out, "predicted{rough}: {}", preds.join("; "));
+        let rough = if f.rough {
+            " (rough: the model's basis above is thin)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "predicted: {}{rough}", preds.join("; "));
     }
     let _ = writeln!(out, "recommended: {}", Story::of_bucket(result, summary).recommendation);
     out
