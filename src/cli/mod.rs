@@ -207,7 +207,12 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         problems.push("--runtime-threads: must be at least 1".to_string());
     }
     let thresholds = Thresholds {
-        bandwidth_ceiling_mib_per_s: cli.bandwidth_mib_s,
+        // Only the sweeps read a bandwidth ceiling (`local`, `run`).
+        bandwidth_ceiling_mib_per_s: match &cli.command {
+            Command::Local(a) => a.client_net.bandwidth_mib_s,
+            Command::Run(a) => a.client_net.bandwidth_mib_s,
+            _ => None,
+        },
         ..Default::default()
     };
     if let Err(e) = thresholds.validate() {

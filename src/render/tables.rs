@@ -37,9 +37,16 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
             let _ = writeln!(out, "{title}");
             let _ = writeln!(out, "{table}");
         }
-        out.push_str(&summary_line(summary, &Story::of_bucket(result, summary).knee_words()));
-        out.push('\n');
-        out.push_str(&render_bucket(result, summary));
+        let under = format!(
+            "{}\n{}",
+            summary_line(summary, &Story::of_bucket(result, summary).knee_words()),
+            render_bucket(result, summary)
+        );
+        out.push_str(&if style == Style::Markdown {
+            as_list(&under)
+        } else {
+            under
+        });
         out.push('\n');
     }
     out.push_str(&render_size_limits(result));
@@ -51,6 +58,17 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
             result.skipped.len(),
             result.skipped.first().map(|s| s.reason.as_str()).unwrap_or("")
         );
+    }
+    out
+}
+
+/// Lines as a Markdown list, one item each (indented lines nested), so a renderer
+/// keeps them apart instead of joining them into one paragraph.
+fn as_list(lines: &str) -> String {
+    let mut out = String::new();
+    for line in lines.lines().filter(|l| !l.trim().is_empty()) {
+        let text = line.trim_start();
+        let _ = writeln!(out, "{}- {text}", &line[..line.len() - text.len()]);
     }
     out
 }
@@ -326,6 +344,9 @@ mod tests {
         let md = render_tables(&result, Style::Markdown);
         assert!(md.contains("### bucket a-bucket\n\n| workers | rep |"), "{md}");
         assert!(md.contains("|---"), "{md}");
+        // The lines under a table are list items: a renderer keeps them apart.
+        assert!(md.contains("\n- best: 1 workers"), "{md}");
+        assert_eq!(as_list("a\n  b\n\nc"), "- a\n  - b\n- c\n");
         let json = serde_json::to_value(&result).unwrap();
         assert_eq!(json["schema"], "s3sweep.result/v1");
         assert!(json["results"][0]["ttfb_ms"]["p99"].is_number());
