@@ -77,6 +77,8 @@ fn as_list(lines: &str) -> String {
 /// row ran on burst credit; `-` without counters.
 fn wire_cell(r: &ConfigResult) -> String {
     match &r.wire {
+        // Not the row's rate: its note says what the counters received.
+        Some(w) if w.other_traffic => "other traffic".into(),
         Some(w) if r.in_burst => format!("{:.1} burst", w.rx_mib_per_s),
         Some(w) => format!("{:.1}", w.rx_mib_per_s),
         None => "-".into(),
