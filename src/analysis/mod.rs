@@ -141,6 +141,7 @@ fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
     let queueing = queueing_notes(&mut result.results);
     curve_verdicts(&mut result.results, &queueing);
     network::flag_other_traffic(&mut result.results);
+    network::shared_pool_notes(result);
     let lambda_memory = result
         .environment
         .lambda

@@ -74,6 +74,32 @@ pub(crate) fn flag_other_traffic(rows: &mut [ConfigResult]) {
     }
 }
 
+/// Notes each row that opened no connection in a run whose buckets share one
+/// endpoint's pool (a given endpoint is addressed path-style: one host, one pool, for
+/// every bucket): its requests used connections that earlier rows or the warm-up
+/// opened, whichever bucket's, and connections cannot be counted per bucket.
+pub(crate) fn shared_pool_notes(result: &mut SweepResult) {
+    let Some(endpoint) = result.environment.endpoint.clone() else {
+        return;
+    };
+    let buckets = crate::model::stats::first_seen(result.results.iter().map(|r| r.bucket.clone()));
+    if buckets.len() < 2 {
+        return;
+    }
+    for r in result
+        .results
+        .iter_mut()
+        .filter(|r| r.connections_opened == 0 && r.ok > 0)
+    {
+        if let Some(d) = r.diagnosis.as_mut() {
+            d.notes.push(format!(
+                "no connection opened in this row: this run's buckets ({}) share the connection pool of {endpoint} (path-style, one host), so its requests used connections that earlier rows or the warm-up opened, whichever bucket's; connections cannot be counted per bucket here",
+                buckets.join(", ")
+            ));
+        }
+    }
+}
+
 /// Flags the rows that ran faster than the probe's sustained ceiling allows (by
 /// [`BURST_ROW_FACTOR`]): they ran on burst credit. Only a probe's ceiling that is not
 /// a lower bound says that.
@@ -174,5 +200,40 @@ mod tests {
         assert!(rows[1].wire.as_ref().unwrap().other_traffic);
         let note = &rows[1].diagnosis.as_ref().unwrap().notes[0];
         assert!(note.contains("not this row's rate") && note.contains("(lo)"), "{note}");
+    }
+
+    #[test]
+    fn rows_of_buckets_sharing_an_endpoint_say_they_share_its_pool() {
+        let diagnosed = |bucket: &str, conns: u64| {
+            let mut r = crate::model::test_rows::row(bucket, 8, 1, 1000.0, 0);
+            r.connections_opened = conns;
+            r.diagnosis = Some(crate::model::Diagnosis {
+                verdict: crate::model::Verdict::Latency,
+                figures: Default::default(),
+                explanation: String::new(),
+                notes: vec![],
+            });
+            r
+        };
+        let notes = |r: &SweepResult| -> Vec<usize> {
+            r.results
+                .iter()
+                .map(|r| r.diagnosis.as_ref().unwrap().notes.len())
+                .collect()
+        };
+        let rows = vec![diagnosed("standard-like", 8), diagnosed("express-like--x-s3", 0)];
+        let mut shared = crate::model::test_rows::result(rows.clone());
+        shared.environment.endpoint = Some("https://127.0.0.1:9000".into());
+        shared_pool_notes(&mut shared);
+        assert_eq!(notes(&shared), [0, 1]);
+        let note = &shared.results[1].diagnosis.as_ref().unwrap().notes[0];
+        assert!(
+            note.contains("share the connection pool of https://127.0.0.1:9000"),
+            "{note}"
+        );
+        // On AWS each bucket is its own host: nothing to say.
+        let mut aws = crate::model::test_rows::result(rows);
+        shared_pool_notes(&mut aws);
+        assert_eq!(notes(&aws), [0, 0]);
     }
 }
