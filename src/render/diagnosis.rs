@@ -132,7 +132,7 @@ pub(crate) fn model_basis(f: &ModelFit) -> String {
         Some(h) => {
             let _ = write!(
                 out,
-                "; fitted on the first {} only, it predicted the other {} within {:.0}%",
+                "; fitted on the first {} only, it missed the other {} by up to {:.0}%",
                 h.points_fitted,
                 h.points_predicted,
                 100.0 * h.error_share
