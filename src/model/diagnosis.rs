@@ -312,8 +312,8 @@ pub struct ModelFit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(serialize_with = "tidy::sig4_opt")]
     pub workers_to_plateau: Option<f64>,
-    /// Worker counts the fit used (0 in results written before it was recorded).
-    #[serde(default)]
+    /// Worker counts the fit used (0, not written, in results from before it was recorded).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub points_fitted: u32,
     /// The model's error on worker counts it did not see: fitted on the first counts,
     /// the rest predicted. `None` with fewer than 3 counts.
@@ -321,8 +321,13 @@ pub struct ModelFit {
     pub held_out: Option<HeldOut>,
     /// The basis is thin: fewer than 4 counts fitted, no held-out check, or a
     /// held-out error over 25%. Predictions are then rough.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rough: bool,
+}
+
+/// For `skip_serializing_if`: a count not recorded.
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The model fitted on a bucket's first worker counts, checked on the rest.
