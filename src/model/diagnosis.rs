@@ -376,11 +376,12 @@ pub struct WorkerVerdict {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CurveAnalysis {
     pub bucket: String,
-    /// Smallest worker count within 10% of the best throughput (see `analysis::summary::knee`).
+    /// Smallest worker count within 10% of the best throughput, where the curve
+    /// flattened: `None` while it still rises (see `analysis::summary::knee`).
     pub knee_workers: Option<u32>,
-    /// The worker count to use: the knee.
+    /// The worker count to use: the knee, or the largest tried while the curve rises.
     pub recommended_workers: Option<u32>,
-    /// Why, in plain words (including "the curve was still rising").
+    /// Why, in plain words: the bucket's story (`analysis::story`).
     pub recommendation: String,
     /// Verdicts by worker count (first repetition's row), in order run.
     pub verdicts: Vec<WorkerVerdict>,
