@@ -425,10 +425,16 @@ pub(super) mod tests {
 
     /// The verdict names of the rule table in docs/diagnosis.md, in order.
     fn documented_rules(docs: &str) -> Vec<String> {
+        documented_names(docs, "The rules, checked in this order")
+    }
+
+    /// The names in the first column (`` | `name` | ``) of the first table after
+    /// `heading` in `docs`, in order.
+    pub(in crate::analysis) fn documented_names(docs: &str, heading: &str) -> Vec<String> {
         let table = docs
-            .split("The rules, checked in this order")
+            .split(heading)
             .nth(1)
-            .expect("docs/diagnosis.md has the rule table");
+            .unwrap_or_else(|| panic!("docs/diagnosis.md has the table after {heading:?}"));
         table
             .lines()
             .skip_while(|l| !l.starts_with('|'))

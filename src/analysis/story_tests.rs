@@ -4,23 +4,13 @@
 
 use super::*;
 use crate::analysis::analyse;
-use crate::analysis::rules::tests::{healthy, on_two_vcpus, pct};
+use crate::analysis::rules::tests::{documented_names, healthy, on_two_vcpus, pct};
 use crate::model::{ClientSide, ErrorKind, Thresholds};
 use proptest::prelude::*;
 
 /// The story rule names of the table in docs/diagnosis.md, in order.
 fn documented_rules(docs: &str) -> Vec<String> {
-    let table = docs
-        .split("The story rules, checked in this order")
-        .nth(1)
-        .expect("docs/diagnosis.md has the story rule table");
-    table
-        .lines()
-        .skip_while(|l| !l.starts_with('|'))
-        .take_while(|l| l.starts_with('|'))
-        .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
-        .map(str::to_string)
-        .collect()
+    documented_names(docs, "The story rules, checked in this order")
 }
 
 #[test]
