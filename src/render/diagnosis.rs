@@ -148,8 +148,14 @@ pub(crate) fn model_basis(f: &ModelFit) -> String {
 }
 
 /// One prediction in words; at a measured count, the model's figure beside the
-/// measured one (never "as measured").
+/// measured one (never "as measured": a result written before says "model at").
 pub(crate) fn prediction_words(p: &Prediction) -> String {
+    if let Some(rest) = p.scenario.strip_prefix("as measured, ") {
+        return format!(
+            "model at {rest}: {:.0} objects/s ({}), the model's figure, not the measurement",
+            p.objects_per_s, p.limit
+        );
+    }
     match p.measured_objects_per_s {
         Some(m) => format!(
             "{}: {:.0} objects/s ({}) against {m:.0} measured ({:+.0}%)",
@@ -227,6 +233,27 @@ mod tests {
             "per GET, p50 ms: client prep 0.125, HTTP pool wait 0.031, first byte at the wire 5.80, body 0.40; \
              whole GET 6.40; 2 retries (throttled=2), backoff 75 ms in all"
         );
+    }
+
+    #[test]
+    fn no_prediction_reads_as_measured() {
+        let p = |scenario: &str, measured: Option<f64>| Prediction {
+            scenario: scenario.into(),
+            workers: 64,
+            client_cores: 2.0,
+            objects_per_s: 8696.0,
+            wall_ms: 115.0,
+            limit: crate::model::Limit::ClientCpu,
+            measured_objects_per_s: measured,
+        };
+        assert_eq!(
+            prediction_words(&p("model at 64 workers", Some(8401.0))),
+            "model at 64 workers: 8696 objects/s (client_cpu) against 8401 measured (+4%)"
+        );
+        // A result written before this labelled the model's figure "as measured".
+        let old = prediction_words(&p("as measured, 64 workers", None));
+        assert!(!old.contains("as measured"), "{old}");
+        assert!(old.starts_with("model at 64 workers: 8696"), "{old}");
     }
 
     #[test]
