@@ -42,7 +42,7 @@ use crate::model::{
 use fit::{analyse_curve, compare_buckets, ModelInputs};
 use rules::diagnose_row;
 use summary::summarize;
-use verdict::{curve_verdicts, queueing_notes};
+use verdict::{curve_verdicts, queueing_notes, Terms};
 
 /// The one analysis step every adapter calls on a finished result: per-bucket
 /// summaries, every row's verdict, and per bucket the curve analysis, model fit,
@@ -139,7 +139,7 @@ fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
         row.diagnosis = Some(diagnose_row(row, vcpus, thresholds));
     }
     let queueing = queueing_notes(&mut result.results);
-    curve_verdicts(&mut result.results, &queueing);
+    curve_verdicts(&mut result.results, &queueing, Terms::of(result.environment.runner));
     network::flag_other_traffic(&mut result.results);
     network::shared_pool_notes(result);
     let lambda_memory = result
