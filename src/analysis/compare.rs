@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use crate::model::closed_set::closed_set;
 use crate::model::stats::{median, tidy};
-use crate::model::{Axes, ConfigResult, Deployment, SweepResult, Unmeasured};
+use crate::model::{Axes, ConfigResult, Deployment, Runner, SweepResult, Unmeasured};
 
 use super::significance::{holm, mann_whitney_p, sign_test_p, Test, ALPHA};
 
@@ -299,6 +299,8 @@ pub struct Comparison {
     /// Fewest repetitions of any matched configuration, per side.
     pub min_repetitions_a: usize,
     pub min_repetitions_b: usize,
+    /// What ran each side: advice speaks in its terms (flags or event fields).
+    pub runners: (Runner, Runner),
 }
 
 /// Which buckets to compare.
@@ -545,6 +547,7 @@ pub fn compare(a: &SweepResult, b: &SweepResult, options: &CompareOptions) -> Re
         placement_differs: placement_differs(a, b),
         not_measured_a: a.not_measured.clone(),
         not_measured_b: b.not_measured.clone(),
+        runners: (a.environment.runner, b.environment.runner),
     })
 }
 

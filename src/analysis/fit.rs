@@ -4,8 +4,11 @@
 //! comparison.
 
 use crate::model::stats::round3;
-use crate::model::{BucketComparison, CurveAnalysis, Limit, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict};
+use crate::model::{
+    BucketComparison, CurveAnalysis, HeldOut, Limit, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict,
+};
 
+use super::story::Story;
 use super::summary::knee;
 
 /// Inputs of the model beyond the curve.
@@ -89,10 +92,12 @@ pub(crate) fn fit_curve(points: &[(f64, f64)]) -> Option<(f64, Option<f64>, f64)
 
 /// The model's throughput for `workers` in flight on `cores`, and its binding term.
 fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f64, Limit) {
-    let mut best = (
-        f64::from(workers) / (fit.latency_ms_per_request / 1000.0),
-        Limit::Latency,
-    );
+    predict_in_flight(fit, inputs, f64::from(workers), cores)
+}
+
+/// The model's throughput for `in_flight` requests on `cores`, and its binding term.
+fn predict_in_flight(fit: &ModelFit, inputs: &ModelInputs, in_flight: f64, cores: f64) -> (f64, Limit) {
+    let mut best = (in_flight / (fit.latency_ms_per_request / 1000.0), Limit::Latency);
     let mut consider = |x: f64, name: Limit| {
         if x < best.0 {
             best = (x, name);
@@ -133,26 +138,65 @@ fn predict(fit: &ModelFit, inputs: &ModelInputs, workers: u32, cores: f64) -> (f
     best
 }
 
+/// A held-out error over this is too large to trust the predictions.
+pub(crate) const ROUGH_HELD_OUT: f64 = 0.25;
+
+/// Fewer worker counts fitted than this and the predictions are rough.
+pub(crate) const ROUGH_POINTS: u32 = 4;
+
+/// The model fitted on the first two thirds of `points` (by requests in flight, at
+/// least two), checked on the rest: the largest |predicted / measured - 1|. `None`
+/// with fewer than three points.
+fn held_out(points: &[(u32, f64, f64)], inputs: &ModelInputs) -> Option<HeldOut> {
+    let mut pts: Vec<(f64, f64)> = points.iter().map(|p| (p.1, p.2)).collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let n = pts.len();
+    if n < 3 {
+        return None;
+    }
+    let fitted = (2 * n / 3).max(2);
+    let fit = model_fit(fit_curve(&pts[..fitted])?, inputs);
+    let error_share = pts[fitted..]
+        .iter()
+        .map(|&(c, x)| (predict_in_flight(&fit, inputs, c, inputs.client_cores).0 / x - 1.0).abs())
+        .fold(0.0, f64::max);
+    Some(HeldOut {
+        points_fitted: fitted as u32,
+        points_predicted: (n - fitted) as u32,
+        error_share: round3(error_share),
+    })
+}
+
 /// Analyses one bucket's curve: `points` are (workers, requests the engine could have
-/// in flight, objects/s) medians per worker count, without failed configurations.
+/// in flight, objects/s) medians per worker count, without failed configurations. The
+/// recommendation is the bucket's [`Story`].
 pub(crate) fn analyse_curve(
     bucket: &str,
     points: &[(u32, f64, f64)],
     inputs: &ModelInputs,
     verdicts: Vec<WorkerVerdict>,
 ) -> CurveAnalysis {
-    let knee_workers = knee(&points.iter().map(|p| (p.0, p.2)).collect::<Vec<_>>());
+    let rates: Vec<(u32, f64)> = points.iter().map(|p| (p.0, p.2)).collect();
+    let knee_workers = knee(&rates);
     let max_workers = points.iter().map(|p| p.0).max().unwrap_or(1);
-    let fit = fit_curve(&points.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>()).map(|fitted| model_fit(fitted, inputs));
-    let still_rising = knee_workers == Some(max_workers) && points.len() > 1;
+    let fit = fit_curve(&points.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>()).map(|fitted| {
+        let mut f = model_fit(fitted, inputs);
+        f.points_fitted = points.len() as u32;
+        f.held_out = held_out(points, inputs);
+        f.rough = f.points_fitted < ROUGH_POINTS || f.held_out.is_none_or(|h| h.error_share > ROUGH_HELD_OUT);
+        f
+    });
+    let story = Story::of(&rates, &verdicts, fit.as_ref());
     let predictions = fit.as_ref().map_or_else(Vec::new, |f| {
-        predictions(f, inputs, knee_workers.unwrap_or(max_workers), max_workers)
+        let at = knee_workers.unwrap_or(max_workers);
+        let measured = rates.iter().find(|p| p.0 == at).map(|p| round3(p.1));
+        predictions(f, inputs, (at, measured), max_workers)
     });
     CurveAnalysis {
         bucket: bucket.to_string(),
         knee_workers,
-        recommended_workers: knee_workers,
-        recommendation: recommendation(knee_workers, still_rising, fit.as_ref()),
+        recommended_workers: story.recommended_workers,
+        recommendation: story.recommendation,
         verdicts,
         fit,
         predictions,
@@ -177,29 +221,17 @@ fn model_fit((r, k, e): (f64, Option<f64>, f64), inputs: &ModelInputs) -> ModelF
             .map(|b| round3(b * 1024.0 * 1024.0 / inputs.object_size_bytes)),
         fit_rms_log_error: round3(e),
         workers_to_plateau: k.map(|k| round3(k * r)),
+        points_fitted: 0,
+        held_out: None,
+        rough: false,
     }
 }
 
-/// The recommended worker count in words.
-fn recommendation(knee_workers: Option<u32>, still_rising: bool, fit: Option<&ModelFit>) -> String {
-    match (knee_workers, fit) {
-        (None, _) => "no configuration without errors: no recommendation".to_string(),
-        (Some(k), _) if still_rising => format!(
-            "{k} workers, the largest tried: the curve was still rising, so try more (and a pool at least as large)"
-        ),
-        (Some(k), Some(f)) if f.plateau_objects_per_s.is_some() => format!(
-            "{k} workers: the smallest count within 10% of the best; the plateau needs about {:.0} requests in flight at {:.1} ms each, more only queue",
-            f.workers_to_plateau.unwrap_or(0.0),
-            f.latency_ms_per_request
-        ),
-        (Some(k), _) => format!("{k} workers: the smallest count within 10% of the best"),
-    }
-}
-
-/// What the model predicts: as measured at `best` workers, at 10x the most workers
-/// tried, and with more CPU (on Lambda: twice the memory and the largest size; else
-/// 6 vCPUs).
-fn predictions(f: &ModelFit, inputs: &ModelInputs, best: u32, max_workers: u32) -> Vec<Prediction> {
+/// What the model predicts: at the recommended count `(workers, measured objects/s)`
+/// (the model's figure beside the measured one, never labelled as measured), at 10x
+/// the most workers tried, and with more CPU (on Lambda: twice the memory and the
+/// largest size; else 6 vCPUs).
+fn predictions(f: &ModelFit, inputs: &ModelInputs, best: (u32, Option<f64>), max_workers: u32) -> Vec<Prediction> {
     let objects = inputs.objects.max(1) as f64;
     let at = |scenario: String, workers: u32, cores: f64| {
         let (x, limit) = predict(f, inputs, workers, cores);
@@ -210,13 +242,14 @@ fn predictions(f: &ModelFit, inputs: &ModelInputs, best: u32, max_workers: u32) 
             objects_per_s: round3(x),
             wall_ms: round3(objects / x * 1000.0),
             limit,
+            measured_objects_per_s: None,
         }
     };
     let more = max_workers * 10;
-    let mut out = vec![
-        at(format!("as measured, {best} workers"), best, inputs.client_cores),
-        at(format!("10x workers ({more})"), more, inputs.client_cores),
-    ];
+    let (best, measured) = best;
+    let mut check = at(format!("model at {best} workers"), best, inputs.client_cores);
+    check.measured_objects_per_s = measured;
+    let mut out = vec![check, at(format!("10x workers ({more})"), more, inputs.client_cores)];
     match inputs.lambda_memory_mb {
         // On Lambda more CPU is more memory: double it, and the largest size.
         Some(mb) if inputs.cores_scale_with_vcpus => {
@@ -442,6 +475,68 @@ mod tests {
             "{:?}",
             cpu.predictions
         );
+    }
+
+    #[test]
+    fn no_prediction_is_labelled_measured_at_a_count_not_measured() {
+        let curves: [&[(u32, f64)]; 4] = [
+            &[(1, 200.0), (8, 1600.0), (32, 5000.0), (64, 5050.0), (128, 4950.0)],
+            &[(1, 117.0), (8, 930.0), (64, 8401.0)],
+            &SEED_EXPRESS_MS,
+            &[(1, 100.0), (2, 200.0)],
+        ];
+        for (i, c) in curves.iter().enumerate() {
+            let points: Vec<(u32, f64, f64)> = if i == 2 {
+                seed_curve(c)
+            } else {
+                c.iter().map(|&(w, x)| (w, f64::from(w), x)).collect()
+            };
+            let a = analyse_curve("x", &points, &python(), vec![]);
+            assert!(!a.predictions.is_empty(), "{a:?}");
+            for p in &a.predictions {
+                assert!(!p.scenario.contains("as measured"), "{p:?}");
+                let measured = points.iter().find(|q| q.0 == p.workers).map(|q| round3(q.2));
+                if p.measured_objects_per_s.is_some() || p.scenario.contains("measured") {
+                    assert_eq!(p.measured_objects_per_s, measured, "{p:?} at {points:?}");
+                }
+            }
+            // The prediction at the recommended count carries what was measured there.
+            assert!(a.predictions[0].measured_objects_per_s.is_some(), "{a:?}");
+        }
+    }
+
+    #[test]
+    fn the_held_out_error_says_how_far_to_trust_the_model() {
+        // A straight line: fitted on the first counts, the rest predicted closely.
+        let line: Vec<(u32, f64, f64)> = [1u32, 2, 4, 8, 16, 32]
+            .iter()
+            .map(|&w| (w, f64::from(w), f64::from(w) * 100.0))
+            .collect();
+        let f = analyse_curve("x", &line, &python(), vec![]).fit.unwrap();
+        let h = f.held_out.unwrap();
+        assert_eq!((h.points_fitted, h.points_predicted), (4, 2));
+        assert!(h.error_share < 0.01, "{h:?}");
+        assert!(!f.rough, "{f:?}");
+        assert_eq!(f.points_fitted, 6);
+        // The curve: 1, 8, 64 workers fitted a ceiling near 8,700 objects/s,
+        // and 256 workers then reached 13,254. Held out, the model misses by a third.
+        let rising: Vec<(u32, f64, f64)> = [(1u32, 117.0), (8, 930.0), (64, 8401.0), (256, 13_254.0)]
+            .iter()
+            .map(|&(w, x)| (w, f64::from(w), x))
+            .collect();
+        let inputs = ModelInputs {
+            client_cpu_ms_per_request: Some(0.23),
+            client_cores: 2.0,
+            cores_scale_with_vcpus: true,
+            ..python()
+        };
+        let f = analyse_curve("x", &rising, &inputs, vec![]).fit.unwrap();
+        let h = f.held_out.unwrap();
+        assert!(h.error_share > ROUGH_HELD_OUT, "{h:?}");
+        assert!(f.rough, "{f:?}");
+        // Three counts: no held-out check beyond one point, and rough.
+        let f = analyse_curve("x", &rising[..3], &inputs, vec![]).fit.unwrap();
+        assert!(f.rough && f.points_fitted == 3, "{f:?}");
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! - [`summary`]: best configuration, one-worker speed-up and knee per bucket;
 //! - [`rules`]: what bound each configuration, by an ordered list of rules with
 //!   thresholds; [`verdict`]: the same read against each bucket's curve;
+//! - [`story`]: one story per bucket from its rows' verdicts: the curve's shape (knee or
+//!   still rising), what binds, the recommendation and the plot's subtitle;
 //! - [`fit`]: the throughput model fitted per bucket, its predictions, and the
 //!   bucket-vs-bucket comparison;
 //! - [`cost`]: what each configuration's GETs and Lambda time cost;
@@ -25,6 +27,7 @@ pub(crate) mod network;
 pub(crate) mod rules;
 pub(crate) mod significance;
 pub(crate) mod sizes;
+pub(crate) mod story;
 pub(crate) mod summary;
 pub(crate) mod verdict;
 
@@ -39,7 +42,7 @@ use crate::model::{
 use fit::{analyse_curve, compare_buckets, ModelInputs};
 use rules::diagnose_row;
 use summary::summarize;
-use verdict::{curve_verdicts, queueing_notes};
+use verdict::{curve_verdicts, queueing_notes, Terms};
 
 /// The one analysis step every adapter calls on a finished result: per-bucket
 /// summaries, every row's verdict, and per bucket the curve analysis, model fit,
@@ -136,7 +139,9 @@ fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
         row.diagnosis = Some(diagnose_row(row, vcpus, thresholds));
     }
     let queueing = queueing_notes(&mut result.results);
-    curve_verdicts(&mut result.results, &queueing);
+    curve_verdicts(&mut result.results, &queueing, Terms::of(result.environment.runner));
+    network::flag_other_traffic(&mut result.results);
+    network::shared_pool_notes(result);
     let lambda_memory = result
         .environment
         .lambda

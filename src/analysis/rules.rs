@@ -217,16 +217,21 @@ fn bandwidth(f: &Facts) -> Option<Finding> {
 
 /// `client_cpu`: process CPU time / wall time is at least `cpu_busy_share` of the
 /// cores the client can use, or the runtime's threads were busy at least that share
-/// of the wall time (then, with few cores busy, the client is starved of CPU).
+/// of the wall time (then, with few cores busy, the client is starved of CPU; starved
+/// on a machine whose CPU is used up, the row is left to `machine_cpu`).
 fn client_cpu(f: &Facts) -> Option<Finding> {
     let (row, client, cores, busy_share) = (f.row, &f.client, f.cores, f.busy_share);
     if f.cpu_share < f.t.cpu_busy_share && busy_share < f.t.cpu_busy_share {
         return None;
     }
     let starved = f.cpu_share < STARVED_SHARE * f.t.cpu_busy_share;
+    // Starved on a machine whose CPU is used up: other load took it, `machine_cpu`.
+    if starved && f.machine_share.is_some_and(|m| m >= f.t.cpu_busy_share) {
+        return None;
+    }
     let explanation = if starved {
         format!(
-            "the client's threads always had work (runtime busy {:.0}% of the time) but got only {:.2} of {:.2} usable cores: it is starved of CPU by other processes on the machine, {:.3} ms CPU per GET; more workers or lower latency will not help, more CPU will",
+            "the client's threads always had work (runtime busy {:.0}% of the time) but ran on only {:.2} of {:.2} usable cores: it is starved of CPU, its threads kept waiting to run (a CPU quota's throttling, or the scheduler), {:.3} ms CPU per GET; more workers or lower latency will not help, more CPU will",
             100.0 * busy_share,
             client.cores_busy,
             cores,
@@ -420,10 +425,16 @@ pub(super) mod tests {
 
     /// The verdict names of the rule table in docs/diagnosis.md, in order.
     fn documented_rules(docs: &str) -> Vec<String> {
+        documented_names(docs, "The rules, checked in this order")
+    }
+
+    /// The names in the first column (`` | `name` | ``) of the first table after
+    /// `heading` in `docs`, in order.
+    pub(in crate::analysis) fn documented_names(docs: &str, heading: &str) -> Vec<String> {
         let table = docs
-            .split("The rules, checked in this order")
+            .split(heading)
             .nth(1)
-            .expect("docs/diagnosis.md has the rule table");
+            .unwrap_or_else(|| panic!("docs/diagnosis.md has the table after {heading:?}"));
         table
             .lines()
             .skip_while(|l| !l.starts_with('|'))
@@ -574,6 +585,13 @@ pub(super) mod tests {
         // 0.2 cores busy of 1 usable while the runtime had work: starved.
         assert_eq!(d.figures[N::Starved], Figure::Flag(true));
         assert!(d.explanation.contains("starved"), "{}", d.explanation);
+        // Other processes are `machine_cpu`'s meaning, not this one's.
+        assert!(!d.explanation.contains("other processes"), "{}", d.explanation);
+        // Starved while the machine's CPU is used up: other load took it.
+        let mut busy_machine = on_two_vcpus(90, 1);
+        busy_machine.machine_busy = Some(Duration::from_millis(190));
+        r.client = Some(ClientSide::of(&r, busy_machine));
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::MachineCpu);
         // 80% is below the threshold.
         let mut r = healthy();
         r.client = Some(ClientSide::of(&r, on_two_vcpus(80, 1)));

@@ -25,8 +25,16 @@ fn median_walls(results: &[ConfigResult], bucket: &str) -> Vec<(u32, f64, f64, u
 }
 
 /// The knee of a throughput curve: the smallest worker count whose throughput is at
-/// least 90% of the best. `points` are (workers, objects per second) in any order.
+/// least 90% of the best, where the curve flattened: `None` when that count is the
+/// largest tried (the curve was still rising there). `points` are (workers, objects
+/// per second) in any order.
 pub(crate) fn knee(points: &[(u32, f64)]) -> Option<u32> {
+    let last = points.iter().filter(|p| p.1.is_finite()).map(|p| p.0).max()?;
+    within_a_tenth_of_the_best(points).filter(|k| *k < last)
+}
+
+/// The smallest worker count whose throughput is at least 90% of the best.
+fn within_a_tenth_of_the_best(points: &[(u32, f64)]) -> Option<u32> {
     let best = points
         .iter()
         .map(|p| p.1)
@@ -121,5 +129,8 @@ mod tests {
         assert_eq!(knee(&express), Some(4));
         assert_eq!(knee(&standard), Some(16));
         assert_eq!(knee(&[]), None);
+        // Still rising at its largest count: no knee.
+        assert_eq!(knee(&[(1, 100.0), (8, 700.0), (64, 850.0)]), None);
+        assert_eq!(knee(&[(1, 100.0), (8, 800.0), (64, 850.0)]), Some(8));
     }
 }

@@ -4,9 +4,10 @@
 //! delayed-ACK stall is noted only with its signature.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use crate::model::stats::round3;
-use crate::model::{ConfigResult, Figure, FigureName, Verdict};
+use crate::model::{ConfigResult, Figure, FigureName, Runner, Verdict};
 
 /// First-byte latency in this window can be the 40 ms delayed-ACK stall.
 pub(crate) const DELAYED_ACK_WINDOW_MS: (f64, f64) = (38.0, 50.0);
@@ -69,6 +70,33 @@ pub(crate) fn queueing_notes(rows: &mut [ConfigResult]) -> Queueing {
     queueing
 }
 
+/// How advice names a setting: the flag of `run` and `local`, or the event's field
+/// for the Lambda.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Terms {
+    #[default]
+    Flags,
+    Event,
+}
+
+impl Terms {
+    /// The terms of what ran the sweep.
+    pub(crate) fn of(runner: Runner) -> Terms {
+        match runner {
+            Runner::Lambda => Terms::Event,
+            Runner::Cli | Runner::Local => Terms::Flags,
+        }
+    }
+
+    /// How to give or measure a bandwidth ceiling.
+    fn bandwidth_advice(self) -> &'static str {
+        match self {
+            Terms::Flags => "pass --bandwidth-mib-s if one is known, or --probe-bandwidth to measure it",
+            Terms::Event => "set \"probe_bandwidth\": true in the event to measure it",
+        }
+    }
+}
+
 /// A bucket's curve as the curve verdicts read it: median throughput per worker count
 /// and, per worker count, the quickest first byte at more workers.
 struct Curve {
@@ -105,6 +133,15 @@ impl Curve {
         self.rates.iter().find(|(w, _)| *w == workers).and_then(|x| x.1)
     }
 
+    /// The best throughput at more workers.
+    fn best_after(&self, workers: u32) -> Option<f64> {
+        self.rates
+            .iter()
+            .filter(|(w, _)| *w > workers)
+            .filter_map(|(_, x)| *x)
+            .max_by(f64::total_cmp)
+    }
+
     /// The best throughput at fewer workers, and where.
     fn best_before(&self, workers: u32) -> Option<(u32, f64)> {
         self.rates
@@ -129,7 +166,7 @@ impl Curve {
 ///   delayed-ACK note only with the stall's signature: the same bucket answers in less
 ///   than half that at more workers, or the row's own first bytes are bimodal (p50
 ///   well below a p90 in the window).
-pub(crate) fn curve_verdicts(rows: &mut [ConfigResult], queueing: &Queueing) {
+pub(crate) fn curve_verdicts(rows: &mut [ConfigResult], queueing: &Queueing, terms: Terms) {
     use crate::model::stats::first_seen;
     for bucket in first_seen(rows.iter().map(|r| r.bucket.clone())) {
         let curve = Curve::of(rows, &bucket);
@@ -139,7 +176,7 @@ pub(crate) fn curve_verdicts(rows: &mut [ConfigResult], queueing: &Queueing) {
                     d.notes.push(note);
                 }
             }
-            read_against_curve(r, &curve, queueing.queues(i));
+            read_against_curve(r, &curve, queueing.queues(i), terms);
         }
     }
 }
@@ -167,8 +204,9 @@ fn delayed_ack_note(r: &ConfigResult, quicker_elsewhere: Option<f64>) -> Option<
 
 /// A `latency` row on a flat segment becomes `plateau`; on the rising part its
 /// explanation says what more workers would do.
-fn read_against_curve(r: &mut ConfigResult, curve: &Curve, queues: bool) {
+fn read_against_curve(r: &mut ConfigResult, curve: &Curve, queues: bool, terms: Terms) {
     let (here, before) = (curve.rate_at(r.workers), curve.best_before(r.workers));
+    let after = curve.best_after(r.workers);
     let client = r.client.clone().unwrap_or_default();
     let (workers, pool_wait, errors) = (r.workers, r.pool_wait_ms.mean, r.errors.total);
     let Some(d) = r.diagnosis.as_mut().filter(|d| d.verdict == Verdict::Latency) else {
@@ -181,13 +219,22 @@ fn read_against_curve(r: &mut ConfigResult, curve: &Curve, queues: bool) {
             d.set_figure(FigureName::ObjectsPerSAtFewerWorkers, Figure::ObjectsPerS(round3(x0)));
             d.set_figure(FigureName::FewerWorkers, Figure::Count(u64::from(w0)));
             d.explanation = format!(
-                "throughput stopped growing: {x:.0} objects/s at {workers} workers against {x0:.0} at {w0}; checked and not the cause: client CPU ({:.2} of {:.2} usable cores busy, runtime busy {:.0}%){}, the pool (requests waited {pool_wait:.2} ms on average), errors ({errors}), throttling (none), bandwidth (no ceiling known: pass --bandwidth-mib-s if one is known, or --probe-bandwidth to measure it); look at what the requests wait for (the queueing note, the server, the network)",
+                "throughput stopped growing: {x:.0} objects/s at {workers} workers against {x0:.0} at {w0}; checked and not the cause: client CPU ({:.2} of {:.2} usable cores busy, runtime busy {:.0}%){}, the pool (requests waited {pool_wait:.2} ms on average), errors ({errors}), throttling (none), bandwidth (no ceiling known: {}); look at what the requests wait for (the queueing note, the server, the network)",
                 client.cores_busy,
                 client.client_cores,
                 100.0 * client.runtime_busy_ratio,
                 client
                     .machine_cores_busy
                     .map_or(String::new(), |m| format!(", machine CPU ({m:.2} of {} cores busy)", client.vcpus)),
+                terms.bandwidth_advice(),
+            );
+        }
+        // Rising to here, but more workers then gained less than FLAT_GAIN: the knee.
+        (Some(x), _) if after.is_some_and(|a| a < FLAT_GAIN * x) => {
+            let _ = write!(
+                d.explanation,
+                ": the curve rose to here, but more workers then gained less than 10% (at most {:.0} objects/s)",
+                after.unwrap_or(x)
             );
         }
         // Rising, but its requests already queue (the queueing note): more workers
@@ -212,6 +259,11 @@ mod tests {
     /// A bucket's rows at `points` (workers, objects/s, first byte p50 ms, p90 ms),
     /// diagnosed, then read against their curve.
     fn curve(points: &[(u32, f64, f64, f64)]) -> Vec<ConfigResult> {
+        curve_in(points, Terms::Flags)
+    }
+
+    /// [`curve`], its advice in `terms`.
+    fn curve_in(points: &[(u32, f64, f64, f64)], terms: Terms) -> Vec<ConfigResult> {
         let mut rows: Vec<ConfigResult> = points
             .iter()
             .map(|&(w, x, p50, p90)| {
@@ -227,7 +279,7 @@ mod tests {
                 r
             })
             .collect();
-        curve_verdicts(&mut rows, &Queueing::default());
+        curve_verdicts(&mut rows, &Queueing::default(), terms);
         rows
     }
 
@@ -259,12 +311,42 @@ mod tests {
             d.explanation
         );
         assert_eq!(d.figures[FigureName::FewerWorkers], Figure::Count(128));
-        let rising = rows[1].diagnosis.as_ref().unwrap();
+        let rising = rows[0].diagnosis.as_ref().unwrap();
         assert!(
             rising.explanation.ends_with("so more workers would go faster"),
             "{}",
             rising.explanation
         );
+        // The knee: it rose to here, and more workers then gained under 10%.
+        let knee = rows[1].diagnosis.as_ref().unwrap();
+        assert!(
+            knee.explanation.contains("more workers then gained less than 10%")
+                && !knee.explanation.contains("would go faster"),
+            "{}",
+            knee.explanation
+        );
+    }
+
+    #[test]
+    fn a_plateau_advises_flags_to_flag_users_and_fields_to_event_users() {
+        let points = [
+            (64, 2900.0, 18.0, 30.0),
+            (128, 4740.0, 20.0, 40.0),
+            (256, 5000.0, 25.0, 60.0),
+        ];
+        let said = |terms| curve_in(&points, terms)[2].diagnosis.clone().unwrap().explanation;
+        let flags = said(Terms::Flags);
+        assert!(
+            flags.contains("--bandwidth-mib-s") && !flags.contains("\"probe_bandwidth\""),
+            "{flags}"
+        );
+        let event = said(Terms::Event);
+        assert!(
+            event.contains("\"probe_bandwidth\": true") && !event.contains("--"),
+            "{event}"
+        );
+        assert_eq!(Terms::of(Runner::Lambda), Terms::Event);
+        assert_eq!(Terms::of(Runner::Cli), Terms::Flags);
     }
 
     #[test]
@@ -336,7 +418,7 @@ mod tests {
             r.diagnosis = Some(diagnose_row(r, 2, &Thresholds::default()));
         }
         let queueing = queueing_notes(&mut rows);
-        curve_verdicts(&mut rows, &queueing);
+        curve_verdicts(&mut rows, &queueing, Terms::Flags);
         let d = rows[1].diagnosis.as_ref().unwrap();
         assert_eq!(d.verdict, Verdict::Latency, "{d:?}");
         assert!(d.notes.iter().any(|n| n.contains("queue")), "{d:?}");

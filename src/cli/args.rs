@@ -28,11 +28,6 @@ pub struct Cli {
     /// vCPU). `--runtime-threads 1` shows what a client serialised on one core does.
     #[arg(long, global = true)]
     pub runtime_threads: Option<usize>,
-    /// Known network ceiling in MiB/s (measured or configured): configurations near it
-    /// get the `bandwidth` verdict, and the model uses it (source `user`; it wins over
-    /// `--probe-bandwidth`'s). Default: unknown, or the probe's when it ran.
-    #[arg(long, global = true)]
-    pub bandwidth_mib_s: Option<f64>,
     /// More detail on stderr: -v logs s3sweep's debug lines (the SDK's full error for
     /// each failed call), -vv everything at debug, -vvv trace. RUST_LOG, when set,
     /// wins.
@@ -193,11 +188,12 @@ pub struct CompareArgs {
 
 #[derive(Args)]
 pub struct LocalArgs {
-    /// Objects per bucket.
-    #[arg(long, default_value_t = 1000)]
+    /// Objects per bucket (the default reads 8 per worker at the largest default
+    /// count, so its figures are not the tail's).
+    #[arg(long, default_value_t = 1024)]
     pub objects: u32,
     /// Worker counts, comma separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,20,32,64,128,256")]
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,20,32,64,128")]
     pub workers: Vec<u32>,
     /// Object size in bytes.
     #[arg(long, default_value_t = 46_080)]
@@ -300,6 +296,11 @@ pub struct ClientNetworkArgs {
     /// and 1 GiB): the verdicts and the model then use it (request `probe_bandwidth`).
     #[arg(long)]
     pub probe_bandwidth: bool,
+    /// Known network ceiling in MiB/s (measured or configured): configurations near it
+    /// get the `bandwidth` verdict, and the model uses it (source `user`; it wins over
+    /// `--probe-bandwidth`'s). Default: unknown, or the probe's when it ran.
+    #[arg(long)]
+    pub bandwidth_mib_s: Option<f64>,
     /// The order configurations run in (request `order`; default: interleaved when
     /// repetitions > 1, else ascending).
     #[arg(long, value_enum)]
@@ -492,7 +493,8 @@ fn endpoint_arg(url: &str) -> Result<String, String> {
 
 #[derive(Args, Clone)]
 pub struct TargetArgs {
-    /// S3 endpoint, e.g. http://127.0.0.1:9000 for `s3sweep serve`. Without it, AWS.
+    /// S3 endpoint, e.g. http://127.0.0.1:9000 for `s3sweep serve`. Without it, AWS;
+    /// for `clean`, the endpoint the manifest records (given, it must be that one).
     /// A user or password in the URL is dropped (S3 requests are signed with keys), so
     /// it is never printed, logged or recorded.
     #[arg(long, value_parser = endpoint_arg)]

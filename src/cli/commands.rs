@@ -553,7 +553,6 @@ async fn shut_down_and_print_tallies(running: lab::RunningServer, tls: bool) {
     );
     running.shutdown().await;
     println!("s3sweep serve: faults injected: {}", tally.line());
-    eprintln!("s3sweep serve: faults injected: {}", tally.line());
     eprintln!("s3sweep serve: S3 Express sessions: {}", sessions.line());
     eprintln!("s3sweep serve: network: {}", network.line());
     if tls {

@@ -76,6 +76,36 @@ impl CliError {
         }
     }
 
+    /// The error with every command it suggests (`` `s3sweep seed --bucket b` ``, and
+    /// `s3sweep run`) followed by the target flags the user gave (`flags`, from
+    /// [`args::TargetArgs::flags`]), so the advice runs as written against the same
+    /// endpoint. Bad flags, and errors that suggest no such command, stay as they are.
+    pub fn in_user_terms(self, flags: &str) -> CliError {
+        if flags.is_empty() || matches!(self, CliError::Usage(_)) {
+            return self;
+        }
+        let line = self.line();
+        let mut changed = false;
+        let parts: Vec<String> = line
+            .split('`')
+            .enumerate()
+            .map(|(i, part)| {
+                let command = i % 2 == 1 && (part.starts_with("s3sweep seed") || part.starts_with("s3sweep run"));
+                if command && !part.contains("--endpoint") {
+                    changed = true;
+                    format!("{part}{flags}")
+                } else {
+                    part.to_string()
+                }
+            })
+            .collect();
+        if changed {
+            CliError::Message(parts.join("`"))
+        } else {
+            self
+        }
+    }
+
     /// The exit status: 2 for bad flags or arguments (as clap's own errors), 1 for
     /// everything else.
     pub fn exit_code(&self) -> u8 {
@@ -177,7 +207,12 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         problems.push("--runtime-threads: must be at least 1".to_string());
     }
     let thresholds = Thresholds {
-        bandwidth_ceiling_mib_per_s: cli.bandwidth_mib_s,
+        // Only the sweeps read a bandwidth ceiling (`local`, `run`).
+        bandwidth_ceiling_mib_per_s: match &cli.command {
+            Command::Local(a) => a.client_net.bandwidth_mib_s,
+            Command::Run(a) => a.client_net.bandwidth_mib_s,
+            _ => None,
+        },
         ..Default::default()
     };
     if let Err(e) = thresholds.validate() {
@@ -199,8 +234,16 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     runtime.block_on(async move {
         match cli.command {
             Command::Local(args) => local::local(args, thresholds).await,
-            Command::Run(args) => commands::run(args, thresholds).await,
-            Command::Seed(args) => commands::seed(args).await,
+            Command::Run(args) => {
+                let flags = args.target.flags();
+                commands::run(args, thresholds)
+                    .await
+                    .map_err(|e| e.in_user_terms(&flags))
+            }
+            Command::Seed(args) => {
+                let flags = args.target.flags();
+                commands::seed(args).await.map_err(|e| e.in_user_terms(&flags))
+            }
             Command::Serve(args) => commands::serve(args).await,
             Command::Clean(args) => commands::clean(args).await,
             Command::Preflight(args) => preflight::preflight(args).await,
@@ -276,4 +319,31 @@ pub(crate) async fn read_result_at(path: &Path, target: &args::TargetArgs) -> Re
 /// Writes the result whole or not at all (a full disk leaves the previous file).
 pub(crate) fn write_json(path: &Path, result: &SweepResult) -> Result<(), CliError> {
     crate::sys::files::write_atomic(path, result.to_json().as_bytes()).context(format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggested_commands_repeat_the_target_flags() {
+        let missing = || {
+            CliError::Bucket(BucketError::ObjectNotFound {
+                bucket: "my-bucket".into(),
+                key: "k/000001".into(),
+            })
+        };
+        let flags = " --endpoint http://127.0.0.1:9000";
+        let line = missing().in_user_terms(flags).line();
+        assert!(
+            line.contains("`s3sweep seed --bucket my-bucket --endpoint http://127.0.0.1:9000`"),
+            "{line}"
+        );
+        assert!(line.starts_with(&missing().line()[..20]), "{line}");
+        // No flags given: the advice is for AWS, as written.
+        assert_eq!(missing().in_user_terms("").line(), missing().line());
+        // A bad flag is not advice.
+        let usage = CliError::Usage("--workers: `s3sweep run --workers 1,8`".into());
+        assert!(matches!(usage.in_user_terms(flags), CliError::Usage(_)));
+    }
 }

@@ -145,7 +145,7 @@ async fn head_bucket(s3: &aws_sdk_s3::Client, bucket: &str, region: &str) -> Buc
 /// The problems of one bucket's objects: each key HEADed, the prefix listed once.
 async fn object_problems(s3: &aws_sdk_s3::Client, w: &Wanted) -> Vec<String> {
     let seed = format!(
-        "write them (make seed-aws, or s3sweep seed --bucket {} with the event's key template and count), or fix {}",
+        "write them (make seed-aws, or `s3sweep seed --bucket {}` with the event's key template and count), or fix {}",
         w.bucket, w.source
     );
     let mut problems = Vec::new();
@@ -233,6 +233,8 @@ pub(crate) async fn preflight(args: PreflightArgs) -> Result<(), CliError> {
             println!("preflight: ok: bucket {} is in {region}{held}", w.bucket);
         }
         for p in &problems {
+            // A suggested command repeats the target flags given.
+            let p = CliError::Message(p.clone()).in_user_terms(&args.target.flags()).line();
             println!("preflight: PROBLEM: {p}");
         }
         count += problems.len();

@@ -18,6 +18,36 @@ use super::CliError;
 pub(crate) const DETECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl TargetArgs {
+    /// The target flags the user gave, as typed again (` --endpoint URL --region R
+    /// --credentials lab --ca-file F`), empty when none: a suggested command repeats
+    /// them, so it runs against the same target ([`CliError::in_user_terms`]).
+    pub(crate) fn flags(&self) -> String {
+        let mut out = String::new();
+        let mut add = |flag: &str, value: &str| {
+            let quoted = if value.contains(char::is_whitespace) || value.contains('\'') {
+                format!("'{}'", value.replace('\'', r"'\''"))
+            } else {
+                value.to_string()
+            };
+            out.push_str(&format!(" --{flag} {quoted}"));
+        };
+        if let Some(e) = &self.endpoint {
+            add("endpoint", e);
+        }
+        if let Some(r) = &self.region {
+            add("region", r);
+        }
+        match self.credential_choice() {
+            Credentials::Auto => {}
+            Credentials::Lab => add("credentials", "lab"),
+            Credentials::Chain => add("credentials", "chain"),
+        }
+        if let Some(f) = &self.ca_file {
+            add("ca-file", &f.to_string_lossy());
+        }
+        out
+    }
+
     /// The credential choice the flags make (`--aws-credentials` is `chain`).
     pub fn credential_choice(&self) -> Credentials {
         if self.aws_credentials {
@@ -72,5 +102,33 @@ impl TargetArgs {
         SweepClient::new(options)
             .await
             .map_err(|e| CliError::Usage(format!("--endpoint: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flags_given_are_repeated_and_nothing_else() {
+        let none = TargetArgs {
+            endpoint: None,
+            region: None,
+            credentials: Credentials::Auto,
+            aws_credentials: false,
+            ca_file: None,
+        };
+        assert_eq!(none.flags(), "");
+        let all = TargetArgs {
+            endpoint: Some("http://127.0.0.1:9000".into()),
+            region: Some("eu-west-1".into()),
+            credentials: Credentials::Lab,
+            aws_credentials: false,
+            ca_file: Some("/tmp/my lab/ca.pem".into()),
+        };
+        assert_eq!(
+            all.flags(),
+            " --endpoint http://127.0.0.1:9000 --region eu-west-1 --credentials lab --ca-file '/tmp/my lab/ca.pem'"
+        );
     }
 }

@@ -301,6 +301,7 @@ fn wire_counts(rx: &RxSnapshot, wall: Duration, body_bytes: u64) -> WireCounts {
         rx_packets: rx.packets,
         rx_mib_per_s: round3(rx.mib_per_s(wall)),
         wire_to_body_ratio: (body_bytes > 0).then(|| crate::model::stats::sig4(rx.bytes as f64 / body_bytes as f64)),
+        other_traffic: false,
     }
 }
 

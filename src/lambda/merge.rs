@@ -380,6 +380,7 @@ fn merged_wire(rows: &[(u32, bool, &ConfigResult)], window_s: f64, body_bytes: u
         rx_packets: walls.iter().map(|w| w.rx_packets).sum(),
         rx_mib_per_s: round3(rx_bytes as f64 / (1024.0 * 1024.0) / window_s),
         wire_to_body_ratio: (body_bytes > 0).then(|| crate::model::stats::sig4(rx_bytes as f64 / body_bytes as f64)),
+        other_traffic: false,
     })
 }
 
@@ -568,6 +569,7 @@ mod tests {
                 rx_packets: 100,
                 rx_mib_per_s,
                 wire_to_body_ratio: None,
+                other_traffic: false,
             });
             child_result(vec![row], false)
         };

@@ -312,6 +312,34 @@ pub struct ModelFit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(serialize_with = "tidy::sig4_opt")]
     pub workers_to_plateau: Option<f64>,
+    /// Worker counts the fit used (0, not written, in results from before it was recorded).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub points_fitted: u32,
+    /// The model's error on worker counts it did not see: fitted on the first counts,
+    /// the rest predicted. `None` with fewer than 3 counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_out: Option<HeldOut>,
+    /// The basis is thin: fewer than 4 counts fitted, no held-out check, or a
+    /// held-out error over 25%. Predictions are then rough.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rough: bool,
+}
+
+/// For `skip_serializing_if`: a count not recorded.
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// The model fitted on a bucket's first worker counts, checked on the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HeldOut {
+    /// Worker counts fitted (the smallest ones).
+    pub points_fitted: u32,
+    /// Worker counts predicted (the largest ones).
+    pub points_predicted: u32,
+    /// The largest |predicted / measured - 1| over the predicted counts: 0.5 is 50%.
+    #[serde(serialize_with = "tidy::sig4")]
+    pub error_share: f64,
 }
 
 /// What the model predicts for one scenario.
@@ -330,6 +358,11 @@ pub struct Prediction {
     pub wall_ms: f64,
     /// Which term of the model is the smallest.
     pub limit: Limit,
+    /// The throughput measured at `workers`, when that count was run: the prediction
+    /// there is the model's, checked against it, never "as measured".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "tidy::dec3_opt")]
+    pub measured_objects_per_s: Option<f64>,
 }
 
 /// The verdict at one worker count.
@@ -343,11 +376,12 @@ pub struct WorkerVerdict {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CurveAnalysis {
     pub bucket: String,
-    /// Smallest worker count within 10% of the best throughput (see `analysis::summary::knee`).
+    /// Smallest worker count within 10% of the best throughput, where the curve
+    /// flattened: `None` while it still rises (see `analysis::summary::knee`).
     pub knee_workers: Option<u32>,
-    /// The worker count to use: the knee.
+    /// The worker count to use: the knee, or the largest tried while the curve rises.
     pub recommended_workers: Option<u32>,
-    /// Why, in plain words (including "the curve was still rising").
+    /// Why, in plain words: the bucket's story (`analysis::story`).
     pub recommendation: String,
     /// Verdicts by worker count (first repetition's row), in order run.
     pub verdicts: Vec<WorkerVerdict>,

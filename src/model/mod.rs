@@ -23,7 +23,7 @@ pub use axes::{group_by_axes, Axes};
 pub use closed_set::{Client, Outcome};
 pub use diagnosis::{
     Analysis, Breakdown, BucketComparison, ClientMeasure, ClientSide, CpuSource, CurveAnalysis, DiagnoseError,
-    Diagnosis, Limit, ModelFit, Prediction, SizeLimit, SizeLimits, Thresholds, Verdict, WorkerVerdict,
+    Diagnosis, HeldOut, Limit, ModelFit, Prediction, SizeLimit, SizeLimits, Thresholds, Verdict, WorkerVerdict,
 };
 pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};

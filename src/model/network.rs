@@ -62,6 +62,11 @@ pub struct WireCounts {
     /// both directions). `None` when no body byte arrived.
     #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "tidy::sig4_opt")]
     pub wire_to_body_ratio: Option<f64>,
+    /// The counters received far more than this row's requests can explain: other
+    /// traffic on the interface (the machine's, not the row's) is in them, so
+    /// `rx_mib_per_s` is not this row's rate (set by the analysis).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub other_traffic: bool,
 }
 
 /// A known bandwidth ceiling and its source.

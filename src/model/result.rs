@@ -400,7 +400,8 @@ pub struct BucketSummary {
     /// Failed requests over every configuration of the bucket.
     pub errors_total: u64,
     /// The knee: the smallest worker count whose median throughput is within 10% of
-    /// the best. More workers than this buy less than 10%.
+    /// the best, where a larger count was tried (more workers than this bought less
+    /// than 10%); `None` while the curve still rises at its largest count.
     pub knee_workers: Option<u32>,
     /// The summary is per bucket and axes (memory size, object size, client).
     #[serde(flatten)]

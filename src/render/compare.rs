@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::analysis::compare::{BucketPair, Comparison, Spread, MIN_REPETITIONS};
 use crate::analysis::significance::Test;
-use crate::model::Unmeasured;
+use crate::model::{Runner, Unmeasured};
 
 use super::{align_right, Style};
 
@@ -156,12 +156,26 @@ fn pair_table(p: &BucketPair, style: Style, c: &Comparison) -> comfy_table::Tabl
     table
 }
 
+/// How to ask for more repetitions, in the terms of what ran the sweeps: the flag for
+/// `run` and `local`, the request field for the Lambda (both when the sides differ).
+fn rerun_with(runners: (Runner, Runner)) -> String {
+    let flag = format!("--repetitions {MIN_REPETITIONS}");
+    let field = format!("\"repetitions\": {MIN_REPETITIONS} in the event");
+    match runners {
+        (Runner::Lambda, Runner::Lambda) => field,
+        (Runner::Lambda, _) | (_, Runner::Lambda) => format!("{flag} (s3sweep) or {field} (the Lambda)"),
+        _ => flag,
+    }
+}
+
 /// What the significance column means, or why no significance is claimed.
 fn significance_note(c: &Comparison) -> String {
     if c.min_repetitions_a < MIN_REPETITIONS || c.min_repetitions_b < MIN_REPETITIONS {
         format!(
-            "\nno significance claimed: that needs at least {MIN_REPETITIONS} repetitions of each configuration on both sides (A has {}, B has {}); rerun with \"repetitions\": {MIN_REPETITIONS} or more\n",
-            c.min_repetitions_a, c.min_repetitions_b
+            "\nno significance claimed: that needs at least {MIN_REPETITIONS} repetitions of each configuration on both sides (A has {}, B has {}); rerun with {} or more\n",
+            c.min_repetitions_a,
+            c.min_repetitions_b,
+            rerun_with(c.runners)
         )
     } else {
         let paired = c
@@ -213,6 +227,23 @@ mod tests {
         assert!(text.contains("no significance claimed"), "{text}");
         assert!(text.contains("| workers |"), "{text}");
         assert!(text.starts_with("- A: local"), "{text}");
+        // A flags user gets the flag; an event user the field; both when mixed.
+        assert!(text.contains("rerun with --repetitions 3 or more"), "{text}");
+        assert!(!text.contains("\"repetitions\""), "{text}");
+        let mut lambda_a = a.clone();
+        lambda_a.environment.runner = Runner::Lambda;
+        let mut lambda_b = b1.clone();
+        lambda_b.environment.runner = Runner::Lambda;
+        let c = compare(&lambda_a, &lambda_b, &CompareOptions::default()).unwrap();
+        let text = render_comparison(&c, Style::Terminal);
+        assert!(text.contains("rerun with \"repetitions\": 3 in the event"), "{text}");
+        assert!(!text.contains("--repetitions"), "{text}");
+        let c = compare(&lambda_a, &b1, &CompareOptions::default()).unwrap();
+        let text = render_comparison(&c, Style::Terminal);
+        assert!(
+            text.contains("--repetitions 3 (s3sweep) or \"repetitions\": 3"),
+            "{text}"
+        );
     }
 
     #[test]

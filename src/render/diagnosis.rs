@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{BucketSummary, ConfigResult, SweepResult, Verdict, WorkerVerdict};
+use crate::analysis::story::Story;
+use crate::model::{BucketSummary, ConfigResult, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict};
 
 /// Compact verdict runs: `1-4 latency, 8-256 client_cpu`.
 fn verdict_runs(verdicts: &[WorkerVerdict]) -> String {
@@ -107,16 +108,64 @@ pub(crate) fn render_bucket(result: &SweepResult, summary: &BucketSummary) -> St
             }
             None => out.push_str("; no plateau yet"),
         }
-        let _ = writeln!(out, " (fit error {:.0}%)", 100.0 * f.fit_rms_log_error);
-        let preds: Vec<String> = analysis
-            .predictions
-            .iter()
-            .map(|p| format!("{}: {:.0} objects/s ({})", p.scenario, p.objects_per_s, p.limit))
-            .collect();
-        let _ = writeln!(out, "predicted: {}", preds.join("; "));
+        let _ = writeln!(out, " ({})", model_basis(f));
+        let preds: Vec<String> = analysis.predictions.iter().map(prediction_words).collect();
+        let rough = if f.rough {
+            " (rough: the model's basis above is thin)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "predicted: {}{rough}", preds.join("; "));
     }
-    let _ = writeln!(out, "recommended: {}", analysis.recommendation);
+    let _ = writeln!(out, "recommended: {}", Story::of_bucket(result, summary).recommendation);
     out
+}
+
+/// How far to trust the model: its fit error over the counts fitted, and its error on
+/// the counts it did not see when fitted on the first ones.
+pub(crate) fn model_basis(f: &ModelFit) -> String {
+    let mut out = format!("fit error {:.0}%", 100.0 * f.fit_rms_log_error);
+    if f.points_fitted > 0 {
+        let _ = write!(out, " over {} worker counts", f.points_fitted);
+    }
+    match &f.held_out {
+        Some(h) => {
+            let _ = write!(
+                out,
+                "; fitted on the first {} only, it missed the other {} by up to {:.0}%",
+                h.points_fitted,
+                h.points_predicted,
+                100.0 * h.error_share
+            );
+        }
+        None if f.points_fitted > 0 => out.push_str("; too few counts to check it on counts it did not see"),
+        None => {}
+    }
+    if f.rough {
+        out.push_str(": rough");
+    }
+    out
+}
+
+/// One prediction in words; at a measured count, the model's figure beside the
+/// measured one (never "as measured": a result written before says "model at").
+pub(crate) fn prediction_words(p: &Prediction) -> String {
+    if let Some(rest) = p.scenario.strip_prefix("as measured, ") {
+        return format!(
+            "model at {rest}: {:.0} objects/s ({}), the model's figure, not the measurement",
+            p.objects_per_s, p.limit
+        );
+    }
+    match p.measured_objects_per_s {
+        Some(m) => format!(
+            "{}: {:.0} objects/s ({}) against {m:.0} measured ({:+.0}%)",
+            p.scenario,
+            p.objects_per_s,
+            p.limit,
+            100.0 * (p.objects_per_s / m.max(1e-9) - 1.0)
+        ),
+        None => format!("{}: {:.0} objects/s ({})", p.scenario, p.objects_per_s, p.limit),
+    }
 }
 
 /// Where a GET's time went, medians of the timed requests: the client's preparation,
@@ -184,6 +233,27 @@ mod tests {
             "per GET, p50 ms: client prep 0.125, HTTP pool wait 0.031, first byte at the wire 5.80, body 0.40; \
              whole GET 6.40; 2 retries (throttled=2), backoff 75 ms in all"
         );
+    }
+
+    #[test]
+    fn no_prediction_reads_as_measured() {
+        let p = |scenario: &str, measured: Option<f64>| Prediction {
+            scenario: scenario.into(),
+            workers: 64,
+            client_cores: 2.0,
+            objects_per_s: 8696.0,
+            wall_ms: 115.0,
+            limit: crate::model::Limit::ClientCpu,
+            measured_objects_per_s: measured,
+        };
+        assert_eq!(
+            prediction_words(&p("model at 64 workers", Some(8401.0))),
+            "model at 64 workers: 8696 objects/s (client_cpu) against 8401 measured (+4%)"
+        );
+        // A result written before this labelled the model's figure "as measured".
+        let old = prediction_words(&p("as measured, 64 workers", None));
+        assert!(!old.contains("as measured"), "{old}");
+        assert!(old.starts_with("model at 64 workers: 8696"), "{old}");
     }
 
     #[test]

@@ -23,6 +23,7 @@ use plotters::coord::ranged1d::Ranged;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::analysis::story::Story;
 use crate::model::stats::median;
 use crate::model::{ConfigResult, SweepResult};
 
@@ -243,20 +244,21 @@ pub(crate) fn why_line(result: &SweepResult) -> String {
     let Some(analysis) = &result.analysis else {
         return String::new();
     };
-    let parts: Vec<String> = analysis
-        .buckets
+    let parts: Vec<String> = result
+        .summary
         .iter()
-        .filter_map(|b| {
-            let last = b.verdicts.iter().max_by_key(|v| v.workers)?;
-            let knee = b
-                .knee_workers
-                .map_or(String::new(), |k| format!("knee at {k} workers, "));
-            Some(format!(
-                "{}: {knee}bound by {} at {} workers",
-                client_label(result, &b.bucket, b.axes.s3_client),
-                last.verdict.name().replace('_', " "),
-                last.workers
-            ))
+        .filter(|s| {
+            analysis
+                .buckets
+                .iter()
+                .any(|b| b.bucket == s.bucket && b.axes == s.axes)
+        })
+        .map(|s| {
+            format!(
+                "{}: {}",
+                client_label(result, &s.bucket, s.axes.s3_client),
+                Story::of_bucket(result, s).subtitle()
+            )
         })
         .collect();
     if parts.is_empty() {
@@ -777,8 +779,8 @@ mod tests {
         crate::analysis::analyse(&mut r, &crate::model::Thresholds::default());
         let line = why_line(&r);
         assert!(line.starts_with("why it flattens: "), "{line}");
-        assert!(line.contains("express-like: knee at 4 workers, bound by"), "{line}");
-        assert!(line.contains("standard-like: knee at 16 workers, bound by"), "{line}");
-        assert!(line.contains("at 20 workers"), "{line}");
+        assert!(line.contains("express-like: knee at 4 workers, flat to 20"), "{line}");
+        assert!(line.contains("standard-like: knee at 16 workers, flat to 20"), "{line}");
+        assert!(!line.contains("bound by plateau"), "{line}");
     }
 }

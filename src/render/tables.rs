@@ -9,6 +9,8 @@ use std::fmt::Write as _;
 use crate::model::Runner;
 use crate::model::{BucketSummary, ConfigResult, RunKind, SweepResult, Unmeasured};
 
+use crate::analysis::story::Story;
+
 use super::diagnosis::{render_bucket, render_comparisons, render_size_limits};
 use super::{align_right, Style};
 
@@ -35,9 +37,16 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
             let _ = writeln!(out, "{title}");
             let _ = writeln!(out, "{table}");
         }
-        out.push_str(&summary_line(summary));
-        out.push('\n');
-        out.push_str(&render_bucket(result, summary));
+        let under = format!(
+            "{}\n{}",
+            summary_line(summary, &Story::of_bucket(result, summary).knee_words()),
+            render_bucket(result, summary)
+        );
+        out.push_str(&if style == Style::Markdown {
+            as_list(&under)
+        } else {
+            under
+        });
         out.push('\n');
     }
     out.push_str(&render_size_limits(result));
@@ -53,10 +62,23 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
     out
 }
 
+/// Lines as a Markdown list, one item each (indented lines nested), so a renderer
+/// keeps them apart instead of joining them into one paragraph.
+fn as_list(lines: &str) -> String {
+    let mut out = String::new();
+    for line in lines.lines().filter(|l| !l.trim().is_empty()) {
+        let text = line.trim_start();
+        let _ = writeln!(out, "{}- {text}", &line[..line.len() - text.len()]);
+    }
+    out
+}
+
 /// The wire cell: what the interfaces received per second, `burst` after it when the
 /// row ran on burst credit; `-` without counters.
 fn wire_cell(r: &ConfigResult) -> String {
     match &r.wire {
+        // Not the row's rate: its note says what the counters received.
+        Some(w) if w.other_traffic => "other traffic".into(),
         Some(w) if r.in_burst => format!("{:.1} burst", w.rx_mib_per_s),
         Some(w) => format!("{:.1}", w.rx_mib_per_s),
         None => "-".into(),
@@ -214,8 +236,9 @@ fn render_listing(result: &SweepResult) -> String {
     out
 }
 
-/// The line under a bucket's table: best, one worker, knee, failed requests.
-fn summary_line(summary: &BucketSummary) -> String {
+/// The line under a bucket's table: best, one worker, the curve's shape from its story
+/// (`knee`), failed requests.
+fn summary_line(summary: &BucketSummary, knee: &str) -> String {
     let mut out = format!(
         "best: {} workers, {:.0} ms ({:.0} objects/s)",
         summary.best_workers, summary.best_wall_ms, summary.best_objects_per_s
@@ -223,8 +246,8 @@ fn summary_line(summary: &BucketSummary) -> String {
     if let (Some(one), Some(speedup)) = (summary.one_worker_wall_ms, summary.speedup_over_one_worker) {
         let _ = write!(out, "; 1 worker: {one:.0} ms, speedup {speedup:.1}x");
     }
-    if let Some(k) = summary.knee_workers {
-        let _ = write!(out, "; knee at {k} workers");
+    if !knee.is_empty() {
+        let _ = write!(out, "; {knee}");
     }
     if summary.errors_total > 0 {
         let _ = write!(out, "; {} failed requests", summary.errors_total);
@@ -323,6 +346,9 @@ mod tests {
         let md = render_tables(&result, Style::Markdown);
         assert!(md.contains("### bucket a-bucket\n\n| workers | rep |"), "{md}");
         assert!(md.contains("|---"), "{md}");
+        // The lines under a table are list items: a renderer keeps them apart.
+        assert!(md.contains("\n- best: 1 workers"), "{md}");
+        assert_eq!(as_list("a\n  b\n\nc"), "- a\n  - b\n- c\n");
         let json = serde_json::to_value(&result).unwrap();
         assert_eq!(json["schema"], "s3sweep.result/v1");
         assert!(json["results"][0]["ttfb_ms"]["p99"].is_number());

@@ -279,37 +279,66 @@ fn lock_path(manifest: &Path) -> PathBuf {
     manifest.with_file_name(name)
 }
 
-/// The manifest's lock, held while it lives (the lock file itself stays: removing it
-/// would let a waiting run lock a file no one else sees).
+/// The manifest's lock, held while it lives. Dropped, it removes its file while still
+/// holding it, so no `.lock` stays beside a manifest; a run that opened the old file
+/// meanwhile finds it gone and opens the new one ([`lock_manifest`]).
 #[derive(Debug)]
 pub struct ManifestLock {
-    _file: File,
+    file: File,
+    path: PathBuf,
+}
+
+impl Drop for ManifestLock {
+    fn drop(&mut self) {
+        // Only the file this lock holds: never one another run created since.
+        if same_file(&self.file, &self.path) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// True when `path` (not followed) is the file `file` has open.
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    match (file.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
 }
 
 /// Takes the lock of the manifest at `path`, or says who holds it. The lock file is
 /// opened without following a link (`O_NOFOLLOW`: a planted symlink is refused, not
-/// written through) and created with mode 0600.
+/// written through) and created with mode 0600. A lock taken on a file its holder
+/// removed meanwhile is taken again on the file now at the path.
 pub fn lock_manifest(path: &Path) -> Result<ManifestLock, ManifestError> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let lock = lock_path(path);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&lock)
-        .map_err(|e| ManifestError::Journal {
-            path: lock.display().to_string(),
-            detail: e.to_string(),
-        })?;
-    match file.try_lock() {
-        Ok(()) => Ok(ManifestLock { _file: file }),
-        Err(_) => Err(ManifestError::Locked {
-            path: path.display().to_string(),
-            lock: lock.display().to_string(),
-        }),
+    for _ in 0..8 {
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&lock)
+            .map_err(|e| ManifestError::Journal {
+                path: lock.display().to_string(),
+                detail: e.to_string(),
+            })?;
+        if file.try_lock().is_err() {
+            return Err(ManifestError::Locked {
+                path: path.display().to_string(),
+                lock: lock.display().to_string(),
+            });
+        }
+        if same_file(&file, &lock) {
+            return Ok(ManifestLock { file, path: lock });
+        }
     }
+    Err(ManifestError::Locked {
+        path: path.display().to_string(),
+        lock: lock.display().to_string(),
+    })
 }
 
 /// One line of the journal.
@@ -529,7 +558,12 @@ mod tests {
         let err = lock_manifest(&m).unwrap_err();
         assert!(err.to_string().contains("in use by another"), "{err}");
         drop(held);
-        lock_manifest(&m).unwrap();
+        // Released, the lock leaves no file beside the manifest.
+        assert!(!lock_path(&m).exists());
+        let again = lock_manifest(&m).unwrap();
+        assert!(lock_path(&m).exists());
+        drop(again);
+        assert!(!lock_path(&m).exists());
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -134,6 +134,27 @@ fn run_against_a_missing_bucket_fails_with_advice() {
     let _ = std::fs::remove_file(event);
 }
 
+#[test]
+fn advice_after_an_empty_bucket_carries_the_endpoint_given() {
+    let server = serve(&["my-bucket=standard"]);
+    let out = run(&[
+        "run",
+        "--bucket",
+        "my-bucket",
+        "--objects",
+        "3",
+        "--workers",
+        "1",
+        "--endpoint",
+        &server.endpoint,
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Run as written, the suggested seed writes to the same endpoint, not to AWS.
+    let seed = format!("`s3sweep seed --bucket my-bucket --endpoint {}`", server.endpoint);
+    assert!(err.contains(&seed), "{err}");
+}
+
 /// The demo's directory bucket (`local`'s Express-like bucket).
 
 #[test]

@@ -269,6 +269,60 @@ async fn wire_bytes_cover_the_bodies_without_a_proxy() {
     assert!(w.rx_packets >= row.bytes / 65_536, "{w:?}");
 }
 
+/// Other traffic on the interface during a row (a second process downloading from
+/// the lab over loopback) is flagged in that row: the counters are the interface's,
+/// its note says so, and the table does not show their rate as the row's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_traffic_on_the_interface_is_flagged_in_the_row() {
+    let _one = common::one_at_a_time_async().await;
+    let server = common::server_with(&[
+        (BUCKET, LatencyProfile::None),
+        ("slow-bucket", LatencyProfile::Standard),
+    ])
+    .await;
+    let client = common::client_of(&server).await;
+    common::seed_bucket(&client, BUCKET, 200, 46_080).await;
+    common::seed_bucket(&client, "slow-bucket", 60, 46_080).await;
+    let endpoint = server.endpoint();
+    let before = server.faults().tally().get_requests;
+    // The second process: 16 workers reading the no-latency bucket over and over
+    // (at most 20,000 GETs), killed when the row is done.
+    let mut other = std::process::Command::new(common::BIN)
+        .args(["run", "--endpoint", &endpoint, "--bucket", BUCKET, "--objects", "200"])
+        .args(["--workers", "16", "--repetitions", "100", "--no-preflight", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while server.faults().tally().get_requests < before + 400 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the second process never read"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // One worker on ~18 ms latency: about a second of row while the other reads.
+    let result = sweep(
+        &endpoint,
+        r#"{"buckets": ["slow-bucket"], "object_count": 60, "workers": [1], "warmup": false}"#,
+    )
+    .await;
+    let _ = other.kill();
+    let _ = other.wait();
+    let row = &result.results[0];
+    let w = row.wire.as_ref().expect("wire counters on Linux");
+    assert!(w.other_traffic, "{w:?} for {} body bytes", row.bytes);
+    let notes = &row.diagnosis.as_ref().unwrap().notes;
+    assert!(notes.iter().any(|n| n.contains("not this row's rate")), "{notes:?}");
+    // The table's wire cell does not present the interface's rate as the row's.
+    let text = render_tables(&result, Style::Terminal);
+    let cells = text
+        .lines()
+        .filter(|l| l.starts_with('│') && l.contains("other traffic"));
+    assert_eq!(cells.count(), 1, "{text}");
+}
+
 /// The probe reports the one-time burst and the settled rate after it, and a burst
 /// then a settled rate is not a lower bound even on a machine whose CPU is busy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -115,6 +115,12 @@ fn preflight_names_a_missing_bucket_a_wrong_region_and_missing_objects() {
         text.contains(&format!("PROBLEM: bucket {HERE}: no object test/19/vectors")),
         "{text}"
     );
+    // The suggested seed repeats the target flags given.
+    let seed_advice = format!(
+        "`s3sweep seed --bucket {HERE} --endpoint {} --region us-east-1`",
+        server.endpoint
+    );
+    assert!(text.contains(&seed_advice), "{text}");
     assert!(
         text.contains(&format!(
             "directory bucket {DIRECTORY} is in zone lab1-az1, the function's subnets in lab1-az2"
