@@ -128,6 +128,13 @@ pub struct OutputArgs {
     /// Print the tables as Markdown, for pasting into issues.
     #[arg(long)]
     pub markdown: bool,
+    /// Every column of the result tables and no line wrapping (by default the tables
+    /// and the lines under them fit COLUMNS, else the terminal, else 100 characters).
+    #[arg(long)]
+    pub wide: bool,
+    /// The result tables' columns, comma-separated (e.g. `workers,wall_ms,verdict`).
+    #[arg(long, value_name = "NAMES")]
+    pub columns: Option<String>,
     /// No progress bars or per-configuration lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -144,6 +151,13 @@ pub struct ReportArgs {
     /// Print the tables as Markdown.
     #[arg(long, conflicts_with = "json")]
     pub markdown: bool,
+    /// Every column of the result tables and no line wrapping (by default the tables
+    /// and the lines under them fit COLUMNS, else the terminal, else 100 characters).
+    #[arg(long, conflicts_with = "json")]
+    pub wide: bool,
+    /// The result tables' columns, comma-separated (e.g. `workers,wall_ms,verdict`).
+    #[arg(long, value_name = "NAMES", conflicts_with = "json")]
+    pub columns: Option<String>,
     /// Print the result document itself (validated, pretty-printed).
     #[arg(long)]
     pub json: bool,
@@ -509,12 +523,18 @@ pub struct TargetArgs {
 }
 
 impl OutputArgs {
-    /// Refuses a plot file name that cannot be written, before anything runs.
+    /// Refuses a plot file name that cannot be written, or unknown `--columns`,
+    /// before anything runs.
     pub fn check(&self) -> Result<(), CliError> {
         if let Some(path) = &self.plot {
             plot::format_of(path).map_err(|e| CliError::Usage(format!("--plot {}: {e}", path.display())))?;
         }
-        Ok(())
+        self.layout().map(|_| ())
+    }
+
+    /// How the tables are laid out: `--markdown`, `--wide`, `--columns`.
+    pub(crate) fn layout(&self) -> Result<crate::render::Layout, CliError> {
+        super::layout(self.markdown, self.wide, self.columns.as_deref())
     }
 }
 

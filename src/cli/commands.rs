@@ -46,17 +46,19 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
     if let Some(path) = &args.plot {
         plot::format_of(path).map_err(|e| CliError::Usage(format!("--plot {}: {e}", path.display())))?;
     }
+    let layout = super::layout(args.markdown, args.wide, args.columns.as_deref())?;
     let result = read_result_at(&args.result, &args.target).await?;
     if args.json {
         println!("{}", result.to_json());
     } else {
         let bullet = if args.markdown { "- " } else { "" };
-        println!("{bullet}{}: {}\n", args.result.display(), compare::environment(&result));
+        let first = format!("{bullet}{}: {}", args.result.display(), compare::environment(&result));
+        println!("{}\n", layout.wrap(&first));
         print!(
             "{}",
             human(
                 &result,
-                Style::markdown_if(args.markdown),
+                &layout,
                 CostOverrides {
                     lambda_memory_mb: args.lambda_memory_mb,
                     target_wall_ms: args.target_wall_ms,
@@ -170,14 +172,7 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
         );
     }
     if !args.output.quiet {
-        eprint!(
-            "\n{}",
-            human(
-                &result,
-                Style::markdown_if(args.output.markdown),
-                CostOverrides::default()
-            )
-        );
+        eprint!("\n{}", human(&result, &args.output.layout()?, CostOverrides::default()));
     }
     println!("{}", result.to_json());
     if let Some(path) = &args.json {

@@ -15,7 +15,7 @@ use crate::lab::{self, LatencyProfile, ServerConfig, TlsOptions};
 use crate::model::{Runner, SweepRequest, SweepResult, Thresholds};
 use crate::plan::{KeyTemplate, Plan};
 use crate::render::progress::ProgressMode;
-use crate::render::Style;
+use crate::render::{Layout, Style};
 use crate::s3::seed::{seed, seed_probe_object, SeedSpec};
 use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::usage;
@@ -245,7 +245,7 @@ fn print_result(args: &LocalArgs, result: &SweepResult, seed_sessions: u64, serv
         "{}",
         human(
             result,
-            Style::markdown_if(args.output.markdown),
+            &args.output.layout().unwrap_or_else(|_| Layout::wide(Style::Terminal)),
             CostOverrides::default()
         )
     );

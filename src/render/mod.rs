@@ -2,13 +2,16 @@
 //! ([`diagnosis`]), the cost ([`cost`]) and comparison ([`compare`]) tables, the plot
 //! ([`plot`], its labels placed by [`labels`]; a memory sweep's [`memory_plot`], chosen
 //! by [`figure`]) and the progress bars ([`progress`]). Every table is drawn for the
-//! terminal or as Markdown from one place, chosen by [`Style`].
+//! terminal or as Markdown from one place, chosen by [`Style`]; [`layout`] fits tables
+//! and sentences to the terminal's width, picking the result table's [`columns`].
 
+pub mod columns;
 pub mod compare;
 pub(crate) mod cost;
 pub(crate) mod diagnosis;
 pub(crate) mod figure;
 pub(crate) mod labels;
+pub mod layout;
 pub(crate) mod memory_plot;
 pub(crate) mod plot;
 pub(crate) mod progress;
@@ -17,7 +20,8 @@ pub(crate) mod tables;
 
 use comfy_table::{CellAlignment, Table};
 
-pub use tables::render_tables;
+pub use layout::Layout;
+pub use tables::{render_tables, render_tables_in};
 
 /// How tables are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
