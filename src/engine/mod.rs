@@ -12,13 +12,16 @@
 //! configuration it records wall time, CPU time of the process, and the transport's
 //! counters (connections opened, retries, `CreateSession` calls).
 //!
-//! Memory does not grow with the number of requests: latencies go into hdrhistograms
-//! (one set per driver task, merged at the end: [`recorder`]), keys are formatted on
-//! the fly, and bodies are dropped chunk by chunk. [`run`] returns measured rows only;
+//! Memory grows with the number of requests by one 32-byte event per GET of the
+//! configuration running (32 MB at the 1,000,000-object limit), from which its
+//! [`timeline`] is built; latencies go into hdrhistograms (one set per driver task,
+//! merged at the end: [`recorder`]), keys are formatted on the fly, and bodies are
+//! dropped chunk by chunk. [`run`] returns measured rows only;
 //! summaries, verdicts and the model are [`crate::analysis`]'s.
 //!
 //! - [`mod@run_config`]: one configuration (warm-up, the workers, the row);
 //! - [`recorder`]: histograms and the phase breakdown, one shard per driver task;
+//! - [`timeline`]: each GET as an event, and the row's timeline built from them;
 //! - [`deadline`]: the invocation's deadline less its safety margin;
 //! - [`preflight`]: the first read of every bucket (a [`BucketError`] when one cannot
 //!   work);
@@ -37,6 +40,7 @@ pub(crate) mod recorder;
 pub(crate) mod results_log;
 pub(crate) mod run_config;
 pub(crate) mod schedule;
+pub(crate) mod timeline;
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};

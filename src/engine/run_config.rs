@@ -28,6 +28,7 @@ use crate::transport::TransportCounters;
 
 use super::recorder::{runtime_busy, PhaseShard, Shard};
 use super::schedule::StartSchedule;
+use super::timeline::{self, GetEvent};
 use super::Observer;
 
 /// The order objects are read in one configuration.
@@ -101,6 +102,7 @@ pub(crate) async fn run_config(
             observer: observer.clone(),
             limit: whole_request,
             started: AtomicU64::new(0),
+            start,
         };
         tasks.spawn(driver.run(in_flight, stop_at));
     }
@@ -271,6 +273,7 @@ fn measured_row(
         round: None,
         run_index: None,
         in_burst: false,
+        timeline: Some(timeline::build(&timed.recorded.events, wall)),
     };
     row.client = Some(ClientSide::of(&row, client_measure(&before, busy)));
     row
@@ -333,6 +336,8 @@ struct Driver {
     /// GETs this driver started (after their slot): with the ones cancelled at the
     /// deadline, so `requests_sent - started` counts only retries.
     started: AtomicU64,
+    /// The start of the timed phase: the timeline's zero.
+    start: Instant,
 }
 
 impl Driver {
@@ -353,10 +358,11 @@ impl Driver {
                 let permit = this.pool.acquire().await.expect("the pool semaphore is never closed");
                 let pool_wait = queued.elapsed();
                 this.started.fetch_add(1, Ordering::Relaxed);
+                let sent = this.start.elapsed();
                 let mut outcome = this.s3.get_one(&this.bucket, &key, this.limit).await;
                 drop(permit);
                 outcome.pool_wait = pool_wait;
-                (i, outcome)
+                (i, sent, outcome)
             })
             .buffer_unordered(in_flight.max(1));
         let deadline = async {
@@ -371,8 +377,9 @@ impl Driver {
                 biased;
                 _ = &mut deadline => break,
                 next = gets.next() => {
-                    let Some((i, outcome)) = next else { break };
+                    let Some((i, sent, outcome)) = next else { break };
                     shard.record(&outcome, i == 0);
+                    shard.events.push(GetEvent::of(sent, &outcome));
                     self.observer.request_done(outcome.result.is_ok());
                 }
             }
