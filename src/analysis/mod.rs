@@ -9,6 +9,8 @@
 //! - [`cost`]: what each configuration's GETs and Lambda time cost;
 //! - [`memory`]: a memory sweep's fastest and cheapest memory x workers per bucket;
 //! - [`sizes`]: on a size axis, where the binding limit changes with the object size;
+//! - [`timeline`]: what each row's timeline says (a burst then a settled rate,
+//!   throttling that began, a stall, a slow start, the stragglers), as notes;
 //! - [`network`]: the bandwidth ceiling the verdicts use (the user's or the probe's)
 //!   and the rows that ran on burst credit;
 //! - [`clients`]: with `clients: ["sdk", "lean"]`, what the lean client reached
@@ -26,6 +28,7 @@ pub(crate) mod rules;
 pub(crate) mod significance;
 pub(crate) mod sizes;
 pub(crate) mod summary;
+pub(crate) mod timeline;
 pub(crate) mod verdict;
 
 use crate::model::result::worker_counts;
@@ -137,6 +140,7 @@ fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
     }
     let queueing = queueing_notes(&mut result.results);
     curve_verdicts(&mut result.results, &queueing);
+    result.results.iter_mut().for_each(timeline::annotate);
     let lambda_memory = result
         .environment
         .lambda

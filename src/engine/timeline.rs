@@ -110,8 +110,22 @@ pub(crate) fn build(events: &[GetEvent], wall: Duration) -> Timeline {
             .collect(),
         throttled_responses: throttled,
         retries,
+        done_95pct_ms: done_at(events, 0.95),
+        done_99pct_ms: done_at(events, 0.99),
     }
     .compact()
+}
+
+/// When the share `q` of `events` had ended (the end of the GET of rank
+/// `ceil(q x n)` in the order they ended), ms after the start; `None` without events.
+pub(crate) fn done_at(events: &[GetEvent], q: f64) -> Option<f64> {
+    let mut ends: Vec<u64> = events.iter().map(GetEvent::end_us).collect();
+    if ends.is_empty() {
+        return None;
+    }
+    let rank = ((q * ends.len() as f64).ceil() as usize).clamp(1, ends.len());
+    let (_, nth, _) = ends.select_nth_unstable(rank - 1);
+    Some(round3(*nth as f64 / 1000.0))
 }
 
 /// Adds the time a request spent in flight (`from_us` to `to_us`) to each interval it
@@ -188,6 +202,12 @@ mod tests {
         // in the second; [200,299] + [200,250] in the third.
         assert_eq!(t.in_flight, vec![1.5, 2.1, 1.5]);
         assert_eq!(t.gets.iter().sum::<u32>(), 4);
+        // Ends at 50, 150, 180, 250, 299 ms: 95% (rank 5) at 299, as 99%.
+        assert_eq!((t.done_95pct_ms, t.done_99pct_ms), (Some(299.0), Some(299.0)));
+        let many: Vec<GetEvent> = (0..100).map(|i| ok(0, i + 1, 1)).collect();
+        assert_eq!(done_at(&many, 0.95), Some(95.0));
+        assert_eq!(done_at(&many, 0.99), Some(99.0));
+        assert_eq!(done_at(&[], 0.99), None);
     }
 
     #[test]

@@ -59,6 +59,13 @@ pub struct Timeline {
     /// Attempts beyond the first of the GETs completed in the interval (absent: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retries: Vec<u32>,
+    /// When 95% of the GETs (ok or failed) had ended, ms after the start: the rest
+    /// of the wall time went to the last 5% (the stragglers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_95pct_ms: Option<f64>,
+    /// When 99% of the GETs had ended, ms after the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_99pct_ms: Option<f64>,
 }
 
 impl Timeline {
@@ -118,6 +125,9 @@ impl Timeline {
             errors: Vec::new(),
             throttled_responses: vec![0; n],
             retries: vec![0; n],
+            // Each child's own; the merged row's are not known from them.
+            done_95pct_ms: None,
+            done_99pct_ms: None,
         };
         for &(offset_ms, t) in parts {
             let scale = f64::from(t.interval_ms) / f64::from(width);
@@ -218,6 +228,10 @@ struct TimelineDoc {
     throttled_responses: Bounded<u32>,
     #[serde(default)]
     retries: Bounded<u32>,
+    #[serde(default)]
+    done_95pct_ms: Option<f64>,
+    #[serde(default)]
+    done_99pct_ms: Option<f64>,
 }
 
 impl TryFrom<TimelineDoc> for Timeline {
@@ -255,6 +269,11 @@ impl TryFrom<TimelineDoc> for Timeline {
                 bad.push(format!("{name} holds a negative or non-finite value"));
             }
         }
+        for (name, v) in [("done_95pct_ms", d.done_95pct_ms), ("done_99pct_ms", d.done_99pct_ms)] {
+            if v.is_some_and(|x| !x.is_finite() || x < 0.0) {
+                bad.push(format!("{name} is negative or not finite"));
+            }
+        }
         if !bad.is_empty() {
             return Err(format!("timeline: {}", bad.join("; ")));
         }
@@ -268,6 +287,8 @@ impl TryFrom<TimelineDoc> for Timeline {
             errors: d.errors.0,
             throttled_responses: d.throttled_responses.0,
             retries: d.retries.0,
+            done_95pct_ms: d.done_95pct_ms,
+            done_99pct_ms: d.done_99pct_ms,
         })
     }
 }
@@ -290,6 +311,8 @@ mod tests {
             }],
             throttled_responses: vec![0, 0],
             retries: vec![1, 0],
+            done_95pct_ms: Some(150.0),
+            done_99pct_ms: None,
         }
         .compact()
     }
