@@ -13,8 +13,9 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 /// A burst: its rate at least this many times the settled rate.
 const BURST_RATIO: f64 = 1.5;
-/// A settled rate: at least this share of its intervals within 25% of it.
-const STEADY_SHARE: f64 = 0.7;
+/// A settled rate: the cumulative curve's residuals (RMS) within this share of what
+/// the settled phase moved.
+const SETTLED_FIT: f64 = 0.1;
 /// A settled phase covers at least this share of the row's full intervals.
 const SETTLED_MIN_SHARE: f64 = 0.2;
 /// A stall lasts at least this many times the row's median GET (and two intervals).
@@ -77,48 +78,61 @@ fn full_intervals(row: &ConfigResult, t: &Timeline) -> usize {
     }
 }
 
-/// MiB/s of each full interval.
-fn mib_rates(row: &ConfigResult, t: &Timeline) -> Vec<f64> {
-    let s = f64::from(t.interval_ms) / 1000.0;
-    t.body_bytes[..full_intervals(row, t)]
-        .iter()
-        .map(|&b| b as f64 / MIB / s)
-        .collect()
+/// The cumulative MiB at the end of each full interval, from (0 s, 0 MiB): the curve a
+/// burst bends. Lumpy intervals (GETs ending together) barely move it.
+fn cumulative_mib(row: &ConfigResult, t: &Timeline) -> Vec<(f64, f64)> {
+    let width_s = f64::from(t.interval_ms) / 1000.0;
+    let mut total = 0.0;
+    let mut points = vec![(0.0, 0.0)];
+    for (i, &b) in t.body_bytes[..full_intervals(row, t)].iter().enumerate() {
+        total += b as f64 / MIB;
+        points.push(((i + 1) as f64 * width_s, total));
+    }
+    points
 }
 
-/// The index splitting `v` into two levels with the least squared error, each part at
-/// least `min_first` and `min_second` long.
-fn split_point(v: &[f64], min_first: usize, min_second: usize) -> Option<usize> {
-    let sse = |part: &[f64]| {
-        let mean = part.iter().sum::<f64>() / part.len() as f64;
-        part.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
-    };
-    (min_first..=v.len().checked_sub(min_second)?)
-        .map(|k| (k, sse(&v[..k]) + sse(&v[k..])))
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(k, _)| k)
+/// A fitted line: slope, intercept and the residuals' sum of squares.
+type Line = (f64, f64, f64);
+
+/// The least-squares line through `points`.
+fn line(points: &[(f64, f64)]) -> Line {
+    let n = points.len() as f64;
+    let (mx, my) = (
+        points.iter().map(|p| p.0).sum::<f64>() / n,
+        points.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    let intercept = my - slope * mx;
+    let sse = points.iter().map(|p| (p.1 - slope * p.0 - intercept).powi(2)).sum();
+    (slope, intercept, sse)
 }
 
-/// A burst then a settled rate: the MiB/s of the full intervals fall from one level to
-/// a lower, steady one for good. The burst's size comes from the bytes moved: at the
-/// burst rate `r1` for `T_b`, then the settled `r2`, `B = r1 T_b + r2 (T - T_b)`.
+/// The two lines (split at a shared point, each over at least 3 points) that fit the
+/// cumulative curve best.
+fn two_lines(points: &[(f64, f64)]) -> Option<(Line, Line, usize)> {
+    (2..points.len().checked_sub(3)?)
+        .map(|k| (line(&points[..=k]), line(&points[k..]), k))
+        .min_by(|a, b| (a.0 .2 + a.1 .2).total_cmp(&(b.0 .2 + b.1 .2)))
+}
+
+/// A burst then a settled rate: the cumulative MiB of the full intervals follow one
+/// line, then a line at least 1.5 times less steep for the rest (at least a fifth of
+/// the row), closely (the second line's residuals within a tenth of what it moved).
+/// The burst is what moved where the lines meet.
 fn burst_then_settled(row: &ConfigResult, t: &Timeline) -> Option<Finding> {
-    let rates = mib_rates(row, t);
-    let k = split_point(&rates, 2, 3)?;
-    let (r1, r2) = (median(rates[..k].to_vec())?, median(rates[k..].to_vec())?);
-    let steady = rates[k..].iter().filter(|r| (*r - r2).abs() <= 0.25 * r2).count();
-    let settled_enough = (rates.len() - k) as f64 >= SETTLED_MIN_SHARE * rates.len() as f64;
-    if r2 <= 0.0
-        || r1 < BURST_RATIO * r2
-        || (steady as f64) < STEADY_SHARE * (rates.len() - k) as f64
-        || !settled_enough
-    {
+    let points = cumulative_mib(row, t);
+    let ((r1, b1, _), (r2, b2, sse2), k) = two_lines(&points)?;
+    let end_s = points.last()?.0;
+    let settled_s = end_s - points[k].0;
+    let moved_after = r2 * settled_s;
+    let rms2 = (sse2 / (points.len() - k) as f64).sqrt();
+    if r2 <= 0.0 || r1 < BURST_RATIO * r2 || settled_s < SETTLED_MIN_SHARE * end_s || rms2 > SETTLED_FIT * moved_after {
         return None;
     }
-    let total_s = rates.len() as f64 * f64::from(t.interval_ms) / 1000.0;
-    let moved_mib: f64 = rates.iter().sum::<f64>() * f64::from(t.interval_ms) / 1000.0;
-    let burst_s = ((moved_mib - r2 * total_s) / (r1 - r2)).clamp(0.0, total_s);
-    let burst_mib = r1 * burst_s;
+    let burst_s = ((b2 - b1) / (r1 - r2)).clamp(0.0, end_s);
+    let burst_mib = r1 * burst_s + b1;
     Some(Finding {
         note: format!(
             "burst then settled: {burst_mib:.1} MiB at {r1:.1} MiB/s (the first {:.0} ms), then a settled {r2:.1} MiB/s \
@@ -326,6 +340,20 @@ mod tests {
         let mut tail = vec![32; 20];
         tail.extend([4, 2, 1]);
         assert!(findings(&timed(&tail, 16.0)).iter().all(|f| !f.note.contains("burst")));
+    }
+
+    #[test]
+    fn lumpy_intervals_barely_move_the_cumulative_curve() {
+        // 32 GETs ending together every 200 ms after the burst (all in flight sharing
+        // the settled rate): 0 and 32 in turn, 10 MiB/s over each pair.
+        let mut gets = vec![64; 5];
+        for _ in 0..8 {
+            gets.extend([0, 32]);
+        }
+        let f = findings(&timed(&gets, 16.0));
+        assert!((figure(&f, FigureName::BurstMib) - 20.0).abs() < 1.0, "{f:?}");
+        assert!((figure(&f, FigureName::BurstMibPerS) - 40.0).abs() < 1.0, "{f:?}");
+        assert!((figure(&f, FigureName::SettledMibPerS) - 10.0).abs() < 0.5, "{f:?}");
     }
 
     #[test]

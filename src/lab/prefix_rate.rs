@@ -59,11 +59,12 @@ struct Tokens {
     at: Instant,
 }
 
-/// The per-partition token buckets.
+/// The per-partition token buckets. The rate may change while the lab runs
+/// ([`PrefixRate::set_gets_per_s`]: a prefix's limit reached mid-sweep, in a test).
 #[derive(Debug)]
 pub(crate) struct PrefixRate {
-    gets_per_s: f64,
-    depth: f64,
+    /// The rate (reads per second per partition) as `f64` bits.
+    gets_per_s_bits: AtomicU64,
     partitions: Mutex<HashMap<String, Tokens>>,
     allowed: AtomicU64,
     throttled: AtomicU64,
@@ -73,12 +74,22 @@ impl PrefixRate {
     /// A limit of `gets_per_s` reads per partition (checked by the caller: positive).
     pub(crate) fn new(gets_per_s: f64) -> Self {
         PrefixRate {
-            gets_per_s,
-            depth: (gets_per_s * DEPTH_S).max(1.0),
+            gets_per_s_bits: AtomicU64::new(gets_per_s.to_bits()),
             partitions: Mutex::new(HashMap::new()),
             allowed: AtomicU64::new(0),
             throttled: AtomicU64::new(0),
         }
+    }
+
+    /// The rate per partition now, reads per second.
+    fn gets_per_s(&self) -> f64 {
+        f64::from_bits(self.gets_per_s_bits.load(Ordering::Relaxed))
+    }
+
+    /// Changes the rate (checked by the caller: positive); each partition's bucket
+    /// holds a tenth of a second of the new rate from its next read on.
+    pub(crate) fn set_gets_per_s(&self, gets_per_s: f64) {
+        self.gets_per_s_bits.store(gets_per_s.to_bits(), Ordering::Relaxed);
     }
 
     /// Takes a token from the partition of `bucket`/`key`; `false`: over the rate.
@@ -87,14 +98,15 @@ impl PrefixRate {
             return true;
         }
         let now = Instant::now();
+        let rate = self.gets_per_s();
+        let depth = (rate * DEPTH_S).max(1.0);
         let ok = {
             let mut map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
-            let t = map.entry(partition_of(bucket, key)).or_insert(Tokens {
-                tokens: self.depth,
-                at: now,
-            });
-            let refill = now.saturating_duration_since(t.at).as_secs_f64() * self.gets_per_s;
-            t.tokens = (t.tokens + refill).min(self.depth);
+            let t = map
+                .entry(partition_of(bucket, key))
+                .or_insert(Tokens { tokens: depth, at: now });
+            let refill = now.saturating_duration_since(t.at).as_secs_f64() * rate;
+            t.tokens = (t.tokens + refill).min(depth);
             t.at = now;
             if t.tokens >= 1.0 {
                 t.tokens -= 1.0;
@@ -111,7 +123,7 @@ impl PrefixRate {
     /// The tally so far.
     pub(crate) fn tally(&self) -> PrefixRateTally {
         PrefixRateTally {
-            gets_per_s: self.gets_per_s,
+            gets_per_s: self.gets_per_s(),
             allowed: self.allowed.load(Ordering::Relaxed),
             throttled: self.throttled.load(Ordering::Relaxed),
             partitions: self.partitions.lock().map_or(0, |m| m.len() as u64),
