@@ -14,7 +14,6 @@ use crate::model::{Runner, Thresholds};
 use crate::plan::{check_bucket_name, is_directory_bucket, KeyTemplate, LAMBDA_MEMORY_MB};
 use crate::render::compare::render_comparison;
 use crate::render::plot;
-use crate::render::progress::ProgressMode;
 use crate::render::Style;
 use crate::s3::clean;
 use crate::s3::errors::{self, Action, BucketError};
@@ -147,6 +146,7 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
         plan.total_requests()
     );
     let results = results_log(&client, &plan);
+    let (observer, requests_log) = args.output.observer()?;
     let mut result = sweep_steps(
         &client,
         &plan,
@@ -156,9 +156,10 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
             results: results.clone(),
             ..SweepOptions::default()
         },
-        ProgressMode::for_stderr(args.output.quiet).observer(),
+        observer,
     )
     .await?;
+    super::finish_requests_log(requests_log.as_deref())?;
     analyse(&mut result, &thresholds);
     if let Some(log) = &results {
         log.finish(&mut result).await;

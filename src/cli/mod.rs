@@ -25,6 +25,7 @@ use std::error::Error as StdError;
 use std::path::Path;
 
 use crate::analysis::cost::{cost_report, CostOverrides};
+use crate::engine;
 use crate::model::{SweepResult, Thresholds};
 use crate::render::columns::Column;
 use crate::render::cost::{render_cost, render_memory_choices};
@@ -225,6 +226,15 @@ pub(crate) fn human(result: &SweepResult, layout: &Layout, overrides: CostOverri
             result, target
         )))
     )
+}
+
+/// Closes the request log, if one was written, and says what it holds.
+pub(crate) fn finish_requests_log(log: Option<&engine::requests_log::RequestsLog>) -> Result<(), CliError> {
+    if let Some(log) = log {
+        let tally = log.finish().map_err(CliError::Message)?;
+        eprintln!("{}", log.summary(&tally));
+    }
+    Ok(())
 }
 
 /// The environment variable a shell sets to the terminal's width.

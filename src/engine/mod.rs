@@ -22,6 +22,7 @@
 //! - [`mod@run_config`]: one configuration (warm-up, the workers, the row);
 //! - [`recorder`]: histograms and the phase breakdown, one shard per driver task;
 //! - [`timeline`]: each GET as an event, and the row's timeline built from them;
+//! - [`requests_log`]: those events written one line per attempt (`--requests-log`);
 //! - [`deadline`]: the invocation's deadline less its safety margin;
 //! - [`preflight`]: the first read of every bucket (a [`BucketError`] when one cannot
 //!   work);
@@ -37,10 +38,11 @@ pub(crate) mod order;
 pub(crate) mod preflight;
 pub(crate) mod probe;
 pub(crate) mod recorder;
+pub mod requests_log;
 pub(crate) mod results_log;
 pub(crate) mod run_config;
 pub(crate) mod schedule;
-pub(crate) mod timeline;
+pub mod timeline;
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -74,6 +76,9 @@ pub trait Observer: Send + Sync {
     fn request_done(&self, _ok: bool) {}
     /// A configuration finished.
     fn config_finished(&self, _result: &ConfigResult) {}
+    /// A configuration's GETs, as events, once its row is measured (before
+    /// `config_finished`): for the request log.
+    fn gets_done(&self, _row: &ConfigResult, _events: &[timeline::GetEvent]) {}
 }
 
 /// An observer that does nothing.

@@ -106,13 +106,8 @@ pub(crate) async fn run_config(
         };
         tasks.spawn(driver.run(in_flight, stop_at));
     }
-    let mut recorded = Shard::new();
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok(shard) => recorded.add(shard),
-            Err(err) => tracing::error!(%err, "a sweep driver ended abnormally"),
-        }
-    }
+    let mut recorded = joined(tasks).await;
+    let events = std::mem::take(&mut recorded.events);
     let timed = Timed {
         sizes: match size {
             Some(n) => Some(ObjectSize::Fixed(n)),
@@ -124,9 +119,24 @@ pub(crate) async fn run_config(
         planned: order.len() as u64,
         warmup,
     };
+    let wall = timed.wall;
     let mut row = measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed);
     row.axes.s3_client = s3.client();
+    row.timeline = Some(timeline::build(&events, wall));
+    observer.gets_done(&row, &events);
     Some(row)
+}
+
+/// The drivers' shards, added into one as each driver ends.
+async fn joined(mut tasks: tokio::task::JoinSet<Shard>) -> Shard {
+    let mut recorded = Shard::new();
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok(shard) => recorded.add(shard),
+            Err(err) => tracing::error!(%err, "a sweep driver ended abnormally"),
+        }
+    }
+    recorded
 }
 
 /// What is read just before a configuration's timed phase, to take the differences
@@ -273,7 +283,7 @@ fn measured_row(
         round: None,
         run_index: None,
         in_burst: false,
-        timeline: Some(timeline::build(&timed.recorded.events, wall)),
+        timeline: None,
     };
     row.client = Some(ClientSide::of(&row, client_measure(&before, busy)));
     row

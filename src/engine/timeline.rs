@@ -12,28 +12,28 @@ use crate::s3::get::Outcome;
 /// One GET of the timed phase, as the timeline and the request log see it: 32 bytes
 /// (times in µs up to 71 minutes, saturating).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct GetEvent {
+pub struct GetEvent {
     /// Sent (its pool slot in hand), µs after the timed phase began.
-    pub(crate) sent_us: u32,
+    pub sent_us: u32,
     /// Response headers, µs after it was sent (retries included).
-    pub(crate) headers_us: u32,
+    pub headers_us: u32,
     /// Last body byte (or the failure), µs after it was sent.
-    pub(crate) done_us: u32,
+    pub done_us: u32,
     /// First byte at the wire of the last attempt, µs.
-    pub(crate) ttfb_us: u32,
+    pub ttfb_us: u32,
     /// Body bytes (0 for a failure).
-    pub(crate) bytes: u64,
+    pub bytes: u64,
     /// Attempts made (1 without a retry).
-    pub(crate) attempts: u16,
+    pub attempts: u16,
     /// 503/429 answers among them.
-    pub(crate) throttled: u16,
+    pub throttled: u16,
     /// `None` for a success, else what the GET failed with.
-    pub(crate) error: Option<ErrorKind>,
+    pub error: Option<ErrorKind>,
 }
 
 impl GetEvent {
     /// The event of a GET sent `sent` after the timed phase began.
-    pub(crate) fn of(sent: Duration, outcome: &Outcome) -> GetEvent {
+    pub fn of(sent: Duration, outcome: &Outcome) -> GetEvent {
         let us = |d: Duration| u32::try_from(d.as_micros()).unwrap_or(u32::MAX);
         let error = outcome.result.as_ref().err().map(|f| f.kind);
         GetEvent {
@@ -52,7 +52,7 @@ impl GetEvent {
     }
 
     /// When it ended, µs after the timed phase began.
-    pub(crate) fn end_us(&self) -> u64 {
+    pub fn end_us(&self) -> u64 {
         u64::from(self.sent_us) + u64::from(self.done_us)
     }
 }

@@ -10,9 +10,11 @@ use std::time::{Duration, Instant};
 
 use crate::common::{one_at_a_time_async, options, seed_spec, seed_with};
 use s3sweep::analysis::analyse;
-use s3sweep::engine::{self, Quiet};
+use s3sweep::engine::requests_log::RequestsLog;
+use s3sweep::engine::{self, Observer, Quiet};
 use s3sweep::lab::nic::{Burst, NicConfig};
 use s3sweep::lab::{self, LatencyProfile, NetworkConfig, RunningServer, ServerConfig};
+use s3sweep::lab::{FaultKind, FaultSpec, FaultTiming};
 use s3sweep::model::{ConfigResult, FigureName, SweepResult, Thresholds};
 use s3sweep::plan::Plan;
 use s3sweep::s3::SweepClient;
@@ -43,13 +45,15 @@ fn plan(objects: u32, workers: u32, max_attempts: u32) -> Plan {
 
 /// One analysed configuration, bounded in time; and when the sweep was called.
 async fn sweep(client: &SweepClient, plan: &Plan) -> (SweepResult, Instant) {
+    sweep_told(client, plan, Arc::new(Quiet)).await
+}
+
+/// [`sweep`] telling `observer`.
+async fn sweep_told(client: &SweepClient, plan: &Plan, observer: Arc<dyn Observer>) -> (SweepResult, Instant) {
     let called = Instant::now();
-    let mut result = tokio::time::timeout(
-        Duration::from_secs(60),
-        engine::run(client, plan, &options(), Arc::new(Quiet)),
-    )
-    .await
-    .expect("the sweep ends within 60 s");
+    let mut result = tokio::time::timeout(Duration::from_secs(60), engine::run(client, plan, &options(), observer))
+        .await
+        .expect("the sweep ends within 60 s");
     analyse(&mut result, &Thresholds::default());
     (result, called)
 }
@@ -182,4 +186,149 @@ async fn a_prefix_rate_reached_mid_row_dates_the_throttling_within_one_interval(
         (at_ms - lowered_at_ms).abs() <= interval,
         "throttling dated {at_ms} ms, the rate was lowered at {lowered_at_ms:.0} ms: {text}"
     );
+}
+
+/// A file under the temporary folder, removed when dropped.
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn new(name: &str) -> TempFile {
+        TempFile(std::env::temp_dir().join(format!("s3sweep-timeline-{}-{name}", std::process::id())))
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The lines of a request log (gunzipped when its name ends in `.gz`).
+fn log_lines(path: &std::path::Path) -> Vec<String> {
+    use std::io::Read;
+    let bytes = std::fs::read(path).unwrap();
+    let mut text = String::new();
+    if path.to_string_lossy().ends_with(".gz") {
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut text)
+            .unwrap();
+    } else {
+        text = String::from_utf8(bytes).unwrap();
+    }
+    text.lines().map(str::to_string).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_log_has_a_line_per_attempt_adding_up_to_the_row_and_keeps_its_cap() {
+    let (server, client) = seeded(NetworkConfig::default(), LatencyProfile::Express, 300).await;
+    // A tenth of the GETs answered 503 SlowDown: retried (3 attempts at most), some
+    // failing after their last.
+    server
+        .faults()
+        .set(
+            BUCKET,
+            vec![FaultSpec {
+                kind: FaultKind::SlowDown,
+                rate: 0.1,
+            }],
+        )
+        .unwrap();
+    let (csv, jsonl, capped) = (
+        TempFile::new("r.csv"),
+        TempFile::new("r.jsonl.gz"),
+        TempFile::new("c.csv"),
+    );
+    let csv_log = Arc::new(RequestsLog::create(&csv.0, 1 << 30, Arc::new(Quiet)).unwrap());
+    let json_log = Arc::new(RequestsLog::create(&jsonl.0, 1 << 30, csv_log.clone()).unwrap());
+    let cap_log = Arc::new(RequestsLog::create(&capped.0, 4_000, json_log.clone()).unwrap());
+    let sent_before = client.transport().counters().requests_sent;
+    let (result, _) = sweep_told(&client, &plan(300, 8, 3), cap_log.clone()).await;
+    let sent = client.transport().counters().requests_sent - sent_before;
+    let tallies: Vec<_> = [&csv_log, &json_log, &cap_log]
+        .iter()
+        .map(|l| l.finish().unwrap())
+        .collect();
+    let row = &result.results[0];
+    assert!(row.retries > 0 && row.retries_by_cause.throttled > 0, "{row:?}");
+    let lines = log_lines(&csv.0);
+    assert_eq!(
+        lines[0],
+        "bucket,workers,repetition,get,attempt,attempts,sent_ms,first_byte_ms,last_byte_ms,bytes,outcome"
+    );
+    let rows: Vec<Vec<&str>> = lines[1..].iter().map(|l| l.split(',').collect()).collect();
+    // One line per GET sent, retries as their own attempts.
+    assert_eq!(rows.len() as u64, sent, "lines vs GETs sent");
+    assert_eq!(rows.len() as u64, row.requests + row.retries);
+    let ok: Vec<&Vec<&str>> = rows.iter().filter(|r| r[10] == "ok").collect();
+    assert_eq!(ok.len() as u64, row.ok);
+    assert_eq!(ok.iter().map(|r| r[9].parse::<u64>().unwrap()).sum::<u64>(), row.bytes);
+    let count = |outcome: &str| rows.iter().filter(|r| r[10] == outcome).count() as u64;
+    assert_eq!(count("throttled"), row.errors.throttled);
+    assert_eq!(count("retried_throttled"), row.retries_by_cause.throttled);
+    assert_eq!(tallies[0].lines_written, rows.len() as u64);
+    // The same lines as JSON, gzipped.
+    let json = log_lines(&jsonl.0);
+    assert_eq!(json.len(), rows.len());
+    let first: serde_json::Value = serde_json::from_str(&json[0]).unwrap();
+    assert_eq!(first["bucket"], BUCKET);
+    assert!(first["last_byte_ms"].is_number(), "{first}");
+    // The cap: never more bytes than it, the rest counted as dropped.
+    let capped_bytes = std::fs::metadata(&capped.0).unwrap().len();
+    assert!(capped_bytes <= 4_000, "{capped_bytes}");
+    assert_eq!(tallies[2].lines_written + tallies[2].lines_dropped, sent);
+    assert!(tallies[2].lines_dropped > 0);
+    assert!(cap_log
+        .summary(&tallies[2])
+        .contains("lines dropped at the cap of 4000 bytes"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stragglers_share_on_the_standard_profile_is_the_request_logs_arithmetic() {
+    let (server, client) = seeded(NetworkConfig::default(), LatencyProfile::Standard, 400).await;
+    // One GET in a hundred answers 1.5 s late: the stragglers decide the wall time.
+    server.faults().set_timing(FaultTiming {
+        late_first_byte_ms: 1_500,
+        ..FaultTiming::default()
+    });
+    server
+        .faults()
+        .set(
+            BUCKET,
+            vec![FaultSpec {
+                kind: FaultKind::LateFirstByte,
+                rate: 0.01,
+            }],
+        )
+        .unwrap();
+    let file = TempFile::new("s.csv");
+    let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet)).unwrap());
+    let (result, _) = sweep_told(&client, &plan(400, 16, 3), log.clone()).await;
+    log.finish().unwrap();
+    let row = &result.results[0];
+    sums_match(row);
+    let text = note(row, "stragglers");
+    // The log's arithmetic: the GETs' last bytes in order; 99% had ended at the one of
+    // rank ceil(0.99 n), 95% at ceil(0.95 n); the rest of the wall time is theirs.
+    let mut ends: Vec<f64> = log_lines(&file.0)[1..]
+        .iter()
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|r| r[4] == r[5])
+        .map(|r| r[8].parse().unwrap())
+        .collect();
+    ends.sort_by(f64::total_cmp);
+    let share = |q: f64| {
+        let rank = (q * ends.len() as f64).ceil() as usize;
+        (row.wall_ms - ends[rank - 1]) / row.wall_ms
+    };
+    let (s1, s5) = (share(0.99), share(0.95));
+    eprintln!("{text}; from the log: last 1% {s1:.4}, last 5% {s5:.4}");
+    assert!(
+        (figure(row, FigureName::StragglersLast1PctShare) - s1).abs() < 1e-3,
+        "{s1}: {text}"
+    );
+    assert!(
+        (figure(row, FigureName::StragglersLast5PctShare) - s5).abs() < 1e-3,
+        "{s5}: {text}"
+    );
+    assert!(s1 > 0.3, "a 1.5 s straggler in a ~0.5 s sweep holds most of it: {text}");
 }
