@@ -170,6 +170,10 @@ pub struct ReportArgs {
     /// The result tables' columns, comma-separated (e.g. `workers,wall_ms,verdict`).
     #[arg(long, value_name = "NAMES", conflicts_with = "json")]
     pub columns: Option<String>,
+    /// With --plot: draw the timeline of one worker count (every bucket), or `all`
+    /// (a small panel per worker count), instead of the curves.
+    #[arg(long, value_name = "WORKERS|all", requires = "plot")]
+    pub timeline: Option<crate::render::timeline_plot::TimelinePick>,
     /// Print the result document itself (validated, pretty-printed).
     #[arg(long)]
     pub json: bool,

@@ -65,8 +65,10 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
             )
         );
     }
-    if let Some(path) = &args.plot {
-        write_plot(&result, path)?;
+    match (&args.plot, args.timeline) {
+        (Some(path), Some(pick)) => super::write_timeline_plot(&result, path, pick)?,
+        (Some(path), None) => write_plot(&result, path)?,
+        _ => {}
     }
     Ok(())
 }

@@ -274,6 +274,24 @@ pub(crate) fn write_plot(result: &SweepResult, path: &Path) -> Result<(), CliErr
     Ok(())
 }
 
+/// The timeline picture `pick` of `result` into `path`.
+pub(crate) fn write_timeline_plot(
+    result: &SweepResult,
+    path: &Path,
+    pick: crate::render::timeline_plot::TimelinePick,
+) -> Result<(), CliError> {
+    let figure = figure::Figure::Timeline(pick);
+    match figure::render_file_as(result, path, figure) {
+        Err(crate::render::plot::PlotError::Empty) => Err(CliError::Usage(format!(
+            "--timeline: no row with a timeline at that worker count (rows with one: {:?}; results written before timelines have none)",
+            crate::render::timeline_plot::timeline_workers(result)
+        ))),
+        other => other.context(format!("writing the plot {}", path.display())),
+    }?;
+    eprintln!("timeline plot written to {}", path.display());
+    Ok(())
+}
+
 /// What to do about a result file that cannot be read.
 const RESULT_FILE_ADVICE: &str =
     "give a result JSON: the file of `local --json FILE` or `run --json FILE`, the stdout of `run`, or the Lambda's response";

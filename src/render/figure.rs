@@ -2,7 +2,8 @@
 //! one place a picture is drawn into a file, an SVG string or a pixel buffer: the
 //! four-panel plot ([`super::plot`]), for a memory sweep of more than one size the
 //! memory plot ([`super::memory_plot`]), for a size axis of more than one object size
-//! a panel per size ([`super::size_plot`]).
+//! a panel per size ([`super::size_plot`]); on request (`report --timeline`) the
+//! timeline picture ([`super::timeline_plot`]).
 
 use std::path::Path;
 
@@ -12,6 +13,7 @@ use plotters::prelude::*;
 use crate::model::{RunKind, SweepResult};
 
 use super::plot::{self, Format, PlotError, HEIGHT, WIDTH};
+use super::timeline_plot::{self, TimelinePick};
 use super::{memory_plot, size_plot};
 
 /// The pictures a result can be drawn as.
@@ -23,6 +25,8 @@ pub(crate) enum Figure {
     Memory,
     /// A panel per object size ([`super::size_plot`]).
     Sizes,
+    /// Objects/s and MiB/s over time ([`super::timeline_plot`]).
+    Timeline(TimelinePick),
 }
 
 impl Figure {
@@ -42,6 +46,7 @@ impl Figure {
             Figure::Curves => plot::draw(root, result),
             Figure::Memory => memory_plot::draw(root, result),
             Figure::Sizes => size_plot::draw(root, result),
+            Figure::Timeline(pick) => timeline_plot::draw(root, result, pick),
         }
     }
 
@@ -57,8 +62,12 @@ impl Figure {
 /// Draws the picture of `result` into `path` (SVG or PNG by extension), whole or not
 /// at all: drawn into a temporary file beside it, then renamed over it.
 pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotError> {
+    render_file_as(result, path, Figure::of(result))
+}
+
+/// [`render_file`] of the picture `figure`.
+pub(crate) fn render_file_as(result: &SweepResult, path: &Path, figure: Figure) -> Result<(), PlotError> {
     let format = plot::format_of(path)?;
-    let figure = Figure::of(result);
     let mut drawn = Ok(());
     let placed = crate::sys::files::replace_with(path, |tmp| {
         drawn = figure.draw_file(result, tmp, format);
@@ -74,8 +83,14 @@ pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<(), PlotE
 /// The picture of `result` as an SVG document.
 #[cfg(test)]
 pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
+    render_svg_as(result, Figure::of(result))
+}
+
+/// The picture `figure` of `result` as an SVG document.
+#[cfg(test)]
+pub(crate) fn render_svg_as(result: &SweepResult, figure: Figure) -> Result<String, PlotError> {
     let mut s = String::new();
-    Figure::of(result).draw(
+    figure.draw(
         SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area(),
         result,
     )?;

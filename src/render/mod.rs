@@ -17,6 +17,7 @@ pub(crate) mod plot;
 pub(crate) mod progress;
 pub(crate) mod size_plot;
 pub(crate) mod tables;
+pub mod timeline_plot;
 
 use comfy_table::{CellAlignment, Table};
 
