@@ -133,10 +133,11 @@ fn memory_answers_per_client(result: &mut SweepResult) {
 fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
     let thresholds = &network::ceiling(result, thresholds);
     network::flag_bursts(result, thresholds);
+    timeline::flag_bursts(&mut result.results);
     result.summary = summarize(&result.results);
     let vcpus = result.environment.vcpus;
     for row in &mut result.results {
-        row.diagnosis = Some(diagnose_row(row, vcpus, thresholds));
+        row.diagnosis = Some(diagnose_row(row, vcpus, &timeline::row_thresholds(row, thresholds)));
     }
     let queueing = queueing_notes(&mut result.results);
     curve_verdicts(&mut result.results, &queueing);

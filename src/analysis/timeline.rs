@@ -6,7 +6,7 @@
 //! time the last 1% and 5% of GETs held).
 
 use crate::model::stats::median;
-use crate::model::{ConfigResult, ErrorKind, Figure, FigureName, Timeline};
+use crate::model::{CeilingSource, ConfigResult, ErrorKind, Figure, FigureName, Thresholds, Timeline};
 
 /// Bytes in a MiB.
 const MIB: f64 = 1024.0 * 1024.0;
@@ -49,6 +49,50 @@ pub(crate) fn findings(row: &ConfigResult) -> Vec<Finding> {
         return Vec::new();
     };
     RULES.iter().filter_map(|rule| rule(row, t)).collect()
+}
+
+/// The settled rate after a burst the row's timeline shows (MiB/s), if it shows one.
+pub(crate) fn settled_mib_per_s(row: &ConfigResult) -> Option<f64> {
+    let t = row.timeline.as_ref().filter(|t| !t.is_empty() && t.interval_ms > 0)?;
+    burst_then_settled(row, t)?
+        .figures
+        .iter()
+        .find(|(n, _)| *n == FigureName::SettledMibPerS)
+        .map(|(_, f)| f.value())
+}
+
+/// The thresholds a row is judged by: with a settled rate of its own after a burst,
+/// that rate is its bandwidth ceiling (source `timeline`), whatever the run's; else
+/// the run's `thresholds`.
+pub(crate) fn row_thresholds(row: &ConfigResult, thresholds: &Thresholds) -> Thresholds {
+    match settled_mib_per_s(row) {
+        Some(s) => Thresholds {
+            bandwidth_ceiling_mib_per_s: Some(s),
+            bandwidth_ceiling_source: Some(CeilingSource::Timeline),
+            ..*thresholds
+        },
+        None => *thresholds,
+    }
+}
+
+/// Rows that moved more than 15% over a settled rate another row of their bucket
+/// showed (and no settled phase of their own) ran on burst credit: `in_burst`.
+pub(crate) fn flag_bursts(rows: &mut [ConfigResult]) {
+    let settled: Vec<(String, f64)> = rows
+        .iter()
+        .filter_map(|r| settled_mib_per_s(r).map(|s| (r.bucket.clone(), s)))
+        .collect();
+    for row in rows.iter_mut() {
+        let own = settled_mib_per_s(row).is_some();
+        let lowest = settled
+            .iter()
+            .filter(|(b, _)| *b == row.bucket)
+            .map(|(_, s)| *s)
+            .fold(f64::INFINITY, f64::min);
+        if !own && lowest.is_finite() && row.mib_per_s > super::network::BURST_ROW_FACTOR * lowest {
+            row.in_burst = true;
+        }
+    }
 }
 
 /// Adds the row's findings to its diagnosis: notes and figures.
@@ -354,6 +398,34 @@ mod tests {
         assert!((figure(&f, FigureName::BurstMib) - 20.0).abs() < 1.0, "{f:?}");
         assert!((figure(&f, FigureName::BurstMibPerS) - 40.0).abs() < 1.0, "{f:?}");
         assert!((figure(&f, FigureName::SettledMibPerS) - 10.0).abs() < 0.5, "{f:?}");
+    }
+
+    #[test]
+    fn a_rows_own_settled_rate_is_its_ceiling_and_a_faster_row_ran_in_the_burst() {
+        let mut gets = vec![64; 5];
+        gets.extend([16; 15]);
+        let outlasting = timed(&gets, 16.0);
+        let mut inside = timed(&[64; 4], 16.0);
+        inside.mib_per_s = 40.0;
+        let mut slow = timed(&[8; 10], 16.0);
+        slow.mib_per_s = 5.0;
+        let t = row_thresholds(&outlasting, &Thresholds::default());
+        assert_eq!(t.bandwidth_ceiling_source, Some(CeilingSource::Timeline));
+        assert!((t.bandwidth_ceiling_mib_per_s.unwrap() - 10.0).abs() < 0.01);
+        assert_eq!(row_thresholds(&inside, &Thresholds::default()), Thresholds::default());
+        let mut rows = vec![outlasting, inside, slow];
+        flag_bursts(&mut rows);
+        assert_eq!(
+            rows.iter().map(|r| r.in_burst).collect::<Vec<_>>(),
+            [false, true, false]
+        );
+        // Judged by that ceiling, the outlasting row is bound by the network.
+        let mut result = crate::model::test_rows::result(rows);
+        result.results[0].mib_per_s = 17.5;
+        crate::analysis::analyse(&mut result, &Thresholds::default());
+        let d = result.results[0].diagnosis.as_ref().unwrap();
+        assert_eq!(d.verdict, crate::model::Verdict::Bandwidth, "{d:?}");
+        assert!(d.explanation.contains("(source: timeline)"), "{}", d.explanation);
     }
 
     #[test]

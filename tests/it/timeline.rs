@@ -129,6 +129,10 @@ async fn a_row_that_outlasts_the_nics_burst_names_the_burst_and_the_settled_rate
         within(got, settled, 0.1),
         "settled {got}, not {settled} within 10%: {text}"
     );
+    // Judged by its own settled rate, the row is bound by the network.
+    let d = row.diagnosis.as_ref().unwrap();
+    assert_eq!(d.verdict, s3sweep::model::Verdict::Bandwidth, "{}", d.explanation);
+    assert!(d.explanation.contains("(source: timeline)"), "{}", d.explanation);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
