@@ -3,7 +3,9 @@
 //! in the middle of a configuration (a stall of about 2 s at the right offset), and a
 //! per-prefix rate lowered mid-row (throttling began within one interval of it). Each
 //! test starts its own server on 127.0.0.1:0 and runs one configuration of a few
-//! seconds; the timeline's sums equal the row's counts.
+//! seconds; the timeline's sums equal the row's counts. Timings to 100 ms: in the
+//! Makefile's TIMED_TESTS (one test at a time); the burst's rates also hold
+//! `one_at_a_time`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
