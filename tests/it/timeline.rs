@@ -1,7 +1,9 @@
 //! What a row's timeline shows, against the lab: a NIC with a one-time burst (the
 //! burst's size and rate and the settled rate named), the whole server paused for 2 s
 //! in the middle of a configuration (a stall of about 2 s at the right offset), and a
-//! per-prefix rate lowered mid-row (throttling began within one interval of it). Each
+//! per-prefix rate lowered mid-row (throttling began within one interval of it); the
+//! request log (a line per attempt adding up to the row, its cap, and the straggler
+//! share on the standard profile equal to the log's own arithmetic). Each
 //! test starts its own server on 127.0.0.1:0 and runs one configuration of a few
 //! seconds; the timeline's sums equal the row's counts. Timings to 100 ms: in the
 //! Makefile's TIMED_TESTS (one test at a time); the burst's rates also hold
