@@ -11,6 +11,8 @@
 //! - [`cost`]: what each configuration's GETs and Lambda time cost;
 //! - [`memory`]: a memory sweep's fastest and cheapest memory x workers per bucket;
 //! - [`sizes`]: on a size axis, where the binding limit changes with the object size;
+//! - [`timeline`]: what each row's timeline says (a burst then a settled rate,
+//!   throttling that began, a stall, a slow start, the stragglers), as notes;
 //! - [`network`]: the bandwidth ceiling the verdicts use (the user's or the probe's)
 //!   and the rows that ran on burst credit;
 //! - [`clients`]: with `clients: ["sdk", "lean"]`, what the lean client reached
@@ -29,6 +31,7 @@ pub(crate) mod significance;
 pub(crate) mod sizes;
 pub(crate) mod story;
 pub(crate) mod summary;
+pub(crate) mod timeline;
 pub(crate) mod verdict;
 
 use crate::model::result::worker_counts;
@@ -133,15 +136,17 @@ fn memory_answers_per_client(result: &mut SweepResult) {
 fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
     let thresholds = &network::ceiling(result, thresholds);
     network::flag_bursts(result, thresholds);
+    timeline::flag_bursts(&mut result.results);
     result.summary = summarize(&result.results);
     let vcpus = result.environment.vcpus;
     for row in &mut result.results {
-        row.diagnosis = Some(diagnose_row(row, vcpus, thresholds));
+        row.diagnosis = Some(diagnose_row(row, vcpus, &timeline::row_thresholds(row, thresholds)));
     }
     let queueing = queueing_notes(&mut result.results);
     curve_verdicts(&mut result.results, &queueing, Terms::of(result.environment.runner));
     network::flag_other_traffic(&mut result.results);
     network::shared_pool_notes(result);
+    result.results.iter_mut().for_each(timeline::annotate);
     let lambda_memory = result
         .environment
         .lambda

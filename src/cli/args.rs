@@ -3,12 +3,16 @@
 
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
+use crate::engine::requests_log::RequestsLog;
+use crate::engine::Observer;
 use crate::lab::{FaultKind, LatencyProfile};
 use crate::plan::check_bucket_name;
 use crate::render::plot;
+use crate::render::progress::ProgressMode;
 use crate::sys::cpu::{LAMBDA_MAX_VCPUS, LAMBDA_MB_PER_VCPU};
 use crate::sys::quota::CpuQuota;
 
@@ -123,6 +127,21 @@ pub struct OutputArgs {
     /// Print the tables as Markdown, for pasting into issues.
     #[arg(long)]
     pub markdown: bool,
+    /// Every column of the result tables and no line wrapping (by default the tables
+    /// and the lines under them fit COLUMNS, else the terminal, else 100 characters).
+    #[arg(long)]
+    pub wide: bool,
+    /// The result tables' columns, comma-separated (e.g. `workers,wall_ms,verdict`).
+    #[arg(long, value_name = "NAMES")]
+    pub columns: Option<String>,
+    /// Write one line per GET attempt to this file: `.csv` or `.jsonl`, gzipped when
+    /// it ends in `.gz` (docs/timeline.md).
+    #[arg(long, value_name = "FILE")]
+    pub requests_log: Option<PathBuf>,
+    /// Most MiB of lines the request log takes (before compression); lines past it are
+    /// dropped and counted.
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    pub requests_log_max_mib: u64,
     /// No progress bars or per-configuration lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -139,6 +158,17 @@ pub struct ReportArgs {
     /// Print the tables as Markdown.
     #[arg(long, conflicts_with = "json")]
     pub markdown: bool,
+    /// Every column of the result tables and no line wrapping (by default the tables
+    /// and the lines under them fit COLUMNS, else the terminal, else 100 characters).
+    #[arg(long, conflicts_with = "json")]
+    pub wide: bool,
+    /// The result tables' columns, comma-separated (e.g. `workers,wall_ms,verdict`).
+    #[arg(long, value_name = "NAMES", conflicts_with = "json")]
+    pub columns: Option<String>,
+    /// With --plot: draw the timeline of one worker count (every bucket), or `all`
+    /// (a small panel per worker count), instead of the curves.
+    #[arg(long, value_name = "WORKERS|all", requires = "plot")]
+    pub timeline: Option<crate::render::timeline_plot::TimelinePick>,
     /// Print the result document itself (validated, pretty-printed).
     #[arg(long)]
     pub json: bool,
@@ -518,14 +548,37 @@ pub struct TargetArgs {
 }
 
 impl OutputArgs {
-    /// Refuses a plot file name that cannot be written, before anything runs.
+    /// Refuses a plot file name that cannot be written, or unknown `--columns`,
+    /// before anything runs.
     pub fn check(&self) -> Result<(), CliError> {
         if let Some(path) = &self.plot {
             plot::format_of(path).map_err(|e| CliError::Usage(format!("--plot {}: {e}", path.display())))?;
         }
-        Ok(())
+        self.layout().map(|_| ())
+    }
+
+    /// What is told about the sweep's progress: the progress bars or lines, through
+    /// the request log when `--requests-log` names one (also returned, to finish).
+    pub(crate) fn observer(&self) -> Result<Told, CliError> {
+        let progress = ProgressMode::for_stderr(self.quiet).observer();
+        let Some(path) = &self.requests_log else {
+            return Ok((progress, None));
+        };
+        let max_bytes = self.requests_log_max_mib.saturating_mul(1 << 20);
+        let log = RequestsLog::create(path, max_bytes, progress)
+            .map_err(|e| CliError::Usage(format!("--requests-log {e}")))?;
+        let log = Arc::new(log);
+        Ok((log.clone(), Some(log)))
+    }
+
+    /// How the tables are laid out: `--markdown`, `--wide`, `--columns`.
+    pub(crate) fn layout(&self) -> Result<crate::render::Layout, CliError> {
+        super::layout(self.markdown, self.wide, self.columns.as_deref())
     }
 }
+
+/// The observer a sweep tells, and the request log inside it (to finish), if any.
+pub(crate) type Told = (Arc<dyn Observer>, Option<Arc<RequestsLog>>);
 
 /// The environment variable the AWS CLI and SDKs read a CA bundle from.
 pub(crate) const CA_BUNDLE_ENV: &str = "AWS_CA_BUNDLE";

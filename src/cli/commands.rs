@@ -14,7 +14,6 @@ use crate::model::{Runner, Thresholds};
 use crate::plan::{check_bucket_name, is_directory_bucket, KeyTemplate, LAMBDA_MEMORY_MB};
 use crate::render::compare::render_comparison;
 use crate::render::plot;
-use crate::render::progress::ProgressMode;
 use crate::render::Style;
 use crate::s3::clean;
 use crate::s3::errors::{self, Action, BucketError};
@@ -46,17 +45,19 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
     if let Some(path) = &args.plot {
         plot::format_of(path).map_err(|e| CliError::Usage(format!("--plot {}: {e}", path.display())))?;
     }
+    let layout = super::layout(args.markdown, args.wide, args.columns.as_deref())?;
     let result = read_result_at(&args.result, &args.target).await?;
     if args.json {
         println!("{}", result.to_json());
     } else {
         let bullet = if args.markdown { "- " } else { "" };
-        println!("{bullet}{}: {}\n", args.result.display(), compare::environment(&result));
+        let first = format!("{bullet}{}: {}", args.result.display(), compare::environment(&result));
+        println!("{}\n", layout.wrap(&first));
         print!(
             "{}",
             human(
                 &result,
-                Style::markdown_if(args.markdown),
+                &layout,
                 CostOverrides {
                     lambda_memory_mb: args.lambda_memory_mb,
                     target_wall_ms: args.target_wall_ms,
@@ -64,8 +65,10 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
             )
         );
     }
-    if let Some(path) = &args.plot {
-        write_plot(&result, path)?;
+    match (&args.plot, args.timeline) {
+        (Some(path), Some(pick)) => super::write_timeline_plot(&result, path, pick)?,
+        (Some(path), None) => write_plot(&result, path)?,
+        _ => {}
     }
     if let Some(path) = &args.html {
         let overrides = CostOverrides {
@@ -79,7 +82,7 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
             &source,
             &crate::render::html::summary_markdown(&result),
             svg.as_deref(),
-            &human(&result, Style::Markdown, overrides),
+            &human(&result, &crate::render::Layout::wide(Style::Markdown), overrides),
         );
         write_html(path, &page)?;
     }
@@ -185,6 +188,7 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
         plan.total_requests()
     );
     let results = results_log(&client, &plan);
+    let (observer, requests_log) = args.output.observer()?;
     let mut result = sweep_steps(
         &client,
         &plan,
@@ -194,9 +198,10 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
             results: results.clone(),
             ..SweepOptions::default()
         },
-        ProgressMode::for_stderr(args.output.quiet).observer(),
+        observer,
     )
     .await?;
+    super::finish_requests_log(requests_log.as_deref())?;
     analyse(&mut result, &thresholds);
     if let Some(log) = &results {
         log.finish(&mut result).await;
@@ -210,14 +215,7 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
         );
     }
     if !args.output.quiet {
-        eprint!(
-            "\n{}",
-            human(
-                &result,
-                Style::markdown_if(args.output.markdown),
-                CostOverrides::default()
-            )
-        );
+        eprint!("\n{}", human(&result, &args.output.layout()?, CostOverrides::default()));
     }
     println!("{}", result.to_json());
     if let Some(path) = &args.json {

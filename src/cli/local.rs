@@ -14,8 +14,7 @@ use crate::lab::child::{ChildOptions, LabProcess};
 use crate::lab::{self, LatencyProfile, ServerConfig, TlsOptions};
 use crate::model::{Runner, SweepRequest, SweepResult, Thresholds};
 use crate::plan::{KeyTemplate, Plan};
-use crate::render::progress::ProgressMode;
-use crate::render::Style;
+use crate::render::{Layout, Style};
 use crate::s3::seed::{seed, seed_probe_object, SeedSpec};
 use crate::s3::{RequestSettings, SweepClient};
 use crate::sys::usage;
@@ -41,6 +40,7 @@ pub(crate) async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(),
     let seed_sessions = client.transport().counters().session_requests;
     let server_cpu_before = server.cpu_time();
     let requests_before = client.transport().counters().requests_sent;
+    let (observer, requests_log) = args.output.observer()?;
     let swept = sweep_steps(
         &client,
         &plan,
@@ -49,9 +49,10 @@ pub(crate) async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(),
             runner: Runner::Local,
             ..SweepOptions::default()
         },
-        ProgressMode::for_stderr(args.output.quiet).observer(),
+        observer,
     )
     .await;
+    let swept = swept.and_then(|r| super::finish_requests_log(requests_log.as_deref()).map(|()| r));
     let mut result = match swept {
         Ok(result) => result,
         Err(e) => {
@@ -245,7 +246,7 @@ fn print_result(args: &LocalArgs, result: &SweepResult, seed_sessions: u64, serv
         "{}",
         human(
             result,
-            Style::markdown_if(args.output.markdown),
+            &args.output.layout().unwrap_or_else(|_| Layout::wide(Style::Terminal)),
             CostOverrides::default()
         )
     );

@@ -25,9 +25,12 @@ use std::error::Error as StdError;
 use std::path::Path;
 
 use crate::analysis::cost::{cost_report, CostOverrides};
+use crate::engine;
 use crate::model::{SweepResult, Thresholds};
+use crate::render::columns::Column;
 use crate::render::cost::{render_cost, render_memory_choices};
-use crate::render::{figure, render_tables, Style};
+use crate::render::layout::DEFAULT_WIDTH_CHARS;
+use crate::render::{figure, render_tables_in, Layout, Style};
 use crate::s3::errors::BucketError;
 
 pub use args::{Cli, Command};
@@ -255,15 +258,57 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     })
 }
 
-/// The tables and the cost, for people (or as Markdown).
-pub(crate) fn human(result: &SweepResult, style: Style, overrides: CostOverrides) -> String {
+/// The tables and the cost, for people (or as Markdown), laid out by `layout`.
+pub(crate) fn human(result: &SweepResult, layout: &Layout, overrides: CostOverrides) -> String {
     let target = overrides.target_wall_ms.or(result.request.target_wall_ms);
     format!(
         "{}{}{}",
-        render_tables(result, style),
-        render_cost(&cost_report(result, overrides), style),
-        render_memory_choices(&crate::analysis::memory::choices(result, target))
+        render_tables_in(result, layout),
+        render_cost(&cost_report(result, overrides), layout),
+        layout.wrap(&render_memory_choices(&crate::analysis::memory::choices(
+            result, target
+        )))
     )
+}
+
+/// Closes the request log, if one was written, and says what it holds.
+pub(crate) fn finish_requests_log(log: Option<&engine::requests_log::RequestsLog>) -> Result<(), CliError> {
+    if let Some(log) = log {
+        let tally = log.finish().map_err(CliError::Message)?;
+        eprintln!("{}", log.summary(&tally));
+    }
+    Ok(())
+}
+
+/// The environment variable a shell sets to the terminal's width.
+const COLUMNS_ENV: &str = "COLUMNS";
+
+/// The width the text for people may use: `COLUMNS` when set to a number, else the
+/// terminal's (when stdout is one), else [`DEFAULT_WIDTH_CHARS`].
+fn terminal_width_chars() -> usize {
+    std::env::var(COLUMNS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&w| w > 0)
+        .or_else(|| comfy_table::Table::new().width().map(usize::from))
+        .unwrap_or(DEFAULT_WIDTH_CHARS)
+}
+
+/// The layout of `--markdown`, `--wide` and `--columns`: Markdown and `--wide` keep
+/// every column at any width; otherwise the tables fit [`terminal_width_chars`].
+pub(crate) fn layout(markdown: bool, wide: bool, columns: Option<&str>) -> Result<Layout, CliError> {
+    let style = Style::markdown_if(markdown);
+    let columns = columns
+        .map(Column::parse_list)
+        .transpose()
+        .map_err(|e| CliError::Usage(format!("--columns: {e}")))?;
+    if wide {
+        return Ok(Layout {
+            columns,
+            ..Layout::wide(style)
+        });
+    }
+    Ok(Layout::fitted(style, terminal_width_chars(), columns))
 }
 
 pub(crate) fn write_plot(result: &SweepResult, path: &Path) -> Result<(), CliError> {
@@ -272,6 +317,24 @@ pub(crate) fn write_plot(result: &SweepResult, path: &Path) -> Result<(), CliErr
         eprintln!("{note}");
     }
     eprintln!("plot written to {}", path.display());
+    Ok(())
+}
+
+/// The timeline picture `pick` of `result` into `path`.
+pub(crate) fn write_timeline_plot(
+    result: &SweepResult,
+    path: &Path,
+    pick: crate::render::timeline_plot::TimelinePick,
+) -> Result<(), CliError> {
+    let figure = figure::Figure::Timeline(pick);
+    match figure::render_file_as(result, path, figure) {
+        Err(crate::render::plot::PlotError::Empty) => Err(CliError::Usage(format!(
+            "--timeline: no row with a timeline at that worker count (rows with one: {:?}; results written before timelines have none)",
+            crate::render::timeline_plot::timeline_workers(result)
+        ))),
+        other => other.context(format!("writing the plot {}", path.display())),
+    }?;
+    eprintln!("timeline plot written to {}", path.display());
     Ok(())
 }
 

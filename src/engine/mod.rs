@@ -12,13 +12,17 @@
 //! configuration it records wall time, CPU time of the process, and the transport's
 //! counters (connections opened, retries, `CreateSession` calls).
 //!
-//! Memory does not grow with the number of requests: latencies go into hdrhistograms
-//! (one set per driver task, merged at the end: [`recorder`]), keys are formatted on
-//! the fly, and bodies are dropped chunk by chunk. [`run`] returns measured rows only;
+//! Memory grows with the number of requests by one 32-byte event per GET of the
+//! configuration running (32 MB at the 1,000,000-object limit), from which its
+//! [`timeline`] is built; latencies go into hdrhistograms (one set per driver task,
+//! merged at the end: [`recorder`]), keys are formatted on the fly, and bodies are
+//! dropped chunk by chunk. [`run`] returns measured rows only;
 //! summaries, verdicts and the model are [`crate::analysis`]'s.
 //!
 //! - [`mod@run_config`]: one configuration (warm-up, the workers, the row);
 //! - [`recorder`]: histograms and the phase breakdown, one shard per driver task;
+//! - [`timeline`]: each GET as an event, and the row's timeline built from them;
+//! - [`requests_log`]: those events written one line per attempt (`--requests-log`);
 //! - [`deadline`]: the invocation's deadline less its safety margin;
 //! - [`preflight`]: the first read of every bucket (a [`BucketError`] when one cannot
 //!   work);
@@ -34,9 +38,11 @@ pub(crate) mod order;
 pub(crate) mod preflight;
 pub(crate) mod probe;
 pub(crate) mod recorder;
+pub mod requests_log;
 pub(crate) mod results_log;
 pub(crate) mod run_config;
 pub(crate) mod schedule;
+pub mod timeline;
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -70,6 +76,9 @@ pub trait Observer: Send + Sync {
     fn request_done(&self, _ok: bool) {}
     /// A configuration finished.
     fn config_finished(&self, _result: &ConfigResult) {}
+    /// A configuration's GETs, as events, once its row is measured (before
+    /// `config_finished`): for the request log.
+    fn gets_done(&self, _row: &ConfigResult, _events: &[timeline::GetEvent]) {}
 }
 
 /// An observer that does nothing.

@@ -4,7 +4,8 @@
 //! backoff apart), counts and errors, plus the busy time of the async runtime.
 //!
 //! Each of the sweep's driver tasks owns one [`Shard`] and records into it without a
-//! lock or a shared counter; the shards are merged when the configuration ends.
+//! lock or a shared counter (each GET also as an event, for the timeline); the shards
+//! are merged when the configuration ends.
 
 use std::time::Duration;
 
@@ -13,6 +14,8 @@ use hdrhistogram::Histogram;
 use crate::model::stats::{histogram_us, micros, round3};
 use crate::model::{Breakdown, ErrorCounts, Percentiles, RetryCauses};
 use crate::s3::get::Outcome;
+
+use super::timeline::GetEvent;
 
 /// Busy time of the current tokio runtime's workers, summed, and their number. `None`
 /// outside a runtime. Busy time is wall time between a worker waking and parking, so
@@ -184,6 +187,8 @@ pub(crate) struct Shard {
     pub(crate) started: u64,
     /// Retried attempts by what ended them.
     pub(crate) retry_causes: RetryCauses,
+    /// Every GET of the timed phase, for the timeline and the request log.
+    pub(crate) events: Vec<GetEvent>,
 }
 
 impl Shard {
@@ -201,6 +206,7 @@ impl Shard {
             bytes: 0,
             started: 0,
             retry_causes: RetryCauses::default(),
+            events: Vec::new(),
         }
     }
 
@@ -246,6 +252,7 @@ impl Shard {
         self.bytes += other.bytes;
         self.started += other.started;
         self.retry_causes.add_all(&other.retry_causes);
+        self.events.extend(other.events);
     }
 
     /// The breakdown of the requests recorded here.

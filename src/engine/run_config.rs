@@ -28,6 +28,7 @@ use crate::transport::TransportCounters;
 
 use super::recorder::{runtime_busy, PhaseShard, Shard};
 use super::schedule::StartSchedule;
+use super::timeline::{self, GetEvent};
 use super::Observer;
 
 /// The order objects are read in one configuration.
@@ -101,16 +102,12 @@ pub(crate) async fn run_config(
             observer: observer.clone(),
             limit: whole_request,
             started: AtomicU64::new(0),
+            start,
         };
         tasks.spawn(driver.run(in_flight, stop_at));
     }
-    let mut recorded = Shard::new();
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok(shard) => recorded.add(shard),
-            Err(err) => tracing::error!(%err, "a sweep driver ended abnormally"),
-        }
-    }
+    let mut recorded = joined(tasks).await;
+    let events = std::mem::take(&mut recorded.events);
     let timed = Timed {
         sizes: match size {
             Some(n) => Some(ObjectSize::Fixed(n)),
@@ -122,9 +119,24 @@ pub(crate) async fn run_config(
         planned: order.len() as u64,
         warmup,
     };
+    let wall = timed.wall;
     let mut row = measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed);
     row.axes.s3_client = s3.client();
+    row.timeline = Some(timeline::build(&events, wall));
+    observer.gets_done(&row, &events);
     Some(row)
+}
+
+/// The drivers' shards, added into one as each driver ends.
+async fn joined(mut tasks: tokio::task::JoinSet<Shard>) -> Shard {
+    let mut recorded = Shard::new();
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok(shard) => recorded.add(shard),
+            Err(err) => tracing::error!(%err, "a sweep driver ended abnormally"),
+        }
+    }
+    recorded
 }
 
 /// What is read just before a configuration's timed phase, to take the differences
@@ -271,6 +283,7 @@ fn measured_row(
         round: None,
         run_index: None,
         in_burst: false,
+        timeline: None,
     };
     row.client = Some(ClientSide::of(&row, client_measure(&before, busy)));
     row
@@ -334,6 +347,8 @@ struct Driver {
     /// GETs this driver started (after their slot): with the ones cancelled at the
     /// deadline, so `requests_sent - started` counts only retries.
     started: AtomicU64,
+    /// The start of the timed phase: the timeline's zero.
+    start: Instant,
 }
 
 impl Driver {
@@ -354,10 +369,11 @@ impl Driver {
                 let permit = this.pool.acquire().await.expect("the pool semaphore is never closed");
                 let pool_wait = queued.elapsed();
                 this.started.fetch_add(1, Ordering::Relaxed);
+                let sent = this.start.elapsed();
                 let mut outcome = this.s3.get_one(&this.bucket, &key, this.limit).await;
                 drop(permit);
                 outcome.pool_wait = pool_wait;
-                (i, outcome)
+                (i, sent, outcome)
             })
             .buffer_unordered(in_flight.max(1));
         let deadline = async {
@@ -372,8 +388,9 @@ impl Driver {
                 biased;
                 _ = &mut deadline => break,
                 next = gets.next() => {
-                    let Some((i, outcome)) = next else { break };
+                    let Some((i, sent, outcome)) = next else { break };
                     shard.record(&outcome, i == 0);
+                    shard.events.push(GetEvent::of(sent, &outcome));
                     self.observer.request_done(outcome.result.is_ok());
                 }
             }

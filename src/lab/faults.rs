@@ -270,6 +270,8 @@ pub struct Faults {
     /// Injected faults, one counter per kind ([`FaultKind::slot`]).
     counts: [AtomicU64; FaultKind::ALL.len()],
     get_requests: AtomicU64,
+    /// Until when every GetObject waits before it is answered ([`Faults::pause_all`]).
+    paused_until: RwLock<Option<std::time::Instant>>,
 }
 
 impl fmt::Debug for Faults {
@@ -289,7 +291,21 @@ impl Faults {
             by_bucket: RwLock::new(HashMap::new()),
             counts: std::array::from_fn(|_| AtomicU64::new(0)),
             get_requests: AtomicU64::new(0),
+            paused_until: RwLock::new(None),
         }
+    }
+
+    /// Stalls the whole server for `pause`, from now: every GetObject that arrives
+    /// before its end (every bucket, every connection) waits until then before it is
+    /// answered, as if the network or the server froze.
+    pub fn pause_all(&self, pause: Duration) {
+        *self.paused_until.write().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now() + pause);
+    }
+
+    /// What is left of a pause, if one is on.
+    fn pause_left(&self) -> Option<Duration> {
+        let until = (*self.paused_until.read().unwrap_or_else(|e| e.into_inner()))?;
+        until.checked_duration_since(std::time::Instant::now())
     }
 
     /// Sets (replaces) a bucket's fault profile; an empty list removes it. The bucket's
@@ -420,6 +436,9 @@ impl ReadLayer for FaultLayer {
         inner: &S,
         req: S3Request<GetObjectInput>,
     ) -> S3Result<S3Response<GetObjectOutput>> {
+        if let Some(wait) = self.faults.pause_left() {
+            tokio::time::sleep(wait).await;
+        }
         let Some(kind) = self.faults.draw(&req.input.bucket) else {
             return inner.get_object(req).await;
         };

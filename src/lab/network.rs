@@ -145,6 +145,18 @@ impl Network {
         self.prefix.clone()
     }
 
+    /// Changes the per-prefix rate while the lab runs (a prefix's limit reached in
+    /// the middle of a configuration); `Err` without a prefix rate or for a rate that
+    /// is not a positive number.
+    pub fn set_prefix_gets_per_s(&self, gets_per_s: f64) -> Result<(), String> {
+        if !(gets_per_s.is_finite() && gets_per_s > 0.0) {
+            return Err(format!("the prefix rate must be positive, got {gets_per_s}"));
+        }
+        let prefix = self.prefix.as_ref().ok_or("the lab has no per-prefix rate")?;
+        prefix.set_gets_per_s(gets_per_s);
+        Ok(())
+    }
+
     pub(crate) fn idle_closes_counter(&self) -> &AtomicU64 {
         &self.idle_closes
     }

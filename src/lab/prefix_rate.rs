@@ -63,11 +63,12 @@ struct Tokens {
     at: Instant,
 }
 
-/// The per-partition token buckets.
+/// The per-partition token buckets. The rate may change while the lab runs
+/// ([`PrefixRate::set_gets_per_s`]: a prefix's limit reached mid-sweep, in a test).
 #[derive(Debug)]
 pub(crate) struct PrefixRate {
-    gets_per_s: f64,
-    depth: f64,
+    /// The rate (reads per second per partition) as `f64` bits.
+    gets_per_s_bits: AtomicU64,
     partitions: Mutex<HashMap<String, Tokens>>,
     allowed: AtomicU64,
     throttled: AtomicU64,
@@ -77,12 +78,22 @@ impl PrefixRate {
     /// A limit of `gets_per_s` reads per partition (checked by the caller: positive).
     pub(crate) fn new(gets_per_s: f64) -> Self {
         PrefixRate {
-            gets_per_s,
-            depth: (gets_per_s * DEPTH_S).max(1.0),
+            gets_per_s_bits: AtomicU64::new(gets_per_s.to_bits()),
             partitions: Mutex::new(HashMap::new()),
             allowed: AtomicU64::new(0),
             throttled: AtomicU64::new(0),
         }
+    }
+
+    /// The rate per partition now, reads per second.
+    fn gets_per_s(&self) -> f64 {
+        f64::from_bits(self.gets_per_s_bits.load(Ordering::Relaxed))
+    }
+
+    /// Changes the rate (checked by the caller: positive); each partition's bucket
+    /// holds a tenth of a second of the new rate from its next read on.
+    pub(crate) fn set_gets_per_s(&self, gets_per_s: f64) {
+        self.gets_per_s_bits.store(gets_per_s.to_bits(), Ordering::Relaxed);
     }
 
     /// Takes a token from the partition of `bucket`/`key`; `false`: over the rate.
@@ -91,21 +102,21 @@ impl PrefixRate {
             return true;
         }
         let now = Instant::now();
+        let rate = self.gets_per_s();
+        let depth = (rate * DEPTH_S).max(1.0);
+        let refilled = |t: &Tokens| (t.tokens + now.saturating_duration_since(t.at).as_secs_f64() * rate).min(depth);
         let ok = {
             let mut map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
             let partition = partition_of(bucket, key);
             if map.len() >= MAX_PREFIX_PARTITIONS && !map.contains_key(&partition) {
                 // A partition whose bucket has refilled is as a new one: forget those.
-                map.retain(|_, t| self.refilled(t, now) < self.depth);
+                map.retain(|_, t| refilled(t) < depth);
             }
             if map.len() >= MAX_PREFIX_PARTITIONS && !map.contains_key(&partition) {
                 false
             } else {
-                let t = map.entry(partition).or_insert(Tokens {
-                    tokens: self.depth,
-                    at: now,
-                });
-                t.tokens = self.refilled(t, now);
+                let t = map.entry(partition).or_insert(Tokens { tokens: depth, at: now });
+                t.tokens = refilled(t);
                 t.at = now;
                 let ok = t.tokens >= 1.0;
                 if ok {
@@ -119,16 +130,10 @@ impl PrefixRate {
         ok
     }
 
-    /// The tokens `t` holds at `now`.
-    fn refilled(&self, t: &Tokens, now: Instant) -> f64 {
-        let refill = now.saturating_duration_since(t.at).as_secs_f64() * self.gets_per_s;
-        (t.tokens + refill).min(self.depth)
-    }
-
     /// The tally so far.
     pub(crate) fn tally(&self) -> PrefixRateTally {
         PrefixRateTally {
-            gets_per_s: self.gets_per_s,
+            gets_per_s: self.gets_per_s(),
             allowed: self.allowed.load(Ordering::Relaxed),
             throttled: self.throttled.load(Ordering::Relaxed),
             partitions: self.partitions.lock().map_or(0, |m| m.len() as u64),

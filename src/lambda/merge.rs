@@ -353,7 +353,25 @@ fn merged_row(rows: &[(u32, bool, &ConfigResult)], sums: Sums, window_ms: f64) -
         round: first.round,
         run_index: first.run_index,
         in_burst: false,
+        timeline: merged_timeline(rows, window_ms),
     }
+}
+
+/// The children's timelines on the coordinator's clock: each shifted by when its timed
+/// phase began after the first child's.
+fn merged_timeline(rows: &[(u32, bool, &ConfigResult)], window_ms: f64) -> Option<crate::model::Timeline> {
+    let first = rows
+        .iter()
+        .filter_map(|r| r.2.child.as_ref().map(|c| c.started_unix_ms))
+        .fold(f64::INFINITY, f64::min);
+    let parts: Vec<(f64, &crate::model::Timeline)> = rows
+        .iter()
+        .filter_map(|r| {
+            let offset = r.2.child.as_ref().map_or(0.0, |c| c.started_unix_ms - first);
+            r.2.timeline.as_ref().map(|t| (offset, t))
+        })
+        .collect();
+    crate::model::Timeline::merged(&parts, window_ms)
 }
 
 /// Each child's wire rate (children that recorded one).

@@ -21,6 +21,8 @@ pub enum FigureUnit {
     ObjectsPerS,
     /// MiB per second: three decimals.
     MibPerS,
+    /// MiB: three decimals.
+    Mib,
     /// Client CPU milliseconds per GET: four significant digits.
     CpuMsPerGet,
     /// Cores (busy or usable): four significant digits.
@@ -41,6 +43,7 @@ pub enum Figure {
     Ms(f64),
     ObjectsPerS(f64),
     MibPerS(f64),
+    Mib(f64),
     CpuMsPerGet(f64),
     Cores(f64),
     Ratio(f64),
@@ -56,6 +59,7 @@ impl Figure {
             Figure::Ms(_) => FigureUnit::Ms,
             Figure::ObjectsPerS(_) => FigureUnit::ObjectsPerS,
             Figure::MibPerS(_) => FigureUnit::MibPerS,
+            Figure::Mib(_) => FigureUnit::Mib,
             Figure::CpuMsPerGet(_) => FigureUnit::CpuMsPerGet,
             Figure::Cores(_) => FigureUnit::Cores,
             Figure::Ratio(_) => FigureUnit::Ratio,
@@ -70,7 +74,7 @@ impl Figure {
     /// counts whole, a flag 1 or 0.
     pub fn value(self) -> f64 {
         match self {
-            Figure::Ms(x) | Figure::ObjectsPerS(x) | Figure::MibPerS(x) => round3(x),
+            Figure::Ms(x) | Figure::ObjectsPerS(x) | Figure::MibPerS(x) | Figure::Mib(x) => round3(x),
             Figure::CpuMsPerGet(x) | Figure::Cores(x) | Figure::Ratio(x) | Figure::Requests(x) => sig4(x),
             Figure::Count(n) => n as f64,
             Figure::Flag(b) => f64::from(u8::from(b)),
@@ -91,6 +95,7 @@ impl Figure {
             Figure::Ms(x)
             | Figure::ObjectsPerS(x)
             | Figure::MibPerS(x)
+            | Figure::Mib(x)
             | Figure::CpuMsPerGet(x)
             | Figure::Cores(x)
             | Figure::Ratio(x)
@@ -113,6 +118,7 @@ fn unit_figure(unit: FigureUnit, x: f64) -> Figure {
         FigureUnit::Ms => Figure::Ms(x),
         FigureUnit::ObjectsPerS => Figure::ObjectsPerS(x),
         FigureUnit::MibPerS => Figure::MibPerS(x),
+        FigureUnit::Mib => Figure::Mib(x),
         FigureUnit::CpuMsPerGet => Figure::CpuMsPerGet(x),
         FigureUnit::Cores => Figure::Cores(x),
         FigureUnit::Ratio => Figure::Ratio(x),
@@ -126,6 +132,8 @@ closed_set! {
     /// The name of a figure (its JSON key), and through it the figure's unit.
     pub enum FigureName {
         BandwidthCeilingMibPerS = "bandwidth_ceiling_mib_per_s",
+        BurstMib = "burst_mib",
+        BurstMibPerS = "burst_mib_per_s",
         ClientCores = "client_cores",
         CoresBusy = "cores_busy",
         CpuMsPerGet = "cpu_ms_per_get",
@@ -148,6 +156,14 @@ closed_set! {
         Retries = "retries",
         RetriesAfterThrottling = "retries_after_throttling",
         RuntimeBusyRatio = "runtime_busy_ratio",
+        SettledMibPerS = "settled_mib_per_s",
+        SlowStartMs = "slow_start_ms",
+        SlowStartRateShare = "slow_start_rate_share",
+        StallAtMs = "stall_at_ms",
+        StallMs = "stall_ms",
+        StragglersLast1PctShare = "stragglers_last_1pct_share",
+        StragglersLast5PctShare = "stragglers_last_5pct_share",
+        ThrottlingAtMs = "throttling_at_ms",
         SdkCoresForLeanRate = "sdk_cores_for_lean_rate",
         SdkExtraCpuMsPerGet = "sdk_extra_cpu_ms_per_get",
         Starved = "starved",
@@ -166,6 +182,10 @@ impl FigureName {
         use FigureName as N;
         match self {
             N::PoolWaitMsMean | N::TtlbMsMean | N::TtlbMsP50LowestOfBucket => FigureUnit::Ms,
+            N::SlowStartMs | N::StallAtMs | N::StallMs | N::ThrottlingAtMs => FigureUnit::Ms,
+            N::BurstMib => FigureUnit::Mib,
+            N::BurstMibPerS | N::SettledMibPerS => FigureUnit::MibPerS,
+            N::SlowStartRateShare | N::StragglersLast1PctShare | N::StragglersLast5PctShare => FigureUnit::Ratio,
             N::LeanObjectsPerS | N::ObjectsPerS | N::ObjectsPerSAtFewerWorkers => FigureUnit::ObjectsPerS,
             N::BandwidthCeilingMibPerS | N::MibPerS => FigureUnit::MibPerS,
             N::CpuMsPerGet | N::LeanCpuMsPerGet | N::SdkExtraCpuMsPerGet => FigureUnit::CpuMsPerGet,

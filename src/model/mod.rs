@@ -18,6 +18,7 @@ pub(crate) mod request;
 pub(crate) mod result;
 pub(crate) mod run_kind;
 pub(crate) mod stats;
+pub(crate) mod timeline;
 
 pub use axes::{group_by_axes, Axes};
 pub use closed_set::{Client, Outcome};
@@ -46,6 +47,7 @@ pub use result::{
 };
 pub use run_kind::RunKind;
 pub use stats::Percentiles;
+pub use timeline::{Bounded, KindCounts, Timeline, BASE_INTERVAL_MS, MAX_TIMELINE_INTERVALS};
 
 #[cfg(test)]
 pub(crate) mod test_rows {
@@ -94,6 +96,7 @@ pub(crate) mod test_rows {
             round: None,
             run_index: None,
             in_burst: false,
+            timeline: None,
         }
     }
 

@@ -40,6 +40,9 @@ closed_set! {
         Probe = "probe",
         /// Given by the user (`--bandwidth-mib-s`).
         User = "user",
+        /// The row's own settled rate after a burst, read from its timeline (a row's
+        /// diagnosis only; never the run's ceiling).
+        Timeline = "timeline",
     }
 }
 

@@ -379,6 +379,10 @@ pub struct ConfigResult {
     /// probe's sustained MiB/s): it ran on burst credit, and its figures flatter.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_burst: bool,
+    /// What happened inside the configuration, interval by interval (see
+    /// `model::timeline`; absent in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<super::Timeline>,
 }
 
 /// The best configuration of one bucket.

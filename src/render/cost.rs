@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use crate::analysis::cost::CostReport;
 use crate::model::{MemoryChoice, MemoryConfig};
 
-use super::{align_right, Style};
+use super::layout::fitting;
+use super::{align_right, Layout, Style};
 
 /// Dollars with enough significant digits for tiny amounts.
 pub(crate) fn usd(x: f64) -> String {
@@ -21,19 +22,23 @@ pub(crate) fn usd(x: f64) -> String {
     }
 }
 
-/// The cost table and the summary sentence.
-pub(crate) fn render_cost(report: &CostReport, style: Style) -> String {
+/// The cost table and the summary sentence, fitted to `layout`'s width.
+pub(crate) fn render_cost(report: &CostReport, layout: &Layout) -> String {
     let mut out = String::new();
     let sized = report.rows.iter().any(|r| r.axes.memory_mb.is_some());
-    let _ = writeln!(out, "{}", basis_line(report, sized));
-    let table = cost_table(report, style, sized);
-    if style == Style::Markdown {
+    let _ = writeln!(out, "{}", layout.wrap(&basis_line(report, sized)));
+    let (table, hidden) = cost_table(report, layout, sized);
+    if layout.style == Style::Markdown {
         let _ = writeln!(out, "\n{table}\n");
     } else {
         let _ = writeln!(out, "{table}");
     }
-    let _ = write!(out, "total {}", usd(report.total_usd));
-    out.push_str(&cheapest_sentence(report));
+    if !hidden.is_empty() {
+        let line = format!("cost columns not shown: {}; --wide shows them", hidden.join(", "));
+        let _ = writeln!(out, "{}", layout.wrap(&line));
+    }
+    let total = format!("total {}{}", usd(report.total_usd), cheapest_sentence(report));
+    out.push_str(&layout.wrap(&total));
     out
 }
 
@@ -60,8 +65,23 @@ fn basis_line(report: &CostReport, sized: bool) -> String {
     )
 }
 
-/// One row per configuration (a memory column for a memory sweep).
-fn cost_table(report: &CostReport, style: Style, sized: bool) -> comfy_table::Table {
+/// The cost columns a narrow table keeps: which configuration and what it costs.
+const COST_ESSENTIAL: [&str; 5] = ["bucket", "memory MB", "object bytes", "workers", "total $"];
+
+/// The other cost columns, in the order a narrow table adds them while they fit.
+const COST_BY_PRIORITY: [&str; 7] = [
+    "$ per 1k GETs",
+    "class",
+    "S3 $",
+    "Lambda $",
+    "rep",
+    "GETs",
+    "Lambda GB-s",
+];
+
+/// One row per configuration (a memory column for a memory sweep); with a width, the
+/// columns that fit it, and the names of the others.
+fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table::Table, Vec<&'static str>) {
     let mut header = vec!["bucket", "class"];
     if sized {
         header.push("memory MB");
@@ -80,29 +100,52 @@ fn cost_table(report: &CostReport, style: Style, sized: bool) -> comfy_table::Ta
         "total $",
         "$ per 1k GETs",
     ]);
-    let mut table = style.table(header);
-    for r in &report.rows {
-        let mut cells = vec![r.bucket.clone(), r.class.name().to_string()];
-        if sized {
-            cells.push(r.axes.memory_mb.map_or("-".into(), |m| m.to_string()));
+    let rows: Vec<Vec<String>> = report.rows.iter().map(|r| cost_cells(r, sized, objects)).collect();
+    let draw = |shown: &[&str]| {
+        let mut table = layout.style.table(shown.to_vec());
+        for cells in &rows {
+            table.add_row(
+                header
+                    .iter()
+                    .zip(cells)
+                    .filter(|(h, _)| shown.contains(h))
+                    .map(|(_, c)| c.clone()),
+            );
         }
-        if objects {
-            cells.push(r.axes.object_size_bytes.map_or("-".into(), |b| b.to_string()));
-        }
-        cells.extend([
-            r.workers.to_string(),
-            r.repetition.to_string(),
-            r.billed_gets.to_string(),
-            usd(r.s3_usd),
-            format!("{:.3}", r.lambda_gb_s),
-            usd(r.lambda_usd),
-            usd(r.total_usd),
-            usd(r.per_1000_gets_usd),
-        ]);
-        table.add_row(cells);
+        let first_number = shown.iter().position(|h| !matches!(*h, "bucket" | "class"));
+        align_right(&mut table, first_number.unwrap_or(shown.len())..shown.len());
+        table
+    };
+    let shown = match layout.width_chars {
+        Some(w) => fitting(&header, &COST_ESSENTIAL, &COST_BY_PRIORITY, w, &draw),
+        None => header.clone(),
+    };
+    let mut table = draw(&shown);
+    layout.fit_table(&mut table);
+    let hidden = header.into_iter().filter(|h| !shown.contains(h)).collect();
+    (table, hidden)
+}
+
+/// The cells of one cost row, in the header's order.
+fn cost_cells(r: &crate::analysis::cost::ConfigCost, sized: bool, objects: bool) -> Vec<String> {
+    let mut cells = vec![r.bucket.clone(), r.class.name().to_string()];
+    if sized {
+        cells.push(r.axes.memory_mb.map_or("-".into(), |m| m.to_string()));
     }
-    align_right(&mut table, 2..10 + usize::from(sized) + usize::from(objects));
-    table
+    if objects {
+        cells.push(r.axes.object_size_bytes.map_or("-".into(), |b| b.to_string()));
+    }
+    cells.extend([
+        r.workers.to_string(),
+        r.repetition.to_string(),
+        r.billed_gets.to_string(),
+        usd(r.s3_usd),
+        format!("{:.3}", r.lambda_gb_s),
+        usd(r.lambda_usd),
+        usd(r.total_usd),
+        usd(r.per_1000_gets_usd),
+    ]);
+    cells
 }
 
 /// The rest of the total's line: the cheapest configuration (within the target, when
@@ -185,12 +228,15 @@ mod tests {
             lambda_memory_mb: None,
             target_wall_ms: Some(500),
         };
-        let text = render_cost(&cost_report(&r, overrides), Style::Terminal);
+        let text = render_cost(&cost_report(&r, overrides), &Layout::wide(Style::Terminal));
         assert!(
             text.contains("no configuration without errors met the 500 ms target"),
             "{text}"
         );
-        let text = render_cost(&cost_report(&r, CostOverrides::default()), Style::Markdown);
+        let text = render_cost(
+            &cost_report(&r, CostOverrides::default()),
+            &Layout::wide(Style::Markdown),
+        );
         assert!(text.contains("cheapest: b1 at 8 workers"), "{text}");
         assert!(text.contains("| bucket |"), "{text}");
     }

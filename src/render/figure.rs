@@ -3,7 +3,8 @@
 //! only the values [`super::sane`] keeps, then written atomically: the
 //! four-panel plot ([`super::plot`]), for a memory sweep of more than one size the
 //! memory plot ([`super::memory_plot`]), for a size axis of more than one object size
-//! a panel per size ([`super::size_plot`]).
+//! a panel per size ([`super::size_plot`]); on request (`report --timeline`) the
+//! timeline picture ([`super::timeline_plot`]).
 
 use std::path::Path;
 
@@ -15,6 +16,7 @@ use crate::model::{RunKind, SweepResult};
 
 use super::plot::{self, Format, PlotError, HEIGHT, WIDTH};
 use super::sane::{self, LeftOut};
+use super::timeline_plot::{self, TimelinePick};
 use super::{memory_plot, size_plot};
 
 /// The pictures a result can be drawn as.
@@ -26,6 +28,8 @@ pub(crate) enum Figure {
     Memory,
     /// A panel per object size ([`super::size_plot`]).
     Sizes,
+    /// Objects/s and MiB/s over time ([`super::timeline_plot`]).
+    Timeline(TimelinePick),
 }
 
 impl Figure {
@@ -45,6 +49,7 @@ impl Figure {
             Figure::Curves => plot::draw(root, result),
             Figure::Memory => memory_plot::draw(root, result),
             Figure::Sizes => size_plot::draw(root, result),
+            Figure::Timeline(pick) => timeline_plot::draw(root, result, pick),
         }
     }
 
@@ -81,9 +86,14 @@ impl Figure {
 /// then put in place by the project's one atomic write (a new temporary file that
 /// follows no link, renamed over `path`). Returns what was left out of the figure.
 pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<LeftOut, PlotError> {
+    render_file_as(result, path, Figure::of(result))
+}
+
+/// [`render_file`] of the picture `figure`.
+pub(crate) fn render_file_as(result: &SweepResult, path: &Path, figure: Figure) -> Result<LeftOut, PlotError> {
     let format = plot::format_of(path)?;
     let (result, left_out) = sane::plottable(result);
-    let bytes = Figure::of(&result).render(&result, format)?;
+    let bytes = figure.render(&result, format)?;
     crate::sys::files::write_atomic(path, &bytes).map_err(|e| PlotError::Draw(e.to_string()))?;
     Ok(left_out)
 }
@@ -91,8 +101,14 @@ pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<LeftOut, 
 /// The picture of `result` as an SVG document (what `report --html` puts in its page),
 /// from the values a figure can draw ([`super::sane`]).
 pub(crate) fn render_svg(result: &SweepResult) -> Result<String, PlotError> {
+    render_svg_as(result, Figure::of(result))
+}
+
+/// The picture `figure` of `result` as an SVG document, from the values a figure can
+/// draw.
+pub(crate) fn render_svg_as(result: &SweepResult, figure: Figure) -> Result<String, PlotError> {
     let (result, _) = sane::plottable(result);
-    let bytes = Figure::of(&result).render(&result, Format::Svg)?;
+    let bytes = figure.render(&result, Format::Svg)?;
     Ok(String::from_utf8(bytes).expect("plotters writes UTF-8 SVG"))
 }
 

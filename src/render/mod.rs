@@ -3,9 +3,11 @@
 //! ([`plot`], its labels placed by [`labels`]; a memory sweep's [`memory_plot`], chosen
 //! by [`figure`], its values bounded by [`sane`]), the progress bars ([`progress`]), one
 //! HTML page of it all ([`html`]) and CloudWatch metrics as log lines ([`emf`]). Every
-//! table is drawn for the
-//! terminal or as Markdown from one place, chosen by [`Style`].
+//! table is drawn for the terminal or as Markdown from one place, chosen by [`Style`];
+//! [`layout`] fits tables and sentences to the terminal's width, picking the result
+//! table's [`columns`].
 
+pub mod columns;
 pub mod compare;
 pub(crate) mod cost;
 pub(crate) mod diagnosis;
@@ -13,16 +15,19 @@ pub(crate) mod emf;
 pub(crate) mod figure;
 pub(crate) mod html;
 pub(crate) mod labels;
+pub mod layout;
 pub(crate) mod memory_plot;
 pub(crate) mod plot;
 pub(crate) mod progress;
 pub(crate) mod sane;
 pub(crate) mod size_plot;
 pub(crate) mod tables;
+pub mod timeline_plot;
 
 use comfy_table::{CellAlignment, Table};
 
-pub use tables::render_tables;
+pub use layout::Layout;
+pub use tables::{render_tables, render_tables_in};
 
 /// How tables are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,21 +6,33 @@
 use std::fmt::Write as _;
 
 #[cfg(test)]
+use super::layout::line_chars;
+#[cfg(test)]
 use crate::model::Runner;
 use crate::model::{BucketSummary, ConfigResult, RunKind, SweepResult, Unmeasured};
 
 use crate::analysis::story::Story;
 
+use super::columns::Column;
 use super::diagnosis::{render_bucket, render_comparisons, render_size_limits};
+use super::layout::{fitting, Layout};
 use super::{align_right, Style};
 
-/// The tables of a result: one per bucket with the lines under it (summary and
-/// diagnosis), then the bucket comparisons.
+/// The tables of a result with every column and no width limit: one per bucket with
+/// the lines under it (summary and diagnosis), then the bucket comparisons.
 pub fn render_tables(result: &SweepResult, style: Style) -> String {
-    let mut out = render_listing(result);
-    out.push_str(&render_network(result));
+    render_tables_in(result, &Layout::wide(style))
+}
+
+/// The tables of a result laid out by `layout`: each table with the columns picked or
+/// those that fit the width, what was left out said once under it, and every line
+/// under the tables wrapped at the same width.
+pub fn render_tables_in(result: &SweepResult, layout: &Layout) -> String {
+    let mut out = layout.wrap(&render_listing(result));
+    out.push_str(&layout.wrap(&render_network(result)));
+    let mut said = Vec::new();
     for summary in &result.summary {
-        let table = bucket_table(result, summary, style);
+        let (table, hidden) = bucket_table(result, summary, layout);
         let title = format!(
             "bucket {}{}{}{}",
             summary.bucket,
@@ -31,34 +43,34 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
                 .map_or(String::new(), |s| format!(", objects of {s} bytes")),
             client_title(result, summary)
         );
-        if style == Style::Markdown {
+        if layout.style == Style::Markdown {
             let _ = writeln!(out, "### {title}\n\n{table}\n");
         } else {
-            let _ = writeln!(out, "{title}");
+            let _ = writeln!(out, "{}", layout.wrap(&title));
             let _ = writeln!(out, "{table}");
         }
-        let under = format!(
-            "{}\n{}",
-            summary_line(summary, &Story::of_bucket(result, summary).knee_words()),
-            render_bucket(result, summary)
-        );
-        out.push_str(&if style == Style::Markdown {
+        let mut under = hidden_line(&hidden, &mut said);
+        under.push_str(&summary_line(summary, &Story::of_bucket(result, summary).knee_words()));
+        under.push('\n');
+        under.push_str(&render_bucket(result, summary));
+        out.push_str(&if layout.style == Style::Markdown {
             as_list(&under)
         } else {
-            under
+            layout.wrap(&under)
         });
         out.push('\n');
     }
-    out.push_str(&render_size_limits(result));
-    out.push_str(&render_comparisons(result));
+    let mut tail = render_size_limits(result);
+    tail.push_str(&render_comparisons(result));
     if result.truncated {
         let _ = writeln!(
-            out,
+            tail,
             "truncated: {} configuration(s) skipped ({})",
             result.skipped.len(),
             result.skipped.first().map(|s| s.reason.as_str()).unwrap_or("")
         );
     }
+    out.push_str(&layout.wrap(&tail));
     out
 }
 
@@ -117,109 +129,132 @@ fn render_network(result: &SweepResult) -> String {
     out
 }
 
-/// One row per configuration of a bucket (and memory size: a memory sweep's document
-/// has a memory column, and a table per bucket and size).
-fn bucket_table(result: &SweepResult, summary: &BucketSummary, style: Style) -> comfy_table::Table {
+/// The columns a bucket's table has: the memory column in a memory sweep, the client
+/// column when several clients ran, the size columns for listed (varied) objects.
+fn table_columns(result: &SweepResult, rows: &[&ConfigResult]) -> Vec<Column> {
     let sized = result.run_kind() == RunKind::MemorySweep;
     let clients = result.several_clients();
-    let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
-    if clients {
-        header.push("client");
-    }
-    header.extend([
-        "workers",
-        "rep",
-        "wall ms",
-        "objects/s",
-        "MiB/s",
-        "ttfb p50 ms",
-        "ttfb p99 ms",
-        "pool wait p50 ms",
-        "cpu ms/GET",
-        "conns",
-        "tls p50 ms",
-        "sessions",
-        "in flight",
-        "errors",
-        "wire MiB/s",
-        "verdict",
-    ]);
-    let rows: Vec<&ConfigResult> = result.rows_for(summary).collect();
     let listed = rows
         .iter()
         .any(|r| matches!(r.axes.object_size_bytes, Some(crate::model::ObjectSize::Spread(_))));
-    if listed {
-        header.extend(["bytes read", "object bytes min/p50/p99/max"]);
-    }
-    let mut table = style.table(header);
-    for r in rows {
-        let mut cells = match (sized, r.axes.memory_mb) {
-            (true, Some(mb)) if r.emulated => vec![format!("{mb}*")],
-            (true, Some(mb)) => vec![mb.to_string()],
-            (true, None) => vec!["-".to_string()],
-            (false, _) => Vec::new(),
-        };
-        if clients {
-            cells.push(r.axes.s3_client.name().to_string());
-        }
-        cells.extend(row_cells(r, &result.not_measured));
-        if listed {
-            cells.extend(size_cells(r));
-        }
-        table.add_row(cells);
-    }
-    align_right(&mut table, 0..14 + usize::from(sized) + usize::from(clients));
-    table
+    Column::ALL
+        .into_iter()
+        .filter(|c| match c {
+            Column::MemoryMb => sized,
+            Column::Client => clients,
+            Column::BytesRead | Column::ObjectBytes => listed,
+            _ => true,
+        })
+        .collect()
 }
 
-/// The cells of one row, from `workers` to `verdict`; `-` for a field the client that
-/// wrote the result could not measure (`not_measured`, e.g. the boto3 baseline's).
-fn row_cells(r: &ConfigResult, not_measured: &[Unmeasured]) -> [String; 16] {
-    let known = |field: Unmeasured, cell: String| {
+/// One row per configuration of a bucket (and memory size: a memory sweep's document
+/// has a memory column, and a table per bucket and size), with the columns `layout`
+/// picks or, by default, those that fit its width; and the columns left out.
+fn bucket_table(result: &SweepResult, summary: &BucketSummary, layout: &Layout) -> (comfy_table::Table, Vec<Column>) {
+    let rows: Vec<&ConfigResult> = result.rows_for(summary).collect();
+    let available = table_columns(result, &rows);
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| available.iter().map(|&c| cell(r, c, &result.not_measured)).collect())
+        .collect();
+    let draw = |shown: &[Column]| {
+        let mut table = layout.style.table(shown.iter().map(|c| c.header()).collect());
+        for row in &cells {
+            table.add_row(
+                available
+                    .iter()
+                    .zip(row)
+                    .filter(|(c, _)| shown.contains(c))
+                    .map(|(_, v)| v.clone()),
+            );
+        }
+        for (i, c) in shown.iter().enumerate() {
+            if c.right_aligned() {
+                align_right(&mut table, i..i + 1);
+            }
+        }
+        table
+    };
+    let shown = match (&layout.columns, layout.width_chars) {
+        (Some(picked), _) => picked.iter().copied().filter(|c| available.contains(c)).collect(),
+        (None, None) => available.clone(),
+        (None, Some(width)) => fitting(&available, &Column::ESSENTIAL, &Column::BY_PRIORITY, width, &draw),
+    };
+    let hidden = available.iter().copied().filter(|c| !shown.contains(c)).collect();
+    let mut table = draw(&shown);
+    layout.fit_table(&mut table);
+    (table, hidden)
+}
+
+/// The line under a table saying which columns it left out; nothing when none were,
+/// or when the previous table already said the same.
+fn hidden_line(hidden: &[Column], said: &mut Vec<Column>) -> String {
+    if hidden.is_empty() || hidden == said.as_slice() {
+        return String::new();
+    }
+    said.clear();
+    said.extend_from_slice(hidden);
+    let names: Vec<&str> = hidden.iter().map(|c| c.name()).collect();
+    format!(
+        "columns not shown (to fit the width): {}; --wide shows every column, --columns picks\n",
+        names.join(", ")
+    )
+}
+
+/// The cell of row `r` in column `c`; `-` for a field the client that wrote the
+/// result could not measure (`not_measured`, e.g. the boto3 baseline's).
+fn cell(r: &ConfigResult, c: Column, not_measured: &[Unmeasured]) -> String {
+    let known = |field: Unmeasured, cell: &dyn Fn() -> String| {
         if not_measured.contains(&field) {
             "-".to_string()
         } else {
-            cell
+            cell()
         }
     };
-    [
-        r.workers.to_string(),
-        r.repetition.to_string(),
-        format!("{:.0}", r.wall_ms),
-        format!("{:.0}", r.objects_per_s),
-        format!("{:.1}", r.mib_per_s),
-        known(Unmeasured::TtfbMs, format!("{:.2}", r.ttfb_ms.p50)),
-        known(Unmeasured::TtfbMs, format!("{:.2}", r.ttfb_ms.p99)),
-        known(Unmeasured::PoolWaitMs, format!("{:.2}", r.pool_wait_ms.p50)),
-        format!("{:.3}", r.cpu_ms_per_get),
-        known(
-            Unmeasured::ConnectionsOpened,
-            cold_total(r, |b| b.connections_opened).to_string(),
-        ),
-        known(
-            Unmeasured::TlsHandshakes,
-            tls_p50(r).map_or("-".into(), |ms| format!("{ms:.2}")),
-        ),
-        known(
-            Unmeasured::SessionRequests,
-            cold_total(r, |b| b.session_requests).to_string(),
-        ),
-        r.client
+    match c {
+        Column::MemoryMb => match r.axes.memory_mb {
+            Some(mb) if r.emulated => format!("{mb}*"),
+            Some(mb) => mb.to_string(),
+            None => "-".to_string(),
+        },
+        Column::Client => r.axes.s3_client.name().to_string(),
+        Column::Workers => r.workers.to_string(),
+        Column::Rep => r.repetition.to_string(),
+        Column::WallMs => format!("{:.0}", r.wall_ms),
+        Column::ObjectsPerS => format!("{:.0}", r.objects_per_s),
+        Column::MibPerS => format!("{:.1}", r.mib_per_s),
+        Column::TtfbP50Ms => known(Unmeasured::TtfbMs, &|| format!("{:.2}", r.ttfb_ms.p50)),
+        Column::TtfbP99Ms => known(Unmeasured::TtfbMs, &|| format!("{:.2}", r.ttfb_ms.p99)),
+        Column::PoolWaitP50Ms => known(Unmeasured::PoolWaitMs, &|| format!("{:.2}", r.pool_wait_ms.p50)),
+        Column::CpuMsPerGet => format!("{:.3}", r.cpu_ms_per_get),
+        Column::Conns => known(Unmeasured::ConnectionsOpened, &|| {
+            cold_total(r, |b| b.connections_opened).to_string()
+        }),
+        Column::TlsP50Ms => known(Unmeasured::TlsHandshakes, &|| {
+            tls_p50(r).map_or("-".into(), |ms| format!("{ms:.2}"))
+        }),
+        Column::Sessions => known(Unmeasured::SessionRequests, &|| {
+            cold_total(r, |b| b.session_requests).to_string()
+        }),
+        Column::InFlight => r
+            .client
             .as_ref()
             .map_or("-".into(), |c| format!("{:.1}", c.mean_in_flight)),
-        r.errors.short(),
-        wire_cell(r),
-        r.diagnosis.as_ref().map_or("-", |d| d.verdict.name()).to_string(),
-    ]
+        Column::Errors => r.errors.short(),
+        Column::WireMibPerS => wire_cell(r),
+        Column::Verdict => r.diagnosis.as_ref().map_or("-", |d| d.verdict.name()).to_string(),
+        Column::BytesRead => r.bytes.to_string(),
+        Column::ObjectBytes => size_cell(r),
+    }
 }
 
-/// A listed row's bytes read and the sizes of its objects (`varies` when they differ).
-fn size_cells(r: &ConfigResult) -> [String; 2] {
-    let sizes = r.axes.object_size_bytes.map(|s| s.spread()).map_or("-".into(), |s| {
+/// A listed row's object sizes, min/p50/p99/max (`varies` when they differ).
+fn size_cell(r: &ConfigResult) -> String {
+    r.axes.object_size_bytes.map(|s| s.spread()).map_or("-".into(), |s| {
         let varies = if s.varies() { " (varies)" } else { "" };
         format!("{}/{}/{}/{}{varies}", s.min, s.p50, s.p99, s.max)
-    });
-    [r.bytes.to_string(), sizes]
+    })
 }
 
 /// The lines of a `key_prefix` sweep's listing: per bucket the keys and bytes found,
@@ -332,6 +367,52 @@ mod tests {
             text.contains("### bucket a-bucket\n") && !text.contains("| client |"),
             "{text}"
         );
+    }
+
+    /// A two-bucket result as the demo's: every worker count with a verdict.
+    fn analysed(buckets: &[&str]) -> SweepResult {
+        let mut rows = Vec::new();
+        for b in buckets {
+            for (w, ms) in [(1, 20_000.0), (8, 2_600.0), (64, 350.0), (256, 204.0)] {
+                rows.push(row(b, w, 1, ms, 0));
+            }
+        }
+        crate::analysis::summarized(rows)
+    }
+
+    #[test]
+    fn a_fitted_table_keeps_the_verdict_columns_and_says_once_what_it_left_out() {
+        let result = analysed(&["standard-like", "express-like--lab1-az1--x-s3"]);
+        for width in [60, 80, 100] {
+            let text = render_tables_in(&result, &Layout::fitted(Style::Terminal, width, None));
+            let long: Vec<&str> = text.lines().filter(|l| line_chars(l) > width).collect();
+            assert!(long.is_empty(), "over {width}: {long:#?}\n{text}");
+            let header = text.lines().find(|l| l.contains("workers ┆")).expect(&text);
+            for kept in ["workers", "rep", "wall ms", "objects/s", "verdict"] {
+                assert!(header.contains(kept), "{kept} at {width}: {header}");
+            }
+            assert_eq!(text.matches("columns not shown").count(), 1, "{text}");
+            assert!(!header.contains("sessions"), "{header}");
+        }
+        // Wide: every column, nothing said hidden.
+        let wide = render_tables_in(&result, &Layout::wide(Style::Terminal));
+        let header = wide.lines().find(|l| l.contains("workers ┆")).expect(&wide);
+        let shown: Vec<&str> = header
+            .split(['│', '┆'])
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        let all: Vec<&str> = table_columns(&result, &result.results.iter().collect::<Vec<_>>())
+            .iter()
+            .map(|c| c.header())
+            .collect();
+        assert_eq!(shown, all);
+        assert_eq!(all.len(), 16);
+        assert!(!wide.contains("columns not shown"), "{wide}");
+        // Picked: those columns, in that order.
+        let picked = Layout::fitted(Style::Terminal, 100, Some(vec![Column::Verdict, Column::TtfbP99Ms]));
+        let text = render_tables_in(&result, &picked);
+        assert!(text.contains("│ verdict ┆ ttfb p99 ms │"), "{text}");
     }
 
     #[test]

@@ -151,9 +151,16 @@ fn examples(block: &Block) -> Vec<Example> {
     out
 }
 
-/// Runs an example; `None` when it did what the page says, else what differed.
+/// Runs an example at the width the pages assume (100 columns, what `report` uses
+/// when stdout is no terminal); `None` when it did what the page says, else what
+/// differed.
 fn check_example(example: &Example) -> Option<String> {
-    let out = run_bounded(Command::new(BIN).args(&example.args).current_dir(root()));
+    let out = run_bounded(
+        Command::new(BIN)
+            .args(&example.args)
+            .env("COLUMNS", "100")
+            .current_dir(root()),
+    );
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

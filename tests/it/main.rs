@@ -68,5 +68,6 @@ mod runtime_api;
 mod s3_iam;
 mod sizes;
 mod stdout_closed;
+mod timeline;
 mod tls_cli;
 mod wire_timing;

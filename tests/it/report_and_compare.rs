@@ -425,7 +425,8 @@ fn run_writes_its_result_to_s3_and_report_and_compare_read_it_back() {
     // report reads the object as it reads the file: the same tables.
     let (from_s3, _) = ok(&run(&["report", &uri, "--endpoint", e]));
     let (from_file, _) = ok(&run(&["report", &file]));
-    let body = |t: &str| t.lines().skip(1).collect::<Vec<_>>().join("\n");
+    // The first paragraph names the source (wrapped at the width: one line or two).
+    let body = |t: &str| t.split_once("\n\n").map_or(String::new(), |(_, b)| b.to_string());
     assert!(from_s3.starts_with(&uri), "{from_s3}");
     assert!(from_s3.contains("people-bucket"), "{from_s3}");
     assert_eq!(body(&from_s3), body(&from_file));
@@ -468,4 +469,61 @@ fn run_writes_its_result_to_s3_and_report_and_compare_read_it_back() {
     );
     assert!(stderr.contains("3 failed"), "{stderr}");
     assert_eq!(answer["results"].as_array().unwrap().len(), 2);
+}
+
+/// `report` of the committed demo at a width: stdout, stderr and the exit status.
+fn report_at(columns: &str, extra: &[&str]) -> Output {
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/demo.json");
+    run_bounded(
+        Command::new(BIN)
+            .arg("report")
+            .arg(demo)
+            .args(extra)
+            .env("COLUMNS", columns),
+    )
+}
+
+#[test]
+fn report_fits_the_terminal_width_and_wide_keeps_every_column() {
+    for width in [100, 72] {
+        let (text, _) = ok(&report_at(&width.to_string(), &[]));
+        let long: Vec<&str> = text.lines().filter(|l| l.chars().count() > width).collect();
+        assert!(long.is_empty(), "lines over {width} characters: {long:#?}\n{text}");
+        assert!(text.contains("columns not shown (to fit the width)"), "{text}");
+        assert!(text.contains("verdicts: 1-128 latency, 256 plateau"), "{text}");
+    }
+    let headers = [
+        "workers",
+        "rep",
+        "wall ms",
+        "objects/s",
+        "MiB/s",
+        "ttfb p50 ms",
+        "ttfb p99 ms",
+        "pool wait p50 ms",
+        "cpu ms/GET",
+        "conns",
+        "tls p50 ms",
+        "sessions",
+        "in flight",
+        "errors",
+        "wire MiB/s",
+        "verdict",
+    ];
+    let (wide, _) = ok(&report_at("100", &["--wide"]));
+    let header = wide.lines().find(|l| l.contains("│ workers ┆")).expect(&wide);
+    let cells: Vec<&str> = header
+        .split(['│', '┆'])
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(cells, headers, "{header}");
+    assert!(!wide.contains("columns not shown"), "{wide}");
+    assert!(wide.lines().any(|l| l.chars().count() > 200), "--wide does not wrap");
+    let (picked, _) = ok(&report_at("100", &["--columns", "workers,ttfb_p99_ms,verdict"]));
+    assert!(picked.contains("│ workers ┆ ttfb p99 ms ┆ verdict │"), "{picked}");
+    let bad = report_at("100", &["--columns", "workers,wal_ms,nope"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("\"wal_ms\", \"nope\"") && err.contains("wall_ms"), "{err}");
 }

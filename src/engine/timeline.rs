@@ -1,0 +1,224 @@
+//! The GETs of a configuration as events (when each was sent and ended, relative to
+//! the timed phase's start, its bytes, attempts and outcome), recorded by the driver
+//! that ran it into its own shard without a lock, and the row's [`Timeline`] built
+//! from them once the configuration ends.
+
+use std::time::Duration;
+
+use crate::model::stats::round3;
+use crate::model::{Bounded, ErrorKind, KindCounts, Timeline};
+use crate::s3::get::Outcome;
+
+/// One GET of the timed phase, as the timeline and the request log see it: 32 bytes
+/// (times in µs up to 71 minutes, saturating).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GetEvent {
+    /// Sent (its pool slot in hand), µs after the timed phase began.
+    pub sent_us: u32,
+    /// Response headers, µs after it was sent (retries included).
+    pub headers_us: u32,
+    /// Last body byte (or the failure), µs after it was sent.
+    pub done_us: u32,
+    /// First byte at the wire of the last attempt, µs.
+    pub ttfb_us: u32,
+    /// Body bytes (0 for a failure).
+    pub bytes: u64,
+    /// Attempts made (1 without a retry).
+    pub attempts: u16,
+    /// 503/429 answers among them.
+    pub throttled: u16,
+    /// `None` for a success, else what the GET failed with.
+    pub error: Option<ErrorKind>,
+}
+
+impl GetEvent {
+    /// The event of a GET sent `sent` after the timed phase began.
+    pub fn of(sent: Duration, outcome: &Outcome) -> GetEvent {
+        let us = |d: Duration| u32::try_from(d.as_micros()).unwrap_or(u32::MAX);
+        let error = outcome.result.as_ref().err().map(|f| f.kind);
+        GetEvent {
+            sent_us: us(sent),
+            headers_us: us(outcome.headers_at),
+            done_us: us(outcome.ttlb),
+            ttfb_us: us(outcome.ttfb),
+            bytes: *outcome.result.as_ref().unwrap_or(&0),
+            attempts: u16::try_from(outcome.cold.attempts.max(1)).unwrap_or(u16::MAX),
+            throttled: u16::try_from(
+                outcome.cold.retry_causes.throttled + u64::from(error == Some(ErrorKind::Throttled)),
+            )
+            .unwrap_or(u16::MAX),
+            error,
+        }
+    }
+
+    /// When it ended, µs after the timed phase began.
+    pub fn end_us(&self) -> u64 {
+        u64::from(self.sent_us) + u64::from(self.done_us)
+    }
+}
+
+/// The timeline of a configuration whose timed phase took `wall` and whose GETs were
+/// `events` (in any order): intervals of [`Timeline::interval_for`] the wall time.
+pub(crate) fn build(events: &[GetEvent], wall: Duration) -> Timeline {
+    let wall_ms = wall.as_secs_f64() * 1000.0;
+    let width_ms = Timeline::interval_for(wall_ms);
+    let width_us = u64::from(width_ms) * 1000;
+    // A GET that ended after `wall` (rounding) counts in the last interval.
+    let n = ((wall_ms / f64::from(width_ms)).ceil() as usize).clamp(1, crate::model::timeline::MAX_TIMELINE_INTERVALS);
+    let bin = |us: u64| ((us / width_us) as usize).min(n - 1);
+    let mut gets = vec![0u32; n];
+    let mut body = vec![0u64; n];
+    let mut throttled = vec![0u32; n];
+    let mut retries = vec![0u32; n];
+    let mut busy_us = vec![0u64; n];
+    let mut ttfb: Vec<Vec<u64>> = vec![Vec::new(); n];
+    let mut errors: Vec<(ErrorKind, Vec<u32>)> = Vec::new();
+    for e in events {
+        let at = bin(e.end_us());
+        throttled[at] += u32::from(e.throttled);
+        retries[at] += u32::from(e.attempts - 1);
+        match e.error {
+            None => {
+                gets[at] += 1;
+                body[at] += e.bytes;
+                ttfb[at].push(u64::from(e.ttfb_us));
+            }
+            Some(kind) => {
+                let i = errors.iter().position(|k| k.0 == kind).unwrap_or_else(|| {
+                    errors.push((kind, vec![0; n]));
+                    errors.len() - 1
+                });
+                errors[i].1[at] += 1;
+            }
+        }
+        add_busy(&mut busy_us, u64::from(e.sent_us), e.end_us(), width_us);
+    }
+    let (p50, p99): (Vec<f64>, Vec<f64>) = ttfb.iter_mut().map(|v| percentiles_ms(v)).unzip();
+    Timeline {
+        interval_ms: width_ms,
+        gets,
+        body_bytes: body,
+        ttfb_p50_ms: p50,
+        ttfb_p99_ms: p99,
+        in_flight: busy_us.iter().map(|&b| round1(b as f64 / width_us as f64)).collect(),
+        errors: errors
+            .into_iter()
+            .map(|(kind, counts)| KindCounts {
+                kind,
+                counts: Bounded(counts),
+            })
+            .collect(),
+        throttled_responses: throttled,
+        retries,
+        done_95pct_ms: done_at(events, 0.95),
+        done_99pct_ms: done_at(events, 0.99),
+    }
+    .compact()
+}
+
+/// When the share `q` of `events` had ended (the end of the GET of rank
+/// `ceil(q x n)` in the order they ended), ms after the start; `None` without events.
+pub(crate) fn done_at(events: &[GetEvent], q: f64) -> Option<f64> {
+    let mut ends: Vec<u64> = events.iter().map(GetEvent::end_us).collect();
+    if ends.is_empty() {
+        return None;
+    }
+    let rank = ((q * ends.len() as f64).ceil() as usize).clamp(1, ends.len());
+    let (_, nth, _) = ends.select_nth_unstable(rank - 1);
+    Some(round3(*nth as f64 / 1000.0))
+}
+
+/// Adds the time a request spent in flight (`from_us` to `to_us`) to each interval it
+/// overlaps (the last interval takes what runs past the end).
+fn add_busy(busy_us: &mut [u64], from_us: u64, to_us: u64, width_us: u64) {
+    let n = busy_us.len();
+    let mut t = from_us;
+    while t < to_us {
+        let i = ((t / width_us) as usize).min(n - 1);
+        let end = if i == n - 1 { to_us } else { ((i as u64) + 1) * width_us };
+        let until = end.min(to_us);
+        busy_us[i] += until - t;
+        t = until;
+    }
+}
+
+/// The median and 99th percentile (nearest rank) of `us`, in ms; zeros when empty.
+fn percentiles_ms(us: &mut [u64]) -> (f64, f64) {
+    if us.is_empty() {
+        return (0.0, 0.0);
+    }
+    us.sort_unstable();
+    let rank = |q: f64| us[((q * us.len() as f64).ceil() as usize).clamp(1, us.len()) - 1];
+    (round3(rank(0.5) as f64 / 1000.0), round3(rank(0.99) as f64 / 1000.0))
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(sent_ms: u32, took_ms: u32, ttfb_ms: u32) -> GetEvent {
+        GetEvent {
+            sent_us: sent_ms * 1000,
+            headers_us: ttfb_ms * 1000,
+            done_us: took_ms * 1000,
+            ttfb_us: ttfb_ms * 1000,
+            bytes: 1000,
+            attempts: 1,
+            throttled: 0,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn an_event_is_small() {
+        assert_eq!(std::mem::size_of::<GetEvent>(), 32);
+    }
+
+    #[test]
+    fn events_fall_in_the_interval_they_ended_in() {
+        let mut events = vec![ok(0, 50, 10), ok(0, 150, 20), ok(120, 60, 30), ok(100, 199, 40)];
+        events.push(GetEvent {
+            attempts: 3,
+            throttled: 2,
+            error: Some(ErrorKind::Throttled),
+            bytes: 0,
+            ..ok(200, 50, 1)
+        });
+        let t = build(&events, Duration::from_millis(300));
+        assert_eq!(t.interval_ms, 100);
+        assert_eq!(t.gets, vec![1, 2, 1]);
+        assert_eq!(t.body_bytes, vec![1000, 2000, 1000]);
+        assert_eq!(t.ttfb_p50_ms, vec![10.0, 20.0, 40.0]);
+        assert_eq!(t.ttfb_p99_ms, vec![10.0, 30.0, 40.0]);
+        assert_eq!(t.throttled_responses, vec![0, 0, 2]);
+        assert_eq!(t.retries, vec![0, 0, 2]);
+        assert_eq!(t.errors_total(), vec![0, 0, 1]);
+        assert_eq!(t.errors[0].kind, ErrorKind::Throttled);
+        // In flight: [0,50] + [0,100] in the first; [100,150] + [120,180] + [100,200]
+        // in the second; [200,299] + [200,250] in the third.
+        assert_eq!(t.in_flight, vec![1.5, 2.1, 1.5]);
+        assert_eq!(t.gets.iter().sum::<u32>(), 4);
+        // Ends at 50, 150, 180, 250, 299 ms: 95% (rank 5) at 299, as 99%.
+        assert_eq!((t.done_95pct_ms, t.done_99pct_ms), (Some(299.0), Some(299.0)));
+        let many: Vec<GetEvent> = (0..100).map(|i| ok(0, i + 1, 1)).collect();
+        assert_eq!(done_at(&many, 0.95), Some(95.0));
+        assert_eq!(done_at(&many, 0.99), Some(99.0));
+        assert_eq!(done_at(&[], 0.99), None);
+    }
+
+    #[test]
+    fn a_long_row_gets_wider_intervals_and_stays_bounded() {
+        let events: Vec<GetEvent> = (0..1000).map(|i| ok(i * 100, 50, 5)).collect();
+        let t = build(&events, Duration::from_secs(100));
+        assert_eq!(t.interval_ms, 400);
+        assert_eq!(t.len(), 250);
+        assert_eq!(t.gets.iter().sum::<u32>(), 1000);
+        assert!(t.retries.is_empty() && t.errors.is_empty());
+        let stray = build(&[ok(5_000, 10, 1)], Duration::from_millis(1));
+        assert_eq!(stray.gets, vec![1], "a GET past the wall time is in the last interval");
+    }
+}

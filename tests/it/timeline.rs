@@ -1,0 +1,342 @@
+//! What a row's timeline shows, against the lab: a NIC with a one-time burst (the
+//! burst's size and rate and the settled rate named), the whole server paused for 2 s
+//! in the middle of a configuration (a stall of about 2 s at the right offset), and a
+//! per-prefix rate lowered mid-row (throttling began within one interval of it); the
+//! request log (a line per attempt adding up to the row, its cap, and the straggler
+//! share on the standard profile equal to the log's own arithmetic). Each
+//! test starts its own server on 127.0.0.1:0 and runs one configuration of a few
+//! seconds; the timeline's sums equal the row's counts. Timings to 100 ms: in the
+//! Makefile's TIMED_TESTS (one test at a time); the burst's rates also hold
+//! `one_at_a_time`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::common::{one_at_a_time_async, options, seed_spec, seed_with};
+use s3sweep::analysis::analyse;
+use s3sweep::engine::requests_log::RequestsLog;
+use s3sweep::engine::{self, Observer, Quiet};
+use s3sweep::lab::nic::{Burst, NicConfig};
+use s3sweep::lab::{self, LatencyProfile, NetworkConfig, RunningServer, ServerConfig};
+use s3sweep::lab::{FaultKind, FaultSpec, FaultTiming};
+use s3sweep::model::{ConfigResult, FigureName, SweepResult, Thresholds};
+use s3sweep::plan::Plan;
+use s3sweep::s3::SweepClient;
+
+const BUCKET: &str = "timeline-bucket";
+const SIZE: u64 = 64 * 1024;
+
+async fn seeded(network: NetworkConfig, profile: LatencyProfile, objects: u32) -> (RunningServer, SweepClient) {
+    let server = lab::start(ServerConfig {
+        buckets: vec![(BUCKET.to_string(), profile)],
+        network,
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("server starts on 127.0.0.1:0");
+    let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
+    seed_with(&client, &seed_spec(BUCKET, "test/{i}/vectors", objects, SIZE)).await;
+    (server, client)
+}
+
+fn plan(objects: u32, workers: u32, max_attempts: u32) -> Plan {
+    Plan::from_json(&format!(
+        r#"{{"buckets": ["{BUCKET}"], "object_count": {objects}, "workers": [{workers}],
+            "pool_connections": {workers}, "warmup": false, "max_attempts": {max_attempts}}}"#
+    ))
+    .unwrap()
+}
+
+/// One analysed configuration, bounded in time; and when the sweep was called.
+async fn sweep(client: &SweepClient, plan: &Plan) -> (SweepResult, Instant) {
+    sweep_told(client, plan, Arc::new(Quiet)).await
+}
+
+/// [`sweep`] telling `observer`.
+async fn sweep_told(client: &SweepClient, plan: &Plan, observer: Arc<dyn Observer>) -> (SweepResult, Instant) {
+    let called = Instant::now();
+    let mut result = tokio::time::timeout(Duration::from_secs(60), engine::run(client, plan, &options(), observer))
+        .await
+        .expect("the sweep ends within 60 s");
+    analyse(&mut result, &Thresholds::default());
+    (result, called)
+}
+
+/// The timeline adds up to the row: GETs, bytes, failures.
+fn sums_match(row: &ConfigResult) {
+    let t = row.timeline.as_ref().expect("a timeline");
+    assert_eq!(t.gets.iter().map(|&g| u64::from(g)).sum::<u64>(), row.ok);
+    assert_eq!(t.body_bytes.iter().sum::<u64>(), row.bytes);
+    assert_eq!(
+        t.errors_total().iter().map(|&e| u64::from(e)).sum::<u64>(),
+        row.errors.total
+    );
+}
+
+fn figure(row: &ConfigResult, name: FigureName) -> f64 {
+    let d = row.diagnosis.as_ref().expect("a diagnosis");
+    d.figures
+        .get(name)
+        .unwrap_or_else(|| panic!("no {name}: {:?}", d.notes))
+        .value()
+}
+
+fn note<'a>(row: &'a ConfigResult, start: &str) -> &'a str {
+    let d = row.diagnosis.as_ref().expect("a diagnosis");
+    d.notes
+        .iter()
+        .find(|n| n.starts_with(start))
+        .unwrap_or_else(|| panic!("no {start:?} note: {:#?}", d.notes))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_that_outlasts_the_nics_burst_names_the_burst_and_the_settled_rate() {
+    let _one = one_at_a_time_async().await;
+    // 10 MiB at 20 MiB/s (0.5 s), then 5 MiB/s: 280 objects of 64 KiB (17.5 MiB)
+    // take 0.5 s in the burst and 1.5 s after it. Rates a loaded 2-core machine's
+    // debug build reads at with room to spare (at 40 MiB/s the client itself held the
+    // burst to 29 MiB/s once).
+    let (burst_mib, burst_rate, settled) = (10.0, 20.0, 5.0);
+    let network = NetworkConfig {
+        nic: Some(NicConfig {
+            rate_mib_s: settled,
+            burst: Some(Burst {
+                size_mib: burst_mib,
+                rate_mib_s: burst_rate,
+            }),
+            per_connection_mib_s: None,
+        }),
+        ..NetworkConfig::default()
+    };
+    let (server, client) = seeded(network, LatencyProfile::None, 280).await;
+    // Seeding sent bodies the other way (not shaped): the burst is nearly whole.
+    assert!(server.network().tally().nic_tally.unwrap().burst_bytes < 1 << 20);
+    let (result, _) = sweep(&client, &plan(280, 16, 3)).await;
+    let row = &result.results[0];
+    sums_match(row);
+    eprintln!("timeline: {:?}", row.timeline.as_ref().map(|t| &t.body_bytes));
+    let text = note(row, "burst then settled");
+    eprintln!("{text}\ntimeline: {:?}", row.timeline.as_ref().map(|t| &t.body_bytes));
+    let within = |got: f64, want: f64, tolerance: f64| (got - want).abs() <= tolerance * want;
+    let got = figure(row, FigureName::BurstMib);
+    assert!(
+        within(got, burst_mib, 0.2),
+        "burst {got} MiB, not {burst_mib} within 20%: {text}"
+    );
+    let got = figure(row, FigureName::BurstMibPerS);
+    assert!(
+        within(got, burst_rate, 0.2),
+        "burst rate {got}, not {burst_rate} within 20%: {text}"
+    );
+    let got = figure(row, FigureName::SettledMibPerS);
+    assert!(
+        within(got, settled, 0.1),
+        "settled {got}, not {settled} within 10%: {text}"
+    );
+    // Judged by its own settled rate, the row is bound by the network.
+    let d = row.diagnosis.as_ref().unwrap();
+    assert_eq!(d.verdict, s3sweep::model::Verdict::Bandwidth, "{}", d.explanation);
+    assert!(d.explanation.contains("(source: timeline)"), "{}", d.explanation);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_paused_for_2_s_mid_row_is_a_stall_of_about_2_s_at_its_offset() {
+    let (server, client) = seeded(NetworkConfig::default(), LatencyProfile::Express, 600).await;
+    let faults = server.faults().clone();
+    let pause_in = Duration::from_millis(700);
+    let pauser = tokio::spawn(async move {
+        tokio::time::sleep(pause_in).await;
+        faults.pause_all(Duration::from_secs(2));
+        Instant::now()
+    });
+    // 4 workers at ~6 ms: ~650 GET/s; 600 GETs, most of them before the pause and
+    // the rest after it.
+    let (result, called) = sweep(&client, &plan(600, 4, 3)).await;
+    let paused_at_ms = (pauser.await.unwrap() - called).as_secs_f64() * 1000.0;
+    let row = &result.results[0];
+    sums_match(row);
+    let text = note(row, "stall");
+    eprintln!("{text} (paused {paused_at_ms:.0} ms after the sweep was called)");
+    let (stall_ms, at_ms) = (figure(row, FigureName::StallMs), figure(row, FigureName::StallAtMs));
+    assert!((1800.0..=2200.0).contains(&stall_ms), "{stall_ms} ms: {text}");
+    assert!(
+        (at_ms - paused_at_ms).abs() <= 200.0,
+        "stall at {at_ms} ms, paused at {paused_at_ms:.0} ms: {text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prefix_rate_reached_mid_row_dates_the_throttling_within_one_interval() {
+    let network = NetworkConfig {
+        prefix_gets_per_s: Some(1_000_000.0),
+        ..NetworkConfig::default()
+    };
+    let (server, client) = seeded(network, LatencyProfile::Express, 400).await;
+    let lowered_in = Duration::from_millis(500);
+    let net = server.network().clone();
+    let lowerer = tokio::spawn(async move {
+        tokio::time::sleep(lowered_in).await;
+        net.set_prefix_gets_per_s(100.0).unwrap();
+        Instant::now()
+    });
+    // 4 workers at ~6 ms: ~650 GET/s for 0.5 s, then 100 a second let through and
+    // the rest answered 503 (one attempt each: every 503 is a failed GET).
+    let (result, called) = sweep(&client, &plan(400, 4, 1)).await;
+    let lowered_at_ms = (lowerer.await.unwrap() - called).as_secs_f64() * 1000.0;
+    let row = &result.results[0];
+    sums_match(row);
+    assert!(row.errors.throttled > 0, "{:?}", row.errors);
+    let text = note(row, "throttling began");
+    let at_ms = figure(row, FigureName::ThrottlingAtMs);
+    let interval = f64::from(row.timeline.as_ref().unwrap().interval_ms);
+    eprintln!("{text} (rate lowered {lowered_at_ms:.0} ms after the sweep was called)");
+    assert!(
+        (at_ms - lowered_at_ms).abs() <= interval,
+        "throttling dated {at_ms} ms, the rate was lowered at {lowered_at_ms:.0} ms: {text}"
+    );
+}
+
+/// A file under the temporary folder, removed when dropped.
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn new(name: &str) -> TempFile {
+        TempFile(std::env::temp_dir().join(format!("s3sweep-timeline-{}-{name}", std::process::id())))
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The lines of a request log (gunzipped when its name ends in `.gz`).
+fn log_lines(path: &std::path::Path) -> Vec<String> {
+    use std::io::Read;
+    let bytes = std::fs::read(path).unwrap();
+    let mut text = String::new();
+    if path.to_string_lossy().ends_with(".gz") {
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut text)
+            .unwrap();
+    } else {
+        text = String::from_utf8(bytes).unwrap();
+    }
+    text.lines().map(str::to_string).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_log_has_a_line_per_attempt_adding_up_to_the_row_and_keeps_its_cap() {
+    let (server, client) = seeded(NetworkConfig::default(), LatencyProfile::Express, 300).await;
+    // A tenth of the GETs answered 503 SlowDown: retried (3 attempts at most), some
+    // failing after their last.
+    server
+        .faults()
+        .set(
+            BUCKET,
+            vec![FaultSpec {
+                kind: FaultKind::SlowDown,
+                rate: 0.1,
+            }],
+        )
+        .unwrap();
+    let (csv, jsonl, capped) = (
+        TempFile::new("r.csv"),
+        TempFile::new("r.jsonl.gz"),
+        TempFile::new("c.csv"),
+    );
+    let csv_log = Arc::new(RequestsLog::create(&csv.0, 1 << 30, Arc::new(Quiet)).unwrap());
+    let json_log = Arc::new(RequestsLog::create(&jsonl.0, 1 << 30, csv_log.clone()).unwrap());
+    let cap_log = Arc::new(RequestsLog::create(&capped.0, 4_000, json_log.clone()).unwrap());
+    let sent_before = client.transport().counters().requests_sent;
+    let (result, _) = sweep_told(&client, &plan(300, 8, 3), cap_log.clone()).await;
+    let sent = client.transport().counters().requests_sent - sent_before;
+    let tallies: Vec<_> = [&csv_log, &json_log, &cap_log]
+        .iter()
+        .map(|l| l.finish().unwrap())
+        .collect();
+    let row = &result.results[0];
+    assert!(row.retries > 0 && row.retries_by_cause.throttled > 0, "{row:?}");
+    let lines = log_lines(&csv.0);
+    assert_eq!(
+        lines[0],
+        "bucket,workers,repetition,get,attempt,attempts,sent_ms,first_byte_ms,last_byte_ms,bytes,outcome"
+    );
+    let rows: Vec<Vec<&str>> = lines[1..].iter().map(|l| l.split(',').collect()).collect();
+    // One line per GET sent, retries as their own attempts.
+    assert_eq!(rows.len() as u64, sent, "lines vs GETs sent");
+    assert_eq!(rows.len() as u64, row.requests + row.retries);
+    let ok: Vec<&Vec<&str>> = rows.iter().filter(|r| r[10] == "ok").collect();
+    assert_eq!(ok.len() as u64, row.ok);
+    assert_eq!(ok.iter().map(|r| r[9].parse::<u64>().unwrap()).sum::<u64>(), row.bytes);
+    let count = |outcome: &str| rows.iter().filter(|r| r[10] == outcome).count() as u64;
+    assert_eq!(count("throttled"), row.errors.throttled);
+    assert_eq!(count("retried_throttled"), row.retries_by_cause.throttled);
+    assert_eq!(tallies[0].lines_written, rows.len() as u64);
+    // The same lines as JSON, gzipped.
+    let json = log_lines(&jsonl.0);
+    assert_eq!(json.len(), rows.len());
+    let first: serde_json::Value = serde_json::from_str(&json[0]).unwrap();
+    assert_eq!(first["bucket"], BUCKET);
+    assert!(first["last_byte_ms"].is_number(), "{first}");
+    // The cap: never more bytes than it, the rest counted as dropped.
+    let capped_bytes = std::fs::metadata(&capped.0).unwrap().len();
+    assert!(capped_bytes <= 4_000, "{capped_bytes}");
+    assert_eq!(tallies[2].lines_written + tallies[2].lines_dropped, sent);
+    assert!(tallies[2].lines_dropped > 0);
+    assert!(cap_log
+        .summary(&tallies[2])
+        .contains("lines dropped at the cap of 4000 bytes"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stragglers_share_on_the_standard_profile_is_the_request_logs_arithmetic() {
+    let (server, client) = seeded(NetworkConfig::default(), LatencyProfile::Standard, 400).await;
+    // One GET in a hundred answers 1.5 s late: the stragglers decide the wall time.
+    server.faults().set_timing(FaultTiming {
+        late_first_byte_ms: 1_500,
+        ..FaultTiming::default()
+    });
+    server
+        .faults()
+        .set(
+            BUCKET,
+            vec![FaultSpec {
+                kind: FaultKind::LateFirstByte,
+                rate: 0.01,
+            }],
+        )
+        .unwrap();
+    let file = TempFile::new("s.csv");
+    let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet)).unwrap());
+    let (result, _) = sweep_told(&client, &plan(400, 16, 3), log.clone()).await;
+    log.finish().unwrap();
+    let row = &result.results[0];
+    sums_match(row);
+    let text = note(row, "stragglers");
+    // The log's arithmetic: the GETs' last bytes in order; 99% had ended at the one of
+    // rank ceil(0.99 n), 95% at ceil(0.95 n); the rest of the wall time is theirs.
+    let mut ends: Vec<f64> = log_lines(&file.0)[1..]
+        .iter()
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|r| r[4] == r[5])
+        .map(|r| r[8].parse().unwrap())
+        .collect();
+    ends.sort_by(f64::total_cmp);
+    let share = |q: f64| {
+        let rank = (q * ends.len() as f64).ceil() as usize;
+        (row.wall_ms - ends[rank - 1]) / row.wall_ms
+    };
+    let (s1, s5) = (share(0.99), share(0.95));
+    eprintln!("{text}; from the log: last 1% {s1:.4}, last 5% {s5:.4}");
+    assert!(
+        (figure(row, FigureName::StragglersLast1PctShare) - s1).abs() < 1e-3,
+        "{s1}: {text}"
+    );
+    assert!(
+        (figure(row, FigureName::StragglersLast5PctShare) - s5).abs() < 1e-3,
+        "{s5}: {text}"
+    );
+    assert!(s1 > 0.3, "a 1.5 s straggler in a ~0.5 s sweep holds most of it: {text}");
+}
