@@ -221,6 +221,19 @@ mod tests {
         r
     }
 
+    /// The picture drawn here as SVG (not through render::figure, which imports this
+    /// module: the test would make a circle).
+    fn svg_of(r: &SweepResult, pick: TimelinePick) -> Result<String, PlotError> {
+        let mut s = String::new();
+        draw(
+            SVGBackend::with_string(&mut s, (super::super::plot::WIDTH, super::super::plot::HEIGHT))
+                .into_drawing_area(),
+            r,
+            pick,
+        )?;
+        Ok(s)
+    }
+
     #[test]
     fn a_worker_count_and_all_of_them_are_drawn() {
         let mut r = result(vec![
@@ -229,20 +242,16 @@ mod tests {
             with_timeline("b-1", 8, &[40, 0, 0, 40]),
         ]);
         crate::analysis::analyse(&mut r, &crate::model::Thresholds::default());
-        let svg =
-            super::super::figure::render_svg_as(&r, super::super::figure::Figure::Timeline(TimelinePick::Workers(1)))
-                .unwrap();
+        let svg = svg_of(&r, TimelinePick::Workers(1)).unwrap();
         assert!(svg.contains("1 workers, per 100 ms"), "title");
         assert!(
             svg.contains("MiB/s") && svg.contains("b-2"),
             "both panels, both buckets"
         );
         assert!(svg.contains("99% done"));
-        let all =
-            super::super::figure::render_svg_as(&r, super::super::figure::Figure::Timeline(TimelinePick::All)).unwrap();
+        let all = svg_of(&r, TimelinePick::All).unwrap();
         assert!(all.contains("1 workers: objects/s") && all.contains("8 workers: objects/s"));
-        let none =
-            super::super::figure::render_svg_as(&r, super::super::figure::Figure::Timeline(TimelinePick::Workers(3)));
+        let none = svg_of(&r, TimelinePick::Workers(3));
         assert!(matches!(none, Err(PlotError::Empty)));
         assert_eq!("all".parse::<TimelinePick>(), Ok(TimelinePick::All));
         assert!("0".parse::<TimelinePick>().is_err() && "x".parse::<TimelinePick>().is_err());
