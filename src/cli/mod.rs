@@ -327,13 +327,16 @@ pub(crate) fn write_timeline_plot(
     pick: crate::render::timeline_plot::TimelinePick,
 ) -> Result<(), CliError> {
     let figure = figure::Figure::Timeline(pick);
-    match figure::render_file_as(result, path, figure) {
+    let left_out = match figure::render_file_as(result, path, figure) {
         Err(crate::render::plot::PlotError::Empty) => Err(CliError::Usage(format!(
-            "--timeline: no row with a timeline at that worker count (rows with one: {:?}; results written before timelines have none)",
+            "--timeline: no row with a timeline at that worker count (rows with one: {:?}; results written before timelines have none, and a timeline with values out of range is not drawn)",
             crate::render::timeline_plot::timeline_workers(result)
         ))),
         other => other.context(format!("writing the plot {}", path.display())),
     }?;
+    if let Some(note) = left_out.note() {
+        eprintln!("{note}");
+    }
     eprintln!("timeline plot written to {}", path.display());
     Ok(())
 }

@@ -13,6 +13,7 @@
 //! | `wall_ms`, `ttfb_ms`, `ttlb_ms` percentiles | 0 (none measured) or [`MIN_MS`] to [`MAX_MS`] |
 //! | the `ttlb_histogram_us` CDF | every point [`MIN_MS`] to [`MAX_MS`], else the row's percentiles are drawn |
 //! | a cost per 1,000 GETs (memory plot) | above 0, at most [`MAX_USD`] |
+//! | a row's `timeline` (`report --timeline`) | an interval of 1 ms to [`MAX_MS`], every interval's objects/s and MiB/s a rate, its first-byte percentiles and the 95%/99% marks times, requests in flight 0 to [`MAX_RATE`]; else the row's timeline is not drawn |
 
 use crate::model::{ConfigResult, Percentiles, SweepResult};
 
@@ -75,6 +76,22 @@ fn histogram_sane(row: &ConfigResult) -> bool {
     }
 }
 
+/// True when every value the timeline picture draws of `row` is in range (or the row
+/// has no timeline).
+fn timeline_sane(row: &ConfigResult) -> bool {
+    let Some(t) = &row.timeline else {
+        return true;
+    };
+    let interval_ms = f64::from(t.interval_ms);
+    let per_s = 1000.0 / interval_ms.max(1.0);
+    (1.0..=MAX_MS).contains(&interval_ms)
+        && t.gets.iter().all(|&g| rate(f64::from(g) * per_s))
+        && t.body_bytes.iter().all(|&b| rate(b as f64 / 1_048_576.0 * per_s))
+        && t.ttfb_p50_ms.iter().chain(&t.ttfb_p99_ms).all(|&v| ms(v))
+        && t.in_flight.iter().all(|&v| rate(v))
+        && [t.done_95pct_ms, t.done_99pct_ms].into_iter().flatten().all(ms)
+}
+
 /// What [`plottable`] left out of a figure.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct LeftOut {
@@ -82,6 +99,8 @@ pub(crate) struct LeftOut {
     pub rows: usize,
     /// Rows whose histogram CDF was out of range (their percentiles drawn instead).
     pub histograms: usize,
+    /// Rows whose timeline held a value out of range (their timeline not drawn).
+    pub timelines: usize,
     /// The fields that were out of range, each once, in the order found.
     pub fields: Vec<&'static str>,
 }
@@ -89,11 +108,15 @@ pub(crate) struct LeftOut {
 impl LeftOut {
     /// A line for stderr, or `None` when nothing was left out.
     pub(crate) fn note(&self) -> Option<String> {
-        if self.rows == 0 && self.histograms == 0 {
+        if self.rows == 0 && self.histograms == 0 && self.timelines == 0 {
             return None;
         }
+        let timelines = match self.timelines {
+            0 => String::new(),
+            n => format!(", {n} timeline(s)"),
+        };
         Some(format!(
-            "plot: left out {} row(s) and {} latency histogram(s) with values out of the plottable range ({})",
+            "plot: left out {} row(s) and {} latency histogram(s){timelines} with values out of the plottable range ({})",
             self.rows,
             self.histograms,
             self.fields.join(", ")
@@ -123,6 +146,11 @@ pub(crate) fn plottable(result: &SweepResult) -> (SweepResult, LeftOut) {
             row.ttlb_histogram_us = None;
             left.histograms += 1;
             note(&mut left, "ttlb_histogram_us");
+        }
+        if !timeline_sane(row) {
+            row.timeline = None;
+            left.timelines += 1;
+            note(&mut left, "timeline");
         }
     }
     (kept, left)
@@ -163,6 +191,32 @@ mod tests {
         assert!(rate(0.0) && rate(1234.5) && ms(0.0) && ms(0.001) && ms(5e5) && usd(4e-4));
         let (_, left) = plottable(&result(vec![row("b-1", 2, 1, 900.0, 0)]));
         assert_eq!(left.note(), None);
+    }
+
+    #[test]
+    fn a_timeline_out_of_range_is_not_drawn_and_counted() {
+        let timeline = |done_99: f64, gets: u32| crate::model::Timeline {
+            interval_ms: 100,
+            gets: vec![gets, 5],
+            body_bytes: vec![1000, 1000],
+            ttfb_p50_ms: vec![1.0, 1.0],
+            ttfb_p99_ms: vec![2.0, 2.0],
+            in_flight: vec![4.0, 4.0],
+            done_99pct_ms: Some(done_99),
+            ..crate::model::Timeline::default()
+        };
+        let mut sane_row = row("b-1", 2, 1, 900.0, 0);
+        sane_row.timeline = Some(timeline(150.0, 5));
+        let mut huge_mark = row("b-1", 4, 1, 900.0, 0);
+        huge_mark.timeline = Some(timeline(1e308, 5));
+        let mut huge_count = row("b-1", 8, 1, 900.0, 0);
+        huge_count.timeline = Some(timeline(150.0, u32::MAX));
+        let (kept, left) = plottable(&result(vec![sane_row, huge_mark, huge_count]));
+        assert_eq!((left.rows, left.timelines), (0, 2));
+        assert_eq!(left.fields, vec!["timeline"]);
+        assert!(kept.results[0].timeline.is_some());
+        assert!(kept.results[1].timeline.is_none() && kept.results[2].timeline.is_none());
+        assert!(left.note().unwrap().contains("2 timeline(s)"));
     }
 
     #[test]

@@ -178,3 +178,64 @@ fn the_reproductions_plot_and_say_what_was_left_out() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The timeline picture (`report --timeline W --plot`) on a row whose timeline holds
+/// an extreme value: it finishes in time without a panic, the timeline left out and
+/// said (or, for a value past a field's type, a clear error). Before its values were
+/// bounded, a 99%-done mark of 1e308 panicked inside plotters (an overflowing add).
+#[test]
+fn a_timeline_at_every_extreme_finishes_in_time() {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("docs/demo.json")).unwrap()).unwrap();
+    doc["results"][0]["timeline"] = serde_json::json!({
+        "interval_ms": 100, "gets": [10, 12, 9], "body_bytes": [460800, 552960, 414720],
+        "ttfb_p50_ms": [17.5, 17.9, 18.1], "ttfb_p99_ms": [40.0, 52.0, 48.0],
+        "in_flight": [1.0, 1.0, 1.0], "done_95pct_ms": 250.0, "done_99pct_ms": 280.0
+    });
+    let workers = doc["results"][0]["workers"].to_string();
+    let dir = std::env::temp_dir().join(format!("s3sweep-plot-bounds-{}-timeline", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fields = [
+        "/interval_ms",
+        "/gets/0",
+        "/body_bytes/0",
+        "/ttfb_p50_ms/0",
+        "/ttfb_p99_ms/0",
+        "/in_flight/0",
+        "/done_95pct_ms",
+        "/done_99pct_ms",
+    ];
+    let mut left_out = 0;
+    for field in fields {
+        for literal in EXTREMES {
+            let file = dir.join("result.json");
+            let pointer = format!("/results/0/timeline{field}");
+            std::fs::write(&file, with_value(&doc, &pointer, literal)).unwrap();
+            let case = format!("timeline {field} = {literal}");
+            let out = dir.join("timeline.svg");
+            let run = run_within(
+                &case,
+                Command::new(BIN)
+                    .arg("report")
+                    .arg(&file)
+                    .args(["--timeline", &workers, "--plot"])
+                    .arg(&out),
+                RUN_LIMIT,
+            );
+            let stderr = String::from_utf8_lossy(&run.stderr);
+            assert!(!stderr.contains("panicked"), "{case}: a panic\n{stderr}");
+            assert!(
+                run.status.success() || matches!(run.status.code(), Some(1 | 2)) && stderr.contains("error"),
+                "{case}: not a clear error\n{stderr}"
+            );
+            // The row's only timeline left out: said as such, or (nothing left to draw)
+            // the refusal that names it.
+            left_out += usize::from(
+                stderr.contains("1 timeline(s) with values out of the plottable range")
+                    || stderr.contains("a timeline with values out of range is not drawn"),
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(left_out >= 10, "only {left_out} runs said the timeline was left out");
+}
