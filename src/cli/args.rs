@@ -66,6 +66,9 @@ pub enum Command {
     /// Line up the configurations of two results (or two buckets of one) with ratios
     /// B/A, flagging differences beyond the runs' own spread.
     Compare(CompareArgs),
+    /// The newest results under a directory or s3://bucket/prefix/ as trends per
+    /// configuration, flagging changes beyond the runs' own spread.
+    History(super::history::HistoryArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions(CompletionsArgs),
     /// Print the manual page (roff) on stdout: `s3sweep man | man -l -`.
