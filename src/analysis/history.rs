@@ -107,10 +107,9 @@ pub(crate) fn history(results: &[SweepResult]) -> History {
         for (key, rows) in configurations(result) {
             let point = point_of(i + 1, result, &rows);
             let (bucket, workers, axes) = key;
-            match series
-                .iter_mut()
-                .find(|s| s.bucket == bucket && s.workers == workers && s.axes == axes && s.function_memory_mb == memory)
-            {
+            match series.iter_mut().find(|s| {
+                s.bucket == bucket && s.workers == workers && s.axes == axes && s.function_memory_mb == memory
+            }) {
                 Some(s) => s.points.push(point),
                 None => series.push(Series {
                     bucket,

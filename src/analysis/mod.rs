@@ -24,9 +24,9 @@
 
 pub(crate) mod clients;
 pub mod compare;
-pub(crate) mod history;
 pub(crate) mod cost;
 pub(crate) mod fit;
+pub(crate) mod history;
 pub(crate) mod memory;
 pub(crate) mod network;
 pub(crate) mod rules;

@@ -125,11 +125,11 @@ pub(crate) async fn history(args: HistoryArgs) -> Result<(), CliError> {
 fn choose(mut listed: Vec<Listed>, args: &HistoryArgs) -> Result<Vec<Listed>, CliError> {
     listed.retain(|l| l.name.ends_with(".json"));
     if listed.is_empty() {
-        return Err(CliError::Message(format!(
-            "{}: no result files (*.json) there",
-            args.source
-        ))
-        .advice("give the directory or s3://bucket/prefix/ the results were written to (the function's ResultsPrefix)"));
+        return Err(
+            CliError::Message(format!("{}: no result files (*.json) there", args.source)).advice(
+                "give the directory or s3://bucket/prefix/ the results were written to (the function's ResultsPrefix)",
+            ),
+        );
     }
     listed.sort_by(|a, b| a.name.cmp(&b.name));
     let skip = listed.len().saturating_sub(args.limit);
@@ -171,7 +171,9 @@ fn walk(dir: &Path) -> Result<Vec<Listed>, CliError> {
                 )));
             }
             let entry = entry.map_err(|e| CliError::Message(format!("reading {}: {e}", d.display())))?;
-            let meta = entry.metadata().map_err(|e| CliError::Message(format!("reading {}: {e}", d.display())))?;
+            let meta = entry
+                .metadata()
+                .map_err(|e| CliError::Message(format!("reading {}: {e}", d.display())))?;
             if meta.is_dir() {
                 todo.push(entry.path());
             } else {
@@ -227,10 +229,12 @@ fn finish(results: Vec<SweepResult>, bad: Vec<String>) -> Result<Vec<SweepResult
 }
 
 async fn read_s3(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
-    let uri = crate::plan::ResultsUri::parse(&args.source)
-        .map_err(|e| CliError::Usage(format!("{}: {e}", args.source)))?;
+    let uri =
+        crate::plan::ResultsUri::parse(&args.source).map_err(|e| CliError::Usage(format!("{}: {e}", args.source)))?;
     let client = args.target.client(&uri.bucket).await?;
-    let s3 = client.s3(crate::s3::RequestSettings::maintenance(std::time::Duration::from_secs(60)));
+    let s3 = client.s3(crate::s3::RequestSettings::maintenance(std::time::Duration::from_secs(
+        60,
+    )));
     let prefix = if uri.prefix.is_empty() {
         String::new()
     } else {

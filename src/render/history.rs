@@ -153,10 +153,14 @@ pub(crate) fn trend_svg(h: &History) -> Option<String> {
         })
         .filter(|(_, pts): &(String, Vec<(f64, f64)>)| !pts.is_empty())
         .collect();
-    let top = lines.iter().flat_map(|(_, p)| p.iter().map(|x| x.1)).fold(0.0, f64::max);
+    let top = lines
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|x| x.1))
+        .fold(0.0, f64::max);
     if lines.is_empty() || top <= 0.0 {
         return None;
     }
+    super::plot::register_font();
     let mut svg = String::new();
     draw(h, &lines, top, &mut svg).ok()?;
     Some(svg)
