@@ -5,15 +5,14 @@
 //!
 //! Bounds: at most [`MAX_LISTED`] names are listed (files walked, or keys by
 //! ListObjectsV2 pages); of the `*.json` among them, the last `--limit` (default
-//! [`DEFAULT_LIMIT`]) in name order are read (the canary's keys are dated,
+//! 200, at most [`MAX_LIMIT`]) in name order are read (the canary's keys are dated,
 //! `YYYY/MM/DD/`, so name order is time order by day), each at most
-//! [`MAX_RESULT_FILE_BYTES`], all together at most `--max-total-mib` (default
-//! [`DEFAULT_MAX_TOTAL_MIB`]): the oldest of those chosen are left out past it, and
-//! that is said.
+//! [`MAX_RESULT_FILE_BYTES`], all together at most `--max-total-mib` (default 256):
+//! the oldest of those chosen are left out past it, and that is said. The flags are
+//! [`HistoryArgs`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use clap::Args;
 use futures_util::StreamExt;
 
 use crate::analysis::history::history as history_of;
@@ -21,48 +20,15 @@ use crate::model::SweepResult;
 use crate::render::history::{render_history, summary_markdown, trend_svg};
 use crate::render::Style;
 
-use super::args::TargetArgs;
+use super::args::HistoryArgs;
 use super::{CliError, MAX_RESULT_FILE_BYTES};
 
-/// Results read by default.
-pub(crate) const DEFAULT_LIMIT: usize = 200;
 /// The most results `--limit` allows.
 pub(crate) const MAX_LIMIT: usize = 5_000;
 /// Names listed at most (files walked, or S3 keys).
 pub(crate) const MAX_LISTED: usize = 100_000;
-/// Bytes read at most, all results together, MiB (default).
-pub(crate) const DEFAULT_MAX_TOTAL_MIB: u64 = 256;
 /// GETs in flight while reading from S3.
 const READS_IN_FLIGHT: usize = 8;
-
-#[derive(Args)]
-pub struct HistoryArgs {
-    /// Where the results are: a directory (walked, `*.json` files) or
-    /// `s3://bucket/prefix/` (read through --endpoint and the other target flags).
-    pub source: String,
-    /// Read the newest N results (by name: the canary's keys are dated), 1 to 5000.
-    #[arg(long, default_value_t = DEFAULT_LIMIT, value_name = "N")]
-    pub limit: usize,
-    /// Read at most this many MiB, all results together (each result is at most
-    /// 64 MiB); past it the oldest of the chosen are left out, and that is said.
-    #[arg(long, default_value_t = DEFAULT_MAX_TOTAL_MIB, value_name = "MIB")]
-    pub max_total_mib: u64,
-    /// Print the tables as Markdown.
-    #[arg(long, conflicts_with = "json")]
-    pub markdown: bool,
-    /// Print the history (series, points, change points) as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Draw the trend plot (objects/s per run, changes marked) into this .svg file.
-    #[arg(long, value_name = "FILE")]
-    pub plot: Option<PathBuf>,
-    /// Also write one self-contained HTML page (summary, trend plot, every table).
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// Where an `s3://` source is read from.
-    #[command(flatten)]
-    pub target: TargetArgs,
-}
 
 /// One name listed: where, and its size in bytes.
 struct Listed {
