@@ -29,7 +29,8 @@ pub(crate) fn utc_minute(unix_ms: u64) -> String {
 
 /// The configuration a series is, in words.
 fn heading(s: &Series) -> String {
-    let mut text = format!("{}, {} workers", s.bucket, s.workers);
+    let plural = if s.workers == 1 { "" } else { "s" };
+    let mut text = format!("{}, {} worker{plural}", s.bucket, s.workers);
     text.push_str(&s.axes.label(!crate::model::Client::is_sdk(&s.axes.s3_client)));
     if let Some(mb) = s.function_memory_mb {
         let _ = write!(text, ", function {mb} MB");
@@ -180,6 +181,8 @@ fn draw(h: &History, lines: &[(String, Vec<(f64, f64)>)], top: f64, svg: &mut St
     chart
         .configure_mesh()
         .x_desc("run (oldest first)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .y_desc("objects/s")
         .draw()?;
     for (i, (name, pts)) in lines.iter().enumerate() {
