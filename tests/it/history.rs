@@ -276,3 +276,36 @@ async fn an_s3_source_on_the_lab_reads_the_newest_results() {
         "{err}"
     );
 }
+
+/// `history --html` opened in headless Chromium (as `report --html` is in
+/// html_report.rs): no console message, the trend plot drawn (a line per
+/// configuration), and every row `history --markdown` prints is a row of the page.
+#[test]
+fn the_history_page_in_a_headless_browser() {
+    use crate::html_report::{browse, chromium, console, dom_rows, markdown_rows};
+    let Some(chromium) = chromium() else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "under CI: no chromium (make browser-tools installs it)"
+        );
+        eprintln!("SKIPPED: no chromium (make browser-tools installs it, as root)");
+        return;
+    };
+    let dir = Dir::new("browser");
+    let runs = dir.0.join("runs");
+    write_all(&runs, &series(true));
+    let page = dir.0.join("history.html");
+    let made = history(&[runs.to_str().unwrap(), "--html", page.to_str().unwrap(), "--markdown"]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let markdown = String::from_utf8_lossy(&made.stdout).into_owned();
+    let (dom, stderr) = browse(&chromium, &page, "--dump-dom", &dir.0.join("profile"));
+    assert_eq!(console(&stderr), Vec::<&str>::new(), "{stderr}");
+    let svg = dom.split("<svg").nth(1).expect("an SVG in the page");
+    assert!(svg.matches("<polyline").count() >= 4, "a line per configuration");
+    let rows = dom_rows(&dom);
+    let wanted = markdown_rows(&markdown);
+    assert_eq!(wanted.len(), 4 * (RUNS + 1), "{markdown}");
+    for row in &wanted {
+        assert!(rows.contains(row), "the page lacks the row {row:?}");
+    }
+}

@@ -16,7 +16,7 @@ use crate::common::{run_within, BIN};
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/demo.json");
 
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     let found = Command::new("sh")
         .args(["-c", "command -v chromium"])
         .stderr(Stdio::null())
@@ -28,7 +28,7 @@ fn chromium() -> Option<PathBuf> {
 
 /// Chromium headless on `page` with `mode` (`--dump-dom` or `--screenshot=FILE`):
 /// (stdout, stderr, where its console messages are logged).
-fn browse(chromium: &Path, page: &Path, mode: &str, profile: &Path) -> (String, String) {
+pub(crate) fn browse(chromium: &Path, page: &Path, mode: &str, profile: &Path) -> (String, String) {
     let mut cmd = Command::new(chromium);
     cmd.args([
         "--headless",
@@ -57,7 +57,7 @@ fn browse(chromium: &Path, page: &Path, mode: &str, profile: &Path) -> (String, 
 }
 
 /// The console messages (and refused loads) Chromium logged.
-fn console(stderr: &str) -> Vec<&str> {
+pub(crate) fn console(stderr: &str) -> Vec<&str> {
     stderr
         .lines()
         .filter(|l| l.contains(":CONSOLE") || l.contains("Refused to") || l.contains("Uncaught"))
@@ -65,7 +65,7 @@ fn console(stderr: &str) -> Vec<&str> {
 }
 
 /// The text of each `<tr>` of `dom` as its cells' texts joined by " | ".
-fn dom_rows(dom: &str) -> Vec<String> {
+pub(crate) fn dom_rows(dom: &str) -> Vec<String> {
     dom.split("<tr>")
         .skip(1)
         .map(|tr| {
@@ -103,7 +103,7 @@ fn text_of(html: &str) -> String {
 
 /// Every table row `report --markdown` prints (header and data rows, not the rules),
 /// as " | "-joined cells without Markdown's code and emphasis marks.
-fn markdown_rows(markdown: &str) -> Vec<String> {
+pub(crate) fn markdown_rows(markdown: &str) -> Vec<String> {
     markdown
         .lines()
         .map(str::trim)
