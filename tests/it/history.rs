@@ -282,13 +282,8 @@ async fn an_s3_source_on_the_lab_reads_the_newest_results() {
 /// configuration), and every row `history --markdown` prints is a row of the page.
 #[test]
 fn the_history_page_in_a_headless_browser() {
-    use crate::html_report::{browse, chromium, console, dom_rows, markdown_rows};
-    let Some(chromium) = chromium() else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "under CI: no chromium (make browser-tools installs it)"
-        );
-        eprintln!("SKIPPED: no chromium (make browser-tools installs it, as root)");
+    use crate::html_report::{browse, chromium_or_skip, console, dom_rows, markdown_rows};
+    let Some(chromium) = chromium_or_skip() else {
         return;
     };
     let dir = Dir::new("browser");

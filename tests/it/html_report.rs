@@ -16,7 +16,7 @@ use crate::common::{run_within, BIN};
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/demo.json");
 
-pub(crate) fn chromium() -> Option<PathBuf> {
+fn chromium() -> Option<PathBuf> {
     let found = Command::new("sh")
         .args(["-c", "command -v chromium"])
         .stderr(Stdio::null())
@@ -24,6 +24,19 @@ pub(crate) fn chromium() -> Option<PathBuf> {
         .ok()
         .filter(|o| o.status.success())?;
     Some(PathBuf::from(String::from_utf8_lossy(&found.stdout).trim()))
+}
+
+/// Chromium, or `None` after saying the test is skipped (under CI=true: a failure).
+pub(crate) fn chromium_or_skip() -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "under CI: no chromium (make browser-tools installs it)"
+        );
+        eprintln!("SKIPPED: no chromium (make browser-tools installs it, as root)");
+    }
+    found
 }
 
 /// Chromium headless on `page` with `mode` (`--dump-dom` or `--screenshot=FILE`):
@@ -124,12 +137,7 @@ pub(crate) fn markdown_rows(markdown: &str) -> Vec<String> {
 
 #[test]
 fn the_html_report_in_a_headless_browser() {
-    let Some(chromium) = chromium() else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "under CI: no chromium (make browser-tools installs it)"
-        );
-        eprintln!("SKIPPED: no chromium (make browser-tools installs it, as root)");
+    let Some(chromium) = chromium_or_skip() else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("s3sweep-html-{}", std::process::id()));
