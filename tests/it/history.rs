@@ -2,7 +2,8 @@
 //! first rows, one run per file, a minute apart, objects/s wobbling by a few percent):
 //! with objects/s halved and first-byte p50 doubled from run 11 on, every
 //! configuration's change is found at run 11 and nowhere else; a flat series finds
-//! none; of 10,000 files only the newest `--limit` are read (the older ones are not
+//! none; runs of another configuration (memory) are another series, not a
+//! change; of 10,000 files only the newest `--limit` are read (the older ones are not
 //! results, so reading any of them would fail the command), and past the byte
 //! budget the oldest are left out; an `s3://` source on the
 //! lab reads the same way; an empty directory and files that are not results get an
@@ -151,6 +152,33 @@ fn a_flat_series_has_no_change() {
     write_all(&dir.0, &series(false));
     let h = ok_json(&history(&[dir.0.to_str().unwrap(), "--json"]));
     assert_eq!(h["runs"], RUNS);
+    assert_eq!(changes(&h), vec![]);
+}
+
+#[test]
+fn runs_of_other_configurations_are_other_series_not_a_change() {
+    let dir = Dir::new("grouped");
+    // Runs 11 to 20 are slower, and measured at another memory size: another
+    // configuration, not a change of this one.
+    let files: Vec<(String, String)> = series(true)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, text))| {
+            if i + 1 < CHANGE_AT {
+                return (name, text);
+            }
+            let mut v: Value = serde_json::from_str(&text).unwrap();
+            for r in v["results"].as_array_mut().unwrap() {
+                r["memory_mb"] = Value::from(1024);
+            }
+            (name, v.to_string())
+        })
+        .collect();
+    write_all(&dir.0, &files);
+    let h = ok_json(&history(&[dir.0.to_str().unwrap(), "--json"]));
+    let series = h["series"].as_array().unwrap();
+    assert_eq!(series.len(), 8, "{series:?}");
+    assert!(series.iter().all(|s| s["points"].as_array().unwrap().len() == 10));
     assert_eq!(changes(&h), vec![]);
 }
 
