@@ -302,7 +302,8 @@ async fn an_s3_source_on_the_lab_reads_the_newest_results() {
     assert!(
         err.contains("s3://results-bucket/canary/2026/10/01/old-0.json"),
         "{err}"
-    ); // A prefix with nothing under it: said, naming it.
+    );
+    // A prefix with nothing under it: said, naming it.
     let e = server.endpoint.clone();
     let out = tokio::task::spawn_blocking(move || history(&["s3://results-bucket/nothing/", "--endpoint", &e]))
         .await
