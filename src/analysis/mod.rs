@@ -18,12 +18,15 @@
 //! - [`clients`]: with `clients: ["sdk", "lean"]`, what the lean client reached
 //!   beside each CPU-bound SDK row, and what that means in Lambda memory;
 //! - [`compare`]: two results side by side, with significance from repetitions
-//!   ([`significance`]: the tests and Holm's correction).
+//!   ([`significance`]: the tests and Holm's correction);
+//! - [`history`]: many results over time as series per configuration, with the
+//!   change points found by the same tests.
 
 pub(crate) mod clients;
 pub mod compare;
 pub(crate) mod cost;
 pub(crate) mod fit;
+pub(crate) mod history;
 pub(crate) mod memory;
 pub(crate) mod network;
 pub(crate) mod rules;

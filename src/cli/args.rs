@@ -66,6 +66,9 @@ pub enum Command {
     /// Line up the configurations of two results (or two buckets of one) with ratios
     /// B/A, flagging differences beyond the runs' own spread.
     Compare(CompareArgs),
+    /// The newest results under a directory or s3://bucket/prefix/ as trends per
+    /// configuration, flagging changes beyond the runs' own spread.
+    History(HistoryArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions(CompletionsArgs),
     /// Print the manual page (roff) on stdout: `s3sweep man | man -l -`.
@@ -212,6 +215,33 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Where `s3://` results are read from.
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+#[derive(Args)]
+pub struct HistoryArgs {
+    /// A directory (walked for `*.json`) or `s3://bucket/prefix/` (read through the target flags).
+    pub source: String,
+    /// Read the newest N results (by name: the canary's keys are dated), 1 to 5000.
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    pub limit: usize,
+    /// Read at most this many MiB in all (each result at most 64 MiB); the oldest are left out past it.
+    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    pub max_total_mib: u64,
+    /// Print the tables as Markdown.
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
+    /// Print the history (series, runs, change points) as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw the trend plot (objects/s per run, changes marked) into this .svg file.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Also write one self-contained HTML page (summary, trend plot, every table).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Where an `s3://` source is read from.
     #[command(flatten)]
     pub target: TargetArgs,
 }

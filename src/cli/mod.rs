@@ -14,6 +14,7 @@
 pub(crate) mod args;
 pub(crate) mod commands;
 pub(crate) mod generate;
+pub(crate) mod history;
 pub(crate) mod lab_network;
 pub(crate) mod local;
 pub(crate) mod memory;
@@ -252,6 +253,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Command::Preflight(args) => preflight::preflight(args).await,
             Command::Report(args) => commands::report(args).await,
             Command::Compare(args) => commands::compare(args).await,
+            Command::History(args) => history::history(args).await,
             Command::Completions(args) => generate::completions(&args),
             Command::Man(args) => generate::man(&args),
         }

@@ -2,7 +2,7 @@
 //! ([`diagnosis`]), the cost ([`cost`]) and comparison ([`compare`]) tables, the plot
 //! ([`plot`], its labels placed by [`labels`]; a memory sweep's [`memory_plot`], chosen
 //! by [`figure`], its values bounded by [`sane`]), the progress bars ([`progress`]), one
-//! HTML page of it all ([`html`]) and CloudWatch metrics as log lines ([`emf`]). Every
+//! HTML page of it all ([`html`]), `history`'s trend tables and plot ([`history`]) and CloudWatch metrics as log lines ([`emf`]). Every
 //! table is drawn for the terminal or as Markdown from one place, chosen by [`Style`];
 //! [`layout`] fits tables and sentences to the terminal's width, picking the result
 //! table's [`columns`].
@@ -13,6 +13,7 @@ pub(crate) mod cost;
 pub(crate) mod diagnosis;
 pub(crate) mod emf;
 pub(crate) mod figure;
+pub(crate) mod history;
 pub(crate) mod html;
 pub(crate) mod labels;
 pub mod layout;

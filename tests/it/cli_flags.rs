@@ -273,7 +273,7 @@ fn elsewhere_the_aws_chain_signs_and_the_result_says_so() {
 
 #[test]
 fn completions_and_man_pages_come_from_the_clap_definitions() {
-    let commands = ["local", "run", "seed", "serve", "clean", "report", "compare"];
+    let commands = ["local", "run", "seed", "serve", "clean", "report", "compare", "history"];
     for shell in ["bash", "zsh", "fish"] {
         let (script, _) = ok(run_bounded(&mut cmd(&["completions", shell])));
         assert!(script.len() > 1000, "{shell}: {} bytes", script.len());

@@ -26,9 +26,22 @@ fn chromium() -> Option<PathBuf> {
     Some(PathBuf::from(String::from_utf8_lossy(&found.stdout).trim()))
 }
 
+/// Chromium, or `None` after saying the test is skipped (under CI=true: a failure).
+pub(crate) fn chromium_or_skip() -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "under CI: no chromium (make browser-tools installs it)"
+        );
+        eprintln!("SKIPPED: no chromium (make browser-tools installs it, as root)");
+    }
+    found
+}
+
 /// Chromium headless on `page` with `mode` (`--dump-dom` or `--screenshot=FILE`):
 /// (stdout, stderr, where its console messages are logged).
-fn browse(chromium: &Path, page: &Path, mode: &str, profile: &Path) -> (String, String) {
+pub(crate) fn browse(chromium: &Path, page: &Path, mode: &str, profile: &Path) -> (String, String) {
     let mut cmd = Command::new(chromium);
     cmd.args([
         "--headless",
@@ -57,7 +70,7 @@ fn browse(chromium: &Path, page: &Path, mode: &str, profile: &Path) -> (String, 
 }
 
 /// The console messages (and refused loads) Chromium logged.
-fn console(stderr: &str) -> Vec<&str> {
+pub(crate) fn console(stderr: &str) -> Vec<&str> {
     stderr
         .lines()
         .filter(|l| l.contains(":CONSOLE") || l.contains("Refused to") || l.contains("Uncaught"))
@@ -65,7 +78,7 @@ fn console(stderr: &str) -> Vec<&str> {
 }
 
 /// The text of each `<tr>` of `dom` as its cells' texts joined by " | ".
-fn dom_rows(dom: &str) -> Vec<String> {
+pub(crate) fn dom_rows(dom: &str) -> Vec<String> {
     dom.split("<tr>")
         .skip(1)
         .map(|tr| {
@@ -103,7 +116,7 @@ fn text_of(html: &str) -> String {
 
 /// Every table row `report --markdown` prints (header and data rows, not the rules),
 /// as " | "-joined cells without Markdown's code and emphasis marks.
-fn markdown_rows(markdown: &str) -> Vec<String> {
+pub(crate) fn markdown_rows(markdown: &str) -> Vec<String> {
     markdown
         .lines()
         .map(str::trim)
@@ -124,12 +137,7 @@ fn markdown_rows(markdown: &str) -> Vec<String> {
 
 #[test]
 fn the_html_report_in_a_headless_browser() {
-    let Some(chromium) = chromium() else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "under CI: no chromium (make browser-tools installs it)"
-        );
-        eprintln!("SKIPPED: no chromium (make browser-tools installs it, as root)");
+    let Some(chromium) = chromium_or_skip() else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("s3sweep-html-{}", std::process::id()));

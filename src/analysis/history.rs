@@ -1,0 +1,294 @@
+//! `history`: many results of the same sweep over time, grouped by configuration
+//! (bucket, workers and the [`Axes`]: object size, client, memory; plus the
+//! function's own memory), each configuration a series of runs ordered by
+//! `started_unix_ms`. A change point is where a series steps beyond its runs' own
+//! spread, found with the statistics `compare` uses ([`super::significance`]): every
+//! candidate (a step at run i; or, up to [`MAX_RUNS_FOR_STRETCHES`] runs, a stretch
+//! i..j that stepped and came back), leaving at least [`MIN_REPETITIONS`] runs in
+//! each part, is tested with the Mann-Whitney U test (the stretch's runs against the
+//! rest), the p-values of one search corrected together with Holm's method
+//! (family-wise [`ALPHA`]); the candidate with the smallest p is the change when it
+//! passes, and each part is searched again (binary segmentation). The measures
+//! searched are an ordered list of small rules ([`RULES`]), each giving one value per
+//! run (the median of the run's repetitions).
+
+use serde::Serialize;
+
+use crate::model::stats::median;
+use crate::model::{Axes, ConfigResult, SweepResult, Verdict};
+
+use super::compare::MIN_REPETITIONS;
+use super::significance::{holm, mann_whitney_p, ALPHA};
+
+/// One run of one configuration: its repetitions' medians.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Point {
+    /// The run's position among the runs read, oldest first, from 1.
+    pub run: usize,
+    pub run_id: String,
+    pub started_unix_ms: u64,
+    pub objects_per_s: f64,
+    pub ttfb_p50_ms: f64,
+    pub ttfb_p99_ms: f64,
+    /// Failed requests, summed over the repetitions.
+    pub errors: u64,
+    /// The verdict of the run's first repetition with one.
+    pub verdict: Option<Verdict>,
+}
+
+/// The measures a change point is looked for in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Measure {
+    ObjectsPerS,
+    TtfbP50Ms,
+}
+
+impl Measure {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Measure::ObjectsPerS => "objects/s",
+            Measure::TtfbP50Ms => "first-byte p50 ms",
+        }
+    }
+}
+
+/// A step in one measure of one series.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct ChangePoint {
+    pub measure: Measure,
+    /// The first run after the change ([`Point::run`]).
+    pub run: usize,
+    pub started_unix_ms: u64,
+    /// Medians of the runs before and after, within the segment searched.
+    pub before: f64,
+    pub after: f64,
+    /// `after / before`.
+    pub ratio: f64,
+    pub p: f64,
+    pub p_adjusted: f64,
+}
+
+/// One configuration's runs and the changes found in them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Series {
+    pub bucket: String,
+    pub workers: u32,
+    pub axes: Axes,
+    /// The function's memory (MB) when the runs were in Lambda.
+    pub function_memory_mb: Option<u32>,
+    pub points: Vec<Point>,
+    pub changes: Vec<ChangePoint>,
+}
+
+/// Every series of the results read, in the order first seen.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct History {
+    pub runs: usize,
+    pub series: Vec<Series>,
+}
+
+/// A rule: the measure and its value for one run.
+type Rule = (Measure, fn(&Point) -> f64);
+
+/// The measures searched, in order.
+pub(crate) const RULES: &[Rule] = &[
+    (Measure::ObjectsPerS, |p| p.objects_per_s),
+    (Measure::TtfbP50Ms, |p| p.ttfb_p50_ms),
+];
+
+/// The history of `results` (any order: they are sorted by start time).
+pub(crate) fn history(results: &[SweepResult]) -> History {
+    let mut runs: Vec<&SweepResult> = results.iter().collect();
+    runs.sort_by_key(|r| r.started_unix_ms);
+    let mut series: Vec<Series> = Vec::new();
+    for (i, result) in runs.iter().enumerate() {
+        let memory = result.environment.lambda.as_ref().and_then(|l| l.memory_size_mb);
+        for (key, rows) in configurations(result) {
+            let point = point_of(i + 1, result, &rows);
+            let (bucket, workers, axes) = key;
+            match series.iter_mut().find(|s| {
+                s.bucket == bucket && s.workers == workers && s.axes == axes && s.function_memory_mb == memory
+            }) {
+                Some(s) => s.points.push(point),
+                None => series.push(Series {
+                    bucket,
+                    workers,
+                    axes,
+                    function_memory_mb: memory,
+                    points: vec![point],
+                    changes: Vec::new(),
+                }),
+            }
+        }
+    }
+    for s in &mut series {
+        s.changes = changes(&s.points);
+    }
+    History {
+        runs: runs.len(),
+        series,
+    }
+}
+
+type Key = (String, u32, Axes);
+
+/// The rows of one result grouped by configuration, in the order first seen.
+fn configurations(result: &SweepResult) -> Vec<(Key, Vec<&ConfigResult>)> {
+    let mut out: Vec<(Key, Vec<&ConfigResult>)> = Vec::new();
+    for row in &result.results {
+        let key = (row.bucket.clone(), row.workers, row.axes.key());
+        match out.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, rows)) => rows.push(row),
+            None => out.push((key, vec![row])),
+        }
+    }
+    out
+}
+
+fn point_of(run: usize, result: &SweepResult, rows: &[&ConfigResult]) -> Point {
+    let med = |v: Vec<f64>| median(v).unwrap_or(0.0);
+    Point {
+        run,
+        run_id: result.request.run_id.clone().unwrap_or_default(),
+        started_unix_ms: result.started_unix_ms,
+        objects_per_s: med(rows.iter().map(|r| r.objects_per_s).collect()),
+        ttfb_p50_ms: med(rows.iter().map(|r| r.ttfb_ms.p50).collect()),
+        ttfb_p99_ms: med(rows.iter().map(|r| r.ttfb_ms.p99).collect()),
+        errors: rows.iter().map(|r| r.errors.total).sum(),
+        verdict: rows.iter().find_map(|r| r.diagnosis.as_ref().map(|d| d.verdict)),
+    }
+}
+
+/// The change points of a series, every measure of [`RULES`], oldest first.
+fn changes(points: &[Point]) -> Vec<ChangePoint> {
+    let mut out = Vec::new();
+    for &(measure, value) in RULES {
+        let values: Vec<f64> = points.iter().map(value).collect();
+        let mut splits = Vec::new();
+        segment(&values, 0, &mut splits);
+        for (k, before, after, p, p_adjusted) in splits {
+            let at = &points[k];
+            out.push(ChangePoint {
+                measure,
+                run: at.run,
+                started_unix_ms: at.started_unix_ms,
+                before,
+                after,
+                ratio: if before > 0.0 { after / before } else { f64::NAN },
+                p,
+                p_adjusted,
+            });
+        }
+    }
+    out.sort_by_key(|c| c.run);
+    out
+}
+
+/// A change found: the index of the first value after it, the medians before and
+/// after, its p and Holm-adjusted p.
+type Split = (usize, f64, f64, f64, f64);
+
+/// Longest series (runs) searched for a stretch that stepped and came back; longer
+/// ones are searched for single steps only (the search grows with the square).
+pub(crate) const MAX_RUNS_FOR_STRETCHES: usize = 64;
+
+/// The candidates of a segment of `n` runs: `(i, j)`, runs `i..j` against the rest,
+/// every part at least [`MIN_REPETITIONS`] runs. `j == n` is a single step at `i`; a
+/// stretch `i..j` inside is a step and a step back (searched up to
+/// [`MAX_RUNS_FOR_STRETCHES`] runs).
+fn candidates(n: usize) -> Vec<(usize, usize)> {
+    let m = MIN_REPETITIONS;
+    let mut out: Vec<(usize, usize)> = (m..=n.saturating_sub(m)).map(|i| (i, n)).collect();
+    if n <= MAX_RUNS_FOR_STRETCHES {
+        for i in m..n {
+            out.extend((i + m..=n.saturating_sub(m)).map(|j| (i, j)));
+        }
+    }
+    out
+}
+
+/// Binary segmentation of `values` (starting at `offset` in the series): the
+/// candidate with the smallest p, when it passes after Holm's correction over every
+/// candidate, then each part again.
+fn segment(values: &[f64], offset: usize, out: &mut Vec<Split>) {
+    let n = values.len();
+    let cands = candidates(n);
+    let ps: Vec<f64> = cands
+        .iter()
+        .map(|&(i, j)| {
+            let rest: Vec<f64> = values[..i].iter().chain(&values[j..]).copied().collect();
+            mann_whitney_p(&rest, &values[i..j])
+        })
+        .collect();
+    let adjusted = holm(&ps);
+    let Some(best) = (0..cands.len()).min_by(|&a, &b| ps[a].total_cmp(&ps[b])) else {
+        return;
+    };
+    if adjusted[best] > ALPHA {
+        return;
+    }
+    let (i, j) = cands[best];
+    let med = |v: &[f64]| median(v.to_vec()).unwrap_or(0.0);
+    let (before, inside) = (med(&values[..i]), med(&values[i..j]));
+    out.push((offset + i, before, inside, ps[best], adjusted[best]));
+    if j < n {
+        out.push((offset + j, inside, med(&values[j..]), ps[best], adjusted[best]));
+    }
+    segment(&values[..i], offset, out);
+    segment(&values[i..j], offset + i, out);
+    segment(&values[j..], offset + j, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn splits(values: &[f64]) -> Vec<usize> {
+        let mut out = Vec::new();
+        segment(values, 0, &mut out);
+        out.iter().map(|s| s.0).collect()
+    }
+
+    /// A wobble that is not noise-free (ranks interleave) but has no step.
+    fn flat(n: usize) -> Vec<f64> {
+        (0..n).map(|i| 1000.0 + ((i * 7) % 5) as f64 * 10.0).collect()
+    }
+
+    #[test]
+    fn a_step_halfway_is_found_where_it_is_and_nowhere_else() {
+        let mut v = flat(20);
+        for x in &mut v[10..] {
+            *x *= 0.5;
+        }
+        assert_eq!(splits(&v), vec![10]);
+    }
+
+    #[test]
+    fn a_flat_series_has_no_change() {
+        assert!(splits(&flat(20)).is_empty());
+        assert!(splits(&flat(40)).is_empty());
+    }
+
+    #[test]
+    fn two_steps_are_both_found() {
+        let mut v = flat(30);
+        for x in &mut v[10..20] {
+            *x *= 0.5;
+        }
+        let mut found = splits(&v);
+        found.sort();
+        assert_eq!(found, vec![10, 20]);
+    }
+
+    #[test]
+    fn long_flat_series_find_nothing() {
+        assert!(splits(&flat(MAX_RUNS_FOR_STRETCHES)).is_empty());
+        assert!(splits(&flat(200)).is_empty());
+    }
+
+    #[test]
+    fn too_few_runs_find_nothing() {
+        assert!(splits(&[1.0, 1.0, 1.0, 5.0, 5.0]).is_empty());
+    }
+}

@@ -1,0 +1,250 @@
+//! `s3sweep history SOURCE`: the newest results under a directory or an
+//! `s3://bucket/prefix/`, read within stated bounds, as trend tables per
+//! configuration with the change points ([`crate::analysis::history`]), a trend plot
+//! and an HTML page.
+//!
+//! Bounds: at most [`MAX_LISTED`] names are listed (files walked, or keys by
+//! ListObjectsV2 pages); of the `*.json` among them, the last `--limit` (default
+//! 200, at most [`MAX_LIMIT`]) in name order are read (the canary's keys are dated,
+//! `YYYY/MM/DD/`, so name order is time order by day), each at most
+//! [`MAX_RESULT_FILE_BYTES`], all together at most `--max-total-mib` (default 256):
+//! the oldest of those chosen are left out past it, and that is said. The flags are
+//! [`HistoryArgs`].
+
+use std::path::Path;
+
+use futures_util::StreamExt;
+
+use crate::analysis::history::history as history_of;
+use crate::model::SweepResult;
+use crate::render::history::{render_history, summary_markdown, trend_svg};
+use crate::render::Style;
+
+use super::args::HistoryArgs;
+use super::{CliError, MAX_RESULT_FILE_BYTES};
+
+/// The most results `--limit` allows.
+pub(crate) const MAX_LIMIT: usize = 5_000;
+/// Names listed at most (files walked, or S3 keys).
+pub(crate) const MAX_LISTED: usize = 100_000;
+/// GETs in flight while reading from S3.
+const READS_IN_FLIGHT: usize = 8;
+
+/// One name listed: where, and its size in bytes.
+struct Listed {
+    name: String,
+    size_bytes: u64,
+}
+
+/// Runs `history`.
+pub(crate) async fn history(args: HistoryArgs) -> Result<(), CliError> {
+    if args.limit == 0 || args.limit > MAX_LIMIT {
+        return Err(CliError::Usage(format!(
+            "--limit: must be 1 to {MAX_LIMIT}, got {}",
+            args.limit
+        )));
+    }
+    if args.max_total_mib == 0 {
+        return Err(CliError::Usage("--max-total-mib: must be at least 1".into()));
+    }
+    let results = if args.source.starts_with(crate::plan::destination::S3_SCHEME) {
+        read_s3(&args).await?
+    } else {
+        read_dir(&args)?
+    };
+    let h = history_of(&results);
+    if args.json {
+        let text = serde_json::to_string_pretty(&h).map_err(|e| CliError::Message(format!("{e}")))?;
+        println!("{text}");
+    } else {
+        let style = Style::markdown_if(args.markdown);
+        println!("{} results read from {}\n", results.len(), args.source);
+        print!("{}", render_history(&h, style));
+    }
+    let svg = trend_svg(&h);
+    if let Some(path) = &args.plot {
+        let svg = svg
+            .as_deref()
+            .ok_or_else(|| CliError::Message("--plot: no run has a drawable objects/s".into()))?;
+        crate::sys::files::write_atomic(path, svg.as_bytes())
+            .map_err(|e| CliError::Message(format!("writing the plot {}: {e}", path.display())))?;
+        eprintln!("plot written to {}", path.display());
+    }
+    if let Some(path) = &args.html {
+        let source = format!("{} results from {}", results.len(), args.source);
+        let page = crate::render::html::page(
+            "s3sweep history",
+            &source,
+            &summary_markdown(&h),
+            svg.as_deref(),
+            &render_history(&h, Style::Markdown),
+        );
+        crate::sys::files::write_atomic(path, page.as_bytes())
+            .map_err(|e| CliError::Message(format!("writing the HTML page {}: {e}", path.display())))?;
+        eprintln!("HTML page written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// Of `listed` (any order), the `*.json`, last `limit` by name, trimmed to the byte
+/// budget from the oldest; newest last. Errors when none is a `.json`.
+fn choose(mut listed: Vec<Listed>, args: &HistoryArgs) -> Result<Vec<Listed>, CliError> {
+    listed.retain(|l| l.name.ends_with(".json"));
+    if listed.is_empty() {
+        return Err(
+            CliError::Message(format!("{}: no result files (*.json) there", args.source)).advice(
+                "give the directory or s3://bucket/prefix/ the results were written to (the function's ResultsPrefix)",
+            ),
+        );
+    }
+    listed.sort_by(|a, b| a.name.cmp(&b.name));
+    let skip = listed.len().saturating_sub(args.limit);
+    let mut chosen: Vec<Listed> = listed.split_off(skip);
+    let budget = args.max_total_mib << 20;
+    let mut total = 0u64;
+    let mut keep = chosen.len();
+    for (i, l) in chosen.iter().enumerate().rev() {
+        if total + l.size_bytes.min(MAX_RESULT_FILE_BYTES) > budget {
+            break;
+        }
+        total += l.size_bytes.min(MAX_RESULT_FILE_BYTES);
+        keep = i;
+    }
+    if keep > 0 {
+        eprintln!(
+            "{} older results left out: the newest {} fill --max-total-mib {}",
+            keep,
+            chosen.len() - keep,
+            args.max_total_mib
+        );
+    }
+    Ok(chosen.split_off(keep))
+}
+
+/// Every file under `dir` (walked, at most [`MAX_LISTED`] entries).
+fn walk(dir: &Path) -> Result<Vec<Listed>, CliError> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(d) = todo.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| CliError::Message(format!("reading {}: {e}", d.display())))?;
+        for entry in entries {
+            seen += 1;
+            if seen > MAX_LISTED {
+                return Err(CliError::Message(format!(
+                    "{}: over {MAX_LISTED} entries; give a narrower directory",
+                    dir.display()
+                )));
+            }
+            let entry = entry.map_err(|e| CliError::Message(format!("reading {}: {e}", d.display())))?;
+            let meta = entry
+                .metadata()
+                .map_err(|e| CliError::Message(format!("reading {}: {e}", d.display())))?;
+            if meta.is_dir() {
+                todo.push(entry.path());
+            } else {
+                out.push(Listed {
+                    name: entry.path().to_string_lossy().into_owned(),
+                    size_bytes: meta.len(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn read_dir(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
+    let dir = Path::new(&args.source);
+    if !dir.is_dir() {
+        return Err(CliError::Usage(format!(
+            "{}: not a directory (give a directory of results or s3://bucket/prefix/)",
+            args.source
+        )));
+    }
+    let chosen = choose(walk(dir)?, args)?;
+    let mut results = Vec::with_capacity(chosen.len());
+    let mut bad = Vec::new();
+    for l in &chosen {
+        match super::read_result(Path::new(&l.name)) {
+            Ok(r) => results.push(r),
+            Err(e) => bad.push(e.line()),
+        }
+    }
+    finish(results, bad)
+}
+
+/// The results read, or an error naming every file that was not one.
+fn finish(results: Vec<SweepResult>, bad: Vec<String>) -> Result<Vec<SweepResult>, CliError> {
+    if bad.is_empty() {
+        return Ok(results);
+    }
+    let shown: Vec<&str> = bad.iter().take(5).map(String::as_str).collect();
+    let more = bad.len().saturating_sub(shown.len());
+    let more = if more > 0 {
+        format!("; and {more} more")
+    } else {
+        String::new()
+    };
+    Err(CliError::Message(format!(
+        "{} of the {} newest files are not results: {}{more}",
+        bad.len(),
+        results.len() + bad.len(),
+        shown.join("; ")
+    ))
+    .advice("keep only result JSON (the function's results, `run --json`, `local --json`) there, or give --limit"))
+}
+
+async fn read_s3(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
+    let uri =
+        crate::plan::ResultsUri::parse(&args.source).map_err(|e| CliError::Usage(format!("{}: {e}", args.source)))?;
+    let client = args.target.client(&uri.bucket).await?;
+    let s3 = client.s3(crate::s3::RequestSettings::maintenance(std::time::Duration::from_secs(
+        60,
+    )));
+    let prefix = if uri.prefix.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", uri.prefix)
+    };
+    let listing = crate::s3::list::list_prefix(
+        &s3,
+        (&uri.bucket, &prefix),
+        MAX_LISTED as u32,
+        true,
+        &client.endpoint_name(),
+    )
+    .await
+    .map_err(|e| CliError::Message(format!("listing {}: {e}", args.source)))?;
+    let listed = listing
+        .objects
+        .iter()
+        .map(|o| Listed {
+            name: o.key.clone(),
+            size_bytes: o.size_bytes,
+        })
+        .collect();
+    let chosen = choose(listed, args)?;
+    let reads = futures_util::stream::iter(chosen.iter().map(|l| {
+        let object = crate::plan::ObjectUri {
+            bucket: uri.bucket.clone(),
+            key: l.name.clone(),
+        };
+        let client = &client;
+        async move {
+            let bytes = crate::s3::results::read_object(client, &object, MAX_RESULT_FILE_BYTES).await?;
+            let text = String::from_utf8(bytes).map_err(|_| format!("{object}: not UTF-8 text"))?;
+            SweepResult::from_json(&text).map_err(|e| format!("{object}: {e}"))
+        }
+    }))
+    .buffered(READS_IN_FLIGHT)
+    .collect::<Vec<_>>()
+    .await;
+    let (mut results, mut bad) = (Vec::new(), Vec::new());
+    for r in reads {
+        match r {
+            Ok(r) => results.push(r),
+            Err(e) => bad.push(e),
+        }
+    }
+    finish(results, bad)
+}
