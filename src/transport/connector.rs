@@ -327,6 +327,7 @@ impl tower_service::Service<Uri> for LimitedConnector {
             counters.connections_open.fetch_add(1, Ordering::Relaxed);
             Ok(CountedIo {
                 io: opened.stream,
+                id: NEXT_CONNECTION_ID.fetch_add(1, Ordering::Relaxed),
                 _permit: permit,
                 counters,
             })
@@ -337,6 +338,7 @@ impl tower_service::Service<Uri> for LimitedConnector {
 /// A connection that holds its host's slot and updates the open-connections gauge.
 pub(crate) struct CountedIo<T> {
     io: T,
+    id: u64,
     _permit: OwnedSemaphorePermit,
     counters: Arc<Counters>,
 }
@@ -349,9 +351,24 @@ impl<T> Drop for CountedIo<T> {
 
 impl<T: Connection> Connection for CountedIo<T> {
     fn connected(&self) -> Connected {
-        self.io.connected()
+        self.io.connected().extra(ConnectionId(self.id))
     }
 }
+
+/// A connection's number in this process (from 1, in the order opened), carried in its
+/// [`Connected`] so a request can say which connection it went out on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ConnectionId(u64);
+
+/// The number of the connection `connected` describes ([`ConnectionId`]).
+pub(crate) fn connection_id_of(connected: &Connected) -> Option<u64> {
+    let mut extensions = http::Extensions::new();
+    connected.get_extras(&mut extensions);
+    extensions.get::<ConnectionId>().map(|c| c.0)
+}
+
+/// The next connection's number.
+static NEXT_CONNECTION_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl<T: hyper::rt::Read + Unpin> hyper::rt::Read for CountedIo<T> {
     fn poll_read(

@@ -143,6 +143,8 @@ pub struct RequestProbe {
     /// Connection in hand to response headers, the last attempt that got headers.
     wire_ttfb_ns: AtomicU64,
     has_wire_ttfb: std::sync::atomic::AtomicBool,
+    /// The connection the last attempt went out on (its number; 0: none yet).
+    connection_id: AtomicU64,
     /// What ended the last attempt ([`Cause`] as a number; 0: not ended yet).
     last_cause: std::sync::atomic::AtomicU8,
     /// Attempts that were retried, by what ended them, in [`Cause`] order.
@@ -199,6 +201,9 @@ pub struct ColdWork {
     /// Connection in hand to response headers, the last attempt that got them: the
     /// first-byte time at the wire. `None` when no attempt got headers.
     pub wire_ttfb_ns: Option<u64>,
+    /// The connection the last attempt went out on (numbered from 1 in the order the
+    /// process opened them); `None` when it got none.
+    pub connection_id: Option<u64>,
     /// The attempts that were retried, by what ended them.
     pub retry_causes: RetryCauses,
 }
@@ -238,6 +243,7 @@ impl RequestProbe {
             backoff_ns: self.backoff_ns.swap(0, Ordering::Relaxed),
             pool_wait_ns: self.pool_wait_ns.swap(0, Ordering::Relaxed),
             wire_ttfb_ns: has_ttfb.then_some(wire_ttfb_ns),
+            connection_id: Some(self.connection_id.swap(0, Ordering::Relaxed)).filter(|&id| id != 0),
             retry_causes: {
                 self.last_cause.store(0, Ordering::Relaxed);
                 let [throttled, server_error, timeout, connection, other] =
@@ -261,6 +267,7 @@ impl RequestProbe {
             n.fetch_add(1, Ordering::Relaxed);
         }
         self.attempts.fetch_add(1, Ordering::Relaxed);
+        self.connection_id.store(0, Ordering::Relaxed);
         let start = self.attempt_start.load(Ordering::Relaxed);
         if start != 0 {
             self.prep_ns.fetch_add(sent.saturating_sub(start), Ordering::Relaxed);
@@ -577,7 +584,7 @@ impl Transport {
             conn_at: None,
         };
         async move {
-            let conn_at = &mut attempt.conn_at;
+            let (conn_at, probe) = (&mut attempt.conn_at, &attempt.probe);
             // This generation of the pool, kept alive (moved in) while the request is
             // in flight, and used to send the request again.
             let pool_ref = &pool;
@@ -593,6 +600,8 @@ impl Transport {
                         got = connection.wait_for_connection_metadata(), if conn_at.is_none() => {
                             // `None`: hyper dropped the request without a connection.
                             *conn_at = Some(got.is_some().then(clock_ns));
+                            let id = got.as_ref().and_then(connector::connection_id_of).unwrap_or(0);
+                            probe.iter().for_each(|p| p.connection_id.store(id, Ordering::Relaxed));
                         }
                         _ = tokio::time::sleep_until(redispatch_at), if conn_at.is_none() && template.is_some() => {
                             redispatch_at += REDISPATCH_AFTER;
