@@ -360,11 +360,13 @@ impl<T: Connection> Connection for CountedIo<T> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct ConnectionId(u64);
 
-/// The number of the connection `connected` describes ([`ConnectionId`]).
-pub(crate) fn connection_id_of(connected: &Connected) -> Option<u64> {
+/// Notes in `probe` the number of the connection hyper gave its attempt
+/// ([`ConnectionId`]; 0: none).
+pub(super) fn note_connection(probe: Option<&super::RequestProbe>, connected: Option<&Connected>) {
     let mut extensions = http::Extensions::new();
-    connected.get_extras(&mut extensions);
-    extensions.get::<ConnectionId>().map(|c| c.0)
+    connected.iter().for_each(|c| c.get_extras(&mut extensions));
+    let id = extensions.get::<ConnectionId>().map_or(0, |c| c.0);
+    probe.iter().for_each(|p| p.connection_id.store(id, Ordering::Relaxed));
 }
 
 /// The next connection's number.

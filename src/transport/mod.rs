@@ -600,8 +600,7 @@ impl Transport {
                         got = connection.wait_for_connection_metadata(), if conn_at.is_none() => {
                             // `None`: hyper dropped the request without a connection.
                             *conn_at = Some(got.is_some().then(clock_ns));
-                            let id = got.as_ref().and_then(connector::connection_id_of).unwrap_or(0);
-                            probe.iter().for_each(|p| p.connection_id.store(id, Ordering::Relaxed));
+                            connector::note_connection(probe.as_deref(), got.as_ref());
                         }
                         _ = tokio::time::sleep_until(redispatch_at), if conn_at.is_none() && template.is_some() => {
                             redispatch_at += REDISPATCH_AFTER;
