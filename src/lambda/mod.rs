@@ -229,6 +229,7 @@ impl Function {
             &plan,
             &run_id_of(&plan, &invocation),
             self.settings.results_uri.as_ref(),
+            plan.memory_mb().is_empty() && plan.fanout().is_none(),
             self.observer.clone(),
         )
         .map_err(InvocationError::InvalidEvent)?;

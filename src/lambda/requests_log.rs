@@ -33,7 +33,9 @@ fn is_under(uri: &ResultsUri, within: &ResultsUri) -> bool {
 
 impl S3RequestsLog {
     /// The log of `plan` (none without `requests_log_uri`) for run `run_id`, passing
-    /// every event on to `inner`; refused when it is outside `stack`. A temporary
+    /// every event on to `inner`; refused when it is outside `stack`. None from a
+    /// coordinator (`sweeps`: false): it sends no GET, and its children (each an
+    /// invocation of its own) write their logs. A temporary
     /// file that cannot be made leaves the run without a log (said in the function's
     /// log), not without its result.
     pub(super) fn open(
@@ -41,6 +43,7 @@ impl S3RequestsLog {
         plan: &Plan,
         run_id: &str,
         stack: Option<&ResultsUri>,
+        sweeps: bool,
         inner: Arc<dyn Observer>,
     ) -> Result<Option<S3RequestsLog>, RequestError> {
         let Some(destination) = plan.requests_log_uri() else {
@@ -54,6 +57,9 @@ impl S3RequestsLog {
                     stack.bucket, stack.prefix, destination.bucket, destination.prefix
                 ),
             ));
+        }
+        if !sweeps {
+            return Ok(None);
         }
         let object = destination.object_with(run_id, ".requests.csv.gz");
         let file = object.key.rsplit('/').next().unwrap_or("requests.csv.gz").to_string();
