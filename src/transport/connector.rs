@@ -361,7 +361,8 @@ impl<T: Connection> Connection for CountedIo<T> {
 struct ConnectionId(u64);
 
 /// Notes in `probe` the number of the connection hyper gave its attempt
-/// ([`ConnectionId`]; 0: none).
+/// ([`ConnectionId`]; 0: none). Read once the attempt ended, not when hyper handed the
+/// connection over: a quick answer can come in the same poll, before that was seen.
 pub(super) fn note_connection(probe: Option<&super::RequestProbe>, connected: Option<&Connected>) {
     let mut extensions = http::Extensions::new();
     connected.iter().for_each(|c| c.get_extras(&mut extensions));

@@ -584,7 +584,7 @@ impl Transport {
             conn_at: None,
         };
         async move {
-            let (conn_at, probe) = (&mut attempt.conn_at, &attempt.probe);
+            let conn_at = &mut attempt.conn_at;
             // This generation of the pool, kept alive (moved in) while the request is
             // in flight, and used to send the request again.
             let pool_ref = &pool;
@@ -600,7 +600,6 @@ impl Transport {
                         got = connection.wait_for_connection_metadata(), if conn_at.is_none() => {
                             // `None`: hyper dropped the request without a connection.
                             *conn_at = Some(got.is_some().then(clock_ns));
-                            connector::note_connection(probe.as_deref(), got.as_ref());
                         }
                         _ = tokio::time::sleep_until(redispatch_at), if conn_at.is_none() && template.is_some() => {
                             redispatch_at += REDISPATCH_AFTER;
@@ -627,6 +626,7 @@ impl Transport {
                 None => Some(timed.await),
             };
             served.set();
+            connector::note_connection(attempt.probe.as_deref(), connection.connection_metadata().as_ref());
             let (headers, cause) = match &response {
                 None => (false, Some(Cause::Timeout)),
                 Some(Err(_)) => (false, Some(Cause::Connection)),

@@ -294,6 +294,8 @@ async fn the_request_log_has_a_line_per_attempt_adding_up_to_the_row_and_keeps_i
 /// connections in the log as the row opened, and no connection carrying two GETs at
 /// once (HTTP/1.1: a GET's answer starts after the last byte of the one before it on
 /// its connection; its `sent_ms` may be earlier, while it waited for the connection).
+/// The log's times are the client's stamps, not the wire's: a stamp the scheduler took
+/// late is allowed 1 ms (0.5 ms was seen under load).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_get_names_its_connection_as_many_as_the_row_opened_none_shared_at_once() {
     let (server, _) = seeded(NetworkConfig::default(), LatencyProfile::Express, 200).await;
@@ -335,7 +337,7 @@ async fn each_get_names_its_connection_as_many_as_the_row_opened_none_shared_at_
         gets.sort_by(|a, b| (a.0, a.1).partial_cmp(&(b.0, b.1)).unwrap());
         for pair in gets.windows(2).filter(|p| p[0].0 == p[1].0) {
             assert!(
-                pair[1].1 >= pair[0].2,
+                pair[1].1 >= pair[0].2 - 1.0,
                 "{name}: two GETs at once on connection {}: {pair:?}",
                 pair[0].0
             );
