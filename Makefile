@@ -569,7 +569,7 @@ invoke:
 ## generated one (the async invoke returns no request id, so the run_id names the
 ## result). The function writes it to RUN_ID.json under the stack's ResultsUri (deployed
 ## with RESULTS_BUCKET=...), or under the event's results_uri, which must lie under
-## that prefix: the role may write nowhere else. Prints the `s3sweep report` command
+## that prefix (as must a requests_log_uri): the role may write nowhere else. Prints the `s3sweep report` command
 ## that reads it once it is there.
 RUN_ID ?=
 STACK_RESULTS_URI = $$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='ResultsUri'].OutputValue" --output text)
@@ -589,6 +589,9 @@ if not stack_uri.startswith("s3://"):
 base = event.get("results_uri") or stack_uri
 if base.rstrip("/") != stack_uri and not base.startswith(stack_uri + "/"):
     refuse(path + ": results_uri " + str(base) + " is outside the stack's results prefix " + stack_uri + "/: the role may write only there (drop results_uri, or deploy with RESULTS_BUCKET and RESULTS_PREFIX naming it)")
+log_uri = event.get("requests_log_uri")
+if log_uri is not None and str(log_uri).rstrip("/") != stack_uri and not str(log_uri).startswith(stack_uri + "/"):
+    refuse(path + ": requests_log_uri " + str(log_uri) + " is outside the stack's results prefix " + stack_uri + "/: the role may write only there")
 run_id = run_id or event.get("run_id") or datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(4)
 if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", run_id):
     refuse("run_id " + repr(run_id) + ": 1-64 letters, digits, '.', '_' or '-'")

@@ -7,8 +7,9 @@
 //! `outcome`: `ok`, the error kind of a failed GET, or for an attempt that was retried
 //! `retried_throttled` (a 503/429) or `retried` (another cause). Only a GET's last
 //! attempt is timed (the transport times a GET as a whole); a retried attempt's time
-//! columns are empty. The transport has no connection ids, so there is no column for
-//! one.
+//! columns are empty. `connection`: the connection the GET's last attempt went out
+//! on (the transport numbers each connection it opens, from 1, for both clients, which
+//! share it); empty on a retried attempt's line and when the GET got no connection.
 //!
 //! Bounded: at most `max_bytes` (uncompressed) are written; lines past the cap are
 //! dropped and counted, and [`RequestsLog::finish`] says how many.
@@ -29,7 +30,7 @@ pub const DEFAULT_MAX_BYTES: u64 = 256 << 20;
 
 /// The CSV header.
 const CSV_HEADER: &str =
-    "bucket,workers,repetition,get,attempt,attempts,sent_ms,first_byte_ms,last_byte_ms,bytes,outcome\n";
+    "bucket,workers,repetition,get,attempt,attempts,sent_ms,first_byte_ms,last_byte_ms,bytes,connection,outcome\n";
 
 /// How the lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,11 +199,15 @@ fn lines_of(format: LogFormat, row: &ConfigResult, get: usize, e: &GetEvent, out
         } else {
             (String::new(), String::new(), String::new(), 0)
         };
+        let conn = match (last, e.connection_id) {
+            (true, id) if id > 0 => id.to_string(),
+            _ => String::new(),
+        };
         match format {
             LogFormat::Csv => {
                 let _ = writeln!(
                     out,
-                    "{},{},{},{get},{attempt},{attempts},{sent},{first},{done},{bytes},{outcome}",
+                    "{},{},{},{get},{attempt},{attempts},{sent},{first},{done},{bytes},{conn},{outcome}",
                     row.bucket, row.workers, row.repetition
                 );
             }
@@ -216,13 +221,14 @@ fn lines_of(format: LogFormat, row: &ConfigResult, get: usize, e: &GetEvent, out
                 };
                 let _ = writeln!(
                     out,
-                    r#"{{"bucket":{},"workers":{},"repetition":{},"get":{get},"attempt":{attempt},"attempts":{attempts},"sent_ms":{},"first_byte_ms":{},"last_byte_ms":{},"bytes":{bytes},"outcome":"{outcome}"}}"#,
+                    r#"{{"bucket":{},"workers":{},"repetition":{},"get":{get},"attempt":{attempt},"attempts":{attempts},"sent_ms":{},"first_byte_ms":{},"last_byte_ms":{},"bytes":{bytes},"connection":{},"outcome":"{outcome}"}}"#,
                     serde_json::Value::from(row.bucket.as_str()),
                     row.workers,
                     row.repetition,
                     num(&sent),
                     num(&first),
-                    num(&done)
+                    num(&done),
+                    num(&conn)
                 );
             }
         }

@@ -28,6 +28,7 @@ pub(crate) mod event;
 pub mod invoke;
 pub mod memory;
 pub(crate) mod merge;
+mod requests_log;
 pub(crate) mod response;
 pub(crate) mod settings;
 
@@ -223,13 +224,29 @@ impl Function {
         // Boxed: the sweep's futures nest deep (the SDK's among them), and the binary's
         // main future must stay within the compiler's layout depth.
         let results = self.results_log(&plan, &invocation);
+        let requests = requests_log::S3RequestsLog::open(
+            &self.client,
+            &plan,
+            &run_id_of(&plan, &invocation),
+            self.settings.results_uri.as_ref(),
+            plan.memory_mb().is_empty() && plan.fanout().is_none(),
+            self.observer.clone(),
+        )
+        .map_err(InvocationError::InvalidEvent)?;
         let mut result = if !plan.memory_mb().is_empty() {
             Box::pin(self.coordinate_memory(&plan, &invocation)).await?
         } else if plan.fanout().is_some() {
             Box::pin(self.coordinate(&plan, &invocation)).await?
         } else {
-            Box::pin(self.sweep(&plan, &invocation, results.clone())).await
+            let observer = requests.as_ref().map(|r| r.observer());
+            Box::pin(self.sweep(&plan, &invocation, results.clone(), observer)).await
         };
+        if let Some(log) = requests {
+            match log.finish(crate::s3::results::MAX_WRITE_TIME).await {
+                Ok(line) => tracing::info!("{line}"),
+                Err(e) => tracing::warn!(error = %e, "the request log could not be written to S3"),
+            }
+        }
         if let Some(log) = &results {
             log.finish(&mut result).await;
         }
@@ -273,17 +290,7 @@ impl Function {
             return None;
         }
         let destination = plan.results_uri().or_else(|| self.settings.results_uri.clone())?;
-        let request = plan.request();
-        let given = request.run_id.clone().filter(|_| request.from_coordinator.is_none());
-        let run_id = given.unwrap_or_else(|| match invocation.context.request_id.as_str() {
-            "" => format!(
-                "run-{}",
-                SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis())
-            ),
-            id => id.to_string(),
-        });
+        let run_id = run_id_of(plan, invocation);
         let now_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let destination = plan.dated_if_asked(destination, now_s);
         let writer = ResultsWriter::new(&self.client, &destination, &run_id);
@@ -345,7 +352,14 @@ impl Function {
 
     /// A plain sweep, or a child's: a child stops in time for its coordinator to merge
     /// (its coordinator's finish time comes before its own deadline).
-    async fn sweep(&self, plan: &Plan, invocation: &Invocation, results: Option<Arc<ResultsLog>>) -> SweepResult {
+    /// `observer`: the request log's, else the function's own.
+    async fn sweep(
+        &self,
+        plan: &Plan,
+        invocation: &Invocation,
+        results: Option<Arc<ResultsLog>>,
+        observer: Option<Arc<dyn Observer>>,
+    ) -> SweepResult {
         let options = SweepOptions {
             runner: Runner::Lambda,
             deadline: self.deadline_of(plan, invocation.deadline),
@@ -353,7 +367,8 @@ impl Function {
             schedule: StartSchedule::of(plan),
             results,
         };
-        let mut result = engine::run(&self.client, plan, &options, self.observer.clone()).await;
+        let observer = observer.unwrap_or_else(|| self.observer.clone());
+        let mut result = engine::run(&self.client, plan, &options, observer).await;
         analysis::analyse(&mut result, &Thresholds::default());
         if result.truncated {
             tracing::warn!(
@@ -370,6 +385,23 @@ impl Function {
         );
         result
     }
+}
+
+/// The run's name in the keys it writes: the request's `run_id` (not for the
+/// invocations a coordinator sends, which must not replace its objects), else the
+/// invocation's request id.
+fn run_id_of(plan: &Plan, invocation: &Invocation) -> String {
+    let request = plan.request();
+    let given = request.run_id.clone().filter(|_| request.from_coordinator.is_none());
+    given.unwrap_or_else(|| match invocation.context.request_id.as_str() {
+        "" => format!(
+            "run-{}",
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis())
+        ),
+        id => id.to_string(),
+    })
 }
 
 /// One invocation's facts, read once by [`Function::handle`].

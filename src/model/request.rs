@@ -76,6 +76,11 @@ pub struct SweepRequest {
     /// `None`: nowhere (the Lambda then uses `S3SWEEP_RESULTS_URI` if set).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub results_uri: Option<String>,
+    /// Where the function writes the request log (`s3://bucket/prefix`): the object
+    /// `<prefix>/<run id>.requests.csv.gz`, gzipped CSV capped like `--requests-log`;
+    /// under the function's `S3SWEEP_RESULTS_URI` when it has one. `None`: no log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests_log_uri: Option<String>,
     /// The run's name (1 to 64 of `A-Za-z0-9._-`): the result is written to
     /// `<results prefix>/<run_id>.json`; `None`: the invocation's request id names it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -165,6 +170,7 @@ impl Default for SweepRequest {
             max_attempts: 1,
             prices: Prices::default(),
             results_uri: None,
+            requests_log_uri: None,
             run_id: None,
             results_by_date: false,
             metrics_namespace: None,

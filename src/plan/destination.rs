@@ -56,11 +56,16 @@ fn split(text: &str) -> Result<(String, String), String> {
 /// a key as given (1 to [`MAX_REQUEST_RUN_ID_CHARS`] of `A-Za-z0-9._-`), a
 /// `metrics_namespace` CloudWatch accepts ([`check_metrics_namespace`]).
 pub(crate) fn check_destination(request: &crate::model::SweepRequest, problems: &mut Vec<super::FieldProblem>) {
-    if let Some(Err(message)) = request.results_uri.as_deref().map(ResultsUri::parse) {
-        problems.push(super::FieldProblem {
-            field: "results_uri".into(),
-            message,
-        });
+    for (field, uri) in [
+        ("results_uri", &request.results_uri),
+        ("requests_log_uri", &request.requests_log_uri),
+    ] {
+        if let Some(Err(message)) = uri.as_deref().map(ResultsUri::parse) {
+            problems.push(super::FieldProblem {
+                field: field.into(),
+                message,
+            });
+        }
     }
     if let Some(id) = &request.run_id {
         let fits = (1..=MAX_REQUEST_RUN_ID_CHARS).contains(&id.chars().count());
@@ -140,6 +145,11 @@ impl ResultsUri {
     /// The object of run `run_id`: `<prefix>/<run_id>.json`. Characters other than
     /// letters, digits, `-`, `_` and `.` in the id become `-`, so any id makes a key.
     pub fn object(&self, run_id: &str) -> ObjectUri {
+        self.object_with(run_id, ".json")
+    }
+
+    /// [`Self::object`] with another ending: `<prefix>/<run_id><ending>`.
+    pub fn object_with(&self, run_id: &str, ending: &str) -> ObjectUri {
         let id: String = run_id
             .chars()
             .take(MAX_RUN_ID_BYTES)
@@ -153,9 +163,9 @@ impl ResultsUri {
             .collect();
         let id = if id.is_empty() { "run".to_string() } else { id };
         let key = if self.prefix.is_empty() {
-            format!("{id}.json")
+            format!("{id}{ending}")
         } else {
-            format!("{}/{id}.json", self.prefix)
+            format!("{}/{id}{ending}", self.prefix)
         };
         ObjectUri {
             bucket: self.bucket.clone(),

@@ -382,6 +382,15 @@ impl Plan {
         }
     }
 
+    /// Where the function writes the request log (request `requests_log_uri`), if
+    /// anywhere.
+    pub fn requests_log_uri(&self) -> Option<ResultsUri> {
+        self.request
+            .requests_log_uri
+            .as_deref()
+            .and_then(|u| ResultsUri::parse(u).ok())
+    }
+
     /// Where the result is written (request `results_uri`), if anywhere.
     pub fn results_uri(&self) -> Option<ResultsUri> {
         self.request

@@ -80,6 +80,7 @@ request_fields! {
     probe_key: take("an object key");
     pool_idle_timeout_ms: take("a whole number of milliseconds"), flag "--pool-idle-timeout-ms";
     results_uri: take("an S3 URI like \"s3://my-bucket/prefix\""), flag "--results-uri";
+    requests_log_uri: take("an S3 URI like \"s3://my-bucket/prefix\"");
     object_sizes_bytes: take("a list of whole numbers of bytes"), flag "--object-sizes";
     clients: take("a list of client names: \"sdk\", \"lean\""), flag "--clients";
     run_id: take("a string of 1 to 64 letters, digits, '.', '_' or '-'"), flag "--run-id";

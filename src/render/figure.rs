@@ -1,7 +1,9 @@
 //! Which picture a result gets, chosen once from the result ([`Figure::of`]), and the
 //! one place a picture is drawn, in memory (an SVG string or a pixel buffer), from
 //! only the values [`super::sane`] keeps, then written atomically: the
-//! four-panel plot ([`super::plot`]), for a memory sweep of more than one size the
+//! four-panel plot ([`super::plot`]), with under it the best and knee configurations'
+//! timelines when the rows have them ([`super::timeline_plot::best_and_knee_panel`]),
+//! for a memory sweep of more than one size the
 //! memory plot ([`super::memory_plot`]), for a size axis of more than one object size
 //! a panel per size ([`super::size_plot`]); on request (`report --timeline`) the
 //! timeline picture ([`super::timeline_plot`]).
@@ -19,11 +21,17 @@ use super::sane::{self, LeftOut};
 use super::timeline_plot::{self, TimelinePick};
 use super::{memory_plot, size_plot};
 
+/// The height of the timeline panel under the four panels, pixels.
+const UNDER_HEIGHT: u32 = 420;
+
 /// The pictures a result can be drawn as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Figure {
     /// Four panels, a line per bucket ([`super::plot`]).
     Curves,
+    /// The four panels and under them the best and knee configurations' timelines
+    /// ([`super::timeline_plot::best_and_knee_panel`]), when the result has them.
+    CurvesAndTimeline,
     /// Throughput and cost against memory, a line per bucket ([`super::memory_plot`]).
     Memory,
     /// A panel per object size ([`super::size_plot`]).
@@ -34,12 +42,22 @@ pub(crate) enum Figure {
 
 impl Figure {
     /// The picture of `result`: a memory sweep of several sizes gets the memory plot,
-    /// then a size axis of several sizes a panel per size, anything else the curves.
+    /// then a size axis of several sizes a panel per size, anything else the curves
+    /// (with the timeline panel when a best or knee row has a timeline).
     pub(crate) fn of(result: &SweepResult) -> Figure {
         match result.run_kind() {
             RunKind::MemorySweep if result.memory_sizes().len() > 1 => Figure::Memory,
             RunKind::MemorySweep | RunKind::SizeAxis if result.object_sizes().len() > 1 => Figure::Sizes,
+            _ if !timeline_plot::best_and_knee(result).is_empty() => Figure::CurvesAndTimeline,
             _ => Figure::Curves,
+        }
+    }
+
+    /// The picture's size in pixels: the timeline panel adds height under the four.
+    fn size(self) -> (u32, u32) {
+        match self {
+            Figure::CurvesAndTimeline => (WIDTH, HEIGHT + UNDER_HEIGHT),
+            _ => (WIDTH, HEIGHT),
         }
     }
 
@@ -47,6 +65,13 @@ impl Figure {
     fn draw<DB: DrawingBackend>(self, root: DrawingArea<DB, Shift>, result: &SweepResult) -> Result<(), PlotError> {
         match self {
             Figure::Curves => plot::draw(root, result),
+            Figure::CurvesAndTimeline => {
+                // The panel first: the four panels' drawing ends the picture.
+                let top = root.dim_in_pixel().1.saturating_sub(UNDER_HEIGHT);
+                let (top, under) = root.split_vertically(top);
+                timeline_plot::best_and_knee_panel(&under, result)?;
+                plot::draw(top, result)
+            }
             Figure::Memory => memory_plot::draw(root, result),
             Figure::Sizes => size_plot::draw(root, result),
             Figure::Timeline(pick) => timeline_plot::draw(root, result, pick),
@@ -59,21 +84,19 @@ impl Figure {
         match format {
             Format::Svg => {
                 let mut s = String::new();
-                self.draw(
-                    SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area(),
-                    result,
-                )?;
+                self.draw(SVGBackend::with_string(&mut s, self.size()).into_drawing_area(), result)?;
                 Ok(s.into_bytes())
             }
             Format::Png => {
-                let mut rgb = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
+                let (width, height) = self.size();
+                let mut rgb = vec![0u8; width as usize * height as usize * 3];
                 self.draw(
-                    BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area(),
+                    BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area(),
                     result,
                 )?;
                 let mut png = Vec::new();
                 image::codecs::png::PngEncoder::new(&mut png)
-                    .write_image(&rgb, WIDTH, HEIGHT, image::ColorType::Rgb8)
+                    .write_image(&rgb, width, height, image::ColorType::Rgb8)
                     .map_err(|e| PlotError::Draw(format!("encoding the PNG: {e}")))?;
                 Ok(png)
             }
@@ -152,6 +175,56 @@ mod tests {
         let mut one = result(vec![at(Some(512), None, 900.0)]);
         crate::analysis::analyse(&mut one, &crate::model::Thresholds::default());
         assert!(!render_svg(&one).unwrap().contains("memory sweep"));
+    }
+
+    fn timed(workers: u32, gets: &[u32]) -> crate::model::ConfigResult {
+        let mut r = at(None, None, gets.len() as f64 * 100.0);
+        r.workers = workers;
+        r.timeline = Some(crate::model::Timeline {
+            interval_ms: 100,
+            gets: gets.to_vec(),
+            body_bytes: gets.iter().map(|&g| u64::from(g) << 16).collect(),
+            ttfb_p50_ms: vec![1.0; gets.len()],
+            ttfb_p99_ms: vec![2.0; gets.len()],
+            in_flight: vec![4.0; gets.len()],
+            done_99pct_ms: Some(150.0),
+            ..crate::model::Timeline::default()
+        });
+        r
+    }
+
+    /// A result with timelines gets the timeline panel under the four, with the best
+    /// and the knee configurations' lines; one without keeps the four panels only.
+    #[test]
+    fn the_curves_gain_a_timeline_panel_when_the_rows_have_timelines() {
+        // Knee at 4 (8 buys < 10% more), best at 8; 1 is slower.
+        let mut best = timed(8, &[52; 10]);
+        (best.wall_ms, best.objects_per_s) = (950.0, 100_000.0 / 950.0);
+        let rows = vec![timed(1, &[10; 40]), timed(4, &[50; 10]), best];
+        let mut timed_result = result(rows.clone());
+        crate::analysis::analyse(&mut timed_result, &crate::model::Thresholds::default());
+        let s = &timed_result.summary[0];
+        assert_eq!((s.best_workers, s.knee_workers), (8, Some(4)));
+        assert_eq!(Figure::of(&timed_result), Figure::CurvesAndTimeline);
+        let svg = render_svg(&timed_result).unwrap();
+        assert!(
+            svg.contains("timeline, objects/s: b-1 best 8 w, b-1 knee 4 w (light)"),
+            "the panel's title"
+        );
+        assert!(svg.contains("99% done"), "the marks");
+        assert!(svg.contains(&format!("height=\"{}\"", HEIGHT + UNDER_HEIGHT)), "taller");
+        let stroke = |c: RGBColor| format!("stroke=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2);
+        let picked = timeline_plot::best_and_knee(&timed_result);
+        assert_eq!(picked.len(), 2);
+        for (_, c, label) in &picked {
+            assert!(svg.contains(&stroke(*c)), "{label}'s line");
+        }
+        // Without timelines: the four panels as before, not a pixel taller.
+        let mut plain = timed_result.clone();
+        plain.results.iter_mut().for_each(|r| r.timeline = None);
+        assert_eq!(Figure::of(&plain), Figure::Curves);
+        let svg = render_svg(&plain).unwrap();
+        assert!(!svg.contains("timeline, objects/s") && svg.contains(&format!("height=\"{HEIGHT}\"")));
     }
 
     /// A link planted at the plot's temporary name is not followed: the file it

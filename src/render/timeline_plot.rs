@@ -135,6 +135,58 @@ fn interval_of(result: &SweepResult, workers: u32) -> u32 {
         .map_or(0, |t| t.interval_ms)
 }
 
+/// The rows the main plot's timeline panel shows, with their colour and label: per
+/// bucket (the summary's order), the best configuration's first row with a timeline,
+/// then the knee's in a lighter shade when the knee is another worker count (none
+/// while the curve still rises).
+pub(super) fn best_and_knee(result: &SweepResult) -> Vec<(&ConfigResult, RGBColor, String)> {
+    let mut picked = Vec::new();
+    for (i, s) in result.summary.iter().enumerate() {
+        let at = |w: u32| {
+            result
+                .rows_for(s)
+                .find(|r| r.workers == w && r.timeline.as_ref().is_some_and(|t| !t.is_empty()))
+        };
+        let RGBColor(r, g, b) = colour(i);
+        if let Some(row) = at(s.best_workers) {
+            picked.push((
+                row,
+                RGBColor(r, g, b),
+                format!("{} best {} w", s.bucket, s.best_workers),
+            ));
+        }
+        let knee = s.knee_workers.filter(|&k| k != s.best_workers);
+        if let Some((k, row)) = knee.and_then(|k| at(k).map(|row| (k, row))) {
+            let light = |c: u8| c + (255 - c) / 2;
+            picked.push((
+                row,
+                RGBColor(light(r), light(g), light(b)),
+                format!("{} knee {k} w (light)", s.bucket),
+            ));
+        }
+    }
+    picked
+}
+
+/// The main plot's timeline panel on `area` ([`super::figure`] puts it under the four
+/// panels): objects/s over time of [`best_and_knee`]'s rows, with their marks.
+pub(super) fn best_and_knee_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    result: &SweepResult,
+) -> Result<(), PlotError> {
+    register_font();
+    let picked = best_and_knee(result);
+    if picked.is_empty() {
+        return Err(PlotError::Empty);
+    }
+    area.fill(&WHITE).map_err(err)?;
+    let labels: Vec<&str> = picked.iter().map(|p| p.2.as_str()).collect();
+    let caption = format!("timeline, objects/s: {}", labels.join(", "));
+    let rows: Vec<&ConfigResult> = picked.iter().map(|p| p.0).collect();
+    let colour_of = |r: &ConfigResult| picked.iter().find(|p| std::ptr::eq(p.0, r)).map_or(BLACK, |p| p.1);
+    timeline_panel(area, &caption, &rows, &colour_of, |p| p.1, true)
+}
+
 /// One panel: each row's `value` over time, and with `marks` the analysis's marks.
 fn timeline_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,

@@ -33,9 +33,14 @@ impl ResultsWriter {
     /// A writer of run `run_id`'s result to `destination`, through `client` (its
     /// endpoint and credentials; 3 attempts).
     pub fn new(client: &SweepClient, destination: &ResultsUri, run_id: &str) -> Self {
+        Self::at(client, destination.object(run_id))
+    }
+
+    /// A writer of `object` (the function's request log: [`Self::put_bytes`]).
+    pub fn at(client: &SweepClient, object: ObjectUri) -> Self {
         ResultsWriter {
             s3: client.s3(RequestSettings::maintenance(Duration::from_secs(20))),
-            object: destination.object(run_id),
+            object,
             written: Arc::default(),
         }
     }
@@ -49,6 +54,11 @@ impl ResultsWriter {
     /// is a message naming the object and what failed.
     pub async fn put(&self, result: &SweepResult, limit: Duration) -> Result<(), String> {
         let body = serde_json::to_vec(result).map_err(|e| format!("serializing the result: {e}"))?;
+        self.put_bytes(body, "application/json", limit).await
+    }
+
+    /// Writes `body` of `content_type`, as [`Self::put`] does (conditional PUTs).
+    pub async fn put_bytes(&self, body: Vec<u8>, content_type: &str, limit: Duration) -> Result<(), String> {
         let len = body.len() as i64;
         let held = self.written.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let req = self
@@ -56,7 +66,7 @@ impl ResultsWriter {
             .put_object()
             .bucket(&self.object.bucket)
             .key(&self.object.key)
-            .content_type("application/json")
+            .content_type(content_type)
             .content_length(len)
             .body(ByteStream::from(body));
         let req = match &held {

@@ -327,6 +327,7 @@ impl tower_service::Service<Uri> for LimitedConnector {
             counters.connections_open.fetch_add(1, Ordering::Relaxed);
             Ok(CountedIo {
                 io: opened.stream,
+                id: NEXT_CONNECTION_ID.fetch_add(1, Ordering::Relaxed),
                 _permit: permit,
                 counters,
             })
@@ -337,6 +338,7 @@ impl tower_service::Service<Uri> for LimitedConnector {
 /// A connection that holds its host's slot and updates the open-connections gauge.
 pub(crate) struct CountedIo<T> {
     io: T,
+    id: u64,
     _permit: OwnedSemaphorePermit,
     counters: Arc<Counters>,
 }
@@ -349,9 +351,27 @@ impl<T> Drop for CountedIo<T> {
 
 impl<T: Connection> Connection for CountedIo<T> {
     fn connected(&self) -> Connected {
-        self.io.connected()
+        self.io.connected().extra(ConnectionId(self.id))
     }
 }
+
+/// A connection's number in this process (from 1, in the order opened), carried in its
+/// [`Connected`] so a request can say which connection it went out on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ConnectionId(u64);
+
+/// Notes in `probe` the number of the connection hyper gave its attempt
+/// ([`ConnectionId`]; 0: none). Read once the attempt ended, not when hyper handed the
+/// connection over: a quick answer can come in the same poll, before that was seen.
+pub(super) fn note_connection(probe: Option<&super::RequestProbe>, connected: Option<&Connected>) {
+    let mut extensions = http::Extensions::new();
+    connected.iter().for_each(|c| c.get_extras(&mut extensions));
+    let id = extensions.get::<ConnectionId>().map_or(0, |c| c.0);
+    probe.iter().for_each(|p| p.connection_id.store(id, Ordering::Relaxed));
+}
+
+/// The next connection's number.
+static NEXT_CONNECTION_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl<T: hyper::rt::Read + Unpin> hyper::rt::Read for CountedIo<T> {
     fn poll_read(

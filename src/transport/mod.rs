@@ -143,6 +143,8 @@ pub struct RequestProbe {
     /// Connection in hand to response headers, the last attempt that got headers.
     wire_ttfb_ns: AtomicU64,
     has_wire_ttfb: std::sync::atomic::AtomicBool,
+    /// The connection the last attempt went out on (its number; 0: none yet).
+    connection_id: AtomicU64,
     /// What ended the last attempt ([`Cause`] as a number; 0: not ended yet).
     last_cause: std::sync::atomic::AtomicU8,
     /// Attempts that were retried, by what ended them, in [`Cause`] order.
@@ -199,6 +201,9 @@ pub struct ColdWork {
     /// Connection in hand to response headers, the last attempt that got them: the
     /// first-byte time at the wire. `None` when no attempt got headers.
     pub wire_ttfb_ns: Option<u64>,
+    /// The connection the last attempt went out on (numbered from 1 in the order the
+    /// process opened them); `None` when it got none.
+    pub connection_id: Option<u64>,
     /// The attempts that were retried, by what ended them.
     pub retry_causes: RetryCauses,
 }
@@ -238,6 +243,7 @@ impl RequestProbe {
             backoff_ns: self.backoff_ns.swap(0, Ordering::Relaxed),
             pool_wait_ns: self.pool_wait_ns.swap(0, Ordering::Relaxed),
             wire_ttfb_ns: has_ttfb.then_some(wire_ttfb_ns),
+            connection_id: Some(self.connection_id.swap(0, Ordering::Relaxed)).filter(|&id| id != 0),
             retry_causes: {
                 self.last_cause.store(0, Ordering::Relaxed);
                 let [throttled, server_error, timeout, connection, other] =
@@ -261,6 +267,7 @@ impl RequestProbe {
             n.fetch_add(1, Ordering::Relaxed);
         }
         self.attempts.fetch_add(1, Ordering::Relaxed);
+        self.connection_id.store(0, Ordering::Relaxed);
         let start = self.attempt_start.load(Ordering::Relaxed);
         if start != 0 {
             self.prep_ns.fetch_add(sent.saturating_sub(start), Ordering::Relaxed);
@@ -619,6 +626,7 @@ impl Transport {
                 None => Some(timed.await),
             };
             served.set();
+            connector::note_connection(attempt.probe.as_deref(), connection.connection_metadata().as_ref());
             let (headers, cause) = match &response {
                 None => (false, Some(Cause::Timeout)),
                 Some(Err(_)) => (false, Some(Cause::Connection)),

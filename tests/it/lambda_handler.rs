@@ -2,7 +2,8 @@
 //! embedded server on 127.0.0.1:0: results, cold start, errors as `Diagnostic`s, the
 //! endpoint that only the function's environment can set, and the deadline (no
 //! deadline, one too close for anything, one that leaves room for exactly one
-//! configuration). Plus: every file in events/ is a valid request.
+//! configuration). Plus: every file in events/ is a valid request, and the request log
+//! the function writes in S3 (`requests_log_uri`).
 
 use std::time::Duration;
 
@@ -427,5 +428,60 @@ async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
     let d = Diagnostic::from(err);
     assert_eq!(d.error_type, "InvalidEvent");
     assert!(d.error_message.contains("`results_uri`"), "{}", d.error_message);
+    server.shutdown().await;
+}
+
+/// `requests_log_uri`: the function writes the request log (gzipped CSV) in S3, a line
+/// per GET of each configuration; with the stack's results location set
+/// (`S3SWEEP_RESULTS_URI`), a place outside it is refused, naming the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_log_is_written_in_s3_under_the_results_location() {
+    use std::io::Read;
+    let server = server_with(&[
+        ("handler-bucket", LatencyProfile::None),
+        ("results-bucket", LatencyProfile::None),
+    ])
+    .await;
+    let endpoint = server.endpoint();
+    let settings = FunctionSettings::from_lookup(|name| match name {
+        ENDPOINT_ENV => Some(endpoint.to_string()),
+        "S3SWEEP_RESULTS_URI" => Some("s3://results-bucket/stack".into()),
+        "AWS_REGION" => Some("us-east-1".into()),
+        _ => None,
+    })
+    .unwrap();
+    let f = Function::new(settings).await.unwrap();
+    seed_bucket(f.client(), "handler-bucket", 20).await;
+    let sweep = |uri: &str| json!({"buckets": ["handler-bucket"], "object_count": 20, "workers": [1, 4], "requests_log_uri": uri});
+    let result = f
+        .handle(event(sweep("s3://results-bucket/stack/logs"), None))
+        .await
+        .unwrap();
+    let uri = "s3://results-bucket/stack/logs/test-request.requests.csv.gz";
+    let object = s3sweep::plan::ObjectUri::parse(uri).unwrap();
+    let gz = s3sweep::s3::results::read_object(f.client(), &object, 1 << 20)
+        .await
+        .unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&gz[..]).read_to_string(&mut text).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("bucket,workers,repetition,get,"), "{}", lines[0]);
+    assert_eq!(result.results.len(), 2);
+    for row in &result.results {
+        let of_row = lines[1..]
+            .iter()
+            .filter(|l| l.starts_with(&format!("handler-bucket,{},{},", row.workers, row.repetition)))
+            .count() as u64;
+        assert_eq!(of_row, row.requests + row.retries, "{} workers", row.workers);
+    }
+    assert_eq!(lines.len() - 1, 40, "a line per GET");
+    // Outside the stack's results location: refused, the field named.
+    let err = f
+        .handle(event(sweep("s3://results-bucket/elsewhere"), None))
+        .await
+        .unwrap_err();
+    let d = Diagnostic::from(err);
+    assert_eq!(d.error_type, "InvalidEvent");
+    assert!(d.error_message.contains("`requests_log_uri`"), "{}", d.error_message);
     server.shutdown().await;
 }

@@ -120,7 +120,7 @@ fn invoke_async(aws: &TempDir, event: &str, more: &[&str]) -> String {
 /// sent carries a run_id (the async invoke returns no request id), the exact `report
 /// s3://...` command for RUN_ID.json under the stack's results prefix is printed, and
 /// a results_uri the role cannot write (outside the prefix, or no results bucket at
-/// all) is refused before anything is sent.
+/// all), or a requests_log_uri outside the prefix, is refused before anything is sent.
 #[test]
 fn invoke_async_starts_one_event_invocation_and_says_where_the_result_goes() {
     let aws = fake_async_aws("s3://r-1/s3sweep-results");
@@ -170,6 +170,18 @@ fn invoke_async_starts_one_event_invocation_and_says_where_the_result_goes() {
         let out = invoke_async(&aws, &format!(r#"{{"buckets": ["s-1"], "results_uri": "{uri}"}}"#), &[]);
         assert!(
             out.contains("is outside the stack's results prefix s3://r-1/s3sweep-results/"),
+            "{uri}: {out}"
+        );
+        assert!(!calls(&aws).contains("lambda invoke"), "{uri}: {}", calls(&aws));
+        // The request log's place too (the function refuses it as well).
+        let aws = fake_async_aws("s3://r-1/s3sweep-results");
+        let out = invoke_async(
+            &aws,
+            &format!(r#"{{"buckets": ["s-1"], "requests_log_uri": "{uri}"}}"#),
+            &[],
+        );
+        assert!(
+            out.contains("requests_log_uri") && out.contains("is outside the stack's results prefix"),
             "{uri}: {out}"
         );
         assert!(!calls(&aws).contains("lambda invoke"), "{uri}: {}", calls(&aws));
