@@ -271,7 +271,8 @@ fn the_function_under_cargo_lambda_watch() {
 /// function log one embedded-metric-format line per configuration: each valid EMF
 /// (tests/emf/schema.json and validate.py, with the project's .venv Python, which has
 /// cfn-lint's jsonschema), in that namespace, under the row's bucket, workers and the
-/// function's memory, with the row's figures.
+/// function's memory, with the row's figures (the lines kept in the file
+/// `S3SWEEP_KEEP_EMF` names, when set).
 fn metrics_are_the_rows(emulator: &mut Emulator, event_path: &Path, tmp: &Path) {
     let mut event: Value = serde_json::from_str(&std::fs::read_to_string(event_path).unwrap()).unwrap();
     event["workers"] = serde_json::json!([2, 4]);
@@ -294,6 +295,9 @@ fn metrics_are_the_rows(emulator: &mut Emulator, event_path: &Path, tmp: &Path) 
         emulator.log()
     );
     let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    if let Ok(keep) = std::env::var("S3SWEEP_KEEP_EMF") {
+        std::fs::write(keep, text.join("\n")).unwrap();
+    }
     let checked = validate_emf(&text.join("\n"));
     assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stdout));
     let memory = result
