@@ -76,15 +76,7 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
             target_wall_ms: args.target_wall_ms,
         };
         let source = format!("{}: {}", args.result.display(), compare::environment(&result));
-        let svg = crate::render::figure::render_svg(&result).ok();
-        let page = crate::render::html::page(
-            "s3sweep report",
-            &source,
-            &crate::render::html::summary_markdown(&result),
-            svg.as_deref(),
-            &human(&result, &crate::render::Layout::wide(Style::Markdown), overrides),
-        );
-        write_html(path, &page)?;
+        write_html(path, &crate::render::html::report_page(&result, &source, overrides))?;
     }
     Ok(())
 }

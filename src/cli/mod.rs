@@ -25,13 +25,12 @@ pub(crate) mod target;
 use std::error::Error as StdError;
 use std::path::Path;
 
-use crate::analysis::cost::{cost_report, CostOverrides};
+use crate::analysis::cost::CostOverrides;
 use crate::engine;
 use crate::model::{SweepResult, Thresholds};
 use crate::render::columns::Column;
-use crate::render::cost::{render_cost, render_memory_choices};
 use crate::render::layout::DEFAULT_WIDTH_CHARS;
-use crate::render::{figure, render_tables_in, Layout, Style};
+use crate::render::{figure, Layout, Style};
 use crate::s3::errors::BucketError;
 
 pub use args::{Cli, Command};
@@ -260,17 +259,10 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     })
 }
 
-/// The tables and the cost, for people (or as Markdown), laid out by `layout`.
+/// The tables and the cost, for people (or as Markdown), laid out by `layout`
+/// ([`crate::render::report_text`]).
 pub(crate) fn human(result: &SweepResult, layout: &Layout, overrides: CostOverrides) -> String {
-    let target = overrides.target_wall_ms.or(result.request.target_wall_ms);
-    format!(
-        "{}{}{}",
-        render_tables_in(result, layout),
-        render_cost(&cost_report(result, overrides), layout),
-        layout.wrap(&render_memory_choices(&crate::analysis::memory::choices(
-            result, target
-        )))
-    )
+    crate::render::report_text(result, layout, overrides)
 }
 
 /// Closes the request log, if one was written, and says what it holds.

@@ -64,6 +64,22 @@ impl ResultsLog {
         self.writes.lock().unwrap_or_else(|e| e.into_inner()).add(outcome);
     }
 
+    /// Writes `body` beside the result (`runs/ID.json` -> `runs/ID.EXTENSION`), as the
+    /// result is written (conditional PUT, within the time left), counts the write and
+    /// stamps `result` with the tally.
+    pub async fn put_beside(&self, result: &mut SweepResult, extension: &str, body: Vec<u8>, content_type: &str) {
+        let writer = self.writer.beside(extension);
+        let outcome = writer.put_bytes(body, content_type, self.time_left()).await;
+        if let Err(e) = &outcome {
+            tracing::warn!(error = %e, "the page could not be written to S3");
+        }
+        self.writes.lock().unwrap_or_else(|e| e.into_inner()).add(outcome);
+        result.results_writes = Some(ResultsWrites {
+            complete: true,
+            ..self.writes()
+        });
+    }
+
     /// The end of a run: writes the finished `result` (before any trimming), then
     /// stamps it with the tally including that write (the answer's copy).
     pub async fn finish(&self, result: &mut SweepResult) {

@@ -249,6 +249,12 @@ impl Function {
         }
         if let Some(log) = &results {
             log.finish(&mut result).await;
+            if plan.request().results_html {
+                let source = format!("{}: {}", log.uri(), crate::analysis::compare::environment(&result));
+                let page = crate::render::html::report_page(&result, &source, Default::default());
+                log.put_beside(&mut result, "html", page.into_bytes(), "text/html; charset=utf-8")
+                    .await;
+            }
         }
         fit_answer(&mut result)?;
         self.log_metrics(&plan, &result);

@@ -90,6 +90,10 @@ pub struct SweepRequest {
     /// by day). Default `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub results_by_date: bool,
+    /// With `true` the Lambda also writes the result as one HTML page beside it,
+    /// `<results prefix>/<run id>.html` (`report --html`'s page). Default `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub results_html: bool,
     /// The CloudWatch namespace of the metrics the Lambda logs in embedded metric
     /// format, one line per configuration (render::emf); `None`: the function's
     /// `S3SWEEP_METRICS_NAMESPACE`, and without it no metrics.
@@ -173,6 +177,7 @@ impl Default for SweepRequest {
             requests_log_uri: None,
             run_id: None,
             results_by_date: false,
+            results_html: false,
             metrics_namespace: None,
             target_wall_ms: None,
             memory_mb: Vec::new(),

@@ -29,6 +29,22 @@ pub struct ObjectUri {
     pub key: String,
 }
 
+impl ObjectUri {
+    /// The same key with `extension` in place of its last one (`a/b.json` -> `a/b.html`;
+    /// a key without one gains it).
+    pub fn with_extension(&self, extension: &str) -> ObjectUri {
+        let name_at = self.key.rfind('/').map_or(0, |i| i + 1);
+        let stem = match self.key[name_at..].rfind('.') {
+            Some(dot) => &self.key[..name_at + dot],
+            None => &self.key,
+        };
+        ObjectUri {
+            bucket: self.bucket.clone(),
+            key: format!("{stem}.{extension}"),
+        }
+    }
+}
+
 impl fmt::Display for ObjectUri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{S3_SCHEME}{}/{}", self.bucket, self.key)
@@ -229,6 +245,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(plan.results_uri().unwrap().prefix, "runs");
+    }
+
+    #[test]
+    fn an_object_beside_another_swaps_its_extension() {
+        let uri = ResultsUri::parse("s3://r-1/runs.v2").unwrap().object("id.1");
+        assert_eq!(uri.to_string(), "s3://r-1/runs.v2/id.1.json");
+        assert_eq!(uri.with_extension("html").to_string(), "s3://r-1/runs.v2/id.1.html");
+        let bare = ObjectUri {
+            bucket: "r-1".into(),
+            key: "a.b/c".into(),
+        };
+        assert_eq!(bare.with_extension("html").key, "a.b/c.html");
     }
 
     #[test]

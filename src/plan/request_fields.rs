@@ -85,6 +85,7 @@ request_fields! {
     clients: take("a list of client names: \"sdk\", \"lean\""), flag "--clients";
     run_id: take("a string of 1 to 64 letters, digits, '.', '_' or '-'"), flag "--run-id";
     results_by_date: take("true or false");
+    results_html: take("true or false");
     metrics_namespace: take("a CloudWatch namespace like \"s3sweep\"");
 }
 

@@ -60,6 +60,24 @@ pub(crate) fn page(title: &str, source: &str, summary_md: &str, figure_svg: Opti
     out
 }
 
+/// The page of `result` (`report --html`, and the Lambda's page beside its result):
+/// `source` says where it came from; `overrides` as the cost table takes them.
+pub(crate) fn report_page(
+    result: &SweepResult,
+    source: &str,
+    overrides: crate::analysis::cost::CostOverrides,
+) -> String {
+    let svg = super::figure::render_svg(result).ok();
+    let details = super::report_text(result, &super::Layout::wide(super::Style::Markdown), overrides);
+    page(
+        "s3sweep report",
+        source,
+        &summary_markdown(result),
+        svg.as_deref(),
+        &details,
+    )
+}
+
 /// The summary of `result` as Markdown: one row per bucket (and axis value): the best
 /// configuration, the knee, the verdict where the sweep ended and the best row's
 /// explanation (what bound it and what would help).

@@ -30,6 +30,24 @@ use comfy_table::{CellAlignment, Table};
 pub use layout::Layout;
 pub use tables::{render_tables, render_tables_in};
 
+use crate::analysis::cost::{cost_report, CostOverrides};
+use crate::model::SweepResult;
+
+/// The whole report of `result` for people (or as Markdown), laid out by `layout`: the
+/// tables with the lines under them, the cost, and the memory choices. `report`,
+/// `run`, `local` and the HTML page all print this one text.
+pub(crate) fn report_text(result: &SweepResult, layout: &Layout, overrides: CostOverrides) -> String {
+    let target = overrides.target_wall_ms.or(result.request.target_wall_ms);
+    format!(
+        "{}{}{}",
+        render_tables_in(result, layout),
+        cost::render_cost(&cost_report(result, overrides), layout),
+        layout.wrap(&cost::render_memory_choices(&crate::analysis::memory::choices(
+            result, target
+        )))
+    )
+}
+
 /// How tables are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {

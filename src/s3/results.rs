@@ -50,6 +50,16 @@ impl ResultsWriter {
         self.object.to_string()
     }
 
+    /// A writer of the object beside this one with `extension` in place of its own
+    /// (`runs/ID.json` -> `runs/ID.html`), nothing written there yet.
+    pub fn beside(&self, extension: &str) -> ResultsWriter {
+        ResultsWriter {
+            s3: self.s3.clone(),
+            object: self.object.with_extension(extension),
+            written: Arc::default(),
+        }
+    }
+
     /// Writes `result` as JSON within `limit` (at most [`MAX_WRITE_TIME`]). The error
     /// is a message naming the object and what failed.
     pub async fn put(&self, result: &SweepResult, limit: Duration) -> Result<(), String> {

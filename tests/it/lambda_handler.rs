@@ -416,6 +416,28 @@ async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
     let kept = s3sweep::model::SweepResult::from_json(std::str::from_utf8(&bytes).unwrap()).unwrap();
     assert_eq!(kept.request.run_id.as_deref(), Some("nightly-1"));
 
+    // `results_html`: the page beside the result, counted as a write.
+    let mut paged = sweep("s3://results-bucket/runs");
+    paged["run_id"] = json!("paged-1");
+    paged["results_html"] = json!(true);
+    let result = f.handle(event(paged, None)).await.unwrap();
+    let writes = result.results_writes.clone().unwrap();
+    assert_eq!(
+        (writes.written, writes.failed),
+        (4, 0),
+        "3 of the result, 1 page: {writes:?}"
+    );
+    let page_uri = s3sweep::plan::ObjectUri::parse("s3://results-bucket/runs/paged-1.html").unwrap();
+    let page = s3sweep::s3::results::read_object(f.client(), &page_uri, 8 << 20)
+        .await
+        .unwrap();
+    let page = String::from_utf8(page).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..page.len().min(200)]);
+    assert!(
+        page.contains("Content-Security-Policy") && page.contains("handler-bucket") && page.contains("<svg"),
+        "the report page of this run"
+    );
+
     // A destination that cannot be written: the sweep still answers, the failures counted.
     let result = f.handle(event(sweep("s3://no-such-bucket/runs"), None)).await.unwrap();
     assert_eq!(result.results.len(), 2);
