@@ -100,6 +100,21 @@ pub(crate) mod test_rows {
         }
     }
 
+    /// A timeline of 100 ms intervals with `gets` GETs each (64 KiB apiece), first
+    /// bytes at 1/2 ms (p50/p99), 4 in flight, 99% done at 150 ms.
+    pub(crate) fn timeline(gets: &[u32]) -> Timeline {
+        Timeline {
+            interval_ms: 100,
+            gets: gets.to_vec(),
+            body_bytes: gets.iter().map(|&g| u64::from(g) << 16).collect(),
+            ttfb_p50_ms: vec![1.0; gets.len()],
+            ttfb_p99_ms: vec![2.0; gets.len()],
+            in_flight: vec![4.0; gets.len()],
+            done_99pct_ms: Some(150.0),
+            ..Timeline::default()
+        }
+    }
+
     /// A whole result document around `rows`: a local run on linux/x86_64, requesting
     /// the rows' buckets in the order they first appear, with no summary (see
     /// `analysis::summarized`).

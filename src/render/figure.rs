@@ -180,16 +180,7 @@ mod tests {
     fn timed(workers: u32, gets: &[u32]) -> crate::model::ConfigResult {
         let mut r = at(None, None, gets.len() as f64 * 100.0);
         r.workers = workers;
-        r.timeline = Some(crate::model::Timeline {
-            interval_ms: 100,
-            gets: gets.to_vec(),
-            body_bytes: gets.iter().map(|&g| u64::from(g) << 16).collect(),
-            ttfb_p50_ms: vec![1.0; gets.len()],
-            ttfb_p99_ms: vec![2.0; gets.len()],
-            in_flight: vec![4.0; gets.len()],
-            done_99pct_ms: Some(150.0),
-            ..crate::model::Timeline::default()
-        });
+        r.timeline = Some(crate::model::test_rows::timeline(gets));
         r
     }
 

@@ -260,16 +260,7 @@ mod tests {
 
     fn with_timeline(bucket: &str, workers: u32, gets: &[u32]) -> ConfigResult {
         let mut r = row(bucket, workers, 1, gets.len() as f64 * 100.0, 0);
-        r.timeline = Some(Timeline {
-            interval_ms: 100,
-            gets: gets.to_vec(),
-            body_bytes: gets.iter().map(|&g| u64::from(g) << 16).collect(),
-            ttfb_p50_ms: vec![1.0; gets.len()],
-            ttfb_p99_ms: vec![2.0; gets.len()],
-            in_flight: vec![4.0; gets.len()],
-            done_99pct_ms: Some(150.0),
-            ..Timeline::default()
-        });
+        r.timeline = Some(crate::model::test_rows::timeline(gets));
         r
     }
 
