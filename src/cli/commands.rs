@@ -82,7 +82,7 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
 }
 
 /// `page` written whole to `path` (atomically: a reader never sees half a page).
-fn write_html(path: &std::path::Path, page: &str) -> Result<(), CliError> {
+pub(crate) fn write_html(path: &std::path::Path, page: &str) -> Result<(), CliError> {
     crate::sys::files::write_atomic(path, page.as_bytes())
         .map_err(|e| CliError::Message(format!("writing the HTML page {}: {e}", path.display())))?;
     eprintln!("HTML page written to {}", path.display());

@@ -79,9 +79,7 @@ pub(crate) async fn history(args: HistoryArgs) -> Result<(), CliError> {
             svg.as_deref(),
             &render_history(&h, Style::Markdown),
         );
-        crate::sys::files::write_atomic(path, page.as_bytes())
-            .map_err(|e| CliError::Message(format!("writing the HTML page {}: {e}", path.display())))?;
-        eprintln!("HTML page written to {}", path.display());
+        super::commands::write_html(path, &page)?;
     }
     Ok(())
 }
