@@ -2,7 +2,7 @@
 //! all keys with its own shuffle seed; one shared start; a finish-by time inside the
 //! coordinator's deadline), invoked all at once, waited for together.
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -13,12 +13,6 @@ use crate::plan::{BucketListing, Plan};
 
 use super::invoke::{ChildOutcome, Invoker};
 use super::settings::{FanoutSettings, FUNCTION_ENV, NO_DEADLINE_INVOKE_LIMIT};
-
-fn now_unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
 
 /// Why a fan-out could not start at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,7 +37,7 @@ pub(crate) async fn invoke_children(
 ) -> Result<(u64, Vec<ChildOutcome>), FanoutError> {
     let f = plan.fanout().copied().ok_or(FanoutError::NoInvoker)?;
     let now = Instant::now();
-    let now_ms = now_unix_ms();
+    let now_ms = crate::sys::now_unix_ms();
     let start_unix_ms = now_ms + f.start_delay_ms;
     let (limit, finish_by) = match deadline {
         Some(d) => {
@@ -215,7 +209,7 @@ mod tests {
     use super::*;
     use crate::engine::StartSchedule;
     use serde_json::json;
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
     fn shards_cover_every_key_once_and_replicas_vary_the_seed() {
@@ -357,7 +351,7 @@ mod tests {
             "buckets": ["b-1"], "workers": [1, 2], "fanout": {"invocations": 2, "slot_ms": 5000}
         }))
         .unwrap();
-        let children = child_requests(&p, now_unix_ms() + 1000, None);
+        let children = child_requests(&p, crate::sys::now_unix_ms() + 1000, None);
         assert_eq!(
             children[1].1.from_coordinator.as_ref().unwrap().config_slot_ms,
             Some(5000)

@@ -13,7 +13,7 @@
 //! sizes share the time left less a cleanup reserve, so the versions are deleted and
 //! the memory restored before the coordinator's own deadline.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use crate::engine::Deadline;
 use crate::model::stats::round3;
@@ -94,12 +94,6 @@ impl Cleanup {
         }
         text
     }
-}
-
-fn now_unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// The per-size event: the request less `memory_mb`; without a fan-out it also gets a
@@ -224,7 +218,10 @@ impl SizeBudget {
         match self.deadline {
             Some(d) => {
                 let share = d.usable_from(now).saturating_sub(self.reserve) / self.sizes_left;
-                (d.wait_for(now, share), Some(now_unix_ms() + share.as_millis() as u64))
+                (
+                    d.wait_for(now, share),
+                    Some(crate::sys::now_unix_ms() + share.as_millis() as u64),
+                )
             }
             None => (NO_DEADLINE_INVOKE_LIMIT, None),
         }

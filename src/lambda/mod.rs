@@ -274,9 +274,7 @@ impl Function {
         if plan.request().from_coordinator.is_some() {
             return;
         }
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let now_ms = crate::sys::now_unix_ms();
         let lines = crate::render::emf::lines(result, namespace, now_ms);
         let mut out = std::io::stdout().lock();
         for line in &lines {
@@ -297,7 +295,7 @@ impl Function {
         }
         let destination = plan.results_uri().or_else(|| self.settings.results_uri.clone())?;
         let run_id = run_id_of(plan, invocation);
-        let now_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let now_s = crate::sys::now_unix_ms() / 1000;
         let destination = plan.dated_if_asked(destination, now_s);
         let writer = ResultsWriter::new(&self.client, &destination, &run_id);
         tracing::info!(results_uri = %writer.uri(), "the result is written to S3 after every configuration");
@@ -400,12 +398,7 @@ fn run_id_of(plan: &Plan, invocation: &Invocation) -> String {
     let request = plan.request();
     let given = request.run_id.clone().filter(|_| request.from_coordinator.is_none());
     given.unwrap_or_else(|| match invocation.context.request_id.as_str() {
-        "" => format!(
-            "run-{}",
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis())
-        ),
+        "" => format!("run-{}", crate::sys::now_unix_ms()),
         id => id.to_string(),
     })
 }
@@ -449,9 +442,7 @@ impl Function {
         Ok(Coordinator {
             invoker,
             function,
-            started_unix_ms: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64),
+            started_unix_ms: crate::sys::now_unix_ms(),
             started: Instant::now(),
         })
     }

@@ -1,7 +1,8 @@
 //! The machine and the process: CPU time, peak memory, vCPUs and memory
 //! ([`usage`]), the interfaces' receive counters ([`netdev`]), the file-descriptor
 //! budget ([`limits`]), files written whole or not at all and read up to a cap
-//! ([`files`]), and secrets kept out of logs ([`redact`]). Imports nothing from the crate.
+//! ([`files`]), secrets kept out of logs ([`redact`]), and the wall clock as Unix
+//! milliseconds ([`now_unix_ms`]). Imports nothing from the crate.
 
 pub(crate) mod cpu;
 pub(crate) mod files;
@@ -10,3 +11,10 @@ pub(crate) mod netdev;
 pub(crate) mod quota;
 pub mod redact;
 pub mod usage;
+
+/// The wall clock, ms since the Unix epoch (0 if the clock is before it).
+pub(crate) fn now_unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use s3sweep::plan::Plan;
 
-const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
+use crate::common::BIN;
 /// Longest acceptable error text: a clear message, not an echo of a 10 MB input.
 const MAX_ERROR_BYTES: usize = 8 * 1024;
 

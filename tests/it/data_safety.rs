@@ -18,7 +18,7 @@ use s3sweep::s3::clean;
 use s3sweep::s3::seed::{seed, seed_recorded, SeedSpec};
 use s3sweep::s3::SweepClient;
 
-const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
+use crate::common::BIN;
 
 fn tmp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("s3sweep-safety-{name}-{}", std::process::id()));
