@@ -51,14 +51,32 @@ pub(crate) fn findings(row: &ConfigResult) -> Vec<Finding> {
     RULES.iter().filter_map(|rule| rule(row, t)).collect()
 }
 
-/// The settled rate after a burst the row's timeline shows (MiB/s), if it shows one.
+/// The settled rate after a burst the row's timeline shows, in body MiB/s (a rate
+/// found in wire bytes scaled by the row's body share of them), if it shows one.
 pub(crate) fn settled_mib_per_s(row: &ConfigResult) -> Option<f64> {
     let t = row.timeline.as_ref().filter(|t| !t.is_empty() && t.interval_ms > 0)?;
-    burst_then_settled(row, t)?
+    let settled = burst_then_settled(row, t)?
         .figures
         .iter()
         .find(|(n, _)| *n == FigureName::SettledMibPerS)
-        .map(|(_, f)| f.value())
+        .map(|(_, f)| f.value())?;
+    let wire: u64 = shaped_bytes(t).0.iter().sum();
+    let body: u64 = t.body_bytes.iter().sum();
+    Some(if wire > 0 && body > 0 {
+        settled * body as f64 / wire as f64
+    } else {
+        settled
+    })
+}
+
+/// The bytes a network shapes, per interval: the wire bytes the transport read when
+/// the timeline has them, else the body bytes; and which, in words.
+fn shaped_bytes(t: &Timeline) -> (&[u64], &'static str) {
+    if t.wire_bytes.len() == t.len() && t.wire_bytes.iter().any(|&b| b > 0) {
+        (&t.wire_bytes, "wire bytes")
+    } else {
+        (&t.body_bytes, "body bytes")
+    }
 }
 
 /// The thresholds a row is judged by: with a settled rate of its own after a burst,
@@ -128,7 +146,7 @@ fn cumulative_mib(row: &ConfigResult, t: &Timeline) -> Vec<(f64, f64)> {
     let width_s = f64::from(t.interval_ms) / 1000.0;
     let mut total = 0.0;
     let mut points = vec![(0.0, 0.0)];
-    for (i, &b) in t.body_bytes[..full_intervals(row, t)].iter().enumerate() {
+    for (i, &b) in shaped_bytes(t).0[..full_intervals(row, t)].iter().enumerate() {
         total += b as f64 / MIB;
         points.push(((i + 1) as f64 * width_s, total));
     }
@@ -164,7 +182,8 @@ fn two_lines(points: &[(f64, f64)]) -> Option<(Line, Line, usize)> {
 /// A burst then a settled rate: the cumulative MiB of the full intervals follow one
 /// line, then a line at least 1.5 times less steep for the rest (at least a fifth of
 /// the row), closely (the second line's residuals within a tenth of what it moved).
-/// The burst is what moved where the lines meet.
+/// The burst is what moved where the lines meet. Read in wire bytes when the timeline
+/// has them (what a NIC shapes), else in body bytes.
 fn burst_then_settled(row: &ConfigResult, t: &Timeline) -> Option<Finding> {
     let points = cumulative_mib(row, t);
     let ((r1, b1, _), (r2, b2, sse2), k) = two_lines(&points)?;
@@ -180,9 +199,10 @@ fn burst_then_settled(row: &ConfigResult, t: &Timeline) -> Option<Finding> {
     Some(Finding {
         note: format!(
             "burst then settled: {burst_mib:.1} MiB at {r1:.1} MiB/s (the first {:.0} ms), then a settled {r2:.1} MiB/s \
-             for the rest: the network gave a burst; a row that moves less than the burst runs inside it and \
-             flatters the network",
-            burst_s * 1000.0
+             for the rest ({}): the network gave a burst; a row that moves less than the burst runs inside it \
+             and flatters the network",
+            burst_s * 1000.0,
+            shaped_bytes(t).1
         ),
         figures: vec![
             (FigureName::BurstMib, Figure::Mib(burst_mib)),
@@ -384,6 +404,28 @@ mod tests {
         let mut tail = vec![32; 20];
         tail.extend([4, 2, 1]);
         assert!(findings(&timed(&tail, 16.0)).iter().all(|f| !f.note.contains("burst")));
+    }
+
+    #[test]
+    fn the_wire_bytes_are_read_when_the_timeline_has_them() {
+        // Body bytes steady at 20 MiB/s; the wire bytes a burst of 40 MiB/s for
+        // 0.5 s, then 10 MiB/s: the rule reads the wire.
+        let mut r = timed(&[32; 20], 16.0);
+        let t = r.timeline.as_mut().unwrap();
+        let mib_per_interval = |rate: u64| rate * (1 << 20) / 10;
+        t.wire_bytes = (0..20).map(|i| mib_per_interval(if i < 5 { 40 } else { 10 })).collect();
+        let f = findings(&r);
+        assert!(
+            f[0].note.starts_with("burst then settled: 20.0 MiB at 40.0 MiB/s"),
+            "{f:?}"
+        );
+        assert!(f[0].note.contains("(wire bytes)"), "{f:?}");
+        // The ceiling in body MiB/s: 10 MiB/s scaled by the body's 40 MiB of 35 wire.
+        let body_share = 40.0 / 35.0;
+        assert!((settled_mib_per_s(&r).unwrap() - 10.0 * body_share).abs() < 0.01);
+        // Without them, the body bytes: steady, no burst.
+        r.timeline.as_mut().unwrap().wire_bytes.clear();
+        assert!(findings(&r).iter().all(|f| !f.note.contains("burst")));
     }
 
     #[test]

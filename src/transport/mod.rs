@@ -16,10 +16,11 @@
 //!   the HTTP client.
 
 mod connector;
+mod counters;
 mod tls;
 
 use std::fmt;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -39,6 +40,8 @@ use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use connector::{answer_of, HostLimits, LimitedConnector};
+use counters::Counters;
+pub use counters::TransportCounters;
 
 pub(crate) use tls::{handshake, server_name, Trust};
 pub use tls::{TlsHandshakeError, TrustError};
@@ -71,43 +74,6 @@ impl Default for TransportSettings {
             connect_timeout: Duration::from_secs(3),
             tcp_keepalive: None,
             pool_idle_timeout: DEFAULT_POOL_IDLE_TIMEOUT,
-        }
-    }
-}
-
-/// Monotonic counters of the transport. Take two snapshots and subtract.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct TransportCounters {
-    /// TCP (and TLS) connections successfully opened.
-    pub connections_opened: u64,
-    /// Connection attempts that failed or timed out.
-    pub connections_failed: u64,
-    /// Total time spent establishing connections (TCP and TLS), in nanoseconds.
-    pub connect_ns: u64,
-    /// TLS handshakes completed (one per HTTPS connection opened).
-    pub tls_handshakes: u64,
-    /// The part of `connect_ns` spent in TLS handshakes, in nanoseconds.
-    pub tls_handshake_ns: u64,
-    /// HTTP requests sent other than S3 Express `CreateSession` (each retry counts).
-    pub requests_sent: u64,
-    /// S3 Express `CreateSession` calls sent.
-    pub session_requests: u64,
-    /// 503 / 429 answers to requests other than `CreateSession`.
-    pub throttled_responses: u64,
-}
-
-impl TransportCounters {
-    /// Counters accumulated since `earlier`.
-    pub fn since(&self, earlier: &TransportCounters) -> TransportCounters {
-        TransportCounters {
-            connections_opened: self.connections_opened - earlier.connections_opened,
-            connections_failed: self.connections_failed - earlier.connections_failed,
-            connect_ns: self.connect_ns - earlier.connect_ns,
-            tls_handshakes: self.tls_handshakes - earlier.tls_handshakes,
-            tls_handshake_ns: self.tls_handshake_ns - earlier.tls_handshake_ns,
-            requests_sent: self.requests_sent - earlier.requests_sent,
-            session_requests: self.session_requests - earlier.session_requests,
-            throttled_responses: self.throttled_responses - earlier.throttled_responses,
         }
     }
 }
@@ -354,19 +320,6 @@ tokio::task_local! {
     pub(crate) static REQUEST_SERVED: Arc<RequestServed>;
 }
 
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    connections_opened: AtomicU64,
-    connections_failed: AtomicU64,
-    connect_ns: AtomicU64,
-    tls_handshakes: AtomicU64,
-    tls_handshake_ns: AtomicU64,
-    requests_sent: AtomicU64,
-    session_requests: AtomicU64,
-    throttled_responses: AtomicU64,
-    connections_open: AtomicI64,
-}
-
 /// Size of each connection's read buffer.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
 
@@ -456,6 +409,13 @@ impl Transport {
             session_requests: c.session_requests.load(Ordering::Relaxed),
             throttled_responses: c.throttled_responses.load(Ordering::Relaxed),
         }
+    }
+
+    /// Bytes read from the pool's connections so far (monotonic): the responses'
+    /// headers, bodies and HTTP framing (under TLS, decrypted). Read at a timeline's
+    /// interval edges for its wire bytes.
+    pub fn rx_bytes(&self) -> u64 {
+        self.inner.counters.rx_bytes.load(Ordering::Relaxed)
     }
 
     /// Connections open right now (a gauge, not a counter).
@@ -754,38 +714,5 @@ mod tests {
             &"http://127.0.0.1:9000/b/test/1/vectors?x-id=GetObject".parse().unwrap()
         ));
         assert!(!is_create_session(&"http://127.0.0.1:9000/b/sessions".parse().unwrap()));
-    }
-
-    #[test]
-    fn counters_subtract() {
-        let a = TransportCounters {
-            connections_opened: 2,
-            connections_failed: 0,
-            connect_ns: 10,
-            tls_handshakes: 2,
-            tls_handshake_ns: 6,
-            requests_sent: 5,
-            session_requests: 1,
-            throttled_responses: 1,
-        };
-        let b = TransportCounters {
-            connections_opened: 5,
-            connections_failed: 1,
-            connect_ns: 30,
-            tls_handshakes: 5,
-            tls_handshake_ns: 20,
-            requests_sent: 9,
-            session_requests: 1,
-            throttled_responses: 3,
-        };
-        let d = b.since(&a);
-        assert_eq!(d.connections_opened, 3);
-        assert_eq!(d.connections_failed, 1);
-        assert_eq!(d.connect_ns, 20);
-        assert_eq!(d.tls_handshakes, 3);
-        assert_eq!(d.tls_handshake_ns, 14);
-        assert_eq!(d.requests_sent, 4);
-        assert_eq!(d.session_requests, 0);
-        assert_eq!(d.throttled_responses, 2);
     }
 }

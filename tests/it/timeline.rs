@@ -1,5 +1,6 @@
-//! What a row's timeline shows, against the lab: a NIC with a one-time burst (the
-//! burst's size and rate and the settled rate named), the whole server paused for 2 s
+//! What a row's timeline shows, against the lab: its wire bytes adding up to what the
+//! server sent, a NIC with a one-time burst (the burst's size and rate and the
+//! settled rate named), the whole server paused for 2 s
 //! in the middle of a configuration (a stall of about 2 s at the right offset), and a
 //! per-prefix rate lowered mid-row (throttling began within one interval of it); the
 //! request log (a line per attempt adding up to the row, its cap, and the straggler
@@ -137,6 +138,52 @@ async fn a_row_that_outlasts_the_nics_burst_names_the_burst_and_the_settled_rate
     let d = row.diagnosis.as_ref().unwrap();
     assert_eq!(d.verdict, s3sweep::model::Verdict::Bandwidth, "{}", d.explanation);
     assert!(d.explanation.contains("(source: timeline)"), "{}", d.explanation);
+}
+
+/// The timeline's wire bytes are what the server sent while the row ran (the lab's
+/// NIC counts every byte it writes; a rate far above what the row reaches shapes
+/// nothing), at least the body bytes, and never more than the OS counted on the
+/// interface (loopback receives them, the requests and other traffic besides).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wire_bytes_per_interval_add_up_to_what_the_server_sent() {
+    let network = NetworkConfig {
+        nic: Some(NicConfig {
+            rate_mib_s: 100_000.0,
+            burst: None,
+            per_connection_mib_s: None,
+        }),
+        ..NetworkConfig::default()
+    };
+    let (server, client) = seeded(network, LatencyProfile::Express, 300).await;
+    let sent_before = server.network().tally().nic_tally.unwrap().bytes_shaped;
+    let (result, _) = sweep(&client, &plan(300, 8, 3)).await;
+    let server_sent = server.network().tally().nic_tally.unwrap().bytes_shaped - sent_before;
+    let row = &result.results[0];
+    sums_match(row);
+    let t = row.timeline.as_ref().unwrap();
+    assert_eq!(t.wire_bytes.len(), t.len(), "{t:?}");
+    let wire: u64 = t.wire_bytes.iter().sum();
+    let rx = row.wire.as_ref().map(|w| w.rx_bytes);
+    eprintln!(
+        "wire {wire}, body {}, server sent {server_sent} (the listing too), interface received {rx:?}",
+        row.bytes
+    );
+    assert!(wire >= row.bytes, "wire {wire} < body {}", row.bytes);
+    // Headers: a few hundred bytes on each 64 KiB body.
+    assert!(
+        wire <= row.bytes + 1_000 * row.requests,
+        "wire {wire}, body {}",
+        row.bytes
+    );
+    // The server's count holds the row's responses and the listing before it.
+    let share = wire as f64 / server_sent as f64;
+    assert!(
+        (0.97..=1.0).contains(&share),
+        "wire {wire} of {server_sent} the server sent"
+    );
+    if let Some(rx) = rx {
+        assert!(wire <= rx, "wire {wire} > the interface's {rx}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
