@@ -93,22 +93,55 @@ pub(crate) fn row_thresholds(row: &ConfigResult, thresholds: &Thresholds) -> Thr
     }
 }
 
+/// For each row without a settled phase of its own, the lowest settled rate another
+/// row of its bucket showed (MiB/s), if one did.
+fn bucket_settled(rows: &[ConfigResult]) -> Vec<Option<f64>> {
+    let settled: Vec<(&str, f64)> = rows
+        .iter()
+        .filter_map(|r| settled_mib_per_s(r).map(|s| (r.bucket.as_str(), s)))
+        .collect();
+    rows.iter()
+        .map(|row| {
+            let lowest = settled
+                .iter()
+                .filter(|(b, _)| *b == row.bucket)
+                .map(|(_, s)| *s)
+                .fold(f64::INFINITY, f64::min);
+            (settled_mib_per_s(row).is_none() && lowest.is_finite()).then_some(lowest)
+        })
+        .collect()
+}
+
 /// Rows that moved more than 15% over a settled rate another row of their bucket
 /// showed (and no settled phase of their own) ran on burst credit: `in_burst`.
 pub(crate) fn flag_bursts(rows: &mut [ConfigResult]) {
-    let settled: Vec<(String, f64)> = rows
-        .iter()
-        .filter_map(|r| settled_mib_per_s(r).map(|s| (r.bucket.clone(), s)))
-        .collect();
-    for row in rows.iter_mut() {
-        let own = settled_mib_per_s(row).is_some();
-        let lowest = settled
-            .iter()
-            .filter(|(b, _)| *b == row.bucket)
-            .map(|(_, s)| *s)
-            .fold(f64::INFINITY, f64::min);
-        if !own && lowest.is_finite() && row.mib_per_s > super::network::BURST_ROW_FACTOR * lowest {
+    let settled = bucket_settled(rows);
+    for (row, lowest) in rows.iter_mut().zip(settled) {
+        if lowest.is_some_and(|s| row.mib_per_s > super::network::BURST_ROW_FACTOR * s) {
             row.in_burst = true;
+        }
+    }
+}
+
+/// A note under each row [`flag_bursts`] flagged: the rate it moved at against the
+/// settled rate its bucket showed, and what that means.
+pub(crate) fn burst_notes(rows: &mut [ConfigResult]) {
+    let settled = bucket_settled(rows);
+    for (row, lowest) in rows.iter_mut().zip(settled) {
+        let Some(settled) = lowest.filter(|s| row.in_burst && row.mib_per_s > super::network::BURST_ROW_FACTOR * s)
+        else {
+            continue;
+        };
+        let note = format!(
+            "inside a burst: {:.1} MiB in all at {:.1} MiB/s, {:.1}x the settled {settled:.1} MiB/s another row of \
+             this bucket showed: it ran on burst credit (left over, or refilled while the link was idle), so its \
+             figures flatter the network",
+            row.bytes as f64 / MIB,
+            row.mib_per_s,
+            row.mib_per_s / settled
+        );
+        if let Some(d) = row.diagnosis.as_mut() {
+            d.notes.push(note);
         }
     }
 }
@@ -468,6 +501,15 @@ mod tests {
         let d = result.results[0].diagnosis.as_ref().unwrap();
         assert_eq!(d.verdict, crate::model::Verdict::Bandwidth, "{d:?}");
         assert!(d.explanation.contains("(source: timeline)"), "{}", d.explanation);
+        let notes = |i: usize| result.results[i].diagnosis.as_ref().unwrap().notes.clone();
+        let inside = notes(1);
+        assert!(
+            inside
+                .iter()
+                .any(|n| n.starts_with("inside a burst:") && n.contains("at 40.0 MiB/s, 4.0x the settled 10.0 MiB/s")),
+            "{inside:?}"
+        );
+        assert!(notes(2).iter().all(|n| !n.starts_with("inside a burst")));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What a row's timeline shows, against the lab: its wire bytes adding up to what the
 //! server sent, a NIC with a one-time burst (the burst's size and rate and the
-//! settled rate named), the whole server paused for 2 s
+//! settled rate named; with a burst that refills while the link is idle, a later row
+//! small enough to fit in it flagged `in_burst`, and not without the refill), the whole server paused for 2 s
 //! in the middle of a configuration (a stall of about 2 s at the right offset), and a
 //! per-prefix rate lowered mid-row (throttling began within one interval of it); the
 //! request log (a line per attempt adding up to the row, its cap, and the straggler
@@ -104,6 +105,7 @@ async fn a_row_that_outlasts_the_nics_burst_names_the_burst_and_the_settled_rate
             burst: Some(Burst {
                 size_mib: burst_mib,
                 rate_mib_s: burst_rate,
+                refill_mib_s: 0.0,
             }),
             per_connection_mib_s: None,
         }),
@@ -138,6 +140,65 @@ async fn a_row_that_outlasts_the_nics_burst_names_the_burst_and_the_settled_rate
     let d = row.diagnosis.as_ref().unwrap();
     assert_eq!(d.verdict, s3sweep::model::Verdict::Bandwidth, "{}", d.explanation);
     assert!(d.explanation.contains("(source: timeline)"), "{}", d.explanation);
+}
+
+/// Two rows of one bucket under a NIC of 5 MiB/s with a burst of 10 MiB at 20 MiB/s
+/// refilled at `refill_mib_s` while idle: 240 objects of 64 KiB (15 MiB: the burst,
+/// then 1 s at the settled rate), 0.6 s idle, then 96 (6 MiB); both analysed as one
+/// result.
+async fn a_burst_then_an_idle_gap(refill_mib_s: f64) -> SweepResult {
+    let network = NetworkConfig {
+        nic: Some(NicConfig {
+            rate_mib_s: 5.0,
+            burst: Some(Burst {
+                size_mib: 10.0,
+                rate_mib_s: 20.0,
+                refill_mib_s,
+            }),
+            per_connection_mib_s: None,
+        }),
+        ..NetworkConfig::default()
+    };
+    let (_server, client) = seeded(network, LatencyProfile::None, 240).await;
+    let (mut result, _) = sweep(&client, &plan(240, 16, 3)).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (second, _) = sweep(&client, &plan(96, 16, 3)).await;
+    result.results.extend(second.results);
+    analyse(&mut result, &Thresholds::default());
+    result
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_inside_a_refilled_burst_is_flagged_and_without_a_refill_it_is_not() {
+    let _one = one_at_a_time_async().await;
+    let refilled = a_burst_then_an_idle_gap(40.0).await;
+    let once = a_burst_then_an_idle_gap(0.0).await;
+    for (name, result) in [("refilled", &refilled), ("one-time", &once)] {
+        let [first, second] = &result.results[..] else {
+            panic!("two rows: {:?}", result.results)
+        };
+        let settled = figure(first, FigureName::SettledMibPerS);
+        eprintln!(
+            "{name}: first row settled at {settled:.2} MiB/s; the second {:.2} MiB/s ({:.2}x), in_burst {}",
+            second.mib_per_s,
+            second.mib_per_s / settled,
+            second.in_burst
+        );
+        note(first, "burst then settled");
+    }
+    let second = &refilled.results[1];
+    assert!(second.in_burst, "refilled: {:?}", second.diagnosis);
+    let text = note(second, "inside a burst");
+    assert!(text.contains("refilled while the link was idle"), "{text}");
+    let second = &once.results[1];
+    assert!(!second.in_burst, "one-time: {:?}", second.diagnosis);
+    assert!(second
+        .diagnosis
+        .as_ref()
+        .unwrap()
+        .notes
+        .iter()
+        .all(|n| !n.starts_with("inside a burst")));
 }
 
 /// The timeline's wire bytes are what the server sent while the row ran (the lab's
