@@ -28,7 +28,7 @@ use crate::transport::TransportCounters;
 
 use super::recorder::{runtime_busy, PhaseShard, Shard};
 use super::schedule::StartSchedule;
-use super::timeline::{self, GetEvent, WireSampler};
+use super::timeline::{self, AttemptEvent, GetEvent, WireSampler};
 use super::Observer;
 
 /// The order objects are read in one configuration.
@@ -109,6 +109,7 @@ pub(crate) async fn run_config(
     }
     let mut recorded = joined(tasks).await;
     let events = std::mem::take(&mut recorded.events);
+    let attempts = std::mem::take(&mut recorded.attempts);
     let wire = sampler.finish().await;
     let timed = Timed {
         sizes: match size {
@@ -125,7 +126,7 @@ pub(crate) async fn run_config(
     let mut row = measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed);
     row.axes.s3_client = s3.client();
     row.timeline = Some(timeline::build(&events, wall, &wire));
-    observer.gets_done(&row, &events);
+    observer.gets_done(&row, &events, &attempts);
     Some(row)
 }
 
@@ -392,6 +393,7 @@ impl Driver {
                 next = gets.next() => {
                     let Some((i, sent, outcome)) = next else { break };
                     shard.record(&outcome, i == 0);
+                    shard.attempts.extend(AttemptEvent::of(shard.events.len(), sent, &outcome));
                     shard.events.push(GetEvent::of(sent, &outcome));
                     self.observer.request_done(outcome.result.is_ok());
                 }

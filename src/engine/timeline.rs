@@ -68,6 +68,42 @@ impl GetEvent {
     }
 }
 
+/// One attempt of a GET that was retried, as the transport stamped it (the first
+/// [`crate::transport::MAX_STAMPED_ATTEMPTS`] attempts of each): for the request log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptEvent {
+    /// Its GET: the index of the GET's event among the configuration's.
+    pub get: u32,
+    /// Its number, from 1.
+    pub attempt: u16,
+    /// Handed over to the transport, µs after the timed phase began.
+    pub sent_us: u32,
+    /// Its response headers, µs after the timed phase began (`None`: it got none).
+    pub headers_us: Option<u32>,
+    /// Ended (its headers, or its failure), µs after the timed phase began.
+    pub end_us: u32,
+    /// The connection it went out on; 0 when it got none.
+    pub connection_id: u32,
+}
+
+impl AttemptEvent {
+    /// The attempts of a GET sent `sent` after the timed phase began whose event is
+    /// number `get`: none unless it was retried.
+    pub fn of(get: usize, sent: Duration, outcome: &Outcome) -> impl Iterator<Item = AttemptEvent> + '_ {
+        let stamps = outcome.cold.attempt_stamps.as_slice();
+        let retried = if outcome.cold.attempts > 1 { stamps } else { &[] };
+        let at = move |ns: u64| u32::try_from((sent.as_nanos() as u64 + ns) / 1000).unwrap_or(u32::MAX);
+        retried.iter().enumerate().map(move |(i, s)| AttemptEvent {
+            get: u32::try_from(get).unwrap_or(u32::MAX),
+            attempt: u16::try_from(i + 1).unwrap_or(u16::MAX),
+            sent_us: at(s.sent_ns),
+            headers_us: s.headers_ns.map(at),
+            end_us: at(s.end_ns),
+            connection_id: u32::try_from(s.connection_id).unwrap_or(u32::MAX),
+        })
+    }
+}
+
 /// The transport's bytes read since the timed phase began, at `at_us` after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct WireSample {

@@ -15,6 +15,7 @@
 //! - the connect and first-byte timeouts, applied here because the SDK leaves them to
 //!   the HTTP client.
 
+mod attempts;
 mod connector;
 mod counters;
 mod tls;
@@ -39,6 +40,7 @@ use hyper_util::client::legacy::connect::{capture_connection, CaptureConnection,
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
+pub use attempts::{AttemptStamp, Stamps, MAX_STAMPED_ATTEMPTS};
 use connector::{answer_of, HostLimits, LimitedConnector};
 use counters::Counters;
 pub use counters::TransportCounters;
@@ -115,6 +117,10 @@ pub struct RequestProbe {
     last_cause: std::sync::atomic::AtomicU8,
     /// Attempts that were retried, by what ended them, in [`Cause`] order.
     retried: [AtomicU64; 5],
+    /// The request's call ([`RequestProbe::begin`]): the zero of `stamps`.
+    began: AtomicU64,
+    /// Each attempt's stamps.
+    stamps: attempts::AttemptLog,
 }
 
 /// What ended an attempt, as far as the transport can see.
@@ -172,12 +178,16 @@ pub struct ColdWork {
     pub connection_id: Option<u64>,
     /// The attempts that were retried, by what ended them.
     pub retry_causes: RetryCauses,
+    /// Each attempt's times and connection (the first [`MAX_STAMPED_ATTEMPTS`]).
+    pub attempt_stamps: Stamps,
 }
 
 impl RequestProbe {
     /// Starts a request: its call is now.
     pub fn begin(&self) {
-        self.attempt_start.store(clock_ns(), Ordering::Relaxed);
+        let now = clock_ns();
+        self.attempt_start.store(now, Ordering::Relaxed);
+        self.began.store(now, Ordering::Relaxed);
     }
 
     /// The SDK's retry loop starts another attempt (after its backoff): called by the
@@ -210,6 +220,7 @@ impl RequestProbe {
             pool_wait_ns: self.pool_wait_ns.swap(0, Ordering::Relaxed),
             wire_ttfb_ns: has_ttfb.then_some(wire_ttfb_ns),
             connection_id: Some(self.connection_id.swap(0, Ordering::Relaxed)).filter(|&id| id != 0),
+            attempt_stamps: self.stamps.take(),
             retry_causes: {
                 self.last_cause.store(0, Ordering::Relaxed);
                 let [throttled, server_error, timeout, connection, other] =
@@ -261,6 +272,12 @@ impl RequestProbe {
             self.has_wire_ttfb.store(true, Ordering::Relaxed);
         }
         self.last_end.store(end, Ordering::Relaxed);
+        self.stamps.note(
+            self.attempts.load(Ordering::Relaxed),
+            self.began.load(Ordering::Relaxed),
+            (sent, headers.then_some(end), end),
+            self.connection_id.load(Ordering::Relaxed),
+        );
     }
 }
 

@@ -503,3 +503,62 @@ async fn the_stragglers_share_on_the_standard_profile_is_the_request_logs_arithm
     );
     assert!(s1 > 0.3, "a 1.5 s straggler in a ~0.5 s sweep holds most of it: {text}");
 }
+
+/// A retried GET's attempts each have their own times and connection in the request
+/// log, with either client: sent in order (each after the one before ended), each on
+/// a connection, a 503 answer's first byte logged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_gets_attempts_each_have_their_times_and_connection() {
+    let (server, _) = seeded(NetworkConfig::default(), LatencyProfile::Express, 100).await;
+    // A fifth of the answers 503 SlowDown: retried up to 3 attempts.
+    server
+        .faults()
+        .set(
+            BUCKET,
+            vec![FaultSpec {
+                kind: FaultKind::SlowDown,
+                rate: 0.2,
+            }],
+        )
+        .unwrap();
+    for name in ["sdk", "lean"] {
+        let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
+        let file = TempFile::new(&format!("attempts-{name}.csv"));
+        let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet)).unwrap());
+        let plan = Plan::from_json(&format!(
+            r#"{{"buckets": ["{BUCKET}"], "object_count": 100, "workers": [8], "pool_connections": 8,
+                "warmup": false, "max_attempts": 3, "clients": ["{name}"]}}"#
+        ))
+        .unwrap();
+        let (result, _) = sweep_told(&client, &plan, log.clone()).await;
+        log.finish().unwrap();
+        let row = &result.results[0];
+        assert!(row.retries > 5, "{name}: {} retries", row.retries);
+        let lines = log_lines(&file.0);
+        let rows: Vec<Vec<&str>> = lines[1..].iter().map(|l| l.split(',').collect()).collect();
+        let mut retried = 0;
+        for get in rows.chunk_by(|a, b| a[3] == b[3]).filter(|g| g.len() > 1) {
+            retried += 1;
+            let num = |r: &Vec<&str>, i: usize| -> f64 {
+                r[i].parse()
+                    .unwrap_or_else(|_| panic!("{name}: column {i} of {r:?} in {get:?}"))
+            };
+            for r in get {
+                assert!(num(r, 10) >= 1.0, "{name}: no connection: {get:?}");
+                assert!(num(r, 7) >= num(r, 6) && num(r, 8) >= num(r, 7), "{name}: {r:?}");
+            }
+            for pair in get.windows(2) {
+                assert_eq!(pair[0][11], "retried_throttled", "{name}: {get:?}");
+                assert!(
+                    num(&pair[1], 6) >= num(&pair[0], 8) - 1.0,
+                    "{name}: attempt {} sent before attempt {} ended: {get:?}",
+                    pair[1][4],
+                    pair[0][4]
+                );
+            }
+        }
+        assert_eq!(retried as u64, rows.iter().filter(|r| r[4] == "2").count() as u64);
+        assert!(retried > 5, "{name}: {retried} retried GETs in the log");
+        eprintln!("{name}: {retried} retried GETs, wall {:.0} ms", row.wall_ms);
+    }
+}
