@@ -20,11 +20,11 @@ pub struct NetworkArgs {
     /// published figures; docs/network.md). Default: no NIC.
     #[arg(long, value_name = "RATE_MIB_S|lambda")]
     pub nic: Option<String>,
-    /// The NIC's one-time burst, in MiB, sent at --nic-burst-mib-s before the
-    /// sustained rate (`lambda`: 321.9 MiB).
+    /// The NIC's burst, in MiB, sent at --nic-burst-mib-s before the sustained rate
+    /// (`lambda`: 321.9 MiB); one-time unless --nic-burst-refill-mib-s refills it.
     #[arg(long, value_name = "MIB", requires = "nic")]
     pub nic_burst_mib: Option<f64>,
-    /// The rate of the one-time burst, MiB/s (`lambda`: 321.9, i.e. 2.7 Gbit/s).
+    /// The rate of the burst, MiB/s (`lambda`: 321.9, i.e. 2.7 Gbit/s).
     #[arg(long, value_name = "MIB_S", requires = "nic")]
     pub nic_burst_mib_s: Option<f64>,
     /// Burst credit regained per second the link is idle, MiB/s, up to the burst's
