@@ -509,15 +509,16 @@ async fn the_stragglers_share_on_the_standard_profile_is_the_request_logs_arithm
 /// a connection, a 503 answer's first byte logged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retried_gets_attempts_each_have_their_times_and_connection() {
-    let (server, _) = seeded(NetworkConfig::default(), LatencyProfile::Express, 100).await;
-    // A fifth of the answers 503 SlowDown: retried up to 3 attempts.
+    let (server, _) = seeded(NetworkConfig::default(), LatencyProfile::Express, 60).await;
+    // 30% of the answers 503 SlowDown: retried up to 3 attempts (18 GETs retried, on
+    // average, of 60).
     server
         .faults()
         .set(
             BUCKET,
             vec![FaultSpec {
                 kind: FaultKind::SlowDown,
-                rate: 0.2,
+                rate: 0.3,
             }],
         )
         .unwrap();
@@ -526,7 +527,7 @@ async fn a_retried_gets_attempts_each_have_their_times_and_connection() {
         let file = TempFile::new(&format!("attempts-{name}.csv"));
         let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet)).unwrap());
         let plan = Plan::from_json(&format!(
-            r#"{{"buckets": ["{BUCKET}"], "object_count": 100, "workers": [8], "pool_connections": 8,
+            r#"{{"buckets": ["{BUCKET}"], "object_count": 60, "workers": [12], "pool_connections": 12,
                 "warmup": false, "max_attempts": 3, "clients": ["{name}"]}}"#
         ))
         .unwrap();
