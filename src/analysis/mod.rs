@@ -150,6 +150,7 @@ fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
     network::flag_other_traffic(&mut result.results);
     network::shared_pool_notes(result);
     result.results.iter_mut().for_each(timeline::annotate);
+    timeline::burst_notes(&mut result.results);
     let lambda_memory = result
         .environment
         .lambda

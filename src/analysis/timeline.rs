@@ -51,14 +51,32 @@ pub(crate) fn findings(row: &ConfigResult) -> Vec<Finding> {
     RULES.iter().filter_map(|rule| rule(row, t)).collect()
 }
 
-/// The settled rate after a burst the row's timeline shows (MiB/s), if it shows one.
+/// The settled rate after a burst the row's timeline shows, in body MiB/s (a rate
+/// found in wire bytes scaled by the row's body share of them), if it shows one.
 pub(crate) fn settled_mib_per_s(row: &ConfigResult) -> Option<f64> {
     let t = row.timeline.as_ref().filter(|t| !t.is_empty() && t.interval_ms > 0)?;
-    burst_then_settled(row, t)?
+    let settled = burst_then_settled(row, t)?
         .figures
         .iter()
         .find(|(n, _)| *n == FigureName::SettledMibPerS)
-        .map(|(_, f)| f.value())
+        .map(|(_, f)| f.value())?;
+    let wire: u64 = shaped_bytes(t).0.iter().sum();
+    let body: u64 = t.body_bytes.iter().sum();
+    Some(if wire > 0 && body > 0 {
+        settled * body as f64 / wire as f64
+    } else {
+        settled
+    })
+}
+
+/// The bytes a network shapes, per interval: the wire bytes the transport read when
+/// the timeline has them, else the body bytes; and which, in words.
+fn shaped_bytes(t: &Timeline) -> (&[u64], &'static str) {
+    if t.wire_bytes.len() == t.len() && t.wire_bytes.iter().any(|&b| b > 0) {
+        (&t.wire_bytes, "wire bytes")
+    } else {
+        (&t.body_bytes, "body bytes")
+    }
 }
 
 /// The thresholds a row is judged by: with a settled rate of its own after a burst,
@@ -75,22 +93,55 @@ pub(crate) fn row_thresholds(row: &ConfigResult, thresholds: &Thresholds) -> Thr
     }
 }
 
+/// For each row without a settled phase of its own, the lowest settled rate another
+/// row of its bucket showed (MiB/s), if one did.
+fn bucket_settled(rows: &[ConfigResult]) -> Vec<Option<f64>> {
+    let settled: Vec<(&str, f64)> = rows
+        .iter()
+        .filter_map(|r| settled_mib_per_s(r).map(|s| (r.bucket.as_str(), s)))
+        .collect();
+    rows.iter()
+        .map(|row| {
+            let lowest = settled
+                .iter()
+                .filter(|(b, _)| *b == row.bucket)
+                .map(|(_, s)| *s)
+                .fold(f64::INFINITY, f64::min);
+            (settled_mib_per_s(row).is_none() && lowest.is_finite()).then_some(lowest)
+        })
+        .collect()
+}
+
 /// Rows that moved more than 15% over a settled rate another row of their bucket
 /// showed (and no settled phase of their own) ran on burst credit: `in_burst`.
 pub(crate) fn flag_bursts(rows: &mut [ConfigResult]) {
-    let settled: Vec<(String, f64)> = rows
-        .iter()
-        .filter_map(|r| settled_mib_per_s(r).map(|s| (r.bucket.clone(), s)))
-        .collect();
-    for row in rows.iter_mut() {
-        let own = settled_mib_per_s(row).is_some();
-        let lowest = settled
-            .iter()
-            .filter(|(b, _)| *b == row.bucket)
-            .map(|(_, s)| *s)
-            .fold(f64::INFINITY, f64::min);
-        if !own && lowest.is_finite() && row.mib_per_s > super::network::BURST_ROW_FACTOR * lowest {
+    let settled = bucket_settled(rows);
+    for (row, lowest) in rows.iter_mut().zip(settled) {
+        if lowest.is_some_and(|s| row.mib_per_s > super::network::BURST_ROW_FACTOR * s) {
             row.in_burst = true;
+        }
+    }
+}
+
+/// A note under each row [`flag_bursts`] flagged: the rate it moved at against the
+/// settled rate its bucket showed, and what that means.
+pub(crate) fn burst_notes(rows: &mut [ConfigResult]) {
+    let settled = bucket_settled(rows);
+    for (row, lowest) in rows.iter_mut().zip(settled) {
+        let Some(settled) = lowest.filter(|s| row.in_burst && row.mib_per_s > super::network::BURST_ROW_FACTOR * s)
+        else {
+            continue;
+        };
+        let note = format!(
+            "inside a burst: {:.1} MiB in all at {:.1} MiB/s, {:.1}x the settled {settled:.1} MiB/s another row of \
+             this bucket showed: it ran on burst credit (left over, or refilled while the link was idle), so its \
+             figures flatter the network",
+            row.bytes as f64 / MIB,
+            row.mib_per_s,
+            row.mib_per_s / settled
+        );
+        if let Some(d) = row.diagnosis.as_mut() {
+            d.notes.push(note);
         }
     }
 }
@@ -128,7 +179,7 @@ fn cumulative_mib(row: &ConfigResult, t: &Timeline) -> Vec<(f64, f64)> {
     let width_s = f64::from(t.interval_ms) / 1000.0;
     let mut total = 0.0;
     let mut points = vec![(0.0, 0.0)];
-    for (i, &b) in t.body_bytes[..full_intervals(row, t)].iter().enumerate() {
+    for (i, &b) in shaped_bytes(t).0[..full_intervals(row, t)].iter().enumerate() {
         total += b as f64 / MIB;
         points.push(((i + 1) as f64 * width_s, total));
     }
@@ -164,7 +215,8 @@ fn two_lines(points: &[(f64, f64)]) -> Option<(Line, Line, usize)> {
 /// A burst then a settled rate: the cumulative MiB of the full intervals follow one
 /// line, then a line at least 1.5 times less steep for the rest (at least a fifth of
 /// the row), closely (the second line's residuals within a tenth of what it moved).
-/// The burst is what moved where the lines meet.
+/// The burst is what moved where the lines meet. Read in wire bytes when the timeline
+/// has them (what a NIC shapes), else in body bytes.
 fn burst_then_settled(row: &ConfigResult, t: &Timeline) -> Option<Finding> {
     let points = cumulative_mib(row, t);
     let ((r1, b1, _), (r2, b2, sse2), k) = two_lines(&points)?;
@@ -180,9 +232,10 @@ fn burst_then_settled(row: &ConfigResult, t: &Timeline) -> Option<Finding> {
     Some(Finding {
         note: format!(
             "burst then settled: {burst_mib:.1} MiB at {r1:.1} MiB/s (the first {:.0} ms), then a settled {r2:.1} MiB/s \
-             for the rest: the network gave a burst; a row that moves less than the burst runs inside it and \
-             flatters the network",
-            burst_s * 1000.0
+             for the rest ({}): the network gave a burst; a row that moves less than the burst runs inside it \
+             and flatters the network",
+            burst_s * 1000.0,
+            shaped_bytes(t).1
         ),
         figures: vec![
             (FigureName::BurstMib, Figure::Mib(burst_mib)),
@@ -387,6 +440,28 @@ mod tests {
     }
 
     #[test]
+    fn the_wire_bytes_are_read_when_the_timeline_has_them() {
+        // Body bytes steady at 20 MiB/s; the wire bytes a burst of 40 MiB/s for
+        // 0.5 s, then 10 MiB/s: the rule reads the wire.
+        let mut r = timed(&[32; 20], 16.0);
+        let t = r.timeline.as_mut().unwrap();
+        let mib_per_interval = |rate: u64| rate * (1 << 20) / 10;
+        t.wire_bytes = (0..20).map(|i| mib_per_interval(if i < 5 { 40 } else { 10 })).collect();
+        let f = findings(&r);
+        assert!(
+            f[0].note.starts_with("burst then settled: 20.0 MiB at 40.0 MiB/s"),
+            "{f:?}"
+        );
+        assert!(f[0].note.contains("(wire bytes)"), "{f:?}");
+        // The ceiling in body MiB/s: 10 MiB/s scaled by the body's 40 MiB of 35 wire.
+        let body_share = 40.0 / 35.0;
+        assert!((settled_mib_per_s(&r).unwrap() - 10.0 * body_share).abs() < 0.01);
+        // Without them, the body bytes: steady, no burst.
+        r.timeline.as_mut().unwrap().wire_bytes.clear();
+        assert!(findings(&r).iter().all(|f| !f.note.contains("burst")));
+    }
+
+    #[test]
     fn lumpy_intervals_barely_move_the_cumulative_curve() {
         // 32 GETs ending together every 200 ms after the burst (all in flight sharing
         // the settled rate): 0 and 32 in turn, 10 MiB/s over each pair.
@@ -426,6 +501,15 @@ mod tests {
         let d = result.results[0].diagnosis.as_ref().unwrap();
         assert_eq!(d.verdict, crate::model::Verdict::Bandwidth, "{d:?}");
         assert!(d.explanation.contains("(source: timeline)"), "{}", d.explanation);
+        let notes = |i: usize| result.results[i].diagnosis.as_ref().unwrap().notes.clone();
+        let inside = notes(1);
+        assert!(
+            inside
+                .iter()
+                .any(|n| n.starts_with("inside a burst:") && n.contains("at 40.0 MiB/s, 4.0x the settled 10.0 MiB/s")),
+            "{inside:?}"
+        );
+        assert!(notes(2).iter().all(|n| !n.starts_with("inside a burst")));
     }
 
     #[test]

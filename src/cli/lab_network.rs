@@ -20,13 +20,17 @@ pub struct NetworkArgs {
     /// published figures; docs/network.md). Default: no NIC.
     #[arg(long, value_name = "RATE_MIB_S|lambda")]
     pub nic: Option<String>,
-    /// The NIC's one-time burst, in MiB, sent at --nic-burst-mib-s before the
-    /// sustained rate (`lambda`: 321.9 MiB).
+    /// The NIC's burst, in MiB, sent at --nic-burst-mib-s before the sustained rate
+    /// (`lambda`: 321.9 MiB); one-time unless --nic-burst-refill-mib-s refills it.
     #[arg(long, value_name = "MIB", requires = "nic")]
     pub nic_burst_mib: Option<f64>,
-    /// The rate of the one-time burst, MiB/s (`lambda`: 321.9, i.e. 2.7 Gbit/s).
+    /// The rate of the burst, MiB/s (`lambda`: 321.9, i.e. 2.7 Gbit/s).
     #[arg(long, value_name = "MIB_S", requires = "nic")]
     pub nic_burst_mib_s: Option<f64>,
+    /// Burst credit regained per second the link is idle, MiB/s, up to the burst's
+    /// size (as EC2's burst credits refill). Default 0: a one-time burst.
+    #[arg(long, value_name = "MIB_S", requires = "nic")]
+    pub nic_burst_refill_mib_s: Option<f64>,
     /// Most one connection may receive, MiB/s (default: only the aggregate binds).
     #[arg(long, value_name = "MIB_S", requires = "nic")]
     pub nic_per_connection_mib_s: Option<f64>,
@@ -107,14 +111,23 @@ impl NetworkArgs {
                 per_connection_mib_s: None,
             }
         };
+        let refill = self.nic_burst_refill_mib_s;
         config.burst = match (config.burst, self.nic_burst_mib, self.nic_burst_mib_s) {
-            (_, Some(size_mib), Some(rate_mib_s)) => Some(Burst { size_mib, rate_mib_s }),
+            (_, Some(size_mib), Some(rate_mib_s)) => Some(Burst {
+                size_mib,
+                rate_mib_s,
+                refill_mib_s: refill.unwrap_or(0.0),
+            }),
             (Some(b), size, rate) => Some(Burst {
                 size_mib: size.unwrap_or(b.size_mib),
                 rate_mib_s: rate.unwrap_or(b.rate_mib_s),
+                refill_mib_s: refill.unwrap_or(b.refill_mib_s),
             }),
-            (None, None, None) => None,
-            (None, _, _) => return Err("--nic-burst-mib and --nic-burst-mib-s: give both for a burst".to_string()),
+            (None, None, None) if refill.is_none() => None,
+            (None, _, _) => return Err(
+                "--nic-burst-mib and --nic-burst-mib-s: give both for a burst (--nic-burst-refill-mib-s refills one)"
+                    .to_string(),
+            ),
         };
         config.per_connection_mib_s = self.nic_per_connection_mib_s;
         config.check().map_err(|e| format!("--nic: {e}"))?;
@@ -135,6 +148,7 @@ impl NetworkArgs {
         for (name, value) in [
             ("nic-burst-mib", self.nic_burst_mib),
             ("nic-burst-mib-s", self.nic_burst_mib_s),
+            ("nic-burst-refill-mib-s", self.nic_burst_refill_mib_s),
             ("nic-per-connection-mib-s", self.nic_per_connection_mib_s),
         ] {
             if let Some(v) = value {
@@ -215,6 +229,41 @@ mod tests {
             ..args()
         };
         assert!(half_burst.config(None).unwrap_err()[0].contains("give both"));
+    }
+
+    #[test]
+    fn a_burst_refills_only_when_asked() {
+        let burst = |refill: Option<f64>| NetworkArgs {
+            nic: Some("5".into()),
+            nic_burst_mib: Some(10.0),
+            nic_burst_mib_s: Some(20.0),
+            nic_burst_refill_mib_s: refill,
+            ..args()
+        };
+        let refilled = burst(Some(40.0));
+        assert_eq!(
+            refilled.config(None).unwrap().nic.unwrap().burst.unwrap().refill_mib_s,
+            40.0
+        );
+        assert!(refilled.serve_args().join(" ").contains("--nic-burst-refill-mib-s 40"));
+        assert_eq!(
+            burst(None)
+                .config(None)
+                .unwrap()
+                .nic
+                .unwrap()
+                .burst
+                .unwrap()
+                .refill_mib_s,
+            0.0
+        );
+        assert!(burst(Some(-1.0)).config(None).unwrap_err()[0].contains("burst refill"));
+        let lone = NetworkArgs {
+            nic_burst_mib: None,
+            nic_burst_mib_s: None,
+            ..burst(Some(40.0))
+        };
+        assert!(lone.config(None).unwrap_err()[0].contains("give both"));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::model::stats::{histogram_us, micros, round3};
 use crate::model::{Breakdown, ErrorCounts, Percentiles, RetryCauses};
 use crate::s3::get::Outcome;
 
-use super::timeline::GetEvent;
+use super::timeline::{AttemptEvent, GetEvent};
 
 /// Busy time of the current tokio runtime's workers, summed, and their number. `None`
 /// outside a runtime. Busy time is wall time between a worker waking and parking, so
@@ -189,6 +189,8 @@ pub(crate) struct Shard {
     pub(crate) retry_causes: RetryCauses,
     /// Every GET of the timed phase, for the timeline and the request log.
     pub(crate) events: Vec<GetEvent>,
+    /// The attempts of the GETs that were retried (each naming its GET's event).
+    pub(crate) attempts: Vec<AttemptEvent>,
 }
 
 impl Shard {
@@ -207,6 +209,7 @@ impl Shard {
             started: 0,
             retry_causes: RetryCauses::default(),
             events: Vec::new(),
+            attempts: Vec::new(),
         }
     }
 
@@ -252,6 +255,13 @@ impl Shard {
         self.bytes += other.bytes;
         self.started += other.started;
         self.retry_causes.add_all(&other.retry_causes);
+        let base = u32::try_from(self.events.len()).unwrap_or(u32::MAX);
+        self.attempts.extend(
+            other
+                .attempts
+                .into_iter()
+                .map(|a| AttemptEvent { get: a.get + base, ..a }),
+        );
         self.events.extend(other.events);
     }
 

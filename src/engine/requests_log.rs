@@ -5,11 +5,17 @@
 //! configuration, in the order GETs ended), `attempt` of `attempts`, `sent_ms`,
 //! `first_byte_ms` and `last_byte_ms` (after the timed phase began), `bytes`, and
 //! `outcome`: `ok`, the error kind of a failed GET, or for an attempt that was retried
-//! `retried_throttled` (a 503/429) or `retried` (another cause). Only a GET's last
-//! attempt is timed (the transport times a GET as a whole); a retried attempt's time
-//! columns are empty. `connection`: the connection the GET's last attempt went out
-//! on (the transport numbers each connection it opens, from 1, for both clients, which
-//! share it); empty on a retried attempt's line and when the GET got no connection.
+//! `retried_throttled` (a 503/429) or `retried` (another cause). A GET sent once:
+//! `sent_ms` is its call, `first_byte_ms` its response headers, `last_byte_ms` its
+//! last body byte. A retried GET: each attempt as the transport stamped it, with
+//! either client (both send each attempt through it): `sent_ms` when the attempt was
+//! handed over (the first attempt's: the GET's call), a retried attempt's
+//! `first_byte_ms` its headers (empty when it got none: a timeout, a dropped
+//! connection) and `last_byte_ms` its end; the last attempt's as a GET sent once.
+//! Attempts past the eighth are not stamped (their time columns are empty).
+//! `connection`: the connection the attempt went out on (the transport numbers each
+//! connection it opens, from 1, for both clients, which share it); empty when it got
+//! none.
 //!
 //! Bounded: at most `max_bytes` (uncompressed) are written; lines past the cap are
 //! dropped and counted, and [`RequestsLog::finish`] says how many.
@@ -22,7 +28,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::model::ConfigResult;
 
-use super::timeline::GetEvent;
+use super::timeline::{AttemptEvent, GetEvent};
 use super::Observer;
 
 /// The default cap: 256 MiB of lines (about 3 million of them).
@@ -178,8 +184,57 @@ impl RequestsLog {
     }
 }
 
-/// The lines of one GET: one per attempt.
-fn lines_of(format: LogFormat, row: &ConfigResult, get: usize, e: &GetEvent, out: &mut String) {
+/// The time columns, bytes and connection of attempt `attempt` of the GET `e`
+/// (`stamp`: the transport's stamps of that attempt, if it has them).
+fn columns(e: &GetEvent, attempt: u32, stamp: Option<&AttemptEvent>) -> [String; 5] {
+    let ms = |us: u64| format!("{:.3}", us as f64 / 1000.0);
+    let conn = |id: u32| if id > 0 { id.to_string() } else { String::new() };
+    let last = attempt == u32::from(e.attempts);
+    let sent = u64::from(e.sent_us);
+    match (last, stamp) {
+        (true, _) => {
+            // A retried GET's last attempt: sent when it was handed over, its first
+            // byte its own headers.
+            let own = stamp.filter(|_| attempt > 1);
+            let first = own
+                .and_then(|s| s.headers_us)
+                .map_or(sent + u64::from(e.headers_us), u64::from);
+            let own = own.map_or(sent, |s| u64::from(s.sent_us));
+            [
+                ms(own),
+                ms(first),
+                ms(e.end_us()),
+                e.bytes.to_string(),
+                conn(e.connection_id),
+            ]
+        }
+        (false, Some(s)) => [
+            ms(u64::from(if attempt == 1 { e.sent_us } else { s.sent_us })),
+            s.headers_us.map(|h| ms(u64::from(h))).unwrap_or_default(),
+            ms(u64::from(s.end_us)),
+            "0".to_string(),
+            conn(s.connection_id),
+        ],
+        (false, None) => [
+            String::new(),
+            String::new(),
+            String::new(),
+            "0".to_string(),
+            String::new(),
+        ],
+    }
+}
+
+/// The lines of one GET: one per attempt (`stamps`: the transport's stamps of its
+/// attempts, when it was retried).
+fn lines_of(
+    format: LogFormat,
+    row: &ConfigResult,
+    get: usize,
+    e: &GetEvent,
+    stamps: &[&AttemptEvent],
+    out: &mut String,
+) {
     let attempts = u32::from(e.attempts);
     // The retried attempts: throttled ones first (their order is not known).
     let final_throttled = u32::from(e.error == Some(crate::model::ErrorKind::Throttled));
@@ -192,17 +247,8 @@ fn lines_of(format: LogFormat, row: &ConfigResult, get: usize, e: &GetEvent, out
             (false, _) if attempt <= retried_throttled => "retried_throttled",
             (false, _) => "retried",
         };
-        let ms = |us: u64| format!("{:.3}", us as f64 / 1000.0);
-        let (sent, first, done, bytes) = if last {
-            let sent = u64::from(e.sent_us);
-            (ms(sent), ms(sent + u64::from(e.headers_us)), ms(e.end_us()), e.bytes)
-        } else {
-            (String::new(), String::new(), String::new(), 0)
-        };
-        let conn = match (last, e.connection_id) {
-            (true, id) if id > 0 => id.to_string(),
-            _ => String::new(),
-        };
+        let stamp = stamps.iter().find(|s| u32::from(s.attempt) == attempt).copied();
+        let [sent, first, done, bytes, conn] = columns(e, attempt, stamp);
         match format {
             LogFormat::Csv => {
                 let _ = writeln!(
@@ -248,17 +294,21 @@ impl Observer for RequestsLog {
         self.inner.config_finished(result);
     }
 
-    fn gets_done(&self, row: &ConfigResult, events: &[GetEvent]) {
-        let mut ordered: Vec<&GetEvent> = events.iter().collect();
-        ordered.sort_by_key(|e| e.end_us());
+    fn gets_done(&self, row: &ConfigResult, events: &[GetEvent], attempts: &[AttemptEvent]) {
+        let mut ordered: Vec<usize> = (0..events.len()).collect();
+        ordered.sort_by_key(|&i| events[i].end_us());
+        let mut stamped: Vec<&AttemptEvent> = attempts.iter().collect();
+        stamped.sort_by_key(|a| (a.get, a.attempt));
         let mut text = String::new();
-        for (i, e) in ordered.into_iter().enumerate() {
+        for (n, i) in ordered.into_iter().enumerate() {
+            let from = stamped.partition_point(|a| (a.get as usize) < i);
+            let to = stamped.partition_point(|a| (a.get as usize) <= i);
             text.clear();
-            lines_of(self.format, row, i + 1, e, &mut text);
+            lines_of(self.format, row, n + 1, &events[i], &stamped[from..to], &mut text);
             for line in text.split_inclusive('\n') {
                 self.write(line, true);
             }
         }
-        self.inner.gets_done(row, events);
+        self.inner.gets_done(row, events, attempts);
     }
 }

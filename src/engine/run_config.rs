@@ -28,7 +28,7 @@ use crate::transport::TransportCounters;
 
 use super::recorder::{runtime_busy, PhaseShard, Shard};
 use super::schedule::StartSchedule;
-use super::timeline::{self, GetEvent};
+use super::timeline::{self, AttemptEvent, GetEvent, WireSampler};
 use super::Observer;
 
 /// The order objects are read in one configuration.
@@ -89,6 +89,7 @@ pub(crate) async fn run_config(
     let pool = Arc::new(Semaphore::new(plan.pool_connections() as usize));
     let started_at = SystemTime::now();
     let start = Instant::now();
+    let sampler = WireSampler::start(client.transport(), start);
     let mut tasks = tokio::task::JoinSet::new();
     for d in 0..drivers {
         let in_flight = workers as usize / drivers + usize::from(d < workers as usize % drivers);
@@ -108,6 +109,8 @@ pub(crate) async fn run_config(
     }
     let mut recorded = joined(tasks).await;
     let events = std::mem::take(&mut recorded.events);
+    let attempts = std::mem::take(&mut recorded.attempts);
+    let wire = sampler.finish().await;
     let timed = Timed {
         sizes: match size {
             Some(n) => Some(ObjectSize::Fixed(n)),
@@ -122,8 +125,8 @@ pub(crate) async fn run_config(
     let wall = timed.wall;
     let mut row = measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed);
     row.axes.s3_client = s3.client();
-    row.timeline = Some(timeline::build(&events, wall));
-    observer.gets_done(&row, &events);
+    row.timeline = Some(timeline::build(&events, wall, &wire));
+    observer.gets_done(&row, &events, &attempts);
     Some(row)
 }
 
@@ -390,6 +393,7 @@ impl Driver {
                 next = gets.next() => {
                     let Some((i, sent, outcome)) = next else { break };
                     shard.record(&outcome, i == 0);
+                    shard.attempts.extend(AttemptEvent::of(shard.events.len(), sent, &outcome));
                     shard.events.push(GetEvent::of(sent, &outcome));
                     self.observer.request_done(outcome.result.is_ok());
                 }

@@ -1,13 +1,17 @@
 //! The GETs of a configuration as events (when each was sent and ended, relative to
 //! the timed phase's start, its bytes, attempts and outcome), recorded by the driver
 //! that ran it into its own shard without a lock, and the row's [`Timeline`] built
-//! from them once the configuration ends.
+//! from them once the configuration ends; beside them, the transport's bytes read,
+//! sampled every [`BASE_INTERVAL_MS`] by a [`WireSampler`] (one task, no lock on the
+//! read path: each read adds to one atomic counter).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::model::stats::round3;
+use crate::model::timeline::BASE_INTERVAL_MS;
 use crate::model::{Bounded, ErrorKind, KindCounts, Timeline};
 use crate::s3::get::Outcome;
+use crate::transport::Transport;
 
 /// One GET of the timed phase, as the timeline and the request log see it: 40 bytes
 /// (times in µs up to 71 minutes, saturating).
@@ -64,9 +68,110 @@ impl GetEvent {
     }
 }
 
+/// One attempt of a GET that was retried, as the transport stamped it (the first
+/// [`crate::transport::MAX_STAMPED_ATTEMPTS`] attempts of each): for the request log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptEvent {
+    /// Its GET: the index of the GET's event among the configuration's.
+    pub get: u32,
+    /// Its number, from 1.
+    pub attempt: u16,
+    /// Handed over to the transport, µs after the timed phase began.
+    pub sent_us: u32,
+    /// Its response headers, µs after the timed phase began (`None`: it got none).
+    pub headers_us: Option<u32>,
+    /// Ended (its headers, or its failure), µs after the timed phase began.
+    pub end_us: u32,
+    /// The connection it went out on; 0 when it got none.
+    pub connection_id: u32,
+}
+
+impl AttemptEvent {
+    /// The attempts of a GET sent `sent` after the timed phase began whose event is
+    /// number `get`: none unless it was retried.
+    pub fn of(get: usize, sent: Duration, outcome: &Outcome) -> impl Iterator<Item = AttemptEvent> + '_ {
+        let stamps = outcome.cold.attempt_stamps.as_slice();
+        let retried = if outcome.cold.attempts > 1 { stamps } else { &[] };
+        let at = move |ns: u64| u32::try_from((sent.as_nanos() as u64 + ns) / 1000).unwrap_or(u32::MAX);
+        retried.iter().enumerate().map(move |(i, s)| AttemptEvent {
+            get: u32::try_from(get).unwrap_or(u32::MAX),
+            attempt: u16::try_from(i + 1).unwrap_or(u16::MAX),
+            sent_us: at(s.sent_ns),
+            headers_us: s.headers_ns.map(at),
+            end_us: at(s.end_ns),
+            connection_id: u32::try_from(s.connection_id).unwrap_or(u32::MAX),
+        })
+    }
+}
+
+/// The transport's bytes read since the timed phase began, at `at_us` after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct WireSample {
+    pub(crate) at_us: u64,
+    pub(crate) bytes: u64,
+}
+
+/// Samples [`Transport::rx_bytes`] every [`BASE_INTERVAL_MS`] from the timed phase's
+/// start until [`WireSampler::finish`], which takes a last sample.
+pub(crate) struct WireSampler {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Vec<WireSample>>,
+}
+
+impl WireSampler {
+    /// Starts sampling `transport` (its count at `start` is the zero).
+    pub(crate) fn start(transport: &Transport, start: Instant) -> WireSampler {
+        let transport = transport.clone();
+        let base = transport.rx_bytes();
+        let (stop, mut stopped) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let every = Duration::from_millis(u64::from(BASE_INTERVAL_MS));
+            let mut ticks = tokio::time::interval_at((start + every).into(), every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut samples = Vec::new();
+            loop {
+                let last = tokio::select! {
+                    biased;
+                    _ = &mut stopped => true,
+                    _ = ticks.tick() => false,
+                };
+                samples.push(WireSample {
+                    at_us: start.elapsed().as_micros() as u64,
+                    bytes: transport.rx_bytes().saturating_sub(base),
+                });
+                if last {
+                    return samples;
+                }
+            }
+        });
+        WireSampler { stop, task }
+    }
+
+    /// Stops sampling; the samples, the last one taken now (none if the task failed).
+    pub(crate) async fn finish(self) -> Vec<WireSample> {
+        let _ = self.stop.send(());
+        self.task.await.unwrap_or_default()
+    }
+}
+
+/// Adds each sample's bytes (those read since the one before) to the interval its
+/// span's middle fell in: a sample taken a little after an interval edge still counts
+/// in the interval that ended there.
+fn wire_per_interval(samples: &[WireSample], n: usize, width_us: u64) -> Vec<u64> {
+    let mut out = vec![0u64; n];
+    let mut before = WireSample { at_us: 0, bytes: 0 };
+    for s in samples {
+        let middle = (before.at_us + s.at_us) / 2;
+        out[((middle / width_us) as usize).min(n - 1)] += s.bytes.saturating_sub(before.bytes);
+        before = *s;
+    }
+    out
+}
+
 /// The timeline of a configuration whose timed phase took `wall` and whose GETs were
-/// `events` (in any order): intervals of [`Timeline::interval_for`] the wall time.
-pub(crate) fn build(events: &[GetEvent], wall: Duration) -> Timeline {
+/// `events` (in any order), with the transport's bytes read sampled as `wire`:
+/// intervals of [`Timeline::interval_for`] the wall time.
+pub(crate) fn build(events: &[GetEvent], wall: Duration, wire: &[WireSample]) -> Timeline {
     let wall_ms = wall.as_secs_f64() * 1000.0;
     let width_ms = Timeline::interval_for(wall_ms);
     let width_us = u64::from(width_ms) * 1000;
@@ -105,6 +210,7 @@ pub(crate) fn build(events: &[GetEvent], wall: Duration) -> Timeline {
         interval_ms: width_ms,
         gets,
         body_bytes: body,
+        wire_bytes: wire_per_interval(wire, n, width_us),
         ttfb_p50_ms: p50,
         ttfb_p99_ms: p99,
         in_flight: busy_us.iter().map(|&b| round1(b as f64 / width_us as f64)).collect(),
@@ -196,7 +302,13 @@ mod tests {
             bytes: 0,
             ..ok(200, 50, 1)
         });
-        let t = build(&events, Duration::from_millis(300));
+        let wire = [(101, 5000), (180, 5500), (240, 6000), (320, 6100)].map(|(ms, bytes)| WireSample {
+            at_us: ms * 1000,
+            bytes,
+        });
+        let t = build(&events, Duration::from_millis(300), &wire);
+        // Spans 0-101 (middle 50), 101-180 (140), 180-240 (210), 240-320 (280 ms).
+        assert_eq!(t.wire_bytes, vec![5000, 500, 600]);
         assert_eq!(t.interval_ms, 100);
         assert_eq!(t.gets, vec![1, 2, 1]);
         assert_eq!(t.body_bytes, vec![1000, 2000, 1000]);
@@ -221,12 +333,12 @@ mod tests {
     #[test]
     fn a_long_row_gets_wider_intervals_and_stays_bounded() {
         let events: Vec<GetEvent> = (0..1000).map(|i| ok(i * 100, 50, 5)).collect();
-        let t = build(&events, Duration::from_secs(100));
+        let t = build(&events, Duration::from_secs(100), &[]);
         assert_eq!(t.interval_ms, 400);
         assert_eq!(t.len(), 250);
         assert_eq!(t.gets.iter().sum::<u32>(), 1000);
-        assert!(t.retries.is_empty() && t.errors.is_empty());
-        let stray = build(&[ok(5_000, 10, 1)], Duration::from_millis(1));
+        assert!(t.retries.is_empty() && t.errors.is_empty() && t.wire_bytes.is_empty());
+        let stray = build(&[ok(5_000, 10, 1)], Duration::from_millis(1), &[]);
         assert_eq!(stray.gets, vec![1], "a GET past the wall time is in the last interval");
     }
 }

@@ -31,6 +31,7 @@ pub(crate) fn burst() -> Burst {
     Burst {
         size_mib: rate,
         rate_mib_s: rate,
+        refill_mib_s: 0.0,
     }
 }
 

@@ -1,7 +1,8 @@
 //! The lab's network interface: what the server sends to its clients goes through one
 //! shared token bucket (an aggregate rate over every connection, with an optional
-//! one-time burst at a higher rate), and optionally a per-connection cap, the way a
-//! Firecracker microVM's network device rate-limits a Lambda function.
+//! burst at a higher rate, one-time or refilling while the link is idle, as EC2's
+//! burst credits do), and optionally a per-connection cap, the way a Firecracker
+//! microVM's network device rate-limits a Lambda function.
 //!
 //! [`NicStream`] wraps each accepted socket: its writes (headers and bodies, as a NIC
 //! sees them; over TLS, the encrypted bytes) reserve their bytes on the shared
@@ -10,8 +11,9 @@
 //! when the link has sent every byte reserved so far; a reservation of `n` bytes
 //! starts there and moves it by `n / rate`. A link idle for a while may run ahead by
 //! [`SLACK`] (the bucket's depth, `rate x 50 ms`), so a writer woken a little late by
-//! the timer does not lose the link's time. The one-time burst is spent first, at its
-//! own rate, and never refills. [`NicTally`] counts the bytes shaped, the bytes sent
+//! the timer does not lose the link's time. The burst is spent first, at its own rate;
+//! with a refill rate, the time the link spends idle (nothing reserved) gives credit
+//! back at that rate, up to the burst's size (without one it never refills). [`NicTally`] counts the bytes shaped, the bytes sent
 //! in the burst and the time writers waited.
 
 use std::future::Future;
@@ -42,14 +44,22 @@ pub const SLACK: Duration = Duration::from_millis(50);
 /// connections gets little credit from the one left idle.
 pub const CAP_SLACK: Duration = Duration::from_millis(10);
 
-/// A one-time burst: the first `size_mib` MiB go at `rate_mib_s`, then the sustained
-/// rate applies for good.
+/// A burst: the first `size_mib` MiB go at `rate_mib_s`, then the sustained rate;
+/// while the link is idle the credit refills at `refill_mib_s`, up to `size_mib`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Burst {
     /// Bytes of the burst, in MiB.
     pub size_mib: f64,
     /// Rate during the burst, MiB/s.
     pub rate_mib_s: f64,
+    /// Burst credit regained per second of idle link (nothing being sent), MiB/s;
+    /// 0 (the default): a one-time burst that never refills.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refill_mib_s: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// How the NIC shapes what the server sends.
@@ -84,6 +94,9 @@ impl NicConfig {
                     b.rate_mib_s
                 ));
             }
+            if !(b.refill_mib_s.is_finite() && b.refill_mib_s >= 0.0) {
+                bad.push(format!("burst refill must be 0 or more MiB/s, got {}", b.refill_mib_s));
+            }
         }
         if let Some(c) = self.per_connection_mib_s {
             if !positive(c) {
@@ -103,10 +116,17 @@ impl NicConfig {
     pub fn describe(&self) -> String {
         let mut s = format!("{:.2} MiB/s over all connections", self.rate_mib_s);
         if let Some(b) = self.burst {
-            s.push_str(&format!(
-                ", a one-time burst of {:.1} MiB at {:.2} MiB/s first",
-                b.size_mib, b.rate_mib_s
-            ));
+            if b.refill_mib_s > 0.0 {
+                s.push_str(&format!(
+                    ", a burst of {:.1} MiB at {:.2} MiB/s first, refilled at {:.2} MiB/s while idle",
+                    b.size_mib, b.rate_mib_s, b.refill_mib_s
+                ));
+            } else {
+                s.push_str(&format!(
+                    ", a one-time burst of {:.1} MiB at {:.2} MiB/s first",
+                    b.size_mib, b.rate_mib_s
+                ));
+            }
         }
         if let Some(c) = self.per_connection_mib_s {
             s.push_str(&format!(", at most {c:.2} MiB/s per connection"));
@@ -136,6 +156,8 @@ pub struct NicTally {
 struct Link {
     next_free: Instant,
     burst_left_bytes: u64,
+    /// Idle time before this has given its burst credit back already.
+    refilled_to: Instant,
 }
 
 /// The lab's NIC, shared by every connection.
@@ -153,11 +175,13 @@ impl Nic {
     /// A NIC with `config` (checked by the caller), its burst unspent.
     pub fn new(config: NicConfig) -> Self {
         let burst_left_bytes = config.burst.map_or(0, |b| (b.size_mib * MIB) as u64);
+        let now = Instant::now();
         Nic {
             config,
             link: Mutex::new(Link {
-                next_free: Instant::now(),
+                next_free: now,
                 burst_left_bytes,
+                refilled_to: now,
             }),
             bytes_shaped: AtomicU64::new(0),
             burst_bytes: AtomicU64::new(0),
@@ -186,6 +210,7 @@ impl Nic {
     /// Reserves `n` bytes on the link at `now`; returns when they may be sent.
     fn reserve(&self, n: usize, now: Instant) -> Instant {
         let mut link = self.link.lock().unwrap_or_else(|e| e.into_inner());
+        self.refill(&mut link, now);
         let floor = now.checked_sub(SLACK).unwrap_or(now);
         if link.next_free < floor {
             link.next_free = floor;
@@ -203,6 +228,21 @@ impl Nic {
         cost_s += n as f64 / (self.config.rate_mib_s * MIB);
         link.next_free += Duration::from_secs_f64(cost_s);
         start
+    }
+
+    /// Gives back burst credit for the time the link was idle before `now` (since it
+    /// last sent, and not given back before), at the burst's refill rate.
+    fn refill(&self, link: &mut Link, now: Instant) {
+        let Some(burst) = self.config.burst.filter(|b| b.refill_mib_s > 0.0) else {
+            return;
+        };
+        let idle_from = link.next_free.max(link.refilled_to);
+        if idle_from < now {
+            let credit = (now - idle_from).as_secs_f64() * burst.refill_mib_s * MIB;
+            let size = (burst.size_mib * MIB) as u64;
+            link.burst_left_bytes = (link.burst_left_bytes + credit as u64).min(size);
+        }
+        link.refilled_to = link.refilled_to.max(now);
     }
 
     fn count_wait(&self, waited: Duration) {
@@ -394,11 +434,18 @@ mod tests {
             burst: Some(Burst {
                 size_mib: -1.0,
                 rate_mib_s: f64::NAN,
+                refill_mib_s: -1.0,
             }),
             per_connection_mib_s: Some(-2.0),
         };
         let e = bad.check().unwrap_err();
-        for part in ["rate must", "burst size", "burst rate", "per-connection cap"] {
+        for part in [
+            "rate must",
+            "burst size",
+            "burst rate",
+            "burst refill",
+            "per-connection cap",
+        ] {
             assert!(e.contains(part), "{e}");
         }
         assert!(config(40.0).check().is_ok());
@@ -411,6 +458,7 @@ mod tests {
             burst: Some(Burst {
                 size_mib: 1.0,
                 rate_mib_s: 4.0,
+                refill_mib_s: 0.0,
             }),
             ..config(1.0)
         });
@@ -430,6 +478,42 @@ mod tests {
         assert!((step - 1.0 / 64.0).abs() < 1e-6, "{step}");
         assert_eq!(nic.tally().burst_bytes, 1 << 20);
         assert_eq!(nic.tally().burst_left_bytes, 0);
+    }
+
+    #[test]
+    fn an_idle_link_refills_its_burst_at_the_refill_rate_up_to_its_size() {
+        // 1 MiB/s sustained; a burst of 1 MiB at 4 MiB/s refilled at 2 MiB/s.
+        let burst = |refill_mib_s: f64| {
+            Nic::new(NicConfig {
+                burst: Some(Burst {
+                    size_mib: 1.0,
+                    rate_mib_s: 4.0,
+                    refill_mib_s,
+                }),
+                ..config(1.0)
+            })
+        };
+        let (nic, never) = (burst(2.0), burst(0.0));
+        // Idle since it was made: the link runs ahead by the slack only, so 1 MiB
+        // reserved at t0 keeps it busy from t0 - 50 ms to t0 + 200 ms.
+        let t0 = Instant::now() + Duration::from_secs(1);
+        for n in [&nic, &never] {
+            n.reserve(1 << 20, t0);
+            assert_eq!(n.tally().burst_left_bytes, 0);
+        }
+        // Busy until then: nothing back. Idle 0.25 s after it: half a MiB back.
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        nic.reserve(0, ms(200));
+        assert_eq!(nic.tally().burst_left_bytes, 0);
+        nic.reserve(0, ms(450));
+        assert_eq!(nic.tally().burst_left_bytes, 1 << 19);
+        // The same idle time is not given back twice; a long idle stops at the size.
+        nic.reserve(0, ms(450));
+        assert_eq!(nic.tally().burst_left_bytes, 1 << 19);
+        nic.reserve(0, t0 + Duration::from_secs(10));
+        assert_eq!(nic.tally().burst_left_bytes, 1 << 20);
+        never.reserve(0, t0 + Duration::from_secs(10));
+        assert_eq!(never.tally().burst_left_bytes, 0);
     }
 
     #[test]

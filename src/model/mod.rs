@@ -115,6 +115,31 @@ pub(crate) mod test_rows {
         }
     }
 
+    /// A bandwidth probe's report of `mib_per_s` per interval of `interval_ms`.
+    pub(crate) fn probe_report(interval_ms: u64, mib_per_s: Vec<f64>) -> ProbeReport {
+        ProbeReport {
+            bucket: "b-1".into(),
+            kind: ProbeObjectKind::ProbeObject,
+            key: "s3sweep/probe-object".into(),
+            streams: 8,
+            requests: 10,
+            errors: 0,
+            body_bytes: 1 << 28,
+            wall_ms: interval_ms as f64 * mib_per_s.len() as f64,
+            sustained_mib_per_s: mib_per_s.last().copied().unwrap_or(0.0),
+            peak_mib_per_s: mib_per_s.iter().copied().fold(0.0, f64::max),
+            interval_ms,
+            interval_mib_per_s: mib_per_s,
+            burst: None,
+            cores_busy: 0.2,
+            usable_cores: 1.0,
+            machine_cores_busy: None,
+            lower_bound: false,
+            stopped_by: network::ProbeStop::Time,
+            explanation: String::new(),
+        }
+    }
+
     /// A whole result document around `rows`: a local run on linux/x86_64, requesting
     /// the rows' buckets in the order they first appear, with no summary (see
     /// `analysis::summarized`).

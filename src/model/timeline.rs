@@ -1,6 +1,7 @@
 //! A row's timeline: what happened inside one configuration, interval by interval
 //! (GETs completed, body bytes, first-byte p50/p99 of the GETs completed in it, failed
-//! GETs by kind, 503/429 answers, retries, requests in flight). Stored as columns (one
+//! GETs by kind, 503/429 answers, retries, requests in flight, and the bytes the
+//! transport read off the wire). Stored as columns (one
 //! array per figure, all the same length) so a row stays small and pandas reads it as
 //! a frame; arrays that are all zero are left out. Reading one back is bounded: an
 //! array longer than [`MAX_TIMELINE_INTERVALS`] is refused at its first extra element,
@@ -42,6 +43,12 @@ pub struct Timeline {
     pub gets: Vec<u32>,
     /// Body bytes of those GETs.
     pub body_bytes: Vec<u64>,
+    /// Bytes the transport read from its connections in the interval (responses'
+    /// headers, bodies and HTTP framing; under TLS, decrypted), sampled at the
+    /// interval edges: what a NIC shapes, as near as the client sees it (absent: not
+    /// sampled, as in results written before it was, or nothing read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wire_bytes: Vec<u64>,
     /// First byte at the wire, median of the GETs completed in the interval (0 when
     /// none did), ms.
     pub ttfb_p50_ms: Vec<f64>,
@@ -119,6 +126,7 @@ impl Timeline {
             interval_ms: width,
             gets: vec![0; n],
             body_bytes: vec![0; n],
+            wire_bytes: vec![0; n],
             ttfb_p50_ms: vec![0.0; n],
             ttfb_p99_ms: vec![0.0; n],
             in_flight: vec![0.0; n],
@@ -143,6 +151,7 @@ impl Timeline {
                 }
                 out.gets[i] += g;
                 out.body_bytes[i] += t.body_bytes[j];
+                out.wire_bytes[i] += t.wire_bytes.get(j).copied().unwrap_or(0);
                 out.in_flight[i] += t.in_flight[j] * scale;
                 out.throttled_responses[i] += Timeline::at(&t.throttled_responses, j);
                 out.retries[i] += Timeline::at(&t.retries, j);
@@ -170,6 +179,9 @@ impl Timeline {
             if v.iter().all(|&x| x == 0) {
                 v.clear();
             }
+        }
+        if self.wire_bytes.iter().all(|&x| x == 0) {
+            self.wire_bytes.clear();
         }
         self.errors.retain(|k| k.counts.0.iter().any(|&c| c > 0));
         self
@@ -219,6 +231,8 @@ struct TimelineDoc {
     interval_ms: u32,
     gets: Bounded<u32>,
     body_bytes: Bounded<u64>,
+    #[serde(default)]
+    wire_bytes: Bounded<u64>,
     ttfb_p50_ms: Bounded<f64>,
     ttfb_p99_ms: Bounded<f64>,
     in_flight: Bounded<f64>,
@@ -248,6 +262,7 @@ impl TryFrom<TimelineDoc> for Timeline {
         }
         let mut lengths = vec![
             ("body_bytes", d.body_bytes.0.len(), false),
+            ("wire_bytes", d.wire_bytes.0.len(), true),
             ("ttfb_p50_ms", d.ttfb_p50_ms.0.len(), false),
             ("ttfb_p99_ms", d.ttfb_p99_ms.0.len(), false),
             ("in_flight", d.in_flight.0.len(), false),
@@ -281,6 +296,7 @@ impl TryFrom<TimelineDoc> for Timeline {
             interval_ms: d.interval_ms,
             gets: d.gets.0,
             body_bytes: d.body_bytes.0,
+            wire_bytes: d.wire_bytes.0,
             ttfb_p50_ms: d.ttfb_p50_ms.0,
             ttfb_p99_ms: d.ttfb_p99_ms.0,
             in_flight: d.in_flight.0,
@@ -302,6 +318,7 @@ mod tests {
             interval_ms: 100,
             gets: vec![3, 0],
             body_bytes: vec![300, 0],
+            wire_bytes: vec![400, 20],
             ttfb_p50_ms: vec![5.0, 0.0],
             ttfb_p99_ms: vec![7.5, 0.0],
             in_flight: vec![2.0, 1.5],
@@ -350,6 +367,8 @@ mod tests {
         // a's 3.5 requests x 100 ms and b's 2 x 200 ms over 200 ms.
         assert_eq!(m.in_flight[..2], [3.8, 1.5], "{m:?}");
         assert_eq!(m.retries, vec![2, 0, 0]);
+        // a's 400 + 20 in its first 200 ms, b's 400 there and its 20 in the next.
+        assert_eq!(m.wire_bytes, vec![820, 20, 0]);
         assert_eq!(m.errors_total(), vec![1, 1, 0]);
         assert_eq!(Timeline::merged(&[], 100.0), None);
     }

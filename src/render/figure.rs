@@ -218,6 +218,59 @@ mod tests {
         assert!(!svg.contains("timeline, objects/s") && svg.contains(&format!("height=\"{HEIGHT}\"")));
     }
 
+    /// A result whose bandwidth probe ran gets the probe's MiB/s as one more line in
+    /// the timeline panel (black, beside the rows' MiB/s); a probe whose intervals
+    /// cannot be drawn is left out and said.
+    #[test]
+    fn the_probes_rate_is_a_line_of_the_timeline_panel() {
+        let mut best = timed(8, &[52; 10]);
+        (best.wall_ms, best.objects_per_s) = (950.0, 100_000.0 / 950.0);
+        let mut r = result(vec![timed(1, &[10; 40]), timed(4, &[50; 10]), best]);
+        crate::analysis::analyse(&mut r, &crate::model::Thresholds::default());
+        let probe = crate::model::test_rows::probe_report(100, vec![40.0, 40.0, 10.0, 10.0, 10.0]);
+        r.network = Some(crate::model::NetworkReport {
+            order: crate::model::Order::Ascending,
+            order_seed: None,
+            pool_idle_timeout_ms: 15_000,
+            ceiling: None,
+            probe: Some(probe),
+        });
+        let probe = |r: &mut SweepResult| {
+            r.network
+                .as_mut()
+                .unwrap()
+                .probe
+                .as_mut()
+                .unwrap()
+                .interval_mib_per_s
+                .clone_from(&vec![])
+        };
+        let mut no_intervals = r.clone();
+        probe(&mut no_intervals);
+        let without = render_svg(&no_intervals).unwrap();
+        let with = render_svg(&r).unwrap();
+        // The probe's line: black, 2 pixels wide (the axes are 1), a point per interval.
+        let probe_lines = |svg: &str| -> Vec<usize> {
+            svg.split("<polyline")
+                .filter(|l| l.contains(r##"stroke="#000000" stroke-width="2""##))
+                .map(|l| {
+                    l.split("points=\"")
+                        .nth(1)
+                        .map_or(0, |p| p.split(' ').filter(|x| x.contains(',')).count())
+                })
+                .collect()
+        };
+        assert!(with.contains("the bandwidth probe in black"), "the caption says it");
+        assert!(!without.contains("the bandwidth probe"));
+        assert_eq!(probe_lines(&with), vec![5], "the probe's line, a point per interval");
+        assert!(probe_lines(&without).is_empty());
+        r.network.as_mut().unwrap().probe.as_mut().unwrap().interval_mib_per_s[1] = f64::NAN;
+        let (kept, left) = sane::plottable(&r);
+        assert!(kept.network.unwrap().probe.unwrap().interval_mib_per_s.is_empty());
+        assert!(left.fields.contains(&"network.probe.interval_mib_per_s"));
+        assert!(probe_lines(&render_svg(&r).unwrap()).is_empty());
+    }
+
     /// A link planted at the plot's temporary name is not followed: the file it
     /// points at keeps its bytes (plotters' own file backends opened the name with
     /// `File::create`, which follows it). The link is at every name this process

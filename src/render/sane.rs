@@ -13,6 +13,7 @@
 //! | `wall_ms`, `ttfb_ms`, `ttlb_ms` percentiles | 0 (none measured) or [`MIN_MS`] to [`MAX_MS`] |
 //! | the `ttlb_histogram_us` CDF | every point [`MIN_MS`] to [`MAX_MS`], else the row's percentiles are drawn |
 //! | a cost per 1,000 GETs (memory plot) | above 0, at most [`MAX_USD`] |
+//! | the probe's `interval_mib_per_s` (the timeline panel) | an interval of 1 ms to [`MAX_MS`], every value a rate; else the probe's line is not drawn |
 //! | a row's `timeline` (`report --timeline`) | an interval of 1 ms to [`MAX_MS`], every interval's objects/s and MiB/s a rate, its first-byte percentiles and the 95%/99% marks times, requests in flight 0 to [`MAX_RATE`]; else the row's timeline is not drawn |
 
 use crate::model::{ConfigResult, Percentiles, SweepResult};
@@ -151,6 +152,14 @@ pub(crate) fn plottable(result: &SweepResult) -> (SweepResult, LeftOut) {
             row.timeline = None;
             left.timelines += 1;
             note(&mut left, "timeline");
+        }
+    }
+    if let Some(p) = kept.network.as_mut().and_then(|n| n.probe.as_mut()) {
+        let sane = p.interval_ms > 0 && ms(p.interval_ms as f64) && p.interval_mib_per_s.iter().all(|&v| rate(v));
+        if !sane && !p.interval_mib_per_s.is_empty() {
+            p.interval_mib_per_s.clear();
+            left.timelines += 1;
+            note(&mut left, "network.probe.interval_mib_per_s");
         }
     }
     (kept, left)

@@ -168,8 +168,23 @@ pub(super) fn best_and_knee(result: &SweepResult) -> Vec<(&ConfigResult, RGBColo
     picked
 }
 
+/// The bandwidth probe's MiB/s per interval (seconds into the probe, MiB/s at each
+/// interval's middle), when the result has a probe with intervals.
+pub(crate) fn probe_line(result: &SweepResult) -> Option<Vec<(f64, f64)>> {
+    let p = result.network.as_ref()?.probe.as_ref()?;
+    let s = p.interval_ms as f64 / 1000.0;
+    (s > 0.0 && !p.interval_mib_per_s.is_empty()).then(|| {
+        p.interval_mib_per_s
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| ((i as f64 + 0.5) * s, v))
+            .collect()
+    })
+}
+
 /// The main plot's timeline panel on `area` ([`super::figure`] puts it under the four
-/// panels): objects/s over time of [`best_and_knee`]'s rows, with their marks.
+/// panels): objects/s over time of [`best_and_knee`]'s rows, with their marks, and
+/// beside it their MiB/s with the bandwidth probe's (in black, when it ran).
 pub(super) fn best_and_knee_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     result: &SweepResult,
@@ -181,10 +196,43 @@ pub(super) fn best_and_knee_panel<DB: DrawingBackend>(
     }
     area.fill(&WHITE).map_err(err)?;
     let labels: Vec<&str> = picked.iter().map(|p| p.2.as_str()).collect();
-    let caption = format!("timeline, objects/s: {}", labels.join(", "));
     let rows: Vec<&ConfigResult> = picked.iter().map(|p| p.0).collect();
     let colour_of = |r: &ConfigResult| picked.iter().find(|p| std::ptr::eq(p.0, r)).map_or(BLACK, |p| p.1);
-    timeline_panel(area, &caption, &rows, &colour_of, |p| p.1, true)
+    let halves = area.split_evenly((1, 2));
+    let caption = format!("timeline, objects/s: {}", labels.join(", "));
+    timeline_panel(&halves[0], &caption, &rows, &colour_of, |p| p.1, true)?;
+    let probe = probe_line(result);
+    let caption = match probe {
+        Some(_) => "timeline, MiB/s; the bandwidth probe in black (seconds into the probe)",
+        None => "timeline, MiB/s",
+    };
+    let panel = Panel {
+        probe: probe.as_deref(),
+        ..Panel::new(caption, |p| p.2)
+    };
+    draw_panel(&halves[1], &panel, &rows, &colour_of)
+}
+
+/// What one timeline panel draws besides its rows.
+struct Panel<'a> {
+    caption: &'a str,
+    /// The value of a line's point drawn: objects/s or MiB/s.
+    value: fn(&(f64, f64, f64)) -> f64,
+    /// The analysis's marks drawn.
+    marks: bool,
+    /// The bandwidth probe's line (seconds, MiB/s), drawn in black.
+    probe: Option<&'a [(f64, f64)]>,
+}
+
+impl<'a> Panel<'a> {
+    fn new(caption: &'a str, value: fn(&(f64, f64, f64)) -> f64) -> Panel<'a> {
+        Panel {
+            caption,
+            value,
+            marks: false,
+            probe: None,
+        }
+    }
 }
 
 /// One panel: each row's `value` over time, and with `marks` the analysis's marks.
@@ -196,10 +244,35 @@ fn timeline_panel<DB: DrawingBackend>(
     value: fn(&(f64, f64, f64)) -> f64,
     marks: bool,
 ) -> Result<(), PlotError> {
+    let panel = Panel {
+        marks,
+        ..Panel::new(caption, value)
+    };
+    draw_panel(area, &panel, rows, colour_of)
+}
+
+/// A panel as `panel` says: each row's value over time, the probe's line, the marks.
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel_of: &Panel<'_>,
+    rows: &[&ConfigResult],
+    colour_of: &dyn Fn(&ConfigResult) -> RGBColor,
+) -> Result<(), PlotError> {
+    let (value, marks, probe) = (panel_of.value, panel_of.marks, panel_of.probe.unwrap_or(&[]));
     let lines: Vec<Line> = rows.iter().filter_map(|r| r.timeline.as_ref().map(line_of)).collect();
-    let xmax = rows.iter().map(|r| r.wall_ms / 1000.0).fold(0.001f64, f64::max);
-    let ymax = lines.iter().flatten().map(value).fold(0.001f64, f64::max) * 1.15;
-    let mut chart = panel(area, caption)
+    let xmax = rows
+        .iter()
+        .map(|r| r.wall_ms / 1000.0)
+        .chain(probe.iter().map(|p| p.0))
+        .fold(0.001f64, f64::max);
+    let ymax = lines
+        .iter()
+        .flatten()
+        .map(value)
+        .chain(probe.iter().map(|p| p.1))
+        .fold(0.001f64, f64::max)
+        * 1.15;
+    let mut chart = panel(area, panel_of.caption)
         .build_cartesian_2d(0.0..xmax, 0.0..ymax)
         .map_err(err)?;
     chart
@@ -210,6 +283,12 @@ fn timeline_panel<DB: DrawingBackend>(
         .label_style(("sans-serif", 14))
         .draw()
         .map_err(err)?;
+    if !probe.is_empty() {
+        let style = ShapeStyle::from(&BLACK).stroke_width(2);
+        chart
+            .draw_series(LineSeries::new(probe.iter().copied(), style))
+            .map_err(err)?;
+    }
     for (r, line) in rows.iter().zip(&lines) {
         let style = ShapeStyle::from(&colour_of(r)).stroke_width(2);
         let points: Vec<(f64, f64)> = line.iter().map(|p| (p.0, value(p))).collect();

@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use std::time::{Duration, Instant};
 
 use aws_smithy_runtime_api::client::result::ConnectorError;
@@ -172,16 +172,30 @@ impl Connection for Stream {
     }
 }
 
-impl hyper::rt::Read for Stream {
-    fn poll_read(
-        self: Pin<&mut Self>,
+impl Stream {
+    /// Reads into hyper's buffer as [`TokioIo`] does, and says how many bytes came.
+    fn poll_read_counted(
+        &mut self,
         cx: &mut Context<'_>,
-        buf: hyper::rt::ReadBufCursor<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Stream::Http(io) => Pin::new(io).poll_read(cx, buf),
-            Stream::Https(io) => Pin::new(io).poll_read(cx, buf),
-        }
+        mut buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<usize>> {
+        // SAFETY: as hyper-util's `TokioIo::poll_read`: tokio's `ReadBuf` over the
+        // cursor's unfilled part only ever initialises bytes, and the cursor is
+        // advanced by the `n` bytes it filled.
+        let n = unsafe {
+            let mut tbuf = tokio::io::ReadBuf::uninit(buf.as_mut());
+            let polled = match self {
+                Stream::Http(io) => tokio::io::AsyncRead::poll_read(Pin::new(io.inner_mut()), cx, &mut tbuf),
+                Stream::Https(io) => tokio::io::AsyncRead::poll_read(Pin::new(io.inner_mut()), cx, &mut tbuf),
+            };
+            match polled {
+                Poll::Ready(Ok(())) => tbuf.filled().len(),
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        };
+        unsafe { buf.advance(n) };
+        Poll::Ready(Ok(n))
     }
 }
 
@@ -373,13 +387,16 @@ pub(super) fn note_connection(probe: Option<&super::RequestProbe>, connected: Op
 /// The next connection's number.
 static NEXT_CONNECTION_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
-impl<T: hyper::rt::Read + Unpin> hyper::rt::Read for CountedIo<T> {
+impl hyper::rt::Read for CountedIo<Stream> {
+    /// A read, its bytes added to the transport's `rx_bytes` (one relaxed add).
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
+        let n = ready!(self.io.poll_read_counted(cx, buf))?;
+        self.counters.rx_bytes.fetch_add(n as u64, Ordering::Relaxed);
+        Poll::Ready(Ok(()))
     }
 }
 

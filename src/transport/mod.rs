@@ -15,11 +15,13 @@
 //! - the connect and first-byte timeouts, applied here because the SDK leaves them to
 //!   the HTTP client.
 
+mod attempts;
 mod connector;
+mod counters;
 mod tls;
 
 use std::fmt;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -38,7 +40,10 @@ use hyper_util::client::legacy::connect::{capture_connection, CaptureConnection,
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
+pub use attempts::{AttemptStamp, Stamps, MAX_STAMPED_ATTEMPTS};
 use connector::{answer_of, HostLimits, LimitedConnector};
+use counters::Counters;
+pub use counters::TransportCounters;
 
 pub(crate) use tls::{handshake, server_name, Trust};
 pub use tls::{TlsHandshakeError, TrustError};
@@ -71,43 +76,6 @@ impl Default for TransportSettings {
             connect_timeout: Duration::from_secs(3),
             tcp_keepalive: None,
             pool_idle_timeout: DEFAULT_POOL_IDLE_TIMEOUT,
-        }
-    }
-}
-
-/// Monotonic counters of the transport. Take two snapshots and subtract.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct TransportCounters {
-    /// TCP (and TLS) connections successfully opened.
-    pub connections_opened: u64,
-    /// Connection attempts that failed or timed out.
-    pub connections_failed: u64,
-    /// Total time spent establishing connections (TCP and TLS), in nanoseconds.
-    pub connect_ns: u64,
-    /// TLS handshakes completed (one per HTTPS connection opened).
-    pub tls_handshakes: u64,
-    /// The part of `connect_ns` spent in TLS handshakes, in nanoseconds.
-    pub tls_handshake_ns: u64,
-    /// HTTP requests sent other than S3 Express `CreateSession` (each retry counts).
-    pub requests_sent: u64,
-    /// S3 Express `CreateSession` calls sent.
-    pub session_requests: u64,
-    /// 503 / 429 answers to requests other than `CreateSession`.
-    pub throttled_responses: u64,
-}
-
-impl TransportCounters {
-    /// Counters accumulated since `earlier`.
-    pub fn since(&self, earlier: &TransportCounters) -> TransportCounters {
-        TransportCounters {
-            connections_opened: self.connections_opened - earlier.connections_opened,
-            connections_failed: self.connections_failed - earlier.connections_failed,
-            connect_ns: self.connect_ns - earlier.connect_ns,
-            tls_handshakes: self.tls_handshakes - earlier.tls_handshakes,
-            tls_handshake_ns: self.tls_handshake_ns - earlier.tls_handshake_ns,
-            requests_sent: self.requests_sent - earlier.requests_sent,
-            session_requests: self.session_requests - earlier.session_requests,
-            throttled_responses: self.throttled_responses - earlier.throttled_responses,
         }
     }
 }
@@ -149,6 +117,10 @@ pub struct RequestProbe {
     last_cause: std::sync::atomic::AtomicU8,
     /// Attempts that were retried, by what ended them, in [`Cause`] order.
     retried: [AtomicU64; 5],
+    /// The request's call ([`RequestProbe::begin`]): the zero of `stamps`.
+    began: AtomicU64,
+    /// Each attempt's stamps.
+    stamps: attempts::AttemptLog,
 }
 
 /// What ended an attempt, as far as the transport can see.
@@ -206,12 +178,16 @@ pub struct ColdWork {
     pub connection_id: Option<u64>,
     /// The attempts that were retried, by what ended them.
     pub retry_causes: RetryCauses,
+    /// Each attempt's times and connection (the first [`MAX_STAMPED_ATTEMPTS`]).
+    pub attempt_stamps: Stamps,
 }
 
 impl RequestProbe {
     /// Starts a request: its call is now.
     pub fn begin(&self) {
-        self.attempt_start.store(clock_ns(), Ordering::Relaxed);
+        let now = clock_ns();
+        self.attempt_start.store(now, Ordering::Relaxed);
+        self.began.store(now, Ordering::Relaxed);
     }
 
     /// The SDK's retry loop starts another attempt (after its backoff): called by the
@@ -244,6 +220,7 @@ impl RequestProbe {
             pool_wait_ns: self.pool_wait_ns.swap(0, Ordering::Relaxed),
             wire_ttfb_ns: has_ttfb.then_some(wire_ttfb_ns),
             connection_id: Some(self.connection_id.swap(0, Ordering::Relaxed)).filter(|&id| id != 0),
+            attempt_stamps: self.stamps.take(),
             retry_causes: {
                 self.last_cause.store(0, Ordering::Relaxed);
                 let [throttled, server_error, timeout, connection, other] =
@@ -295,6 +272,12 @@ impl RequestProbe {
             self.has_wire_ttfb.store(true, Ordering::Relaxed);
         }
         self.last_end.store(end, Ordering::Relaxed);
+        self.stamps.note(
+            self.attempts.load(Ordering::Relaxed),
+            self.began.load(Ordering::Relaxed),
+            (sent, headers.then_some(end), end),
+            self.connection_id.load(Ordering::Relaxed),
+        );
     }
 }
 
@@ -352,19 +335,6 @@ impl RequestServed {
 tokio::task_local! {
     /// The request a connect is started for (see [`RequestServed`]).
     pub(crate) static REQUEST_SERVED: Arc<RequestServed>;
-}
-
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    connections_opened: AtomicU64,
-    connections_failed: AtomicU64,
-    connect_ns: AtomicU64,
-    tls_handshakes: AtomicU64,
-    tls_handshake_ns: AtomicU64,
-    requests_sent: AtomicU64,
-    session_requests: AtomicU64,
-    throttled_responses: AtomicU64,
-    connections_open: AtomicI64,
 }
 
 /// Size of each connection's read buffer.
@@ -456,6 +426,13 @@ impl Transport {
             session_requests: c.session_requests.load(Ordering::Relaxed),
             throttled_responses: c.throttled_responses.load(Ordering::Relaxed),
         }
+    }
+
+    /// Bytes read from the pool's connections so far (monotonic): the responses'
+    /// headers, bodies and HTTP framing (under TLS, decrypted). Read at a timeline's
+    /// interval edges for its wire bytes.
+    pub fn rx_bytes(&self) -> u64 {
+        self.inner.counters.rx_bytes.load(Ordering::Relaxed)
     }
 
     /// Connections open right now (a gauge, not a counter).
@@ -754,38 +731,5 @@ mod tests {
             &"http://127.0.0.1:9000/b/test/1/vectors?x-id=GetObject".parse().unwrap()
         ));
         assert!(!is_create_session(&"http://127.0.0.1:9000/b/sessions".parse().unwrap()));
-    }
-
-    #[test]
-    fn counters_subtract() {
-        let a = TransportCounters {
-            connections_opened: 2,
-            connections_failed: 0,
-            connect_ns: 10,
-            tls_handshakes: 2,
-            tls_handshake_ns: 6,
-            requests_sent: 5,
-            session_requests: 1,
-            throttled_responses: 1,
-        };
-        let b = TransportCounters {
-            connections_opened: 5,
-            connections_failed: 1,
-            connect_ns: 30,
-            tls_handshakes: 5,
-            tls_handshake_ns: 20,
-            requests_sent: 9,
-            session_requests: 1,
-            throttled_responses: 3,
-        };
-        let d = b.since(&a);
-        assert_eq!(d.connections_opened, 3);
-        assert_eq!(d.connections_failed, 1);
-        assert_eq!(d.connect_ns, 20);
-        assert_eq!(d.tls_handshakes, 3);
-        assert_eq!(d.tls_handshake_ns, 14);
-        assert_eq!(d.requests_sent, 4);
-        assert_eq!(d.session_requests, 0);
-        assert_eq!(d.throttled_responses, 2);
     }
 }

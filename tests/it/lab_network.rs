@@ -146,6 +146,7 @@ async fn a_burst_runs_faster_for_its_size_then_the_rate_settles() {
     config.nic.as_mut().unwrap().burst = Some(Burst {
         size_mib: burst_mib,
         rate_mib_s: 100.0,
+        refill_mib_s: 0.0,
     });
     let server = server(config).await;
     let (s3, keys) = seeded(&server, &["data"], 16, 1 << 20).await;

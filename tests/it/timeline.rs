@@ -1,5 +1,7 @@
-//! What a row's timeline shows, against the lab: a NIC with a one-time burst (the
-//! burst's size and rate and the settled rate named), the whole server paused for 2 s
+//! What a row's timeline shows, against the lab: its wire bytes adding up to what the
+//! server sent, a NIC with a one-time burst (the burst's size and rate and the
+//! settled rate named; with a burst that refills while the link is idle, a later row
+//! small enough to fit in it flagged `in_burst`, and not without the refill), the whole server paused for 2 s
 //! in the middle of a configuration (a stall of about 2 s at the right offset), and a
 //! per-prefix rate lowered mid-row (throttling began within one interval of it); the
 //! request log (a line per attempt adding up to the row, its cap, and the straggler
@@ -103,6 +105,7 @@ async fn a_row_that_outlasts_the_nics_burst_names_the_burst_and_the_settled_rate
             burst: Some(Burst {
                 size_mib: burst_mib,
                 rate_mib_s: burst_rate,
+                refill_mib_s: 0.0,
             }),
             per_connection_mib_s: None,
         }),
@@ -137,6 +140,111 @@ async fn a_row_that_outlasts_the_nics_burst_names_the_burst_and_the_settled_rate
     let d = row.diagnosis.as_ref().unwrap();
     assert_eq!(d.verdict, s3sweep::model::Verdict::Bandwidth, "{}", d.explanation);
     assert!(d.explanation.contains("(source: timeline)"), "{}", d.explanation);
+}
+
+/// Two rows of one bucket under a NIC of 5 MiB/s with a burst of 10 MiB at 20 MiB/s
+/// refilled at `refill_mib_s` while idle: 240 objects of 64 KiB (15 MiB: the burst,
+/// then 1 s at the settled rate), 0.6 s idle, then 96 (6 MiB); both analysed as one
+/// result.
+async fn a_burst_then_an_idle_gap(refill_mib_s: f64) -> SweepResult {
+    let network = NetworkConfig {
+        nic: Some(NicConfig {
+            rate_mib_s: 5.0,
+            burst: Some(Burst {
+                size_mib: 10.0,
+                rate_mib_s: 20.0,
+                refill_mib_s,
+            }),
+            per_connection_mib_s: None,
+        }),
+        ..NetworkConfig::default()
+    };
+    let (_server, client) = seeded(network, LatencyProfile::None, 240).await;
+    let (mut result, _) = sweep(&client, &plan(240, 16, 3)).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (second, _) = sweep(&client, &plan(96, 16, 3)).await;
+    result.results.extend(second.results);
+    analyse(&mut result, &Thresholds::default());
+    result
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_inside_a_refilled_burst_is_flagged_and_without_a_refill_it_is_not() {
+    let _one = one_at_a_time_async().await;
+    let refilled = a_burst_then_an_idle_gap(40.0).await;
+    let once = a_burst_then_an_idle_gap(0.0).await;
+    for (name, result) in [("refilled", &refilled), ("one-time", &once)] {
+        let [first, second] = &result.results[..] else {
+            panic!("two rows: {:?}", result.results)
+        };
+        let settled = figure(first, FigureName::SettledMibPerS);
+        eprintln!(
+            "{name}: first row settled at {settled:.2} MiB/s; the second {:.2} MiB/s ({:.2}x), in_burst {}",
+            second.mib_per_s,
+            second.mib_per_s / settled,
+            second.in_burst
+        );
+        note(first, "burst then settled");
+    }
+    let second = &refilled.results[1];
+    assert!(second.in_burst, "refilled: {:?}", second.diagnosis);
+    let text = note(second, "inside a burst");
+    assert!(text.contains("refilled while the link was idle"), "{text}");
+    let second = &once.results[1];
+    assert!(!second.in_burst, "one-time: {:?}", second.diagnosis);
+    assert!(second
+        .diagnosis
+        .as_ref()
+        .unwrap()
+        .notes
+        .iter()
+        .all(|n| !n.starts_with("inside a burst")));
+}
+
+/// The timeline's wire bytes are what the server sent while the row ran (the lab's
+/// NIC counts every byte it writes; a rate far above what the row reaches shapes
+/// nothing), at least the body bytes, and never more than the OS counted on the
+/// interface (loopback receives them, the requests and other traffic besides).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wire_bytes_per_interval_add_up_to_what_the_server_sent() {
+    let network = NetworkConfig {
+        nic: Some(NicConfig {
+            rate_mib_s: 100_000.0,
+            burst: None,
+            per_connection_mib_s: None,
+        }),
+        ..NetworkConfig::default()
+    };
+    let (server, client) = seeded(network, LatencyProfile::Express, 300).await;
+    let sent_before = server.network().tally().nic_tally.unwrap().bytes_shaped;
+    let (result, _) = sweep(&client, &plan(300, 8, 3)).await;
+    let server_sent = server.network().tally().nic_tally.unwrap().bytes_shaped - sent_before;
+    let row = &result.results[0];
+    sums_match(row);
+    let t = row.timeline.as_ref().unwrap();
+    assert_eq!(t.wire_bytes.len(), t.len(), "{t:?}");
+    let wire: u64 = t.wire_bytes.iter().sum();
+    let rx = row.wire.as_ref().map(|w| w.rx_bytes);
+    eprintln!(
+        "wire {wire}, body {}, server sent {server_sent} (the listing too), interface received {rx:?}",
+        row.bytes
+    );
+    assert!(wire >= row.bytes, "wire {wire} < body {}", row.bytes);
+    // Headers: a few hundred bytes on each 64 KiB body.
+    assert!(
+        wire <= row.bytes + 1_000 * row.requests,
+        "wire {wire}, body {}",
+        row.bytes
+    );
+    // The server's count holds the row's responses and the listing before it.
+    let share = wire as f64 / server_sent as f64;
+    assert!(
+        (0.97..=1.0).contains(&share),
+        "wire {wire} of {server_sent} the server sent"
+    );
+    if let Some(rx) = rx {
+        assert!(wire <= rx, "wire {wire} > the interface's {rx}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -394,4 +502,64 @@ async fn the_stragglers_share_on_the_standard_profile_is_the_request_logs_arithm
         "{s5}: {text}"
     );
     assert!(s1 > 0.3, "a 1.5 s straggler in a ~0.5 s sweep holds most of it: {text}");
+}
+
+/// A retried GET's attempts each have their own times and connection in the request
+/// log, with either client: sent in order (each after the one before ended), each on
+/// a connection, a 503 answer's first byte logged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_gets_attempts_each_have_their_times_and_connection() {
+    let (server, _) = seeded(NetworkConfig::default(), LatencyProfile::Express, 60).await;
+    // 30% of the answers 503 SlowDown: retried up to 3 attempts (18 GETs retried, on
+    // average, of 60).
+    server
+        .faults()
+        .set(
+            BUCKET,
+            vec![FaultSpec {
+                kind: FaultKind::SlowDown,
+                rate: 0.3,
+            }],
+        )
+        .unwrap();
+    for name in ["sdk", "lean"] {
+        let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
+        let file = TempFile::new(&format!("attempts-{name}.csv"));
+        let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet)).unwrap());
+        let plan = Plan::from_json(&format!(
+            r#"{{"buckets": ["{BUCKET}"], "object_count": 60, "workers": [12], "pool_connections": 12,
+                "warmup": false, "max_attempts": 3, "clients": ["{name}"]}}"#
+        ))
+        .unwrap();
+        let (result, _) = sweep_told(&client, &plan, log.clone()).await;
+        log.finish().unwrap();
+        let row = &result.results[0];
+        assert!(row.retries > 5, "{name}: {} retries", row.retries);
+        let lines = log_lines(&file.0);
+        let rows: Vec<Vec<&str>> = lines[1..].iter().map(|l| l.split(',').collect()).collect();
+        let mut retried = 0;
+        for get in rows.chunk_by(|a, b| a[3] == b[3]).filter(|g| g.len() > 1) {
+            retried += 1;
+            let num = |r: &Vec<&str>, i: usize| -> f64 {
+                r[i].parse()
+                    .unwrap_or_else(|_| panic!("{name}: column {i} of {r:?} in {get:?}"))
+            };
+            for r in get {
+                assert!(num(r, 10) >= 1.0, "{name}: no connection: {get:?}");
+                assert!(num(r, 7) >= num(r, 6) && num(r, 8) >= num(r, 7), "{name}: {r:?}");
+            }
+            for pair in get.windows(2) {
+                assert_eq!(pair[0][11], "retried_throttled", "{name}: {get:?}");
+                assert!(
+                    num(&pair[1], 6) >= num(&pair[0], 8) - 1.0,
+                    "{name}: attempt {} sent before attempt {} ended: {get:?}",
+                    pair[1][4],
+                    pair[0][4]
+                );
+            }
+        }
+        assert_eq!(retried as u64, rows.iter().filter(|r| r[4] == "2").count() as u64);
+        assert!(retried > 5, "{name}: {retried} retried GETs in the log");
+        eprintln!("{name}: {retried} retried GETs, wall {:.0} ms", row.wall_ms);
+    }
 }

@@ -1,0 +1,97 @@
+//! The transport's counters: the monotonic ones the engine snapshots between
+//! configurations ([`TransportCounters`]), the atomics behind them, and the bytes the
+//! transport has read from its connections ([`super::Transport::rx_bytes`]), which a
+//! configuration samples at its timeline's interval edges.
+
+use std::sync::atomic::{AtomicI64, AtomicU64};
+
+/// Monotonic counters of the transport. Take two snapshots and subtract.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TransportCounters {
+    /// TCP (and TLS) connections successfully opened.
+    pub connections_opened: u64,
+    /// Connection attempts that failed or timed out.
+    pub connections_failed: u64,
+    /// Total time spent establishing connections (TCP and TLS), in nanoseconds.
+    pub connect_ns: u64,
+    /// TLS handshakes completed (one per HTTPS connection opened).
+    pub tls_handshakes: u64,
+    /// The part of `connect_ns` spent in TLS handshakes, in nanoseconds.
+    pub tls_handshake_ns: u64,
+    /// HTTP requests sent other than S3 Express `CreateSession` (each retry counts).
+    pub requests_sent: u64,
+    /// S3 Express `CreateSession` calls sent.
+    pub session_requests: u64,
+    /// 503 / 429 answers to requests other than `CreateSession`.
+    pub throttled_responses: u64,
+}
+
+impl TransportCounters {
+    /// Counters accumulated since `earlier`.
+    pub fn since(&self, earlier: &TransportCounters) -> TransportCounters {
+        TransportCounters {
+            connections_opened: self.connections_opened - earlier.connections_opened,
+            connections_failed: self.connections_failed - earlier.connections_failed,
+            connect_ns: self.connect_ns - earlier.connect_ns,
+            tls_handshakes: self.tls_handshakes - earlier.tls_handshakes,
+            tls_handshake_ns: self.tls_handshake_ns - earlier.tls_handshake_ns,
+            requests_sent: self.requests_sent - earlier.requests_sent,
+            session_requests: self.session_requests - earlier.session_requests,
+            throttled_responses: self.throttled_responses - earlier.throttled_responses,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(super) connections_opened: AtomicU64,
+    pub(super) connections_failed: AtomicU64,
+    pub(super) connect_ns: AtomicU64,
+    pub(super) tls_handshakes: AtomicU64,
+    pub(super) tls_handshake_ns: AtomicU64,
+    pub(super) requests_sent: AtomicU64,
+    pub(super) session_requests: AtomicU64,
+    pub(super) throttled_responses: AtomicU64,
+    pub(super) connections_open: AtomicI64,
+    /// Bytes read from the pool's connections (responses: headers, bodies and HTTP
+    /// framing; under TLS, the decrypted bytes), a relaxed add per read.
+    pub(super) rx_bytes: AtomicU64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_subtract() {
+        let a = TransportCounters {
+            connections_opened: 2,
+            connections_failed: 0,
+            connect_ns: 10,
+            tls_handshakes: 2,
+            tls_handshake_ns: 6,
+            requests_sent: 5,
+            session_requests: 1,
+            throttled_responses: 1,
+        };
+        let b = TransportCounters {
+            connections_opened: 5,
+            connections_failed: 1,
+            connect_ns: 30,
+            tls_handshakes: 5,
+            tls_handshake_ns: 20,
+            requests_sent: 9,
+            session_requests: 1,
+            throttled_responses: 3,
+        };
+        let d = b.since(&a);
+        assert_eq!(d.connections_opened, 3);
+        assert_eq!(d.connections_failed, 1);
+        assert_eq!(d.connect_ns, 20);
+        assert_eq!(d.tls_handshakes, 3);
+        assert_eq!(d.tls_handshake_ns, 14);
+        assert_eq!(d.requests_sent, 4);
+        assert_eq!(d.session_requests, 0);
+        assert_eq!(d.throttled_responses, 2);
+    }
+}
