@@ -197,14 +197,20 @@ async fn a_wait_for_a_connection_inside_the_http_client_is_not_first_byte() {
     );
     assert!(first.result.is_ok() && second.result.is_ok());
     assert_eq!(second.cold.connections, 0, "the cap allows one connection");
+    // Each first byte is one round trip at the wire, under 1.5 round trips: a first
+    // byte timed from the call would be two for the second GET (a busy machine once
+    // added 8.04 ms, so the margin is half a round trip, not 8 ms).
     for got in [&first, &second] {
         assert!(
-            ms(got.ttfb) >= rtt_ms && ms(got.ttfb) < rtt_ms + 8.0,
+            ms(got.ttfb) >= rtt_ms && ms(got.ttfb) < 1.5 * rtt_ms,
             "ttfb {:?}",
             got.ttfb
         );
     }
     assert!(ms(second.headers_at) >= 2.0 * rtt_ms, "{:?}", second.headers_at);
     assert!(ns_ms(second.cold.pool_wait_ns) >= rtt_ms - 2.0, "{:?}", second.cold);
-    assert!(ns_ms(first.cold.pool_wait_ns) < 1.0, "{:?}", first.cold);
+    // The first took the idle connection: its wait is scheduling only, far under the
+    // round trip the second waited (a busy machine's scheduling once took 1.95 ms, so
+    // the bound is a quarter of the round trip, 7.5 ms, not 1 ms).
+    assert!(ns_ms(first.cold.pool_wait_ns) < rtt_ms / 4.0, "{:?}", first.cold);
 }
