@@ -7,7 +7,8 @@
 
 use crate::model::stats::round3;
 use crate::model::{
-    ClientMeasure, ClientSide, ConfigResult, CpuSource, Diagnosis, Figure, FigureName as N, Thresholds, Verdict,
+    CeilingSource, ClientMeasure, ClientSide, ConfigResult, CpuSource, Diagnosis, Figure, FigureName as N, Thresholds,
+    Verdict,
 };
 
 /// A `client_cpu` verdict whose cores busy are below this share of the CPU threshold
@@ -192,6 +193,12 @@ fn errors(f: &Facts) -> Option<Finding> {
 /// of it.
 fn bandwidth(f: &Facts) -> Option<Finding> {
     let row = f.row;
+    // A ceiling read from the row's own timeline is only the network's when the client
+    // kept up: a client out of CPU bends its rate too (under a CPU quota, a row's first
+    // few hundred ms ran at 1.7x its rest), so then `client_cpu` judges the row.
+    if f.t.bandwidth_ceiling_source == Some(CeilingSource::Timeline) && cpu_used_up(f) {
+        return None;
+    }
     let ceiling =
         f.t.bandwidth_ceiling_mib_per_s
             .filter(|c| row.mib_per_s >= f.t.bandwidth_share * c)?;
@@ -215,13 +222,19 @@ fn bandwidth(f: &Facts) -> Option<Finding> {
     })
 }
 
+/// The client's CPU was used up: its CPU time over the wall time, or its runtime's
+/// busy share, reached `cpu_busy_share` of the cores it can use.
+fn cpu_used_up(f: &Facts) -> bool {
+    f.cpu_share >= f.t.cpu_busy_share || f.busy_share >= f.t.cpu_busy_share
+}
+
 /// `client_cpu`: process CPU time / wall time is at least `cpu_busy_share` of the
 /// cores the client can use, or the runtime's threads were busy at least that share
 /// of the wall time (then, with few cores busy, the client is starved of CPU; starved
 /// on a machine whose CPU is used up, the row is left to `machine_cpu`).
 fn client_cpu(f: &Facts) -> Option<Finding> {
     let (row, client, cores, busy_share) = (f.row, &f.client, f.cores, f.busy_share);
-    if f.cpu_share < f.t.cpu_busy_share && busy_share < f.t.cpu_busy_share {
+    if !cpu_used_up(f) {
         return None;
     }
     let starved = f.cpu_share < STARVED_SHARE * f.t.cpu_busy_share;
@@ -566,6 +579,30 @@ pub(super) mod tests {
             peak_rss_bytes: 0,
             ..ClientMeasure::default()
         }
+    }
+
+    #[test]
+    fn a_ceiling_from_the_rows_own_timeline_does_not_judge_a_client_out_of_cpu() {
+        // 1.8 cores of 2 busy, at 90 MiB/s: under a given ceiling of 100 the network
+        // binds; under the same figure read from the row's own timeline the client does.
+        let mut r = healthy();
+        r.mib_per_s = 90.0;
+        r.cpu_ms = 180.0;
+        r.client = Some(ClientSide::of(&r, on_two_vcpus(40, 2)));
+        let given = Thresholds {
+            bandwidth_ceiling_mib_per_s: Some(100.0),
+            ..Thresholds::default()
+        };
+        assert_eq!(diagnose_row(&r, 2, &given).verdict, Verdict::Bandwidth);
+        let timeline = Thresholds {
+            bandwidth_ceiling_source: Some(CeilingSource::Timeline),
+            ..given
+        };
+        assert_eq!(diagnose_row(&r, 2, &timeline).verdict, Verdict::ClientCpu);
+        // A client with CPU to spare keeps the timeline's ceiling.
+        r.cpu_ms = 20.0;
+        r.client = Some(ClientSide::of(&r, on_two_vcpus(10, 2)));
+        assert_eq!(diagnose_row(&r, 2, &timeline).verdict, Verdict::Bandwidth);
     }
 
     #[test]
