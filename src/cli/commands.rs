@@ -513,6 +513,11 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
             args.list_delay_ms
         );
     }
+    // Checked with the other network flags by `check_serve_args`.
+    running.profiles().set_tail(args.network.tail().ok().flatten());
+    if args.network.tail.is_some() {
+        println!("far tail of standard buckets: {}", running.profiles().tail());
+    }
     for f in faults {
         println!("bucket {}: fault {} at rate {}", f.bucket, f.spec.kind, f.spec.rate);
     }

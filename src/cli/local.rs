@@ -150,6 +150,9 @@ async fn start_lab(args: &LocalArgs, session_ttl: Duration) -> Result<LabProcess
         })
         .await
         .context("starting the embedded server")?;
+        running
+            .profiles()
+            .set_tail(args.network.tail().map_err(CliError::Usage)?);
         LabProcess::InProcess(running)
     } else {
         let mut serve_args = args.network.serve_args();
