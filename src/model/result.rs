@@ -383,6 +383,10 @@ pub struct ConfigResult {
     /// `model::timeline`; absent in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<super::Timeline>,
+    /// What hedging did (hedges sent, won, the bytes the losers had read); absent
+    /// when the row's `hedge` is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hedging: Option<super::HedgeCounts>,
 }
 
 /// The best configuration of one bucket.
