@@ -657,6 +657,11 @@ impl SweepResult {
             .any(|r| r.axes.s3_client != self.results[0].axes.s3_client)
     }
 
+    /// True when some rows hedged (request `hedge` other than `off`).
+    pub fn hedged(&self) -> bool {
+        self.results.iter().any(|r| !r.axes.hedge.is_off())
+    }
+
     /// The object sizes of a size axis's rows, in the order first run (empty: no axis).
     pub fn object_sizes(&self) -> Vec<u64> {
         first_seen(self.results.iter().filter_map(ConfigResult::size_axis_bytes))

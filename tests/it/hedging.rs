@@ -11,9 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::{client_of, options, seed_spec, seed_with};
+use s3sweep::analysis::analyse;
 use s3sweep::engine::{self, Quiet};
 use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig, Tail};
-use s3sweep::model::{ConfigResult, Hedge, SweepResult};
+use s3sweep::model::{ConfigResult, Hedge, SweepResult, Thresholds};
 use s3sweep::plan::Plan;
 use s3sweep::s3::SweepClient;
 
@@ -88,6 +89,8 @@ async fn hedging_at_p95_cuts_the_far_tail_within_its_budget() {
         }),
     )
     .await;
+    let mut result = result;
+    analyse(&mut result, &Thresholds::default());
     let (off, p95) = (
         rows_with(&result, Hedge::Off),
         rows_with(&result, Hedge::Percentile(95)),
@@ -112,6 +115,18 @@ async fn hedging_at_p95_cuts_the_far_tail_within_its_budget() {
         assert!(h.hedges_sent * 100 <= 10 * row.requests, "over the budget: {h:?}");
     }
     assert!(off.iter().all(|r| r.hedging.is_none()));
+    // The analysis reads each hedged row against its round's unhedged one.
+    let worth: Vec<&String> = p95
+        .iter()
+        .flat_map(|r| &r.diagnosis.as_ref().unwrap().notes)
+        .filter(|n| n.starts_with("hedging at p95 cut the wall time") && n.ends_with("worth it"))
+        .collect();
+    assert!(
+        worth.len() >= 3,
+        "{:#?}",
+        p95.iter().map(|r| &r.diagnosis).collect::<Vec<_>>()
+    );
+    eprintln!("{}", worth[0]);
     server.shutdown().await;
 }
 
