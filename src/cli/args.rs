@@ -16,7 +16,7 @@ use crate::render::progress::ProgressMode;
 use crate::sys::cpu::{LAMBDA_MAX_VCPUS, LAMBDA_MB_PER_VCPU};
 use crate::sys::quota::CpuQuota;
 
-pub(crate) use super::client_args::ClientNetworkArgs;
+use super::client_args::ClientNetworkArgs;
 use super::lab_network::NetworkArgs;
 use super::CliError;
 
@@ -306,24 +306,6 @@ pub struct LocalArgs {
     pub client_net: ClientNetworkArgs,
     #[command(flatten)]
     pub output: OutputArgs,
-}
-
-/// The order configurations run in (request `order`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OrderArg {
-    /// Bucket, then workers, then repetition, back to back.
-    Ascending,
-    /// Repetitions as rounds, the worker counts of each round in a seeded shuffle.
-    Interleaved,
-}
-
-impl OrderArg {
-    pub fn order(self) -> crate::model::Order {
-        match self {
-            OrderArg::Ascending => crate::model::Order::Ascending,
-            OrderArg::Interleaved => crate::model::Order::Interleaved,
-        }
-    }
 }
 
 /// A CPU quota for the measuring client, to try a Lambda's CPU share on this machine.

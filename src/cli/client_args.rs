@@ -4,7 +4,6 @@
 
 use clap::{Args, ValueEnum};
 
-use super::args::OrderArg;
 use crate::model::Hedge;
 
 /// An S3 client a sweep runs with (request `clients`).
@@ -61,4 +60,22 @@ pub struct ClientNetworkArgs {
     /// `max_hedge_percent`; default 5).
     #[arg(long, value_name = "PERCENT")]
     pub max_hedge_percent: Option<u32>,
+}
+
+/// The order configurations run in (request `order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OrderArg {
+    /// Bucket, then workers, then repetition, back to back.
+    Ascending,
+    /// Repetitions as rounds, the worker counts of each round in a seeded shuffle.
+    Interleaved,
+}
+
+impl OrderArg {
+    pub fn order(self) -> crate::model::Order {
+        match self {
+            OrderArg::Ascending => crate::model::Order::Ascending,
+            OrderArg::Interleaved => crate::model::Order::Interleaved,
+        }
+    }
 }

@@ -14,7 +14,8 @@ use crate::plan::json::{parse_event, EventJson, MAX_EVENT_BYTES};
 use crate::plan::{Plan, RequestError};
 use crate::sys::files::{read_capped_text, FileError};
 
-use super::args::{ClientNetworkArgs, RunArgs};
+use super::args::RunArgs;
+use super::client_args::ClientNetworkArgs;
 use super::{CliError, Context};
 
 /// The flag that sets `field` (`workers[2]` is `--workers`'s), from the request's
