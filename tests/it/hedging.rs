@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::common::{client_of, options, seed_spec, seed_with};
 use s3sweep::analysis::analyse;
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig, Tail};
+use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTiming, LatencyProfile, RunningServer, ServerConfig, Tail};
 use s3sweep::model::{ConfigResult, Hedge, SweepResult, Thresholds};
 use s3sweep::plan::Plan;
 use s3sweep::s3::SweepClient;
@@ -220,8 +220,9 @@ async fn a_losing_copy_is_cancelled_not_read_to_its_end() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_clients_read_the_same_bytes_hedged_over_https_and_express_sessions() {
-    // Standard: 1 GET in 10 stalls 200 ms; Express (no far tail): median 4 ms, so a
-    // 3 ms hedge delay hedges many of its GETs, each through its session.
+    // Standard: 1 GET in 10 stalls 200 ms; Express (no far tail): 1 GET in 10 answers
+    // 200 ms late (a late-first-byte fault), so its copies win too, through its
+    // session.
     let tail = Tail {
         rate: 0.1,
         stall_ms: 200,
@@ -229,6 +230,15 @@ async fn both_clients_read_the_same_bytes_hedged_over_https_and_express_sessions
     let (objects, size) = (100, 8192);
     let buckets = [(STANDARD, LatencyProfile::Standard), (EXPRESS, LatencyProfile::Express)];
     let (server, client) = lab_with(&buckets, tail, (objects, size), true).await;
+    server.faults().set_timing(FaultTiming {
+        late_first_byte_ms: 200,
+        ..FaultTiming::default()
+    });
+    let late = FaultSpec {
+        kind: FaultKind::LateFirstByte,
+        rate: 0.1,
+    };
+    server.faults().set(EXPRESS, vec![late]).unwrap();
     let result = sweep(
         &client,
         serde_json::json!({
