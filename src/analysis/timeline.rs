@@ -315,7 +315,7 @@ fn stragglers(row: &ConfigResult, t: &Timeline) -> Option<Finding> {
     let last1 = row.requests.div_ceil(100);
     let last5 = row.requests.div_ceil(20);
     // Most of the wall time the tail's, and not hedged: hedging is what cuts it.
-    let try_hedging = if s1 >= 0.5 && row.axes.hedge.is_off() {
+    let try_hedging = if s5 >= 0.5 && row.axes.hedge.is_off() {
         "; the tail holds most of the wall time: hedged GETs (`--hedge p95`, docs/hedging.md) are the change to try"
     } else {
         ""
@@ -506,5 +506,9 @@ mod tests {
                 .any(|f| f.note.starts_with("stragglers: the last 1% of GETs (5) held 40%")),
             "{f:?}"
         );
+        // The last 5% held half the wall time: hedging is named, unless the row hedged.
+        assert!(f.iter().any(|f| f.note.contains("hedged GETs (`--hedge p95`")), "{f:?}");
+        r.axes.hedge = crate::model::Hedge::Percentile(95);
+        assert!(!findings(&r).iter().any(|f| f.note.contains("hedged GETs")));
     }
 }
