@@ -16,8 +16,8 @@ use tokio::sync::Semaphore;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, rates, round3};
 use crate::model::{
-    Axes, Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Hedge, ObjectSize, Percentiles, SizeSpread,
-    WireCounts,
+    Axes, Breakdown, ChildMeasure, Client, ClientMeasure, ClientSide, ConfigResult, Hedge, ObjectSize, Percentiles,
+    SizeSpread, WireCounts,
 };
 use crate::plan::{Keys, Plan};
 use crate::s3::get::Reader;
@@ -64,8 +64,7 @@ pub(crate) async fn run_config(
     let keys = plan.keys_at(bucket_index, size);
     let order = Arc::new(key_order(plan, &keys, workers, repetition));
     let whole_request = plan.attempt_timeout() * plan.max_attempts();
-    let pool = Arc::new(Semaphore::new(plan.pool_connections() as usize));
-    let hedger = Hedger::new(hedge, plan.max_hedge_percent(), pool.clone()).map(Arc::new);
+    let (pool, hedger) = pool_and_hedger(plan, hedge);
     let warming = (workers, hedger.clone());
     let before_timed_phase = async {
         let warmup = if plan.warmup() {
@@ -123,8 +122,7 @@ pub(crate) async fn run_config(
     };
     let wall = timed.wall;
     let mut row = measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed);
-    row.axes.s3_client = s3.client();
-    with_hedging(&mut row, hedge, hedger.as_deref());
+    with_axes(&mut row, (s3.client(), hedge), hedger.as_deref());
     row.timeline = Some(timeline::build(&events, wall));
     observer.gets_done(&row, &events);
     Some(row)
@@ -138,9 +136,18 @@ fn sizes_of(size: Option<u64>, order: &[u32], keys: &Keys) -> Option<ObjectSize>
     }
 }
 
-/// The row's hedge policy and, when it hedged, what hedging did: the hedges went
-/// through the transport too, and are not retries.
-fn with_hedging(row: &mut ConfigResult, hedge: Hedge, hedger: Option<&Hedger>) {
+/// The sweep's own pool of `pool_connections` slots, and the hedging that shares it
+/// (`None`: the policy is off).
+fn pool_and_hedger(plan: &Plan, hedge: Hedge) -> (Arc<Semaphore>, Option<Arc<Hedger>>) {
+    let pool = Arc::new(Semaphore::new(plan.pool_connections() as usize));
+    let hedger = Hedger::new(hedge, plan.max_hedge_percent(), pool.clone()).map(Arc::new);
+    (pool, hedger)
+}
+
+/// The row's client and hedge policy and, when it hedged, what hedging did: the
+/// hedges went through the transport too, and are not retries.
+fn with_axes(row: &mut ConfigResult, (client, hedge): (Client, Hedge), hedger: Option<&Hedger>) {
+    row.axes.s3_client = client;
     row.axes.hedge = hedge;
     if let Some(h) = hedger {
         let counts = h.counts();
