@@ -73,7 +73,7 @@ pub(crate) struct ConfigCost {
     pub workers: u32,
     pub repetition: u32,
     pub class: StorageClass,
-    /// Timed GETs plus retries.
+    /// Timed GETs plus retries and hedges.
     pub billed_gets: u64,
     pub s3_usd: f64,
     pub lambda_gb_s: f64,
@@ -113,13 +113,16 @@ pub(crate) struct CostReport {
 /// Prices one configuration.
 pub(crate) fn config_cost(prices: &Prices, lambda: &LambdaBasis, r: &ConfigResult) -> ConfigCost {
     let class = prices.class_of(&r.bucket);
-    // Saturating: a result file's counts are anyone's numbers.
-    let billed_gets = r.requests.saturating_add(r.retries);
+    // Saturating: a result file's counts are anyone's numbers. Hedges are GETs too,
+    // and the bytes their losers read are transferred.
+    let hedges = r.hedging.unwrap_or_default();
+    let billed_gets = r.requests.saturating_add(r.retries).saturating_add(hedges.hedges_sent);
     let s3_usd = match class {
         StorageClass::Standard => billed_gets as f64 * prices.s3_standard_get_per_1000_usd / 1000.0,
         StorageClass::Express => {
             billed_gets as f64 * prices.s3_express_get_per_1000_usd / 1000.0
-                + r.bytes as f64 / (1u64 << 30) as f64 * prices.s3_express_retrieval_per_gb_usd
+                + r.bytes.saturating_add(hedges.hedge_discarded_bytes) as f64 / (1u64 << 30) as f64
+                    * prices.s3_express_retrieval_per_gb_usd
         }
     };
     // A memory sweep's row ran at its own size: that size is what it was billed for.

@@ -17,6 +17,8 @@
 //!   and the rows that ran on burst credit;
 //! - [`clients`]: with `clients: ["sdk", "lean"]`, what the lean client reached
 //!   beside each CPU-bound SDK row, and what that means in Lambda memory;
+//! - [`hedging`]: with `hedge`, what each hedged row bought against the unhedged one
+//!   beside it (wall time, p99, extra GETs and their price) and whether it paid;
 //! - [`compare`]: two results side by side, with significance from repetitions
 //!   ([`significance`]: the tests and Holm's correction);
 //! - [`history`]: many results over time as series per configuration, with the
@@ -26,6 +28,7 @@ pub(crate) mod clients;
 pub mod compare;
 pub(crate) mod cost;
 pub(crate) mod fit;
+pub(crate) mod hedging;
 pub(crate) mod history;
 pub(crate) mod memory;
 pub(crate) mod network;
@@ -105,6 +108,7 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
         size_limits: sizes::size_limits(&result.results),
     });
     clients::lean_notes(&mut result.results);
+    hedging::hedge_notes(result);
     if kind == RunKind::MemorySweep {
         memory_answers_per_client(result);
     }

@@ -367,10 +367,16 @@ fn stragglers(row: &ConfigResult, t: &Timeline) -> Option<Finding> {
     let (s1, s5) = (share(d99), share(d95));
     let last1 = row.requests.div_ceil(100);
     let last5 = row.requests.div_ceil(20);
+    // Most of the wall time the tail's, and not hedged: hedging is what cuts it.
+    let try_hedging = if s5 >= 0.5 && row.axes.hedge.is_off() {
+        "; the tail holds most of the wall time: hedged GETs (`--hedge p95`, docs/hedging.md) are the change to try"
+    } else {
+        ""
+    };
     let note = if s1 >= STRAGGLER_NOTE_SHARE {
         format!(
             "stragglers: the last 1% of GETs ({last1}) held {:.0}% of the wall time (99% had ended at {d99:.0} ms of \
-             {:.0}), the last 5% ({last5}) {:.0}%",
+             {:.0}), the last 5% ({last5}) {:.0}%{try_hedging}",
             s1 * 100.0,
             row.wall_ms,
             s5 * 100.0
@@ -584,5 +590,9 @@ mod tests {
                 .any(|f| f.note.starts_with("stragglers: the last 1% of GETs (5) held 40%")),
             "{f:?}"
         );
+        // The last 5% held half the wall time: hedging is named, unless the row hedged.
+        assert!(f.iter().any(|f| f.note.contains("hedged GETs (`--hedge p95`")), "{f:?}");
+        r.axes.hedge = crate::model::Hedge::Percentile(95);
+        assert!(!findings(&r).iter().any(|f| f.note.contains("hedged GETs")));
     }
 }

@@ -16,6 +16,7 @@ use crate::render::progress::ProgressMode;
 use crate::sys::cpu::{LAMBDA_MAX_VCPUS, LAMBDA_MB_PER_VCPU};
 use crate::sys::quota::CpuQuota;
 
+use super::client_args::ClientNetworkArgs;
 use super::lab_network::NetworkArgs;
 use super::CliError;
 
@@ -305,70 +306,6 @@ pub struct LocalArgs {
     pub client_net: ClientNetworkArgs,
     #[command(flatten)]
     pub output: OutputArgs,
-}
-
-/// The order configurations run in (request `order`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OrderArg {
-    /// Bucket, then workers, then repetition, back to back.
-    Ascending,
-    /// Repetitions as rounds, the worker counts of each round in a seeded shuffle.
-    Interleaved,
-}
-
-impl OrderArg {
-    pub fn order(self) -> crate::model::Order {
-        match self {
-            OrderArg::Ascending => crate::model::Order::Ascending,
-            OrderArg::Interleaved => crate::model::Order::Interleaved,
-        }
-    }
-}
-
-/// An S3 client a sweep runs with (request `clients`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ClientArg {
-    /// aws-sdk-s3, as an application uses it (the default).
-    Sdk,
-    /// Signed GETs with the least client work (docs/lean-client.md).
-    Lean,
-}
-
-impl ClientArg {
-    pub fn client(self) -> crate::model::Client {
-        match self {
-            ClientArg::Sdk => crate::model::Client::Sdk,
-            ClientArg::Lean => crate::model::Client::Lean,
-        }
-    }
-}
-
-/// The client's network side of a sweep: the bandwidth probe, the order, the pool's
-/// idle timeout, the S3 clients.
-#[derive(Args, Clone, Default)]
-pub struct ClientNetworkArgs {
-    /// The S3 clients each configuration runs with, comma separated (request
-    /// `clients`; default `sdk`): `--clients sdk,lean` runs every configuration with
-    /// both and compares them.
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "CLIENTS")]
-    pub clients: Vec<ClientArg>,
-    /// Measure the bandwidth ceiling to the first bucket before the sweep (at most 4 s
-    /// and 1 GiB): the verdicts and the model then use it (request `probe_bandwidth`).
-    #[arg(long)]
-    pub probe_bandwidth: bool,
-    /// Known network ceiling in MiB/s (measured or configured): configurations near it
-    /// get the `bandwidth` verdict, and the model uses it (source `user`; it wins over
-    /// `--probe-bandwidth`'s). Default: unknown, or the probe's when it ran.
-    #[arg(long)]
-    pub bandwidth_mib_s: Option<f64>,
-    /// The order configurations run in (request `order`; default: interleaved when
-    /// repetitions > 1, else ascending).
-    #[arg(long, value_enum)]
-    pub order: Option<OrderArg>,
-    /// The client closes a pooled connection idle this long, ms (request
-    /// `pool_idle_timeout_ms`; default 15000, below S3's idle close of about 20 s).
-    #[arg(long, value_name = "MS")]
-    pub pool_idle_timeout_ms: Option<u64>,
 }
 
 /// A CPU quota for the measuring client, to try a Lambda's CPU share on this machine.

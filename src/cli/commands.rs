@@ -513,6 +513,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
             args.list_delay_ms
         );
     }
+    set_tail(&running, &args.network);
     for f in faults {
         println!("bucket {}: fault {} at rate {}", f.bucket, f.spec.kind, f.spec.rate);
     }
@@ -601,6 +602,15 @@ fn serve_limits(args: &ServeArgs, problems: &mut Vec<String>) -> lab::LabLimits 
             max_store_bytes: args.max_store_bytes,
             ..lab::StoreLimits::default()
         },
+    }
+}
+
+/// `--tail` (checked with the other network flags by `check_serve_args`) set on the
+/// lab, and said when given.
+fn set_tail(running: &lab::RunningServer, network: &super::lab_network::NetworkArgs) {
+    running.profiles().set_tail(network.tail().ok().flatten());
+    if network.tail.is_some() {
+        println!("far tail of standard buckets: {}", running.profiles().tail());
     }
 }
 

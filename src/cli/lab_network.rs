@@ -1,5 +1,6 @@
 //! The lab's network flags of `serve` and `local` (`--nic`, its burst and
-//! per-connection cap, `--nic-table`, `--prefix-rate`, `--idle-timeout-s`), checked
+//! per-connection cap, `--nic-table`, `--prefix-rate`, `--idle-timeout-s`, and the
+//! far tail of `standard` buckets, `--tail`), checked
 //! into a [`NetworkConfig`] with every bad flag named, and handed on to a child
 //! `serve` as the same flags.
 
@@ -10,7 +11,7 @@ use clap::Args;
 use crate::lab::lambda_nic::{self, NicTable};
 use crate::lab::nic::{Burst, NicConfig};
 use crate::lab::prefix_rate::S3_GETS_PER_S;
-use crate::lab::{NetworkConfig, DEFAULT_IDLE_TIMEOUT};
+use crate::lab::{NetworkConfig, Tail, DEFAULT_IDLE_TIMEOUT};
 
 /// The lab's network: a NIC, S3's per-prefix rate, S3's idle timeout.
 #[derive(Args, Clone, Debug, Default)]
@@ -48,6 +49,10 @@ pub struct NetworkArgs {
     /// about 20 s; 0: never.
     #[arg(long, value_name = "S", default_value_t = DEFAULT_IDLE_TIMEOUT.as_secs_f64())]
     pub idle_timeout_s: f64,
+    /// The far tail of `standard` buckets: RATE:MS, a share RATE (0 to 1, or 1/N) of
+    /// reads waits MS more; `off`: none. Default 1/5000:1500 (docs/lab.md).
+    #[arg(long, value_name = "RATE:MS|off")]
+    pub tail: Option<String>,
 }
 
 impl NetworkArgs {
@@ -79,6 +84,9 @@ impl NetworkArgs {
         } else {
             (t > 0.0).then(|| Duration::from_secs_f64(t))
         };
+        if let Err(e) = self.tail() {
+            bad.push(e);
+        }
         if !bad.is_empty() {
             return Err(bad);
         }
@@ -87,6 +95,11 @@ impl NetworkArgs {
             prefix_gets_per_s,
             idle_timeout,
         })
+    }
+
+    /// `--tail`, checked (`None`: the profile's own far tail).
+    pub fn tail(&self) -> Result<Option<Tail>, String> {
+        self.tail.as_deref().map(str::parse).transpose()
     }
 
     fn nic(&self, memory_mb: Option<u32>) -> Result<Option<NicConfig>, String> {
@@ -159,6 +172,9 @@ impl NetworkArgs {
             flag("prefix-rate", r.clone());
         }
         flag("idle-timeout-s", self.idle_timeout_s.to_string());
+        if let Some(t) = &self.tail {
+            flag("tail", t.clone());
+        }
         args
     }
 }
@@ -217,10 +233,11 @@ mod tests {
             nic: Some("fast".into()),
             prefix_rate: Some("-3".into()),
             idle_timeout_s: -1.0,
+            tail: Some("often:10".into()),
             ..args()
         };
         let e = a.config(None).unwrap_err().join("; ");
-        for flag in ["--nic:", "--prefix-rate", "--idle-timeout-s"] {
+        for flag in ["--nic:", "--prefix-rate", "--idle-timeout-s", "--tail"] {
             assert!(e.contains(flag), "{e}");
         }
         let half_burst = NetworkArgs {
@@ -271,6 +288,7 @@ mod tests {
         let a = NetworkArgs {
             nic: Some("40".into()),
             nic_per_connection_mib_s: Some(5.0),
+            tail: Some("1/50:1000".into()),
             prefix_rate: Some("s3".into()),
             idle_timeout_s: 2.5,
             ..args()
@@ -279,5 +297,6 @@ mod tests {
         let joined = argv.join(" ");
         assert!(joined.contains("--nic 40") && joined.contains("--nic-per-connection-mib-s 5"));
         assert!(joined.contains("--prefix-rate s3") && joined.contains("--idle-timeout-s 2.5"));
+        assert!(joined.contains("--tail 1/50:1000"), "{joined}");
     }
 }

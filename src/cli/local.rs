@@ -100,6 +100,10 @@ fn demo_plan(args: &LocalArgs) -> Result<Plan, CliError> {
     if !args.client_net.clients.is_empty() {
         request.clients = args.client_net.clients.iter().map(|c| c.client()).collect();
     }
+    if !args.client_net.hedge.is_empty() {
+        request.hedge = args.client_net.hedge.clone();
+    }
+    request.max_hedge_percent = args.client_net.max_hedge_percent.unwrap_or(request.max_hedge_percent);
     // Every field of this request comes from a flag (or its default): name the flags.
     let from_flags = crate::plan::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
     let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;
@@ -150,6 +154,9 @@ async fn start_lab(args: &LocalArgs, session_ttl: Duration) -> Result<LabProcess
         })
         .await
         .context("starting the embedded server")?;
+        running
+            .profiles()
+            .set_tail(args.network.tail().map_err(CliError::Usage)?);
         LabProcess::InProcess(running)
     } else {
         let mut serve_args = args.network.serve_args();

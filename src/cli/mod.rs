@@ -12,6 +12,7 @@
 //! with its causes. Never a backtrace: those are for panics, which are bugs.
 
 pub(crate) mod args;
+pub(crate) mod client_args;
 pub(crate) mod commands;
 pub(crate) mod generate;
 pub(crate) mod history;

@@ -14,7 +14,8 @@ use crate::plan::json::{parse_event, EventJson, MAX_EVENT_BYTES};
 use crate::plan::{Plan, RequestError};
 use crate::sys::files::{read_capped_text, FileError};
 
-use super::args::{ClientNetworkArgs, RunArgs};
+use super::args::RunArgs;
+use super::client_args::ClientNetworkArgs;
 use super::{CliError, Context};
 
 /// The flag that sets `field` (`workers[2]` is `--workers`'s), from the request's
@@ -142,7 +143,7 @@ fn flag_fields(args: &RunArgs, map: &Map<String, Value>) -> Vec<(&'static str, V
 }
 
 /// The request fields the client's network flags set (`--order`, `--probe-bandwidth`,
-/// `--pool-idle-timeout-ms`).
+/// `--pool-idle-timeout-ms`, `--clients`, `--hedge`, `--max-hedge-percent`).
 fn client_network_fields(n: &ClientNetworkArgs) -> Vec<(&'static str, Value)> {
     let mut fields = Vec::new();
     if let Some(o) = n.order {
@@ -157,6 +158,13 @@ fn client_network_fields(n: &ClientNetworkArgs) -> Vec<(&'static str, Value)> {
     if !n.clients.is_empty() {
         let names: Vec<&str> = n.clients.iter().map(|c| c.client().name()).collect();
         fields.push(("clients", Value::from(names)));
+    }
+    if !n.hedge.is_empty() {
+        let policies: Vec<Value> = n.hedge.iter().filter_map(|h| serde_json::to_value(h).ok()).collect();
+        fields.push(("hedge", Value::from(policies)));
+    }
+    if let Some(p) = n.max_hedge_percent {
+        fields.push(("max_hedge_percent", Value::from(p)));
     }
     fields
 }

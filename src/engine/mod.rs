@@ -20,6 +20,7 @@
 //! summaries, verdicts and the model are [`crate::analysis`]'s.
 //!
 //! - [`mod@run_config`]: one configuration (warm-up, the workers, the row);
+//! - [`hedge`]: hedged GETs (a second copy of a GET late for its first byte);
 //! - [`recorder`]: histograms and the phase breakdown, one shard per driver task;
 //! - [`timeline`]: each GET as an event, and the row's timeline built from them;
 //! - [`requests_log`]: those events written one line per attempt (`--requests-log`);
@@ -33,6 +34,7 @@
 //! - [`results_log`]: the result written to S3 after every configuration.
 
 pub(crate) mod deadline;
+pub(crate) mod hedge;
 pub(crate) mod listing;
 pub(crate) mod order;
 pub(crate) mod preflight;
@@ -228,7 +230,7 @@ async fn run_steps(
             client,
             reader,
             plan,
-            (step.bucket, workers, repetition, step.size),
+            (step.bucket, workers, repetition, step.size, step.hedge),
             schedule,
             stop_at,
             observer,

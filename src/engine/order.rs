@@ -6,11 +6,14 @@
 //! Each configuration runs once per client of the request (`clients`), the clients
 //! of one worker count back to back ([`with_clients`]), so drift lands on both alike;
 //! in an interleaved order the client that goes first changes from round to round.
+//! Each hedge policy of the request (`hedge`) runs the same way, policies of one
+//! configuration and client back to back ([`with_hedges`]), so a hedged row and its
+//! unhedged pair ran side by side in the same round.
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use crate::model::{Axes, Client, Order};
+use crate::model::{Axes, Client, Hedge, Order};
 use crate::plan::Plan;
 
 /// One configuration in the order run.
@@ -26,6 +29,8 @@ pub(crate) struct Step {
     pub size: Option<u64>,
     /// The S3 client of this run of the configuration.
     pub client: Client,
+    /// The hedge policy of this run of the configuration.
+    pub hedge: Hedge,
 }
 
 impl Step {
@@ -34,6 +39,7 @@ impl Step {
         Axes {
             object_size_bytes: self.size,
             s3_client: self.client,
+            hedge: self.hedge,
             ..Axes::default()
         }
     }
@@ -53,7 +59,23 @@ pub(crate) fn steps(plan: &Plan) -> Vec<Step> {
         plan.repetitions(),
         plan.seed(),
     );
-    with_clients(steps, plan.clients())
+    with_hedges(with_clients(steps, plan.clients()), plan.hedges())
+}
+
+/// Each step once per hedge policy, back to back, rotated by round as
+/// [`with_clients`] rotates the clients.
+pub(crate) fn with_hedges(steps: Vec<Step>, hedges: &[Hedge]) -> Vec<Step> {
+    let mut out = Vec::with_capacity(steps.len() * hedges.len());
+    for step in steps {
+        let turn = step.round.map_or(0, |r| r.saturating_sub(1) as usize);
+        for i in 0..hedges.len() {
+            out.push(Step {
+                hedge: hedges[(i + turn) % hedges.len()],
+                ..step
+            });
+        }
+    }
+    out
 }
 
 /// Each step once per client, the clients of a step back to back; in round `r` of an
@@ -97,6 +119,7 @@ pub(crate) fn sized_steps_of(
         round,
         size,
         client: Client::Sdk,
+        hedge: Hedge::Off,
     };
     let mut out = Vec::new();
     match order {
@@ -185,6 +208,23 @@ mod tests {
             sized_steps_of(Order::Interleaved, 2, (&[None], &W), 4, 7),
             steps_of(Order::Interleaved, 2, &W, 4, 7)
         );
+    }
+
+    #[test]
+    fn each_step_runs_once_per_hedge_policy_side_by_side() {
+        let policies = [Hedge::Off, Hedge::Percentile(95), Hedge::AfterMs(40)];
+        let inter = with_hedges(steps_of(Order::Interleaved, 1, &W, 3, 7), &policies);
+        assert_eq!(inter.len(), W.len() * 3 * 3);
+        for triple in inter.chunks(3) {
+            assert!(triple
+                .iter()
+                .all(|s| (s.workers, s.round) == (triple[0].workers, triple[0].round)));
+            let mut got: Vec<Hedge> = triple.iter().map(|s| s.hedge).collect();
+            got.sort_by_key(|h| h.to_string());
+            assert_eq!(got, [Hedge::AfterMs(40), Hedge::Off, Hedge::Percentile(95)]);
+        }
+        let first_of = |round: u32| inter.iter().find(|s| s.round == Some(round)).unwrap().hedge;
+        assert_ne!(first_of(1), first_of(2), "the first policy changes from round to round");
     }
 
     #[test]

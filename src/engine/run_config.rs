@@ -1,7 +1,8 @@
 //! One configuration: bucket x workers x repetition. Untimed warm-up requests first
 //! (so connections are open), then exactly `workers` GETs kept in flight until every
 //! object has been read once, each request recorded; then the row: counts, rates,
-//! percentiles, CPU time, transport counters and the client side.
+//! percentiles, CPU time, transport counters and the client side. With a hedge
+//! policy, each timed GET goes through the configuration's [`Hedger`].
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,8 +16,8 @@ use tokio::sync::Semaphore;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, rates, round3};
 use crate::model::{
-    Axes, Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, ObjectSize, Percentiles, SizeSpread,
-    WireCounts,
+    Axes, Breakdown, ChildMeasure, Client, ClientMeasure, ClientSide, ConfigResult, Hedge, ObjectSize, Percentiles,
+    SizeSpread, WireCounts,
 };
 use crate::plan::{Keys, Plan};
 use crate::s3::get::Reader;
@@ -26,6 +27,7 @@ use crate::sys::netdev::{Interfaces, RxSnapshot};
 use crate::sys::usage;
 use crate::transport::TransportCounters;
 
+use super::hedge::Hedger;
 use super::recorder::{runtime_busy, PhaseShard, Shard};
 use super::schedule::StartSchedule;
 use super::timeline::{self, AttemptEvent, GetEvent, WireSampler};
@@ -53,7 +55,7 @@ pub(crate) async fn run_config(
     client: &SweepClient,
     s3: &Reader,
     plan: &Plan,
-    (bucket_index, workers, repetition, size): (usize, u32, u32, Option<u64>),
+    (bucket_index, workers, repetition, size, hedge): (usize, u32, u32, Option<u64>, Hedge),
     schedule: Option<StartSchedule>,
     stop_at: Option<Instant>,
     observer: &Arc<dyn Observer>,
@@ -62,9 +64,11 @@ pub(crate) async fn run_config(
     let keys = plan.keys_at(bucket_index, size);
     let order = Arc::new(key_order(plan, &keys, workers, repetition));
     let whole_request = plan.attempt_timeout() * plan.max_attempts();
+    let (pool, hedger) = pool_and_hedger(plan, hedge);
+    let warming = (workers, hedger.clone());
     let before_timed_phase = async {
         let warmup = if plan.warmup() {
-            Some(warm_up(s3, plan, (bucket, &keys), workers, &order, whole_request).await)
+            Some(warm_up(s3, plan, (bucket, &keys), warming, &order, whole_request).await)
         } else {
             None
         };
@@ -84,9 +88,8 @@ pub(crate) async fn run_config(
         before.usable.cores,
         before.busy.map_or(1, |b| b.1),
     );
-    // Shared by the drivers: the next position in `order`, and the sweep's pool.
+    // Shared by the drivers: the next position in `order`, the pool, the hedging.
     let next = Arc::new(AtomicUsize::new(0));
-    let pool = Arc::new(Semaphore::new(plan.pool_connections() as usize));
     let started_at = SystemTime::now();
     let start = Instant::now();
     let sampler = WireSampler::start(client.transport(), start);
@@ -100,6 +103,7 @@ pub(crate) async fn run_config(
             order: order.clone(),
             next: next.clone(),
             pool: pool.clone(),
+            hedger: hedger.clone(),
             observer: observer.clone(),
             limit: whole_request,
             started: AtomicU64::new(0),
@@ -112,10 +116,7 @@ pub(crate) async fn run_config(
     let attempts = std::mem::take(&mut recorded.attempts);
     let wire = sampler.finish().await;
     let timed = Timed {
-        sizes: match size {
-            Some(n) => Some(ObjectSize::Fixed(n)),
-            None => SizeSpread::of(order.iter().filter_map(|&i| keys.size_bytes(i)).collect()).map(ObjectSize::Spread),
-        },
+        sizes: sizes_of(size, &order, &keys),
         recorded,
         wall: start.elapsed(),
         started_at,
@@ -124,10 +125,38 @@ pub(crate) async fn run_config(
     };
     let wall = timed.wall;
     let mut row = measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed);
-    row.axes.s3_client = s3.client();
+    with_axes(&mut row, (s3.client(), hedge), hedger.as_deref());
     row.timeline = Some(timeline::build(&events, wall, &wire));
     observer.gets_done(&row, &events, &attempts);
     Some(row)
+}
+
+/// The configuration's size on a size axis, or the listed sizes of its keys.
+fn sizes_of(size: Option<u64>, order: &[u32], keys: &Keys) -> Option<ObjectSize> {
+    match size {
+        Some(n) => Some(ObjectSize::Fixed(n)),
+        None => SizeSpread::of(order.iter().filter_map(|&i| keys.size_bytes(i)).collect()).map(ObjectSize::Spread),
+    }
+}
+
+/// The sweep's own pool of `pool_connections` slots, and the hedging that shares it
+/// (`None`: the policy is off).
+fn pool_and_hedger(plan: &Plan, hedge: Hedge) -> (Arc<Semaphore>, Option<Arc<Hedger>>) {
+    let pool = Arc::new(Semaphore::new(plan.pool_connections() as usize));
+    let hedger = Hedger::new(hedge, plan.max_hedge_percent(), pool.clone()).map(Arc::new);
+    (pool, hedger)
+}
+
+/// The row's client and hedge policy and, when it hedged, what hedging did: the
+/// hedges went through the transport too, and are not retries.
+fn with_axes(row: &mut ConfigResult, (client, hedge): (Client, Hedge), hedger: Option<&Hedger>) {
+    row.axes.s3_client = client;
+    row.axes.hedge = hedge;
+    if let Some(h) = hedger {
+        let counts = h.counts();
+        row.retries = row.retries.saturating_sub(counts.hedges_sent);
+        row.hedging = Some(counts);
+    }
 }
 
 /// The drivers' shards, added into one as each driver ends.
@@ -219,7 +248,6 @@ fn measured_row(
     before: Before,
     timed: Timed,
 ) -> ConfigResult {
-    let wall = timed.wall;
     let Since {
         rx,
         cpu,
@@ -241,7 +269,7 @@ fn measured_row(
     } = timed.recorded;
     let requests = ok + errors.total;
     let requests_not_done = timed.planned.saturating_sub(requests);
-    let wall_s = wall.as_secs_f64().max(1e-9);
+    let wall_s = timed.wall.as_secs_f64().max(1e-9);
     let cpu_ms = cpu.as_secs_f64() * 1000.0;
     let (objects_per_s, mib_per_s) = rates(ok, bytes, wall_s);
     let mut row = ConfigResult {
@@ -256,7 +284,7 @@ fn measured_row(
         retries_by_cause: retry_causes,
         throttled_responses: counters.throttled_responses,
         bytes,
-        child: schedule.map(|_| ChildMeasure::new(timed.started_at, wall, [&ttfb, &ttlb, &pool_wait])),
+        child: schedule.map(|_| ChildMeasure::new(timed.started_at, timed.wall, [&ttfb, &ttlb, &pool_wait])),
         ttlb_histogram_us: encode_cdf(&ttlb),
         wall_ms: round3(wall_s * 1000.0),
         objects_per_s,
@@ -282,11 +310,12 @@ fn measured_row(
             ..Axes::default()
         },
         emulated: false,
-        wire: rx.map(|rx| wire_counts(&rx, wall, bytes)),
+        wire: rx.map(|rx| wire_counts(&rx, timed.wall, bytes)),
         round: None,
         run_index: None,
         in_burst: false,
         timeline: None,
+        hedging: None,
     };
     row.client = Some(ClientSide::of(&row, client_measure(&before, busy)));
     row
@@ -345,6 +374,8 @@ struct Driver {
     next: Arc<AtomicUsize>,
     /// The sweep's own pool of `pool_connections` slots.
     pool: Arc<Semaphore>,
+    /// The configuration's hedging (`None`: its policy is off).
+    hedger: Option<Arc<Hedger>>,
     observer: Arc<dyn Observer>,
     limit: Duration,
     /// GETs this driver started (after their slot): with the ones cancelled at the
@@ -373,7 +404,10 @@ impl Driver {
                 let pool_wait = queued.elapsed();
                 this.started.fetch_add(1, Ordering::Relaxed);
                 let sent = this.start.elapsed();
-                let mut outcome = this.s3.get_one(&this.bucket, &key, this.limit).await;
+                let mut outcome = match &this.hedger {
+                    Some(h) => h.get(&this.s3, &this.bucket, &key, this.limit).await,
+                    None => this.s3.get_one(&this.bucket, &key, this.limit).await,
+                };
                 drop(permit);
                 outcome.pool_wait = pool_wait;
                 (i, sent, outcome)
@@ -413,13 +447,14 @@ async fn until<T>(stop_at: Option<Instant>, work: impl std::future::Future<Outpu
 }
 
 /// Untimed requests before a configuration so its connections (and S3 Express
-/// session) are ready: `min(workers, pool_connections)` of them at once, twice. Returns
-/// what they paid for, as a breakdown (connections, TCP and TLS times, sessions).
+/// session) are ready: `min(workers, pool_connections)` of them at once, twice; their
+/// first bytes are the hedger's first (a percentile policy's warm-up). Returns what
+/// they paid for, as a breakdown (connections, TCP and TLS times, sessions).
 async fn warm_up(
     s3: &Reader,
     plan: &Plan,
     (bucket, keys): (&str, &Keys),
-    workers: u32,
+    (workers, hedger): (u32, Option<Arc<Hedger>>),
     order: &[u32],
     limit: Duration,
 ) -> Breakdown {
@@ -432,8 +467,12 @@ async fn warm_up(
             let bucket = bucket.to_string();
             let key = keys.key(index);
             let phases = phases.clone();
+            let hedger = hedger.clone();
             set.spawn(async move {
                 let outcome = s3.get_one(&bucket, &key, limit).await;
+                if let Some(h) = &hedger {
+                    h.learn(&outcome);
+                }
                 let mut phases = phases.lock().unwrap_or_else(|e| e.into_inner());
                 phases.record(&outcome);
             });

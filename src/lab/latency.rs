@@ -15,7 +15,12 @@
 //!   single-digit-millisecond first byte, like S3 Express One Zone.
 //! - `standard`: log-normal, median 16 ms, sigma 0.5 (p99 ≈ 51 ms), and 1 request in
 //!   100 three times slower (a tail near 80-150 ms), capped at 500 ms — tens of
-//!   milliseconds with a long tail, like S3 Standard.
+//!   milliseconds with a long tail, like S3 Standard; and a far tail ([`Tail`]):
+//!   1 read in 5,000 stalls 1,500 ms more. Published measurements of S3 Standard give
+//!   p99 ≈ 75-80 ms for small GETs and a maximum over 10 s in a million 1 KiB GETs;
+//!   how often a stall of a second or more comes is not published, so the rate and
+//!   length are an assumption, overridden by `serve --tail RATE:MS` (`--tail off`:
+//!   none) ([`Profiles::set_tail`]). `express` has no far tail.
 //!
 //! tokio's timer has millisecond granularity, so each delay can be up to ~1 ms longer
 //! than drawn; the sweep measures what the client actually saw.
@@ -99,12 +104,68 @@ impl FromStr for LatencyProfile {
     }
 }
 
+/// The far tail of a profile: a rare stall of `stall_ms` added to a read's delay,
+/// drawn with probability `rate` (`serve --tail RATE:MS`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tail {
+    /// The share of reads that stall, 0 to 1.
+    pub rate: f64,
+    /// How much longer a stalled read waits, ms.
+    pub stall_ms: u64,
+}
+
+impl Tail {
+    /// The `standard` profile's far tail (an assumption: see the module's doc).
+    pub const STANDARD: Tail = Tail {
+        rate: 0.0002,
+        stall_ms: 1500,
+    };
+    /// No far tail.
+    pub const OFF: Tail = Tail { rate: 0.0, stall_ms: 0 };
+}
+
+impl fmt::Display for Tail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.rate <= 0.0 {
+            f.write_str("off")
+        } else {
+            write!(f, "{}:{}", self.rate, self.stall_ms)
+        }
+    }
+}
+
+impl FromStr for Tail {
+    type Err = String;
+    /// `off`, or `RATE:MS` with RATE a share (0 to 1) or `1/N`, MS up to 600,000.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "off" {
+            return Ok(Tail::OFF);
+        }
+        let bad = || format!("--tail: want `off` or RATE:MS (RATE 0 to 1 or 1/N, MS up to 600000), got {s:?}");
+        let (rate, ms) = s.split_once(':').ok_or_else(bad)?;
+        let rate = match rate.split_once('/') {
+            Some((one, n)) => match (one.trim().parse::<f64>(), n.trim().parse::<f64>()) {
+                (Ok(a), Ok(b)) if b > 0.0 => a / b,
+                _ => return Err(bad()),
+            },
+            None => rate.trim().parse::<f64>().map_err(|_| bad())?,
+        };
+        let stall_ms = ms.trim().parse::<u64>().map_err(|_| bad())?;
+        if !(rate.is_finite() && (0.0..=1.0).contains(&rate)) || stall_ms > 600_000 {
+            return Err(bad());
+        }
+        Ok(Tail { rate, stall_ms })
+    }
+}
+
 /// A seeded sampler of one profile's delays.
 #[derive(Debug)]
 pub(crate) struct LatencyModel {
     profile: LatencyProfile,
     dist: Option<(LogNormal<f64>, f64, f64)>,
     rng: Mutex<StdRng>,
+    /// The far tail's own draws, so that a tail leaves the other draws as they were.
+    tail_rng: Mutex<StdRng>,
 }
 
 impl LatencyModel {
@@ -120,6 +181,29 @@ impl LatencyModel {
             profile,
             dist,
             rng: Mutex::new(StdRng::seed_from_u64(seed)),
+            tail_rng: Mutex::new(StdRng::seed_from_u64(seed ^ 0x7a11_5ea1_u64)),
+        }
+    }
+
+    /// The far tail this profile has, `over` replacing `standard`'s.
+    fn tail(&self, over: Option<Tail>) -> Option<Tail> {
+        match self.profile {
+            LatencyProfile::Standard => Some(over.unwrap_or(Tail::STANDARD)).filter(|t| t.rate > 0.0),
+            LatencyProfile::Express | LatencyProfile::None => None,
+        }
+    }
+
+    /// The next delay, with the far tail (`over`: the lab's `--tail`, if given).
+    pub(crate) fn sample_with(&self, over: Option<Tail>) -> Duration {
+        let base = self.sample();
+        let Some(tail) = self.tail(over) else {
+            return base;
+        };
+        let mut rng = self.tail_rng.lock().unwrap_or_else(|e| e.into_inner());
+        if rng.random_bool(tail.rate) {
+            base + Duration::from_millis(tail.stall_ms)
+        } else {
+            base
         }
     }
 
@@ -127,7 +211,7 @@ impl LatencyModel {
         self.profile
     }
 
-    /// The next delay.
+    /// The next delay, without the far tail.
     pub(crate) fn sample(&self) -> Duration {
         let Some((dist, tail_p, cap)) = &self.dist else {
             return Duration::ZERO;
@@ -149,6 +233,8 @@ pub struct Profiles {
     by_bucket: RwLock<HashMap<String, Arc<LatencyModel>>>,
     /// Added before every ListObjectsV2 page, ms.
     list_delay_ms: AtomicU64,
+    /// `--tail`: the far tail of `standard` buckets (`None`: [`Tail::STANDARD`]).
+    tail: RwLock<Option<Tail>>,
 }
 
 impl Profiles {
@@ -158,7 +244,22 @@ impl Profiles {
             default,
             by_bucket: RwLock::new(HashMap::new()),
             list_delay_ms: AtomicU64::new(0),
+            tail: RwLock::new(None),
         }
+    }
+
+    /// Sets the far tail of `standard` buckets ([`Tail::OFF`]: none; `None`: the
+    /// profile's own, [`Tail::STANDARD`]).
+    pub fn set_tail(&self, tail: Option<Tail>) {
+        *self.tail.write().unwrap_or_else(|e| e.into_inner()) = tail;
+    }
+
+    /// The far tail of `standard` buckets.
+    pub fn tail(&self) -> Tail {
+        self.tail
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or(Tail::STANDARD)
     }
 
     /// Delays every ListObjectsV2 page of every bucket by `delay` (zero: none).
@@ -195,12 +296,13 @@ impl Profiles {
 
     /// The delay for the next read from `bucket`.
     pub fn delay(&self, bucket: &str) -> Duration {
+        let over = *self.tail.read().unwrap_or_else(|e| e.into_inner());
         match self.model(bucket) {
-            Some(m) => m.sample(),
+            Some(m) => m.sample_with(over),
             None if self.default == LatencyProfile::None => Duration::ZERO,
             None => {
                 self.set(bucket, self.default);
-                self.model(bucket).map_or(Duration::ZERO, |m| m.sample())
+                self.model(bucket).map_or(Duration::ZERO, |m| m.sample_with(over))
             }
         }
     }
@@ -317,6 +419,49 @@ mod tests {
             .parse::<LatencyProfile>()
             .unwrap_err()
             .contains("none, express or standard"));
+    }
+
+    #[test]
+    fn standard_has_a_far_tail_and_express_none() {
+        let stalls = |profile, over: Option<Tail>| {
+            let m = LatencyModel::new(profile, 5);
+            (0..50_000)
+                .filter(|_| m.sample_with(over) >= Duration::from_millis(1000))
+                .count()
+        };
+        // 1 in 5,000 of 50,000: about 10.
+        let s = stalls(LatencyProfile::Standard, None);
+        assert!((3..=25).contains(&s), "standard stalls {s}");
+        assert_eq!(stalls(LatencyProfile::Express, None), 0);
+        assert_eq!(stalls(LatencyProfile::Standard, Some(Tail::OFF)), 0);
+        let heavy = stalls(
+            LatencyProfile::Standard,
+            Some(Tail {
+                rate: 0.02,
+                stall_ms: 1000,
+            }),
+        );
+        assert!((700..=1300).contains(&heavy), "1 in 50: {heavy}");
+        assert_eq!(
+            stalls(LatencyProfile::Standard, Some("1:1000".parse().unwrap())),
+            50_000
+        );
+    }
+
+    #[test]
+    fn tails_parse_and_bad_ones_are_named() {
+        assert_eq!("off".parse::<Tail>().unwrap(), Tail::OFF);
+        assert_eq!(
+            "1/50:1000".parse::<Tail>().unwrap(),
+            Tail {
+                rate: 0.02,
+                stall_ms: 1000
+            }
+        );
+        assert_eq!("0.5:20".parse::<Tail>().unwrap().to_string(), "0.5:20");
+        for bad in ["", "2:10", "0.1", "x:10", "0.1:-3", "1/0:10"] {
+            assert!(bad.parse::<Tail>().unwrap_err().starts_with("--tail"), "{bad}");
+        }
     }
 
     #[test]

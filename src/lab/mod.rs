@@ -70,7 +70,7 @@ pub use conn::FAULTS_PATH;
 pub use detect::HELLO_PATH;
 pub use faults::{BucketFault, FaultKind, FaultSpec, FaultTally, FaultTiming, Faults};
 pub use idle::DEFAULT_IDLE_TIMEOUT;
-pub use latency::{LatencyProfile, Profiles};
+pub use latency::{LatencyProfile, Profiles, Tail};
 pub use network::{Network, NetworkConfig, NetworkTally, NETWORK_PATH};
 pub use regions::{BucketRegion, BucketRegions, LAB_REGION};
 pub use sessions::{Session, SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};

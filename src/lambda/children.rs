@@ -260,6 +260,7 @@ mod tests {
             "target_wall_ms": 1000, "memory_mb": [512, 1024], "order": "interleaved",
             "probe_bandwidth": true, "probe_key": "p/k", "pool_idle_timeout_ms": 1000,
             "results_uri": "s3://r-1/runs", "requests_log_uri": "s3://r-1/runs/logs", "object_sizes_bytes": [10, 20], "clients": ["lean"],
+            "hedge": ["off", "p95", {"after_ms": 40}], "max_hedge_percent": 10,
             "run_id": "nightly-1", "results_by_date": true, "results_html": true, "metrics_namespace": "s3sweep/canary",
         });
         let mut prefix = template.clone();

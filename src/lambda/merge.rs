@@ -348,6 +348,10 @@ fn merged_row(rows: &[(u32, bool, &ConfigResult)], sums: Sums, window_ms: f64) -
             object_size_bytes: None,
             ..first.axes
         },
+        hedging: rows.iter().filter_map(|r| r.2.hedging).reduce(|mut all, h| {
+            all.add(&h);
+            all
+        }),
         emulated: first.emulated,
         wire: merged_wire(rows, (window_ms / 1000.0).max(1e-9), sums.bytes),
         round: first.round,

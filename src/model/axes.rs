@@ -1,15 +1,16 @@
 //! The axes a configuration is keyed by besides its bucket and worker count: the
-//! Lambda memory size, the object size and the S3 client. [`Axes`] is the one
+//! Lambda memory size, the object size, the S3 client and the hedge policy. [`Axes`] is the one
 //! definition: every struct keyed by a configuration (rows, summaries, curves,
 //! comparisons, memory choices, compare pairs, cost rows) holds one, flattened into its
 //! JSON object, so each axis keeps its field name (`memory_mb`, `object_size_bytes`,
-//! `s3_client`) and results written before this struct load unchanged. Rows group and
+//! `s3_client`, `hedge`) and results written before this struct load unchanged. Rows group and
 //! pair by `Axes` equality, so a new axis is one more field here (with its label in
 //! [`Axes::label`] and its key in [`Axes::key`]) and nothing else.
 
 use serde::{Deserialize, Serialize};
 
 use super::closed_set::Client;
+use super::hedge::Hedge;
 use super::listing::ObjectSize;
 
 /// A configuration's place on the sweep's axes. Absent axes (`None`, the SDK client)
@@ -28,6 +29,10 @@ pub struct Axes<Size = u64> {
     /// default, not written).
     #[serde(default, skip_serializing_if = "Client::is_sdk")]
     pub s3_client: Client,
+    /// When a GET without a first byte got a second copy (request `hedge`): `off`
+    /// (the default, not written), `"p95"`, `{"after_ms": 40}`.
+    #[serde(default, skip_serializing_if = "Hedge::is_off")]
+    pub hedge: Hedge,
 }
 
 fn none<T>() -> Option<T> {
@@ -40,6 +45,7 @@ impl<Size> Default for Axes<Size> {
             memory_mb: None,
             object_size_bytes: None,
             s3_client: Client::Sdk,
+            hedge: Hedge::Off,
         }
     }
 }
@@ -52,6 +58,7 @@ impl Axes<ObjectSize> {
             memory_mb: self.memory_mb,
             object_size_bytes: self.object_size_bytes.and_then(|s| s.fixed()),
             s3_client: self.s3_client,
+            hedge: self.hedge,
         }
     }
 }
@@ -76,9 +83,14 @@ impl Axes {
     }
 
     /// The order configurations are listed in (compare): memory size, object size,
-    /// client name.
-    pub fn sort_key(&self) -> (Option<u32>, Option<u64>, &'static str) {
-        (self.memory_mb, self.object_size_bytes, self.s3_client.name())
+    /// client name, hedge policy (off first).
+    pub fn sort_key(&self) -> (Option<u32>, Option<u64>, &'static str, (u8, u32)) {
+        let hedge = match self.hedge {
+            Hedge::Off => (0, 0),
+            Hedge::Percentile(p) => (1, u32::from(p)),
+            Hedge::AfterMs(ms) => (2, ms),
+        };
+        (self.memory_mb, self.object_size_bytes, self.s3_client.name(), hedge)
     }
 
     /// The axes in words after a bucket's name, e.g. ` at 512 MB (objects of 4096
@@ -91,6 +103,9 @@ impl Axes {
         }
         if clients {
             out.push_str(&format!(" (client {})", self.s3_client));
+        }
+        if !self.hedge.is_off() {
+            out.push_str(&format!(" (hedge {})", self.hedge));
         }
         out
     }
@@ -124,9 +139,13 @@ mod tests {
             memory_mb: Some(512),
             object_size_bytes: Some(4096),
             s3_client: Client::Lean,
+            hedge: Hedge::Percentile(95),
         };
         let text = serde_json::to_string(&all).unwrap();
-        assert_eq!(text, r#"{"memory_mb":512,"object_size_bytes":4096,"s3_client":"lean"}"#);
+        assert_eq!(
+            text,
+            r#"{"memory_mb":512,"object_size_bytes":4096,"s3_client":"lean","hedge":"p95"}"#
+        );
         assert_eq!(serde_json::from_str::<Axes>(&text).unwrap(), all);
     }
 
@@ -176,6 +195,7 @@ mod tests {
             memory_mb: Some(512),
             object_size_bytes: Some(ObjectSize::Fixed(4096)),
             s3_client: Client::Lean,
+            hedge: Hedge::Off,
         };
         let value = serde_json::to_value(&row).unwrap();
         assert!(value.get("axes").is_none(), "{value}");

@@ -9,6 +9,7 @@ pub(crate) mod diagnosis;
 pub(crate) mod errors;
 pub(crate) mod fanout;
 pub(crate) mod figures;
+pub(crate) mod hedge;
 pub(crate) mod histogram;
 pub(crate) mod listing;
 pub(crate) mod memory;
@@ -29,6 +30,7 @@ pub use diagnosis::{
 pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
 pub use figures::{Figure, FigureName, FigureUnit, Figures};
+pub use hedge::{Hedge, HedgeCounts};
 pub use histogram::{decode_histogram, HistogramError};
 pub use listing::{KeyListing, ObjectSize, SizeSpread};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
@@ -97,6 +99,7 @@ pub(crate) mod test_rows {
             run_index: None,
             in_burst: false,
             timeline: None,
+            hedging: None,
         }
     }
 

@@ -106,6 +106,24 @@ pub struct SweepRequest {
     /// The S3 clients each configuration runs with, in order (default `["sdk"]`).
     #[serde(skip_serializing_if = "is_default_clients")]
     pub clients: Vec<super::closed_set::Client>,
+    /// The hedge policies each configuration runs with, in order (default `["off"]`;
+    /// docs/hedging.md).
+    #[serde(skip_serializing_if = "is_default_hedge")]
+    pub hedge: Vec<super::hedge::Hedge>,
+    /// Most hedges a configuration sends, in percent of its GETs so far (default 5).
+    #[serde(skip_serializing_if = "is_default_hedge_budget")]
+    pub max_hedge_percent: u32,
+}
+
+fn is_default_hedge(hedge: &[super::hedge::Hedge]) -> bool {
+    hedge == [super::hedge::Hedge::Off]
+}
+
+/// Default `max_hedge_percent`.
+pub(crate) const DEFAULT_MAX_HEDGE_PERCENT: u32 = 5;
+
+fn is_default_hedge_budget(percent: &u32) -> bool {
+    *percent == DEFAULT_MAX_HEDGE_PERCENT
 }
 
 fn is_default_clients(clients: &[super::closed_set::Client]) -> bool {
@@ -187,6 +205,8 @@ impl Default for SweepRequest {
             pool_idle_timeout_ms: DEFAULT_POOL_IDLE_TIMEOUT_MS,
             object_sizes_bytes: Vec::new(),
             clients: vec![super::closed_set::Client::Sdk],
+            hedge: vec![super::hedge::Hedge::Off],
+            max_hedge_percent: DEFAULT_MAX_HEDGE_PERCENT,
         }
     }
 }

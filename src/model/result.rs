@@ -383,6 +383,10 @@ pub struct ConfigResult {
     /// `model::timeline`; absent in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<super::Timeline>,
+    /// What hedging did (hedges sent, won, the bytes the losers had read); absent
+    /// when the row's `hedge` is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hedging: Option<super::HedgeCounts>,
 }
 
 /// The best configuration of one bucket.
@@ -651,6 +655,11 @@ impl SweepResult {
         self.results
             .iter()
             .any(|r| r.axes.s3_client != self.results[0].axes.s3_client)
+    }
+
+    /// True when some rows hedged (request `hedge` other than `off`).
+    pub fn hedged(&self) -> bool {
+        self.results.iter().any(|r| !r.axes.hedge.is_off())
     }
 
     /// The object sizes of a size axis's rows, in the order first run (empty: no axis).

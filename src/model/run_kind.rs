@@ -17,7 +17,8 @@ pub enum RunKind {
     MemorySweep,
     /// Rows at fixed object sizes (`object_sizes_bytes`): each size a sweep of its own.
     SizeAxis,
-    /// Rows of more than one S3 client (`clients`): each client a sweep of its own.
+    /// Rows of more than one S3 client (`clients`), or hedged rows (`hedge`): each
+    /// client and hedge policy a sweep of its own.
     Clients,
     /// One sweep: one function (or a fan-out's merged children), one object size, one
     /// client.
@@ -31,7 +32,7 @@ impl SweepResult {
             RunKind::MemorySweep
         } else if self.results.iter().any(|r| r.size_axis_bytes().is_some()) {
             RunKind::SizeAxis
-        } else if self.several_clients() {
+        } else if self.several_clients() || self.hedged() {
             RunKind::Clients
         } else {
             RunKind::Plain

@@ -134,9 +134,9 @@ pub fn configurations_message(request: &SweepRequest, configurations: u64) -> St
             0 | 1 => String::new(),
             n => format!(" x {n} memory sizes"),
         },
-        match request.object_sizes_bytes.len() {
-            0 | 1 => String::new(),
-            n => format!(" x {n} object sizes"),
+        match (request.object_sizes_bytes.len(), request.hedge.len()) {
+            (0 | 1, 0 | 1) => String::new(),
+            (s, h) => format!(" x {s} object sizes x {h} hedge policies"),
         }
     )
 }
@@ -206,6 +206,7 @@ impl Plan {
         check_fanout(&request, &mut problems);
         check_workers(&request, &mut problems);
         sections::check_clients(&request, &mut problems);
+        sections::check_hedge(&request, &mut problems);
         check_counts(&request, &mut problems);
         check_network(&request, &mut problems);
         destination::check_destination(&request, &mut problems);
@@ -344,6 +345,7 @@ impl Plan {
             * self.request.workers.len() as u64
             * u64::from(self.request.repetitions)
             * self.request.clients.len().max(1) as u64
+            * self.request.hedge.len().max(1) as u64
     }
     /// The memory sizes to sweep, MB (empty: none).
     pub fn memory_mb(&self) -> &[u32] {
@@ -359,6 +361,14 @@ impl Plan {
     /// The S3 clients each configuration runs with, in the request's order.
     pub fn clients(&self) -> &[crate::model::Client] {
         &self.request.clients
+    }
+    /// The hedge policies each configuration runs with, in the request's order.
+    pub fn hedges(&self) -> &[crate::model::Hedge] {
+        &self.request.hedge
+    }
+    /// Most hedges a configuration sends, in percent of its GETs so far.
+    pub fn max_hedge_percent(&self) -> u32 {
+        self.request.max_hedge_percent
     }
     /// Whether to probe the bandwidth ceiling before the sweep.
     pub fn probe_bandwidth(&self) -> bool {
@@ -564,8 +574,9 @@ fn check_network(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
 /// The whole run within [`MAX_CONFIGURATIONS`] configurations and its timed requests
 /// (every memory size counted) within [`MAX_TOTAL_REQUESTS`].
 fn check_total(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
-    // Each client runs every configuration, and so every request.
-    let sizes = request.memory_mb.len().max(1) as u64 * request.clients.len().max(1) as u64;
+    // Each client and hedge policy runs every configuration, and so every request.
+    let sizes =
+        request.memory_mb.len().max(1) as u64 * request.clients.len().max(1) as u64 * request.hedge.len().max(1) as u64;
     let objects = request.object_sizes_bytes.len().max(1) as u64;
     let configurations =
         objects * request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions) * sizes;

@@ -83,6 +83,8 @@ request_fields! {
     requests_log_uri: take("an S3 URI like \"s3://my-bucket/prefix\"");
     object_sizes_bytes: take("a list of whole numbers of bytes"), flag "--object-sizes";
     clients: take("a list of client names: \"sdk\", \"lean\""), flag "--clients";
+    hedge: take("a list of hedge policies: \"off\", \"pNN\", {\"after_ms\": N}"), flag "--hedge";
+    max_hedge_percent: take("a whole number of percent"), flag "--max-hedge-percent";
     run_id: take("a string of 1 to 64 letters, digits, '.', '_' or '-'"), flag "--run-id";
     results_by_date: take("true or false");
     results_html: take("true or false");

@@ -73,6 +73,36 @@ pub(crate) fn check_clients(request: &SweepRequest, problems: &mut Vec<FieldProb
     }
 }
 
+/// `hedge`: at least one policy, each in range and listed once; `max_hedge_percent`
+/// 0 to 100.
+pub(crate) fn check_hedge(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
+    if request.hedge.is_empty() {
+        problems.push(FieldProblem {
+            field: "hedge".into(),
+            message: "must list at least one policy: \"off\", \"pNN\", {\"after_ms\": N}".into(),
+        });
+    }
+    for (i, h) in request.hedge.iter().enumerate() {
+        let message = if request.hedge[..i].contains(h) {
+            Some(format!("{h} is listed twice"))
+        } else {
+            h.problem()
+        };
+        if let Some(message) = message {
+            problems.push(FieldProblem {
+                field: format!("hedge[{i}]"),
+                message,
+            });
+        }
+    }
+    if request.max_hedge_percent > 100 {
+        problems.push(FieldProblem {
+            field: "max_hedge_percent".into(),
+            message: format!("must be 0 to 100, got {}", request.max_hedge_percent),
+        });
+    }
+}
+
 /// The problem of a request naming its objects both ways.
 pub(crate) fn both_key_sources() -> FieldProblem {
     FieldProblem {

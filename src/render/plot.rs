@@ -149,7 +149,7 @@ pub(crate) fn curves(result: &SweepResult) -> Vec<Curve> {
                 }
             };
             Curve {
-                bucket: client_label(result, &s.bucket, s.axes.s3_client),
+                bucket: client_label(result, &s.bucket, &s.axes),
                 points,
                 knee_workers: s.knee_workers,
                 best_workers: s.best_workers,
@@ -228,14 +228,17 @@ pub(super) fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f6
     10f64.powf((lo / 1.15).log10().floor())..(hi * 1.5)
 }
 
-/// A curve's name: the bucket, and its client when several ran (`standard-like
-/// (lean)`).
-fn client_label(result: &SweepResult, bucket: &str, client: crate::model::Client) -> String {
+/// A curve's name: the bucket, its client when several ran and its hedge policy when
+/// not off (`standard-like (lean)`, `standard-like (hedge p95)`).
+fn client_label(result: &SweepResult, bucket: &str, axes: &crate::model::Axes) -> String {
+    let mut label = bucket.to_string();
     if result.several_clients() {
-        format!("{bucket} ({client})")
-    } else {
-        bucket.to_string()
+        label.push_str(&format!(" ({})", axes.s3_client));
     }
+    if !axes.hedge.is_off() {
+        label.push_str(&format!(" (hedge {})", axes.hedge));
+    }
+    label
 }
 
 /// One line per figure saying why each bucket's curve flattens: its knee and what bound
@@ -256,7 +259,7 @@ pub(crate) fn why_line(result: &SweepResult) -> String {
         .map(|s| {
             format!(
                 "{}: {}",
-                client_label(result, &s.bucket, s.axes.s3_client),
+                client_label(result, &s.bucket, &s.axes),
                 Story::of_bucket(result, s).subtitle()
             )
         })
@@ -617,6 +620,15 @@ mod tests {
             rest = &rest[end..];
         }
         (labels, circles)
+    }
+
+    #[test]
+    fn a_hedged_curve_names_its_policy() {
+        let mut r = crate::model::test_rows::row("b", 4, 1, 100.0, 0);
+        r.axes.hedge = crate::model::Hedge::Percentile(95);
+        let result = crate::model::test_rows::result(vec![r.clone()]);
+        assert_eq!(client_label(&result, "b", &r.axes.key()), "b (hedge p95)");
+        assert_eq!(client_label(&result, "b", &crate::model::Axes::default()), "b");
     }
 
     #[test]

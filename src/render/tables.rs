@@ -290,13 +290,17 @@ fn summary_line(summary: &BucketSummary, knee: &str) -> String {
     out
 }
 
-/// `, client lean` after a bucket's name when several clients ran; nothing otherwise.
+/// `, client lean` after a bucket's name when several clients ran, `, hedge p95` for
+/// a hedged policy's table; nothing otherwise.
 fn client_title(result: &SweepResult, summary: &BucketSummary) -> String {
+    let mut out = String::new();
     if result.several_clients() {
-        format!(", client {}", summary.axes.s3_client)
-    } else {
-        String::new()
+        out.push_str(&format!(", client {}", summary.axes.s3_client));
     }
+    if !summary.axes.hedge.is_off() {
+        out.push_str(&format!(", hedge {}", summary.axes.hedge));
+    }
+    out
 }
 
 /// `, 512 MB (emulated: 0.289 cores)` or `, 512 MB (Lambda version 7)` after a memory

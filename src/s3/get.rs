@@ -6,8 +6,12 @@
 //! attempt (connections opened, `CreateSession` calls, client preparation, the wait
 //! for a connection inside the HTTP client, first byte at the wire) and
 //! [`AttemptClock`] marks the start of every retry, so the backoff is apart.
+//!
+//! A GET can be watched while in flight ([`Progress`]: has its first byte come, how
+//! many body bytes so far), which is what a hedge ([`crate::engine`]) decides by and
+//! what a cancelled copy is counted by.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,12 +52,44 @@ pub enum Reader {
     Lean(LeanClient),
 }
 
+/// What a GET in flight has received so far.
+#[derive(Debug, Default)]
+pub struct Progress {
+    first_byte: AtomicBool,
+    body_bytes: AtomicU64,
+}
+
+impl Progress {
+    /// Whether the response headers (the first byte) have come.
+    pub fn has_first_byte(&self) -> bool {
+        self.first_byte.load(Ordering::Relaxed)
+    }
+
+    /// Body bytes received so far.
+    pub fn body_bytes(&self) -> u64 {
+        self.body_bytes.load(Ordering::Relaxed)
+    }
+
+    fn headers(&self) {
+        self.first_byte.store(true, Ordering::Relaxed);
+    }
+
+    fn body(&self, n: usize) {
+        self.body_bytes.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
 impl Reader {
     /// One measured GET with this client ([`get_one`], [`get_one_lean`]).
     pub async fn get_one(&self, bucket: &str, key: &str, limit: Duration) -> Outcome {
+        self.get_watched(bucket, key, limit, &Progress::default()).await
+    }
+
+    /// [`Reader::get_one`], its progress kept in `progress` as it goes.
+    pub async fn get_watched(&self, bucket: &str, key: &str, limit: Duration, progress: &Progress) -> Outcome {
         match self {
-            Reader::Sdk(s3) => get_one(s3, bucket, key, limit).await,
-            Reader::Lean(lean) => get_one_lean(lean, bucket, key, limit).await,
+            Reader::Sdk(s3) => get_watched(s3, bucket, key, limit, progress).await,
+            Reader::Lean(lean) => get_lean_watched(lean, bucket, key, limit, progress).await,
         }
     }
 
@@ -68,11 +104,19 @@ impl Reader {
 
 /// One GET with the lean client, measured as [`get_one`] measures the SDK's.
 pub async fn get_one_lean(lean: &LeanClient, bucket: &str, key: &str, limit: Duration) -> Outcome {
+    get_lean_watched(lean, bucket, key, limit, &Progress::default()).await
+}
+
+async fn get_lean_watched(lean: &LeanClient, bucket: &str, key: &str, limit: Duration, progress: &Progress) -> Outcome {
     let probe = Arc::new(RequestProbe::default());
     let start = Instant::now();
     probe.begin();
     let headers_ns = AtomicU64::new(0);
-    let work = Box::pin(REQUEST_PROBE.scope(probe.clone(), lean.get_timed(bucket, key, &headers_ns, start, |_| {})));
+    let sink = |data: &[u8]| progress.body(data.len());
+    let work = Box::pin(REQUEST_PROBE.scope(
+        probe.clone(),
+        lean.get_timed_watched(bucket, key, &headers_ns, start, sink, || progress.headers()),
+    ));
     let result = within(limit, work).await;
     let headers_at = Duration::from_nanos(headers_ns.load(Ordering::Relaxed));
     outcome(start, headers_at, &probe, result)
@@ -110,6 +154,16 @@ fn outcome(start: Instant, headers_at: Duration, probe: &RequestProbe, result: R
 
 /// One GET: headers, then the body drained to the end, all within `limit`.
 pub async fn get_one(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, limit: Duration) -> Outcome {
+    get_watched(s3, bucket, key, limit, &Progress::default()).await
+}
+
+async fn get_watched(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    key: &str,
+    limit: Duration,
+    progress: &Progress,
+) -> Outcome {
     let probe = Arc::new(RequestProbe::default());
     let start = Instant::now();
     probe.begin();
@@ -125,12 +179,14 @@ pub async fn get_one(s3: &aws_sdk_s3::Client, bucket: &str, key: &str, limit: Du
             .await
             .map_err(|e| classify_sdk_error(&e))?;
         headers_at = start.elapsed();
+        progress.headers();
         let expected = output.content_length();
         let mut body = output.body;
         let mut received: u64 = 0;
         while let Some(chunk) = body.next().await {
             let chunk = chunk.map_err(|e| classify_body_error(&e))?;
             received += chunk.len() as u64;
+            progress.body(chunk.len());
         }
         if let Some(expected) = expected {
             if expected >= 0 && received != expected as u64 {

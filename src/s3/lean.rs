@@ -156,10 +156,25 @@ impl LeanClient {
         key: &str,
         headers_ns: &AtomicU64,
         start: Instant,
+        sink: impl FnMut(&[u8]),
+    ) -> Result<u64, Failure> {
+        self.get_timed_watched(bucket, key, headers_ns, start, sink, || {})
+            .await
+    }
+
+    /// [`LeanClient::get_timed`], calling `on_headers` when the headers come.
+    pub(crate) async fn get_timed_watched(
+        &self,
+        bucket: &str,
+        key: &str,
+        headers_ns: &AtomicU64,
+        start: Instant,
         mut sink: impl FnMut(&[u8]),
+        on_headers: impl FnOnce(),
     ) -> Result<u64, Failure> {
         let response = self.headers(bucket, key).await?;
         headers_ns.store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        on_headers();
         let expected = response
             .headers()
             .get(http::header::CONTENT_LENGTH)

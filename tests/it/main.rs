@@ -39,6 +39,7 @@ mod fanout_handler;
 mod fanout_network;
 mod faults;
 mod fuzz;
+mod hedging;
 mod history;
 mod html_report;
 mod idle_emulator;

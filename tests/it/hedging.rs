@@ -1,0 +1,266 @@
+//! Hedged GETs against the lab: on the `standard` profile with a far tail heavy enough
+//! for a short test (`--tail`), hedging at p95 lowers the median wall time of
+//! interleaved rounds against the same configuration unhedged, within its budget (on
+//! Express, whose tail is tight, its copies mostly lose);
+//! the budget holds when every GET is slow; a losing copy is cancelled (the bytes it
+//! had read are far fewer than whole bodies); both clients, over HTTPS and through S3
+//! Express sessions, read the same bytes hedged as unhedged. Each test starts its own
+//! server on 127.0.0.1:0; walls are compared side by side in one run (ratios), in the
+//! Makefile's TIMED_TESTS lane.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::common::{client_of, options, seed_spec, seed_with};
+use s3sweep::analysis::analyse;
+use s3sweep::engine::{self, Quiet};
+use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTiming, LatencyProfile, RunningServer, ServerConfig, Tail};
+use s3sweep::model::{ConfigResult, Hedge, SweepResult, Thresholds};
+use s3sweep::plan::Plan;
+use s3sweep::s3::SweepClient;
+
+const STANDARD: &str = "hedge-bucket";
+const EXPRESS: &str = "hedge--lab1-az1--x-s3";
+
+/// A lab with `buckets`, the standard far tail set to `tail`, each bucket seeded with
+/// `objects` objects of `size` bytes.
+async fn lab_with(
+    buckets: &[(&str, LatencyProfile)],
+    tail: Tail,
+    (objects, size): (u32, u64),
+    tls: bool,
+) -> (RunningServer, SweepClient) {
+    let server = lab::start(ServerConfig {
+        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
+        tls: tls.then(lab::TlsOptions::default),
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("server starts on 127.0.0.1:0");
+    // Seeding does not read: the tail is set before it only to keep one place.
+    server.profiles().set_tail(Some(tail));
+    let client = client_of(&server).await;
+    for (bucket, _) in buckets {
+        seed_with(&client, &seed_spec(bucket, "test/{i}/vectors", objects, size)).await;
+    }
+    (server, client)
+}
+
+/// The sweep of `request`, bounded in time.
+async fn sweep(client: &SweepClient, request: serde_json::Value) -> SweepResult {
+    let plan = Plan::from_value(request).unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(90),
+        engine::run(client, &plan, &options(), Arc::new(Quiet)),
+    )
+    .await
+    .expect("the sweep ends within 90 s")
+}
+
+fn rows_with<'a>(result: &'a SweepResult, bucket: &str, hedge: Hedge) -> Vec<&'a ConfigResult> {
+    result
+        .results
+        .iter()
+        .filter(|r| r.bucket == bucket && r.axes.hedge == hedge)
+        .collect()
+}
+
+/// The notes of `rows` that start with `start`.
+fn notes<'a>(rows: &[&'a ConfigResult], start: &str) -> Vec<&'a String> {
+    rows.iter()
+        .flat_map(|r| &r.diagnosis.as_ref().expect("analysed").notes)
+        .filter(|n| n.starts_with(start))
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// No row counts a hedge as an error or a retry, and every object was read whole.
+fn all_read(row: &ConfigResult, objects: u64, size: u64) {
+    assert_eq!((row.ok, row.errors.total, row.retries), (objects, 0, 0), "{row:?}");
+    assert_eq!(row.bytes, objects * size, "bytes of {:?}", row.axes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hedging_at_p95_cuts_the_far_tail_within_its_budget() {
+    // 1 GET in 100 stalls 1 s: each unhedged round of 400 GETs (~0.3 s of work at 32
+    // workers) almost surely holds one, and ends after it.
+    let tail = Tail {
+        rate: 0.01,
+        stall_ms: 1000,
+    };
+    let (objects, size) = (400, 4096);
+    let buckets = [(STANDARD, LatencyProfile::Standard), (EXPRESS, LatencyProfile::Express)];
+    let (server, client) = lab_with(&buckets, tail, (objects, size), false).await;
+    let result = sweep(
+        &client,
+        serde_json::json!({
+            "buckets": [STANDARD, EXPRESS], "object_count": objects, "workers": [32], "pool_connections": 64,
+            "repetitions": 5, "order": "interleaved", "hedge": ["off", "p95"], "max_hedge_percent": 10
+        }),
+    )
+    .await;
+    let mut result = result;
+    analyse(&mut result, &Thresholds::default());
+    let (off, p95) = (
+        rows_with(&result, STANDARD, Hedge::Off),
+        rows_with(&result, STANDARD, Hedge::Percentile(95)),
+    );
+    assert_eq!((off.len(), p95.len()), (5, 5));
+    for row in p95.iter().chain(&off) {
+        all_read(row, u64::from(objects), size);
+    }
+    let walls = |rows: &[&ConfigResult]| median(rows.iter().map(|r| r.wall_ms).collect());
+    let (off_ms, p95_ms) = (walls(&off), walls(&p95));
+    let lines: Vec<String> = p95
+        .iter()
+        .map(|r| format!("{:.0} ms {:?}", r.wall_ms, r.hedging.unwrap()))
+        .collect();
+    eprintln!("median wall off {off_ms:.0} ms, p95 {p95_ms:.0} ms; hedged rounds: {lines:#?}");
+    // The margin: the hedged median under 60% of the unhedged (a 1 s stall against a
+    // ~0.3 s round).
+    assert!(p95_ms < 0.6 * off_ms, "off {off_ms} ms, p95 {p95_ms} ms: {lines:#?}");
+    for row in &p95 {
+        let h = row.hedging.expect("a hedged row has its hedging block");
+        assert!(h.hedges_sent > 0 && h.hedges_won > 0, "{h:?}");
+        assert!(h.hedges_sent * 100 <= 10 * row.requests, "over the budget: {h:?}");
+    }
+    assert!(off.iter().all(|r| r.hedging.is_none()));
+    // The analysis reads the hedged configuration against the unhedged over the rounds.
+    let worth = notes(&p95, "hedging at p95 cut the median wall time");
+    assert!(
+        worth.len() == 5 && worth[0].ends_with(": worth it"),
+        "{:#?}",
+        p95.iter().map(|r| &r.diagnosis).collect::<Vec<_>>()
+    );
+    eprintln!("{}", worth[0]);
+    // Express's tail is tight (and has no far tail): its copies mostly lose, and the
+    // analysis says hedging is not worth it whatever the rounds' wall times did.
+    let express = rows_with(&result, EXPRESS, Hedge::Percentile(95));
+    let (sent, won) = express.iter().fold((0, 0), |(s, w), r| {
+        let h = r.hedging.unwrap();
+        (s + h.hedges_sent, w + h.hedges_won)
+    });
+    let said = notes(&express, "hedging at p95");
+    eprintln!("express: {won} of {sent} copies won; {}", said[0]);
+    assert!(won * 100 < 15 * sent, "{won} of {sent} won on Express: {}", said[0]);
+    assert!(
+        said[0].contains("not worth it here (the copies mostly lost"),
+        "{}",
+        said[0]
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_budget_holds_when_every_get_is_slow() {
+    // Every GET's first byte comes 200 ms late: each is due a hedge after 40 ms.
+    let tail = Tail {
+        rate: 1.0,
+        stall_ms: 200,
+    };
+    let (objects, size) = (200, 1024);
+    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false).await;
+    let result = sweep(
+        &client,
+        serde_json::json!({
+            "buckets": [STANDARD], "object_count": objects, "workers": [32], "pool_connections": 64,
+            "warmup": false, "hedge": [{"after_ms": 40}], "max_hedge_percent": 5
+        }),
+    )
+    .await;
+    let row = &result.results[0];
+    all_read(row, u64::from(objects), size);
+    let h = row.hedging.unwrap();
+    eprintln!("{h:?}");
+    assert!(h.hedges_sent > 0 && h.hedges_refused > 0, "{h:?}");
+    assert!(
+        h.hedges_sent <= u64::from(objects) * 5 / 100 + 1,
+        "{} hedges for {objects} GETs at 5%",
+        h.hedges_sent
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_losing_copy_is_cancelled_not_read_to_its_end() {
+    // 1 GET in 4 stalls 300 ms; a GET without a first byte after 30 ms is hedged (the
+    // budget no limit): the stalled primaries lose, as do hedges of GETs merely slow.
+    let tail = Tail {
+        rate: 0.25,
+        stall_ms: 300,
+    };
+    let (objects, size) = (120, 1 << 20);
+    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false).await;
+    let result = sweep(
+        &client,
+        serde_json::json!({
+            "buckets": [STANDARD], "object_count": objects, "workers": [8], "pool_connections": 16,
+            "hedge": [{"after_ms": 30}], "max_hedge_percent": 100
+        }),
+    )
+    .await;
+    let row = &result.results[0];
+    all_read(row, u64::from(objects), size);
+    let h = row.hedging.unwrap();
+    eprintln!("{h:?}, of {size} bytes each");
+    assert!(h.hedges_sent >= 10 && h.hedges_won >= 5, "{h:?}");
+    // Each hedged GET had one loser; read to its end, each would have added `size`.
+    assert!(
+        h.hedge_discarded_bytes * 4 < h.hedges_sent * size,
+        "the losers read {} bytes of {} hedged GETs of {size} bytes: not cancelled",
+        h.hedge_discarded_bytes,
+        h.hedges_sent
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_clients_read_the_same_bytes_hedged_over_https_and_express_sessions() {
+    // Standard: 1 GET in 10 stalls 200 ms; Express (no far tail): 1 GET in 10 answers
+    // 200 ms late (a late-first-byte fault), so its copies win too, through its
+    // session.
+    let tail = Tail {
+        rate: 0.1,
+        stall_ms: 200,
+    };
+    let (objects, size) = (100, 8192);
+    let buckets = [(STANDARD, LatencyProfile::Standard), (EXPRESS, LatencyProfile::Express)];
+    let (server, client) = lab_with(&buckets, tail, (objects, size), true).await;
+    server.faults().set_timing(FaultTiming {
+        late_first_byte_ms: 200,
+        ..FaultTiming::default()
+    });
+    let late = FaultSpec {
+        kind: FaultKind::LateFirstByte,
+        rate: 0.1,
+    };
+    server.faults().set(EXPRESS, vec![late]).unwrap();
+    let result = sweep(
+        &client,
+        serde_json::json!({
+            "buckets": [STANDARD, EXPRESS], "object_count": objects, "workers": [8], "pool_connections": 16,
+            "clients": ["sdk", "lean"], "hedge": ["off", {"after_ms": 3}], "max_hedge_percent": 50
+        }),
+    )
+    .await;
+    assert_eq!(result.results.len(), 8, "{:?}", result.skipped);
+    for row in &result.results {
+        all_read(row, u64::from(objects), size);
+        if let Some(h) = row.hedging {
+            let who = format!("{} {} {:?}", row.bucket, row.axes.s3_client, h);
+            eprintln!("{who}");
+            assert!(h.hedges_sent > 0 && h.hedges_won > 0, "{who}");
+        }
+    }
+    assert!(result.results.iter().filter(|r| r.hedging.is_some()).count() == 4);
+    assert!(server.tls_handshakes() > 0, "over HTTPS");
+    assert!(
+        server.sessions().tally().created_read_only > 0,
+        "the Express bucket read through sessions"
+    );
+    server.shutdown().await;
+}
