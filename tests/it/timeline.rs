@@ -41,6 +41,20 @@ async fn seeded(network: NetworkConfig, profile: LatencyProfile, objects: u32) -
     (server, client)
 }
 
+/// A share of the bucket's GETs answered 503 SlowDown (retried by the clients).
+fn slow_down(server: &RunningServer, rate: f64) {
+    server
+        .faults()
+        .set(
+            BUCKET,
+            vec![FaultSpec {
+                kind: FaultKind::SlowDown,
+                rate,
+            }],
+        )
+        .unwrap();
+}
+
 fn plan(objects: u32, workers: u32, max_attempts: u32) -> Plan {
     Plan::from_json(&format!(
         r#"{{"buckets": ["{BUCKET}"], "object_count": {objects}, "workers": [{workers}],
@@ -339,16 +353,7 @@ async fn the_request_log_has_a_line_per_attempt_adding_up_to_the_row_and_keeps_i
     let (server, client) = seeded(NetworkConfig::default(), LatencyProfile::Express, 300).await;
     // A tenth of the GETs answered 503 SlowDown: retried (3 attempts at most), some
     // failing after their last.
-    server
-        .faults()
-        .set(
-            BUCKET,
-            vec![FaultSpec {
-                kind: FaultKind::SlowDown,
-                rate: 0.1,
-            }],
-        )
-        .unwrap();
+    slow_down(&server, 0.1);
     let (csv, jsonl, capped) = (
         TempFile::new("r.csv"),
         TempFile::new("r.jsonl.gz"),
@@ -512,16 +517,7 @@ async fn a_retried_gets_attempts_each_have_their_times_and_connection() {
     let (server, _) = seeded(NetworkConfig::default(), LatencyProfile::Express, 60).await;
     // 30% of the answers 503 SlowDown: retried up to 3 attempts (18 GETs retried, on
     // average, of 60).
-    server
-        .faults()
-        .set(
-            BUCKET,
-            vec![FaultSpec {
-                kind: FaultKind::SlowDown,
-                rate: 0.3,
-            }],
-        )
-        .unwrap();
+    slow_down(&server, 0.3);
     for name in ["sdk", "lean"] {
         let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
         let file = TempFile::new(&format!("attempts-{name}.csv"));
