@@ -3,7 +3,8 @@
 //! interleaved rounds against the same configuration unhedged, within its budget (on
 //! Express, whose tail is tight, its copies mostly lose);
 //! the budget holds when every GET is slow; a losing copy is cancelled (the bytes it
-//! had read are far fewer than whole bodies); both clients, over HTTPS and through S3
+//! had read are far fewer than whole bodies); hedges take slots of the sweep's pool, whose
+//! cap holds (the transport's peak of requests in flight); both clients, over HTTPS and through S3
 //! Express sessions, read the same bytes hedged as unhedged. Each test starts its own
 //! server on 127.0.0.1:0; walls are compared side by side in one run (ratios), in the
 //! Makefile's TIMED_TESTS lane.
@@ -261,6 +262,46 @@ async fn both_clients_read_the_same_bytes_hedged_over_https_and_express_sessions
     assert!(
         server.sessions().tally().created_read_only > 0,
         "the Express bucket read through sessions"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hedges_take_pool_slots_and_the_pool_never_exceeds_its_cap() {
+    // 1 GET in 5 stalls 300 ms, each due a hedge after 30 ms: at 16 workers some three
+    // stalled GETs at a time want a copy, and the pool has 2 slots above the workers.
+    let tail = Tail {
+        rate: 0.2,
+        stall_ms: 300,
+    };
+    let (objects, size, workers, pool): (u32, u64, u32, u32) = (240, 1024, 16, 18);
+    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false).await;
+    // The seeding's PUTs are not the sweep's.
+    client.transport().take_requests_in_flight_peak();
+    let result = sweep(
+        &client,
+        serde_json::json!({
+            "buckets": [STANDARD], "object_count": objects, "workers": [workers], "pool_connections": pool,
+            "clients": ["sdk", "lean"], "hedge": [{"after_ms": 30}], "max_hedge_percent": 50
+        }),
+    )
+    .await;
+    let peak = client.transport().take_requests_in_flight_peak();
+    let sent: Vec<u64> = result.results.iter().map(|r| r.hedging.unwrap().hedges_sent).collect();
+    eprintln!("requests in flight at most {peak} (pool {pool}); hedges sent {sent:?}");
+    assert_eq!(result.results.len(), 2, "{:?}", result.skipped);
+    for row in &result.results {
+        all_read(row, u64::from(objects), size);
+        assert!(row.hedging.unwrap().hedges_sent >= 10, "{:?}", row.hedging);
+    }
+    assert!(
+        peak <= u64::from(pool),
+        "{peak} requests in flight at once, over the pool's {pool}"
+    );
+    // The peak saw the hedges: more than the workers were in flight at once.
+    assert!(
+        peak > u64::from(workers),
+        "{peak} in flight at most with {workers} workers"
     );
     server.shutdown().await;
 }
