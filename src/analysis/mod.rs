@@ -45,7 +45,7 @@ use crate::model::stats::median;
 use crate::model::RunKind;
 use crate::model::{
     group_by_axes, Analysis, BucketComparison, BucketSummary, ConfigResult, CpuSource, CurveAnalysis, MemoryChoice,
-    SweepResult, Thresholds, Verdict, WorkerVerdict,
+    MemoryCost, SweepResult, Thresholds, Verdict, WorkerVerdict,
 };
 
 use fit::{analyse_curve, compare_buckets, ModelInputs};
@@ -114,12 +114,10 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
     }
 }
 
-/// A memory sweep's answers, one per client (and other axes but the memory): the
-/// fastest and cheapest memory size for the SDK, and for a client costing less CPU per
-/// GET. The cost table is the first client's (the SDK's unless the request says
-/// otherwise): one row per bucket, memory and workers.
-fn memory_answers_per_client(result: &mut SweepResult) {
-    let target = result.request.target_wall_ms;
+/// A memory sweep's answers per client and hedge policy (each group of rows alike but
+/// for the memory), within `target`, and the first group's costs: what the analysis
+/// stores and the report prints.
+pub(crate) fn memory_answers(result: &SweepResult, target: Option<u64>) -> (Vec<MemoryChoice>, Vec<MemoryCost>) {
     let mut choices = Vec::new();
     let mut costs = Vec::new();
     let groups = group_by_axes(&result.results, |r| r.axes.key().without_memory());
@@ -134,6 +132,16 @@ fn memory_answers_per_client(result: &mut SweepResult) {
             costs = memory::costs(&part);
         }
     }
+    (choices, costs)
+}
+
+/// A memory sweep's answers, one per client (and other axes but the memory): the
+/// fastest and cheapest memory size for the SDK, and for a client costing less CPU per
+/// GET. The cost table is the first client's (the SDK's unless the request says
+/// otherwise): one row per bucket, memory and workers.
+fn memory_answers_per_client(result: &mut SweepResult) {
+    let target = result.request.target_wall_ms;
+    let (choices, costs) = memory_answers(result, target);
     if let Some(m) = result.memory.as_mut() {
         m.choices = choices;
         m.costs = costs;

@@ -2,6 +2,8 @@
 //! summed (counts, errors, bytes, CPU), their latency histograms added (percentiles are
 //! never averaged), and throughput taken over the common window (first start to last
 //! finish), so drift between children lowers the figure rather than flattering it.
+//! A configuration is a bucket, worker count, repetition, client and hedge policy: a
+//! hedged row merges with the children's hedged rows, its hedging counts summed.
 //! Failed children are named and left out; a child missing a configuration is listed.
 
 use hdrhistogram::Histogram;
@@ -100,10 +102,16 @@ fn merge_configurations(plan: &Plan, outcomes: &[ChildOutcome]) -> (Vec<ConfigRe
     let cold = |r: &SweepResult| r.environment.lambda.as_ref().is_some_and(|l| l.cold_start);
     let mut merged = Vec::new();
     let mut configurations = Vec::new();
-    let runs = |repetition| plan.clients().iter().map(move |&client| (repetition, client));
+    // Each repetition once per client and hedge policy, each its own row.
+    let runs = |repetition| {
+        let hedges = plan.hedges();
+        plan.clients()
+            .iter()
+            .flat_map(move |&client| hedges.iter().map(move |&hedge| (repetition, client, hedge)))
+    };
     for bucket in plan.buckets() {
         for &workers in plan.workers() {
-            for (repetition, client) in (1..=plan.repetitions()).flat_map(runs) {
+            for (repetition, client, hedge) in (1..=plan.repetitions()).flat_map(runs) {
                 let mut rows = Vec::new();
                 let mut missing = Vec::new();
                 for (o, r) in &ok {
@@ -112,6 +120,7 @@ fn merge_configurations(plan: &Plan, outcomes: &[ChildOutcome]) -> (Vec<ConfigRe
                             && x.workers == workers
                             && x.repetition == repetition
                             && x.axes.s3_client == client
+                            && x.axes.hedge == hedge
                     }) {
                         Some(row) => rows.push((o.index, cold(r), row)),
                         None => missing.push(o.index),
@@ -446,7 +455,9 @@ pub(crate) fn merged_result(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ChildError, ChildErrorKind, ChildMeasure, KeyRange, LambdaEnvironment, Runner};
+    use crate::model::{
+        ChildError, ChildErrorKind, ChildMeasure, Hedge, HedgeCounts, KeyRange, LambdaEnvironment, Runner,
+    };
     use hdrhistogram::Histogram;
     use serde_json::json;
     use std::time::{Duration, UNIX_EPOCH};
@@ -605,6 +616,40 @@ mod tests {
         assert_eq!(w.rx_packets, 200);
         // Both children over the same 100 ms window: the merged rate is their sum.
         assert!((w.rx_mib_per_s - 145.0).abs() < 0.01, "{w:?}");
+    }
+
+    #[test]
+    fn hedged_rows_merge_with_hedged_rows_their_counts_summed() {
+        let plan = Plan::from_value(json!({
+            "buckets": ["b-1"], "workers": [4], "object_count": 20, "hedge": ["off", "p95"],
+            "fanout": {"invocations": 2}
+        }))
+        .unwrap();
+        let child = |sent: u64| {
+            let off = child_row("b-1", 4, 0.0, 100.0, &[1000; 10], 0);
+            let mut p95 = child_row("b-1", 4, 0.0, 50.0, &[1000; 10], 0);
+            p95.axes.hedge = Hedge::Percentile(95);
+            p95.hedging = Some(HedgeCounts {
+                hedges_sent: sent,
+                hedges_won: 1,
+                hedge_discarded_bytes: 10,
+                hedges_refused: 0,
+            });
+            child_result(vec![off, p95], false)
+        };
+        let (rows, _) = merge(&plan, "f", 0, vec![outcome(0, Ok(child(2))), outcome(1, Ok(child(3)))]);
+        let got: Vec<(Hedge, Option<HedgeCounts>, u64)> =
+            rows.iter().map(|r| (r.axes.hedge, r.hedging, r.ok)).collect();
+        let summed = HedgeCounts {
+            hedges_sent: 5,
+            hedges_won: 2,
+            hedge_discarded_bytes: 20,
+            hedges_refused: 0,
+        };
+        assert_eq!(
+            got,
+            vec![(Hedge::Off, None, 20), (Hedge::Percentile(95), Some(summed), 20)]
+        );
     }
 
     /// A child's result whose probe settled at `sustained` MiB/s.

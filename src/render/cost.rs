@@ -66,7 +66,7 @@ fn basis_line(report: &CostReport, sized: bool) -> String {
 }
 
 /// The cost columns a narrow table keeps: which configuration and what it costs.
-const COST_ESSENTIAL: [&str; 5] = ["bucket", "memory MB", "object bytes", "workers", "total $"];
+const COST_ESSENTIAL: [&str; 6] = ["bucket", "memory MB", "object bytes", "hedge", "workers", "total $"];
 
 /// The other cost columns, in the order a narrow table adds them while they fit.
 const COST_BY_PRIORITY: [&str; 7] = [
@@ -79,8 +79,9 @@ const COST_BY_PRIORITY: [&str; 7] = [
     "Lambda GB-s",
 ];
 
-/// One row per configuration (a memory column for a memory sweep); with a width, the
-/// columns that fit it, and the names of the others.
+/// One row per configuration (a memory column for a memory sweep, a hedge column when
+/// some rows hedged); with a width, the columns that fit it, and the names of the
+/// others.
 fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table::Table, Vec<&'static str>) {
     let mut header = vec!["bucket", "class"];
     if sized {
@@ -89,6 +90,10 @@ fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table
     let objects = report.rows.iter().any(|r| r.axes.object_size_bytes.is_some());
     if objects {
         header.push("object bytes");
+    }
+    let hedged = report.rows.iter().any(|r| !r.axes.hedge.is_off());
+    if hedged {
+        header.push("hedge");
     }
     header.extend([
         "workers",
@@ -100,7 +105,11 @@ fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table
         "total $",
         "$ per 1k GETs",
     ]);
-    let rows: Vec<Vec<String>> = report.rows.iter().map(|r| cost_cells(r, sized, objects)).collect();
+    let rows: Vec<Vec<String>> = report
+        .rows
+        .iter()
+        .map(|r| cost_cells(r, sized, objects, hedged))
+        .collect();
     let draw = |shown: &[&str]| {
         let mut table = layout.style.table(shown.to_vec());
         for cells in &rows {
@@ -127,13 +136,16 @@ fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table
 }
 
 /// The cells of one cost row, in the header's order.
-fn cost_cells(r: &crate::analysis::cost::ConfigCost, sized: bool, objects: bool) -> Vec<String> {
+fn cost_cells(r: &crate::analysis::cost::ConfigCost, sized: bool, objects: bool, hedged: bool) -> Vec<String> {
     let mut cells = vec![r.bucket.clone(), r.class.name().to_string()];
     if sized {
         cells.push(r.axes.memory_mb.map_or("-".into(), |m| m.to_string()));
     }
     if objects {
         cells.push(r.axes.object_size_bytes.map_or("-".into(), |b| b.to_string()));
+    }
+    if hedged {
+        cells.push(r.axes.hedge.to_string());
     }
     cells.extend([
         r.workers.to_string(),
@@ -160,7 +172,12 @@ fn cheapest_sentence(report: &CostReport) -> String {
             c.axes
                 .object_size_bytes
                 .map(|b| format!(" (objects of {b} bytes)"))
-                .unwrap_or_default(),
+                .unwrap_or_default()
+                + &(if c.axes.hedge.is_off() {
+                    String::new()
+                } else {
+                    format!(", hedge {}", c.axes.hedge)
+                }),
             c.wall_ms,
             usd(c.per_1000_gets_usd)
         )
@@ -195,10 +212,17 @@ pub(crate) fn render_memory_choices(choices: &[MemoryChoice]) -> String {
             (None, Some(t)) => format!("no memory x workers without errors met {t} ms"),
             (None, None) => "no configuration without errors".into(),
         };
-        let client = if c.axes.s3_client.is_sdk() {
+        let mut named = Vec::new();
+        if !c.axes.s3_client.is_sdk() {
+            named.push(format!("client {}", c.axes.s3_client));
+        }
+        if !c.axes.hedge.is_off() {
+            named.push(format!("hedge {}", c.axes.hedge));
+        }
+        let client = if named.is_empty() {
             String::new()
         } else {
-            format!(" (client {})", c.axes.s3_client)
+            format!(" ({})", named.join(", "))
         };
         let _ = writeln!(out, "memory for {}{client}: fastest {fastest}; {cheapest}", c.bucket);
     }
@@ -239,5 +263,28 @@ mod tests {
         );
         assert!(text.contains("cheapest: b1 at 8 workers"), "{text}");
         assert!(text.contains("| bucket |"), "{text}");
+    }
+
+    #[test]
+    fn hedged_rows_are_told_apart_by_their_policy() {
+        use crate::analysis::cost::{cost_report, CostOverrides};
+        use crate::model::test_rows::{result, row};
+        use crate::model::Hedge;
+        let mut hedged = row("b1", 8, 1, 500.0, 0);
+        hedged.axes.hedge = Hedge::Percentile(95);
+        let r = result(vec![row("b1", 8, 1, 1000.0, 0), hedged]);
+        let text = render_cost(
+            &cost_report(&r, CostOverrides::default()),
+            &Layout::wide(Style::Markdown),
+        );
+        assert!(text.contains("| hedge |"), "{text}");
+        assert!(text.contains(" off |") && text.contains(" p95 |"), "{text}");
+        assert!(text.contains("cheapest: b1 at 8 workers, hedge p95"), "{text}");
+        let unhedged = result(vec![row("b1", 8, 1, 1000.0, 0)]);
+        let text = render_cost(
+            &cost_report(&unhedged, CostOverrides::default()),
+            &Layout::wide(Style::Markdown),
+        );
+        assert!(!text.contains("hedge"), "no column without hedging: {text}");
     }
 }

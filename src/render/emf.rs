@@ -3,8 +3,10 @@
 //! (no PutMetricData call, so no permission beyond the function's own logs). Metrics:
 //! objects/s, body bytes/s, first-byte p50 and p99, errors and requests; dimensions:
 //! bucket, workers and the Lambda memory size, MB (the row's on a memory sweep, else
-//! the function's; left out where neither is known). Within EMF's limits: one
-//! directive of 6 metrics and one dimension set of at most 3 (EMF allows 100 and 30),
+//! the function's; left out where neither is known), and the client and the hedge
+//! policy where they are not the default (`sdk`, `off`: an unhedged SDK row keeps the
+//! dimensions it always had). Within EMF's limits: one directive of 6 metrics and one
+//! dimension set of at most 5 (EMF allows 100 and 30),
 //! dimension values at most [`MAX_DIMENSION_VALUE_CHARS`], a value only where it is a
 //! finite number (a row with no answered GET has no first-byte metrics).
 
@@ -75,6 +77,14 @@ fn line(row: &ConfigResult, namespace: &str, timestamp_ms: u64, memory_mb: Optio
     if let Some(mb) = memory_mb {
         dimensions.push("MemoryMB");
         doc.insert("MemoryMB".into(), json!(mb.to_string()));
+    }
+    if !row.axes.s3_client.is_sdk() {
+        dimensions.push("Client");
+        doc.insert("Client".into(), json!(row.axes.s3_client.to_string()));
+    }
+    if !row.axes.hedge.is_off() {
+        dimensions.push("Hedge");
+        doc.insert("Hedge".into(), json!(row.axes.hedge.to_string()));
     }
     let mut metrics = Vec::new();
     for metric in METRICS {
@@ -162,6 +172,40 @@ mod tests {
             .map(|m| m["Name"].as_str().unwrap())
             .collect();
         assert_eq!(names, METRICS.iter().map(|m| m.name).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_hedged_rows_policy_and_a_lean_rows_client_are_dimensions() {
+        let mut hedged = row("std-1", 64, 100);
+        hedged.axes.hedge = crate::model::Hedge::Percentile(95);
+        let mut lean = hedged.clone();
+        lean.axes.s3_client = crate::model::Client::Lean;
+        lean.axes.hedge = crate::model::Hedge::AfterMs(40);
+        let result = crate::model::test_rows::result(vec![row("std-1", 64, 100), hedged, lean]);
+        let dims: Vec<(Value, Value, Value)> = lines(&result, "s3sweep", 1)
+            .iter()
+            .map(|l| {
+                let d = doc(l);
+                let set = d["_aws"]["CloudWatchMetrics"][0]["Dimensions"].clone();
+                (
+                    set,
+                    d.get("Client").cloned().unwrap_or_default(),
+                    d.get("Hedge").cloned().unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            dims,
+            vec![
+                (json!([["Bucket", "Workers"]]), Value::Null, Value::Null),
+                (json!([["Bucket", "Workers", "Hedge"]]), Value::Null, json!("p95")),
+                (
+                    json!([["Bucket", "Workers", "Client", "Hedge"]]),
+                    json!("lean"),
+                    json!("40ms")
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -42,9 +42,9 @@ pub(crate) fn report_text(result: &SweepResult, layout: &Layout, overrides: Cost
         "{}{}{}",
         render_tables_in(result, layout),
         cost::render_cost(&cost_report(result, overrides), layout),
-        layout.wrap(&cost::render_memory_choices(&crate::analysis::memory::choices(
-            result, target
-        )))
+        layout.wrap(&cost::render_memory_choices(
+            &crate::analysis::memory_answers(result, target).0
+        ))
     )
 }
 

@@ -21,6 +21,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::counters::{HeldBody, InFlight};
 use super::tls::{handshake, server_name, FillTls, Trust};
 use super::{current_probe, Counters, REQUEST_SERVED};
 
@@ -58,12 +59,14 @@ fn find_source<'a, E: StdError + 'static>(err: &'a (dyn StdError + 'static)) -> 
 }
 
 /// What the connector returns for one attempt's outcome: a timeout to the headers, a
-/// connection error, or the response (a throttled one counted, unless a CreateSession
-/// call's: `counters` is `None` for those).
+/// connection error, or the response, whose body keeps the request `in_flight` (a
+/// throttled one counted, unless a CreateSession call's: `counters` is `None` for
+/// those).
 pub(crate) fn answer_of(
     response: Option<Result<http::Response<hyper::body::Incoming>, hyper_util::client::legacy::Error>>,
     read_timeout: Option<Duration>,
     counters: Option<&Arc<Counters>>,
+    in_flight: InFlight,
 ) -> Result<http::Response<aws_smithy_types::body::SdkBody>, ConnectorError> {
     let Some(response) = response else {
         let limit = read_timeout.unwrap_or_default();
@@ -71,7 +74,7 @@ pub(crate) fn answer_of(
     };
     let response = response
         .map_err(|err| classify_hyper_error(Box::new(err)))?
-        .map(aws_smithy_types::body::SdkBody::from_body_1_x);
+        .map(|body| aws_smithy_types::body::SdkBody::from_body_1_x(HeldBody::new(body, in_flight)));
     if let Some(counters) = counters {
         if crate::model::ErrorKind::of_http_status(response.status().as_u16())
             == Some(crate::model::ErrorKind::Throttled)

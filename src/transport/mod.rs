@@ -9,7 +9,8 @@
 //!   closes ([`connector`]);
 //! - counters the engine reads between configurations: connections opened, time spent
 //!   connecting (TCP connect and TLS handshake apart), TLS handshakes, requests sent (so
-//!   retries can be counted) and S3 Express `CreateSession` calls, plus a
+//!   retries can be counted) and S3 Express `CreateSession` calls, the requests in
+//!   flight and their peak (what the sweep's pool caps), plus a
 //!   [`RequestProbe`] per GET (what the transport did for it: connections, sessions,
 //!   the time of each attempt), which tells cold requests from warm ones;
 //! - the connect and first-byte timeouts, applied here because the SDK leaves them to
@@ -440,6 +441,13 @@ impl Transport {
         self.inner.counters.connections_open.load(Ordering::Relaxed)
     }
 
+    /// The most requests in flight at once (handed over, their response bodies not yet
+    /// read or dropped) since the last call: what the sweep's pool caps, hedges
+    /// included. The count starts again from the requests in flight now.
+    pub fn take_requests_in_flight_peak(&self) -> u64 {
+        self.inner.counters.take_in_flight_peak()
+    }
+
     fn current(&self) -> Arc<Pool> {
         self.inner.pool.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
@@ -544,6 +552,7 @@ impl Transport {
         let session = is_create_session(request.uri());
         let probe = current_probe();
         self.count_handed_over(session, probe.as_ref(), sent);
+        let in_flight = counters::InFlight::enter(&self.inner.counters);
         let mut connection = capture_connection(&mut request);
         hand_over_connection(&request, &connection);
         // To send again if hyper leaves the request without a connection (see below).
@@ -611,7 +620,7 @@ impl Transport {
             };
             retire_after_an_error_answer(cause, &connection);
             attempt.ended(headers, cause);
-            answer_of(response, read_timeout, (!session).then_some(&counters))
+            answer_of(response, read_timeout, (!session).then_some(&counters), in_flight)
         }
     }
 }

@@ -3,7 +3,8 @@
 //! interleaved rounds against the same configuration unhedged, within its budget (on
 //! Express, whose tail is tight, its copies mostly lose);
 //! the budget holds when every GET is slow; a losing copy is cancelled (the bytes it
-//! had read are far fewer than whole bodies); both clients, over HTTPS and through S3
+//! had read are far fewer than whole bodies); hedges take slots of the sweep's pool, whose
+//! cap holds (the transport's peak of requests in flight); both clients, over HTTPS and through S3
 //! Express sessions, read the same bytes hedged as unhedged. Each test starts its own
 //! server on 127.0.0.1:0; walls are compared side by side in one run (ratios), in the
 //! Makefile's TIMED_TESTS lane.
@@ -263,4 +264,155 @@ async fn both_clients_read_the_same_bytes_hedged_over_https_and_express_sessions
         "the Express bucket read through sessions"
     );
     server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hedges_take_pool_slots_and_the_pool_never_exceeds_its_cap() {
+    // 1 GET in 5 stalls 300 ms, each due a hedge after 30 ms: at 16 workers some three
+    // stalled GETs at a time want a copy, and the pool has 2 slots above the workers.
+    let tail = Tail {
+        rate: 0.2,
+        stall_ms: 300,
+    };
+    let (objects, size, workers, pool): (u32, u64, u32, u32) = (240, 1024, 16, 18);
+    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false).await;
+    // The seeding's PUTs are not the sweep's.
+    client.transport().take_requests_in_flight_peak();
+    let result = sweep(
+        &client,
+        serde_json::json!({
+            "buckets": [STANDARD], "object_count": objects, "workers": [workers], "pool_connections": pool,
+            "clients": ["sdk", "lean"], "hedge": [{"after_ms": 30}], "max_hedge_percent": 50
+        }),
+    )
+    .await;
+    let peak = client.transport().take_requests_in_flight_peak();
+    let sent: Vec<u64> = result.results.iter().map(|r| r.hedging.unwrap().hedges_sent).collect();
+    // A loser's connection is closed: a row opens more connections than the pool
+    // holds at once (not a bound to check).
+    let opened: Vec<u64> = result.results.iter().map(|r| r.connections_opened).collect();
+    eprintln!("requests in flight at most {peak} (pool {pool}); hedges sent {sent:?}; connections opened {opened:?}");
+    assert_eq!(result.results.len(), 2, "{:?}", result.skipped);
+    for row in &result.results {
+        all_read(row, u64::from(objects), size);
+        assert!(row.hedging.unwrap().hedges_sent >= 10, "{:?}", row.hedging);
+    }
+    assert!(
+        peak <= u64::from(pool),
+        "{peak} requests in flight at once, over the pool's {pool}"
+    );
+    // The peak saw the hedges: more than the workers were in flight at once.
+    assert!(
+        peak > u64::from(workers),
+        "{peak} in flight at most with {workers} workers"
+    );
+    server.shutdown().await;
+}
+
+/// `s3sweep` with `args`, its stdout (it must succeed).
+fn s3sweep(args: &[&str]) -> Result<String, String> {
+    let out = crate::common::run_bounded(std::process::Command::new(crate::common::BIN).args(args));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(stderr)
+    }
+}
+
+#[test]
+fn a_memory_sweep_hedges_and_compare_pairs_hedged_rows_with_hedged_rows() {
+    let _one = crate::common::one_at_a_time();
+    let dir = std::env::temp_dir().join(format!("s3sweep-hedge-axes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    let (a_path, b_path) = (a.display().to_string(), b.display().to_string());
+    let local = [
+        "local",
+        "--quiet",
+        "--objects",
+        "60",
+        "--workers",
+        "8",
+        "--lambda-memory-mb",
+        "512,1769",
+        "--hedge",
+        "off,20ms",
+        "--tail",
+        "1/10:200",
+        "--json",
+        &a_path,
+    ];
+    let stdout = match s3sweep(&local) {
+        Ok(out) => out,
+        Err(e) if e.contains("cannot set a CPU quota here") => {
+            // Only where this machine refuses cgroups (not root); CI runs as root.
+            eprintln!("SKIPPED: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    // Each memory size ran each policy: the rows carry both axes.
+    let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    let rows = doc["results"].as_array().unwrap();
+    let axes: Vec<(u64, bool, bool)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["memory_mb"].as_u64().unwrap(),
+                r["hedge"].is_object(),
+                r["hedging"].is_object(),
+            )
+        })
+        .collect();
+    for memory_mb in [512, 1769] {
+        for hedged in [false, true] {
+            let n = axes.iter().filter(|x| **x == (memory_mb, hedged, hedged)).count();
+            assert_eq!(n, 2, "{memory_mb} MB, hedged {hedged}, a row per bucket: {axes:?}");
+        }
+    }
+    assert!(
+        stdout.contains("memory for standard-like (hedge 20ms): fastest"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(" hedge "), "the cost table's hedge column: {stdout}");
+    // B: the same run with the hedged rows twice as fast; compare pairs each hedged row
+    // with its hedged row, at its memory size.
+    for row in doc["results"].as_array_mut().unwrap() {
+        if row["hedge"].is_object() {
+            row["wall_ms"] = (row["wall_ms"].as_f64().unwrap() / 2.0).into();
+        }
+    }
+    std::fs::write(&b, doc.to_string()).unwrap();
+    let compared: serde_json::Value =
+        serde_json::from_str(&s3sweep(&["compare", &a_path, &b_path, "--json"]).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    for pair in compared["pairs"].as_array().unwrap() {
+        let configs: Vec<(u64, bool, f64)> = pair["configs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["memory_mb"].as_u64().unwrap(),
+                    c["hedge"].is_object(),
+                    c["wall_ratio"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        let want = vec![
+            (512, false, 1.0),
+            (512, true, 0.5),
+            (1769, false, 1.0),
+            (1769, true, 0.5),
+        ];
+        let mut got = configs.clone();
+        got.sort_by_key(|x| (x.0, x.1));
+        let near = got.len() == 4
+            && got
+                .iter()
+                .zip(&want)
+                .all(|(g, w)| (g.0, g.1) == (w.0, w.1) && (g.2 - w.2).abs() < 0.01);
+        assert!(near, "{}: {configs:?}", pair["bucket_a"]);
+    }
 }
