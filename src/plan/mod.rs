@@ -122,7 +122,7 @@ impl fmt::Display for RequestError {
 /// The problem of a run with more than [`MAX_CONFIGURATIONS`] configurations.
 pub fn configurations_message(request: &SweepRequest, configurations: u64) -> String {
     format!(
-        "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}{}{}); a run holds at most {MAX_CONFIGURATIONS} (one result row each; a Lambda answer must fit 6 MB): use fewer",
+        "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}{}{}{}); a run holds at most {MAX_CONFIGURATIONS} (one result row each; a Lambda answer must fit 6 MB): use fewer",
         request.buckets.len(),
         request.workers.len(),
         request.repetitions,
@@ -134,9 +134,13 @@ pub fn configurations_message(request: &SweepRequest, configurations: u64) -> St
             0 | 1 => String::new(),
             n => format!(" x {n} memory sizes"),
         },
-        match (request.object_sizes_bytes.len(), request.hedge.len()) {
-            (0 | 1, 0 | 1) => String::new(),
-            (s, h) => format!(" x {s} object sizes x {h} hedge policies"),
+        match request.object_sizes_bytes.len() {
+            0 | 1 => String::new(),
+            n => format!(" x {n} object sizes"),
+        },
+        match request.hedge.len() {
+            0 | 1 => String::new(),
+            n => format!(" x {n} hedge policies"),
         }
     )
 }

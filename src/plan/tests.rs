@@ -196,6 +196,15 @@ fn memory_sizes_are_checked_each_by_name() {
     }))
     .unwrap_err();
     assert!(err.to_string().contains("x 3 memory sizes"), "{err}");
+    // Each axis is named only when it has more than one value: hedging alone does not
+    // bring in "x 0 object sizes".
+    let err = Plan::from_value(json!({
+        "buckets": ["b-1"], "workers": [1, 2, 4, 8, 16, 32], "repetitions": 100, "hedge": ["off", "p95"]
+    }))
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("100 repetitions x 2 hedge policies)"), "{text}");
+    assert!(!text.contains("object sizes"), "{text}");
     let plan =
         Plan::from_value(json!({"buckets": ["b-1"], "memory_mb": [512, 1769], "fanout": {"invocations": 2}})).unwrap();
     assert_eq!(plan.memory_mb(), &[512, 1769]);
