@@ -96,18 +96,17 @@ pub(crate) fn row_thresholds(row: &ConfigResult, thresholds: &Thresholds) -> Thr
 /// For each row without a settled phase of its own, the lowest settled rate another
 /// row of its bucket showed (MiB/s), if one did.
 fn bucket_settled(rows: &[ConfigResult]) -> Vec<Option<f64>> {
-    let settled: Vec<(&str, f64)> = rows
-        .iter()
-        .filter_map(|r| settled_mib_per_s(r).map(|s| (r.bucket.as_str(), s)))
-        .collect();
+    // Each row's own settled rate, fitted once (the fit is quadratic in intervals).
+    let own: Vec<Option<f64>> = rows.iter().map(settled_mib_per_s).collect();
     rows.iter()
-        .map(|row| {
-            let lowest = settled
+        .zip(&own)
+        .map(|(row, mine)| {
+            let lowest = rows
                 .iter()
-                .filter(|(b, _)| *b == row.bucket)
-                .map(|(_, s)| *s)
+                .zip(&own)
+                .filter_map(|(r, s)| s.filter(|_| r.bucket == row.bucket))
                 .fold(f64::INFINITY, f64::min);
-            (settled_mib_per_s(row).is_none() && lowest.is_finite()).then_some(lowest)
+            (mine.is_none() && lowest.is_finite()).then_some(lowest)
         })
         .collect()
 }
