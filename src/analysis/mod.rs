@@ -118,6 +118,10 @@ pub fn analyse(result: &mut SweepResult, thresholds: &Thresholds) {
 /// for the memory), within `target`, and the first group's costs: what the analysis
 /// stores and the report prints.
 pub(crate) fn memory_answers(result: &SweepResult, target: Option<u64>) -> (Vec<MemoryChoice>, Vec<MemoryCost>) {
+    // Only a memory sweep has answers: no copy of the rows for any other run.
+    if result.run_kind() != RunKind::MemorySweep {
+        return (Vec::new(), Vec::new());
+    }
     let mut choices = Vec::new();
     let mut costs = Vec::new();
     let groups = group_by_axes(&result.results, |r| r.axes.key().without_memory());
