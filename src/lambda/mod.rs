@@ -223,11 +223,13 @@ impl Function {
             .await?;
         // Boxed: the sweep's futures nest deep (the SDK's among them), and the binary's
         // main future must stay within the compiler's layout depth.
-        let results = self.results_log(&plan, &invocation);
+        // One run id for the result and its request log (its fallback reads the clock).
+        let run_id = run_id_of(&plan, &invocation);
+        let results = self.results_log(&plan, &invocation, &run_id);
         let requests = requests_log::S3RequestsLog::open(
             &self.client,
             &plan,
-            &run_id_of(&plan, &invocation),
+            &run_id,
             self.settings.results_uri.as_ref(),
             plan.memory_mb().is_empty() && plan.fanout().is_none(),
             self.observer.clone(),
@@ -289,15 +291,14 @@ impl Function {
     /// `<prefix>/<request id>.json` without a `run_id` (and for the invocations a
     /// coordinator sends, which must not replace its object). A fan-out's children
     /// write nothing (their coordinator writes the merged result).
-    fn results_log(&self, plan: &Plan, invocation: &Invocation) -> Option<Arc<ResultsLog>> {
+    fn results_log(&self, plan: &Plan, invocation: &Invocation, run_id: &str) -> Option<Arc<ResultsLog>> {
         if plan.role() == Role::Child {
             return None;
         }
         let destination = plan.results_uri().or_else(|| self.settings.results_uri.clone())?;
-        let run_id = run_id_of(plan, invocation);
         let now_s = crate::sys::now_unix_ms() / 1000;
         let destination = plan.dated_if_asked(destination, now_s);
-        let writer = ResultsWriter::new(&self.client, &destination, &run_id);
+        let writer = ResultsWriter::new(&self.client, &destination, run_id);
         tracing::info!(results_uri = %writer.uri(), "the result is written to S3 after every configuration");
         Some(Arc::new(ResultsLog::new(writer, invocation.deadline)))
     }
