@@ -84,13 +84,13 @@ impl Axes {
 
     /// The order configurations are listed in (compare): memory size, object size,
     /// client name, hedge policy (off first).
-    pub fn sort_key(&self) -> (Option<u32>, Option<u64>, &'static str, (u8, u32)) {
-        let hedge = match self.hedge {
-            Hedge::Off => (0, 0),
-            Hedge::Percentile(p) => (1, u32::from(p)),
-            Hedge::AfterMs(ms) => (2, ms),
-        };
-        (self.memory_mb, self.object_size_bytes, self.s3_client.name(), hedge)
+    pub fn sort_key(&self) -> (Option<u32>, Option<u64>, &'static str, Hedge) {
+        (
+            self.memory_mb,
+            self.object_size_bytes,
+            self.s3_client.name(),
+            self.hedge,
+        )
     }
 
     /// The axes in words after a bucket's name, e.g. ` at 512 MB (objects of 4096

@@ -15,8 +15,9 @@ pub(crate) const HEDGE_PERCENTILES: std::ops::RangeInclusive<u8> = 50..=99;
 /// The fixed delays `after_ms` may give, ms.
 pub(crate) const HEDGE_AFTER_MS: std::ops::RangeInclusive<u32> = 1..=600_000;
 
-/// When a GET without a first byte gets its one hedge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// When a GET without a first byte gets its one hedge. Ordered as declared (off
+/// first), then by the percentile or the delay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Hedge {
     /// Never (the default, not written in a row).
     #[default]
@@ -146,6 +147,28 @@ impl<'de> Deserialize<'de> for Hedge {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn policies_order_off_first_then_percentiles_then_delays() {
+        let mut v = vec![
+            Hedge::AfterMs(5),
+            Hedge::Percentile(99),
+            Hedge::Off,
+            Hedge::AfterMs(1),
+            Hedge::Percentile(50),
+        ];
+        v.sort();
+        assert_eq!(
+            v,
+            vec![
+                Hedge::Off,
+                Hedge::Percentile(50),
+                Hedge::Percentile(99),
+                Hedge::AfterMs(1),
+                Hedge::AfterMs(5)
+            ]
+        );
+    }
 
     #[test]
     fn policies_round_trip_in_json_and_on_the_command_line() {
