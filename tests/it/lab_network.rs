@@ -183,19 +183,35 @@ async fn the_per_connection_cap_binds_one_connection() {
     config.nic.as_mut().unwrap().per_connection_mib_s = Some(10.0);
     let server = server(config).await;
     // One request at a time, 4 MiB each (the SDK may move between two pooled
-    // connections, but only one is ever busy).
+    // connections, but only one is ever busy). The rate is each body's: its bytes over
+    // the time from the response's headers to its last byte. Counted from one GET's end
+    // to the next, it also held each request's round trip and the client's work between
+    // GETs, which measured 8.0-9.1 MiB/s on a slow evening for a cap that held.
     let (reader, keys) = seeded(&server, &["data"], 4, 4 << 20).await;
     let before = server.connections_accepted();
-    let (started, arrivals) = read_for(&reader, &keys, 1, Duration::from_secs(3)).await;
-    let measured = rate(started, &arrivals);
-    eprintln!("cap 10 MiB/s per connection under 200 MiB/s: one connection read {measured:.2} MiB/s");
+    let mut rates = Vec::new();
+    for key in keys.iter().cycle().take(6) {
+        let out = reader
+            .get_object()
+            .bucket(BUCKET)
+            .key(key)
+            .send()
+            .await
+            .expect("the GET works");
+        let headers_at = Instant::now();
+        let body = out.body.collect().await.expect("the body arrives").into_bytes();
+        rates.push(body.len() as f64 / MIB / headers_at.elapsed().as_secs_f64());
+    }
+    rates.sort_by(f64::total_cmp);
+    let measured = rates[rates.len() / 2];
+    eprintln!("cap 10 MiB/s per connection under 200 MiB/s: one connection's bodies read {rates:.2?} MiB/s");
     assert!(
         server.connections_accepted() - before <= 2,
         "the reads used one connection"
     );
     assert!(
         (measured - 10.0).abs() <= 1.0,
-        "measured {measured:.2} MiB/s, want 10 +- 10%"
+        "median body rate {measured:.2} MiB/s, want 10 +- 10%: {rates:.2?}"
     );
 }
 
