@@ -20,8 +20,12 @@ const STANDARD: &str = "baseline-std";
 const EXPRESS: &str = "baseline--lab1-az1--x-s3";
 const OBJECTS: u64 = 20;
 const SIZE: u64 = 4096;
-/// CPU each GET burns on top in the heavier run, ms (its thread's own clock).
-const BURN_MS: f64 = 3.0;
+/// CPU each GET burns on top in the heavier run, ms (its thread's own clock). Large
+/// beside the spread of a Python GET's own CPU between rows of 20 GETs: 3 ms was
+/// checked against 0.8 x 3 over the plain rows' highest, and a clean-clone run on a
+/// busy machine failed it (plain rows up to 6.35 ms per GET, the heavier row 7.38).
+/// With no burn the heavier row measured 3.38 ms against the plain rows' 3.53.
+const BURN_MS: f64 = 10.0;
 
 /// Runs the handler in-process three ways, printing one JSON object: `plain` (the
 /// event), `plain_process_cpu_ms` (this process's CPU over that call, measured here
@@ -186,7 +190,7 @@ fn the_baseline_handler_reads_the_lab_and_compares_with_s3sweep() {
         .map(|r| f(&r["cpu_ms_per_get"]))
         .fold(0.0, f64::max);
     assert!(
-        f(&heavier["cpu_ms_per_get"]) >= before + 0.8 * BURN_MS,
+        f(&heavier["cpu_ms_per_get"]) >= before + 0.5 * BURN_MS,
         "burning {BURN_MS} ms per GET moved CPU per GET from {before} to {}",
         heavier["cpu_ms_per_get"]
     );
