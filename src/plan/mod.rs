@@ -121,27 +121,17 @@ impl fmt::Display for RequestError {
 
 /// The problem of a run with more than [`MAX_CONFIGURATIONS`] configurations.
 pub fn configurations_message(request: &SweepRequest, configurations: u64) -> String {
+    // An optional axis is named only when it has more than one value.
+    let times = |n: usize, what: &str| if n > 1 { format!(" x {n} {what}") } else { String::new() };
     format!(
         "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}{}{}{}); a run holds at most {MAX_CONFIGURATIONS} (one result row each; a Lambda answer must fit 6 MB): use fewer",
         request.buckets.len(),
         request.workers.len(),
         request.repetitions,
-        match request.clients.len() {
-            0 | 1 => String::new(),
-            n => format!(" x {n} clients"),
-        },
-        match request.memory_mb.len() {
-            0 | 1 => String::new(),
-            n => format!(" x {n} memory sizes"),
-        },
-        match request.object_sizes_bytes.len() {
-            0 | 1 => String::new(),
-            n => format!(" x {n} object sizes"),
-        },
-        match request.hedge.len() {
-            0 | 1 => String::new(),
-            n => format!(" x {n} hedge policies"),
-        }
+        times(request.clients.len(), "clients"),
+        times(request.memory_mb.len(), "memory sizes"),
+        times(request.object_sizes_bytes.len(), "object sizes"),
+        times(request.hedge.len(), "hedge policies"),
     )
 }
 
