@@ -73,6 +73,20 @@ async fn seeded(
 type Arrivals = Vec<(Instant, usize)>;
 
 /// `tasks` loops of GETs over `keys` until `run_for` has passed; every GET must work.
+/// One GET: when its response's headers arrived, and its whole body.
+async fn get(s3: &aws_sdk_s3::Client, key: &str) -> (Instant, bytes::Bytes) {
+    let out = s3
+        .get_object()
+        .bucket(BUCKET)
+        .key(key)
+        .send()
+        .await
+        .expect("the GET works");
+    let headers_at = Instant::now();
+    let body = out.body.collect().await.expect("the body arrives").into_bytes();
+    (headers_at, body)
+}
+
 async fn read_for(s3: &aws_sdk_s3::Client, keys: &[String], tasks: usize, run_for: Duration) -> (Instant, Arrivals) {
     let started = Instant::now();
     let keys = Arc::new(keys.to_vec());
@@ -85,14 +99,7 @@ async fn read_for(s3: &aws_sdk_s3::Client, keys: &[String], tasks: usize, run_fo
             while started.elapsed() < run_for {
                 let key = &keys[i % keys.len()];
                 i += tasks;
-                let out = s3
-                    .get_object()
-                    .bucket(BUCKET)
-                    .key(key)
-                    .send()
-                    .await
-                    .expect("the GET works");
-                let body = out.body.collect().await.expect("the body arrives").into_bytes();
+                let (_, body) = get(&s3, key).await;
                 arrivals.push((Instant::now(), body.len()));
             }
             arrivals
@@ -191,15 +198,7 @@ async fn the_per_connection_cap_binds_one_connection() {
     let before = server.connections_accepted();
     let mut rates = Vec::new();
     for key in keys.iter().cycle().take(6) {
-        let out = reader
-            .get_object()
-            .bucket(BUCKET)
-            .key(key)
-            .send()
-            .await
-            .expect("the GET works");
-        let headers_at = Instant::now();
-        let body = out.body.collect().await.expect("the body arrives").into_bytes();
+        let (headers_at, body) = get(&reader, key).await;
         rates.push(body.len() as f64 / MIB / headers_at.elapsed().as_secs_f64());
     }
     rates.sort_by(f64::total_cmp);
