@@ -107,12 +107,25 @@ test-tools: tools cargo-deny-tool cargo-audit-tool checkov-tool bench-venv moto-
 CLIPPY_DRIVER ?= $(firstword $(wildcard $(shell rustc --print sysroot 2>/dev/null)/bin/clippy-driver) clippy-driver)
 LINTED = RUSTC_WORKSPACE_WRAPPER="$(CLIPPY_DRIVER)" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
-# Formatting, then every target linted and built once (the binaries the tests run).
+# The build `cargo lambda watch` makes in the emulator tests must be the test build's:
+# a second variant of a dependency compiled in the middle of the parallel pass cost
+# about 75 s (docs/testing.md, "One variant of each crate").
+LAMBDA_BUILD_LOG = $(OUT)/lambda-build.json
+
+# Formatting, then every target linted and built once (the binaries the tests run),
+# and the Lambda's build checked to be that same build.
 test-builds:
 	$(CARGO) fmt --all -- --check
 	$(call PHASE,test build starts)
 	$(LINTED) $(CARGO) test --no-run --all-targets
 	$(LINTED) $(CARGO) build --example bare_sdk
+	@mkdir -p $(OUT)
+	$(LINTED) $(CARGO) build --bin s3sweep-lambda --message-format=json > $(LAMBDA_BUILD_LOG)
+	@rebuilt=$$(grep '"fresh":false' $(LAMBDA_BUILD_LOG) | sed 's/.*"package_id":"\([^"]*\)".*/\1/'); \
+	test -z "$$rebuilt" || { echo "make test: cargo build --bin s3sweep-lambda (what cargo lambda watch builds, \
+	without dev-dependencies) compiled these again after the test build, so their features differ without the \
+	dev-dependencies: name those features in Cargo.toml (as for hyper-util and regex-syntax there)"; \
+	echo "$$rebuilt"; exit 1; }
 	$(call PHASE,test build done)
 
 lint: lint-rust lint-templates
