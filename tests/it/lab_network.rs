@@ -72,7 +72,6 @@ async fn seeded(
 /// When each GET ended and its body's bytes.
 type Arrivals = Vec<(Instant, usize)>;
 
-/// `tasks` loops of GETs over `keys` until `run_for` has passed; every GET must work.
 /// One GET: when its response's headers arrived, and its whole body.
 async fn get(s3: &aws_sdk_s3::Client, key: &str) -> (Instant, bytes::Bytes) {
     let out = s3
@@ -87,6 +86,7 @@ async fn get(s3: &aws_sdk_s3::Client, key: &str) -> (Instant, bytes::Bytes) {
     (headers_at, body)
 }
 
+/// `tasks` loops of GETs over `keys` until `run_for` has passed; every GET must work.
 async fn read_for(s3: &aws_sdk_s3::Client, keys: &[String], tasks: usize, run_for: Duration) -> (Instant, Arrivals) {
     let started = Instant::now();
     let keys = Arc::new(keys.to_vec());

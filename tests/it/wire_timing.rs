@@ -128,9 +128,8 @@ async fn first_byte_follows_the_delay_line_and_client_work_is_apart() {
     assert_eq!(b.attempts, u64::from(OBJECTS), "one attempt per GET");
     // First byte at the wire: the round trip of the line plus little else, in round
     // trips like the pooled-connection test below. A first byte that also held a
-    // connection's set-up through the line would be 2 RTT; the bound was RTT + 8 ms,
-    // which two clean-clone runs on a slow evening failed at 38.94 and 39.36 ms (the
-    // server's and the line's own work, on a busy 2-core machine).
+    // connection's set-up through the line would be 2 RTT; 1.5 RTT leaves the server's
+    // and the line's own work room on a busy 2-core machine.
     assert!(row.ttfb_ms.p50 >= rtt_ms, "ttfb p50 {} < RTT {rtt_ms}", row.ttfb_ms.p50);
     assert!(
         row.ttfb_ms.p50 < 1.5 * rtt_ms,
