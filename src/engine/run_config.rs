@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use tokio::sync::Semaphore;
@@ -396,11 +396,11 @@ impl Driver {
             (i < self.order.len()).then_some(i)
         }));
         let this = &self;
-        let mut gets = positions
+        let gets = positions
             .map(|i| async move {
                 let key = this.keys.key(this.order[i]);
                 let queued = Instant::now();
-                let permit = this.pool.acquire().await.expect("the pool semaphore is never closed");
+                let permit = slot(&this.pool).await;
                 let pool_wait = queued.elapsed();
                 this.started.fetch_add(1, Ordering::Relaxed);
                 let sent = this.start.elapsed();
@@ -413,28 +413,49 @@ impl Driver {
                 (i, sent, outcome)
             })
             .buffer_unordered(in_flight.max(1));
-        let deadline = async {
-            match stop_at {
-                Some(at) => tokio::time::sleep_until(at.into()).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::pin!(deadline);
-        loop {
-            tokio::select! {
-                biased;
-                _ = &mut deadline => break,
-                next = gets.next() => {
-                    let Some((i, sent, outcome)) = next else { break };
-                    shard.record(&outcome, i == 0);
-                    shard.attempts.extend(AttemptEvent::of(shard.events.len(), sent, &outcome));
-                    shard.events.push(GetEvent::of(sent, &outcome));
-                    self.observer.request_done(outcome.result.is_ok());
-                }
-            }
-        }
+        // GETs still in flight at `stop_at` are dropped (cancelled) with `gets`.
+        drain(gets, stop_at, |(i, sent, outcome)| {
+            shard.record(&outcome, i == 0);
+            shard
+                .attempts
+                .extend(AttemptEvent::of(shard.events.len(), sent, &outcome));
+            shard.events.push(GetEvent::of(sent, &outcome));
+            self.observer.request_done(outcome.result.is_ok());
+        })
+        .await;
         shard.started = self.started.load(Ordering::Relaxed);
         shard
+    }
+}
+
+/// Hands every item of `items` to `each` until they end or `stop_at` comes (the items
+/// not yet taken are dropped with `items`).
+///
+/// Not a `select!` on the deadline and the next item: `select!` returns pending before
+/// polling anything when the task has used its scheduling budget (tokio's cooperative
+/// budget, 128 uses of timers, sockets and semaphores per poll), and a driver, which
+/// polls its whole share of the GETs in one task, uses it up on every busy poll: each
+/// GET it polls touches two or three timers. Yielding there held GETs whose answers had
+/// come back from the driver for a millisecond and more, cost one driver a third of its
+/// throughput and raised the CPU per GET by the wake-ups (docs/performance.md, "The
+/// driver's yield points"). A timeout around the loop polls the items first.
+async fn drain<S: Stream>(items: S, stop_at: Option<Instant>, mut each: impl FnMut(S::Item)) {
+    let mut items = std::pin::pin!(items);
+    until(stop_at, async {
+        while let Some(item) = items.next().await {
+            each(item);
+        }
+    })
+    .await;
+}
+
+/// A slot of the sweep's pool, taken at once when one is free: only a GET that must
+/// wait for one goes through `acquire`, which, like `select!`, returns pending first
+/// when the task has used its scheduling budget ([`drain`]).
+async fn slot(pool: &Semaphore) -> tokio::sync::SemaphorePermit<'_> {
+    match pool.try_acquire() {
+        Ok(permit) => permit,
+        Err(_) => pool.acquire().await.expect("the pool semaphore is never closed"),
     }
 }
 
@@ -485,7 +506,62 @@ async fn warm_up(
 
 #[cfg(test)]
 mod tests {
+    use std::task::Poll;
+
     use super::*;
+
+    /// Spends the current task's scheduling budget, as a driver's busy poll does.
+    async fn spend_budget() {
+        std::future::poll_fn(|cx| loop {
+            match tokio::task::coop::poll_proceed(cx) {
+                Poll::Ready(restore) => restore.made_progress(),
+                Poll::Pending => return Poll::Ready(()),
+            }
+        })
+        .await;
+        assert!(!tokio::task::coop::has_budget_remaining());
+    }
+
+    /// Whether `work` is done on its first poll.
+    async fn done_at_once<F: std::future::Future>(work: F) -> bool {
+        let mut work = std::pin::pin!(work);
+        std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx).is_ready())).await
+    }
+
+    #[tokio::test]
+    async fn draining_takes_what_is_ready_when_the_budget_is_spent() {
+        for stop_at in [None, Some(Instant::now() + Duration::from_secs(60))] {
+            let taken = std::cell::Cell::new(0);
+            spend_budget().await;
+            let all = drain(futures_util::stream::iter(0..1000), stop_at, |_| {
+                taken.set(taken.get() + 1)
+            });
+            assert!(done_at_once(all).await, "{stop_at:?}");
+            assert_eq!(taken.get(), 1000);
+        }
+    }
+
+    #[tokio::test]
+    async fn draining_stops_at_the_deadline() {
+        let taken = std::cell::Cell::new(0);
+        let items = futures_util::stream::iter(0..3).chain(futures_util::stream::pending());
+        drain(items, Some(Instant::now() + Duration::from_millis(20)), |_| {
+            taken.set(taken.get() + 1)
+        })
+        .await;
+        assert_eq!(taken.get(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_free_slot_is_taken_when_the_budget_is_spent() {
+        let pool = Semaphore::new(1);
+        spend_budget().await;
+        assert!(done_at_once(slot(&pool)).await);
+        // With none free, it waits.
+        let held = pool.try_acquire().unwrap();
+        assert!(!done_at_once(slot(&pool)).await);
+        drop(held);
+    }
 
     #[test]
     fn key_order_is_a_seeded_permutation() {
