@@ -210,6 +210,27 @@ fn the_clients_bench_refuses_without_wrk_and_nginx() {
         return;
     };
     let python = String::from_utf8(found.stdout).unwrap().trim().to_string();
+    // A client it does not know, or only one, is refused before anything starts.
+    for clients in ["bare,boto", "bare"] {
+        let out = run_limited(
+            Command::new(&python).arg(SCRIPT).args([
+                "--s3sweep",
+                BIN,
+                "--bench-client",
+                "bare_sdk",
+                "--clients",
+                clients,
+            ]),
+            Duration::from_secs(30),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--clients {clients}: {stderr}");
+        assert!(stderr.contains("--clients"), "{stderr}");
+        assert!(
+            stderr.contains(if clients == "bare" { "fewer than two" } else { "boto" }),
+            "{stderr}"
+        );
+    }
     let out = run_limited(
         Command::new(python)
             .arg(SCRIPT)
