@@ -435,10 +435,11 @@ impl Driver {
 /// polling anything when the task has used its scheduling budget (tokio's cooperative
 /// budget, 128 uses of timers, sockets and semaphores per poll), and a driver, which
 /// polls its whole share of the GETs in one task, uses it up on every busy poll: each
-/// GET it polls touches two or three timers. Yielding there held GETs whose answers had
-/// come back from the driver for a millisecond and more, cost one driver a third of its
-/// throughput and raised the CPU per GET by the wake-ups (docs/performance.md, "The
-/// driver's yield points"). A timeout around the loop polls the items first.
+/// GET it polls touches two or three timers. Yielding there kept GETs whose answers had
+/// come waiting a millisecond and more for the driver's next turn: one driver lost
+/// about a quarter of its throughput, and the wake-ups raised the CPU per GET
+/// (docs/performance.md, "The driver's yield points"). A timeout around the loop polls
+/// the items first.
 async fn drain<S: Stream>(items: S, stop_at: Option<Instant>, mut each: impl FnMut(S::Item)) {
     let mut items = std::pin::pin!(items);
     until(stop_at, async {
