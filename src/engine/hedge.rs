@@ -148,7 +148,7 @@ impl Hedger {
         };
         let second = Progress::default();
         let hedge = async {
-            let _slot = self.pool.acquire().await.expect("the pool semaphore is never closed");
+            let _slot = super::slot(&self.pool).await;
             reservation.sent = true;
             let sent_at = start.elapsed();
             Some((s3.get_watched(bucket, key, limit, &second).await, sent_at))

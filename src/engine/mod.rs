@@ -106,6 +106,17 @@ pub struct SweepOptions {
     pub results: Option<Arc<ResultsLog>>,
 }
 
+/// A slot of the sweep's pool, taken at once when one is free: only a GET that must
+/// wait for one goes through `acquire`, which, like `select!`, returns pending first
+/// when the task has used its scheduling budget (`run_config::drain`). The
+/// drivers' GETs and the hedges take their slots here.
+async fn slot(pool: &tokio::sync::Semaphore) -> tokio::sync::SemaphorePermit<'_> {
+    match pool.try_acquire() {
+        Ok(permit) => permit,
+        Err(_) => pool.acquire().await.expect("the pool semaphore is never closed"),
+    }
+}
+
 pub(crate) fn transport_settings(plan: &Plan) -> TransportSettings {
     TransportSettings {
         pool_connections: plan.pool_connections() as usize,

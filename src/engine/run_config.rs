@@ -30,6 +30,7 @@ use crate::transport::TransportCounters;
 use super::hedge::Hedger;
 use super::recorder::{runtime_busy, PhaseShard, Shard};
 use super::schedule::StartSchedule;
+use super::slot;
 use super::timeline::{self, AttemptEvent, GetEvent, WireSampler};
 use super::Observer;
 
@@ -448,16 +449,6 @@ async fn drain<S: Stream>(items: S, stop_at: Option<Instant>, mut each: impl FnM
         }
     })
     .await;
-}
-
-/// A slot of the sweep's pool, taken at once when one is free: only a GET that must
-/// wait for one goes through `acquire`, which, like `select!`, returns pending first
-/// when the task has used its scheduling budget ([`drain`]).
-async fn slot(pool: &Semaphore) -> tokio::sync::SemaphorePermit<'_> {
-    match pool.try_acquire() {
-        Ok(permit) => permit,
-        Err(_) => pool.acquire().await.expect("the pool semaphore is never closed"),
-    }
 }
 
 /// `work` to its end, or `None` when `stop_at` comes first (the work is dropped).

@@ -211,7 +211,7 @@ fn the_clients_bench_refuses_without_wrk_and_nginx() {
     };
     let python = String::from_utf8(found.stdout).unwrap().trim().to_string();
     // A client it does not know, or only one, is refused before anything starts.
-    for clients in ["bare,boto", "bare"] {
+    for (clients, said) in [("bare,boto", "boto"), ("bare", "fewer than two")] {
         let out = run_limited(
             Command::new(&python).arg(SCRIPT).args([
                 "--s3sweep",
@@ -226,10 +226,7 @@ fn the_clients_bench_refuses_without_wrk_and_nginx() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "--clients {clients}: {stderr}");
         assert!(stderr.contains("--clients"), "{stderr}");
-        assert!(
-            stderr.contains(if clients == "bare" { "fewer than two" } else { "boto" }),
-            "{stderr}"
-        );
+        assert!(stderr.contains(said), "{stderr}");
     }
     let out = run_limited(
         Command::new(python)
