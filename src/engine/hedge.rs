@@ -11,7 +11,7 @@
 //! still waiting for its slot when its GET ends was never sent, and is not counted).
 //! A hedge is not a retry, and a losing copy is not an error.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
@@ -26,12 +26,11 @@ pub(crate) const WARM_UP_GETS: usize = 20;
 /// How often a GET the budget refused asks again (at most).
 const RECHECK: Duration = Duration::from_millis(20);
 
-/// One configuration's hedging: its policy, budget, pool, what it has seen and done.
+/// One configuration's hedging: its policy, budget, what it has seen and done.
 #[derive(Debug)]
 pub(crate) struct Hedger {
     policy: Hedge,
     max_percent: u32,
-    pool: Arc<Semaphore>,
     state: Mutex<State>,
 }
 
@@ -46,11 +45,10 @@ struct State {
 
 impl Hedger {
     /// The hedger of a configuration with `policy` (`None`: off).
-    pub(crate) fn new(policy: Hedge, max_percent: u32, pool: Arc<Semaphore>) -> Option<Hedger> {
+    pub(crate) fn new(policy: Hedge, max_percent: u32) -> Option<Hedger> {
         (!policy.is_off()).then(|| Hedger {
             policy,
             max_percent,
-            pool,
             state: Mutex::new(State::default()),
         })
     }
@@ -121,8 +119,9 @@ impl Hedger {
         outcome
     }
 
-    /// One GET, hedged by the policy. The caller holds the GET's own pool slot.
-    pub(crate) async fn get(&self, s3: &Reader, bucket: &str, key: &str, limit: Duration) -> Outcome {
+    /// One GET, hedged by the policy. The caller holds the GET's own slot of `pool`
+    /// (its driver's share of the sweep's pool), where the hedge takes one too.
+    pub(crate) async fn get(&self, s3: &Reader, bucket: &str, key: &str, limit: Duration, pool: &Semaphore) -> Outcome {
         self.state().gets += 1;
         let start = Instant::now();
         let first = Progress::default();
@@ -148,7 +147,7 @@ impl Hedger {
         };
         let second = Progress::default();
         let hedge = async {
-            let _slot = super::slot(&self.pool).await;
+            let _slot = super::slot(pool).await;
             reservation.sent = true;
             let sent_at = start.elapsed();
             Some((s3.get_watched(bucket, key, limit, &second).await, sent_at))
@@ -215,12 +214,12 @@ mod tests {
     use super::*;
 
     fn hedger(policy: Hedge, max_percent: u32) -> Hedger {
-        Hedger::new(policy, max_percent, Arc::new(Semaphore::new(4))).unwrap()
+        Hedger::new(policy, max_percent).unwrap()
     }
 
     #[test]
     fn off_is_no_hedger() {
-        assert!(Hedger::new(Hedge::Off, 5, Arc::new(Semaphore::new(1))).is_none());
+        assert!(Hedger::new(Hedge::Off, 5).is_none());
     }
 
     #[test]

@@ -123,7 +123,22 @@ pub(crate) fn transport_settings(plan: &Plan) -> TransportSettings {
         connect_timeout: plan.connect_timeout(),
         tcp_keepalive: None,
         pool_idle_timeout: plan.pool_idle_timeout(),
+        lanes: lane_count(UsableCpu::read().cores, runtime_threads()),
     }
+}
+
+/// The transport's lanes for a sweep: one per usable core (its CPU quota or Lambda
+/// share, rounded up), at most one per thread of the runtime the sweep was started on
+/// (`--runtime-threads 1` keeps it to one core). Each lane is a thread with its own
+/// runtime and its own share of the pool, and runs one driver of each configuration
+/// (docs/performance.md, "Lanes").
+fn lane_count(usable_cores: f64, runtime_threads: usize) -> usize {
+    (usable_cores.ceil() as usize).clamp(1, runtime_threads.max(1))
+}
+
+/// Worker threads of the runtime this runs on (1 off a runtime).
+fn runtime_threads() -> usize {
+    tokio::runtime::Handle::try_current().map_or(1, |h| h.metrics().num_workers())
 }
 
 pub(crate) fn request_settings(plan: &Plan) -> RequestSettings {
@@ -341,7 +356,7 @@ pub fn environment(client: &SweepClient, runner: Runner, lambda: Option<LambdaEn
         os: std::env::consts::OS.to_string(),
         arch: std::env::consts::ARCH.to_string(),
         vcpus: usage::vcpus() as u32,
-        runtime_worker_threads: tokio::runtime::Handle::try_current().map_or(1, |h| h.metrics().num_workers() as u32),
+        runtime_worker_threads: lane_count(usable.cores, runtime_threads()) as u32,
         memory_total_bytes: usage::memory_total_bytes(),
         region: client.region().to_string(),
         endpoint: client.endpoint().map(str::to_string),

@@ -33,6 +33,7 @@ use super::schedule::StartSchedule;
 use super::slot;
 use super::timeline::{self, AttemptEvent, GetEvent, WireSampler};
 use super::Observer;
+use crate::transport::share;
 
 /// The order objects are read in one configuration.
 /// The indices are the plan's key range, within the keys there are (a listing that
@@ -65,11 +66,11 @@ pub(crate) async fn run_config(
     let keys = plan.keys_at(bucket_index, size);
     let order = Arc::new(key_order(plan, &keys, workers, repetition));
     let whole_request = plan.attempt_timeout() * plan.max_attempts();
-    let (pool, hedger) = pool_and_hedger(plan, hedge);
-    let warming = (workers, hedger.clone());
+    let lanes = Lanes::of(client, plan, workers as usize, order.len());
+    let hedger = Hedger::new(hedge, plan.max_hedge_percent()).map(Arc::new);
     let before_timed_phase = async {
         let warmup = if plan.warmup() {
-            Some(warm_up(s3, plan, (bucket, &keys), warming, &order, whole_request).await)
+            Some(warm_up(s3, &lanes, (bucket, &keys), hedger.clone(), &order, whole_request).await)
         } else {
             None
         };
@@ -83,34 +84,27 @@ pub(crate) async fn run_config(
     let warmup = until(stop_at, before_timed_phase).await?;
     observer.config_started(bucket, workers, repetition, order.len() as u64);
     let before = Before::now(client);
-    let drivers = driver_count(
-        workers as usize,
-        order.len(),
-        before.usable.cores,
-        before.busy.map_or(1, |b| b.1),
-    );
-    // Shared by the drivers: the next position in `order`, the pool, the hedging.
+    // Shared by the drivers: the next position in `order`, the hedging.
     let next = Arc::new(AtomicUsize::new(0));
     let started_at = SystemTime::now();
     let start = Instant::now();
     let sampler = WireSampler::start(client.transport(), start);
     let mut tasks = tokio::task::JoinSet::new();
-    for d in 0..drivers {
-        let in_flight = workers as usize / drivers + usize::from(d < workers as usize % drivers);
+    for (d, share) in lanes.drivers.iter().enumerate() {
         let driver = Driver {
             s3: s3.clone(),
             bucket: bucket.to_string(),
             keys: keys.clone(),
             order: order.clone(),
             next: next.clone(),
-            pool: pool.clone(),
+            pool: share.pool.clone(),
             hedger: hedger.clone(),
             observer: observer.clone(),
             limit: whole_request,
             started: AtomicU64::new(0),
             start,
         };
-        tasks.spawn(driver.run(in_flight, stop_at));
+        lanes.spawn(&mut tasks, d, driver.run(share.in_flight, stop_at));
     }
     let mut recorded = joined(tasks).await;
     let events = std::mem::take(&mut recorded.events);
@@ -140,12 +134,59 @@ fn sizes_of(size: Option<u64>, order: &[u32], keys: &Keys) -> Option<ObjectSize>
     }
 }
 
-/// The sweep's own pool of `pool_connections` slots, and the hedging that shares it
-/// (`None`: the policy is off).
-fn pool_and_hedger(plan: &Plan, hedge: Hedge) -> (Arc<Semaphore>, Option<Arc<Hedger>>) {
-    let pool = Arc::new(Semaphore::new(plan.pool_connections() as usize));
-    let hedger = Hedger::new(hedge, plan.max_hedge_percent(), pool.clone()).map(Arc::new);
-    (pool, hedger)
+/// A configuration's drivers, one per lane of the transport it uses (at most one per
+/// worker and per object): each keeps its share of the `workers` GETs in flight on its
+/// lane's thread, through its lane's connections, with as many of the sweep's pool
+/// slots as its lane has connections. A task per lane, not per GET: many GETs per task
+/// wake the runtime far less often (in `make bench`, a task per worker cost about 40%
+/// more CPU per GET), and each driver records into its own [`Shard`], without locks.
+/// On a lane's thread, not the shared runtime: a GET's answer wakes its driver on the
+/// thread that read it (docs/performance.md, "Lanes").
+struct Lanes {
+    /// The lanes' runtimes; `None` when their threads did not start (one driver then
+    /// runs on this runtime).
+    handles: Option<Vec<tokio::runtime::Handle>>,
+    drivers: Vec<DriverShare>,
+}
+
+/// One driver's share: its GETs in flight, and its lane's slots of the pool.
+struct DriverShare {
+    in_flight: usize,
+    slots: usize,
+    pool: Arc<Semaphore>,
+}
+
+impl Lanes {
+    fn of(client: &SweepClient, plan: &Plan, workers: usize, objects: usize) -> Lanes {
+        let handles = client.transport().lanes();
+        let lanes = handles.as_ref().map_or(1, Vec::len);
+        let drivers = lanes.min(workers.min(objects)).max(1);
+        let pool = plan.pool_connections() as usize;
+        let drivers = (0..drivers)
+            .map(|d| {
+                let slots = share(pool, lanes, d);
+                DriverShare {
+                    in_flight: share(workers, drivers, d),
+                    slots,
+                    pool: Arc::new(Semaphore::new(slots)),
+                }
+            })
+            .collect();
+        Lanes { handles, drivers }
+    }
+
+    /// Spawns `work` into `set` on driver `d`'s lane.
+    fn spawn<T: Send + 'static>(
+        &self,
+        set: &mut tokio::task::JoinSet<T>,
+        d: usize,
+        work: impl std::future::Future<Output = T> + Send + 'static,
+    ) {
+        match &self.handles {
+            Some(lanes) => set.spawn_on(work, &lanes[d]),
+            None => set.spawn(work),
+        };
+    }
 }
 
 /// The row's client and hedge policy and, when it hedged, what hedging did: the
@@ -189,7 +230,7 @@ impl Before {
     fn now(client: &SweepClient) -> Before {
         let interfaces = Interfaces::for_endpoint(client.endpoint());
         Before {
-            busy: runtime_busy(),
+            busy: busy_of(client),
             counters: client.transport().counters(),
             cpu: usage::process_cpu_time(),
             machine: usage::machine_busy_time(),
@@ -224,6 +265,12 @@ struct Since {
     counters: TransportCounters,
 }
 
+/// The busy time of the threads the drivers run on, and their number: the transport's
+/// lanes, or this runtime when they did not start.
+fn busy_of(client: &SweepClient) -> Option<(Duration, u32)> {
+    client.transport().lanes_busy().or_else(runtime_busy)
+}
+
 fn since(client: &SweepClient, before: &Before) -> Since {
     Since {
         rx: before
@@ -231,7 +278,7 @@ fn since(client: &SweepClient, before: &Before) -> Since {
             .as_ref()
             .and_then(|b| RxSnapshot::read(before.interfaces).map(|a| a.since(b))),
         cpu: usage::process_cpu_time().saturating_sub(before.cpu),
-        busy: match (before.busy, runtime_busy()) {
+        busy: match (before.busy, busy_of(client)) {
             (Some((a, _)), Some((b, n))) => (b.saturating_sub(a), n),
             _ => (Duration::ZERO, 1),
         },
@@ -351,20 +398,6 @@ fn wire_counts(rx: &RxSnapshot, wall: Duration, body_bytes: u64) -> WireCounts {
     }
 }
 
-/// How many tasks drive a configuration's GETs: one per core the client may use (its
-/// CPU quota or Lambda share, rounded up), at most one per runtime thread and per
-/// worker. Each task keeps its share of the `workers` GETs in flight in one
-/// `FuturesUnordered`: many GETs per task wake the runtime far less often than a task
-/// per GET would (in `make bench`, a task per worker cost about 40% more CPU per GET),
-/// and each task records into its own [`Shard`], without locks.
-fn driver_count(workers: usize, objects: usize, usable_cores: f64, runtime_threads: u32) -> usize {
-    let cores = (usable_cores.ceil() as usize).max(1);
-    cores
-        .min(runtime_threads.max(1) as usize)
-        .min(workers.min(objects))
-        .max(1)
-}
-
 /// One driver task of a configuration: what it needs to issue GETs.
 struct Driver {
     s3: Reader,
@@ -406,7 +439,7 @@ impl Driver {
                 this.started.fetch_add(1, Ordering::Relaxed);
                 let sent = this.start.elapsed();
                 let mut outcome = match &this.hedger {
-                    Some(h) => h.get(&this.s3, &this.bucket, &key, this.limit).await,
+                    Some(h) => h.get(&this.s3, &this.bucket, &key, this.limit, &this.pool).await,
                     None => this.s3.get_one(&this.bucket, &key, this.limit).await,
                 };
                 drop(permit);
@@ -465,33 +498,35 @@ async fn until<T>(stop_at: Option<Instant>, work: impl std::future::Future<Outpu
 /// they paid for, as a breakdown (connections, TCP and TLS times, sessions).
 async fn warm_up(
     s3: &Reader,
-    plan: &Plan,
+    lanes: &Lanes,
     (bucket, keys): (&str, &Keys),
-    (workers, hedger): (u32, Option<Arc<Hedger>>),
+    hedger: Option<Arc<Hedger>>,
     order: &[u32],
     limit: Duration,
 ) -> Breakdown {
-    let n = (workers.min(plan.pool_connections()) as usize).min(order.len());
     let phases = Arc::new(Mutex::new(PhaseShard::new()));
-    for _ in 0..2 {
-        let mut set = tokio::task::JoinSet::new();
-        for &index in order.iter().take(n) {
-            let s3 = s3.clone();
-            let bucket = bucket.to_string();
-            let key = keys.key(index);
-            let phases = phases.clone();
-            let hedger = hedger.clone();
-            set.spawn(async move {
-                let outcome = s3.get_one(&bucket, &key, limit).await;
-                if let Some(h) = &hedger {
-                    h.learn(&outcome);
-                }
-                let mut phases = phases.lock().unwrap_or_else(|e| e.into_inner());
-                phases.record(&outcome);
-            });
-        }
-        while set.join_next().await.is_some() {}
+    let mut set = tokio::task::JoinSet::new();
+    let mut taken = 0;
+    // Each lane opens its own connections: its driver's share, on its thread.
+    for (d, share) in lanes.drivers.iter().enumerate() {
+        let n = share.in_flight.min(share.slots).min(order.len() - taken);
+        let mine: Vec<String> = order[taken..taken + n].iter().map(|&i| keys.key(i)).collect();
+        taken += n;
+        let (s3, bucket, phases, hedger) = (s3.clone(), bucket.to_string(), phases.clone(), hedger.clone());
+        lanes.spawn(&mut set, d, async move {
+            for _ in 0..2 {
+                futures_util::future::join_all(mine.iter().map(|key| async {
+                    let outcome = s3.get_one(&bucket, key, limit).await;
+                    if let Some(h) = &hedger {
+                        h.learn(&outcome);
+                    }
+                    phases.lock().unwrap_or_else(|e| e.into_inner()).record(&outcome);
+                }))
+                .await;
+            }
+        });
     }
+    while set.join_next().await.is_some() {}
     let phases = phases.lock().unwrap_or_else(|e| e.into_inner());
     phases.breakdown(None)
 }

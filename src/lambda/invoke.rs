@@ -47,6 +47,7 @@ impl Invoker {
             tcp_keepalive: Some(INVOKE_KEEPALIVE),
             // Invoke connections are reused between a coordinator's children only.
             pool_idle_timeout: Duration::from_secs(60),
+            lanes: 1,
         });
         let shared = aws_config::defaults(aws_config::BehaviorVersion::latest())
             .http_client(transport.http_client())

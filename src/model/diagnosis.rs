@@ -81,7 +81,7 @@ pub struct Breakdown {
 pub struct ClientSide {
     /// vCPUs the process could run on.
     pub vcpus: u32,
-    /// Worker threads of the async runtime that ran the requests.
+    /// Threads that ran the requests: the transport's lanes (each a runtime of one thread).
     pub runtime_worker_threads: u32,
     /// Cores the client can use at once: the smaller of `usable_cores` and the runtime's
     /// threads (the model's P). Fractional under a CPU quota or a small Lambda.

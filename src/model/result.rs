@@ -204,7 +204,8 @@ pub struct Environment {
     pub arch: String,
     /// vCPUs the process could use.
     pub vcpus: u32,
-    /// Threads of the async runtime that ran the requests.
+    /// Threads that ran the requests: the transport's lanes, one per usable core (at
+    /// most one per thread of the async runtime).
     pub runtime_worker_threads: u32,
     pub memory_total_bytes: Option<u64>,
     /// Region requests were signed for.

@@ -19,6 +19,7 @@
 mod attempts;
 mod connector;
 mod counters;
+mod pool;
 mod tls;
 
 use std::fmt;
@@ -37,14 +38,14 @@ use aws_smithy_types::body::SdkBody;
 
 use crate::model::{ErrorKind, RetryCauses};
 use http::Uri;
-use hyper_util::client::legacy::connect::{capture_connection, CaptureConnection, HttpConnector as TcpConnector};
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
+use hyper_util::client::legacy::connect::{capture_connection, CaptureConnection};
 
 pub use attempts::{AttemptStamp, Stamps, MAX_STAMPED_ATTEMPTS};
-use connector::{answer_of, HostLimits, LimitedConnector};
+use connector::answer_of;
 use counters::Counters;
 pub use counters::TransportCounters;
+pub use pool::share;
+use pool::Pool;
 
 pub(crate) use tls::{handshake, server_name, Trust};
 pub use tls::{TlsHandshakeError, TrustError};
@@ -65,6 +66,9 @@ pub struct TransportSettings {
     /// [`DEFAULT_POOL_IDLE_TIMEOUT`]): before S3's own idle close (about 20 s), so a
     /// request is never sent on a connection the server is closing.
     pub pool_idle_timeout: Duration,
+    /// Lanes of the pool (default 1): threads, each with its own runtime and its own
+    /// share of `pool_connections` ([`Transport::lanes`]); at most one per connection.
+    pub lanes: usize,
 }
 
 /// The pool's default idle timeout: 15 s, below S3's idle close of about 20 s.
@@ -77,6 +81,7 @@ impl Default for TransportSettings {
             connect_timeout: Duration::from_secs(3),
             tcp_keepalive: None,
             pool_idle_timeout: DEFAULT_POOL_IDLE_TIMEOUT,
+            lanes: 1,
         }
     }
 }
@@ -341,14 +346,6 @@ tokio::task_local! {
 /// Size of each connection's read buffer.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
 
-type Stack = LimitedConnector;
-
-/// One generation of the pool: the hyper client and its per-host connection caps.
-struct Pool {
-    settings: TransportSettings,
-    client: HyperClient<Stack, SdkBody>,
-}
-
 /// The HTTP transport: a capped, counted hyper-util pool. Cheap to clone (an `Arc`).
 #[derive(Clone)]
 pub struct Transport {
@@ -385,7 +382,7 @@ impl Transport {
 
     fn with_trust(settings: TransportSettings, trust: Trust) -> Self {
         let counters = Arc::new(Counters::default());
-        let pool = Arc::new(build_pool(settings, &trust, &counters));
+        let pool = Arc::new(Pool::build(settings, &trust, &counters));
         Transport {
             inner: Arc::new(TransportInner {
                 counters,
@@ -410,7 +407,7 @@ impl Transport {
     pub fn configure(&self, settings: TransportSettings) {
         let mut pool = self.inner.pool.write().unwrap_or_else(|e| e.into_inner());
         if pool.settings != settings {
-            *pool = Arc::new(build_pool(settings, &self.inner.trust, &self.inner.counters));
+            *pool = Arc::new(Pool::build(settings, &self.inner.trust, &self.inner.counters));
         }
     }
 
@@ -452,32 +449,22 @@ impl Transport {
         self.inner.pool.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// The lanes' runtimes, one per lane of the current pool, their threads started on
+    /// the first call: work spawned on lane `i` sends through lane `i`'s connections,
+    /// polled on that thread (`pool.rs`). `None` when a lane's thread could not start.
+    pub fn lanes(&self) -> Option<Vec<tokio::runtime::Handle>> {
+        self.current().handles()
+    }
+
+    /// The busy time of the lanes' runtimes and their number, once started.
+    pub fn lanes_busy(&self) -> Option<(Duration, u32)> {
+        self.current().busy()
+    }
+
     /// This transport as the SDK's HTTP client.
     pub fn http_client(&self) -> SharedHttpClient {
         SharedHttpClient::new(self.clone())
     }
-}
-
-fn build_pool(settings: TransportSettings, trust: &Trust, counters: &Arc<Counters>) -> Pool {
-    let mut tcp = TcpConnector::new();
-    tcp.set_nodelay(true);
-    tcp.set_keepalive(settings.tcp_keepalive);
-    tcp.enforce_http(false);
-    let stack = LimitedConnector {
-        tcp,
-        trust: trust.clone(),
-        limits: Arc::new(HostLimits::new(settings.pool_connections)),
-        counters: counters.clone(),
-        connect_timeout: settings.connect_timeout,
-    };
-    let client = HyperClient::builder(TokioExecutor::new())
-        .pool_timer(TokioTimer::new())
-        .pool_idle_timeout(settings.pool_idle_timeout)
-        // One 64 KiB read buffer per connection instead of hyper's adaptive one that
-        // starts at 8 KiB: a 46 KB body arrives in one or two reads, not five or six.
-        .http1_read_buf_exact_size(READ_BUFFER_BYTES)
-        .build(stack);
-    Pool { settings, client }
 }
 
 impl HttpClient for Transport {
@@ -560,7 +547,7 @@ impl Transport {
         let counters = self.inner.counters.clone();
         let pool = self.current();
         let served = Arc::new(RequestServed::default());
-        let response = REQUEST_SERVED.scope(served.clone(), pool.client.request(request));
+        let response = REQUEST_SERVED.scope(served.clone(), pool.client().request(request));
         // CreateSession calls are part of some GET's preparation, not attempts of it.
         let probe = probe.filter(|_| !session);
         let mut attempt = AttemptRecord {
@@ -602,7 +589,7 @@ impl Transport {
                             connection = capture_connection(&mut again);
                             hand_over_connection(&again, &connection);
                             tracing::debug!("no connection after {REDISPATCH_AFTER:?}: request sent again");
-                            response.set(REQUEST_SERVED.scope(served_ref.clone(), pool_ref.client.request(again)));
+                            response.set(REQUEST_SERVED.scope(served_ref.clone(), pool_ref.client().request(again)));
                         }
                     }
                 }

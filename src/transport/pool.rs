@@ -1,0 +1,159 @@
+//! The pool of one generation of settings, in lanes. A lane is a thread with its own
+//! single-threaded tokio runtime and its own hyper-util client, which holds the lane's
+//! share of the per-host cap (`pool_connections`). Work spawned on a lane
+//! ([`super::Transport::lane`]) sends its requests through that lane's client, so a
+//! connection's task and the requests it serves are polled on one thread: an answer
+//! never wakes a task on another core, and no lane waits for a connection another
+//! lane holds idle. Requests from any other thread (listing, seeding, the Lambda
+//! invoker) go through lane 0's client. The threads start on first use and stop when
+//! the pool is dropped (a new generation, or the transport's end); their connections
+//! close with them.
+
+use std::cell::Cell;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use aws_smithy_types::body::SdkBody;
+use hyper_util::client::legacy::connect::HttpConnector as TcpConnector;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use tokio::runtime::Handle;
+
+use super::connector::{HostLimits, LimitedConnector};
+use super::counters::Counters;
+use super::{TransportSettings, Trust, READ_BUFFER_BYTES};
+
+thread_local! {
+    /// The lane this thread is, on a lane's thread.
+    static LANE: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Lane `i`'s share of `total` over `lanes` lanes: the same split the engine makes of
+/// its GETs in flight, so each lane's GETs have its connections.
+pub fn share(total: usize, lanes: usize, i: usize) -> usize {
+    let lanes = lanes.max(1);
+    total / lanes + usize::from(i < total % lanes)
+}
+
+/// One generation of the pool: a hyper client per lane, and the lanes' threads.
+pub(super) struct Pool {
+    pub(super) settings: TransportSettings,
+    clients: Vec<HyperClient<LimitedConnector, SdkBody>>,
+    /// Started on the first [`Pool::handles`]; empty when a thread could not start.
+    threads: OnceLock<Vec<LaneThread>>,
+}
+
+/// A lane's thread: its runtime's handle, and the sender whose drop stops it.
+struct LaneThread {
+    handle: Handle,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Pool {
+    /// `settings.lanes` lanes (at least one, at most one per pooled connection), each
+    /// with its share of the per-host cap.
+    pub(super) fn build(settings: TransportSettings, trust: &Trust, counters: &Arc<Counters>) -> Pool {
+        let lanes = settings.lanes.clamp(1, settings.pool_connections.max(1));
+        let clients = (0..lanes)
+            .map(|i| client(&settings, share(settings.pool_connections, lanes, i), trust, counters))
+            .collect();
+        Pool {
+            settings,
+            clients,
+            threads: OnceLock::new(),
+        }
+    }
+
+    /// The client of the calling thread's lane (lane 0 off the lanes).
+    pub(super) fn client(&self) -> &HyperClient<LimitedConnector, SdkBody> {
+        let lane = LANE.with(Cell::get).unwrap_or(0);
+        &self.clients[lane.min(self.clients.len() - 1)]
+    }
+
+    pub(super) fn lanes(&self) -> usize {
+        self.clients.len()
+    }
+
+    /// The lanes' runtimes, their threads started on the first call; `None` when a
+    /// thread could not start (the callers then run on their own runtime).
+    pub(super) fn handles(&self) -> Option<Vec<Handle>> {
+        let threads = self.threads.get_or_init(|| {
+            let started: std::io::Result<Vec<LaneThread>> = (0..self.lanes()).map(start).collect();
+            started.unwrap_or_else(|err| {
+                tracing::warn!("transport: a lane's thread did not start ({err}); the sweep runs on its own runtime");
+                Vec::new()
+            })
+        });
+        (!threads.is_empty()).then(|| threads.iter().map(|t| t.handle.clone()).collect())
+    }
+
+    /// The lanes' runtimes' busy time and their threads, once started.
+    pub(super) fn busy(&self) -> Option<(Duration, u32)> {
+        let threads = self.threads.get().filter(|t| !t.is_empty())?;
+        let busy = threads
+            .iter()
+            .map(|t| t.handle.metrics().worker_total_busy_duration(0))
+            .sum();
+        Some((busy, threads.len() as u32))
+    }
+}
+
+/// Lane `i`'s thread: a single-threaded runtime that runs what is spawned on it until
+/// the returned sender is dropped.
+fn start(i: usize) -> std::io::Result<LaneThread> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let handle = runtime.handle().clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    std::thread::Builder::new()
+        .name(format!("s3sweep-lane-{i}"))
+        .spawn(move || {
+            LANE.with(|lane| lane.set(Some(i)));
+            runtime.block_on(async {
+                let _ = stopped.await;
+            });
+        })?;
+    Ok(LaneThread { handle, _stop: stop })
+}
+
+/// A lane's hyper client, capped at `connections` per host.
+fn client(
+    settings: &TransportSettings,
+    connections: usize,
+    trust: &Trust,
+    counters: &Arc<Counters>,
+) -> HyperClient<LimitedConnector, SdkBody> {
+    let mut tcp = TcpConnector::new();
+    tcp.set_nodelay(true);
+    tcp.set_keepalive(settings.tcp_keepalive);
+    tcp.enforce_http(false);
+    let stack = LimitedConnector {
+        tcp,
+        trust: trust.clone(),
+        limits: Arc::new(HostLimits::new(connections)),
+        counters: counters.clone(),
+        connect_timeout: settings.connect_timeout,
+    };
+    HyperClient::builder(TokioExecutor::new())
+        .pool_timer(TokioTimer::new())
+        .pool_idle_timeout(settings.pool_idle_timeout)
+        // One 64 KiB read buffer per connection instead of hyper's adaptive one that
+        // starts at 8 KiB: a 46 KB body arrives in one or two reads, not five or six.
+        .http1_read_buf_exact_size(READ_BUFFER_BYTES)
+        .build(stack)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up_and_differ_by_at_most_one() {
+        for total in 0..40 {
+            for lanes in 1..6 {
+                let shares: Vec<usize> = (0..lanes).map(|i| share(total, lanes, i)).collect();
+                assert_eq!(shares.iter().sum::<usize>(), total, "{total} over {lanes}");
+                assert!(shares.iter().max().unwrap() - shares.iter().min().unwrap() <= 1);
+            }
+        }
+    }
+}
