@@ -1,0 +1,128 @@
+//! The transport's lanes on the embedded server: work spawned on a lane runs on that
+//! lane's thread and reads through that lane's own connections, each lane holding its
+//! share of `pool_connections`, so the whole pool never opens more than the cap.
+
+use std::time::Duration;
+
+use crate::common::{seed_spec, seed_with, server_with};
+use s3sweep::lab::LatencyProfile;
+use s3sweep::s3::get::get_one;
+use s3sweep::s3::{RequestSettings, SweepClient};
+use s3sweep::transport::TransportSettings;
+use tokio::runtime::Handle;
+
+const BUCKET: &str = "lanes-bucket";
+
+/// `keys` read at once on `lane`: the lane's thread name, and whether each GET worked.
+async fn read_on(lane: &Handle, s3: &aws_sdk_s3::Client, keys: &[&str]) -> (String, Vec<bool>) {
+    let (s3, keys): (aws_sdk_s3::Client, Vec<String>) = (s3.clone(), keys.iter().map(|k| k.to_string()).collect());
+    lane.spawn(async move {
+        let limit = Duration::from_secs(10);
+        let gets = keys.iter().map(|key| get_one(&s3, BUCKET, key, limit));
+        let outcomes = futures_util::future::join_all(gets).await;
+        let thread = std::thread::current().name().unwrap_or("").to_string();
+        (thread, outcomes.iter().map(|o| o.result.is_ok()).collect())
+    })
+    .await
+    .expect("the lane's task ends")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_lane_reads_through_its_own_share_of_the_pool() {
+    let server = server_with(&[(BUCKET, LatencyProfile::None)]).await;
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
+    seed_with(&client, &seed_spec(BUCKET, "l/{i}", 6, 2048)).await;
+    // Two lanes of one connection each.
+    client.transport().configure(TransportSettings {
+        pool_connections: 2,
+        lanes: 2,
+        ..Default::default()
+    });
+    let lanes = client.transport().lanes().expect("the lanes' threads start");
+    assert_eq!(lanes.len(), 2);
+    let s3 = client.reader(RequestSettings::maintenance(Duration::from_secs(10)));
+    let seeding = client.transport().counters().connections_opened;
+    let opened = || client.transport().counters().connections_opened - seeding;
+
+    // Two GETs at once on lane 0: its one connection serves both, one after the other.
+    let (thread, ok) = read_on(&lanes[0], &s3, &["l/0", "l/1"]).await;
+    assert_eq!((thread.as_str(), ok), ("s3sweep-lane-0", vec![true, true]));
+    assert_eq!(opened(), 1, "lane 0's share of the pool is one connection");
+
+    // Lane 1 does not take lane 0's idle connection: it opens its own.
+    let (thread, ok) = read_on(&lanes[1], &s3, &["l/2", "l/3"]).await;
+    assert_eq!((thread.as_str(), ok), ("s3sweep-lane-1", vec![true, true]));
+    assert_eq!(opened(), 2, "lane 1 opened a connection of its own");
+
+    // Each lane reuses its own: the pool stays at its cap of two.
+    read_on(&lanes[0], &s3, &["l/4"]).await;
+    read_on(&lanes[1], &s3, &["l/5"]).await;
+    assert_eq!(opened(), 2);
+    assert_eq!(client.transport().connections_open(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lanes_never_outnumber_the_pooled_connections() {
+    let server = server_with(&[(BUCKET, LatencyProfile::None)]).await;
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
+    client.transport().configure(TransportSettings {
+        pool_connections: 1,
+        lanes: 4,
+        ..Default::default()
+    });
+    assert_eq!(client.transport().lanes().map(|l| l.len()), Some(1));
+}
+
+/// The threads the GETs of each configuration ended on.
+#[derive(Default)]
+struct Threads(std::sync::Mutex<Vec<String>>);
+
+impl s3sweep::engine::Observer for Threads {
+    fn request_done(&self, _ok: bool) {
+        let name = std::thread::current().name().unwrap_or("").to_string();
+        self.0.lock().unwrap().push(name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweeps_drivers_run_one_per_lane() {
+    let server = server_with(&[(BUCKET, LatencyProfile::None)]).await;
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
+    seed_with(&client, &seed_spec(BUCKET, "d/{i}", 200, 1024)).await;
+    let plan = s3sweep::plan::Plan::from_json(&format!(
+        r#"{{"buckets": ["{BUCKET}"], "key_template": "d/{{i}}", "object_count": 200, "workers": [8],
+            "pool_connections": 8}}"#
+    ))
+    .unwrap();
+    let threads = std::sync::Arc::new(Threads::default());
+    let result = s3sweep::engine::run(&client, &plan, &Default::default(), threads.clone()).await;
+    let row = &result.results[0];
+    assert_eq!(row.ok, 200, "{row:?}");
+    // One lane per usable core, at most the runtime's two threads.
+    let lanes = result.environment.runtime_worker_threads as usize;
+    assert_eq!(
+        lanes,
+        (result.environment.usable_cores.unwrap().ceil() as usize).clamp(1, 2)
+    );
+    let names = threads.0.lock().unwrap();
+    let mut seen: Vec<&str> = names.iter().map(String::as_str).collect();
+    seen.sort();
+    seen.dedup();
+    let expected: Vec<String> = (0..lanes).map(|i| format!("s3sweep-lane-{i}")).collect();
+    assert_eq!(
+        seen, expected,
+        "every GET ends on a lane's thread, every lane drives some"
+    );
+    assert_eq!(
+        row.client.as_ref().map(|c| c.runtime_worker_threads),
+        Some(lanes as u32)
+    );
+    // The warm-up opened each lane's share of the pool, the timed phase none.
+    assert_eq!(row.connections_opened, 0, "{row:?}");
+}
