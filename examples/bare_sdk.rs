@@ -18,7 +18,9 @@
 //! splits the GETs over N tasks, each a `buffer_unordered` loop of its share of the
 //! workers taking the next key from a shared counter (s3sweep's driver tasks);
 //! `--task-per-worker` is `--tasks` equal to the workers (s3sweep's engine before
-//! issue 17): the pieces docs/performance.md took apart.
+//! issue 17): the pieces docs/performance.md took apart. `--threads N` splits them over N
+//! threads instead, each a single-threaded runtime with its own client and pool
+//! (s3sweep's lanes, issue 39), `--shared-client` with one client for all.
 //!
 //! `--client lean` runs the same loop on s3sweep's lean signed GET (issue 25) instead of
 //! the SDK: `make bench MODE=clients` (bench-py/clients.py) puts the two side by side. The
@@ -28,7 +30,7 @@
 //!
 //! `cargo run --release --example bare_sdk -- --endpoint URL --bucket B --objects 1000
 //! --workers 1,16,64,256 [--ca-file CA.pem] [--transport smithy|smithy-pool|s3sweep|s3sweep-client]
-//! [--tasks N | --task-per-worker] [--client sdk|lean]`
+//! [--tasks N | --task-per-worker | --threads N [--shared-client]] [--client sdk|lean]`
 
 use std::time::Instant;
 
@@ -41,7 +43,12 @@ use futures_util::StreamExt;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[derive(Clone)]
 struct Args {
+    /// `--threads N`: threads with a runtime and client each (s3sweep's lanes).
+    threads: usize,
+    /// `--shared-client`: the threads share one client and pool.
+    shared_client: bool,
     endpoint: String,
     bucket: String,
     objects: u32,
@@ -72,6 +79,8 @@ fn parse() -> Result<Args, String> {
         transport: "smithy".into(),
         key_template: "test/{i}/vectors".into(),
         tasks: Some(1),
+        threads: 1,
+        shared_client: false,
         client: "sdk".into(),
     };
     let mut it = std::env::args().skip(1);
@@ -94,6 +103,11 @@ fn parse() -> Result<Args, String> {
             "--client" => match value()?.as_str() {
                 c @ ("sdk" | "lean") => args.client = c.into(),
                 other => return Err(format!("--client: {other:?} is not sdk or lean")),
+            },
+            "--shared-client" => args.shared_client = true,
+            "--threads" => match value()?.parse() {
+                Ok(n) if n > 0 => args.threads = n,
+                _ => return Err("--threads: a whole number above 0".into()),
             },
             "--tasks" => match value()?.parse() {
                 Ok(n) if n > 0 => args.tasks = Some(n),
@@ -300,25 +314,16 @@ async fn bench(args: Args) -> serde_json::Value {
     let mut results = Vec::new();
     for &workers in &args.workers {
         // A client (and pool) per worker count, as s3sweep sizes its pool per sweep.
-        let http = http_client(&args, workers).unwrap_or_else(|e| {
-            eprintln!("bare_sdk: {e}");
-            std::process::exit(2)
-        });
-        let config = aws_sdk_s3::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new("us-east-1"))
-            .credentials_provider(Credentials::new("s3sweep", "s3sweep-local-secret", None, None, "bench"))
-            .endpoint_url(&args.endpoint)
-            .force_path_style(true)
-            .retry_config(RetryConfig::standard().with_max_attempts(1))
-            .http_client(http)
-            .build();
+        if args.threads > 1 {
+            results.push(threaded(&args, &keys, workers));
+            continue;
+        }
         let s3 = if args.client == "lean" {
             lean_reader(&args, workers).await
         } else if args.transport == "s3sweep-client" {
             Reader::Sdk(s3sweep_reader(&args, workers).await)
         } else {
-            Reader::Sdk(aws_sdk_s3::Client::from_conf(config))
+            Reader::Sdk(sdk_client(&args, workers))
         };
         round(&s3, &args, &keys[..workers.min(keys.len())], workers).await;
         let cpu0 = cpu_seconds();
@@ -334,20 +339,110 @@ async fn bench(args: Args) -> serde_json::Value {
             wall * 1000.0,
             cpu_ms / keys.len() as f64
         );
-        results.push(serde_json::json!({
-            "workers": workers,
-            "repetition": 1,
-            "wall_ms": (wall * 1e6).round() / 1e3,
-            "ok": ok,
-            "errors": errors,
-            "bytes": bytes,
-            "cpu_ms": (cpu_ms * 1e3).round() / 1e3,
-            "cpu_ms_per_get": (cpu_ms / keys.len() as f64 * 1e4).round() / 1e4,
-        }));
+        results.push(row(workers, (ok, errors, bytes), wall, cpu_ms, keys.len()));
     }
     let client = match args.client.as_str() {
         "lean" => "s3sweep lean signed GET".to_string(),
         _ => format!("aws-sdk-s3 bare, transport {}", args.transport),
     };
     serde_json::json!({"client": client, "results": results})
+}
+
+/// One worker count's result: GETs that worked and failed, bytes, wall seconds, CPU ms.
+fn row(workers: usize, (ok, errors, bytes): (u64, u64, u64), wall: f64, cpu_ms: f64, gets: usize) -> serde_json::Value {
+    serde_json::json!({
+        "workers": workers,
+        "repetition": 1,
+        "wall_ms": (wall * 1e6).round() / 1e3,
+        "ok": ok,
+        "errors": errors,
+        "bytes": bytes,
+        "cpu_ms": (cpu_ms * 1e3).round() / 1e3,
+        "cpu_ms_per_get": (cpu_ms / gets as f64 * 1e4).round() / 1e4,
+    })
+}
+
+/// The SDK's client on `--transport`, its pool sized for `workers`.
+fn sdk_client(args: &Args, workers: usize) -> aws_sdk_s3::Client {
+    let http = http_client(args, workers).unwrap_or_else(|e| {
+        eprintln!("bare_sdk: {e}");
+        std::process::exit(2)
+    });
+    let config = aws_sdk_s3::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("s3sweep", "s3sweep-local-secret", None, None, "bench"))
+        .endpoint_url(&args.endpoint)
+        .force_path_style(true)
+        .retry_config(RetryConfig::standard().with_max_attempts(1))
+        .http_client(http)
+        .build();
+    aws_sdk_s3::Client::from_conf(config)
+}
+
+/// `--threads N`: the GETs split over N threads, each a single-threaded runtime with its
+/// own SDK client and pool (its share of the workers), taking the next key from a shared
+/// counter: s3sweep's lanes. Each thread warms its share of connections first; the
+/// timed round starts when all have. `--shared-client` gives the threads one client and
+/// pool (built on the first thread), so a connection's task runs on whichever thread
+/// opened it.
+fn threaded(args: &Args, keys: &[String], workers: usize) -> serde_json::Value {
+    use std::sync::{Arc, Mutex, OnceLock};
+    let n = args.threads;
+    let keys = Arc::new(keys.to_vec());
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let warmed = Arc::new(tokio::sync::Barrier::new(n));
+    let start = Arc::new(Mutex::new((0.0, Instant::now())));
+    let shared = Arc::new(OnceLock::new());
+    let threads: Vec<_> = (0..n)
+        .map(|t| {
+            let share = workers / n + usize::from(t < workers % n);
+            let (args, keys, next) = (args.clone(), keys.clone(), next.clone());
+            let (warmed, start, shared) = (warmed.clone(), start.clone(), shared.clone());
+            std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a runtime builds");
+                runtime.block_on(async move {
+                    let s3 = Reader::Sdk(match args.shared_client {
+                        true => shared.get_or_init(|| sdk_client(&args, workers)).clone(),
+                        false => sdk_client(&args, share),
+                    });
+                    let warm = keys[..share.min(keys.len())].iter().cloned();
+                    let _: Vec<_> = futures_util::stream::iter(warm)
+                        .map(|key| get(&s3, &args.bucket, key))
+                        .buffer_unordered(share.max(1))
+                        .collect()
+                        .await;
+                    if warmed.wait().await.is_leader() {
+                        *start.lock().unwrap() = (cpu_seconds(), Instant::now());
+                    }
+                    let positions = futures_util::stream::iter(std::iter::from_fn(|| {
+                        keys.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                            .cloned()
+                    }));
+                    let sizes: Vec<Option<u64>> = positions
+                        .map(|key| get(&s3, &args.bucket, key))
+                        .buffer_unordered(share.max(1))
+                        .collect()
+                        .await;
+                    tally(&sizes)
+                })
+            })
+        })
+        .collect();
+    let mut total = (0, 0, 0);
+    for thread in threads {
+        let (ok, errors, bytes) = thread.join().expect("a bench thread does not panic");
+        total = (total.0 + ok, total.1 + errors, total.2 + bytes);
+    }
+    let (cpu0, t0) = *start.lock().unwrap();
+    row(
+        workers,
+        total,
+        t0.elapsed().as_secs_f64(),
+        (cpu_seconds() - cpu0) * 1000.0,
+        keys.len(),
+    )
 }
