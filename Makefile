@@ -178,9 +178,9 @@ build-release:
 ## and the boto3 thread-pool baseline on one lab, over HTTP and HTTPS, with the targets
 ## PASS or MISS (several minutes).
 ## `make bench MODE=clients`: the clients side by side on the same objects (bench-py/clients.py,
-## docs/performance.md): s3sweep's lean signed GET, the bare SDK, s3sweep's SDK path and
+## docs/performance.md): s3sweep's lean path, the bare SDK, s3sweep's SDK path and
 ## wrk (unsigned), against nginx serving the objects as files and against the lab, over
-## HTTP and HTTPS, 16/64/256 in flight, with the targets of issue 25 PASS or MISS (wrk
+## HTTP and HTTPS, 16/64/256 in flight, with the targets of issues 25 and 39 (wrk
 ## and nginx from `make bench-tools`; a few minutes).
 BENCH_VENV ?= .venv-bench
 MODE ?=
