@@ -141,10 +141,10 @@ fn sizes_of(size: Option<u64>, order: &[u32], keys: &Keys) -> Option<ObjectSize>
 /// wake the runtime far less often (in `make bench`, a task per worker cost about 40%
 /// more CPU per GET), and each driver records into its own [`Shard`], without locks.
 /// On a lane's thread, not the shared runtime: a GET's answer wakes its driver on the
-/// thread that read it (docs/performance.md, "Lanes").
+/// thread that read it (docs/performance.md, "Lanes: a thread, runtime and pool per core").
 struct Lanes {
     /// The lanes' runtimes; `None` when their threads did not start (one driver then
-    /// runs on this runtime).
+    /// runs on this runtime, through lane 0's connections).
     handles: Option<Vec<tokio::runtime::Handle>>,
     drivers: Vec<DriverShare>,
 }
@@ -158,9 +158,13 @@ struct DriverShare {
 
 impl Lanes {
     fn of(client: &SweepClient, plan: &Plan, workers: usize, objects: usize) -> Lanes {
-        let handles = client.transport().lanes();
-        let lanes = handles.as_ref().map_or(1, Vec::len);
-        let drivers = lanes.min(workers.min(objects)).max(1);
+        let transport = client.transport();
+        let (handles, lanes) = (transport.lanes(), transport.lane_count());
+        // Without the lanes' threads, one driver, with lane 0's share of the pool.
+        let drivers = match handles {
+            Some(_) => lanes.min(workers.min(objects)).max(1),
+            None => 1,
+        };
         let pool = plan.pool_connections() as usize;
         let drivers = (0..drivers)
             .map(|d| {

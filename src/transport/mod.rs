@@ -456,6 +456,11 @@ impl Transport {
         self.current().handles()
     }
 
+    /// The lanes of the current pool (started or not).
+    pub fn lane_count(&self) -> usize {
+        self.current().lanes()
+    }
+
     /// The busy time of the lanes' runtimes and their number, once started.
     pub fn lanes_busy(&self) -> Option<(Duration, u32)> {
         self.current().busy()

@@ -1,13 +1,14 @@
 //! The pool of one generation of settings, in lanes. A lane is a thread with its own
 //! single-threaded tokio runtime and its own hyper-util client, which holds the lane's
 //! share of the per-host cap (`pool_connections`). Work spawned on a lane
-//! ([`super::Transport::lane`]) sends its requests through that lane's client, so a
+//! ([`super::Transport::lanes`]) sends its requests through that lane's client, so a
 //! connection's task and the requests it serves are polled on one thread: an answer
 //! never wakes a task on another core, and no lane waits for a connection another
 //! lane holds idle. Requests from any other thread (listing, seeding, the Lambda
 //! invoker) go through lane 0's client. The threads start on first use and stop when
 //! the pool is dropped (a new generation, or the transport's end); their connections
-//! close with them.
+//! close with them. Why lanes: docs/performance.md, "Lanes: a thread, runtime and pool
+//! per core".
 
 use std::cell::Cell;
 use std::sync::{Arc, OnceLock};
@@ -99,19 +100,27 @@ impl Pool {
 }
 
 /// Lane `i`'s thread: a single-threaded runtime that runs what is spawned on it until
-/// the returned sender is dropped.
+/// the returned sender is dropped. The runtime is built and dropped on the thread
+/// itself (a runtime must not be dropped inside another's async context).
 fn start(i: usize) -> std::io::Result<LaneThread> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let handle = runtime.handle().clone();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (ready, started) = std::sync::mpsc::sync_channel(1);
     std::thread::Builder::new()
         .name(format!("s3sweep-lane-{i}"))
         .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(runtime) => runtime,
+                Err(err) => return drop(ready.send(Err(err))),
+            };
+            let _ = ready.send(Ok(runtime.handle().clone()));
             LANE.with(|lane| lane.set(Some(i)));
             runtime.block_on(async {
                 let _ = stopped.await;
             });
         })?;
+    let handle = started
+        .recv()
+        .map_err(|_| std::io::Error::other("the lane's thread ended before its runtime started"))??;
     Ok(LaneThread { handle, _stop: stop })
 }
 
