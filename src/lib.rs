@@ -16,7 +16,8 @@
 //!   values: one field reader for every section, key templates, bucket-name rules,
 //!   price and fan-out checks; every bad field named in one error.
 //! - [`transport`]: the HTTP transport the SDK sends through: hyper-util's pool with a
-//!   per-host connection cap, `TCP_NODELAY`, connect and first-byte timeouts, counters.
+//!   per-host connection cap, in lanes (a thread, runtime and share of the pool per
+//!   core), `TCP_NODELAY`, connect and first-byte timeouts, counters.
 //! - [`s3`]: the one S3 client per process on that transport (credentials passed in),
 //!   error classification, the measured GET, and `seed`/`clean` of test objects.
 //! - [`engine`]: the run: bucket x workers x repetition, exactly `workers` GETs in

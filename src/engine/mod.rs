@@ -131,7 +131,7 @@ pub(crate) fn transport_settings(plan: &Plan) -> TransportSettings {
 /// share, rounded up), at most one per thread of the runtime the sweep was started on
 /// (`--runtime-threads 1` keeps it to one core). Each lane is a thread with its own
 /// runtime and its own share of the pool, and runs one driver of each configuration
-/// (docs/performance.md, "Lanes").
+/// (docs/performance.md, "Lanes: a thread, runtime and pool per core").
 fn lane_count(usable_cores: f64, runtime_threads: usize) -> usize {
     (usable_cores.ceil() as usize).clamp(1, runtime_threads.max(1))
 }
