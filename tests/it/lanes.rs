@@ -5,13 +5,22 @@
 use std::time::Duration;
 
 use crate::common::{seed_spec, seed_with, server_with};
-use s3sweep::lab::LatencyProfile;
+use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::s3::get::get_one;
 use s3sweep::s3::{RequestSettings, SweepClient};
 use s3sweep::transport::TransportSettings;
 use tokio::runtime::Handle;
 
 const BUCKET: &str = "lanes-bucket";
+
+/// The embedded server with the bucket, and a client of it.
+async fn lab() -> (RunningServer, SweepClient) {
+    let server = server_with(&[(BUCKET, LatencyProfile::None)]).await;
+    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
+    (server, client)
+}
 
 /// `keys` read at once on `lane`: the lane's thread name, and whether each GET worked.
 async fn read_on(lane: &Handle, s3: &aws_sdk_s3::Client, keys: &[&str]) -> (String, Vec<bool>) {
@@ -29,10 +38,7 @@ async fn read_on(lane: &Handle, s3: &aws_sdk_s3::Client, keys: &[&str]) -> (Stri
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_lane_reads_through_its_own_share_of_the_pool() {
-    let server = server_with(&[(BUCKET, LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
+    let (_server, client) = lab().await;
     seed_with(&client, &seed_spec(BUCKET, "l/{i}", 6, 2048)).await;
     // Two lanes of one connection each.
     client.transport().configure(TransportSettings {
@@ -65,10 +71,7 @@ async fn each_lane_reads_through_its_own_share_of_the_pool() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lanes_never_outnumber_the_pooled_connections() {
-    let server = server_with(&[(BUCKET, LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
+    let (_server, client) = lab().await;
     client.transport().configure(TransportSettings {
         pool_connections: 1,
         lanes: 4,
@@ -90,10 +93,7 @@ impl s3sweep::engine::Observer for Threads {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweeps_drivers_run_one_per_lane() {
-    let server = server_with(&[(BUCKET, LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
+    let (_server, client) = lab().await;
     seed_with(&client, &seed_spec(BUCKET, "d/{i}", 200, 1024)).await;
     let plan = s3sweep::plan::Plan::from_json(&format!(
         r#"{{"buckets": ["{BUCKET}"], "key_template": "d/{{i}}", "object_count": 200, "workers": [8],
