@@ -165,7 +165,15 @@ pub async fn run(
     let listed = listing::list_keys_within(client, plan, options.deadline).await;
     let s3 = client.reader(request_settings(plan));
     let probe = if plan.probe_bandwidth() {
-        Some(probe::probe(&s3, plan, &plan.buckets()[0], probe::ProbeSettings::default()).await)
+        Some(
+            probe::probe(
+                (&s3, &client.transport().lanes()),
+                plan,
+                &plan.buckets()[0],
+                probe::ProbeSettings::default(),
+            )
+            .await,
+        )
     } else {
         None
     };

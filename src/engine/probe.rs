@@ -21,6 +21,7 @@ use crate::model::{ProbeBurst, ProbeObjectKind, ProbeReport};
 use crate::plan::Plan;
 use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
+use crate::transport::Lanes;
 
 /// The probe's budget and shape. Defaults: 4 s, 1 GiB, 100 ms intervals, 8 ranged GETs
 /// of 8 MiB in flight (probe object) or 64 GETs (the sweep's objects).
@@ -67,8 +68,14 @@ enum Source {
 }
 
 /// Runs the probe on `bucket`: the probe object when it is there (HEAD), the sweep's
-/// objects otherwise.
-pub(crate) async fn probe(s3: &aws_sdk_s3::Client, plan: &Plan, bucket: &str, settings: ProbeSettings) -> ProbeReport {
+/// objects otherwise. Its streams are spread over the transport's `lanes`, so together
+/// they have the whole pool (each lane holds its share).
+pub(crate) async fn probe(
+    (s3, lanes): (&aws_sdk_s3::Client, &Lanes),
+    plan: &Plan,
+    bucket: &str,
+    settings: ProbeSettings,
+) -> ProbeReport {
     let key = plan.probe_key().to_string();
     let size = s3
         .head_object()
@@ -83,7 +90,7 @@ pub(crate) async fn probe(s3: &aws_sdk_s3::Client, plan: &Plan, bucket: &str, se
         Some(n) => Source::Ranges { key, size: n as u64 },
         None => Source::Objects,
     };
-    run_probe(s3, plan, bucket, source, settings).await
+    run_probe((s3, lanes), plan, bucket, source, settings).await
 }
 
 /// Shared state of the probe's GETs.
@@ -96,7 +103,7 @@ struct Tally {
 }
 
 async fn run_probe(
-    s3: &aws_sdk_s3::Client,
+    s3: (&aws_sdk_s3::Client, &Lanes),
     plan: &Plan,
     bucket: &str,
     source: Source,
@@ -193,9 +200,9 @@ fn probed_object(source: &Source, plan: &Plan) -> (ProbeObjectKind, String) {
 }
 
 /// Starts `streams` tasks, each keeping one probe GET in flight until `stop_at` or the
-/// byte budget.
+/// byte budget, stream `i` on lane `i` (modulo the lanes).
 fn spawn_streams(
-    s3: &aws_sdk_s3::Client,
+    (s3, lanes): (&aws_sdk_s3::Client, &Lanes),
     plan: &Plan,
     bucket: &str,
     (source, streams): (Arc<Source>, u32),
@@ -204,13 +211,13 @@ fn spawn_streams(
     stop_at: Instant,
 ) -> tokio::task::JoinSet<()> {
     let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..streams {
+    for i in 0..streams {
         let (s3, tally, source) = (s3.clone(), tally.clone(), source.clone());
         // On a size axis, the sweep's largest objects: the fewest requests per byte.
         let largest = plan.object_sizes().iter().max().copied();
         let (bucket, keys) = (bucket.to_string(), plan.keys_at(0, largest));
         let objects = u64::from(plan.object_count().min(keys.count()).max(1));
-        tasks.spawn(async move {
+        lanes.spawn(&mut tasks, i as usize, async move {
             while Instant::now() < stop_at && tally.bytes.load(Ordering::Relaxed) < settings.byte_budget {
                 let n = tally.next.fetch_add(1, Ordering::Relaxed);
                 let request = match &*source {

@@ -33,7 +33,7 @@ use super::schedule::StartSchedule;
 use super::slot;
 use super::timeline::{self, AttemptEvent, GetEvent, WireSampler};
 use super::Observer;
-use crate::transport::share;
+use crate::transport::{share, Lanes};
 
 /// The order objects are read in one configuration.
 /// The indices are the plan's key range, within the keys there are (a listing that
@@ -66,11 +66,11 @@ pub(crate) async fn run_config(
     let keys = plan.keys_at(bucket_index, size);
     let order = Arc::new(key_order(plan, &keys, workers, repetition));
     let whole_request = plan.attempt_timeout() * plan.max_attempts();
-    let lanes = Lanes::of(client, plan, workers as usize, order.len());
+    let drivers = Drivers::of(client, plan, workers as usize, order.len());
     let hedger = Hedger::new(hedge, plan.max_hedge_percent()).map(Arc::new);
     let before_timed_phase = async {
         let warmup = if plan.warmup() {
-            Some(warm_up(s3, &lanes, (bucket, &keys), hedger.clone(), &order, whole_request).await)
+            Some(warm_up(s3, &drivers, (bucket, &keys), hedger.clone(), &order, whole_request).await)
         } else {
             None
         };
@@ -90,7 +90,7 @@ pub(crate) async fn run_config(
     let start = Instant::now();
     let sampler = WireSampler::start(client.transport(), start);
     let mut tasks = tokio::task::JoinSet::new();
-    for (d, share) in lanes.drivers.iter().enumerate() {
+    for (d, share) in drivers.shares.iter().enumerate() {
         let driver = Driver {
             s3: s3.clone(),
             bucket: bucket.to_string(),
@@ -104,7 +104,7 @@ pub(crate) async fn run_config(
             started: AtomicU64::new(0),
             start,
         };
-        lanes.spawn(&mut tasks, d, driver.run(share.in_flight, stop_at));
+        drivers.lanes.spawn(&mut tasks, d, driver.run(share.in_flight, stop_at));
     }
     let mut recorded = joined(tasks).await;
     let events = std::mem::take(&mut recorded.events);
@@ -142,11 +142,10 @@ fn sizes_of(size: Option<u64>, order: &[u32], keys: &Keys) -> Option<ObjectSize>
 /// more CPU per GET), and each driver records into its own [`Shard`], without locks.
 /// On a lane's thread, not the shared runtime: a GET's answer wakes its driver on the
 /// thread that read it (docs/performance.md, "Lanes: a thread, runtime and pool per core").
-struct Lanes {
-    /// The lanes' runtimes; `None` when their threads did not start (one driver then
-    /// runs on this runtime, through lane 0's connections).
-    handles: Option<Vec<tokio::runtime::Handle>>,
-    drivers: Vec<DriverShare>,
+struct Drivers {
+    /// The lanes, held (threads and connections alive) until the configuration ends.
+    lanes: Lanes,
+    shares: Vec<DriverShare>,
 }
 
 /// One driver's share: its GETs in flight, and its lane's slots of the pool.
@@ -156,19 +155,18 @@ struct DriverShare {
     pool: Arc<Semaphore>,
 }
 
-impl Lanes {
-    fn of(client: &SweepClient, plan: &Plan, workers: usize, objects: usize) -> Lanes {
-        let transport = client.transport();
-        let (handles, lanes) = (transport.lanes(), transport.lane_count());
-        // Without the lanes' threads, one driver, with lane 0's share of the pool.
-        let drivers = match handles {
-            Some(_) => lanes.min(workers.min(objects)).max(1),
-            None => 1,
+impl Drivers {
+    fn of(client: &SweepClient, plan: &Plan, workers: usize, objects: usize) -> Drivers {
+        let lanes = client.transport().lanes();
+        // Without the lanes' threads, one driver on this runtime, with lane 0's share.
+        let drivers = match lanes.start() {
+            true => lanes.count().min(workers.min(objects)).max(1),
+            false => 1,
         };
         let pool = plan.pool_connections() as usize;
-        let drivers = (0..drivers)
+        let shares = (0..drivers)
             .map(|d| {
-                let slots = share(pool, lanes, d);
+                let slots = share(pool, lanes.count(), d);
                 DriverShare {
                     in_flight: share(workers, drivers, d),
                     slots,
@@ -176,20 +174,7 @@ impl Lanes {
                 }
             })
             .collect();
-        Lanes { handles, drivers }
-    }
-
-    /// Spawns `work` into `set` on driver `d`'s lane.
-    fn spawn<T: Send + 'static>(
-        &self,
-        set: &mut tokio::task::JoinSet<T>,
-        d: usize,
-        work: impl std::future::Future<Output = T> + Send + 'static,
-    ) {
-        match &self.handles {
-            Some(lanes) => set.spawn_on(work, &lanes[d]),
-            None => set.spawn(work),
-        };
+        Drivers { lanes, shares }
     }
 }
 
@@ -502,7 +487,7 @@ async fn until<T>(stop_at: Option<Instant>, work: impl std::future::Future<Outpu
 /// they paid for, as a breakdown (connections, TCP and TLS times, sessions).
 async fn warm_up(
     s3: &Reader,
-    lanes: &Lanes,
+    drivers: &Drivers,
     (bucket, keys): (&str, &Keys),
     hedger: Option<Arc<Hedger>>,
     order: &[u32],
@@ -512,12 +497,12 @@ async fn warm_up(
     let mut set = tokio::task::JoinSet::new();
     let mut taken = 0;
     // Each lane opens its own connections: its driver's share, on its thread.
-    for (d, share) in lanes.drivers.iter().enumerate() {
+    for (d, share) in drivers.shares.iter().enumerate() {
         let n = share.in_flight.min(share.slots).min(order.len() - taken);
         let mine: Vec<String> = order[taken..taken + n].iter().map(|&i| keys.key(i)).collect();
         taken += n;
         let (s3, bucket, phases, hedger) = (s3.clone(), bucket.to_string(), phases.clone(), hedger.clone());
-        lanes.spawn(&mut set, d, async move {
+        drivers.lanes.spawn(&mut set, d, async move {
             for _ in 0..2 {
                 futures_util::future::join_all(mine.iter().map(|key| async {
                     let outcome = s3.get_one(&bucket, key, limit).await;

@@ -44,8 +44,8 @@ pub use attempts::{AttemptStamp, Stamps, MAX_STAMPED_ATTEMPTS};
 use connector::answer_of;
 use counters::Counters;
 pub use counters::TransportCounters;
-pub use pool::share;
 use pool::Pool;
+pub use pool::{share, Lanes};
 
 pub(crate) use tls::{handshake, server_name, Trust};
 pub use tls::{TlsHandshakeError, TrustError};
@@ -449,19 +449,16 @@ impl Transport {
         self.inner.pool.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The lanes' runtimes, one per lane of the current pool, their threads started on
-    /// the first call: work spawned on lane `i` sends through lane `i`'s connections,
-    /// polled on that thread (`pool.rs`). `None` when a lane's thread could not start.
-    pub fn lanes(&self) -> Option<Vec<tokio::runtime::Handle>> {
-        self.current().handles()
+    /// The lanes of the current pool (`pool.rs`): work spawned on lane `i` sends
+    /// through lane `i`'s connections, polled on that lane's thread. The snapshot keeps
+    /// its generation of the pool, threads and connections alive while it is held, so
+    /// a later `configure` does not stop the work running on it.
+    pub fn lanes(&self) -> Lanes {
+        Lanes { pool: self.current() }
     }
 
-    /// The lanes of the current pool (started or not).
-    pub fn lane_count(&self) -> usize {
-        self.current().lanes()
-    }
-
-    /// The busy time of the lanes' runtimes and their number, once started.
+    /// The busy time of the current pool's lanes' runtimes and their number, once
+    /// started.
     pub fn lanes_busy(&self) -> Option<(Duration, u32)> {
         self.current().busy()
     }

@@ -1,11 +1,14 @@
 //! The pool of one generation of settings, in lanes. A lane is a thread with its own
 //! single-threaded tokio runtime and its own hyper-util client, which holds the lane's
 //! share of the per-host cap (`pool_connections`). Work spawned on a lane
-//! ([`super::Transport::lanes`]) sends its requests through that lane's client, so a
+//! ([`Lanes::spawn`]) sends its requests through that lane's client, so a
 //! connection's task and the requests it serves are polled on one thread: an answer
 //! never wakes a task on another core, and no lane waits for a connection another
-//! lane holds idle. Requests from any other thread (listing, seeding, the Lambda
-//! invoker) go through lane 0's client. The threads start on first use and stop when
+//! lane holds idle. Requests from any other thread (preflight, listing, seeding, the
+//! Lambda invoker) go through lane 0's client; work that needs the whole pool (the
+//! bandwidth probe) spreads itself over the lanes. A lane's thread knows its index,
+//! not its pool: `configure` during a sweep (which no caller does) would send its
+//! requests through the new pool's lane of that index. The threads start on first use and stop when
 //! the pool is dropped (a new generation, or the transport's end); their connections
 //! close with them. Why lanes: docs/performance.md, "Lanes: a thread, runtime and pool
 //! per core".
@@ -34,6 +37,39 @@ thread_local! {
 pub fn share(total: usize, lanes: usize, i: usize) -> usize {
     let lanes = lanes.max(1);
     total / lanes + usize::from(i < total % lanes)
+}
+
+/// The lanes of one generation of the pool ([`super::Transport::lanes`]).
+#[derive(Clone)]
+pub struct Lanes {
+    pub(super) pool: Arc<Pool>,
+}
+
+impl Lanes {
+    /// How many lanes the pool has (their threads started or not).
+    pub fn count(&self) -> usize {
+        self.pool.lanes()
+    }
+
+    /// Starts the lanes' threads (once); false when a thread could not start, and work
+    /// is then spawned on the caller's runtime.
+    pub fn start(&self) -> bool {
+        !self.pool.threads().is_empty()
+    }
+
+    /// Spawns `work` into `set` on lane `i` (modulo the lanes), or on the caller's
+    /// runtime when the lanes' threads could not start.
+    pub fn spawn<T: Send + 'static>(
+        &self,
+        set: &mut tokio::task::JoinSet<T>,
+        i: usize,
+        work: impl std::future::Future<Output = T> + Send + 'static,
+    ) {
+        match self.pool.threads() {
+            [] => set.spawn(work),
+            threads => set.spawn_on(work, &threads[i % threads.len()].handle),
+        };
+    }
 }
 
 /// One generation of the pool: a hyper client per lane, and the lanes' threads.
@@ -75,17 +111,15 @@ impl Pool {
         self.clients.len()
     }
 
-    /// The lanes' runtimes, their threads started on the first call; `None` when a
-    /// thread could not start (the callers then run on their own runtime).
-    pub(super) fn handles(&self) -> Option<Vec<Handle>> {
-        let threads = self.threads.get_or_init(|| {
+    /// The lanes' threads, started on the first call; none when one could not start.
+    fn threads(&self) -> &[LaneThread] {
+        self.threads.get_or_init(|| {
             let started: std::io::Result<Vec<LaneThread>> = (0..self.lanes()).map(start).collect();
             started.unwrap_or_else(|err| {
                 tracing::warn!("transport: a lane's thread did not start ({err}); the sweep runs on its own runtime");
                 Vec::new()
             })
-        });
-        (!threads.is_empty()).then(|| threads.iter().map(|t| t.handle.clone()).collect())
+        })
     }
 
     /// The lanes' runtimes' busy time and their threads, once started.

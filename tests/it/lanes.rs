@@ -2,14 +2,16 @@
 //! lane's thread and reads through that lane's own connections, each lane holding its
 //! share of `pool_connections`, so the whole pool never opens more than the cap.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::{seed_spec, seed_with, server_with};
+use s3sweep::engine::{self, Observer, Quiet};
 use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::s3::get::get_one;
 use s3sweep::s3::{RequestSettings, SweepClient};
-use s3sweep::transport::TransportSettings;
-use tokio::runtime::Handle;
+use s3sweep::transport::{Lanes, TransportSettings};
 
 const BUCKET: &str = "lanes-bucket";
 
@@ -22,18 +24,18 @@ async fn lab() -> (RunningServer, SweepClient) {
     (server, client)
 }
 
-/// `keys` read at once on `lane`: the lane's thread name, and whether each GET worked.
-async fn read_on(lane: &Handle, s3: &aws_sdk_s3::Client, keys: &[&str]) -> (String, Vec<bool>) {
+/// `keys` read at once on lane `i`: the thread they ended on, and whether each worked.
+async fn read_on(lanes: &Lanes, i: usize, s3: &aws_sdk_s3::Client, keys: &[&str]) -> (String, Vec<bool>) {
     let (s3, keys): (aws_sdk_s3::Client, Vec<String>) = (s3.clone(), keys.iter().map(|k| k.to_string()).collect());
-    lane.spawn(async move {
+    let mut set = tokio::task::JoinSet::new();
+    lanes.spawn(&mut set, i, async move {
         let limit = Duration::from_secs(10);
         let gets = keys.iter().map(|key| get_one(&s3, BUCKET, key, limit));
         let outcomes = futures_util::future::join_all(gets).await;
         let thread = std::thread::current().name().unwrap_or("").to_string();
         (thread, outcomes.iter().map(|o| o.result.is_ok()).collect())
-    })
-    .await
-    .expect("the lane's task ends")
+    });
+    set.join_next().await.unwrap().expect("the lane's task ends")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,25 +48,26 @@ async fn each_lane_reads_through_its_own_share_of_the_pool() {
         lanes: 2,
         ..Default::default()
     });
-    let lanes = client.transport().lanes().expect("the lanes' threads start");
-    assert_eq!(lanes.len(), 2);
+    let lanes = client.transport().lanes();
+    assert!(lanes.start(), "the lanes' threads start");
+    assert_eq!(lanes.count(), 2);
     let s3 = client.reader(RequestSettings::maintenance(Duration::from_secs(10)));
     let seeding = client.transport().counters().connections_opened;
     let opened = || client.transport().counters().connections_opened - seeding;
 
     // Two GETs at once on lane 0: its one connection serves both, one after the other.
-    let (thread, ok) = read_on(&lanes[0], &s3, &["l/0", "l/1"]).await;
+    let (thread, ok) = read_on(&lanes, 0, &s3, &["l/0", "l/1"]).await;
     assert_eq!((thread.as_str(), ok), ("s3sweep-lane-0", vec![true, true]));
     assert_eq!(opened(), 1, "lane 0's share of the pool is one connection");
 
     // Lane 1 does not take lane 0's idle connection: it opens its own.
-    let (thread, ok) = read_on(&lanes[1], &s3, &["l/2", "l/3"]).await;
+    let (thread, ok) = read_on(&lanes, 1, &s3, &["l/2", "l/3"]).await;
     assert_eq!((thread.as_str(), ok), ("s3sweep-lane-1", vec![true, true]));
     assert_eq!(opened(), 2, "lane 1 opened a connection of its own");
 
     // Each lane reuses its own: the pool stays at its cap of two.
-    read_on(&lanes[0], &s3, &["l/4"]).await;
-    read_on(&lanes[1], &s3, &["l/5"]).await;
+    read_on(&lanes, 0, &s3, &["l/4"]).await;
+    read_on(&lanes, 1, &s3, &["l/5"]).await;
     assert_eq!(opened(), 2);
     assert_eq!(client.transport().connections_open(), 2);
 }
@@ -77,14 +80,14 @@ async fn lanes_never_outnumber_the_pooled_connections() {
         lanes: 4,
         ..Default::default()
     });
-    assert_eq!(client.transport().lanes().map(|l| l.len()), Some(1));
+    assert_eq!(client.transport().lanes().count(), 1);
 }
 
 /// The threads the GETs of each configuration ended on.
 #[derive(Default)]
 struct Threads(std::sync::Mutex<Vec<String>>);
 
-impl s3sweep::engine::Observer for Threads {
+impl Observer for Threads {
     fn request_done(&self, _ok: bool) {
         let name = std::thread::current().name().unwrap_or("").to_string();
         self.0.lock().unwrap().push(name);
@@ -100,8 +103,8 @@ async fn a_sweeps_drivers_run_one_per_lane() {
             "pool_connections": 8}}"#
     ))
     .unwrap();
-    let threads = std::sync::Arc::new(Threads::default());
-    let result = s3sweep::engine::run(&client, &plan, &Default::default(), threads.clone()).await;
+    let threads = Arc::new(Threads::default());
+    let result = engine::run(&client, &plan, &Default::default(), threads.clone()).await;
     let row = &result.results[0];
     assert_eq!(row.ok, 200, "{row:?}");
     // One lane per usable core, at most the runtime's two threads.
@@ -125,4 +128,43 @@ async fn a_sweeps_drivers_run_one_per_lane() {
     );
     // The warm-up opened each lane's share of the pool, the timed phase none.
     assert_eq!(row.connections_opened, 0, "{row:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bandwidth_probe_spreads_over_the_lanes_and_has_the_whole_pool() {
+    let (_server, client) = lab().await;
+    seed_with(&client, &seed_spec(BUCKET, "p/{i}", 20, 64 * 1024)).await;
+    let plan = s3sweep::plan::Plan::from_json(&format!(
+        r#"{{"buckets": ["{BUCKET}"], "key_template": "p/{{i}}", "object_count": 20, "workers": [1],
+            "pool_connections": 8, "probe_bandwidth": true}}"#
+    ))
+    .unwrap();
+    // The seeding's connections closed first (a new pool drops the old one's).
+    client.transport().configure(TransportSettings {
+        pool_connections: 1,
+        ..Default::default()
+    });
+    let closed = async {
+        while client.transport().connections_open() > 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), closed).await.unwrap();
+    // The most connections open at once over the sweep, sampled every 2 ms.
+    let (transport, done) = (client.transport().clone(), Arc::new(AtomicBool::new(false)));
+    let sampled = done.clone();
+    let most = tokio::spawn(async move {
+        let mut most = 0;
+        while !sampled.load(Ordering::Relaxed) {
+            most = most.max(transport.connections_open());
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        most
+    });
+    let result = engine::run(&client, &plan, &Default::default(), Arc::new(Quiet)).await;
+    done.store(true, Ordering::Relaxed);
+    assert!(result.network.and_then(|n| n.probe).is_some());
+    // The probe's 64 object streams had the whole pool open, each lane its share (not
+    // lane 0's share alone, 4 of 8 with two lanes).
+    assert_eq!(most.await.unwrap(), 8);
 }
