@@ -116,6 +116,9 @@ fn parse() -> Result<Args, String> {
             other => return Err(format!("unknown flag {other}")),
         }
     }
+    if args.threads > 1 && args.client == "lean" {
+        return Err("--threads runs the SDK's client only, not --client lean".into());
+    }
     if args.endpoint.is_empty() || args.bucket.is_empty() {
         return Err("--endpoint and --bucket are required".into());
     }
@@ -315,7 +318,9 @@ async fn bench(args: Args) -> serde_json::Value {
     for &workers in &args.workers {
         // A client (and pool) per worker count, as s3sweep sizes its pool per sweep.
         if args.threads > 1 {
-            results.push(threaded(&args, &keys, workers));
+            let (args, keys) = (args.clone(), keys.clone());
+            let row = tokio::task::spawn_blocking(move || threaded(&args, &keys, workers)).await;
+            results.push(row.expect("the threads' bench does not panic"));
             continue;
         }
         let s3 = if args.client == "lean" {
@@ -427,6 +432,9 @@ fn threaded(args: &Args, keys: &[String], workers: usize) -> serde_json::Value {
                         .buffer_unordered(share.max(1))
                         .collect()
                         .await;
+                    // Every thread's runtime stays up until all are done: with one
+                    // client, the others' connections may be polled here.
+                    warmed.wait().await;
                     tally(&sizes)
                 })
             })
