@@ -83,28 +83,28 @@ pub(crate) async fn run_config(
     };
     let warmup = until(stop_at, before_timed_phase).await?;
     observer.config_started(bucket, workers, repetition, order.len() as u64);
-    let before = Before::now(client);
+    let before = Before::now(client, &drivers.lanes);
     // Shared by the drivers: the next position in `order`, the hedging.
     let next = Arc::new(AtomicUsize::new(0));
     let started_at = SystemTime::now();
     let start = Instant::now();
     let sampler = WireSampler::start(client.transport(), start);
     let mut tasks = tokio::task::JoinSet::new();
-    for (d, share) in drivers.shares.iter().enumerate() {
+    for (d, part) in drivers.shares.iter().enumerate() {
         let driver = Driver {
             s3: s3.clone(),
             bucket: bucket.to_string(),
             keys: keys.clone(),
             order: order.clone(),
             next: next.clone(),
-            pool: share.pool.clone(),
+            pool: part.pool.clone(),
             hedger: hedger.clone(),
             observer: observer.clone(),
             limit: whole_request,
             started: AtomicU64::new(0),
             start,
         };
-        drivers.lanes.spawn(&mut tasks, d, driver.run(share.in_flight, stop_at));
+        drivers.lanes.spawn(&mut tasks, d, driver.run(part.in_flight, stop_at));
     }
     let mut recorded = joined(tasks).await;
     let events = std::mem::take(&mut recorded.events);
@@ -205,6 +205,8 @@ async fn joined(mut tasks: tokio::task::JoinSet<Shard>) -> Shard {
 /// What is read just before a configuration's timed phase, to take the differences
 /// after it.
 struct Before {
+    /// The lanes the drivers run on: their busy time is read again after.
+    lanes: Lanes,
     busy: Option<(Duration, u32)>,
     counters: TransportCounters,
     cpu: Duration,
@@ -216,10 +218,11 @@ struct Before {
 }
 
 impl Before {
-    fn now(client: &SweepClient) -> Before {
+    fn now(client: &SweepClient, lanes: &Lanes) -> Before {
         let interfaces = Interfaces::for_endpoint(client.endpoint());
         Before {
-            busy: busy_of(client),
+            lanes: lanes.clone(),
+            busy: busy_of(lanes),
             counters: client.transport().counters(),
             cpu: usage::process_cpu_time(),
             machine: usage::machine_busy_time(),
@@ -256,8 +259,8 @@ struct Since {
 
 /// The busy time of the threads the drivers run on, and their number: the transport's
 /// lanes, or this runtime when they did not start.
-fn busy_of(client: &SweepClient) -> Option<(Duration, u32)> {
-    client.transport().lanes_busy().or_else(runtime_busy)
+fn busy_of(lanes: &Lanes) -> Option<(Duration, u32)> {
+    lanes.busy().or_else(runtime_busy)
 }
 
 fn since(client: &SweepClient, before: &Before) -> Since {
@@ -267,7 +270,7 @@ fn since(client: &SweepClient, before: &Before) -> Since {
             .as_ref()
             .and_then(|b| RxSnapshot::read(before.interfaces).map(|a| a.since(b))),
         cpu: usage::process_cpu_time().saturating_sub(before.cpu),
-        busy: match (before.busy, busy_of(client)) {
+        busy: match (before.busy, busy_of(&before.lanes)) {
             (Some((a, _)), Some((b, n))) => (b.saturating_sub(a), n),
             _ => (Duration::ZERO, 1),
         },
@@ -497,8 +500,8 @@ async fn warm_up(
     let mut set = tokio::task::JoinSet::new();
     let mut taken = 0;
     // Each lane opens its own connections: its driver's share, on its thread.
-    for (d, share) in drivers.shares.iter().enumerate() {
-        let n = share.in_flight.min(share.slots).min(order.len() - taken);
+    for (d, part) in drivers.shares.iter().enumerate() {
+        let n = part.in_flight.min(part.slots).min(order.len() - taken);
         let mine: Vec<String> = order[taken..taken + n].iter().map(|&i| keys.key(i)).collect();
         taken += n;
         let (s3, bucket, phases, hedger) = (s3.clone(), bucket.to_string(), phases.clone(), hedger.clone());

@@ -457,12 +457,6 @@ impl Transport {
         Lanes { pool: self.current() }
     }
 
-    /// The busy time of the current pool's lanes' runtimes and their number, once
-    /// started.
-    pub fn lanes_busy(&self) -> Option<(Duration, u32)> {
-        self.current().busy()
-    }
-
     /// This transport as the SDK's HTTP client.
     pub fn http_client(&self) -> SharedHttpClient {
         SharedHttpClient::new(self.clone())

@@ -8,10 +8,10 @@
 //! Lambda invoker) go through lane 0's client; work that needs the whole pool (the
 //! bandwidth probe) spreads itself over the lanes. A lane's thread knows its index,
 //! not its pool: `configure` during a sweep (which no caller does) would send its
-//! requests through the new pool's lane of that index. The threads start on first use and stop when
-//! the pool is dropped (a new generation, or the transport's end); their connections
-//! close with them. Why lanes: docs/performance.md, "Lanes: a thread, runtime and pool
-//! per core".
+//! requests through the new pool's lane of that index. The threads start on first use
+//! and stop when the pool is dropped (a new generation, or the transport's end); their
+//! connections close with them. Why lanes: docs/performance.md, "Lanes: a thread,
+//! runtime and pool per core".
 
 use std::cell::Cell;
 use std::sync::{Arc, OnceLock};
@@ -70,13 +70,23 @@ impl Lanes {
             threads => set.spawn_on(work, &threads[i % threads.len()].handle),
         };
     }
+
+    /// The lanes' runtimes' busy time and their threads, once started.
+    pub fn busy(&self) -> Option<(Duration, u32)> {
+        let threads = self.pool.threads.get().filter(|t| !t.is_empty())?;
+        let busy = threads
+            .iter()
+            .map(|t| t.handle.metrics().worker_total_busy_duration(0))
+            .sum();
+        Some((busy, threads.len() as u32))
+    }
 }
 
 /// One generation of the pool: a hyper client per lane, and the lanes' threads.
 pub(super) struct Pool {
     pub(super) settings: TransportSettings,
     clients: Vec<HyperClient<LimitedConnector, SdkBody>>,
-    /// Started on the first [`Pool::handles`]; empty when a thread could not start.
+    /// Started on the first [`Pool::threads`]; empty when a thread could not start.
     threads: OnceLock<Vec<LaneThread>>,
 }
 
@@ -120,16 +130,6 @@ impl Pool {
                 Vec::new()
             })
         })
-    }
-
-    /// The lanes' runtimes' busy time and their threads, once started.
-    pub(super) fn busy(&self) -> Option<(Duration, u32)> {
-        let threads = self.threads.get().filter(|t| !t.is_empty())?;
-        let busy = threads
-            .iter()
-            .map(|t| t.handle.metrics().worker_total_busy_duration(0))
-            .sum();
-        Some((busy, threads.len() as u32))
     }
 }
 
