@@ -270,7 +270,7 @@ async fn round(s3: &Reader, args: &Args, keys: &[String], workers: usize) -> (u6
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut set = tokio::task::JoinSet::new();
     for t in 0..tasks {
-        let share = workers / tasks + usize::from(t < workers % tasks);
+        let share = s3sweep::transport::share(workers, tasks, t);
         let (s3, keys, next, bucket) = (s3.clone(), keys.clone(), next.clone(), args.bucket.clone());
         set.spawn(async move {
             let positions = futures_util::stream::iter(std::iter::from_fn(|| {
@@ -401,7 +401,7 @@ fn threaded(args: &Args, keys: &[String], workers: usize) -> serde_json::Value {
     let shared = Arc::new(OnceLock::new());
     let threads: Vec<_> = (0..n)
         .map(|t| {
-            let share = workers / n + usize::from(t < workers % n);
+            let share = s3sweep::transport::share(workers, n, t);
             let (args, keys, next) = (args.clone(), keys.clone(), next.clone());
             let (warmed, start, shared) = (warmed.clone(), start.clone(), shared.clone());
             std::thread::spawn(move || {

@@ -7,8 +7,9 @@
 //! (`max_hedge_percent`) refuses a hedge that would take the hedges over that share
 //! of the GETs started so far (a GET refused asks again every [`RECHECK`] while it
 //! still has no first byte, as the budget grows with the GETs started); each hedge
-//! takes a slot of the sweep's pool like any GET, so the pool's cap holds (a hedge
-//! still waiting for its slot when its GET ends was never sent, and is not counted).
+//! takes a slot of its driver's share of the sweep's pool like any GET, so the pool's
+//! cap holds (a hedge still waiting for its slot when its GET ends was never sent, and
+//! is not counted).
 //! A hedge is not a retry, and a losing copy is not an error.
 
 use std::sync::Mutex;
