@@ -13,6 +13,8 @@
 //! - [`sizes`]: on a size axis, where the binding limit changes with the object size;
 //! - [`timeline`]: what each row's timeline says (a burst then a settled rate,
 //!   throttling that began, a stall, a slow start, the stragglers), as notes;
+//! - [`link`]: what the rows showed of the client's link, as the `bandwidth` rule
+//!   reads it, and that rule's explanations;
 //! - [`network`]: the bandwidth ceiling the verdicts use (the user's, the probe's, or
 //!   read from the sweep's own rows by evidence) and the rows that ran on burst credit;
 //! - [`clients`]: with `clients: ["sdk", "lean"]`, what the lean client reached
@@ -30,6 +32,7 @@ pub(crate) mod cost;
 pub(crate) mod fit;
 pub(crate) mod hedging;
 pub(crate) mod history;
+pub(crate) mod link;
 pub(crate) mod memory;
 pub(crate) mod network;
 pub(crate) mod rules;

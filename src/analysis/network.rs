@@ -8,6 +8,7 @@
 //! whose interface counters received far more than their requests explain are flagged
 //! as counting other traffic ([`flag_other_traffic`]).
 
+use super::link::{BodyEvidence, LinkFacts};
 use super::rules::cpu_spare;
 use super::verdict::FLAT_GAIN;
 use crate::model::stats::{first_seen, median};
@@ -151,32 +152,6 @@ pub(crate) const IDLE_CREDIT: f64 = 0.05;
 /// records, TCP/IP framing: 1.03-1.1x the body for 46 KB objects), and a row's rate
 /// holds its ramp-up and its tail, when the link was not yet or no longer full.
 pub(crate) const WIRE_OVERHEAD: f64 = 0.10;
-
-/// What one row showed of a full link: its bodies' time against its bucket's at the
-/// fewest workers, with the client's CPU to spare, and the flat curve when it is on one.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct BodyEvidence {
-    /// Body time (last byte minus first byte), p50 of the steady requests, ms.
-    pub(crate) body_ms: f64,
-    /// The same at the bucket's fewest workers.
-    pub(crate) base_body_ms: f64,
-    /// That worker count.
-    pub(crate) base_workers: u32,
-    /// When the row is on a flat segment: the worker count with the best MiB/s at fewer
-    /// workers, and that MiB/s (median of its rows).
-    pub(crate) flat_from: Option<(u32, f64)>,
-}
-
-/// What the bandwidth rule knows of the link beyond the thresholds.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(crate) struct LinkFacts {
-    /// The row's own evidence, when it showed it and the ceiling is the sweep's.
-    pub(crate) body: Option<BodyEvidence>,
-    /// The ceiling's interval, `[low, high]` MiB/s (source `sweep`).
-    pub(crate) interval: Option<[f64; 2]>,
-    /// The figure the ceiling was revised up from.
-    pub(crate) revised_from: Option<f64>,
-}
 
 /// What the sweep's rows showed: per row its evidence (in the rows' order), and the
 /// ceiling it gives (none without a flat row that showed it).
@@ -531,7 +506,7 @@ mod tests {
         for said in [
             "the link is full",
             "22.0 ms",
-            "0.3 ms at 1 worker",
+            "0.30 ms at 1 worker",
             "flat: 37.0 MiB/s at 16 workers",
             "between 37.5 and 44.0",
             "source: sweep",

@@ -5,7 +5,7 @@
 //! workers), also one function each. Reading rows against their bucket's curve
 //! (plateau, queueing, delayed ACK) is in [`super::verdict`].
 
-use super::network::{BodyEvidence, LinkFacts};
+use super::link::{body_figures, by_ceiling, by_evidence, LinkFacts};
 use crate::model::stats::round3;
 use crate::model::{
     CeilingSource, ClientMeasure, ClientSide, ConfigResult, CpuSource, Diagnosis, Figure, FigureName as N, Thresholds,
@@ -225,63 +225,11 @@ fn bandwidth(f: &Facts) -> Option<Finding> {
                 figures.push((N::BandwidthCeilingLowMibPerS, Figure::MibPerS(lo)));
                 figures.push((N::BandwidthCeilingHighMibPerS, Figure::MibPerS(hi)));
             }
-            by_evidence(f, &body, ceiling)
+            by_evidence(row, &body, ceiling, f.link.interval, (f.client.cores_busy, f.cores))
         }
-        _ => by_ceiling(f, ceiling),
+        _ => by_ceiling(row, ceiling, f.t.bandwidth_ceiling_source, f.link.revised_from),
     };
     Some(Finding { figures, explanation })
-}
-
-/// The figures a row's own evidence of a full link gives.
-fn body_figures(body: &BodyEvidence) -> Vec<(N, Figure)> {
-    vec![
-        (N::BodyMsP50, Figure::Ms(body.body_ms)),
-        (N::BodyMsP50AtFewestWorkers, Figure::Ms(body.base_body_ms)),
-        (N::FewerWorkers, Figure::Count(u64::from(body.base_workers))),
-    ]
-}
-
-/// A `bandwidth` explanation from the sweep's evidence: what the row showed, and the
-/// ceiling with its interval.
-fn by_evidence(f: &Facts, body: &BodyEvidence, ceiling: f64) -> String {
-    let row = f.row;
-    let flat = body
-        .flat_from
-        .map_or(String::new(), |(w, x)| format!(" (flat: {x:.1} MiB/s at {w} workers)"));
-    let interval = f
-        .link
-        .interval
-        .map_or(String::new(), |[lo, hi]| format!(", between {lo:.1} and {hi:.1}"));
-    format!(
-        "the link is full: {:.1} MiB/s{flat} while each body took {:.1} ms (p50, last byte minus first byte) against {:.1} ms at {} worker(s), with CPU to spare ({:.2} of {:.2} usable cores busy): the requests share a link of about {ceiling:.1} MiB/s{interval} (source: sweep); more requests in flight only share it, a faster network (a larger instance, more functions) would help",
-        row.mib_per_s,
-        body.body_ms,
-        body.base_body_ms,
-        body.base_workers,
-        f.client.cores_busy,
-        f.cores
-    )
-}
-
-/// A `bandwidth` explanation against a probed or given ceiling: its share of it (never
-/// above 100%), or, on burst credit, above it.
-fn by_ceiling(f: &Facts, ceiling: f64) -> String {
-    let row = f.row;
-    let source = f.t.bandwidth_ceiling_source.map_or("given", |s| s.name());
-    let revised = f.link.revised_from.map_or(String::new(), |was| {
-        format!(", revised up from {was:.1} MiB/s: a row went faster")
-    });
-    if row.in_burst || row.mib_per_s > ceiling {
-        return format!(
-            "{:.1} MiB/s, above the {ceiling:.1} MiB/s sustained network ceiling (source: {source}{revised}): this row ran on burst credit, its figures flatter; once the burst is spent more requests in flight only share the same pipe",
-            row.mib_per_s
-        );
-    }
-    format!(
-        "{:.1} MiB/s is {:.0}% of the {ceiling:.1} MiB/s network ceiling (source: {source}{revised}): more requests in flight only share the same pipe",
-        row.mib_per_s,
-        100.0 * row.mib_per_s / ceiling
-    )
 }
 
 /// The client's CPU was used up: its CPU time over the wall time, or its runtime's

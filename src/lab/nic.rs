@@ -23,7 +23,7 @@
 //! writers waited.
 //!
 //! Cost: one lock, one timer and one wake-up per frame: at 40 MiB/s in 16 KiB frames,
-//! about 2,600 a second (docs/lab.md has the measured CPU).
+//! about 2,600 a second (docs/network.md has the measured CPU).
 
 use std::future::Future;
 use std::io::IoSlice;
