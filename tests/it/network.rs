@@ -230,7 +230,7 @@ async fn the_probe_finds_the_proxys_ceiling_and_the_top_rows_are_bandwidth_bound
         d.figures[FigureName::BandwidthCeilingMibPerS],
         Figure::MibPerS(ceiling.mib_per_s)
     );
-    assert!(d.explanation.contains("(source: probe)"), "{}", d.explanation);
+    assert!(d.explanation.contains("(source: probe"), "{}", d.explanation);
     // Through the proxy the loopback carries every body twice (lab to proxy, proxy to
     // client) plus the requests: at least twice the body, in packets of at most 64 KiB
     // (loopback's MTU). No upper bound: the counters are the machine's, and other
