@@ -215,10 +215,16 @@ fn rising_but_bound(f: &Facts) -> Option<Told> {
     };
     let b = f.binding.filter(|b| rules_out(b.verdict, Advice::MoreWorkers))?;
     let advice = lever(b.verdict);
+    // Failed configurations above it: the largest clean count, not the largest tried.
+    let which = if b.workers > last {
+        "the fastest without errors"
+    } else {
+        "the largest tried and the fastest"
+    };
     Some(Told {
         recommended_workers: Some(last),
         recommendation: format!(
-            "{last} workers, the largest tried and the fastest; {} binds at {} workers, so {}",
+            "{last} workers, {which}; {} binds at {} workers, so {}",
             b.verdict.name(),
             b.workers,
             advice_words(advice)

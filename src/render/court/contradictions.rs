@@ -18,7 +18,7 @@ pub(crate) struct Printed<'a> {
     pub(crate) lines: Vec<String>,
     /// Its row of the HTML summary, cell by cell.
     pub(crate) summary_cells: Vec<String>,
-    /// The plot's "why it flattens" line (every bucket's).
+    /// Its part of the plot's "why it flattens" line.
     pub(crate) subtitle: String,
     /// The cost lines and the report they print.
     pub(crate) cost_text: String,
@@ -94,6 +94,10 @@ pub(crate) const CONTRADICTIONS: &[Contradiction] = &[
         check: rising_where_bound,
     },
     Contradiction {
+        name: "largest_that_is_not",
+        check: largest_that_is_not,
+    },
+    Contradiction {
         name: "knee_where_still_rising",
         check: knee_where_still_rising,
     },
@@ -149,6 +153,26 @@ fn rising_where_bound(p: &Printed) -> Vec<String> {
                 out.push(format!(
                     "still rising at {n} workers, where the verdict is {v:?}: {line}"
                 ));
+            }
+        }
+    }
+    out
+}
+
+/// `largest_that_is_not`: "N workers, the largest tried" where a larger count was
+/// tried.
+fn largest_that_is_not(p: &Printed) -> Vec<String> {
+    let largest = p.result.rows_for(p.summary).map(|r| r.workers).max().unwrap_or(0);
+    let mut out = Vec::new();
+    for line in p.all_text() {
+        for (i, _) in line.match_indices(" workers, the largest tried") {
+            let head = &line[..i];
+            let n = head
+                .rsplit(|c: char| !c.is_ascii_digit())
+                .next()
+                .and_then(|n| n.parse::<u32>().ok());
+            if n.is_some_and(|n| n != largest) {
+                out.push(format!("{n:?} called the largest tried, of {largest}: {line}"));
             }
         }
     }
@@ -345,7 +369,7 @@ fn subtitle_tells_another_story(p: &Printed) -> Vec<String> {
     let sub = knee.map(|k| format!("knee at {k} workers"));
     match sub {
         Some(s) if !p.subtitle.contains(&s) => vec![format!("the subtitle lacks {s:?}: {}", p.subtitle)],
-        None if p.subtitle.contains("knee at ") && p.result.summary.len() == 1 => {
+        None if p.subtitle.contains("knee at ") => {
             vec![format!("a knee in the subtitle only: {}", p.subtitle)]
         }
         _ => Vec::new(),

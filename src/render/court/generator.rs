@@ -123,6 +123,9 @@ pub(crate) struct Case {
     pub(crate) hedged: bool,
     /// The most objects/s the workers alone would allow (the last count's line).
     max_line: f64,
+    /// Outside `Truth::ClientCpu`: the share of the two cores the client keeps busy at
+    /// its fastest row (below the `client_cpu` rule's 85%).
+    cpu_share_at_peak: f64,
 }
 
 impl Case {
@@ -145,6 +148,7 @@ impl Case {
         let pool = (knee.round() as u32).max(2);
         let hedged = truth == Truth::Latency && rng.below(3) == 0;
         let max_line = f64::from(w) * 1000.0 / latency_ms;
+        let cpu_share_at_peak = rng.range(0.02, 0.8);
         Case {
             truth,
             seed,
@@ -156,6 +160,7 @@ impl Case {
             pool,
             hedged,
             max_line,
+            cpu_share_at_peak,
         }
     }
 
@@ -256,8 +261,9 @@ impl Case {
     fn cpu(&self, r: &mut ConfigResult, x: f64) {
         let (cores, ms_per_get) = match self.truth {
             Truth::ClientCpu(p) => (p, p * 1000.0 / self.ceiling),
-            // At most a fifth of the two cores at the fastest row.
-            _ => (2.0, (0.05f64).min(0.4 * 1000.0 / self.max_line)),
+            // The fastest row keeps `cpu_share_at_peak` of the two cores busy.
+            Truth::Latency => (2.0, self.cpu_share_at_peak * 2000.0 / self.max_line),
+            _ => (2.0, self.cpu_share_at_peak * 2000.0 / self.max_line.min(self.ceiling)),
         };
         let busy = (x * ms_per_get / 1000.0).min(cores * 0.98);
         r.cpu_ms = busy * r.wall_ms;

@@ -59,7 +59,13 @@ pub fn hear(result: &SweepResult) -> Vec<(String, String)> {
         .join("\n");
     let groups = groups_under_tables(&text);
     let rows = summary_rows(&super::html::summary_markdown(result));
-    let subtitle = super::plot::why_line(result);
+    // One part per summary, in order: "why it flattens: LABEL: SUBTITLE; ...".
+    let why = super::plot::why_line(result);
+    let subtitles: Vec<String> = why
+        .trim_start_matches("why it flattens: ")
+        .split("; ")
+        .map(|part| part.split_once(": ").map_or(part, |p| p.1).to_string())
+        .collect();
     let mut out = Vec::new();
     if groups.len() != result.summary.len() {
         out.push((
@@ -71,13 +77,13 @@ pub fn hear(result: &SweepResult) -> Vec<(String, String)> {
             ),
         ));
     }
-    for ((summary, lines), cells) in result.summary.iter().zip(groups).zip(rows) {
+    for (i, ((summary, lines), cells)) in result.summary.iter().zip(groups).zip(rows).enumerate() {
         let printed = Printed {
             result,
             summary,
             lines,
             summary_cells: cells,
-            subtitle: subtitle.clone(),
+            subtitle: subtitles.get(i).cloned().unwrap_or_default(),
             cost_text: cost_text.clone(),
             cost: &cost,
         };
