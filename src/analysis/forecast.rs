@@ -3,8 +3,8 @@
 //! the verdict at the largest count says what would move the curve. A prediction that
 //! says otherwise is not printed: a CPU-bound row's shown prediction names more CPU and
 //! gains from it, a row bound by what more workers cannot move gains nothing from
-//! them, and a latency row gains from them. A model whose held-out error is large
-//! predicts nothing, and the line says its error instead. The model's plateau below
+//! them, and a latency row gains from them. A model whose held-out error (or, without
+//! one, its fit error) is large predicts nothing, and the line says its error instead. The model's plateau below
 //! what was measured is called the fit's error, not a ceiling. docs/diagnosis.md
 //! ("What the model may predict") lists the same rules.
 
@@ -64,15 +64,23 @@ pub(crate) struct Forecast {
     pub(crate) withheld: Option<String>,
 }
 
-/// The held-out error, when it is too large to predict from.
+/// The model's error, when it is too large to predict from: its held-out error, or,
+/// without one, its error on the counts it was fitted to.
 fn large_error(fit: &ModelFit) -> Option<String> {
-    let h = fit.held_out.filter(|h| h.error_share > ROUGH_HELD_OUT)?;
-    Some(format!(
-        "none: fitted on the first {} counts, the model missed the other {} by up to {:.0}%, too far to predict from",
-        h.points_fitted,
-        h.points_predicted,
-        100.0 * h.error_share
-    ))
+    if let Some(h) = fit.held_out.filter(|h| h.error_share > ROUGH_HELD_OUT) {
+        return Some(format!(
+            "none: fitted on the first {} counts, the model missed the other {} by up to {:.0}%, too far to predict from",
+            h.points_fitted,
+            h.points_predicted,
+            100.0 * h.error_share
+        ));
+    }
+    (fit.fit_rms_log_error > ROUGH_HELD_OUT).then(|| {
+        format!(
+            "none: the model misses the counts it was fitted to by {:.0}%, too far to predict from",
+            100.0 * fit.fit_rms_log_error
+        )
+    })
 }
 
 /// What the model cannot speak to: a limit outside `X = min(C/R, P/c, B/S)`.

@@ -301,12 +301,15 @@ fn prediction_against_the_verdict(p: &Printed) -> Vec<String> {
 }
 
 /// `prediction_from_a_poor_model`: predictions printed from a model that missed the
-/// counts it did not see by more than 25%.
+/// counts it did not see (or, without that check, the counts it was fitted to) by more
+/// than 25%.
 fn prediction_from_a_poor_model(p: &Printed) -> Vec<String> {
     let (Some(model), Some(pred)) = (p.line("model: "), p.line("predicted: ")) else {
         return Vec::new();
     };
-    match number_after(model, "by up to ") {
+    let held_out = number_after(model, "by up to ");
+    let fit = number_after(model, "(fit error ");
+    match held_out.or(fit) {
         Some(e) if e > 25.0 && !pred.starts_with("none") => {
             vec![format!("the model missed by {e}% and still predicts: {pred}")]
         }
