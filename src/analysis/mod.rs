@@ -14,8 +14,10 @@
 //! - [`sizes`]: on a size axis, where the binding limit changes with the object size;
 //! - [`timeline`]: what each row's timeline says (a burst then a settled rate,
 //!   throttling that began, a stall, a slow start, the stragglers), as notes;
-//! - [`network`]: the bandwidth ceiling the verdicts use (the user's or the probe's)
-//!   and the rows that ran on burst credit;
+//! - [`link`]: what the rows showed of the client's link, as the `bandwidth` rule
+//!   reads it, and that rule's explanations;
+//! - [`network`]: the bandwidth ceiling the verdicts use (the user's, the probe's, or
+//!   read from the sweep's own rows by evidence) and the rows that ran on burst credit;
 //! - [`clients`]: with `clients: ["sdk", "lean"]`, what the lean client reached
 //!   beside each CPU-bound SDK row, and what that means in Lambda memory;
 //! - [`hedging`]: with `hedge`, what each hedged row bought against the unhedged one
@@ -32,6 +34,7 @@ pub(crate) mod fit;
 pub(crate) mod forecast;
 pub(crate) mod hedging;
 pub(crate) mod history;
+pub(crate) mod link;
 pub(crate) mod memory;
 pub(crate) mod network;
 pub(crate) mod rules;
@@ -51,7 +54,7 @@ use crate::model::{
 };
 
 use fit::{analyse_curve, compare_buckets, ModelInputs};
-use rules::diagnose_row;
+use rules::diagnose_row_with;
 use summary::summarize;
 use verdict::{curve_verdicts, queueing_notes, Terms};
 
@@ -158,10 +161,13 @@ fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
     let thresholds = &network::ceiling(result, thresholds);
     network::flag_bursts(result, thresholds);
     timeline::flag_bursts(&mut result.results);
+    let (thresholds, link) = network::by_evidence(result, thresholds);
+    let thresholds = &thresholds;
     result.summary = summarize(&result.results);
     let vcpus = result.environment.vcpus;
-    for row in &mut result.results {
-        row.diagnosis = Some(diagnose_row(row, vcpus, &timeline::row_thresholds(row, thresholds)));
+    for (row, link) in result.results.iter_mut().zip(link) {
+        let t = timeline::row_thresholds(row, thresholds);
+        row.diagnosis = Some(diagnose_row_with(row, vcpus, &t, link));
     }
     let queueing = queueing_notes(&mut result.results);
     curve_verdicts(&mut result.results, &queueing, Terms::of(result.environment.runner));

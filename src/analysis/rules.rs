@@ -5,6 +5,7 @@
 //! workers), also one function each. Reading rows against their bucket's curve
 //! (plateau, queueing, delayed ACK) is in [`super::verdict`].
 
+use super::link::{body_figures, by_ceiling, by_evidence, LinkFacts};
 use crate::model::stats::round3;
 use crate::model::{
     CeilingSource, ClientMeasure, ClientSide, ConfigResult, CpuSource, Diagnosis, Figure, FigureName as N, Thresholds,
@@ -47,6 +48,8 @@ struct Facts<'a> {
     machine_share: Option<f64>,
     cpu_share: f64,
     busy_share: f64,
+    /// What the sweep's rows showed of a full link ([`super::network::link_evidence`]).
+    link: LinkFacts,
 }
 
 impl<'a> Facts<'a> {
@@ -87,6 +90,7 @@ impl<'a> Facts<'a> {
             cpu_share: client.cores_busy / cores,
             busy_share: client.runtime_busy_ratio,
             client,
+            link: LinkFacts::default(),
         }
     }
 }
@@ -190,42 +194,62 @@ fn errors(f: &Facts) -> Option<Finding> {
 }
 
 /// `bandwidth`: a bandwidth ceiling is known and MiB/s is at least `bandwidth_share`
-/// of it.
+/// of it. A ceiling read from the sweep's own rows (source `sweep`) judges only the
+/// rows that showed the evidence themselves (their bodies' time grew, with CPU to
+/// spare: [`super::network::link_evidence`]). No line says a row ran above 100% of a
+/// ceiling: a row on burst credit is said to be above it, and a ceiling a row beat is
+/// revised up before the rules run ([`super::network::revise_ceiling`]).
 fn bandwidth(f: &Facts) -> Option<Finding> {
     let row = f.row;
+    let source = f.t.bandwidth_ceiling_source;
     // A ceiling read from the row's own timeline is only the network's when the client
     // kept up: a client out of CPU bends its rate too (under a CPU quota, a row's first
     // few hundred ms ran at 1.7x its rest), so then `client_cpu` judges the row.
-    if f.t.bandwidth_ceiling_source == Some(CeilingSource::Timeline) && cpu_used_up(f) {
+    if source == Some(CeilingSource::Timeline) && cpu_used_up(f) {
+        return None;
+    }
+    if source == Some(CeilingSource::Sweep) && f.link.body.is_none() {
         return None;
     }
     let ceiling =
         f.t.bandwidth_ceiling_mib_per_s
             .filter(|c| row.mib_per_s >= f.t.bandwidth_share * c)?;
-    let source = f.t.bandwidth_ceiling_source.map_or("given", |s| s.name());
-    let burst = if row.in_burst {
-        " (this row ran on burst credit: above the sustained ceiling, its figures flatter)"
-    } else {
-        ""
+    let mut figures = vec![
+        (N::MibPerS, Figure::MibPerS(row.mib_per_s)),
+        (N::BandwidthCeilingMibPerS, Figure::MibPerS(ceiling)),
+    ];
+    let explanation = match f.link.body {
+        Some(body) if source == Some(CeilingSource::Sweep) => {
+            figures.extend(body_figures(&body));
+            if let Some([lo, hi]) = f.link.interval {
+                figures.push((N::BandwidthCeilingLowMibPerS, Figure::MibPerS(lo)));
+                figures.push((N::BandwidthCeilingHighMibPerS, Figure::MibPerS(hi)));
+            }
+            by_evidence(row, &body, ceiling, f.link.interval, (f.client.cores_busy, f.cores))
+        }
+        _ => by_ceiling(row, ceiling, f.t.bandwidth_ceiling_source, f.link.revised_from),
     };
-    Some(Finding {
-        figures: vec![
-            (N::MibPerS, Figure::MibPerS(row.mib_per_s)),
-            (N::BandwidthCeilingMibPerS, Figure::MibPerS(ceiling)),
-        ],
-        explanation: format!(
-            "{:.0} MiB/s is {:.0}% of the {:.0} MiB/s network ceiling (source: {source}){burst}: more requests in flight only share the same pipe",
-            row.mib_per_s,
-            100.0 * row.mib_per_s / ceiling,
-            ceiling
-        ),
-    })
+    Some(Finding { figures, explanation })
 }
 
 /// The client's CPU was used up: its CPU time over the wall time, or its runtime's
 /// busy share, reached `cpu_busy_share` of the cores it can use.
 fn cpu_used_up(f: &Facts) -> bool {
     f.cpu_share >= f.t.cpu_busy_share || f.busy_share >= f.t.cpu_busy_share
+}
+
+/// The machine's CPU was used up and the client shows it (`machine_cpu`'s test): its
+/// share of the machine's cores busy, when it was.
+fn machine_used_up(f: &Facts) -> Option<f64> {
+    f.machine_share
+        .filter(|m| *m >= f.t.cpu_busy_share && (f.busy_share >= 0.5 || f.client.in_flight_ratio < 0.7))
+}
+
+/// The row's client had CPU to spare: neither `client_cpu`'s test nor `machine_cpu`'s
+/// holds, so a body that took longer was not the client reading it late.
+pub(crate) fn cpu_spare(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> bool {
+    let f = Facts::of(row, vcpus, t);
+    !cpu_used_up(&f) && machine_used_up(&f).is_none()
 }
 
 /// `client_cpu`: process CPU time / wall time is at least `cpu_busy_share` of the
@@ -278,9 +302,7 @@ fn client_cpu(f: &Facts) -> Option<Finding> {
 /// time or more), or its workers sat between requests.
 fn machine_cpu(f: &Facts) -> Option<Finding> {
     let client = &f.client;
-    let share = f
-        .machine_share
-        .filter(|m| *m >= f.t.cpu_busy_share && (f.busy_share >= 0.5 || client.in_flight_ratio < 0.7))?;
+    let share = machine_used_up(f)?;
     let busy = client.machine_cores_busy.unwrap_or(0.0);
     let machine_cores = f.machine_cores;
     Some(Finding {
@@ -379,8 +401,19 @@ fn idle_workers_note(f: &Facts, verdict: Verdict) -> Option<String> {
 /// The verdict of one row: the first of [`RULES`] that holds, then the [`NOTES`].
 /// Uses `row.client` when the engine measured it; without it the CPU rule can only
 /// look at `cpu_ms` and `vcpus`.
+#[cfg(test)]
 pub(crate) fn diagnose_row(row: &ConfigResult, vcpus: u32, t: &Thresholds) -> Diagnosis {
-    let facts = Facts::of(row, vcpus, t);
+    diagnose_row_with(row, vcpus, t, LinkFacts::default())
+}
+
+/// [`diagnose_row`] with what the sweep's rows showed of the link ([`LinkFacts`]: the
+/// row's own evidence of a full link, the ceiling's interval and what it was revised
+/// up from).
+pub(crate) fn diagnose_row_with(row: &ConfigResult, vcpus: u32, t: &Thresholds, link: LinkFacts) -> Diagnosis {
+    let facts = Facts {
+        link,
+        ..Facts::of(row, vcpus, t)
+    };
     let (verdict, finding) = RULES
         .iter()
         .find_map(|rule| (rule.check)(&facts).map(|found| (rule.verdict, found)))

@@ -219,7 +219,7 @@ fn read_against_curve(r: &mut ConfigResult, curve: &Curve, queues: bool, terms: 
             d.set_figure(FigureName::ObjectsPerSAtFewerWorkers, Figure::ObjectsPerS(round3(x0)));
             d.set_figure(FigureName::FewerWorkers, Figure::Count(u64::from(w0)));
             d.explanation = format!(
-                "throughput stopped growing: {x:.0} objects/s at {workers} workers against {x0:.0} at {w0}; checked and not the cause: client CPU ({:.2} of {:.2} usable cores busy, runtime busy {:.0}%){}, the pool (requests waited {pool_wait:.2} ms on average), errors ({errors}), throttling (none), bandwidth (no ceiling known: {}); look at what the requests wait for (the queueing note, the server, the network)",
+                "throughput stopped growing: {x:.0} objects/s at {workers} workers against {x0:.0} at {w0}; checked and not the cause: client CPU ({:.2} of {:.2} usable cores busy, runtime busy {:.0}%){}, the pool (requests waited {pool_wait:.2} ms on average), errors ({errors}), throttling (none), bandwidth (no ceiling known, and no row's bodies took longer with CPU to spare: {}); look at what the requests wait for (the queueing note, the server, the network)",
                 client.cores_busy,
                 client.client_cores,
                 100.0 * client.runtime_busy_ratio,

@@ -347,6 +347,8 @@ pub(crate) fn network_report(plan: &Plan, probe: Option<ProbeReport>) -> Network
                 mib_per_s: p.sustained_mib_per_s,
                 source: CeilingSource::Probe,
                 lower_bound: p.lower_bound,
+                interval_mib_per_s: None,
+                revised_from_mib_per_s: None,
             }),
         probe,
     }

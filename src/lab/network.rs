@@ -88,9 +88,10 @@ impl NetworkTally {
     pub fn line(&self) -> String {
         let nic = match (&self.nic, &self.nic_tally) {
             (Some(c), Some(t)) => format!(
-                "NIC {}: {:.1} MiB sent ({:.1} MiB in the burst), writers waited {:.0} ms in {} writes",
+                "NIC {}: {:.1} MiB sent in {} frames ({:.1} MiB in the burst), writers waited {:.0} ms in {} writes",
                 c.describe(),
                 t.bytes_shaped as f64 / (1024.0 * 1024.0),
+                t.frames,
                 t.burst_bytes as f64 / (1024.0 * 1024.0),
                 t.throttled_ms,
                 t.throttled_writes

@@ -88,6 +88,8 @@ fn merged_network(plan: &Plan, probe: Option<&FanoutProbe>) -> Option<NetworkRep
         mib_per_s: probe.aggregate_mib_per_s,
         source: CeilingSource::Probe,
         lower_bound: probe.lower_bound,
+        interval_mib_per_s: None,
+        revised_from_mib_per_s: None,
     });
     Some(network)
 }

@@ -132,6 +132,10 @@ closed_set! {
     /// The name of a figure (its JSON key), and through it the figure's unit.
     pub enum FigureName {
         BandwidthCeilingMibPerS = "bandwidth_ceiling_mib_per_s",
+        BandwidthCeilingLowMibPerS = "bandwidth_ceiling_low_mib_per_s",
+        BandwidthCeilingHighMibPerS = "bandwidth_ceiling_high_mib_per_s",
+        BodyMsP50 = "body_ms_p50",
+        BodyMsP50AtFewestWorkers = "body_ms_p50_at_fewest_workers",
         BurstMib = "burst_mib",
         BurstMibPerS = "burst_mib_per_s",
         ClientCores = "client_cores",
@@ -182,12 +186,14 @@ impl FigureName {
         use FigureName as N;
         match self {
             N::PoolWaitMsMean | N::TtlbMsMean | N::TtlbMsP50LowestOfBucket => FigureUnit::Ms,
+            N::BodyMsP50 | N::BodyMsP50AtFewestWorkers => FigureUnit::Ms,
             N::SlowStartMs | N::StallAtMs | N::StallMs | N::ThrottlingAtMs => FigureUnit::Ms,
             N::BurstMib => FigureUnit::Mib,
             N::BurstMibPerS | N::SettledMibPerS => FigureUnit::MibPerS,
             N::SlowStartRateShare | N::StragglersLast1PctShare | N::StragglersLast5PctShare => FigureUnit::Ratio,
             N::LeanObjectsPerS | N::ObjectsPerS | N::ObjectsPerSAtFewerWorkers => FigureUnit::ObjectsPerS,
             N::BandwidthCeilingMibPerS | N::MibPerS => FigureUnit::MibPerS,
+            N::BandwidthCeilingLowMibPerS | N::BandwidthCeilingHighMibPerS => FigureUnit::MibPerS,
             N::CpuMsPerGet | N::LeanCpuMsPerGet | N::SdkExtraCpuMsPerGet => FigureUnit::CpuMsPerGet,
             N::ClientCores | N::CoresBusy | N::MachineCores | N::MachineCoresBusy | N::SdkCoresForLeanRate => {
                 FigureUnit::Cores

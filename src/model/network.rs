@@ -1,6 +1,7 @@
 //! The network side of a result: what each row's interfaces received (bytes and
 //! packets from the OS counters), the bandwidth ceiling the verdicts used and where it
-//! came from (`probe` or `user`), the bandwidth probe's report (sustained rate, a
+//! came from (`probe`, `user`, or `sweep`: the sweep's own rows), with its interval
+//! and the figure it was revised up from when a row went faster, the bandwidth probe's report (sustained rate, a
 //! burst when one was seen, whether the figure is only a lower bound), and the order
 //! the configurations ran in (`ascending` or `interleaved`, with its seed). Every field
 //! is optional in older results.
@@ -40,6 +41,10 @@ closed_set! {
         Probe = "probe",
         /// Given by the user (`--bandwidth-mib-s`).
         User = "user",
+        /// Read from the sweep's own rows: MiB/s flat over more requests in flight
+        /// while each body took longer and the CPU was not used up (the rule in
+        /// docs/diagnosis.md, "Bandwidth by evidence").
+        Sweep = "sweep",
         /// The row's own settled rate after a burst, read from its timeline (a row's
         /// diagnosis only; never the run's ceiling).
         Timeline = "timeline",
@@ -83,6 +88,15 @@ pub struct BandwidthCeiling {
     /// network, bound it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lower_bound: bool,
+    /// Where the link's rate lies, `[low, high]` MiB/s: for a `sweep` ceiling, from the
+    /// rows that showed it (their body MiB/s, less what an idle link's credit gives, to
+    /// their body MiB/s plus the wire's overhead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_mib_per_s: Option<[f64; 2]>,
+    /// The figure the ceiling was revised up from: a row (not on burst credit) went
+    /// faster than it, so the ceiling is at least that row's MiB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "tidy::dec3_opt")]
+    pub revised_from_mib_per_s: Option<f64>,
 }
 
 closed_set! {

@@ -109,9 +109,20 @@ fn render_network(result: &SweepResult) -> String {
     }
     if let Some(c) = n.ceiling {
         let bound = if c.lower_bound { ", a lower bound" } else { "" };
+        let interval = c
+            .interval_mib_per_s
+            .map_or(String::new(), |[lo, hi]| format!(", between {lo:.1} and {hi:.1}"));
+        let revised = c.revised_from_mib_per_s.map_or(String::new(), |was| {
+            format!(", revised up from {was:.1}: a row went faster")
+        });
+        let evidence = if c.source == crate::model::CeilingSource::Sweep {
+            ": the sweep's own rows show a full link (bodies took longer while MiB/s stayed flat, with CPU to spare)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "bandwidth ceiling: {:.1} MiB/s (source: {}{bound})",
+            "bandwidth ceiling: {:.1} MiB/s{interval} (source: {}{bound}{revised}){evidence}",
             c.mib_per_s,
             c.source.name()
         );

@@ -29,14 +29,14 @@ const BUCKET: &str = "net-bucket";
 /// The rate of the proxy's server-to-client direction, shared by all its connections:
 /// a pacer (each chunk takes its slot of time at the rate; idle time earns no credit)
 /// with an optional one-time burst of `burst_bytes` at `burst_rate` first.
-struct Pacer {
+pub(crate) struct Pacer {
     rate: f64,
     burst_rate: f64,
     state: Mutex<(Instant, u64)>,
 }
 
 impl Pacer {
-    fn new(mib_per_s: f64, burst: Option<(f64, f64)>) -> Arc<Pacer> {
+    pub(crate) fn new(mib_per_s: f64, burst: Option<(f64, f64)>) -> Arc<Pacer> {
         let (burst_mib, burst_rate) = burst.unwrap_or((0.0, mib_per_s));
         Arc::new(Pacer {
             rate: mib_per_s * MIB,
@@ -62,7 +62,7 @@ impl Pacer {
 
 /// What the proxy saw of its connections' ends.
 #[derive(Default)]
-struct ProxyTally {
+pub(crate) struct ProxyTally {
     accepted: AtomicU64,
     /// Connections the proxy closed because they were idle too long.
     idle_closes: AtomicU64,
@@ -73,7 +73,7 @@ struct ProxyTally {
 /// A TCP proxy on 127.0.0.1:0 in front of `upstream`: server-to-client bytes paced by
 /// `pacer` (when given), connections idle for `idle_close` closed by the proxy (when
 /// given). Returns its endpoint and tally.
-async fn proxy(
+pub(crate) async fn proxy(
     upstream: std::net::SocketAddr,
     pacer: Option<Arc<Pacer>>,
     idle_close: Option<Duration>,
@@ -178,7 +178,7 @@ async fn lab_with_objects(count: u32, probe_mib: Option<u64>) -> RunningServer {
     server
 }
 
-async fn sweep(endpoint: &str, request: &str) -> SweepResult {
+pub(crate) async fn sweep(endpoint: &str, request: &str) -> SweepResult {
     let plan = Plan::from_json(request).unwrap();
     let client = SweepClient::new(lab::client_options(endpoint)).await.unwrap();
     let mut result = engine::run(&client, &plan, &common::options(), Arc::new(Quiet)).await;
@@ -230,7 +230,7 @@ async fn the_probe_finds_the_proxys_ceiling_and_the_top_rows_are_bandwidth_bound
         d.figures[FigureName::BandwidthCeilingMibPerS],
         Figure::MibPerS(ceiling.mib_per_s)
     );
-    assert!(d.explanation.contains("(source: probe)"), "{}", d.explanation);
+    assert!(d.explanation.contains("(source: probe"), "{}", d.explanation);
     // Through the proxy the loopback carries every body twice (lab to proxy, proxy to
     // client) plus the requests: at least twice the body, in packets of at most 64 KiB
     // (loopback's MTU). No upper bound: the counters are the machine's, and other
