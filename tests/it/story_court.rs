@@ -106,7 +106,6 @@ fn a_small_pool() {
 }
 
 #[test]
-#[ignore = "needs the bandwidth evidence rule (branch net)"]
 fn a_nic() {
     case(
         "nic",

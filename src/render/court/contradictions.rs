@@ -134,6 +134,10 @@ pub(crate) const CONTRADICTIONS: &[Contradiction] = &[
         check: judged_from_one_repetition,
     },
     Contradiction {
+        name: "above_a_ceiling",
+        check: above_a_ceiling,
+    },
+    Contradiction {
         name: "figures_differ_from_the_document",
         check: figures_differ_from_the_document,
     },
@@ -422,6 +426,23 @@ fn judged_from_one_repetition(p: &Printed) -> Vec<String> {
         .filter(|l| l.contains("worth it"))
         .filter(|l| number_after(l, "wall time by ").is_some_and(|c| c < 25.0))
         .map(|l| format!("judged from one repetition: {l}"))
+        .collect()
+}
+
+/// `above_a_ceiling`: a row said to run above 100% of a ceiling (the ceiling is
+/// revised instead).
+fn above_a_ceiling(p: &Printed) -> Vec<String> {
+    p.lines
+        .iter()
+        .filter(|l| l.contains("ceiling"))
+        .filter(|l| {
+            l.match_indices("% of the ").any(|(i, _)| {
+                let head = &l[..i];
+                let n = head.rsplit(|c: char| !(c.is_ascii_digit() || c == '.')).next();
+                n.and_then(|n| n.parse::<f64>().ok()).is_some_and(|n| n > 100.0)
+            })
+        })
+        .map(|l| format!("above a ceiling: {l}"))
         .collect()
 }
 

@@ -243,6 +243,7 @@ impl Case {
             steady_ttfb_ms: pct(ttlb - body),
             steady_body_ms: pct(body),
             steady_ttlb_ms: pct(ttlb),
+            steady_requests: OBJECTS,
             ..Breakdown::default()
         });
         self.cpu(&mut r, x);

@@ -76,20 +76,10 @@ fn judge(tallies: &BTreeMap<String, Tally>) {
 }
 
 #[test]
-fn the_court_hears_every_truth_but_the_nic() {
-    let truths: Vec<Truth> = Truth::ALL
-        .into_iter()
-        .filter(|t| !matches!(t, Truth::Nic { .. }))
-        .collect();
-    let tallies = court(&truths);
-    assert_eq!(tallies.values().map(|t| t.cases).sum::<u32>(), 9 * SEEDS as u32);
+fn the_court_hears_every_truth() {
+    let tallies = court(&Truth::ALL);
+    assert_eq!(tallies.values().map(|t| t.cases).sum::<u32>(), 11 * SEEDS as u32);
     judge(&tallies);
-}
-
-#[test]
-#[ignore = "needs the bandwidth evidence rule (branch net)"]
-fn the_court_hears_the_nic() {
-    judge(&court(&[Truth::Nic { burst: false }, Truth::Nic { burst: true }]));
 }
 
 /// The names of the contradiction table in docs/diagnosis.md, in order.
