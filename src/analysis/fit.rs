@@ -8,6 +8,7 @@ use crate::model::{
     BucketComparison, CurveAnalysis, HeldOut, Limit, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict,
 };
 
+use super::forecast::ROUGH_HELD_OUT;
 use super::story::Story;
 use super::summary::knee;
 
@@ -137,9 +138,6 @@ fn predict_in_flight(fit: &ModelFit, inputs: &ModelInputs, in_flight: f64, cores
     }
     best
 }
-
-/// A held-out error over this is too large to trust the predictions.
-pub(crate) const ROUGH_HELD_OUT: f64 = 0.25;
 
 /// Fewer worker counts fitted than this and the predictions are rough.
 pub(crate) const ROUGH_POINTS: u32 = 4;

@@ -10,7 +10,9 @@
 
 use crate::model::{Limit, ModelFit, Prediction, Verdict, WorkerVerdict};
 
-use super::fit::ROUGH_HELD_OUT;
+/// A held-out error over this is too large to trust the predictions: the model then
+/// predicts nothing (and `fit` marks it rough).
+pub(crate) const ROUGH_HELD_OUT: f64 = 0.25;
 
 /// A predicted gain over the best measured under this factor is "no gain" (the same
 /// 10% as the knee's).
