@@ -72,8 +72,8 @@ const COST_ESSENTIAL: [&str; 6] = ["bucket", "memory MB", "object bytes", "hedge
 /// The other cost columns, in the order a narrow table adds them while they fit.
 const COST_BY_PRIORITY: [&str; 8] = [
     "$ per 1k objects",
-    "$ per 1k GETs",
     "class",
+    "$ per 1k GETs",
     "S3 $",
     "Lambda $",
     "rep",
