@@ -298,14 +298,16 @@ pub(crate) fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) 
         return Vec::new();
     };
     let summary = |b: &str| result.summary.iter().find(|s| s.bucket == b);
-    let best_verdict = |b: &str| {
-        let s = summary(b)?;
-        result
-            .results
+    // What binds where each sweep stopped (the story's verdict), not at the best
+    // count: a best row on the rising part says nothing of what comes after it.
+    let binding = |b: &str| {
+        analyses
             .iter()
-            .find(|r| r.bucket == b && r.workers == s.best_workers)
-            .and_then(|r| r.diagnosis.as_ref())
-            .map(|d| d.verdict)
+            .find(|a| a.bucket == b)?
+            .verdicts
+            .iter()
+            .max_by_key(|v| v.workers)
+            .map(|v| v.verdict)
     };
     let mut out = Vec::new();
     for slow in analyses.iter().filter(|a| a.bucket != fast.bucket) {
@@ -321,18 +323,18 @@ pub(crate) fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) 
             _ => None,
         };
         let best = round3(ss.best_wall_ms / sf.best_wall_ms.max(0.001));
-        let (vf, vs) = (best_verdict(&fast.bucket), best_verdict(&slow.bucket));
+        let (vf, vs) = (binding(&fast.bucket), binding(&slow.bucket));
         let why = match (vf, vs) {
             (Some(a), Some(b)) if a == b && a != Verdict::Latency => format!(
-                "at their best both are bound by {}, which does not depend on the bucket, so the gap closes",
+                "at the largest count tried both are bound by {}, which does not depend on the bucket, so the gap closes",
                 a.name()
             ),
             (Some(Verdict::Latency), Some(Verdict::Latency)) => {
-                "at their best both are still latency-bound: more workers would keep the lower-latency bucket ahead"
+                "at the largest count tried both are still latency-bound: more workers would keep the lower-latency bucket ahead"
                     .to_string()
             }
             (Some(a), Some(b)) => format!(
-                "at their best {} is bound by {} and {} by {}",
+                "at the largest count tried {} is bound by {} and {} by {}",
                 fast.bucket,
                 a.name(),
                 slow.bucket,

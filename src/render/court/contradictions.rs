@@ -20,6 +20,8 @@ pub(crate) struct Printed<'a> {
     pub(crate) summary_cells: Vec<String>,
     /// Its part of the plot's "why it flattens" line.
     pub(crate) subtitle: String,
+    /// The bucket-vs-bucket lines (every bucket's).
+    pub(crate) comparisons: String,
     /// The cost lines and the report they print.
     pub(crate) cost_text: String,
     pub(crate) cost: &'a CostReport,
@@ -132,6 +134,10 @@ pub(crate) const CONTRADICTIONS: &[Contradiction] = &[
     Contradiction {
         name: "judged_from_one_repetition",
         check: judged_from_one_repetition,
+    },
+    Contradiction {
+        name: "comparison_against_the_story",
+        check: comparison_against_the_story,
     },
     Contradiction {
         name: "above_a_ceiling",
@@ -426,6 +432,21 @@ fn judged_from_one_repetition(p: &Printed) -> Vec<String> {
         .filter(|l| l.contains("worth it"))
         .filter(|l| number_after(l, "wall time by ").is_some_and(|c| c < 25.0))
         .map(|l| format!("judged from one repetition: {l}"))
+        .collect()
+}
+
+/// `comparison_against_the_story`: a bucket-vs-bucket line calling this bucket
+/// "still latency-bound" (more workers would help) where its verdict at the largest
+/// count is another.
+fn comparison_against_the_story(p: &Printed) -> Vec<String> {
+    let Some((w, v)) = p.printed_binding() else {
+        return Vec::new();
+    };
+    p.comparisons
+        .lines()
+        .filter(|l| l.contains(&p.summary.bucket) && l.contains("still latency-bound"))
+        .filter(|_| v != Verdict::Latency)
+        .map(|l| format!("{l} where {} binds at {w}", v.name()))
         .collect()
 }
 

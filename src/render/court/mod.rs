@@ -52,6 +52,7 @@ fn summary_rows(markdown: &str) -> Vec<Vec<String>> {
 pub fn hear(result: &SweepResult) -> Vec<(String, String)> {
     let text = super::report_text(result, &Layout::wide(Style::Terminal), CostOverrides::default());
     let cost = cost_report(result, CostOverrides::default());
+    let comparisons = super::diagnosis::render_comparisons(result);
     let cost_text = text
         .lines()
         .filter(|l| l.starts_with("total $"))
@@ -84,6 +85,7 @@ pub fn hear(result: &SweepResult) -> Vec<(String, String)> {
             lines,
             summary_cells: cells,
             subtitle: subtitles.get(i).cloned().unwrap_or_default(),
+            comparisons: comparisons.clone(),
             cost_text: cost_text.clone(),
             cost: &cost,
         };
