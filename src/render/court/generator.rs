@@ -30,11 +30,14 @@ pub(crate) enum Truth {
     Pool,
     /// A ceiling nothing measured explains (the server's).
     Plateau,
+    /// The machine's two cores used up by the client and a server beside it (as in
+    /// `s3sweep local`, where the lab shares the machine).
+    MachineCpu,
 }
 
 impl Truth {
     /// Every truth the court tries.
-    pub(crate) const ALL: [Truth; 11] = [
+    pub(crate) const ALL: [Truth; 12] = [
         Truth::Latency,
         Truth::ClientCpu(0.25),
         Truth::ClientCpu(0.5),
@@ -46,6 +49,7 @@ impl Truth {
         Truth::Failing,
         Truth::Pool,
         Truth::Plateau,
+        Truth::MachineCpu,
     ];
 
     /// The verdict the sweep's largest worker count should get.
@@ -58,6 +62,7 @@ impl Truth {
             Truth::Failing => Verdict::Errors,
             Truth::Pool => Verdict::Pool,
             Truth::Plateau => Verdict::Plateau,
+            Truth::MachineCpu => Verdict::MachineCpu,
         }
     }
 
@@ -264,12 +269,24 @@ impl Case {
             Truth::ClientCpu(p) => (p, p * 1000.0 / self.ceiling),
             // The fastest row keeps `cpu_share_at_peak` of the two cores busy.
             Truth::Latency => (2.0, self.cpu_share_at_peak * 2000.0 / self.max_line),
+            // The client's own share stays under a fifth of the cores: the server's
+            // is the rest.
+            Truth::MachineCpu => (2.0, self.cpu_share_at_peak.min(0.2) * 2000.0 / self.ceiling),
             _ => (2.0, self.cpu_share_at_peak * 2000.0 / self.max_line.min(self.ceiling)),
         };
         let busy = (x * ms_per_get / 1000.0).min(cores * 0.98);
         r.cpu_ms = busy * r.wall_ms;
         r.cpu_ms_per_get = r.cpu_ms / OBJECTS as f64;
-        let runtime_share = (busy / cores).min(1.0);
+        let mut runtime_share = (busy / cores).min(1.0);
+        let mut machine_busy = None;
+        if self.truth == Truth::MachineCpu {
+            // Client and server together use 97% of the two cores at the ceiling; the
+            // client's threads then have work they cannot run 80% of the time.
+            let load = (x / self.ceiling).min(1.0);
+            runtime_share = runtime_share.max(0.8 * load);
+            let cores_busy = (1.94 * load).max(busy);
+            machine_busy = Some(Duration::from_secs_f64(cores_busy * r.wall_ms / 1000.0));
+        }
         r.client = Some(ClientSide::of(
             r,
             ClientMeasure {
@@ -279,7 +296,7 @@ impl Case {
                 peak_rss_bytes: 1 << 24,
                 usable_cores: if cores < 2.0 { cores } else { 0.0 },
                 cpu_source: CpuSource::CgroupV2,
-                machine_busy: None,
+                machine_busy,
             },
         ));
     }
