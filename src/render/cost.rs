@@ -201,12 +201,17 @@ pub(crate) fn render_memory_choices(choices: &[MemoryChoice]) -> String {
     let mut out = String::new();
     let config = |c: &MemoryConfig| {
         format!(
-            "{} MB x {} workers, {:.0} ms, {:.0} objects/s, {} per 1,000 GETs",
+            "{} MB x {} workers, {:.0} ms, {:.0} objects/s, {} per 1,000 {}",
             c.memory_mb,
             c.workers,
             c.wall_ms,
             c.objects_per_s,
-            usd(c.per_1000_gets_usd)
+            usd(c.ranking_usd()),
+            if c.per_1000_objects_usd > 0.0 {
+                "objects read"
+            } else {
+                "GETs"
+            }
         )
     };
     for c in choices {
