@@ -11,7 +11,7 @@
 use super::link::{BodyEvidence, LinkFacts};
 use super::rules::cpu_spare;
 use super::verdict::FLAT_GAIN;
-use crate::model::stats::{first_seen, median};
+use crate::model::stats::{first_seen, median, round3};
 use crate::model::{BandwidthCeiling, CeilingSource, ConfigResult, NetworkReport, Order, SweepResult, Thresholds};
 
 /// A row above this multiple of the probe's sustained ceiling ran during a burst.
@@ -243,7 +243,10 @@ pub(crate) fn link_evidence(rows: &[ConfigResult], vcpus: u32, t: &Thresholds) -
             mib_per_s: top,
             source: CeilingSource::Sweep,
             lower_bound: false,
-            interval_mib_per_s: Some([(1.0 - IDLE_CREDIT) * lowest_flat, (1.0 + WIRE_OVERHEAD) * top]),
+            interval_mib_per_s: Some([
+                round3((1.0 - IDLE_CREDIT) * lowest_flat),
+                round3((1.0 + WIRE_OVERHEAD) * top),
+            ]),
             revised_from_mib_per_s: None,
         }),
     }

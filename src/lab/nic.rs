@@ -193,7 +193,9 @@ struct Link {
 #[derive(Debug)]
 pub struct Nic {
     config: NicConfig,
-    /// The frame size at the sustained rate.
+    /// The frame size at the fastest rate (the burst's, when it has one: at 5 MiB/s
+    /// after a burst at 20, 2.6 KB frames were 8,000 wake-ups a second during the
+    /// burst, more than a loaded machine kept up with).
     frame_bytes: usize,
     link: Mutex<Link>,
     bytes_shaped: AtomicU64,
@@ -217,7 +219,11 @@ impl Nic {
         let burst_left_bytes = config.burst.map_or(0, |b| (b.size_mib * MIB) as u64);
         let now = Instant::now();
         Nic {
-            frame_bytes: frame_bytes(config.rate_mib_s),
+            frame_bytes: frame_bytes(
+                config
+                    .burst
+                    .map_or(config.rate_mib_s, |b| b.rate_mib_s.max(config.rate_mib_s)),
+            ),
             config,
             link: Mutex::new(Link {
                 next_free: now,
