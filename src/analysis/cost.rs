@@ -25,6 +25,13 @@
 //! the memory applies only to rows without one).
 //! Lambda's per-invocation charge ($0.20 per million) is left out: one invocation runs
 //! a whole sweep.
+//!
+//! Configurations are ranked by what the same work costs: dollars per 1,000 objects
+//! read (the timed requests), never per GET sent. A hedge's copies and a retry are
+//! GETs that read no new object: dividing by them would make the configuration that
+//! sends more look cheaper per request while it costs more in all. Every
+//! configuration of a sweep reads the same objects, so the cheapest per object read
+//! is the cheapest in total.
 
 use serde::Serialize;
 
@@ -79,12 +86,14 @@ pub(crate) struct ConfigCost {
     pub lambda_gb_s: f64,
     pub lambda_usd: f64,
     pub total_usd: f64,
-    /// `total_usd` per 1,000 billed GETs.
+    /// `total_usd` per 1,000 billed GETs (copies and retries included).
     pub per_1000_gets_usd: f64,
+    /// `total_usd` per 1,000 objects read (the timed requests): what ranks.
+    pub per_1000_objects_usd: f64,
     pub wall_ms: f64,
 }
 
-/// The cheapest (bucket, workers) by median cost per 1,000 GETs.
+/// The cheapest (bucket, workers) by median cost per 1,000 objects read.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Cheapest {
     pub bucket: String,
@@ -95,6 +104,10 @@ pub(crate) struct Cheapest {
     pub wall_ms: f64,
     /// Median over repetitions.
     pub per_1000_gets_usd: f64,
+    /// Median over repetitions: what ranks.
+    pub per_1000_objects_usd: f64,
+    /// Median over repetitions: the configuration's whole cost.
+    pub total_usd: f64,
 }
 
 /// Costs of every configuration of a run, and the cheapest choice.
@@ -145,6 +158,11 @@ pub(crate) fn config_cost(prices: &Prices, lambda: &LambdaBasis, r: &ConfigResul
             0.0
         } else {
             total_usd / billed_gets as f64 * 1000.0
+        },
+        per_1000_objects_usd: if r.requests == 0 {
+            0.0
+        } else {
+            total_usd / r.requests as f64 * 1000.0
         },
         wall_ms: r.wall_ms,
     }
@@ -204,7 +222,7 @@ pub(crate) fn cost_report(result: &SweepResult, overrides: CostOverrides) -> Cos
 }
 
 /// Every (bucket, axes, workers) without failed requests, with its median wall time
-/// and median cost per 1,000 GETs over repetitions, in the order first run.
+/// and median costs over repetitions, in the order first run.
 pub(crate) fn clean_configurations(result: &SweepResult, rows: &[ConfigCost]) -> Vec<Cheapest> {
     first_seen(rows.iter().map(|r| (r.bucket.as_str(), r.axes, r.workers)))
         .into_iter()
@@ -226,20 +244,22 @@ pub(crate) fn clean_configurations(result: &SweepResult, rows: &[ConfigCost]) ->
                 workers: w,
                 wall_ms: median(mine.iter().map(|r| r.wall_ms).collect()).unwrap_or(0.0),
                 per_1000_gets_usd: median(mine.iter().map(|r| r.per_1000_gets_usd).collect()).unwrap_or(0.0),
+                per_1000_objects_usd: median(mine.iter().map(|r| r.per_1000_objects_usd).collect()).unwrap_or(0.0),
+                total_usd: median(mine.iter().map(|r| r.total_usd).collect()).unwrap_or(0.0),
             }
         })
         .collect()
 }
 
 /// Among (bucket, memory, workers) without failed requests, the lowest median cost
-/// per 1,000 GETs whose median wall time meets the target (ties: the faster).
+/// per 1,000 objects read whose median wall time meets the target (ties: the faster).
 fn cheapest(result: &SweepResult, rows: &[ConfigCost], target: Option<u64>) -> Option<Cheapest> {
     clean_configurations(result, rows)
         .into_iter()
         .filter(|c| target.is_none_or(|t| c.wall_ms <= t as f64))
         .min_by(|a, b| {
-            a.per_1000_gets_usd
-                .total_cmp(&b.per_1000_gets_usd)
+            a.per_1000_objects_usd
+                .total_cmp(&b.per_1000_objects_usd)
                 .then(a.wall_ms.total_cmp(&b.wall_ms))
         })
 }

@@ -8,6 +8,7 @@ use crate::model::{
     BucketComparison, CurveAnalysis, HeldOut, Limit, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict,
 };
 
+use super::forecast::ROUGH_HELD_OUT;
 use super::story::Story;
 use super::summary::knee;
 
@@ -138,9 +139,6 @@ fn predict_in_flight(fit: &ModelFit, inputs: &ModelInputs, in_flight: f64, cores
     best
 }
 
-/// A held-out error over this is too large to trust the predictions.
-pub(crate) const ROUGH_HELD_OUT: f64 = 0.25;
-
 /// Fewer worker counts fitted than this and the predictions are rough.
 pub(crate) const ROUGH_POINTS: u32 = 4;
 
@@ -178,6 +176,28 @@ pub(crate) fn analyse_curve(
 ) -> CurveAnalysis {
     let rates: Vec<(u32, f64)> = points.iter().map(|p| (p.0, p.2)).collect();
     let knee_workers = knee(&rates);
+    let (fit, predictions) = model_of(points, inputs);
+    // The story keeps the predictions that agree with the verdict, and says why not
+    // the others: the document stores what the story prints.
+    let story = Story::of(&rates, &verdicts, fit.as_ref(), &predictions);
+    let forecast = story.forecast.unwrap_or_default();
+    CurveAnalysis {
+        bucket: bucket.to_string(),
+        knee_workers,
+        recommended_workers: story.recommended_workers,
+        recommendation: story.recommendation,
+        verdicts,
+        fit,
+        predictions: forecast.shown,
+        predictions_withheld: forecast.withheld,
+        axes: Default::default(),
+    }
+}
+
+/// The model fitted to `points` (as [`analyse_curve`] takes them) and all its
+/// predictions, before the story keeps those that agree with the verdict.
+pub(crate) fn model_of(points: &[(u32, f64, f64)], inputs: &ModelInputs) -> (Option<ModelFit>, Vec<Prediction>) {
+    let rates: Vec<(u32, f64)> = points.iter().map(|p| (p.0, p.2)).collect();
     let max_workers = points.iter().map(|p| p.0).max().unwrap_or(1);
     let fit = fit_curve(&points.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>()).map(|fitted| {
         let mut f = model_fit(fitted, inputs);
@@ -186,22 +206,13 @@ pub(crate) fn analyse_curve(
         f.rough = f.points_fitted < ROUGH_POINTS || f.held_out.is_none_or(|h| h.error_share > ROUGH_HELD_OUT);
         f
     });
-    let story = Story::of(&rates, &verdicts, fit.as_ref());
     let predictions = fit.as_ref().map_or_else(Vec::new, |f| {
-        let at = knee_workers.unwrap_or(max_workers);
-        let measured = rates.iter().find(|p| p.0 == at).map(|p| round3(p.1));
+        let at = knee(&rates).unwrap_or(max_workers);
+        // The median as measured: the line beside it prints what the table prints.
+        let measured = rates.iter().find(|p| p.0 == at).map(|p| p.1);
         predictions(f, inputs, (at, measured), max_workers)
     });
-    CurveAnalysis {
-        bucket: bucket.to_string(),
-        knee_workers,
-        recommended_workers: story.recommended_workers,
-        recommendation: story.recommendation,
-        verdicts,
-        fit,
-        predictions,
-        axes: Default::default(),
-    }
+    (fit, predictions)
 }
 
 /// The model's terms from a fitted (R in seconds, plateau, RMS log error) and the
@@ -287,14 +298,16 @@ pub(crate) fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) 
         return Vec::new();
     };
     let summary = |b: &str| result.summary.iter().find(|s| s.bucket == b);
-    let best_verdict = |b: &str| {
-        let s = summary(b)?;
-        result
-            .results
+    // What binds where each sweep stopped (the story's verdict), not at the best
+    // count: a best row on the rising part says nothing of what comes after it.
+    let binding = |b: &str| {
+        analyses
             .iter()
-            .find(|r| r.bucket == b && r.workers == s.best_workers)
-            .and_then(|r| r.diagnosis.as_ref())
-            .map(|d| d.verdict)
+            .find(|a| a.bucket == b)?
+            .verdicts
+            .iter()
+            .max_by_key(|v| v.workers)
+            .map(|v| v.verdict)
     };
     let mut out = Vec::new();
     for slow in analyses.iter().filter(|a| a.bucket != fast.bucket) {
@@ -310,18 +323,18 @@ pub(crate) fn compare_buckets(analyses: &[CurveAnalysis], result: &SweepResult) 
             _ => None,
         };
         let best = round3(ss.best_wall_ms / sf.best_wall_ms.max(0.001));
-        let (vf, vs) = (best_verdict(&fast.bucket), best_verdict(&slow.bucket));
+        let (vf, vs) = (binding(&fast.bucket), binding(&slow.bucket));
         let why = match (vf, vs) {
             (Some(a), Some(b)) if a == b && a != Verdict::Latency => format!(
-                "at their best both are bound by {}, which does not depend on the bucket, so the gap closes",
+                "at the largest count tried both are bound by {}, which does not depend on the bucket, so the gap closes",
                 a.name()
             ),
             (Some(Verdict::Latency), Some(Verdict::Latency)) => {
-                "at their best both are still latency-bound: more workers would keep the lower-latency bucket ahead"
+                "at the largest count tried both are still latency-bound: more workers would keep the lower-latency bucket ahead"
                     .to_string()
             }
             (Some(a), Some(b)) => format!(
-                "at their best {} is bound by {} and {} by {}",
+                "at the largest count tried {} is bound by {} and {} by {}",
                 fast.bucket,
                 a.name(),
                 slow.bucket,
@@ -418,27 +431,25 @@ mod tests {
         assert!((f.latency_ms_per_request - 5.0).abs() < 0.01, "{f:?}");
         assert_eq!(f.plateau_objects_per_s, None);
         assert!(a.recommendation.contains("still rising"), "{}", a.recommendation);
+        let a = CurveAnalysis {
+            predictions: model_of(&curve, &inputs).1,
+            ..a
+        };
         // 640 workers at 5 ms: 128,000/s from latency, 10,000/s from 2 cores: CPU binds.
         assert_eq!(a.predictions[1].limit, Limit::ClientCpu);
         assert!((a.predictions[1].objects_per_s - 10_000.0).abs() < 1.0);
         // 6 vCPUs: 30,000/s.
         assert!((a.predictions[2].objects_per_s - 30_000.0).abs() < 1.0);
         // Bandwidth: 100 MiB/s of 46,080 B objects is ~2,276 objects/s.
-        let b = analyse_curve(
-            "x",
+        let (_, b) = model_of(
             &curve,
             &ModelInputs {
                 bandwidth_ceiling_mib_per_s: Some(100.0),
                 ..inputs
             },
-            vec![],
         );
-        assert_eq!(b.predictions[2].limit, Limit::Bandwidth);
-        assert!(
-            (b.predictions[2].objects_per_s - 2275.6).abs() < 1.0,
-            "{:?}",
-            b.predictions[2]
-        );
+        assert_eq!(b[2].limit, Limit::Bandwidth);
+        assert!((b[2].objects_per_s - 2275.6).abs() < 1.0, "{:?}", b[2]);
     }
 
     #[test]
@@ -455,25 +466,30 @@ mod tests {
             cores_scale_with_vcpus: true,
             ..python()
         };
-        let other = analyse_curve("x", &curve, &inputs, vec![]);
-        assert_eq!(other.predictions[2].limit, Limit::Plateau, "{:?}", other.predictions);
-        assert!((other.predictions[2].objects_per_s - 5000.0).abs() < 100.0);
-        let cpu = analyse_curve(
-            "x",
+        let (_, other) = model_of(&curve, &inputs);
+        assert_eq!(other[2].limit, Limit::Plateau, "{other:?}");
+        assert!((other[2].objects_per_s - 5000.0).abs() < 100.0);
+        let (_, cpu) = model_of(
             &curve,
             &ModelInputs {
                 plateau_is_client_cpu: true,
                 ..inputs
             },
-            vec![],
         );
-        assert_eq!(cpu.predictions[1].limit, Limit::ClientCpu);
-        assert!((cpu.predictions[1].objects_per_s - 5000.0).abs() < 100.0);
+        assert_eq!(cpu[1].limit, Limit::ClientCpu);
+        assert!((cpu[1].objects_per_s - 5000.0).abs() < 100.0);
         // 6 vCPUs: 3x the 2-core plateau.
+        assert!((cpu[2].objects_per_s - 15_000.0).abs() < 300.0, "{cpu:?}");
+        // Fitted on its first three counts (still rising), the model misses the flat
+        // two by far: the analysis predicts nothing from it.
+        let a = analyse_curve("x", &curve, &inputs, vec![]);
+        assert!(a.fit.as_ref().unwrap().held_out.unwrap().error_share > ROUGH_HELD_OUT);
+        assert!(a.predictions.is_empty(), "{:?}", a.predictions);
         assert!(
-            (cpu.predictions[2].objects_per_s - 15_000.0).abs() < 300.0,
-            "{:?}",
-            cpu.predictions
+            a.predictions_withheld
+                .as_ref()
+                .is_some_and(|w| w.starts_with("none: fitted on the first 3 counts")),
+            "{a:?}"
         );
     }
 
@@ -491,11 +507,15 @@ mod tests {
             } else {
                 c.iter().map(|&(w, x)| (w, f64::from(w), x)).collect()
             };
-            let a = analyse_curve("x", &points, &python(), vec![]);
+            let (_, predictions) = model_of(&points, &python());
+            let a = CurveAnalysis {
+                predictions,
+                ..analyse_curve("x", &points, &python(), vec![])
+            };
             assert!(!a.predictions.is_empty(), "{a:?}");
             for p in &a.predictions {
                 assert!(!p.scenario.contains("as measured"), "{p:?}");
-                let measured = points.iter().find(|q| q.0 == p.workers).map(|q| round3(q.2));
+                let measured = points.iter().find(|q| q.0 == p.workers).map(|q| q.2);
                 if p.measured_objects_per_s.is_some() || p.scenario.contains("measured") {
                     assert_eq!(p.measured_objects_per_s, measured, "{p:?} at {points:?}");
                 }

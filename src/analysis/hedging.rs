@@ -4,7 +4,8 @@
 //! by round): by how much the median wall time and p99 moved, for how many more GETs,
 //! at what price per million objects (the bucket's GET price, [`Prices`]), and whether
 //! it paid: a median wall time cut by [`WORTH_IT_CUT`] or more. Medians over rounds,
-//! not one round's pair: one round on a busy machine can move by more than the cut.
+//! not one round's pair: one round on a busy machine can move by more than the cut,
+//! so from one repetition a change under [`ONE_ROUND_NOISE`] is said to be untold.
 
 use crate::model::stats::median;
 use crate::model::{Axes, ConfigResult, Hedge, HedgeCounts, Prices, SweepResult};
@@ -13,6 +14,11 @@ use super::cost::StorageClass;
 
 /// The cut of the median wall time from which hedging is called worth its extra GETs.
 pub(crate) const WORTH_IT_CUT: f64 = 0.10;
+
+/// From one repetition on either side, a change of the median wall time under this
+/// share cannot be told from one round's noise (a busy machine moves a row by more
+/// than the worth-it cut): the note says so instead of judging.
+pub(crate) const ONE_ROUND_NOISE: f64 = 0.25;
 
 /// Under this share of its hedges winning, a configuration's copies mostly lost: the
 /// GETs they were sent for were not stalled, only slow.
@@ -97,6 +103,11 @@ fn note(hedge: Hedge, on: Medians, off: Medians, get_usd: f64) -> String {
         format!(
             "not worth it here (the copies mostly lost, {} of {} won: a tail this tight leaves hedging little to cut)",
             h.hedges_won, h.hedges_sent
+        )
+    } else if on.rows.min(off.rows) < 2 && cut.abs() < ONE_ROUND_NOISE {
+        format!(
+            "cannot tell from one repetition: a change under {:.0}% is within one round's noise; run --repetitions 3 or more to judge it",
+            100.0 * ONE_ROUND_NOISE
         )
     } else if cut >= WORTH_IT_CUT {
         "worth it".to_string()
@@ -195,5 +206,28 @@ mod tests {
             notes(6)
         );
         assert!(notes(0).is_empty() && notes(2).is_empty());
+    }
+
+    #[test]
+    fn one_repetition_cannot_tell_a_small_difference() {
+        // The 1-worker row: a 10% cut from one round each side.
+        let mut result = crate::model::test_rows::result(vec![
+            hedged(1000.0, 1, Hedge::Off),
+            hedged(900.0, 1, Hedge::Percentile(95)),
+        ]);
+        hedge_notes(&mut result);
+        let note = result.results[1].diagnosis.as_ref().unwrap().notes.join("");
+        assert!(note.contains("cut the median wall time by 10%"), "{note}");
+        assert!(note.contains("cannot tell from one repetition"), "{note}");
+        assert!(!note.contains("worth it"), "{note}");
+        // Three rounds each side judge a cut of 15%.
+        let mut result = crate::model::test_rows::result(
+            (1..=3)
+                .flat_map(|i| [hedged(1000.0, i, Hedge::Off), hedged(850.0, i, Hedge::Percentile(95))])
+                .collect(),
+        );
+        hedge_notes(&mut result);
+        let note = result.results[1].diagnosis.as_ref().unwrap().notes.join("");
+        assert!(note.ends_with(": worth it"), "{note}");
     }
 }

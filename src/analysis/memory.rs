@@ -42,6 +42,7 @@ pub(crate) fn choices(result: &SweepResult, target_wall_ms: Option<u64>) -> Vec<
                         wall_ms: c.wall_ms,
                         objects_per_s: median(rates).unwrap_or(0.0),
                         per_1000_gets_usd: c.per_1000_gets_usd,
+                        per_1000_objects_usd: c.per_1000_objects_usd,
                     })
                 })
                 .collect();
@@ -50,15 +51,15 @@ pub(crate) fn choices(result: &SweepResult, target_wall_ms: Option<u64>) -> Vec<
                 .min_by(|a, b| {
                     a.wall_ms
                         .total_cmp(&b.wall_ms)
-                        .then(a.per_1000_gets_usd.total_cmp(&b.per_1000_gets_usd))
+                        .then(a.ranking_usd().total_cmp(&b.ranking_usd()))
                 })
                 .cloned();
             let cheapest = mine
                 .iter()
                 .filter(|c| target_wall_ms.is_none_or(|t| c.wall_ms <= t as f64))
                 .min_by(|a, b| {
-                    a.per_1000_gets_usd
-                        .total_cmp(&b.per_1000_gets_usd)
+                    a.ranking_usd()
+                        .total_cmp(&b.ranking_usd())
                         .then(a.wall_ms.total_cmp(&b.wall_ms))
                 })
                 .cloned();
@@ -151,5 +152,21 @@ mod tests {
             "{c:?}"
         );
         assert!(!c[3].clean);
+    }
+
+    #[test]
+    fn the_cheapest_memory_is_ranked_per_object_read_not_per_get_sent() {
+        // 1,024 MB x 16 with 100 retries: 200 GETs for 100 objects. Per GET it looks
+        // cheaper than 1,024 MB x 8 (its Lambda time spread over twice the GETs); per
+        // object read, and in all, it costs more.
+        let mut retried = at(1024, 16, 400.0, 0);
+        retried.retries = 100;
+        let r = result(vec![retried, at(1024, 8, 500.0, 0)]);
+        let report = cost_report(&r, CostOverrides::default());
+        let (a, b) = (&report.rows[0], &report.rows[1]);
+        assert!(a.per_1000_gets_usd < b.per_1000_gets_usd, "{a:?} {b:?}");
+        assert!(a.total_usd > b.total_usd, "{a:?} {b:?}");
+        let cheapest = choices(&r, None)[0].cheapest.clone().unwrap();
+        assert_eq!(cheapest.workers, 8, "{cheapest:?}");
     }
 }

@@ -7,7 +7,8 @@
 //! - [`story`]: one story per bucket from its rows' verdicts: the curve's shape (knee or
 //!   still rising), what binds, the recommendation and the plot's subtitle;
 //! - [`fit`]: the throughput model fitted per bucket, its predictions, and the
-//!   bucket-vs-bucket comparison;
+//!   bucket-vs-bucket comparison; [`forecast`]: which predictions agree with the
+//!   verdict, so the story may print them;
 //! - [`cost`]: what each configuration's GETs and Lambda time cost;
 //! - [`memory`]: a memory sweep's fastest and cheapest memory x workers per bucket;
 //! - [`sizes`]: on a size axis, where the binding limit changes with the object size;
@@ -30,6 +31,7 @@ pub(crate) mod clients;
 pub mod compare;
 pub(crate) mod cost;
 pub(crate) mod fit;
+pub(crate) mod forecast;
 pub(crate) mod hedging;
 pub(crate) mod history;
 pub(crate) mod link;
@@ -219,7 +221,11 @@ fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
             bandwidth_ceiling_mib_per_s: thresholds.bandwidth_ceiling_mib_per_s,
             object_size_bytes: size,
             objects: rows.first().map_or(1, |r| r.requests),
-            plateau_is_client_cpu: verdicts.last().is_some_and(|v| v.verdict == Verdict::ClientCpu),
+            // The machine's CPU (the client's and a server's on it) is CPU too: more
+            // vCPUs move it.
+            plateau_is_client_cpu: verdicts
+                .last()
+                .is_some_and(|v| matches!(v.verdict, Verdict::ClientCpu | Verdict::MachineCpu)),
             lambda_memory_mb: lambda_memory,
         };
         analyses.push(analyse_curve(&summary.bucket, &points, &inputs, verdicts));

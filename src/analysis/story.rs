@@ -1,14 +1,17 @@
-//! One story per bucket: the shape of its curve (flattened at a knee, or still rising
-//! at the largest count tried), the verdict that binds where the sweep stopped, the
-//! recommendation and the plot's subtitle, derived here and only here from the rows'
-//! verdicts. The recommendation is the first of [`RULES`] that holds, an ordered list
+//! One story per bucket: the shape of its curve (flattened at a knee, still rising at
+//! the largest count tried, or best there while a limit binds), the verdict that binds
+//! where the sweep stopped, the recommendation, the predictions the model may print
+//! ([`super::forecast`]), the model's plateau in words and the plot's subtitle,
+//! derived here and only here from the rows' verdicts and the fit. The lines under a
+//! table, the HTML summary and the plot's subtitle all read a [`Story`]. The recommendation is the first of [`RULES`] that holds, an ordered list
 //! of small functions; each says what it advises and at which row ([`Claim`]), and no
 //! claim advises what that row's verdict rules out ([`rules_out`]). docs/diagnosis.md
 //! lists the rules in the same order (a test keeps the two equal).
 
 use crate::model::stats::median;
-use crate::model::{BucketSummary, ConfigResult, ModelFit, SweepResult, Verdict, WorkerVerdict};
+use crate::model::{BucketSummary, ConfigResult, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict};
 
+use super::forecast::{forecast, plateau_credible, plateau_words, Forecast};
 use super::summary::knee;
 
 /// What a story line advises.
@@ -132,6 +135,13 @@ pub(crate) struct Story {
     pub(crate) claims: Vec<Claim>,
     /// The name of the rule that gave the recommendation.
     pub(crate) rule: &'static str,
+    /// (workers, objects/s) of the best count without errors.
+    pub(crate) best: Option<(u32, f64)>,
+    /// The model's predictions that agree with the verdict, and why others are not
+    /// shown; `None` without a fit.
+    pub(crate) forecast: Option<Forecast>,
+    /// The model line's plateau part (`None` without a fitted plateau).
+    pub(crate) model_plateau: Option<String>,
 }
 
 /// What the story rules read.
@@ -196,18 +206,25 @@ fn no_clean_rows(f: &Facts) -> Option<Told> {
     })
 }
 
-/// `rising_but_bound`: the curve still rose at its largest count, but the verdict
-/// there rules out more workers: its lever, not more workers.
+/// `rising_but_bound`: the best is at the largest count, but the verdict there rules
+/// out more workers: its lever, not more workers. The line says the count was the
+/// best, never that the curve was rising where a limit binds.
 fn rising_but_bound(f: &Facts) -> Option<Told> {
     let Shape::StillRising { last } = f.shape else {
         return None;
     };
     let b = f.binding.filter(|b| rules_out(b.verdict, Advice::MoreWorkers))?;
     let advice = lever(b.verdict);
+    // Failed configurations above it: the largest clean count, not the largest tried.
+    let which = if b.workers > last {
+        "the fastest without errors"
+    } else {
+        "the largest tried and the fastest"
+    };
     Some(Told {
         recommended_workers: Some(last),
         recommendation: format!(
-            "{last} workers, the largest tried: the curve still rose to there, but {} binds at {} workers: {}",
+            "{last} workers, {which}; {} binds at {} workers, so {}",
             b.verdict.name(),
             b.workers,
             advice_words(advice)
@@ -246,7 +263,7 @@ fn flattened(f: &Facts) -> Option<Told> {
     if let Some((w, x)) = f.best {
         text.push_str(&format!(" ({x:.0} objects/s at {w})"));
     }
-    if let Some(fit) = f.fit.filter(|fit| fit.plateau_objects_per_s.is_some()) {
+    if let Some(fit) = f.fit.filter(|fit| plateau_credible(fit, f.best)) {
         text.push_str(&format!(
             "; the plateau needs about {:.0} requests in flight at {:.1} ms each",
             fit.workers_to_plateau.unwrap_or(0.0),
@@ -283,7 +300,14 @@ fn flattened(f: &Facts) -> Option<Told> {
 impl Story {
     /// The story of a curve: `points` are (workers, objects/s) medians of the worker
     /// counts without errors, `verdicts` every count's verdict.
-    pub(crate) fn of(points: &[(u32, f64)], verdicts: &[WorkerVerdict], fit: Option<&ModelFit>) -> Story {
+    /// `predictions` are the model's: the story keeps those that agree with the
+    /// verdict.
+    pub(crate) fn of(
+        points: &[(u32, f64)],
+        verdicts: &[WorkerVerdict],
+        fit: Option<&ModelFit>,
+        predictions: &[Prediction],
+    ) -> Story {
         let last = points.iter().map(|p| p.0).max();
         let shape = match (knee(points), last) {
             (_, None) => Shape::NoCleanRows,
@@ -308,6 +332,9 @@ impl Story {
             recommendation: told.recommendation,
             claims: told.claims,
             rule,
+            best,
+            forecast: forecast(fit, predictions, facts.binding, best.map(|b| b.1)),
+            model_plateau: fit.and_then(|f| plateau_words(f, best)),
         }
     }
 
@@ -343,7 +370,16 @@ impl Story {
                 })
                 .collect(),
         };
-        Story::of(&points, &verdicts, analysis.and_then(|a| a.fit.as_ref()))
+        let predictions = analysis.map_or(&[][..], |a| &a.predictions[..]);
+        let mut story = Story::of(&points, &verdicts, analysis.and_then(|a| a.fit.as_ref()), predictions);
+        // What the analysis left out, it said why when it ran.
+        if let (Some(f), Some(why)) = (
+            story.forecast.as_mut(),
+            analysis.and_then(|a| a.predictions_withheld.clone()),
+        ) {
+            f.withheld = Some(why);
+        }
+        story
     }
 
     /// The knee part of the line under a bucket's table: "knee at K workers" only
@@ -352,8 +388,12 @@ impl Story {
         match (self.shape, self.binding) {
             (Shape::NoCleanRows, _) => String::new(),
             (Shape::Flattened { knee, .. }, _) => format!("knee at {knee} workers"),
-            (Shape::StillRising { last }, Some(b)) if rules_out(b.verdict, Advice::MoreWorkers) => {
-                format!("still rising at {last} workers, where {} binds", b.verdict.name())
+            (Shape::StillRising { .. }, Some(b)) if rules_out(b.verdict, Advice::MoreWorkers) => {
+                format!(
+                    "no knee: {} binds at {} workers, the largest tried",
+                    b.verdict.name(),
+                    b.workers
+                )
             }
             (Shape::StillRising { last }, _) => format!("still rising at {last} workers: try more"),
         }

@@ -187,7 +187,7 @@ fn the_issues_express_curve_does_not_advise_more_workers_at_a_client_cpu_row() {
     .iter()
     .map(|&(workers, verdict)| WorkerVerdict { workers, verdict })
     .collect();
-    let s = Story::of(&[(64, 5000.0), (128, 7000.0), (256, 9700.0)], &verdicts, None);
+    let s = Story::of(&[(64, 5000.0), (128, 7000.0), (256, 9700.0)], &verdicts, None, &[]);
     assert_eq!(s.rule, "rising_but_bound");
     assert!(!s.recommendation.contains("try more"), "{}", s.recommendation);
     assert!(
@@ -195,8 +195,13 @@ fn the_issues_express_curve_does_not_advise_more_workers_at_a_client_cpu_row() {
         "{}",
         s.recommendation
     );
-    assert_eq!(s.knee_words(), "still rising at 256 workers, where client_cpu binds");
-    assert_eq!(s.subtitle(), "still rising at 256 workers, where client_cpu binds");
+    // "Rising" and "binds" never describe the same count.
+    assert_eq!(
+        s.knee_words(),
+        "no knee: client_cpu binds at 256 workers, the largest tried"
+    );
+    assert_eq!(s.subtitle(), s.knee_words());
+    assert!(!s.recommendation.contains("rising") && !s.recommendation.contains("rose"));
     // The same curve bound by latency: try more.
     let latency: Vec<WorkerVerdict> = verdicts
         .iter()
@@ -205,7 +210,7 @@ fn the_issues_express_curve_does_not_advise_more_workers_at_a_client_cpu_row() {
             ..*v
         })
         .collect();
-    let s = Story::of(&[(64, 5000.0), (128, 7000.0), (256, 9700.0)], &latency, None);
+    let s = Story::of(&[(64, 5000.0), (128, 7000.0), (256, 9700.0)], &latency, None, &[]);
     assert_eq!(s.rule, "still_rising");
     assert_eq!(s.knee_words(), "still rising at 256 workers: try more");
 }
@@ -216,7 +221,7 @@ fn a_flat_curve_has_a_knee_and_the_plateau_says_what_was_checked() {
         .iter()
         .map(|&(workers, verdict)| WorkerVerdict { workers, verdict })
         .collect();
-    let s = Story::of(&[(64, 2864.0), (128, 4748.0), (256, 4898.0)], &verdicts, None);
+    let s = Story::of(&[(64, 2864.0), (128, 4748.0), (256, 4898.0)], &verdicts, None, &[]);
     assert_eq!(s.rule, "flattened");
     assert_eq!(s.recommended_workers, Some(128));
     assert_eq!(s.knee_words(), "knee at 128 workers");

@@ -386,7 +386,13 @@ pub struct CurveAnalysis {
     /// Verdicts by worker count (first repetition's row), in order run.
     pub verdicts: Vec<WorkerVerdict>,
     pub fit: Option<ModelFit>,
+    /// The model's predictions that agree with the verdict at the largest count (the
+    /// ones the story prints).
     pub predictions: Vec<Prediction>,
+    /// Why the model's other predictions are not given (a large held-out error, a
+    /// limit the model has no term for, a figure that disagrees with the verdict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predictions_withheld: Option<String>,
     /// The axes of these rows (memory size, object size, client), flattened.
     #[serde(flatten)]
     pub axes: super::Axes,

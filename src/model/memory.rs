@@ -101,6 +101,26 @@ pub struct MemoryConfig {
     pub objects_per_s: f64,
     /// S3 GETs plus the Lambda GB-seconds at `memory_mb`, per 1,000 GETs.
     pub per_1000_gets_usd: f64,
+    /// The same per 1,000 objects read: what the cheapest is chosen by (0 in results
+    /// written before it; those are read per GET).
+    #[serde(default, skip_serializing_if = "unknown")]
+    pub per_1000_objects_usd: f64,
+}
+
+/// A cost not in the document (results written before it): not written back.
+fn unknown(usd: &f64) -> bool {
+    *usd == 0.0
+}
+
+impl MemoryConfig {
+    /// What ranks: the cost per 1,000 objects read (per GET in older results).
+    pub fn ranking_usd(&self) -> f64 {
+        if self.per_1000_objects_usd > 0.0 {
+            self.per_1000_objects_usd
+        } else {
+            self.per_1000_gets_usd
+        }
+    }
 }
 
 /// A bucket's answer to "which memory and how many workers".
@@ -112,8 +132,8 @@ pub struct MemoryChoice {
     /// The target the cheapest had to meet (`target_wall_ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_wall_ms: Option<u64>,
-    /// Lowest cost per 1,000 GETs among those meeting the target (without a target:
-    /// among all); `None` when none meets it.
+    /// Lowest cost per 1,000 objects read among those meeting the target (without a
+    /// target: among all); `None` when none meets it.
     pub cheapest: Option<MemoryConfig>,
     /// The axes of the rows chosen from, less the memory size (which is the
     /// choice): one answer per client; `sdk` (the default) is not written.

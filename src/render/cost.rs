@@ -1,5 +1,6 @@
-//! The cost table: per configuration the billed GETs, S3 and Lambda dollars, and per
-//! 1,000 GETs, with the basis of the Lambda price and the cheapest configuration.
+//! The cost table: per configuration the billed GETs, S3 and Lambda dollars, per 1,000
+//! objects read (what ranks) and per 1,000 GETs sent, with the basis of the Lambda
+//! price and the cheapest configuration (per object read: the cheapest in total).
 
 use std::fmt::Write as _;
 
@@ -69,9 +70,10 @@ fn basis_line(report: &CostReport, sized: bool) -> String {
 const COST_ESSENTIAL: [&str; 6] = ["bucket", "memory MB", "object bytes", "hedge", "workers", "total $"];
 
 /// The other cost columns, in the order a narrow table adds them while they fit.
-const COST_BY_PRIORITY: [&str; 7] = [
-    "$ per 1k GETs",
+const COST_BY_PRIORITY: [&str; 8] = [
+    "$ per 1k objects",
     "class",
+    "$ per 1k GETs",
     "S3 $",
     "Lambda $",
     "rep",
@@ -103,6 +105,7 @@ fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table
         "Lambda GB-s",
         "Lambda $",
         "total $",
+        "$ per 1k objects",
         "$ per 1k GETs",
     ]);
     let rows: Vec<Vec<String>> = report
@@ -155,6 +158,7 @@ fn cost_cells(r: &crate::analysis::cost::ConfigCost, sized: bool, objects: bool,
         format!("{:.3}", r.lambda_gb_s),
         usd(r.lambda_usd),
         usd(r.total_usd),
+        usd(r.per_1000_objects_usd),
         usd(r.per_1000_gets_usd),
     ]);
     cells
@@ -165,7 +169,7 @@ fn cost_cells(r: &crate::analysis::cost::ConfigCost, sized: bool, objects: bool,
 fn cheapest_sentence(report: &CostReport) -> String {
     let at = |c: &crate::analysis::cost::Cheapest| {
         format!(
-            "{} at {}{} workers{}, {:.0} ms, {} per 1,000 GETs",
+            "{} at {}{} workers{}, {:.0} ms, {} per 1,000 objects read ({} in all)",
             c.bucket,
             c.axes.memory_mb.map(|m| format!("{m} MB x ")).unwrap_or_default(),
             c.workers,
@@ -179,7 +183,8 @@ fn cheapest_sentence(report: &CostReport) -> String {
                     format!(", hedge {}", c.axes.hedge)
                 }),
             c.wall_ms,
-            usd(c.per_1000_gets_usd)
+            usd(c.per_1000_objects_usd),
+            usd(c.total_usd)
         )
     };
     match (&report.cheapest, report.target_wall_ms) {
@@ -196,12 +201,17 @@ pub(crate) fn render_memory_choices(choices: &[MemoryChoice]) -> String {
     let mut out = String::new();
     let config = |c: &MemoryConfig| {
         format!(
-            "{} MB x {} workers, {:.0} ms, {:.0} objects/s, {} per 1,000 GETs",
+            "{} MB x {} workers, {:.0} ms, {:.0} objects/s, {} per 1,000 {}",
             c.memory_mb,
             c.workers,
             c.wall_ms,
             c.objects_per_s,
-            usd(c.per_1000_gets_usd)
+            usd(c.ranking_usd()),
+            if c.per_1000_objects_usd > 0.0 {
+                "objects read"
+            } else {
+                "GETs"
+            }
         )
     };
     for c in choices {

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::analysis::forecast::Forecast;
 use crate::analysis::story::Story;
 use crate::model::{BucketSummary, ConfigResult, ModelFit, Prediction, SweepResult, Verdict, WorkerVerdict};
 
@@ -84,6 +85,7 @@ pub(crate) fn render_bucket(result: &SweepResult, summary: &BucketSummary) -> St
             let _ = writeln!(out, "    {split}");
         }
     }
+    let story = Story::of_bucket(result, summary);
     if let Some(f) = &analysis.fit {
         let _ = write!(out, "model: R = {:.2} ms per request", f.latency_ms_per_request);
         if let Some(c) = f.client_cpu_ms_per_request {
@@ -97,28 +99,38 @@ pub(crate) fn render_bucket(result: &SweepResult, summary: &BucketSummary) -> St
                 f.client_cpu_ceiling_objects_per_s.unwrap_or(0.0)
             );
         }
-        match f.plateau_objects_per_s {
-            Some(k) => {
-                let _ = write!(
-                    out,
-                    "; plateau {k:.0} objects/s ({:.3} ms per request), reached with ~{:.0} in flight",
-                    f.plateau_ms_per_request.unwrap_or(0.0),
-                    f.workers_to_plateau.unwrap_or(0.0)
-                );
+        match &story.model_plateau {
+            Some(words) => {
+                let _ = write!(out, "; {words}");
             }
             None => out.push_str("; no plateau yet"),
         }
         let _ = writeln!(out, " ({})", model_basis(f));
-        let preds: Vec<String> = analysis.predictions.iter().map(prediction_words).collect();
-        let rough = if f.rough {
-            " (rough: the model's basis above is thin)"
-        } else {
-            ""
-        };
-        let _ = writeln!(out, "predicted: {}{rough}", preds.join("; "));
+        if let Some(forecast) = &story.forecast {
+            let _ = writeln!(out, "predicted: {}", forecast_words(forecast, f.rough));
+        }
     }
-    let _ = writeln!(out, "recommended: {}", Story::of_bucket(result, summary).recommendation);
+    let _ = writeln!(out, "recommended: {}", story.recommendation);
     out
+}
+
+/// The predictions line: those that agree with the verdict, then why the others are
+/// not shown; marked rough when the model's basis is thin.
+pub(crate) fn forecast_words(forecast: &Forecast, rough: bool) -> String {
+    let preds: Vec<String> = forecast.shown.iter().map(prediction_words).collect();
+    let mut line = preds.join("; ");
+    if !preds.is_empty() && rough {
+        line.push_str(" (rough: the model's basis above is thin)");
+    }
+    match (&forecast.withheld, line.is_empty()) {
+        (Some(why), true) => line = why.clone(),
+        (Some(why), false) => {
+            let _ = write!(line, "; {why}");
+        }
+        (None, true) => line = "none".into(),
+        (None, false) => {}
+    }
+    line
 }
 
 /// How far to trust the model: its fit error over the counts fitted, and its error on

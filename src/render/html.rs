@@ -1,10 +1,11 @@
 //! One self-contained HTML page of a result (`report --html FILE`) or of a comparison
 //! (`compare --html FILE`), to share in a review, a ticket or a chat: the summary first
-//! (per bucket: best, knee, what bound it), then the figure (the plot, inline SVG), then
-//! every table and note exactly as `report --markdown` prints them, converted once
-//! (pulldown-cmark). Nothing is fetched: no script, font, stylesheet or image outside
-//! the page, and a Content-Security-Policy that forbids any (so a page opened from S3
-//! or a PR attachment makes no request). Text from the result (bucket names, error
+//! (per bucket, from its story: best, knee, what bound it and what to do), then the
+//! figure (the plot, inline SVG), then every table and note exactly as
+//! `report --markdown` prints them, converted once (pulldown-cmark). Nothing is
+//! fetched: no script, font, stylesheet or image outside the page, and a
+//! Content-Security-Policy that forbids any (so a page opened from S3 or a PR
+//! attachment makes no request). Text from the result (bucket names, error
 //! samples) is escaped, raw HTML in the Markdown included: it shows as text. Readable
 //! on a phone (tables scroll sideways, the figure scales) and printable.
 
@@ -12,6 +13,7 @@ use std::fmt::Write as _;
 
 use pulldown_cmark::{html, Event, Options, Parser};
 
+use crate::analysis::story::{Shape, Story};
 use crate::model::SweepResult;
 
 /// The page's Content-Security-Policy: nothing from anywhere but inline styles and
@@ -79,27 +81,30 @@ pub(crate) fn report_page(
 }
 
 /// The summary of `result` as Markdown: one row per bucket (and axis value): the best
-/// configuration, the knee, the verdict where the sweep ended and the best row's
-/// explanation (what bound it and what would help).
+/// configuration, the knee, the verdict where the sweep ended and the recommendation,
+/// all from the bucket's [`Story`] (the lines under its table read the same), and the
+/// best row's explanation.
 pub(crate) fn summary_markdown(result: &SweepResult) -> String {
     let clients = result.request.clients.len() > 1;
     let mut out = String::from(
-        "| bucket | best workers | objects/s | wall ms | knee | verdict at the largest count | at the best: what bound it |\n\
-         |---|---:|---:|---:|---|---|---|\n",
+        "| bucket | best workers | objects/s | wall ms | knee | verdict at the largest count | recommended | at the best: what bound it |\n\
+         |---|---:|---:|---:|---|---|---|---|\n",
     );
     for s in &result.summary {
-        let rows: Vec<_> = result.rows_for(s).collect();
-        let verdict = |w: Option<u32>| {
-            rows.iter()
-                .find(|r| Some(r.workers) == w)
-                .and_then(|r| r.diagnosis.as_ref())
-        };
-        let largest = verdict(rows.iter().map(|r| r.workers).max());
-        let best = verdict(Some(s.best_workers));
+        let story = Story::of_bucket(result, s);
+        let best = result
+            .rows_for(s)
+            .find(|r| r.workers == s.best_workers)
+            .and_then(|r| r.diagnosis.as_ref());
         let label = s.axes.label(clients);
+        let knee = match story.shape {
+            Shape::Flattened { knee, .. } => format!("{knee} workers"),
+            Shape::NoCleanRows => "none (errors at every count)".to_string(),
+            Shape::StillRising { .. } => format!("none ({})", story.knee_words()),
+        };
         let _ = writeln!(
             out,
-            "| {}{} | {} | {:.0} | {:.1} | {} | {} | {} |",
+            "| {}{} | {} | {:.0} | {:.1} | {} | {} | {} | {} |",
             s.bucket,
             if label.is_empty() {
                 String::new()
@@ -109,14 +114,14 @@ pub(crate) fn summary_markdown(result: &SweepResult) -> String {
             s.best_workers,
             s.best_objects_per_s,
             s.best_wall_ms,
-            s.knee_workers
-                .map_or("none (still rising)".to_string(), |k| format!("{k} workers")),
-            largest.map_or("-", |d| d.verdict.name()),
+            knee,
+            story.binding.map_or("-", |b| b.verdict.name()),
+            story.recommendation.replace('|', "/"),
             best.map_or("-".to_string(), |d| d.explanation.replace('|', "/")),
         );
     }
     if result.summary.is_empty() {
-        out.push_str("| (no configuration measured) | | | | | | |\n");
+        out.push_str("| (no configuration measured) | | | | | | | |\n");
     }
     out
 }

@@ -5,11 +5,12 @@
 //! HTML page of it all ([`html`]), `history`'s trend tables and plot ([`history`]) and CloudWatch metrics as log lines ([`emf`]). Every
 //! table is drawn for the terminal or as Markdown from one place, chosen by [`Style`];
 //! [`layout`] fits tables and sentences to the terminal's width, picking the result
-//! table's [`columns`].
+//! table's [`columns`]. [`court`] checks that what is printed tells one story.
 
 pub mod columns;
 pub mod compare;
 pub(crate) mod cost;
+pub mod court;
 pub(crate) mod diagnosis;
 pub(crate) mod emf;
 pub(crate) mod figure;

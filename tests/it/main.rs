@@ -72,6 +72,7 @@ mod runtime_api;
 mod s3_iam;
 mod sizes;
 mod stdout_closed;
+mod story_court;
 mod timeline;
 mod tls_cli;
 mod wire_timing;
