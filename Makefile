@@ -49,7 +49,7 @@ docs-figures:
 # (a delay line's first byte, a CPU quota, a NIC's rate): in one test binary they would
 # share the cores with every other test, so `make test` runs them in a second pass of
 # the same binary, one at a time (the names match modules of tests/it/).
-TIMED_TESTS := wire_timing:: cpu_quota:: diagnose:: network:: baseline_function:: timeline:: hedging::
+TIMED_TESTS := wire_timing:: cpu_quota:: diagnose:: network:: baseline_function:: timeline:: hedging:: story_court::
 # Where the tests find cargo-lambda, boto3 (and the AWS CLI) and moto: the venvs above.
 TEST_ENV = CARGO_LAMBDA="$(CURDIR)/$(VENV)/bin/cargo-lambda" S3SWEEP_BENCH_PYTHON="$(CURDIR)/$(BENCH_VENV)/bin/python" \
 	S3SWEEP_MOTO_PYTHON="$(CURDIR)/$(MOTO_VENV)/bin/python" \
