@@ -32,6 +32,7 @@ mod data_safety;
 mod deploy_files;
 mod diagnose;
 mod doc_examples;
+mod doc_figures;
 mod docs;
 mod end_to_end;
 mod express;
