@@ -15,11 +15,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::engine::{Observer, Quiet};
 use crate::model::ConfigResult;
 
-/// One line describing a finished configuration.
-pub(crate) fn config_line(r: &ConfigResult) -> String {
+/// One line describing a finished configuration, named `name` (the bucket, with the
+/// client and hedge when the run has several: what `config_started` was told).
+pub(crate) fn config_line(name: &str, r: &ConfigResult) -> String {
     format!(
         "{:<16}{} workers {:>4} rep {}: {:>8.0} ms  {:>8.0} objects/s  ttfb p50 {:>7.2} ms  errors {}",
-        r.bucket,
+        name,
         r.size_axis_bytes().map_or(String::new(), |s| format!(" {s:>8} B")),
         r.workers,
         r.repetition,
@@ -57,18 +58,36 @@ impl ProgressMode {
     pub(crate) fn observer(self) -> Arc<dyn Observer> {
         match self {
             ProgressMode::Bars => Arc::new(Bars::new(ProgressDrawTarget::stderr)),
-            ProgressMode::Lines => Arc::new(Lines),
+            ProgressMode::Lines => Arc::new(Lines::default()),
             ProgressMode::Quiet => Arc::new(Quiet),
         }
     }
 }
 
 /// Prints [`config_line`] on stderr for each finished configuration.
-pub(crate) struct Lines;
+#[derive(Default)]
+pub(crate) struct Lines {
+    /// The name of the configuration running, as `config_started` gave it.
+    name: RwLock<String>,
+}
+
+/// The name a configuration was started with; the row's bucket if none was given.
+fn name_of(name: &RwLock<String>, r: &ConfigResult) -> String {
+    let name = name.read().unwrap_or_else(|e| e.into_inner());
+    if name.starts_with(r.bucket.as_str()) {
+        name.clone()
+    } else {
+        r.bucket.clone()
+    }
+}
 
 impl Observer for Lines {
+    fn config_started(&self, name: &str, _workers: u32, _repetition: u32, _requests: u64) {
+        *self.name.write().unwrap_or_else(|e| e.into_inner()) = name.to_string();
+    }
+
     fn config_finished(&self, r: &ConfigResult) {
-        eprintln!("  {}", config_line(r));
+        eprintln!("  {}", config_line(&name_of(&self.name, r), r));
     }
 }
 
@@ -77,6 +96,8 @@ pub(crate) struct Bars {
     target: fn() -> ProgressDrawTarget,
     bar: RwLock<ProgressBar>,
     errors: AtomicU64,
+    /// The name of the configuration running, as `config_started` gave it.
+    name: RwLock<String>,
 }
 
 const RUNNING: &str =
@@ -90,12 +111,14 @@ impl Bars {
             target,
             bar: RwLock::new(ProgressBar::hidden()),
             errors: AtomicU64::new(0),
+            name: RwLock::new(String::new()),
         }
     }
 }
 
 impl Observer for Bars {
-    fn config_started(&self, bucket: &str, workers: u32, repetition: u32, requests: u64) {
+    fn config_started(&self, name: &str, workers: u32, repetition: u32, requests: u64) {
+        *self.name.write().unwrap_or_else(|e| e.into_inner()) = name.to_string();
         let bar = ProgressBar::with_draw_target(Some(requests), (self.target)());
         bar.set_style(
             ProgressStyle::with_template(RUNNING)
@@ -108,7 +131,7 @@ impl Observer for Bars {
                 )
                 .progress_chars("=> "),
         );
-        bar.set_prefix(format!("{bucket} workers {workers} rep {repetition}"));
+        bar.set_prefix(format!("{name} workers {workers} rep {repetition}"));
         bar.set_message("0");
         self.errors.store(0, Ordering::Relaxed);
         *self.bar.write().unwrap_or_else(|e| e.into_inner()) = bar;
@@ -126,7 +149,7 @@ impl Observer for Bars {
     fn config_finished(&self, r: &ConfigResult) {
         let bar = self.bar.read().unwrap_or_else(|e| e.into_inner());
         bar.set_style(ProgressStyle::with_template(DONE).expect("the template is valid"));
-        bar.finish_with_message(config_line(r));
+        bar.finish_with_message(config_line(&name_of(&self.name, r), r));
     }
 }
 
@@ -213,5 +236,18 @@ mod tests {
     #[test]
     fn quiet_wins() {
         assert_eq!(ProgressMode::for_stderr(true), ProgressMode::Quiet);
+    }
+
+    #[test]
+    fn lines_name_the_client_and_hedge_they_were_started_with() {
+        let lines = Lines::default();
+        let mut r = row("standard-like", 1, 1, 250.0, 0);
+        for name in ["standard-like sdk hedge off", "standard-like lean hedge p95"] {
+            lines.config_started(name, 1, 1, 100);
+            assert!(config_line(&name_of(&lines.name, &r), &r).starts_with(name));
+        }
+        // A name for another bucket (none given for this row): the row's bucket.
+        r.bucket = "other".into();
+        assert!(config_line(&name_of(&lines.name, &r), &r).starts_with("other "));
     }
 }
