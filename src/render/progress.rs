@@ -15,6 +15,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::engine::{Observer, Quiet};
 use crate::model::ConfigResult;
 
+use super::layout::{wrap_text, DEFAULT_WIDTH_CHARS};
+
 /// One line describing a finished configuration, named `name` (the bucket, with the
 /// client and hedge when the run has several: what `config_started` was told).
 pub(crate) fn config_line(name: &str, r: &ConfigResult) -> String {
@@ -54,21 +56,43 @@ impl ProgressMode {
         }
     }
 
-    /// The observer for this mode, drawing on stderr.
-    pub(crate) fn observer(self) -> Arc<dyn Observer> {
+    /// The observer for this mode, drawing on stderr, each finished line wrapped at
+    /// `width_chars` (the width the tables use).
+    pub(crate) fn observer(self, width_chars: usize) -> Arc<dyn Observer> {
         match self {
-            ProgressMode::Bars => Arc::new(Bars::new(ProgressDrawTarget::stderr)),
-            ProgressMode::Lines => Arc::new(Lines::default()),
+            ProgressMode::Bars => Arc::new(Bars {
+                width_chars,
+                ..Bars::new(ProgressDrawTarget::stderr)
+            }),
+            ProgressMode::Lines => Arc::new(Lines {
+                width_chars,
+                ..Lines::default()
+            }),
             ProgressMode::Quiet => Arc::new(Quiet),
         }
     }
 }
 
 /// Prints [`config_line`] on stderr for each finished configuration.
-#[derive(Default)]
 pub(crate) struct Lines {
     /// The name of the configuration running, as `config_started` gave it.
     name: RwLock<String>,
+    /// The width a line is wrapped at.
+    width_chars: usize,
+}
+
+impl Default for Lines {
+    fn default() -> Self {
+        Lines {
+            name: RwLock::new(String::new()),
+            width_chars: DEFAULT_WIDTH_CHARS,
+        }
+    }
+}
+
+/// A finished configuration's line, indented by two and wrapped at `width_chars`.
+fn finished_line(name: &str, r: &ConfigResult, width_chars: usize) -> String {
+    wrap_text(&format!("  {}", config_line(name, r)), width_chars)
 }
 
 /// The name a configuration was started with; the row's bucket if none was given.
@@ -87,7 +111,7 @@ impl Observer for Lines {
     }
 
     fn config_finished(&self, r: &ConfigResult) {
-        eprintln!("  {}", config_line(&name_of(&self.name, r), r));
+        eprintln!("{}", finished_line(&name_of(&self.name, r), r, self.width_chars));
     }
 }
 
@@ -98,11 +122,13 @@ pub(crate) struct Bars {
     errors: AtomicU64,
     /// The name of the configuration running, as `config_started` gave it.
     name: RwLock<String>,
+    /// The width a finished line is wrapped at.
+    width_chars: usize,
 }
 
 const RUNNING: &str =
     "  {prefix:<30} [{bar:30.cyan/blue}] {pos:>7}/{len:<7} objects {rate:>10}  errors {msg:<6} {elapsed}";
-const DONE: &str = "  {msg}";
+const DONE: &str = "{msg}";
 
 impl Bars {
     /// Bars drawn on the targets `target` makes (one per configuration).
@@ -112,6 +138,7 @@ impl Bars {
             bar: RwLock::new(ProgressBar::hidden()),
             errors: AtomicU64::new(0),
             name: RwLock::new(String::new()),
+            width_chars: DEFAULT_WIDTH_CHARS,
         }
     }
 }
@@ -149,7 +176,7 @@ impl Observer for Bars {
     fn config_finished(&self, r: &ConfigResult) {
         let bar = self.bar.read().unwrap_or_else(|e| e.into_inner());
         bar.set_style(ProgressStyle::with_template(DONE).expect("the template is valid"));
-        bar.finish_with_message(config_line(&name_of(&self.name, r), r));
+        bar.finish_with_message(finished_line(&name_of(&self.name, r), r, self.width_chars));
     }
 }
 
@@ -209,7 +236,11 @@ mod tests {
 
     #[test]
     fn a_bar_per_configuration_ends_as_its_result_line() {
-        let bars = Bars::new(screen_target);
+        // As wide as the screen: the line is not wrapped.
+        let bars = Bars {
+            width_chars: 160,
+            ..Bars::new(screen_target)
+        };
         bars.config_started("express-like", 8, 1, 100);
         for i in 0..100 {
             bars.request_done(i % 10 != 0);
@@ -249,5 +280,17 @@ mod tests {
         // A name for another bucket (none given for this row): the row's bucket.
         r.bucket = "other".into();
         assert!(config_line(&name_of(&lines.name, &r), &r).starts_with("other "));
+    }
+
+    #[test]
+    fn a_finished_line_fits_the_width() {
+        let r = row("express-like--lab1-az1--x-s3", 256, 1, 250.0, 0);
+        let name = "express-like--lab1-az1--x-s3 lean hedge p95";
+        for width in [80, 100] {
+            let text = finished_line(name, &r, width);
+            assert!(text.lines().all(|l| l.chars().count() <= width), "{width}: {text}");
+            assert!(text.starts_with(&format!("  {name} workers")), "{text}");
+            assert!(text.lines().count() == 2, "wrapped, not cut: {text}");
+        }
     }
 }

@@ -74,4 +74,5 @@ mod sizes;
 mod stdout_closed;
 mod timeline;
 mod tls_cli;
+mod widths;
 mod wire_timing;
