@@ -114,10 +114,11 @@ fn render_pair(p: &BucketPair, layout: &Layout, c: &Comparison, said: &mut Vec<&
 
 /// The compare columns a narrow table keeps: which configuration, the ratios and the
 /// verdict of the test.
-const COMPARE_ESSENTIAL: [&str; 7] = [
+const COMPARE_ESSENTIAL: [&str; 8] = [
     "memory MB",
     "object bytes",
     "client",
+    "hedge",
     "workers",
     "B/A wall",
     "B/A objects/s",
@@ -152,6 +153,7 @@ fn pair_table(p: &BucketPair, layout: &Layout, c: &Comparison) -> (comfy_table::
     let sized = p.configs.iter().any(|m| m.axes.memory_mb.is_some());
     let objects = p.configs.iter().any(|m| m.axes.object_size_bytes.is_some());
     let clients = p.configs.iter().any(|m| !m.axes.s3_client.is_sdk());
+    let hedged = p.configs.iter().any(|m| !m.axes.hedge.is_off());
     let rows: Vec<Vec<(&'static str, String)>> = p
         .configs
         .iter()
@@ -168,6 +170,9 @@ fn pair_table(p: &BucketPair, layout: &Layout, c: &Comparison) -> (comfy_table::
             }
             if clients {
                 cells.push(("client", m.axes.s3_client.to_string()));
+            }
+            if hedged {
+                cells.push(("hedge", m.axes.hedge.to_string()));
             }
             cells.extend([
                 ("workers", m.workers.to_string()),
@@ -401,6 +406,16 @@ mod tests {
                 rows.extend(r);
             }
         }
+        // And a hedged copy of each: both policies compared, each with itself.
+        let hedged: Vec<_> = rows
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                r.axes.hedge = crate::model::Hedge::Percentile(95);
+                r
+            })
+            .collect();
+        rows.extend(hedged);
         let multi = result(rows);
         for (a, b) in [(&demo, &demo), (&multi, &multi)] {
             let c = compare(a, b, &CompareOptions::default()).unwrap();
@@ -419,6 +434,18 @@ mod tests {
                     1,
                     "said once: {text}"
                 );
+                if std::ptr::eq(a, &multi) {
+                    // Each (client, hedge, workers) once: 2 x 2 x 2 rows, none alike.
+                    let mut keys: Vec<String> = text
+                        .lines()
+                        .filter(|l| l.contains(" p95 ") || l.contains(" off "))
+                        .map(|l| l.split('┆').take(3).map(str::trim).collect::<Vec<_>>().join(" "))
+                        .collect();
+                    keys.sort();
+                    let n = keys.len();
+                    keys.dedup();
+                    assert_eq!((n, keys.len()), (8, 8), "{text}");
+                }
             }
         }
     }
