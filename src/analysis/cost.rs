@@ -200,16 +200,9 @@ pub(crate) fn cost_report(result: &SweepResult, overrides: CostOverrides) -> Cos
         },
         measured_in_lambda: measured,
     };
-    // With several clients (request `clients`), the first one's rows: what the reads
-    // cost with the client an application uses (the SDK, unless the request says
-    // otherwise); the lean client's rows are a measurement beside them.
-    let first_client = result.results.first().map(|r| r.axes.s3_client);
-    let rows: Vec<ConfigCost> = result
-        .results
-        .iter()
-        .filter(|r| Some(r.axes.s3_client) == first_client)
-        .map(|r| config_cost(prices, &lambda, r))
-        .collect();
+    // Every configuration, each client's too (request `clients`): each ran, and was
+    // billed.
+    let rows: Vec<ConfigCost> = result.results.iter().map(|r| config_cost(prices, &lambda, r)).collect();
     let target_wall_ms = overrides.target_wall_ms.or(result.request.target_wall_ms);
     let cheapest = cheapest(result, &rows, target_wall_ms);
     CostReport {

@@ -34,6 +34,34 @@ pub(crate) struct Point {
     pub errors: u64,
     /// The verdict of the run's first repetition with one.
     pub verdict: Option<Verdict>,
+    /// What the run measured with, in words (objects, their size, the network path
+    /// and Lambda memory): runs of one series whose setups differ are not the same
+    /// sweep, and `history` says so.
+    pub setup: String,
+}
+
+/// The setup of a run's configuration, in words: the objects read and their size
+/// (the rows' bytes per GET), the function's memory and network path when in Lambda.
+fn setup_of(result: &SweepResult, rows: &[&ConfigResult]) -> String {
+    let size = median(
+        rows.iter()
+            .filter(|r| r.ok > 0)
+            .map(|r| r.bytes as f64 / r.ok as f64)
+            .collect(),
+    );
+    let mut words = format!("{} objects", result.request.object_count);
+    if let Some(bytes) = size {
+        words.push_str(&format!(" of {bytes:.0} bytes"));
+    }
+    if let Some(l) = &result.environment.lambda {
+        if let Some(mb) = l.memory_size_mb {
+            words.push_str(&format!(", Lambda {mb} MB"));
+        }
+        if let Some(d) = &l.deployment {
+            words.push_str(&format!(", network {}", d.describe()));
+        }
+    }
+    words
 }
 
 /// The measures a change point is looked for in.
@@ -157,6 +185,7 @@ fn point_of(run: usize, result: &SweepResult, rows: &[&ConfigResult]) -> Point {
         ttfb_p99_ms: med(rows.iter().map(|r| r.ttfb_ms.p99).collect()),
         errors: rows.iter().map(|r| r.errors.total).sum(),
         verdict: rows.iter().find_map(|r| r.diagnosis.as_ref().map(|d| d.verdict)),
+        setup: setup_of(result, rows),
     }
 }
 

@@ -3,10 +3,14 @@
 //! something. In order: a burst then a settled rate, throttling that began at some
 //! point, a stall (nothing completing while requests were in flight), a slow start
 //! (and what the first requests paid for), and the stragglers (the share of the wall
-//! time the last 1% and 5% of GETs held).
+//! time the last 1% and 5% of GETs held). The rules read a row in intervals of at
+//! least 100 ms (`Timeline::coarsened`): a row is drawn in about 50 intervals
+//! however short, and the rules were made for, and are tested at, 100 ms.
 
 use crate::model::stats::median;
-use crate::model::{CeilingSource, ConfigResult, ErrorKind, Figure, FigureName, Thresholds, Timeline};
+use crate::model::{
+    CeilingSource, ConfigResult, ErrorKind, Figure, FigureName, Thresholds, Timeline, BASE_INTERVAL_MS,
+};
 
 /// Bytes in a MiB.
 const MIB: f64 = 1024.0 * 1024.0;
@@ -48,13 +52,15 @@ pub(crate) fn findings(row: &ConfigResult) -> Vec<Finding> {
     let Some(t) = row.timeline.as_ref().filter(|t| !t.is_empty() && t.interval_ms > 0) else {
         return Vec::new();
     };
-    RULES.iter().filter_map(|rule| rule(row, t)).collect()
+    let t = t.coarsened(BASE_INTERVAL_MS);
+    RULES.iter().filter_map(|rule| rule(row, &t)).collect()
 }
 
 /// The settled rate after a burst the row's timeline shows, in body MiB/s (a rate
 /// found in wire bytes scaled by the row's body share of them), if it shows one.
 pub(crate) fn settled_mib_per_s(row: &ConfigResult) -> Option<f64> {
     let t = row.timeline.as_ref().filter(|t| !t.is_empty() && t.interval_ms > 0)?;
+    let t = &*t.coarsened(BASE_INTERVAL_MS);
     let settled = burst_then_settled(row, t)?
         .figures
         .iter()

@@ -527,7 +527,7 @@ impl OutputArgs {
     /// What is told about the sweep's progress: the progress bars or lines, through
     /// the request log when `--requests-log` names one (also returned, to finish).
     pub(crate) fn observer(&self) -> Result<Told, CliError> {
-        let progress = ProgressMode::for_stderr(self.quiet).observer();
+        let progress = ProgressMode::for_stderr(self.quiet).observer(super::terminal_width_chars());
         let Some(path) = &self.requests_log else {
             return Ok((progress, None));
         };

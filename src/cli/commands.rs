@@ -12,7 +12,7 @@ use crate::engine::{self, SweepOptions};
 use crate::lab::{self, LatencyProfile, ServerConfig, LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
 use crate::model::{Runner, Thresholds};
 use crate::plan::{check_bucket_name, is_directory_bucket, KeyTemplate, LAMBDA_MEMORY_MB};
-use crate::render::compare::render_comparison;
+use crate::render::compare::{render_comparison, render_comparison_in};
 use crate::render::plot;
 use crate::render::Style;
 use crate::s3::clean;
@@ -108,7 +108,8 @@ pub(crate) async fn compare(args: CompareArgs) -> Result<(), CliError> {
     if args.json {
         println!("{}", pretty(&comparison)?);
     } else {
-        print!("{}", render_comparison(&comparison, Style::markdown_if(args.markdown)));
+        let layout = super::layout(args.markdown, false, None)?;
+        print!("{}", render_comparison_in(&comparison, &layout));
     }
     if let Some(path) = &args.html {
         let b_name = args.b.as_ref().unwrap_or(&args.a);
@@ -544,8 +545,8 @@ async fn shut_down_and_print_tallies(running: lab::RunningServer, tls: bool) {
     );
     running.shutdown().await;
     println!("s3sweep serve: faults injected: {}", tally.line());
-    eprintln!("s3sweep serve: S3 Express sessions: {}", sessions.line());
-    eprintln!("s3sweep serve: network: {}", network.line());
+    super::say!("s3sweep serve: S3 Express sessions: {}", sessions.line());
+    super::say!("s3sweep serve: network: {}", network.line());
     if tls {
         eprintln!(
             "s3sweep serve: TLS handshakes: {} done, {} abandoned by the client (it closed mid-handshake), {} failed",

@@ -17,7 +17,7 @@ use futures_util::StreamExt;
 
 use crate::analysis::history::history as history_of;
 use crate::model::SweepResult;
-use crate::render::history::{render_history, summary_markdown, trend_svg};
+use crate::render::history::{render_history, render_history_in, summary_markdown, trend_svg};
 use crate::render::Style;
 
 use super::args::HistoryArgs;
@@ -57,9 +57,9 @@ pub(crate) async fn history(args: HistoryArgs) -> Result<(), CliError> {
         let text = serde_json::to_string_pretty(&h).map_err(|e| CliError::Message(format!("{e}")))?;
         println!("{text}");
     } else {
-        let style = Style::markdown_if(args.markdown);
+        let layout = super::layout(args.markdown, false, None)?;
         println!("{} results read from {}\n", results.len(), args.source);
-        print!("{}", render_history(&h, style));
+        print!("{}", render_history_in(&h, &layout));
     }
     let svg = trend_svg(&h);
     if let Some(path) = &args.plot {

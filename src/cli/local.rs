@@ -170,14 +170,14 @@ async fn start_lab(args: &LocalArgs, session_ttl: Duration) -> Result<LabProcess
         };
         LabProcess::spawn(&buckets, options).await.map_err(CliError::other)?
     };
-    eprintln!("embedded S3 server at {} ({})", server.endpoint(), server.describe());
+    super::say!("embedded S3 server at {} ({})", server.endpoint(), server.describe());
     if let Some(nic) = &network.nic {
-        eprintln!("the lab's NIC: {}", nic.describe());
+        super::say!("the lab's NIC: {}", nic.describe());
     }
     if let Some(ca) = server.ca_file() {
-        eprintln!("HTTPS with a CA made at start, trusted by the client: {}", ca.display());
+        super::say!("HTTPS with a CA made at start, trusted by the client: {}", ca.display());
     }
-    eprintln!(
+    super::say!(
         "{EXPRESS_BUCKET} is a directory bucket: read with ReadOnly S3 Express sessions of {} s",
         session_ttl.as_secs()
     );
@@ -230,7 +230,7 @@ async fn seed_buckets(
         .await
         .context(format!("writing the probe object to {bucket}"))?;
     }
-    eprintln!(
+    super::say!(
         "wrote {} objects of {} bytes to each bucket in {} ms; sweeping workers {:?} (pool {} connections)",
         plan.object_count(),
         match (sizes.is_empty(), plan.object_sizes()) {
@@ -249,22 +249,17 @@ async fn seed_buckets(
 /// and the GETs sent, when known).
 fn print_result(args: &LocalArgs, result: &SweepResult, seed_sessions: u64, server_cpu: Option<(Duration, u64)>) {
     println!();
-    print!(
-        "{}",
-        human(
-            result,
-            &args.output.layout().unwrap_or_else(|_| Layout::wide(Style::Terminal)),
-            CostOverrides::default()
-        )
-    );
-    println!("{}", cold_path_line(result, seed_sessions));
+    let layout = args.output.layout().unwrap_or_else(|_| Layout::wide(Style::Terminal));
+    print!("{}", human(result, &layout, CostOverrides::default()));
+    println!("{}", layout.wrap(&cold_path_line(result, seed_sessions)));
     if let Some((cpu, requests)) = server_cpu {
-        println!(
+        let line = format!(
             "embedded server CPU: {:.3} ms per GET ({} GETs incl. warm-up); client peak RSS {} MiB",
             cpu.as_secs_f64() * 1000.0 / requests.max(1) as f64,
             requests,
             usage::peak_rss_bytes() >> 20
         );
+        println!("{}", layout.wrap(&line));
     }
 }
 
@@ -272,7 +267,7 @@ fn print_result(args: &LocalArgs, result: &SweepResult, seed_sessions: u64, serv
 fn write_outputs(args: &LocalArgs, result: &SweepResult) -> Result<(), CliError> {
     if let Some(path) = &args.json {
         write_json(path, result)?;
-        eprintln!("result JSON written to {}", path.display());
+        super::say!("result JSON written to {}", path.display());
     }
     if let Some(path) = &args.output.plot {
         write_plot(result, path)?;

@@ -11,6 +11,18 @@
 //! or key, and endpoint; anything else what was being done (`reading x.json: ...`)
 //! with its causes. Never a backtrace: those are for panics, which are bugs.
 
+/// `eprintln!` with the line wrapped at the terminal's width (`COLUMNS`, else the
+/// terminal's, else 100 characters), as the tables are.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        eprintln!(
+            "{}",
+            $crate::render::layout::wrap_text(&format!($($arg)*), $crate::cli::terminal_width_chars())
+        )
+    };
+}
+pub(crate) use say;
+
 pub(crate) mod args;
 pub(crate) mod client_args;
 pub(crate) mod commands;
@@ -280,7 +292,7 @@ const COLUMNS_ENV: &str = "COLUMNS";
 
 /// The width the text for people may use: `COLUMNS` when set to a number, else the
 /// terminal's (when stdout is one), else [`DEFAULT_WIDTH_CHARS`].
-fn terminal_width_chars() -> usize {
+pub(crate) fn terminal_width_chars() -> usize {
     std::env::var(COLUMNS_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())

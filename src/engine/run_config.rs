@@ -48,6 +48,20 @@ fn key_order(plan: &Plan, keys: &Keys, workers: u32, repetition: u32) -> Vec<u32
     order
 }
 
+/// The name progress shows for a configuration of `bucket`: with its client and its
+/// hedge policy when the run has more than one of either (`standard-like lean hedge
+/// p95`), so no two configurations of a run are shown alike.
+pub(crate) fn progress_name(plan: &Plan, bucket: &str, client: Client, hedge: Hedge) -> String {
+    let mut name = bucket.to_string();
+    if plan.clients().len() > 1 {
+        name.push_str(&format!(" {client}"));
+    }
+    if plan.hedges().len() > 1 {
+        name.push_str(&format!(" hedge {hedge}"));
+    }
+    name
+}
+
 /// Runs one configuration. With `stop_at` (the deadline less its safety margin) the
 /// configuration is cut there: no GET starts after it, GETs still in flight are
 /// cancelled, and the row covers the GETs that finished (`cut_short`). `None` when the
@@ -82,7 +96,8 @@ pub(crate) async fn run_config(
         warmup
     };
     let warmup = until(stop_at, before_timed_phase).await?;
-    observer.config_started(bucket, workers, repetition, order.len() as u64);
+    let name = progress_name(plan, bucket, s3.client(), hedge);
+    observer.config_started(&name, workers, repetition, order.len() as u64);
     let before = Before::now(client, &drivers.lanes);
     // Shared by the drivers: the next position in `order`, the hedging.
     let next = Arc::new(AtomicUsize::new(0));
@@ -593,5 +608,28 @@ mod tests {
         assert_ne!(a, key_order(&plan, &plan.keys_of(0), 8, 1));
         let plain = Plan::from_json(r#"{"buckets": ["b-1"], "object_count": 5, "shuffle": false}"#).unwrap();
         assert_eq!(key_order(&plain, &plain.keys_of(0), 4, 1), vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn progress_names_the_client_and_hedge_when_the_run_has_several() {
+        let one = Plan::from_json(r#"{"buckets": ["b-1"], "object_count": 10}"#).unwrap();
+        assert_eq!(progress_name(&one, "b-1", Client::Sdk, Hedge::Off), "b-1");
+        let both = Plan::from_json(
+            r#"{"buckets": ["b-1"], "object_count": 10, "clients": ["sdk", "lean"], "hedge": ["off", "p95"]}"#,
+        )
+        .unwrap();
+        let names: Vec<String> = [Client::Sdk, Client::Lean]
+            .into_iter()
+            .flat_map(|c| [Hedge::Off, Hedge::Percentile(95)].map(|h| progress_name(&both, "b-1", c, h)))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "b-1 sdk hedge off",
+                "b-1 sdk hedge p95",
+                "b-1 lean hedge off",
+                "b-1 lean hedge p95"
+            ]
+        );
     }
 }

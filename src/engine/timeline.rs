@@ -2,7 +2,7 @@
 //! the timed phase's start, its bytes, attempts and outcome), recorded by the driver
 //! that ran it into its own shard without a lock, and the row's [`Timeline`] built
 //! from them once the configuration ends; beside them, the transport's bytes read,
-//! sampled every [`BASE_INTERVAL_MS`] by a [`WireSampler`] (one task, no lock on the
+//! sampled (every 1 ms at first, slowing to [`BASE_INTERVAL_MS`]) by a [`WireSampler`] (one task, no lock on the
 //! read path: each read adds to one atomic counter).
 
 use std::time::{Duration, Instant};
@@ -111,11 +111,22 @@ pub(crate) struct WireSample {
     pub(crate) bytes: u64,
 }
 
-/// Samples [`Transport::rx_bytes`] every [`BASE_INTERVAL_MS`] from the timed phase's
-/// start until [`WireSampler::finish`], which takes a last sample.
+/// Samples [`Transport::rx_bytes`] from the timed phase's start until
+/// [`WireSampler::finish`], which takes a last sample: every 1 ms at first, then every
+/// hundredth of the time gone by (at most every [`BASE_INTERVAL_MS`]), so a row of
+/// any length has about two samples or more in each of its intervals (a fiftieth of
+/// its wall time: [`Timeline::interval_for`]) and a long row not many more.
 pub(crate) struct WireSampler {
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<Vec<WireSample>>,
+}
+
+/// The wait before the next sample, `elapsed` into the timed phase.
+fn sample_every(elapsed: Duration) -> Duration {
+    (elapsed / 100).clamp(
+        Duration::from_millis(1),
+        Duration::from_millis(u64::from(BASE_INTERVAL_MS)),
+    )
 }
 
 impl WireSampler {
@@ -125,15 +136,13 @@ impl WireSampler {
         let base = transport.rx_bytes();
         let (stop, mut stopped) = tokio::sync::oneshot::channel();
         let task = tokio::spawn(async move {
-            let every = Duration::from_millis(u64::from(BASE_INTERVAL_MS));
-            let mut ticks = tokio::time::interval_at((start + every).into(), every);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut samples = Vec::new();
             loop {
+                let next = Instant::now() + sample_every(start.elapsed());
                 let last = tokio::select! {
                     biased;
                     _ = &mut stopped => true,
-                    _ = ticks.tick() => false,
+                    _ = tokio::time::sleep_until(next.into()) => false,
                 };
                 samples.push(WireSample {
                     at_us: start.elapsed().as_micros() as u64,
@@ -306,21 +315,23 @@ mod tests {
             at_us: ms * 1000,
             bytes,
         });
-        let t = build(&events, Duration::from_millis(300), &wire);
+        // A 5 s row: 50 intervals of 100 ms, the events in the first three.
+        let t = build(&events, Duration::from_secs(5), &wire);
+        assert_eq!(t.len(), 50);
         // Spans 0-101 (middle 50), 101-180 (140), 180-240 (210), 240-320 (280 ms).
-        assert_eq!(t.wire_bytes, vec![5000, 500, 600]);
+        assert_eq!(t.wire_bytes[..3], [5000, 500, 600]);
         assert_eq!(t.interval_ms, 100);
-        assert_eq!(t.gets, vec![1, 2, 1]);
-        assert_eq!(t.body_bytes, vec![1000, 2000, 1000]);
-        assert_eq!(t.ttfb_p50_ms, vec![10.0, 20.0, 40.0]);
-        assert_eq!(t.ttfb_p99_ms, vec![10.0, 30.0, 40.0]);
-        assert_eq!(t.throttled_responses, vec![0, 0, 2]);
-        assert_eq!(t.retries, vec![0, 0, 2]);
-        assert_eq!(t.errors_total(), vec![0, 0, 1]);
+        assert_eq!(t.gets[..3], [1, 2, 1]);
+        assert_eq!(t.body_bytes[..3], [1000, 2000, 1000]);
+        assert_eq!(t.ttfb_p50_ms[..3], [10.0, 20.0, 40.0]);
+        assert_eq!(t.ttfb_p99_ms[..3], [10.0, 30.0, 40.0]);
+        assert_eq!(t.throttled_responses[..3], [0, 0, 2]);
+        assert_eq!(t.retries[..3], [0, 0, 2]);
+        assert_eq!(t.errors_total()[..3], [0, 0, 1]);
         assert_eq!(t.errors[0].kind, ErrorKind::Throttled);
         // In flight: [0,50] + [0,100] in the first; [100,150] + [120,180] + [100,200]
         // in the second; [200,299] + [200,250] in the third.
-        assert_eq!(t.in_flight, vec![1.5, 2.1, 1.5]);
+        assert_eq!(t.in_flight[..3], [1.5, 2.1, 1.5]);
         assert_eq!(t.gets.iter().sum::<u32>(), 4);
         // Ends at 50, 150, 180, 250, 299 ms: 95% (rank 5) at 299, as 99%.
         assert_eq!((t.done_95pct_ms, t.done_99pct_ms), (Some(299.0), Some(299.0)));
@@ -331,14 +342,34 @@ mod tests {
     }
 
     #[test]
-    fn a_long_row_gets_wider_intervals_and_stays_bounded() {
+    fn a_row_of_any_length_gets_about_fifty_intervals() {
         let events: Vec<GetEvent> = (0..1000).map(|i| ok(i * 100, 50, 5)).collect();
         let t = build(&events, Duration::from_secs(100), &[]);
-        assert_eq!(t.interval_ms, 400);
-        assert_eq!(t.len(), 250);
+        assert_eq!(t.interval_ms, 2_000);
+        assert_eq!(t.len(), 50);
         assert_eq!(t.gets.iter().sum::<u32>(), 1000);
         assert!(t.retries.is_empty() && t.errors.is_empty() && t.wire_bytes.is_empty());
         let stray = build(&[ok(5_000, 10, 1)], Duration::from_millis(1), &[]);
         assert_eq!(stray.gets, vec![1], "a GET past the wall time is in the last interval");
+        // A short row (the demo's 63 ms at 256 workers): ~50 intervals, not one of 100 ms.
+        let short: Vec<GetEvent> = (0..1000).map(|i| ok(i % 60, 3, 1)).collect();
+        let t = build(&short, Duration::from_micros(63_400), &[]);
+        assert_eq!((t.interval_ms, t.len()), (1, 64));
+        assert_eq!(t.gets.iter().sum::<u32>(), 1000);
+        assert!(t.gets.iter().filter(|&&g| g > 0).count() >= 50, "{:?}", t.gets);
+    }
+
+    #[test]
+    fn wire_samples_come_often_enough_for_the_intervals() {
+        for wall_ms in [20u64, 63, 400, 5_000, 60_000] {
+            let width = Timeline::interval_for(wall_ms as f64);
+            let at_end = sample_every(Duration::from_millis(wall_ms));
+            assert!(
+                at_end.as_secs_f64() * 1000.0 <= f64::from(width) / 2.0 + 0.5,
+                "{wall_ms} ms: {at_end:?}"
+            );
+        }
+        assert_eq!(sample_every(Duration::ZERO), Duration::from_millis(1));
+        assert_eq!(sample_every(Duration::from_secs(3600)), Duration::from_millis(100));
     }
 }

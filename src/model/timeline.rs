@@ -15,11 +15,17 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::ErrorKind;
 
-/// Most intervals a timeline holds: a row's interval is [`BASE_INTERVAL_MS`], doubled
-/// until the row fits (a 15-minute Lambda row: 3.2 s intervals, 282 of them).
+/// Most intervals a timeline holds (a stored one; a row is built with about
+/// [`TARGET_INTERVALS`]).
 pub const MAX_TIMELINE_INTERVALS: usize = 400;
 
-/// The interval of a row up to 40 s long (`MAX_TIMELINE_INTERVALS` x 100 ms).
+/// The intervals a row's timeline is cut into, about: its width is the wall time
+/// over this, rounded to 1, 2 or 5 ms times a power of ten (at least 1 ms), so a
+/// 63 ms row and a 15-minute one both show a shape (63 intervals of 1 ms; 45 of 20 s).
+pub(crate) const TARGET_INTERVALS: f64 = 50.0;
+
+/// How often the transport's bytes read are sampled at most (the sampler starts at
+/// 1 ms and slows as the row goes on: see the engine's `WireSampler`).
 pub const BASE_INTERVAL_MS: u32 = 100;
 
 /// Widest interval a stored timeline may claim: one hour.
@@ -102,14 +108,79 @@ impl Timeline {
         values.get(i).copied().unwrap_or(0)
     }
 
-    /// The interval width (a power-of-two multiple of [`BASE_INTERVAL_MS`]) that fits
-    /// `wall_ms` in at most [`MAX_TIMELINE_INTERVALS`] intervals.
+    /// The interval width that cuts `wall_ms` into about [`TARGET_INTERVALS`]
+    /// intervals (32 to 80): of 1, 2 and 5 ms times a power of ten, the nearest to
+    /// the wall time over 50 (at least 1 ms). Up to 100 ms each divides 100 ms, so
+    /// the analysis, which reads intervals of 100 ms ([`Timeline::coarsened`]), sees
+    /// a row of up to ~7 s exactly as it did when rows were cut at 100 ms.
     pub fn interval_for(wall_ms: f64) -> u32 {
-        let mut width = BASE_INTERVAL_MS;
-        while wall_ms / f64::from(width) > MAX_TIMELINE_INTERVALS as f64 && width < MAX_INTERVAL_MS / 2 {
-            width *= 2;
+        let target = (wall_ms.max(0.0) / TARGET_INTERVALS).max(1.0);
+        let mut best = 1u32;
+        let mut decade = 1u32;
+        while decade <= MAX_INTERVAL_MS / 10 {
+            for c in [decade, 2 * decade, 5 * decade] {
+                if (f64::from(c) / target).ln().abs() < (f64::from(best) / target).ln().abs() {
+                    best = c;
+                }
+            }
+            decade *= 10;
         }
-        width
+        best
+    }
+
+    /// The timeline in intervals at least `min_ms` wide: each run of
+    /// `ceil(min_ms / interval_ms)` intervals added into one (counts and bytes
+    /// summed, requests in flight averaged, the first-byte p50 weighted by GETs and
+    /// the p99 the largest). The analysis reads rows at this resolution
+    /// ([`BASE_INTERVAL_MS`]), whatever the width they were drawn at. A timeline
+    /// already as wide is returned as it is.
+    pub fn coarsened(&self, min_ms: u32) -> std::borrow::Cow<'_, Timeline> {
+        let k = min_ms.div_ceil(self.interval_ms.max(1)).max(1) as usize;
+        if k == 1 {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let n = self.len().div_ceil(k);
+        let sum_u32 = |v: &[u32]| -> Vec<u32> { v.chunks(k).map(|c| c.iter().sum()).collect() };
+        let sum_u64 = |v: &[u64]| -> Vec<u64> { v.chunks(k).map(|c| c.iter().sum()).collect() };
+        let mut p50 = Vec::with_capacity(n);
+        let mut p99 = Vec::with_capacity(n);
+        for (i, gets) in self.gets.chunks(k).enumerate() {
+            let range = i * k..i * k + gets.len();
+            let total: u32 = gets.iter().sum();
+            let weighted: f64 = gets
+                .iter()
+                .zip(&self.ttfb_p50_ms[range.clone()])
+                .map(|(&g, &v)| f64::from(g) * v)
+                .sum();
+            p50.push(if total > 0 { weighted / f64::from(total) } else { 0.0 });
+            p99.push(self.ttfb_p99_ms[range].iter().copied().fold(0.0, f64::max));
+        }
+        std::borrow::Cow::Owned(Timeline {
+            interval_ms: self.interval_ms * k as u32,
+            gets: sum_u32(&self.gets),
+            body_bytes: sum_u64(&self.body_bytes),
+            wire_bytes: sum_u64(&self.wire_bytes),
+            ttfb_p50_ms: p50,
+            ttfb_p99_ms: p99,
+            // The mean over the wider interval (a last, shorter chunk: over its own).
+            in_flight: self
+                .in_flight
+                .chunks(k)
+                .map(|c| c.iter().sum::<f64>() / c.len() as f64)
+                .collect(),
+            errors: self
+                .errors
+                .iter()
+                .map(|e| KindCounts {
+                    kind: e.kind,
+                    counts: Bounded(sum_u32(&e.counts.0)),
+                })
+                .collect(),
+            throttled_responses: sum_u32(&self.throttled_responses),
+            retries: sum_u32(&self.retries),
+            done_95pct_ms: self.done_95pct_ms,
+            done_99pct_ms: self.done_99pct_ms,
+        })
     }
 
     /// Fan-out children's timelines on the coordinator's clock: each `(offset_ms,
@@ -374,13 +445,36 @@ mod tests {
     }
 
     #[test]
-    fn interval_width_keeps_a_row_under_the_bound() {
-        assert_eq!(Timeline::interval_for(1_000.0), 100);
-        assert_eq!(Timeline::interval_for(40_000.0), 100);
-        assert_eq!(Timeline::interval_for(40_001.0), 200);
-        let lambda = Timeline::interval_for(900_000.0);
-        assert_eq!(lambda, 3_200);
-        assert!(900_000.0 / f64::from(lambda) <= MAX_TIMELINE_INTERVALS as f64);
+    fn a_fine_timeline_is_read_in_intervals_of_100_ms() {
+        let mut t = small();
+        t.interval_ms = 40;
+        // 40 ms intervals, 3 to a coarse one of 120 ms.
+        let c = t.coarsened(100);
+        assert_eq!((c.interval_ms, c.len()), (120, 1));
+        assert_eq!(c.gets, vec![3]);
+        assert_eq!(c.wire_bytes, vec![420]);
+        assert_eq!(c.in_flight, vec![1.75]);
+        assert_eq!(c.errors_total(), vec![1]);
+        assert_eq!((c.ttfb_p50_ms[0], c.ttfb_p99_ms[0]), (5.0, 7.5));
+        assert!(c.throttled_responses.is_empty() && c.retries == vec![1]);
+        let wide = small();
+        assert!(matches!(wide.coarsened(100), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn interval_width_cuts_any_row_into_about_fifty() {
+        for wall_ms in [63.0, 99.0, 250.0, 1_000.0, 40_000.0, 40_001.0, 900_000.0] {
+            let width = Timeline::interval_for(wall_ms);
+            let n = (wall_ms / f64::from(width)).ceil();
+            assert!((40.0..=70.0).contains(&n), "{wall_ms} ms: {n} intervals of {width} ms");
+        }
+        assert_eq!(Timeline::interval_for(99.0), 2);
+        assert_eq!(Timeline::interval_for(900_000.0), 20_000);
+        assert_eq!(Timeline::interval_for(4_000.0), 100);
+        assert_eq!(Timeline::interval_for(1_500.0), 20, "divides 100 ms");
+        // Shorter than 50 ms: 1 ms intervals, as many as the row's ms.
+        assert_eq!(Timeline::interval_for(20.0), 1);
+        assert_eq!(Timeline::interval_for(0.0), 1);
     }
 
     #[test]

@@ -8,7 +8,8 @@ use crate::analysis::compare::{BucketPair, Comparison, Spread, MIN_REPETITIONS};
 use crate::analysis::significance::Test;
 use crate::model::{Runner, Unmeasured};
 
-use super::{align_right, Style};
+use super::layout::fitting;
+use super::{align_right, Layout, Style};
 
 fn wall_cell(s: &Spread) -> String {
     if s.repetitions > 1 {
@@ -18,8 +19,15 @@ fn wall_cell(s: &Spread) -> String {
     }
 }
 
-/// The comparison as tables.
+/// The comparison as tables, every column, no width limit.
 pub fn render_comparison(c: &Comparison, style: Style) -> String {
+    render_comparison_in(c, &Layout::wide(style))
+}
+
+/// The comparison laid out by `layout`: each table with the columns that fit its
+/// width (the others named under it), every line wrapped at the width.
+pub fn render_comparison_in(c: &Comparison, layout: &Layout) -> String {
+    let style = layout.style;
     let markdown = style == Style::Markdown;
     let mut out = String::new();
     let bullet = if markdown { "- " } else { "" };
@@ -34,62 +42,107 @@ pub fn render_comparison(c: &Comparison, style: Style) -> String {
             let _ = writeln!(out, "{bullet}{side} did not measure {} (shown as -)", names.join(", "));
         }
     }
+    let mut out = layout.wrap(&out);
     if markdown {
         out.push('\n');
     }
+    let mut said = Vec::new();
     for p in &c.pairs {
-        out.push_str(&render_pair(p, style, c));
+        out.push_str(&render_pair(p, layout, c, &mut said));
     }
+    let mut tail = String::new();
     if !c.unpaired_a.is_empty() || !c.unpaired_b.is_empty() {
         let _ = writeln!(
-            out,
+            tail,
             "\nunpaired buckets: A [{}], B [{}] (choose with --bucket-a/--bucket-b)",
             c.unpaired_a.join(", "),
             c.unpaired_b.join(", ")
         );
     }
-    out.push_str(&significance_note(c));
+    tail.push_str(&significance_note(c));
+    out.push_str(&layout.wrap(&tail));
     out
 }
 
 /// One bucket pair: its heading, the table, the best and knee of each side, and the
-/// worker counts on one side only.
-fn render_pair(p: &BucketPair, style: Style, c: &Comparison) -> String {
-    let markdown = style == Style::Markdown;
+/// worker counts on one side only; with a width, the columns left out said once
+/// (`said`: what the table before said).
+fn render_pair(p: &BucketPair, layout: &Layout, c: &Comparison, said: &mut Vec<&'static str>) -> String {
+    let markdown = layout.style == Style::Markdown;
     let mut out = String::new();
     let head = format!("A {} vs B {} (matched by {})", p.bucket_a, p.bucket_b, p.matched_by);
     if markdown {
         let _ = writeln!(out, "### {head}\n");
     } else {
-        let _ = writeln!(out, "\n{head}");
+        let _ = writeln!(out, "\n{}", layout.wrap(&head));
     }
-    let _ = writeln!(out, "{}", pair_table(p, style, c));
+    let (table, hidden) = pair_table(p, layout, c);
+    let _ = writeln!(out, "{table}");
     if markdown {
         out.push('\n');
     }
+    let mut under = String::new();
+    if !hidden.is_empty() && hidden != *said {
+        let _ = writeln!(
+            under,
+            "compare columns not shown (to fit the width): {}; --markdown shows every column",
+            hidden.join(", ")
+        );
+        *said = hidden;
+    }
     if let (Some((wa, ma)), Some((wb, mb))) = (p.best_a, p.best_b) {
         let _ = write!(
-            out,
+            under,
             "best{}: A {ma:.0} ms at {wa} workers, B {mb:.0} ms at {wb} workers (B/A {:.2})",
             p.best_object_size_bytes
                 .map_or(String::new(), |b| format!(" (objects of {b} bytes)")),
             mb / ma.max(1e-9)
         );
         let knee = |k: Option<u32>| k.map_or("none".to_string(), |k| k.to_string());
-        let _ = writeln!(out, "; knee A {}, B {}", knee(p.knee_a), knee(p.knee_b));
+        let _ = writeln!(under, "; knee A {}, B {}", knee(p.knee_a), knee(p.knee_b));
     }
     if !p.only_in_a.is_empty() || !p.only_in_b.is_empty() {
         let _ = writeln!(
-            out,
+            under,
             "not compared (worker count on one side only): A {:?}, B {:?}",
             p.only_in_a, p.only_in_b
         );
     }
+    out.push_str(&layout.wrap(&under));
     out
 }
 
-/// One row per matched configuration (a memory column for a memory sweep).
-fn pair_table(p: &BucketPair, style: Style, c: &Comparison) -> comfy_table::Table {
+/// The compare columns a narrow table keeps: which configuration, the ratios and the
+/// verdict of the test.
+const COMPARE_ESSENTIAL: [&str; 8] = [
+    "memory MB",
+    "object bytes",
+    "client",
+    "hedge",
+    "workers",
+    "B/A wall",
+    "B/A objects/s",
+    "significance",
+];
+
+/// The other compare columns in the order a narrow table adds them while they fit:
+/// the CPU per GET first (the headline that carries over to AWS), then the figures
+/// the ratios come from.
+const COMPARE_BY_PRIORITY: [&str; 9] = [
+    "A cpu ms/GET",
+    "B cpu ms/GET",
+    "A objects/s",
+    "B objects/s",
+    "A wall ms",
+    "B wall ms",
+    "errors A/B",
+    "A ttfb p50",
+    "B ttfb p50",
+];
+
+/// One row per matched configuration (a memory column for a memory sweep), each cell
+/// under its own header; with a width, the columns that fit it, and the others' names.
+fn pair_table(p: &BucketPair, layout: &Layout, c: &Comparison) -> (comfy_table::Table, Vec<&'static str>) {
     let ttfb = |missing: &[Unmeasured], v: f64| {
         if missing.contains(&Unmeasured::TtfbMs) {
             "-".to_string()
@@ -100,60 +153,70 @@ fn pair_table(p: &BucketPair, style: Style, c: &Comparison) -> comfy_table::Tabl
     let sized = p.configs.iter().any(|m| m.axes.memory_mb.is_some());
     let objects = p.configs.iter().any(|m| m.axes.object_size_bytes.is_some());
     let clients = p.configs.iter().any(|m| !m.axes.s3_client.is_sdk());
-    let mut header = if sized { vec!["memory MB"] } else { Vec::new() };
-    if objects {
-        header.push("object bytes");
-    }
-    if clients {
-        header.push("client");
-    }
-    header.extend([
-        "workers",
-        "A wall ms",
-        "B wall ms",
-        "B/A wall",
-        "A objects/s",
-        "B objects/s",
-        "B/A objects/s",
-        "A ttfb p50",
-        "B ttfb p50",
-        "A cpu ms/GET",
-        "B cpu ms/GET",
-        "errors A/B",
-        "significance",
-    ]);
-    let mut table = style.table(header);
-    for m in &p.configs {
-        let mut cells = match (sized, m.axes.memory_mb) {
-            (true, Some(mb)) => vec![mb.to_string()],
-            (true, None) => vec!["-".to_string()],
-            (false, _) => Vec::new(),
-        };
-        if objects {
-            cells.push(m.axes.object_size_bytes.map_or("-".into(), |s| s.to_string()));
+    let hedged = p.configs.iter().any(|m| !m.axes.hedge.is_off());
+    let rows: Vec<Vec<(&'static str, String)>> = p
+        .configs
+        .iter()
+        .map(|m| {
+            let mut cells = Vec::new();
+            if sized {
+                cells.push(("memory MB", m.axes.memory_mb.map_or("-".into(), |mb| mb.to_string())));
+            }
+            if objects {
+                cells.push((
+                    "object bytes",
+                    m.axes.object_size_bytes.map_or("-".into(), |s| s.to_string()),
+                ));
+            }
+            if clients {
+                cells.push(("client", m.axes.s3_client.to_string()));
+            }
+            if hedged {
+                cells.push(("hedge", m.axes.hedge.to_string()));
+            }
+            cells.extend([
+                ("workers", m.workers.to_string()),
+                ("A wall ms", wall_cell(&m.a)),
+                ("B wall ms", wall_cell(&m.b)),
+                ("B/A wall", format!("{:.2}", m.wall_ratio)),
+                ("A objects/s", format!("{:.0}", m.a.median_objects_per_s)),
+                ("B objects/s", format!("{:.0}", m.b.median_objects_per_s)),
+                ("B/A objects/s", format!("{:.2}", m.throughput_ratio)),
+                ("A ttfb p50", ttfb(&c.not_measured_a, m.a.median_ttfb_p50_ms)),
+                ("B ttfb p50", ttfb(&c.not_measured_b, m.b.median_ttfb_p50_ms)),
+                ("A cpu ms/GET", format!("{:.3}", m.a.median_cpu_ms_per_get)),
+                ("B cpu ms/GET", format!("{:.3}", m.b.median_cpu_ms_per_get)),
+                ("errors A/B", format!("{}/{}", m.a.errors, m.b.errors)),
+                ("significance", m.significance.text()),
+            ]);
+            cells
+        })
+        .collect();
+    let header: Vec<&'static str> = match rows.first() {
+        Some(first) => first.iter().map(|(h, _)| *h).collect(),
+        None => Vec::new(),
+    };
+    let draw = |shown: &[&'static str]| {
+        let mut table = layout.style.table(shown.to_vec());
+        for row in &rows {
+            table.add_row(shown.iter().map(|s| {
+                row.iter()
+                    .find(|(h, _)| h == s)
+                    .map_or_else(String::new, |(_, v)| v.clone())
+            }));
         }
-        if clients {
-            cells.push(m.axes.s3_client.to_string());
-        }
-        cells.extend([
-            m.workers.to_string(),
-            wall_cell(&m.a),
-            wall_cell(&m.b),
-            format!("{:.2}", m.wall_ratio),
-            format!("{:.0}", m.a.median_objects_per_s),
-            format!("{:.0}", m.b.median_objects_per_s),
-            format!("{:.2}", m.throughput_ratio),
-            ttfb(&c.not_measured_a, m.a.median_ttfb_p50_ms),
-            ttfb(&c.not_measured_b, m.b.median_ttfb_p50_ms),
-            format!("{:.3}", m.a.median_cpu_ms_per_get),
-            format!("{:.3}", m.b.median_cpu_ms_per_get),
-            format!("{}/{}", m.a.errors, m.b.errors),
-            m.significance.text(),
-        ]);
-        table.add_row(cells);
-    }
-    align_right(&mut table, 0..12 + usize::from(sized) + usize::from(objects));
-    table
+        let last_number = shown.iter().position(|h| *h == "significance").unwrap_or(shown.len());
+        align_right(&mut table, 0..last_number);
+        table
+    };
+    let shown = match layout.width_chars {
+        Some(w) => fitting(&header, &COMPARE_ESSENTIAL, &COMPARE_BY_PRIORITY, w, &draw),
+        None => header.clone(),
+    };
+    let mut table = draw(&shown);
+    layout.fit_table(&mut table);
+    let hidden = header.into_iter().filter(|h| !shown.contains(h)).collect();
+    (table, hidden)
 }
 
 /// How to ask for more repetitions, in the terms of what ran the sweeps: the flag for
@@ -318,5 +381,72 @@ mod tests {
         let text = render_comparison(&c, Style::Markdown);
         assert!(text.contains("client"), "{text}");
         assert!(text.contains("lean") && text.contains("sdk"), "{text}");
+    }
+
+    /// docs/demo.json, the committed result.
+    fn demo() -> crate::model::SweepResult {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/demo.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn a_comparison_fits_the_width_and_keeps_the_cpu_per_get() {
+        use crate::model::Client;
+        let demo = demo();
+        // A multi-axis result: both clients, each bucket at 8 and 64 workers.
+        let mut rows = Vec::new();
+        for client in [Client::Sdk, Client::Lean] {
+            for w in [8, 64] {
+                let mut r = reps(
+                    "express-like--lab1-az1--x-s3",
+                    w,
+                    &[100.0 / f64::from(w), 110.0 / f64::from(w)],
+                );
+                r.iter_mut().for_each(|r| r.axes.s3_client = client);
+                rows.extend(r);
+            }
+        }
+        // And a hedged copy of each: both policies compared, each with itself.
+        let hedged: Vec<_> = rows
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                r.axes.hedge = crate::model::Hedge::Percentile(95);
+                r
+            })
+            .collect();
+        rows.extend(hedged);
+        let multi = result(rows);
+        for (a, b) in [(&demo, &demo), (&multi, &multi)] {
+            let c = compare(a, b, &CompareOptions::default()).unwrap();
+            let wide = render_comparison(&c, Style::Terminal);
+            assert!(
+                wide.lines().any(|l| l.chars().count() > 150),
+                "the full table is wider than 150"
+            );
+            for width in [80, 100] {
+                let text = render_comparison_in(&c, &Layout::fitted(Style::Terminal, width, None));
+                let long: Vec<&str> = text.lines().filter(|l| l.chars().count() > width).collect();
+                assert!(long.is_empty(), "over {width}: {long:#?}\n{text}");
+                assert!(text.contains("cpu ms/GET"), "the headline kept at {width}: {text}");
+                assert_eq!(
+                    text.matches("compare columns not shown").count(),
+                    1,
+                    "said once: {text}"
+                );
+                if std::ptr::eq(a, &multi) {
+                    // Each (client, hedge, workers) once: 2 x 2 x 2 rows, none alike.
+                    let mut keys: Vec<String> = text
+                        .lines()
+                        .filter(|l| l.contains(" p95 ") || l.contains(" off "))
+                        .map(|l| l.split('┆').take(3).map(str::trim).collect::<Vec<_>>().join(" "))
+                        .collect();
+                    keys.sort();
+                    let n = keys.len();
+                    keys.dedup();
+                    assert_eq!((n, keys.len()), (8, 8), "{text}");
+                }
+            }
+        }
     }
 }

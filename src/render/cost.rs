@@ -67,7 +67,15 @@ fn basis_line(report: &CostReport, sized: bool) -> String {
 }
 
 /// The cost columns a narrow table keeps: which configuration and what it costs.
-const COST_ESSENTIAL: [&str; 6] = ["bucket", "memory MB", "object bytes", "hedge", "workers", "total $"];
+const COST_ESSENTIAL: [&str; 7] = [
+    "bucket",
+    "client",
+    "memory MB",
+    "object bytes",
+    "hedge",
+    "workers",
+    "total $",
+];
 
 /// The other cost columns, in the order a narrow table adds them while they fit.
 const COST_BY_PRIORITY: [&str; 8] = [
@@ -86,6 +94,10 @@ const COST_BY_PRIORITY: [&str; 8] = [
 /// others.
 fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table::Table, Vec<&'static str>) {
     let mut header = vec!["bucket", "class"];
+    let clients = several_clients(report);
+    if clients {
+        header.push("client");
+    }
     if sized {
         header.push("memory MB");
     }
@@ -111,7 +123,7 @@ fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table
     let rows: Vec<Vec<String>> = report
         .rows
         .iter()
-        .map(|r| cost_cells(r, sized, objects, hedged))
+        .map(|r| cost_cells(r, clients, sized, objects, hedged))
         .collect();
     let draw = |shown: &[&str]| {
         let mut table = layout.style.table(shown.to_vec());
@@ -124,7 +136,7 @@ fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table
                     .map(|(_, c)| c.clone()),
             );
         }
-        let first_number = shown.iter().position(|h| !matches!(*h, "bucket" | "class"));
+        let first_number = shown.iter().position(|h| !matches!(*h, "bucket" | "class" | "client"));
         align_right(&mut table, first_number.unwrap_or(shown.len())..shown.len());
         table
     };
@@ -139,8 +151,17 @@ fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table
 }
 
 /// The cells of one cost row, in the header's order.
-fn cost_cells(r: &crate::analysis::cost::ConfigCost, sized: bool, objects: bool, hedged: bool) -> Vec<String> {
+fn cost_cells(
+    r: &crate::analysis::cost::ConfigCost,
+    clients: bool,
+    sized: bool,
+    objects: bool,
+    hedged: bool,
+) -> Vec<String> {
     let mut cells = vec![r.bucket.clone(), r.class.name().to_string()];
+    if clients {
+        cells.push(r.axes.s3_client.to_string());
+    }
     if sized {
         cells.push(r.axes.memory_mb.map_or("-".into(), |m| m.to_string()));
     }
@@ -164,13 +185,27 @@ fn cost_cells(r: &crate::analysis::cost::ConfigCost, sized: bool, objects: bool,
     cells
 }
 
+/// True when the rows are of more than one client (request `clients`).
+fn several_clients(report: &CostReport) -> bool {
+    report
+        .rows
+        .iter()
+        .any(|r| r.axes.s3_client != report.rows[0].axes.s3_client)
+}
+
 /// The rest of the total's line: the cheapest configuration (within the target, when
 /// there is one), ending the line.
 fn cheapest_sentence(report: &CostReport) -> String {
+    let clients = several_clients(report);
     let at = |c: &crate::analysis::cost::Cheapest| {
         format!(
-            "{} at {}{} workers{}, {:.0} ms, {} per 1,000 objects read ({} in all)",
+            "{}{} at {}{} workers{}, {:.0} ms, {} per 1,000 objects read ({} in all)",
             c.bucket,
+            if clients {
+                format!(" ({})", c.axes.s3_client)
+            } else {
+                String::new()
+            },
             c.axes.memory_mb.map(|m| format!("{m} MB x ")).unwrap_or_default(),
             c.workers,
             c.axes
@@ -296,5 +331,45 @@ mod tests {
             &Layout::wide(Style::Markdown),
         );
         assert!(!text.contains("hedge"), "no column without hedging: {text}");
+    }
+
+    #[test]
+    fn every_clients_configurations_are_in_the_table_and_the_total() {
+        use crate::analysis::cost::{cost_report, CostOverrides};
+        use crate::model::test_rows::{result, row};
+        use crate::model::Client;
+        let mut rows = Vec::new();
+        for client in [Client::Sdk, Client::Lean] {
+            for (bucket, w) in [("b1", 1), ("b1", 8), ("b2", 1), ("b2", 8)] {
+                let mut r = row(bucket, w, 1, 1000.0 / f64::from(w), 0);
+                r.axes.s3_client = client;
+                rows.push(r);
+            }
+        }
+        let report = cost_report(&result(rows), CostOverrides::default());
+        assert_eq!(report.rows.len(), 8, "every configuration priced");
+        let sum: f64 = report.rows.iter().map(|r| r.total_usd).sum();
+        assert!((report.total_usd - sum).abs() < 1e-15);
+        let lean: f64 = report
+            .rows
+            .iter()
+            .filter(|r| r.axes.s3_client == Client::Lean)
+            .map(|r| r.total_usd)
+            .sum();
+        assert!(lean > 0.0 && report.total_usd > lean, "the lean rows are in the total");
+        let text = render_cost(&report, &Layout::wide(Style::Markdown));
+        assert!(text.contains("| client |"), "{text}");
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("| b1 ") || l.starts_with("| b2 "))
+            .collect();
+        assert_eq!(lines.len(), 8, "{text}");
+        for client in ["sdk", "lean"] {
+            let of_client = |l: &&&str| l.split('|').map(str::trim).any(|c| c == client);
+            assert_eq!(lines.iter().filter(of_client).count(), 4, "{text}");
+        }
+        // Fitted to 80 columns, the client column stays.
+        let narrow = render_cost(&report, &Layout::fitted(Style::Terminal, 80, None));
+        assert!(narrow.lines().any(|l| l.contains("client")), "{narrow}");
     }
 }

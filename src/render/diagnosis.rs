@@ -63,26 +63,45 @@ pub(crate) fn render_bucket(result: &SweepResult, summary: &BucketSummary) -> St
     // The explanation of the best configuration and of the largest worker count.
     let rows: Vec<&ConfigResult> = result.rows_for(summary).collect();
     let best = Some(summary.best_workers);
-    let mut shown = Vec::new();
+    let mut shown: Vec<u32> = Vec::new();
     for w in [rows.first().map(|r| r.workers), best, rows.last().map(|r| r.workers)]
         .into_iter()
         .flatten()
     {
-        if shown.contains(&w) {
-            continue;
+        if !shown.contains(&w) && rows.iter().any(|r| r.workers == w) {
+            shown.push(w);
         }
-        shown.push(w);
-        let Some(row) = rows.iter().find(|r| r.workers == w) else {
-            continue;
-        };
+    }
+    let row_at = |w: u32| rows.iter().find(|r| r.workers == w);
+    // A note said under more than one of the rows shown: once, after them, naming them.
+    let notes_of = |w: u32| {
+        row_at(w)
+            .and_then(|r| r.diagnosis.as_ref())
+            .map_or(&[][..], |d| &d.notes[..])
+    };
+    let shared = |note: &String| shown.iter().filter(|&&w| notes_of(w).contains(note)).count() > 1;
+    for &w in &shown {
+        let Some(row) = row_at(w) else { continue };
         if let Some(d) = &row.diagnosis {
             let _ = writeln!(out, "  {w} workers, {}: {}", d.verdict.name(), d.explanation);
-            for note in &d.notes {
+            for note in d.notes.iter().filter(|n| !shared(n)) {
                 let _ = writeln!(out, "    note: {note}");
             }
         }
         if let Some(split) = timing_split(row) {
             let _ = writeln!(out, "    {split}");
+        }
+    }
+    let mut said: Vec<&String> = Vec::new();
+    for note in shown.iter().flat_map(|&w| notes_of(w)).filter(|n| shared(n)) {
+        if !said.contains(&note) {
+            said.push(note);
+            let at: Vec<String> = shown
+                .iter()
+                .filter(|&&w| notes_of(w).contains(note))
+                .map(u32::to_string)
+                .collect();
+            let _ = writeln!(out, "  note at {} workers: {note}", at.join(", "));
         }
     }
     let story = Story::of_bucket(result, summary);
@@ -281,5 +300,35 @@ mod tests {
         .map(|&(workers, verdict)| WorkerVerdict { workers, verdict })
         .collect();
         assert_eq!(verdict_runs(&v), "1-2 latency, 8-16 client_cpu, 32 pool");
+    }
+
+    #[test]
+    fn a_note_of_several_rows_is_said_once_naming_them() {
+        let mut result = crate::model::test_rows::result(vec![
+            crate::model::test_rows::row("b1", 1, 1, 1000.0, 0),
+            crate::model::test_rows::row("b1", 8, 1, 200.0, 0),
+            crate::model::test_rows::row("b1", 64, 1, 150.0, 0),
+        ]);
+        crate::analysis::analyse(&mut result, &crate::model::Thresholds::default());
+        let shared = "no connection opened in this row: the rows share the connection pool".to_string();
+        for r in &mut result.results {
+            if let Some(d) = r.diagnosis.as_mut() {
+                d.notes.push(shared.clone());
+            }
+        }
+        result.results[0]
+            .diagnosis
+            .as_mut()
+            .unwrap()
+            .notes
+            .push("its own note".into());
+        let text = render_bucket(&result, &result.summary[0]);
+        assert_eq!(text.matches(shared.as_str()).count(), 1, "{text}");
+        assert!(
+            text.contains(&format!("note at 1, 64 workers: {shared}"))
+                || text.contains(&format!("note at 1, 8, 64 workers: {shared}")),
+            "{text}"
+        );
+        assert!(text.contains("    note: its own note"), "{text}");
     }
 }

@@ -199,7 +199,7 @@ mod tests {
         assert_eq!(Figure::of(&timed_result), Figure::CurvesAndTimeline);
         let svg = render_svg(&timed_result).unwrap();
         assert!(
-            svg.contains("timeline, objects/s: b-1 best 8 w, b-1 knee 4 w (light)"),
+            svg.contains("objects/s over time: b-1 best 8 w, b-1 knee 4 w (light)"),
             "the panel's title"
         );
         assert!(svg.contains("99% done"), "the marks");

@@ -10,7 +10,8 @@ use plotters::prelude::*;
 
 use crate::analysis::history::{ChangePoint, History, Series};
 
-use super::{align_right, sane, Style};
+use super::layout::fitting;
+use super::{align_right, sane, Layout, Style};
 
 /// `started_unix_ms` as `YYYY-MM-DD HH:MM` UTC.
 pub(crate) fn utc_minute(unix_ms: u64) -> String {
@@ -53,7 +54,14 @@ pub(crate) fn change_line(c: &ChangePoint) -> String {
     )
 }
 
-fn series_table(s: &Series, style: Style) -> comfy_table::Table {
+/// The history columns a narrow table keeps, and the others in the order it adds
+/// them while they fit.
+const HISTORY_ESSENTIAL: [&str; 5] = ["run", "time (UTC)", "objects/s", "verdict", "change"];
+const HISTORY_BY_PRIORITY: [&str; 3] = ["first-byte p50 ms", "errors", "first-byte p99 ms"];
+
+/// A series' table, each cell under its own header; with a width, the columns that
+/// fit it, and the others' names.
+fn series_table(s: &Series, layout: &Layout) -> (comfy_table::Table, Vec<&'static str>) {
     let header = vec![
         "run",
         "time (UTC)",
@@ -64,56 +72,182 @@ fn series_table(s: &Series, style: Style) -> comfy_table::Table {
         "verdict",
         "change",
     ];
-    let mut table = style.table(header);
-    for p in &s.points {
-        let change: Vec<&str> = s
-            .changes
-            .iter()
-            .filter(|c| c.run == p.run)
-            .map(|c| c.measure.name())
-            .collect();
-        table.add_row(vec![
-            p.run.to_string(),
-            utc_minute(p.started_unix_ms),
-            format!("{:.1}", p.objects_per_s),
-            format!("{:.2}", p.ttfb_p50_ms),
-            format!("{:.2}", p.ttfb_p99_ms),
-            p.errors.to_string(),
-            p.verdict.map_or("-", |v| v.name()).to_string(),
-            if change.is_empty() {
-                String::new()
-            } else {
-                format!("<- {}", change.join(", "))
-            },
-        ]);
-    }
-    align_right(&mut table, 0..1);
-    align_right(&mut table, 2..6);
-    table
+    let rows: Vec<Vec<String>> = s
+        .points
+        .iter()
+        .map(|p| {
+            let change: Vec<&str> = s
+                .changes
+                .iter()
+                .filter(|c| c.run == p.run)
+                .map(|c| c.measure.name())
+                .collect();
+            vec![
+                p.run.to_string(),
+                utc_minute(p.started_unix_ms),
+                format!("{:.1}", p.objects_per_s),
+                format!("{:.2}", p.ttfb_p50_ms),
+                format!("{:.2}", p.ttfb_p99_ms),
+                p.errors.to_string(),
+                p.verdict.map_or("-", |v| v.name()).to_string(),
+                if change.is_empty() {
+                    String::new()
+                } else {
+                    format!("<- {}", change.join(", "))
+                },
+            ]
+        })
+        .collect();
+    let draw = |shown: &[&'static str]| {
+        let mut table = layout.style.table(shown.to_vec());
+        for row in &rows {
+            table.add_row(
+                header
+                    .iter()
+                    .zip(row)
+                    .filter(|(h, _)| shown.contains(h))
+                    .map(|(_, v)| v.clone()),
+            );
+        }
+        for (i, h) in shown.iter().enumerate() {
+            if !matches!(*h, "time (UTC)" | "verdict" | "change") {
+                align_right(&mut table, i..i + 1);
+            }
+        }
+        table
+    };
+    let shown = match layout.width_chars {
+        Some(w) => fitting(&header, &HISTORY_ESSENTIAL, &HISTORY_BY_PRIORITY, w, &draw),
+        None => header.clone(),
+    };
+    let mut table = draw(&shown);
+    layout.fit_table(&mut table);
+    let hidden = header.into_iter().filter(|h| !shown.contains(h)).collect();
+    (table, hidden)
 }
 
-/// The trend tables, each configuration's change points (or that none was found)
-/// under its table.
+/// The runs of a series grouped by setup, when they differ: `runs 1-2: 1000 objects
+/// of 46080 bytes; run 3: 300 objects of 46080 bytes`. `None` when every run had one.
+fn setup_differs(s: &Series) -> Option<String> {
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    for p in &s.points {
+        match groups.iter_mut().find(|g| g.0 == p.setup) {
+            Some(g) => g.1.push(p.run),
+            None => groups.push((p.setup.as_str(), vec![p.run])),
+        }
+    }
+    (groups.len() > 1).then(|| {
+        let parts: Vec<String> = groups
+            .iter()
+            .map(|(setup, runs)| {
+                let list: Vec<String> = runs.iter().map(usize::to_string).collect();
+                let word = if runs.len() == 1 { "run" } else { "runs" };
+                format!("{word} {}: {setup}", list.join(", "))
+            })
+            .collect();
+        parts.join("; ")
+    })
+}
+
+/// True when run `run`'s setup differs from the run before it in the series.
+fn setup_changed_at(s: &Series, run: usize) -> bool {
+    let at = s.points.iter().position(|p| p.run == run).unwrap_or(0);
+    at > 0 && s.points[at].setup != s.points[at - 1].setup
+}
+
+/// One line for a series with no change and one setup: its runs, the range of its
+/// figures and its verdicts.
+fn quiet_line(s: &Series) -> String {
+    let range = |v: Vec<f64>, decimals: usize| {
+        let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        if (hi - lo).abs() < 1e-9 {
+            format!("{lo:.decimals$}")
+        } else {
+            format!("{lo:.decimals$}-{hi:.decimals$}")
+        }
+    };
+    let mut verdicts: Vec<&str> = s.points.iter().map(|p| p.verdict.map_or("-", |v| v.name())).collect();
+    verdicts.dedup();
+    let n = s.points.len();
+    let said = if n == 1 {
+        "one run: nothing to compare".to_string()
+    } else {
+        "no change beyond the runs' own spread".to_string()
+    };
+    format!(
+        "{}: {n} run{} ({}), {} objects/s, first-byte p50 {} ms, {}: {said}",
+        heading(s),
+        if n == 1 { "" } else { "s" },
+        s.points[0].setup,
+        range(s.points.iter().map(|p| p.objects_per_s).collect(), 1),
+        range(s.points.iter().map(|p| p.ttfb_p50_ms).collect(), 2),
+        verdicts.join("/"),
+    )
+}
+
+/// The trend tables of the series with a change or runs of different setups (what
+/// differs said, and a change at a setup's edge said as one), with the columns left
+/// out to fit said once; one line each for the others.
 pub(crate) fn render_history(h: &History, style: Style) -> String {
-    let markdown = style == Style::Markdown;
+    render_history_in(h, &Layout::wide(style))
+}
+
+/// [`render_history`] laid out by `layout`: tables fitted and lines wrapped to its width.
+pub(crate) fn render_history_in(h: &History, layout: &Layout) -> String {
+    let markdown = layout.style == Style::Markdown;
     let mut out = String::new();
     let bullet = if markdown { "- " } else { "" };
-    for s in &h.series {
+    let (quiet, busy): (Vec<&Series>, Vec<&Series>) = h
+        .series
+        .iter()
+        .partition(|s| s.changes.is_empty() && setup_differs(s).is_none());
+    if !quiet.is_empty() {
+        let mut lines = String::new();
+        for s in &quiet {
+            let _ = writeln!(lines, "{bullet}{}", quiet_line(s));
+        }
+        out.push_str(&layout.wrap(&lines));
+        out.push('\n');
+    }
+    let mut said: Vec<&str> = Vec::new();
+    for s in busy {
         if markdown {
             let _ = writeln!(out, "### {}\n", heading(s));
         } else {
-            let _ = writeln!(out, "{}", heading(s));
+            let _ = writeln!(out, "{}", layout.wrap(&heading(s)));
         }
-        let _ = writeln!(out, "{}", series_table(s, style));
+        let (table, hidden) = series_table(s, layout);
+        let _ = writeln!(out, "{table}");
         if markdown {
             out.push('\n');
         }
+        let mut under = String::new();
+        if !hidden.is_empty() && hidden != said {
+            let _ = writeln!(
+                under,
+                "{bullet}history columns not shown (to fit the width): {}; --markdown shows them",
+                hidden.join(", ")
+            );
+            said = hidden;
+        }
+        if let Some(differs) = setup_differs(s) {
+            let _ = writeln!(
+                under,
+                "{bullet}the runs differ in setup, so they are not one sweep repeated: {differs}"
+            );
+        }
         if s.changes.is_empty() {
-            let _ = writeln!(out, "{bullet}no change beyond the runs' own spread");
+            let _ = writeln!(under, "{bullet}no change beyond the runs' own spread");
         }
         for c in &s.changes {
-            let _ = writeln!(out, "{bullet}{}", change_line(c));
+            let across = if setup_changed_at(s, c.run) {
+                " (the setup changed at this run too: not a change of the same sweep)"
+            } else {
+                ""
+            };
+            let _ = writeln!(under, "{bullet}{}{across}", change_line(c));
         }
+        out.push_str(&layout.wrap(&under));
         out.push('\n');
     }
     out
@@ -207,4 +341,54 @@ fn draw(h: &History, lines: &[(String, Vec<(f64, f64)>)], top: f64, svg: &mut St
         .draw()?;
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::history::history;
+    use crate::model::SweepResult;
+
+    /// docs/demo.json, started `minutes` later, read `objects` objects.
+    fn demo(minutes: u64, objects: u32) -> SweepResult {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/demo.json")).unwrap();
+        let mut r: SweepResult = serde_json::from_str(&text).unwrap();
+        r.started_unix_ms += minutes * 60_000;
+        r.request.object_count = objects;
+        r
+    }
+
+    #[test]
+    fn a_configuration_without_change_is_one_line_and_a_change_of_setup_is_said() {
+        let same = history(&[demo(0, 1000), demo(10, 1000), demo(20, 1000)]);
+        for width in [80, 100] {
+            let text = render_history_in(&same, &Layout::fitted(Style::Terminal, width, None));
+            let long: Vec<&str> = text.lines().filter(|l| l.chars().count() > width).collect();
+            assert!(long.is_empty(), "over {width}: {long:#?}");
+            assert!(!text.contains('┆'), "no table without a change: {text}");
+            let flat = text.replace("\n  ", " ");
+            assert_eq!(
+                flat.matches("no change beyond the runs' own spread").count(),
+                20,
+                "{text}"
+            );
+        }
+        let one = render_history(&history(&[demo(0, 1000)]), Style::Terminal);
+        assert!(
+            one.contains("1 run (1000 objects of 46080 bytes)") && one.contains("one run: nothing to compare"),
+            "{one}"
+        );
+        // The third run read 300 objects: every series says its runs differ.
+        let mixed = history(&[demo(0, 1000), demo(10, 1000), demo(20, 300)]);
+        for width in [80, 100] {
+            let text = render_history_in(&mixed, &Layout::fitted(Style::Terminal, width, None));
+            let long: Vec<&str> = text.lines().filter(|l| l.chars().count() > width).collect();
+            assert!(long.is_empty(), "over {width}: {long:#?}");
+            let flat = text.replace("\n  ", " ");
+            assert!(
+                flat.contains("the runs differ in setup, so they are not one sweep repeated: runs 1, 2: 1000 objects of 46080 bytes; run 3: 300 objects"),
+                "{text}"
+            );
+        }
+    }
 }

@@ -1,9 +1,10 @@
 //! Labels on the plot's charts: where each goes ([`place`]: beside its point, at the
 //! first of a few candidate spots that overlaps no label already placed and no
 //! marker, stays inside the plotting area, and covers as little of the data as it
-//! can), the knee markers and labels drawn that way ([`draw_knees`]), and the
+//! can), the knee markers and labels drawn that way ([`draw_knees`]), the
 //! figure's one legend ([`draw_legend`]), which sits above the panels so it covers no
-//! line.
+//! line, text fitted to a width ([`fit_lines`]: wrapped, then cut with an ellipsis)
+//! and the labels of vertical marks stacked so none overlaps ([`place_marks`]).
 
 use plotters::coord::ranged1d::Ranged;
 use plotters::coord::Shift;
@@ -19,7 +20,7 @@ pub(crate) struct Rect {
 }
 
 impl Rect {
-    fn overlaps(&self, o: &Rect) -> bool {
+    pub(crate) fn overlaps(&self, o: &Rect) -> bool {
         self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
     }
 
@@ -27,7 +28,7 @@ impl Rect {
         (self.x0..=self.x1).contains(&x) && (self.y0..=self.y1).contains(&y)
     }
 
-    fn within(&self, o: &Rect) -> bool {
+    pub(crate) fn within(&self, o: &Rect) -> bool {
         self.x0 >= o.x0 && self.x1 <= o.x1 && self.y0 >= o.y0 && self.y1 <= o.y1
     }
 }
@@ -133,11 +134,75 @@ pub(crate) fn sample_line(points: &[(i32, i32)], step: i32) -> Vec<(i32, i32)> {
 const KNEE_FONT: (&str, i32) = ("sans-serif", 17);
 
 /// The size of `text` in `font`, pixels (an estimate if the font cannot say).
-fn text_size(text: &str, font: (&str, i32)) -> (i32, i32) {
+pub(crate) fn text_size(text: &str, font: (&str, i32)) -> (i32, i32) {
     match font.into_font().box_size(text) {
         Ok((w, h)) => (w as i32, h as i32),
         Err(_) => (text.len() as i32 * font.1 * 6 / 10, font.1 + 2),
     }
+}
+
+/// `text` cut to at most `width` pixels in `font`, ending in an ellipsis when cut.
+pub(crate) fn cut_to(text: &str, font: (&str, i32), width: i32) -> String {
+    if text_size(text, font).0 <= width {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    (0..chars.len())
+        .rev()
+        .map(|n| format!("{}…", chars[..n].iter().collect::<String>().trim_end()))
+        .find(|t| text_size(t, font).0 <= width)
+        .unwrap_or_default()
+}
+
+/// `parts` joined by `sep` into at most `max_lines` lines of at most `width` pixels
+/// in `font`: each part goes on the line it fits, else starts the next; a part wider
+/// than a line, or one with no line left, cuts the text there with an ellipsis.
+pub(crate) fn fit_lines(parts: &[String], sep: &str, font: (&str, i32), width: i32, max_lines: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for part in parts {
+        let room_below = lines.len() < max_lines.max(1);
+        let Some(last) = lines.last_mut() else {
+            lines.push(cut_to(part, font, width));
+            continue;
+        };
+        let joined = format!("{last}{sep}{part}");
+        if text_size(&joined, font).0 <= width {
+            *last = joined;
+        } else if room_below {
+            *last = cut_to(&format!("{last}{}", sep.trim_end()), font, width);
+            lines.push(cut_to(part, font, width));
+        } else {
+            *last = cut_to(&format!("{joined} …"), font, width);
+            break;
+        }
+    }
+    lines
+}
+
+/// Where the labels of vertical marks go: each mark is its line's x and its label's
+/// size, pixels. A label sits just right of its line (left of it when the right would
+/// leave `area`), in the first of `rows` text rows down from the top of `area` where
+/// it overlaps no label placed before it; `None` (dropped) when no row has room.
+pub(crate) fn place_marks(marks: &[(i32, (i32, i32))], area: Rect, rows: usize) -> Vec<Option<Rect>> {
+    let mut placed: Vec<Rect> = Vec::new();
+    marks
+        .iter()
+        .map(|&(x, (w, h))| {
+            let x0 = if x + 3 + w <= area.x1 { x + 3 } else { x - 3 - w };
+            let spot = (0..rows as i32)
+                .map(|row| Rect {
+                    x0,
+                    y0: area.y0 + 2 + row * (h + 2),
+                    x1: x0 + w,
+                    y1: area.y0 + 2 + row * (h + 2) + h,
+                })
+                .find(|r| r.within(&area) && !placed.iter().any(|p| p.overlaps(r)));
+            if let Some(r) = spot {
+                placed.push(r);
+            }
+            spot
+        })
+        .collect()
 }
 
 /// Circles each curve's knee (`(colour, workers, point)`) and labels it `knee N`,
@@ -279,5 +344,38 @@ mod tests {
         let o = place(&[mid], &[], &line, AREA);
         assert!(!line.iter().any(|p| rect_of(&mid, o[0]).contains(*p)), "{o:?}");
         assert_eq!(sample_line(&[(1, 1)], 4), vec![(1, 1)]);
+    }
+    #[test]
+    fn text_is_wrapped_then_cut_to_its_width() {
+        let font = ("sans-serif", 20);
+        let parts: Vec<String> = (1..=8).map(|i| format!("express-like best {i}28 w")).collect();
+        let lines = fit_lines(&parts, ", ", font, 500, 2);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines.iter().all(|l| text_size(l, font).0 <= 500), "{lines:?}");
+        assert!(lines[0].ends_with(','), "{lines:?}");
+        assert!(lines[1].ends_with('…'), "cut, and says so: {lines:?}");
+        let short = fit_lines(&parts[..1], ", ", font, 500, 2);
+        assert_eq!(short, vec![parts[0].clone()]);
+        let cut = cut_to(&"x".repeat(200), font, 100);
+        assert!(text_size(&cut, font).0 <= 100 && cut.ends_with('…'), "{cut}");
+    }
+
+    #[test]
+    fn mark_labels_stack_or_drop_and_never_overlap() {
+        // Five labels on lines 4 px apart, the last near the right edge.
+        let marks: Vec<(i32, (i32, i32))> = [100, 104, 108, 112, 590].iter().map(|&x| (x, (70, 15))).collect();
+        let spots = place_marks(&marks, AREA, 3);
+        let placed: Vec<Rect> = spots.iter().flatten().copied().collect();
+        assert_eq!(
+            placed.len(),
+            4,
+            "three stacked, the fourth dropped, the last placed: {spots:?}"
+        );
+        assert!(spots[3].is_none());
+        for (i, a) in placed.iter().enumerate() {
+            assert!(a.within(&AREA), "{a:?}");
+            assert!(placed[i + 1..].iter().all(|b| !a.overlaps(b)), "{placed:?}");
+        }
+        assert!(spots[4].unwrap().x1 <= 590, "left of its line at the edge: {spots:?}");
     }
 }

@@ -15,11 +15,14 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::engine::{Observer, Quiet};
 use crate::model::ConfigResult;
 
-/// One line describing a finished configuration.
-pub(crate) fn config_line(r: &ConfigResult) -> String {
+use super::layout::{wrap_text, DEFAULT_WIDTH_CHARS};
+
+/// One line describing a finished configuration, named `name` (the bucket, with the
+/// client and hedge when the run has several: what `config_started` was told).
+pub(crate) fn config_line(name: &str, r: &ConfigResult) -> String {
     format!(
         "{:<16}{} workers {:>4} rep {}: {:>8.0} ms  {:>8.0} objects/s  ttfb p50 {:>7.2} ms  errors {}",
-        r.bucket,
+        name,
         r.size_axis_bytes().map_or(String::new(), |s| format!(" {s:>8} B")),
         r.workers,
         r.repetition,
@@ -53,22 +56,62 @@ impl ProgressMode {
         }
     }
 
-    /// The observer for this mode, drawing on stderr.
-    pub(crate) fn observer(self) -> Arc<dyn Observer> {
+    /// The observer for this mode, drawing on stderr, each finished line wrapped at
+    /// `width_chars` (the width the tables use).
+    pub(crate) fn observer(self, width_chars: usize) -> Arc<dyn Observer> {
         match self {
-            ProgressMode::Bars => Arc::new(Bars::new(ProgressDrawTarget::stderr)),
-            ProgressMode::Lines => Arc::new(Lines),
+            ProgressMode::Bars => Arc::new(Bars {
+                width_chars,
+                ..Bars::new(ProgressDrawTarget::stderr)
+            }),
+            ProgressMode::Lines => Arc::new(Lines {
+                width_chars,
+                ..Lines::default()
+            }),
             ProgressMode::Quiet => Arc::new(Quiet),
         }
     }
 }
 
 /// Prints [`config_line`] on stderr for each finished configuration.
-pub(crate) struct Lines;
+pub(crate) struct Lines {
+    /// The name of the configuration running, as `config_started` gave it.
+    name: RwLock<String>,
+    /// The width a line is wrapped at.
+    width_chars: usize,
+}
+
+impl Default for Lines {
+    fn default() -> Self {
+        Lines {
+            name: RwLock::new(String::new()),
+            width_chars: DEFAULT_WIDTH_CHARS,
+        }
+    }
+}
+
+/// A finished configuration's line, indented by two and wrapped at `width_chars`.
+fn finished_line(name: &str, r: &ConfigResult, width_chars: usize) -> String {
+    wrap_text(&format!("  {}", config_line(name, r)), width_chars)
+}
+
+/// The name a configuration was started with; the row's bucket if none was given.
+fn name_of(name: &RwLock<String>, r: &ConfigResult) -> String {
+    let name = name.read().unwrap_or_else(|e| e.into_inner());
+    if name.starts_with(r.bucket.as_str()) {
+        name.clone()
+    } else {
+        r.bucket.clone()
+    }
+}
 
 impl Observer for Lines {
+    fn config_started(&self, name: &str, _workers: u32, _repetition: u32, _requests: u64) {
+        *self.name.write().unwrap_or_else(|e| e.into_inner()) = name.to_string();
+    }
+
     fn config_finished(&self, r: &ConfigResult) {
-        eprintln!("  {}", config_line(r));
+        eprintln!("{}", finished_line(&name_of(&self.name, r), r, self.width_chars));
     }
 }
 
@@ -77,11 +120,15 @@ pub(crate) struct Bars {
     target: fn() -> ProgressDrawTarget,
     bar: RwLock<ProgressBar>,
     errors: AtomicU64,
+    /// The name of the configuration running, as `config_started` gave it.
+    name: RwLock<String>,
+    /// The width a finished line is wrapped at.
+    width_chars: usize,
 }
 
 const RUNNING: &str =
     "  {prefix:<30} [{bar:30.cyan/blue}] {pos:>7}/{len:<7} objects {rate:>10}  errors {msg:<6} {elapsed}";
-const DONE: &str = "  {msg}";
+const DONE: &str = "{msg}";
 
 impl Bars {
     /// Bars drawn on the targets `target` makes (one per configuration).
@@ -90,12 +137,15 @@ impl Bars {
             target,
             bar: RwLock::new(ProgressBar::hidden()),
             errors: AtomicU64::new(0),
+            name: RwLock::new(String::new()),
+            width_chars: DEFAULT_WIDTH_CHARS,
         }
     }
 }
 
 impl Observer for Bars {
-    fn config_started(&self, bucket: &str, workers: u32, repetition: u32, requests: u64) {
+    fn config_started(&self, name: &str, workers: u32, repetition: u32, requests: u64) {
+        *self.name.write().unwrap_or_else(|e| e.into_inner()) = name.to_string();
         let bar = ProgressBar::with_draw_target(Some(requests), (self.target)());
         bar.set_style(
             ProgressStyle::with_template(RUNNING)
@@ -108,7 +158,7 @@ impl Observer for Bars {
                 )
                 .progress_chars("=> "),
         );
-        bar.set_prefix(format!("{bucket} workers {workers} rep {repetition}"));
+        bar.set_prefix(format!("{name} workers {workers} rep {repetition}"));
         bar.set_message("0");
         self.errors.store(0, Ordering::Relaxed);
         *self.bar.write().unwrap_or_else(|e| e.into_inner()) = bar;
@@ -126,7 +176,7 @@ impl Observer for Bars {
     fn config_finished(&self, r: &ConfigResult) {
         let bar = self.bar.read().unwrap_or_else(|e| e.into_inner());
         bar.set_style(ProgressStyle::with_template(DONE).expect("the template is valid"));
-        bar.finish_with_message(config_line(r));
+        bar.finish_with_message(finished_line(&name_of(&self.name, r), r, self.width_chars));
     }
 }
 
@@ -186,7 +236,11 @@ mod tests {
 
     #[test]
     fn a_bar_per_configuration_ends_as_its_result_line() {
-        let bars = Bars::new(screen_target);
+        // As wide as the screen: the line is not wrapped.
+        let bars = Bars {
+            width_chars: 160,
+            ..Bars::new(screen_target)
+        };
         bars.config_started("express-like", 8, 1, 100);
         for i in 0..100 {
             bars.request_done(i % 10 != 0);
@@ -213,5 +267,30 @@ mod tests {
     #[test]
     fn quiet_wins() {
         assert_eq!(ProgressMode::for_stderr(true), ProgressMode::Quiet);
+    }
+
+    #[test]
+    fn lines_name_the_client_and_hedge_they_were_started_with() {
+        let lines = Lines::default();
+        let mut r = row("standard-like", 1, 1, 250.0, 0);
+        for name in ["standard-like sdk hedge off", "standard-like lean hedge p95"] {
+            lines.config_started(name, 1, 1, 100);
+            assert!(config_line(&name_of(&lines.name, &r), &r).starts_with(name));
+        }
+        // A name for another bucket (none given for this row): the row's bucket.
+        r.bucket = "other".into();
+        assert!(config_line(&name_of(&lines.name, &r), &r).starts_with("other "));
+    }
+
+    #[test]
+    fn a_finished_line_fits_the_width() {
+        let r = row("express-like--lab1-az1--x-s3", 256, 1, 250.0, 0);
+        let name = "express-like--lab1-az1--x-s3 lean hedge p95";
+        for width in [80, 100] {
+            let text = finished_line(name, &r, width);
+            assert!(text.lines().all(|l| l.chars().count() <= width), "{width}: {text}");
+            assert!(text.starts_with(&format!("  {name} workers")), "{text}");
+            assert!(text.lines().count() == 2, "wrapped, not cut: {text}");
+        }
     }
 }

@@ -165,20 +165,25 @@ fn table_columns(result: &SweepResult, rows: &[&ConfigResult]) -> Vec<Column> {
 fn bucket_table(result: &SweepResult, summary: &BucketSummary, layout: &Layout) -> (comfy_table::Table, Vec<Column>) {
     let rows: Vec<&ConfigResult> = result.rows_for(summary).collect();
     let available = table_columns(result, &rows);
-    let cells: Vec<Vec<String>> = rows
+    // Each row's cells as (column, value) pairs: a table in any column order takes
+    // each value by its column, so no value can land under another's header.
+    let cells: Vec<Vec<(Column, String)>> = rows
         .iter()
-        .map(|r| available.iter().map(|&c| cell(r, c, &result.not_measured)).collect())
+        .map(|r| {
+            available
+                .iter()
+                .map(|&c| (c, cell(r, c, &result.not_measured)))
+                .collect()
+        })
         .collect();
     let draw = |shown: &[Column]| {
         let mut table = layout.style.table(shown.iter().map(|c| c.header()).collect());
         for row in &cells {
-            table.add_row(
-                available
-                    .iter()
-                    .zip(row)
-                    .filter(|(c, _)| shown.contains(c))
-                    .map(|(_, v)| v.clone()),
-            );
+            table.add_row(shown.iter().map(|s| {
+                row.iter()
+                    .find(|(c, _)| c == s)
+                    .map_or_else(String::new, |(_, v)| v.clone())
+            }));
         }
         for (i, c) in shown.iter().enumerate() {
             if c.right_aligned() {
@@ -192,7 +197,11 @@ fn bucket_table(result: &SweepResult, summary: &BucketSummary, layout: &Layout) 
         (None, None) => available.clone(),
         (None, Some(width)) => fitting(&available, &Column::ESSENTIAL, &Column::BY_PRIORITY, width, &draw),
     };
-    let hidden = available.iter().copied().filter(|c| !shown.contains(c)).collect();
+    // Columns left out to fit the width are said; columns not picked are not.
+    let hidden = match layout.columns {
+        Some(_) => Vec::new(),
+        None => available.iter().copied().filter(|c| !shown.contains(c)).collect(),
+    };
     let mut table = draw(&shown);
     layout.fit_table(&mut table);
     (table, hidden)
@@ -501,5 +510,111 @@ mod tests {
         // workers, rep, wall, objects/s, MiB/s, then ttfb p50, ttfb p99, pool wait p50.
         assert_eq!(cells.get(5..8), Some(&["-", "-", "-"][..]), "{line}");
         assert_eq!(cells[2], "300", "{line}");
+    }
+
+    /// docs/demo.json, the committed result.
+    fn demo() -> SweepResult {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/demo.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// What the JSON row says for column `c`, formatted as the table does; `None` for
+    /// a cell built from several fields (compared with [`cell`] instead).
+    fn from_json(row: &serde_json::Value, c: Column) -> Option<String> {
+        let f = |p: &str| row.pointer(p).and_then(|v| v.as_f64());
+        Some(match c {
+            Column::Workers => row["workers"].to_string(),
+            Column::Rep => row["repetition"].to_string(),
+            Column::WallMs => format!("{:.0}", f("/wall_ms")?),
+            Column::ObjectsPerS => format!("{:.0}", f("/objects_per_s")?),
+            Column::MibPerS => format!("{:.1}", f("/mib_per_s")?),
+            Column::TtfbP50Ms => format!("{:.2}", f("/ttfb_ms/p50")?),
+            Column::TtfbP99Ms => format!("{:.2}", f("/ttfb_ms/p99")?),
+            Column::PoolWaitP50Ms => format!("{:.2}", f("/pool_wait_ms/p50")?),
+            Column::CpuMsPerGet => format!("{:.3}", f("/cpu_ms_per_get")?),
+            Column::InFlight => format!("{:.1}", f("/client/mean_in_flight")?),
+            Column::BytesRead => row["bytes"].to_string(),
+            Column::Verdict => row.pointer("/diagnosis/verdict")?.as_str()?.to_string(),
+            _ => return None,
+        })
+    }
+
+    /// The Markdown tables of `text`: per table, its header and rows of cells.
+    fn markdown_tables(text: &str) -> Vec<(Vec<String>, Vec<Vec<String>>)> {
+        let cells = |l: &str| {
+            l.trim()
+                .trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect::<Vec<_>>()
+        };
+        let mut out: Vec<(Vec<String>, Vec<Vec<String>>)> = Vec::new();
+        let mut in_table = false;
+        for line in text.lines() {
+            match (line.starts_with('|'), in_table) {
+                (true, false) => {
+                    out.push((cells(line), Vec::new()));
+                    in_table = true;
+                }
+                (true, true) if line.starts_with("|--") || line.starts_with("| --") || line.starts_with("|:") => {}
+                (true, true) => out.last_mut().unwrap().1.push(cells(line)),
+                (false, _) => in_table = false,
+            }
+        }
+        out
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, failure_persistence: None, ..Default::default() })]
+
+        /// Any order and any subset of `--columns`: each header over its own values,
+        /// every cell the JSON's (or, for a cell built from several fields, the
+        /// column's own cell of that row).
+        #[test]
+        fn picked_columns_put_every_value_under_its_own_header(
+            order in proptest::strategy::Just(Column::ALL.to_vec()).prop_shuffle(),
+            take in 1usize..=Column::ALL.len(),
+        ) {
+            let result = demo();
+            let json = serde_json::to_value(&result).unwrap();
+            let picked: Vec<Column> = order[..take].to_vec();
+            // Only columns this result has none of (memory, client, sizes): no table to read.
+            proptest::prop_assume!(picked.iter().any(|c| !matches!(c, Column::MemoryMb | Column::Client | Column::BytesRead | Column::ObjectBytes)));
+            let layout = Layout::fitted(Style::Markdown, 200, Some(picked.clone()));
+            let text = render_tables_in(&result, &layout);
+            let tables = markdown_tables(&text);
+            proptest::prop_assert_eq!(tables.len(), result.summary.len(), "{}", text);
+            for (summary, (header, rows)) in result.summary.iter().zip(&tables) {
+                let mine: Vec<&ConfigResult> = result.rows_for(summary).collect();
+                let available = table_columns(&result, &mine);
+                let shown: Vec<Column> = picked.iter().copied().filter(|c| available.contains(c)).collect();
+                let headers: Vec<&str> = shown.iter().map(|c| c.header()).collect();
+                proptest::prop_assert_eq!(header, &headers);
+                proptest::prop_assert_eq!(rows.len(), mine.len());
+                let rows_json: Vec<&serde_json::Value> = json["results"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|r| r["bucket"] == summary.bucket.as_str())
+                    .collect();
+                for ((cells, r), rj) in rows.iter().zip(&mine).zip(rows_json) {
+                    for (c, got) in shown.iter().zip(cells) {
+                        let want = from_json(rj, *c).unwrap_or_else(|| cell(r, *c, &result.not_measured));
+                        proptest::prop_assert_eq!(got, &want, "{} of {:?}", c, rj["workers"]);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_demo_s_picked_columns_read_as_their_headers_say() {
+        let picked = Column::parse_list("verdict,workers,objects_per_s").unwrap();
+        let text = render_tables_in(&demo(), &Layout::fitted(Style::Terminal, 100, Some(picked)));
+        assert!(text.contains("│ verdict ┆ workers ┆ objects/s │"), "{text}");
+        assert!(text.contains("│ latency ┆       1 ┆        49 │"), "{text}");
+        assert!(!text.contains("columns not shown"), "{text}");
     }
 }

@@ -10,8 +10,11 @@ use plotters::prelude::*;
 use crate::model::stats::first_seen;
 use crate::model::{ConfigResult, FigureName, SweepResult, Timeline};
 
-use super::labels::draw_legend;
-use super::plot::{colour, err, panel, register_font, PlotError};
+use plotters::coord::types::RangedCoordf64;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::labels::{draw_legend, fit_lines, place_marks, text_size, Rect};
+use super::plot::{colour, err, register_font, PlotError};
 
 /// Which configurations the timeline picture shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,20 +109,38 @@ pub(super) fn draw<DB: DrawingBackend>(
         .map(|(i, b)| (colour(i), b.clone()))
         .collect();
     draw_legend(&legend_area, &legend).map_err(PlotError::Draw)?;
-    let colour_of = |r: &ConfigResult| colour(buckets.iter().position(|b| *b == r.bucket).unwrap_or(0));
+    let drawn = |w: u32| -> Vec<Drawn<'_>> {
+        rows_at(result, w)
+            .into_iter()
+            .map(|r| {
+                (
+                    r,
+                    colour(buckets.iter().position(|b| *b == r.bucket).unwrap_or(0)),
+                    r.bucket.clone(),
+                )
+            })
+            .collect()
+    };
     match pick {
         TimelinePick::Workers(w) => {
-            let rows = rows_at(result, w);
+            let rows = drawn(w);
             let panels = root.split_evenly((2, 1));
-            timeline_panel(&panels[0], "objects/s", &rows, &colour_of, |p| p.1, true)?;
-            timeline_panel(&panels[1], "MiB/s", &rows, &colour_of, |p| p.2, false)?;
+            let marked = Panel {
+                marks: true,
+                ..Panel::new(vec!["objects/s".to_string()], |p| p.1)
+            };
+            draw_panel(&panels[0], &marked, &rows)?;
+            draw_panel(&panels[1], &Panel::new(vec!["MiB/s".to_string()], |p| p.2), &rows)?;
         }
         TimelinePick::All => {
             let cols = (workers.len() as f64).sqrt().ceil() as usize;
             let grid = root.split_evenly((workers.len().div_ceil(cols), cols));
             for (area, &w) in grid.iter().zip(&workers) {
-                let caption = format!("{w} workers: objects/s");
-                timeline_panel(area, &caption, &rows_at(result, w), &colour_of, |p| p.1, true)?;
+                let panel = Panel {
+                    marks: true,
+                    ..Panel::new(vec![format!("{w} workers: objects/s")], |p| p.1)
+                };
+                draw_panel(area, &panel, &drawn(w))?;
             }
         }
     }
@@ -195,27 +216,48 @@ pub(super) fn best_and_knee_panel<DB: DrawingBackend>(
         return Err(PlotError::Empty);
     }
     area.fill(&WHITE).map_err(err)?;
-    let labels: Vec<&str> = picked.iter().map(|p| p.2.as_str()).collect();
-    let rows: Vec<&ConfigResult> = picked.iter().map(|p| p.0).collect();
-    let colour_of = |r: &ConfigResult| picked.iter().find(|p| std::ptr::eq(p.0, r)).map_or(BLACK, |p| p.1);
     let halves = area.split_evenly((1, 2));
-    let caption = format!("timeline, objects/s: {}", labels.join(", "));
-    timeline_panel(&halves[0], &caption, &rows, &colour_of, |p| p.1, true)?;
+    // The title names each line: the first after the quantity, the rest wrapped.
+    let mut names: Vec<String> = picked.iter().map(|p| p.2.clone()).collect();
+    names[0] = format!("objects/s over time: {}", names[0]);
+    let panel = Panel {
+        marks: true,
+        ..Panel::new(names, |p| p.1)
+    };
+    draw_panel(&halves[0], &panel, &picked)?;
     let probe = probe_line(result);
-    let caption = match probe {
-        Some(_) => "timeline, MiB/s; the bandwidth probe in black (seconds into the probe)",
-        None => "timeline, MiB/s",
+    let title = match probe {
+        Some(_) => vec!["MiB/s over time; the bandwidth probe in black (time into the probe)".to_string()],
+        None => vec!["MiB/s over time".to_string()],
     };
     let panel = Panel {
         probe: probe.as_deref(),
-        ..Panel::new(caption, |p| p.2)
+        ..Panel::new(title, |p| p.2)
     };
-    draw_panel(&halves[1], &panel, &rows, &colour_of)
+    draw_panel(&halves[1], &panel, &picked)
 }
+
+/// A row a panel draws: the row, its colour and its name.
+pub(super) type Drawn<'a> = (&'a ConfigResult, RGBColor, String);
+
+/// A row with fewer intervals than this is too short to draw as a line: the panel
+/// says so instead.
+pub(crate) const MIN_INTERVALS: usize = 5;
+
+/// The panel's title font, its mark labels' and its notes'.
+const TITLE_FONT: (&str, i32) = ("sans-serif", 20);
+const MARK_FONT: (&str, i32) = ("sans-serif", 13);
+const NOTE_FONT: (&str, i32) = ("sans-serif", 15);
+/// Room at each side of a panel, pixels.
+const MARGIN: i32 = 12;
+/// Lines a title may take; rows of mark labels.
+const TITLE_LINES: usize = 2;
+const MARK_ROWS: usize = 3;
 
 /// What one timeline panel draws besides its rows.
 struct Panel<'a> {
-    caption: &'a str,
+    /// The title: its parts, wrapped to the panel's width.
+    title: Vec<String>,
     /// The value of a line's point drawn: objects/s or MiB/s.
     value: fn(&(f64, f64, f64)) -> f64,
     /// The analysis's marks drawn.
@@ -225,9 +267,9 @@ struct Panel<'a> {
 }
 
 impl<'a> Panel<'a> {
-    fn new(caption: &'a str, value: fn(&(f64, f64, f64)) -> f64) -> Panel<'a> {
+    fn new(title: Vec<String>, value: fn(&(f64, f64, f64)) -> f64) -> Panel<'a> {
         Panel {
-            caption,
+            title,
             value,
             marks: false,
             probe: None,
@@ -235,36 +277,94 @@ impl<'a> Panel<'a> {
     }
 }
 
-/// One panel: each row's `value` over time, and with `marks` the analysis's marks.
-fn timeline_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    caption: &str,
-    rows: &[&ConfigResult],
-    colour_of: &dyn Fn(&ConfigResult) -> RGBColor,
-    value: fn(&(f64, f64, f64)) -> f64,
-    marks: bool,
-) -> Result<(), PlotError> {
-    let panel = Panel {
-        marks,
-        ..Panel::new(caption, value)
-    };
-    draw_panel(area, &panel, rows, colour_of)
+/// True when the row has too few intervals to draw as a line.
+pub(crate) fn too_short(r: &ConfigResult) -> bool {
+    r.timeline.as_ref().is_none_or(|t| t.len() < MIN_INTERVALS)
 }
 
-/// A panel as `panel` says: each row's value over time, the probe's line, the marks.
+/// The note that names the rows too short to draw, each with its wall time and
+/// intervals.
+fn short_note(short: &[&Drawn<'_>]) -> Vec<String> {
+    let mut parts: Vec<String> = short
+        .iter()
+        .map(|(r, _, name)| {
+            let (n, width) = r.timeline.as_ref().map_or((0, 0), |t| (t.len(), t.interval_ms));
+            format!("{name} ({:.0} ms in {n} of {width} ms)", r.wall_ms)
+        })
+        .collect();
+    if let Some(first) = parts.first_mut() {
+        *first = format!("too short to draw over time (fewer than {MIN_INTERVALS} intervals): {first}");
+    }
+    parts
+}
+
+/// Draws `lines` centred in `font` from `y` down; returns the height used.
+fn centred<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    lines: &[String],
+    font: (&str, i32),
+    y: i32,
+) -> Result<i32, PlotError> {
+    let x = area.dim_in_pixel().0 as i32 / 2;
+    let style = TextStyle::from(font.into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    let step = font.1 + 4;
+    for (i, line) in lines.iter().enumerate() {
+        area.draw(&Text::new(line.clone(), (x, y + i as i32 * step), style.clone()))
+            .map_err(err)?;
+    }
+    Ok(lines.len() as i32 * step)
+}
+
+/// A panel as `panel_of` says: its title fitted to its width, each row's value over
+/// time, the probe's line, the marks with labels that fit; rows too short to draw
+/// named in a note (in place of the chart when none can be drawn).
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel_of: &Panel<'_>,
-    rows: &[&ConfigResult],
-    colour_of: &dyn Fn(&ConfigResult) -> RGBColor,
+    rows: &[Drawn<'_>],
 ) -> Result<(), PlotError> {
-    let (value, marks, probe) = (panel_of.value, panel_of.marks, panel_of.probe.unwrap_or(&[]));
-    let lines: Vec<Line> = rows.iter().filter_map(|r| r.timeline.as_ref().map(line_of)).collect();
-    let xmax = rows
+    let room = area.dim_in_pixel().0 as i32 - 2 * MARGIN;
+    let title = fit_lines(&panel_of.title, ", ", TITLE_FONT, room, TITLE_LINES);
+    let mut head = MARGIN / 2 + centred(area, &title, TITLE_FONT, MARGIN / 2)?;
+    let (short, long): (Vec<&Drawn<'_>>, Vec<&Drawn<'_>>) = rows.iter().partition(|d| too_short(d.0));
+    let probe = panel_of.probe.unwrap_or(&[]);
+    let nothing_drawn = long.is_empty() && probe.is_empty();
+    if !short.is_empty() {
+        let note = fit_lines(&short_note(&short), ", ", NOTE_FONT, room, 6);
+        let y = if nothing_drawn {
+            area.dim_in_pixel().1 as i32 / 3
+        } else {
+            head
+        };
+        head += centred(area, &note, NOTE_FONT, y)?;
+    }
+    if nothing_drawn {
+        return Ok(());
+    }
+    let (_, chart_area) = area.split_vertically(head);
+    draw_chart(&chart_area, panel_of, &long, probe)
+}
+
+/// The chart of a panel: each row's value over time (ms when the longest is under
+/// 2 s, else seconds), the probe's line and the marks.
+fn draw_chart<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel_of: &Panel<'_>,
+    rows: &[&Drawn<'_>],
+    probe: &[(f64, f64)],
+) -> Result<(), PlotError> {
+    let value = panel_of.value;
+    let lines: Vec<Line> = rows.iter().filter_map(|d| d.0.timeline.as_ref().map(line_of)).collect();
+    let longest_s = rows
         .iter()
-        .map(|r| r.wall_ms / 1000.0)
+        .map(|d| d.0.wall_ms / 1000.0)
         .chain(probe.iter().map(|p| p.0))
         .fold(0.001f64, f64::max);
+    let (scale, unit) = if longest_s < 2.0 {
+        (1000.0, "ms")
+    } else {
+        (1.0, "seconds")
+    };
     let ymax = lines
         .iter()
         .flatten()
@@ -272,38 +372,80 @@ fn draw_panel<DB: DrawingBackend>(
         .chain(probe.iter().map(|p| p.1))
         .fold(0.001f64, f64::max)
         * 1.15;
-    let mut chart = panel(area, panel_of.caption)
-        .build_cartesian_2d(0.0..xmax, 0.0..ymax)
+    // Room on the right for the last tick label, centred on the plot's edge.
+    let mut chart = ChartBuilder::on(area)
+        .margin(MARGIN)
+        .margin_right(3 * MARGIN)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..longest_s * scale, 0.0..ymax)
         .map_err(err)?;
     chart
         .configure_mesh()
-        .x_desc("seconds into the configuration")
-        .y_label_formatter(&|y| format!("{y:.0}"))
+        .x_desc(format!("{unit} into the configuration"))
+        .y_label_formatter(&|y| {
+            if ymax < 10.0 {
+                format!("{y:.1}")
+            } else {
+                format!("{y:.0}")
+            }
+        })
         .light_line_style(RGBColor(238, 238, 238))
         .label_style(("sans-serif", 14))
         .draw()
         .map_err(err)?;
     if !probe.is_empty() {
         let style = ShapeStyle::from(&BLACK).stroke_width(2);
+        let points = probe.iter().map(|p| (p.0 * scale, p.1));
+        chart.draw_series(LineSeries::new(points, style)).map_err(err)?;
+    }
+    let mut marks = Vec::new();
+    for (d, line) in rows.iter().zip(&lines) {
+        let style = ShapeStyle::from(&d.1).stroke_width(2);
+        let points: Vec<(f64, f64)> = line.iter().map(|p| (p.0 * scale, value(p))).collect();
+        chart.draw_series(LineSeries::new(points, style)).map_err(err)?;
+        if panel_of.marks {
+            marks.extend(
+                marks_of(d.0)
+                    .into_iter()
+                    .map(|(at_s, label)| (at_s * scale, label, d.1)),
+            );
+        }
+    }
+    draw_marks(&mut chart, &marks, ymax)
+}
+
+/// The marks, (x, label, colour): a dashed line each, and its label where
+/// [`place_marks`] finds room (dropped where it finds none).
+fn draw_marks<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    marks: &[(f64, String, RGBColor)],
+    ymax: f64,
+) -> Result<(), PlotError> {
+    let (xs, ys) = chart.plotting_area().get_pixel_range();
+    let area = Rect {
+        x0: xs.start,
+        y0: ys.start,
+        x1: xs.end,
+        y1: ys.end,
+    };
+    for (at, _, col) in marks {
+        let dashed = ShapeStyle::from(col).stroke_width(1);
         chart
-            .draw_series(LineSeries::new(probe.iter().copied(), style))
+            .draw_series(DashedLineSeries::new([(*at, 0.0), (*at, ymax)], 6, 4, dashed))
             .map_err(err)?;
     }
-    for (r, line) in rows.iter().zip(&lines) {
-        let style = ShapeStyle::from(&colour_of(r)).stroke_width(2);
-        let points: Vec<(f64, f64)> = line.iter().map(|p| (p.0, value(p))).collect();
-        chart.draw_series(LineSeries::new(points, style)).map_err(err)?;
-        if marks {
-            for (at_s, label) in marks_of(r) {
-                let dashed = ShapeStyle::from(&colour_of(r)).stroke_width(1);
-                chart
-                    .draw_series(DashedLineSeries::new([(at_s, 0.0), (at_s, ymax)], 6, 4, dashed))
-                    .map_err(err)?;
-                chart
-                    .draw_series([Text::new(label, (at_s, ymax * 0.95), ("sans-serif", 13))])
-                    .map_err(err)?;
-            }
-        }
+    let labelled: Vec<&(f64, String, RGBColor)> = marks.iter().filter(|m| !m.1.is_empty()).collect();
+    let wanted: Vec<(i32, (i32, i32))> = labelled
+        .iter()
+        .map(|m| (chart.backend_coord(&(m.0, ymax)).0, text_size(&m.1, MARK_FONT)))
+        .collect();
+    for (m, spot) in labelled.iter().zip(place_marks(&wanted, area, MARK_ROWS)) {
+        let Some(r) = spot else { continue };
+        let anchor = chart.backend_coord(&(m.0, ymax));
+        let font = MARK_FONT.into_font().color(&m.2);
+        let text = Text::new(m.1.clone(), (r.x0 - anchor.0, r.y0 - anchor.1), font);
+        chart.draw_series([EmptyElement::at((m.0, ymax)) + text]).map_err(err)?;
     }
     Ok(())
 }
@@ -356,12 +498,87 @@ mod tests {
         Ok(s)
     }
 
+    /// The main plot's timeline panel alone, on 1400 x 420 pixels, as SVG.
+    fn panel_svg(r: &SweepResult) -> String {
+        let mut s = String::new();
+        let area = SVGBackend::with_string(&mut s, (1400, 420)).into_drawing_area();
+        best_and_knee_panel(&area, r).unwrap();
+        drop(area);
+        s
+    }
+
+    /// Every unrotated text of an SVG plotters wrote: its content and its box (from
+    /// the font's own measure, as the panel measured it).
+    fn text_boxes(svg: &str) -> Vec<(String, Rect)> {
+        let attr = |tag: &str, name: &str| {
+            tag.split(&format!(" {name}=\""))
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .map(str::to_string)
+        };
+        svg.split("<text")
+            .skip(1)
+            .filter(|t| !t.contains("transform="))
+            .map(|t| {
+                let (tag, rest) = t.split_once('>').unwrap();
+                let text = rest
+                    .split("</text>")
+                    .next()
+                    .unwrap()
+                    .trim()
+                    .replace("&amp;", "&")
+                    .replace("&lt;", "<");
+                let num = |n: &str| attr(tag, n).unwrap().parse::<f64>().unwrap();
+                let size = (num("font-size") * 1.24).round() as i32;
+                let (w, h) = text_size(&text, ("sans-serif", size));
+                let (x, y) = (num("x") as i32, num("y") as i32);
+                let x0 = match attr(tag, "text-anchor").as_deref() {
+                    Some("middle") => x - w / 2,
+                    Some("end") => x - w,
+                    _ => x,
+                };
+                let y0 = match attr(tag, "dy").as_deref() {
+                    Some("0.5ex") => y - h / 2,
+                    Some("-0.5ex") => y - h,
+                    _ => y,
+                };
+                (
+                    text,
+                    Rect {
+                        x0,
+                        y0,
+                        x1: x0 + w,
+                        y1: y0 + h,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// A demo-like result: two buckets, each with a best and a knee row of `intervals`
+    /// intervals, all ending at nearly the same time (their "99% done" marks close).
+    fn demo_like(intervals: usize) -> SweepResult {
+        let mut rows = Vec::new();
+        for bucket in ["standard-like", "express-like--lab1-az1--x-s3"] {
+            for (w, gets) in [(1, 1u32), (2, 2), (64, 30), (128, 31), (256, 32)] {
+                let mut r = with_timeline(bucket, w, &vec![gets; intervals]);
+                let t = r.timeline.as_mut().unwrap();
+                t.done_99pct_ms = Some(intervals as f64 * 100.0 - f64::from(w) / 64.0);
+                r.objects_per_s = f64::from(gets) * 10.0;
+                rows.push(r);
+            }
+        }
+        let mut r = result(rows);
+        crate::analysis::analyse(&mut r, &crate::model::Thresholds::default());
+        r
+    }
+
     #[test]
     fn a_worker_count_and_all_of_them_are_drawn() {
         let mut r = result(vec![
-            with_timeline("b-1", 1, &[5, 5, 5]),
-            with_timeline("b-2", 1, &[9, 9]),
-            with_timeline("b-1", 8, &[40, 0, 0, 40]),
+            with_timeline("b-1", 1, &[5; 6]),
+            with_timeline("b-2", 1, &[9; 8]),
+            with_timeline("b-1", 8, &[40, 0, 0, 40, 40, 40]),
         ]);
         crate::analysis::analyse(&mut r, &crate::model::Thresholds::default());
         let svg = svg_of(&r, TimelinePick::Workers(1)).unwrap();
@@ -377,5 +594,42 @@ mod tests {
         assert!(matches!(none, Err(PlotError::Empty)));
         assert_eq!("all".parse::<TimelinePick>(), Ok(TimelinePick::All));
         assert!("0".parse::<TimelinePick>().is_err() && "x".parse::<TimelinePick>().is_err());
+    }
+
+    #[test]
+    fn titles_and_labels_fit_their_panels_and_do_not_overlap() {
+        let r = demo_like(50);
+        assert!(best_and_knee(&r).len() >= 3, "several lines named in the title");
+        let svg = panel_svg(&r);
+        let boxes = text_boxes(&svg);
+        assert!(boxes.iter().any(|b| b.0 == "99% done"), "a mark label drawn: {boxes:?}");
+        assert!(
+            boxes.iter().any(|b| b.0.contains("standard-like best")),
+            "the title names the lines"
+        );
+        for (text, b) in &boxes {
+            let half = if b.x0 < 700 { (0, 700) } else { (700, 1400) };
+            assert!(
+                b.x0 >= half.0 && b.x1 <= half.1 && b.y0 >= 0 && b.y1 <= 420,
+                "{text:?} leaves its panel: {b:?}"
+            );
+        }
+        for (i, (ta, a)) in boxes.iter().enumerate() {
+            for (tb, b) in &boxes[i + 1..] {
+                assert!(!a.overlaps(b), "{ta:?} {a:?} overlaps {tb:?} {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_row_too_short_to_draw_says_so() {
+        // The demo's rows as an older build wrote them: one interval of 100 ms each.
+        let r = demo_like(1);
+        let svg = panel_svg(&r);
+        assert!(svg.contains("too short to draw over time"), "{svg}");
+        assert!(svg.contains("standard-like best"), "the rows named");
+        assert!(!svg.contains("into the configuration"), "no empty frame drawn");
+        let drawn = panel_svg(&demo_like(10));
+        assert!(drawn.contains("into the configuration") && !drawn.contains("too short"));
     }
 }

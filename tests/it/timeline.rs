@@ -21,7 +21,7 @@ use s3sweep::engine::{self, Observer, Quiet};
 use s3sweep::lab::nic::{Burst, NicConfig};
 use s3sweep::lab::{self, LatencyProfile, NetworkConfig, RunningServer, ServerConfig};
 use s3sweep::lab::{FaultKind, FaultSpec, FaultTiming};
-use s3sweep::model::{ConfigResult, FigureName, SweepResult, Thresholds};
+use s3sweep::model::{ConfigResult, FigureName, SweepResult, Thresholds, BASE_INTERVAL_MS};
 use s3sweep::plan::Plan;
 use s3sweep::s3::SweepClient;
 
@@ -310,7 +310,9 @@ async fn a_prefix_rate_reached_mid_row_dates_the_throttling_within_one_interval(
     assert!(row.errors.throttled > 0, "{:?}", row.errors);
     let text = note(row, "throttling began");
     let at_ms = figure(row, FigureName::ThrottlingAtMs);
-    let interval = f64::from(row.timeline.as_ref().unwrap().interval_ms);
+    // The interval the analysis dates it in (it reads a row in intervals of 100 ms or
+    // more, whatever the width the row is drawn at).
+    let interval = f64::from(row.timeline.as_ref().unwrap().coarsened(BASE_INTERVAL_MS).interval_ms);
     eprintln!("{text} (rate lowered {lowered_at_ms:.0} ms after the sweep was called)");
     assert!(
         (at_ms - lowered_at_ms).abs() <= interval,

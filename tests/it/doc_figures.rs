@@ -1,0 +1,251 @@
+//! The figures README.md's prose quotes from the committed demo run
+//! (docs/demo.json): objects/s, first byte, cores busy, runtime busy, the verdicts
+//! and the worker counts where they change, each read from the sentence that says it
+//! and checked against the result, so a regenerated docs/demo.json (`make
+//! docs-figures`) fails here until the prose says what it shows. (The console
+//! examples themselves are run by `doc_examples`.)
+
+use std::fs;
+use std::path::PathBuf;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// README.md's "What the demo shows" section as one line of prose: code blocks out,
+/// bold marks out, whitespace collapsed.
+fn demo_section_prose() -> String {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme
+        .split("## What the demo shows")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("README.md has a section `What the demo shows`");
+    let mut prose = String::new();
+    let mut in_code = false;
+    for line in section.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code {
+            prose.push_str(line);
+            prose.push(' ');
+        }
+    }
+    prose.replace("**", "").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The words `{}` stands for (each one word) in the first place `prose` reads as
+/// `template`; panics naming the sentence when the README no longer says it.
+fn capture(prose: &str, template: &str) -> Vec<String> {
+    let pieces: Vec<&str> = template.split("{}").collect();
+    let at = |start: usize| -> Option<Vec<String>> {
+        let mut rest = &prose[start + pieces[0].len()..];
+        let mut found = Vec::new();
+        for piece in &pieces[1..] {
+            let end = if piece.is_empty() {
+                rest.find([' ', ',', ')']).unwrap_or(rest.len())
+            } else {
+                rest.find(piece)?
+            };
+            let word = rest[..end].trim_matches('`');
+            if word.is_empty() || word.contains(char::is_whitespace) {
+                return None;
+            }
+            found.push(word.to_string());
+            rest = &rest[end + piece.len()..];
+        }
+        Some(found)
+    };
+    prose
+        .match_indices(pieces[0])
+        .find_map(|(start, _)| at(start))
+        .unwrap_or_else(|| panic!("README.md no longer says \"{template}\": rewrite the sentence and its check here"))
+}
+
+/// The committed result's rows of the bucket whose name contains `part`, by workers.
+fn demo_rows(demo: &serde_json::Value, part: &str) -> Vec<serde_json::Value> {
+    let mut rows: Vec<serde_json::Value> = demo["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["bucket"].as_str().is_some_and(|b| b.contains(part)))
+        .cloned()
+        .collect();
+    rows.sort_by_key(|r| r["workers"].as_u64());
+    rows
+}
+
+/// What README.md's prose claims about docs/demo.json, checked against it; each
+/// entry a failure, with what the result says.
+fn readme_claim_failures(prose: &str, demo: &serde_json::Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    let mut check = |ok: bool, what: String| {
+        if !ok {
+            bad.push(what);
+        }
+    };
+    let n = |s: &str| s.replace(',', "").parse::<f64>().unwrap_or(f64::NAN);
+    let f = |r: &serde_json::Value, p: &str| r.pointer(p).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+    let verdict = |r: &serde_json::Value| {
+        r.pointer("/diagnosis/verdict")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let at = |rows: &[serde_json::Value], w: f64| rows.iter().find(|r| f(r, "/workers") == w).cloned();
+    let express = demo_rows(demo, "--x-s3");
+    let standard = demo_rows(demo, "standard");
+    let c = capture(prose, "with the earlier defaults: {} objects, up to {} workers");
+    let max_workers = express.iter().map(|r| f(r, "/workers")).fold(0.0, f64::max);
+    check(
+        n(&c[0]) == f(demo, "/request/object_count") && n(&c[1]) == max_workers,
+        format!(
+            "defaults {c:?}: the result has {} objects, up to {max_workers} workers",
+            f(demo, "/request/object_count")
+        ),
+    );
+    let c = capture(
+        prose,
+        "One request in flight reads {} objects/s, each waiting ~{} ms for its first byte ({}:",
+    );
+    let one = &express[0];
+    check(
+        format!("{:.0}", f(one, "/objects_per_s")) == c[0].replace(',', ""),
+        format!(
+            "1 worker: {} objects/s quoted, {:.1} in the result",
+            c[0],
+            f(one, "/objects_per_s")
+        ),
+    );
+    check(
+        format!("{:.0}", f(one, "/ttfb_ms/p50")) == c[1],
+        format!(
+            "1 worker: first byte ~{} ms quoted, p50 {:.2} in the result",
+            c[1],
+            f(one, "/ttfb_ms/p50")
+        ),
+    );
+    check(
+        verdict(one) == c[2],
+        format!("1 worker: `{}` quoted, `{}` in the result", c[2], verdict(one)),
+    );
+    let c2 = capture(prose, "up to {} workers they do");
+    let upto = n(&c2[0]);
+    let last_same = express
+        .iter()
+        .take_while(|r| verdict(r) == c[2])
+        .last()
+        .map(|r| f(r, "/workers"));
+    check(
+        last_same == Some(upto),
+        format!(
+            "`{}` up to {upto} workers quoted; the result's last such row: {last_same:?}",
+            c[2]
+        ),
+    );
+    let c = capture(prose, "From {} workers the curve is flat near {} objects/s and the verdict is {}: {} of the machine's {} cores are busy");
+    let from = at(&express, n(&c[0])).unwrap_or_default();
+    let first_v = express.iter().find(|r| verdict(r) == c[2]).map(|r| f(r, "/workers"));
+    check(
+        first_v == Some(n(&c[0])),
+        format!(
+            "`{}` from {} workers quoted; first in the result at {first_v:?}",
+            c[2], c[0]
+        ),
+    );
+    let flat: Vec<f64> = express
+        .iter()
+        .filter(|r| f(r, "/workers") >= n(&c[0]))
+        .map(|r| f(r, "/objects_per_s"))
+        .collect();
+    check(
+        flat.iter().all(|x| (x - n(&c[1])).abs() <= 0.15 * n(&c[1])),
+        format!("flat near {} quoted; the result: {flat:?}", c[1]),
+    );
+    check(
+        format!("{:.2}", f(&from, "/client/machine_cores_busy")) == c[3],
+        format!(
+            "machine cores busy {} quoted, {} in the result",
+            c[3],
+            f(&from, "/client/machine_cores_busy")
+        ),
+    );
+    check(
+        f(&from, "/client/vcpus") == n(&c[4]),
+        format!(
+            "{} cores quoted, {} vCPUs in the result",
+            c[4],
+            f(&from, "/client/vcpus")
+        ),
+    );
+    let c3 = capture(prose, "same machine), {} of them the client's");
+    check(
+        format!("{:.2}", f(&from, "/client/cores_busy")) == c3[0],
+        format!(
+            "client cores busy {} quoted, {} in the result",
+            c3[0],
+            f(&from, "/client/cores_busy")
+        ),
+    );
+    let c = capture(prose, "At {} workers the client's own CPU sets the pace ({}: {} cores busy of {} usable, its runtime threads busy {}% of the time)");
+    let row = at(&express, n(&c[0])).unwrap_or_default();
+    check(
+        verdict(&row) == c[1],
+        format!("{} workers: `{}` quoted, `{}` in the result", c[0], c[1], verdict(&row)),
+    );
+    check(
+        format!("{:.2}", f(&row, "/client/cores_busy")) == c[2]
+            && format!("{:.2}", f(&row, "/client/usable_cores")) == c[3],
+        format!(
+            "{} workers: {} of {} cores quoted, {} of {} in the result",
+            c[0],
+            c[2],
+            c[3],
+            f(&row, "/client/cores_busy"),
+            f(&row, "/client/usable_cores")
+        ),
+    );
+    check(
+        format!("{:.0}", 100.0 * f(&row, "/client/runtime_busy_ratio")) == c[4],
+        format!(
+            "runtime busy {}% quoted, {} in the result",
+            c[4],
+            f(&row, "/client/runtime_busy_ratio")
+        ),
+    );
+    let c = capture(
+        prose,
+        "table of the same run stays {} up to {} workers and ends in a {} at {} ",
+    );
+    let below: Vec<String> = standard
+        .iter()
+        .filter(|r| f(r, "/workers") <= n(&c[1]))
+        .map(verdict)
+        .collect();
+    check(
+        below.iter().all(|v| *v == c[0]),
+        format!("standard-like `{}` up to {} quoted; the result: {below:?}", c[0], c[1]),
+    );
+    let end = at(&standard, n(&c[3])).map(|r| verdict(&r));
+    check(
+        end.as_deref() == Some(c[2].as_str()),
+        format!("standard-like ends `{}` at {} quoted; the result: {end:?}", c[2], c[3]),
+    );
+    bad
+}
+
+/// Every figure README.md's demo section quotes from docs/demo.json (objects/s, first
+/// byte, cores busy, runtime busy, verdicts and where they change) is the committed
+/// result's: a regenerated docs/demo.json (`make docs-figures`) fails here until the
+/// prose says what it shows.
+#[test]
+fn the_readme_quotes_the_committed_result() {
+    let demo: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(root().join("docs/demo.json")).unwrap()).unwrap();
+    let prose = demo_section_prose();
+    let bad = readme_claim_failures(&prose, &demo);
+    assert!(bad.is_empty(), "README.md against docs/demo.json:\n{}", bad.join("\n"));
+    // A figure the result does not hold is caught (the 1.28 cores busy, said as 1.30).
+    let wrong = prose.replace("1.28 cores busy", "1.30 cores busy");
+    assert_eq!(readme_claim_failures(&wrong, &demo).len(), 1);
+}
