@@ -319,23 +319,22 @@ impl ControlPlane {
 
     /// Waits until a version just published is `State: Active` (a new version is
     /// `Pending` for a while, and Lambda refuses to invoke it until then): polls
-    /// `GetFunctionConfiguration` on the unqualified function with `Qualifier` =
-    /// `version` (the resource IAM checks is the FunctionName as passed, the unqualified
-    /// function the role allows), bounded by `max_wait`.
+    /// `GetFunctionConfiguration` on the version's qualified name `FUNCTION:VERSION`,
+    /// bounded by `max_wait`. IAM checks the qualified ARN `function:NAME:VERSION` (as
+    /// it would for the unqualified name with `Qualifier=VERSION`: Lambda's rule since
+    /// 2022-01-24), which the role allows through `ReadVersionsOfItself`.
     pub async fn wait_active(&self, version: &str) -> Result<(), ControlError> {
         let started = Instant::now();
         let call = "GetFunctionConfiguration (version state)";
+        let qualified = self.qualified(version);
         loop {
             let out = self
                 .client
                 .get_function_configuration()
-                .function_name(&self.function)
-                .qualifier(version)
+                .function_name(&qualified)
                 .send()
                 .await
-                .map_err(|e| {
-                    ControlError::call(call, &self.function, format!("version {version}: {}", sdk_message(&e)))
-                })?;
+                .map_err(|e| ControlError::call(call, &qualified, sdk_message(&e)))?;
             let state = out.state().cloned();
             match state {
                 None | Some(State::Active) => return Ok(()),
@@ -366,10 +365,10 @@ impl ControlPlane {
         }
     }
 
-    /// The qualified name of a version, `FUNCTION:VERSION`: what DeleteFunction is
-    /// passed. Lambda authorizes the FunctionName as passed: an unqualified name with a
-    /// `Qualifier` is checked against the unqualified function's ARN, which the role
-    /// (`DeleteOnlyVersionsOfItself`, `function:NAME:*`) does not allow.
+    /// The qualified name of a version, `FUNCTION:VERSION`: what `DeleteFunction` and
+    /// the version's `GetFunctionConfiguration` are passed. IAM checks the qualified
+    /// ARN `function:NAME:VERSION` (the same ARN it checks for the unqualified name with
+    /// `Qualifier=VERSION`), which the role allows only on `function:NAME:*`.
     pub fn qualified(&self, version: &str) -> String {
         format!("{}:{version}", self.function)
     }
