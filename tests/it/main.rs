@@ -49,6 +49,7 @@ mod lab_network;
 mod lab_tools;
 mod lambda_emulator;
 mod lambda_handler;
+mod lambda_rules;
 mod lanes;
 mod layers;
 mod lean_client;
