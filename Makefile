@@ -506,7 +506,8 @@ preflight:
 	if [ "$$memory" -gt $(NEW_ACCOUNT_MEMORY_MB) ]; then \
 		echo "preflight: WARNING: MemorySize $$memory MB: new accounts are limited to $(NEW_ACCOUNT_MEMORY_MB) MB, and the API does not say this account's limit; if the deploy fails on MemorySize, run make deploy MEMORY_MB=$(NEW_ACCOUNT_MEMORY_MB) (or ask AWS Support to raise it)"; fi
 	@$(if $(and $(STANDARD_BUCKET),$(EXPRESS_BUCKET)),$(S3SWEEP) preflight --bucket $(STANDARD_BUCKET) --bucket $(EXPRESS_BUCKET) \
-		$(addprefix --event ,$(wildcard $(FILLED_EVENTS)/*.json)) $(S3SWEEP_REGION) $(if $(SUBNET_ZONE_IDS),--subnet-zone-ids $(SUBNET_ZONE_IDS)) || \
+		$(addprefix --event ,$(wildcard $(FILLED_EVENTS)/*.json)) $(S3SWEEP_REGION) $(if $(SUBNET_ZONE_IDS),--subnet-zone-ids $(SUBNET_ZONE_IDS)) \
+		$(if $(filter-out none,$(RESULTS_BUCKET)),--results-uri s3://$(RESULTS_BUCKET)/$(or $(RESULTS_PREFIX),s3sweep-results)) || \
 		echo "preflight: WARNING: the bucket problems above would fail every invocation: fix them before invoking",true)
 
 ## A stack left in ROLLBACK_COMPLETE (a failed first create) cannot be updated: it is

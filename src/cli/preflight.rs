@@ -3,7 +3,8 @@
 //! is in the stack's region (the `x-amz-bucket-region` S3 answers with), holds the
 //! objects the event reads (a HeadObject of its first and last key, or a one-key
 //! listing of its `key_prefix`), and a directory bucket's zone is one of the
-//! function's subnets' zones when they are given. Each problem is one line saying
+//! function's subnets' zones when they are given; and the results destination
+//! (`--results-uri`, src/cli/preflight_results.rs). Each problem is one line saying
 //! what is wrong and what to do; any problem makes the command fail.
 
 use std::time::Duration;
@@ -11,6 +12,7 @@ use std::time::Duration;
 use aws_sdk_s3::error::SdkError;
 
 use super::args::PreflightArgs;
+use super::preflight_bucket::{head_bucket, BucketState};
 use super::CliError;
 use crate::s3::RequestSettings;
 
@@ -114,34 +116,6 @@ fn zone_problem(bucket: &str, subnet_zones: &[String]) -> Option<String> {
     ))
 }
 
-/// What HeadBucket found.
-enum BucketState {
-    In(String),
-    Missing,
-    Refused,
-    Failed(String),
-}
-
-/// HeadBucket: the bucket's region (on success, or from a redirect's
-/// `x-amz-bucket-region`), or why it cannot be looked at.
-async fn head_bucket(s3: &aws_sdk_s3::Client, bucket: &str, region: &str) -> BucketState {
-    match s3.head_bucket().bucket(bucket).send().await {
-        Ok(out) => BucketState::In(out.bucket_region().unwrap_or(region).to_string()),
-        Err(SdkError::ServiceError(e)) => {
-            let raw = e.raw();
-            if let Some(found) = raw.headers().get("x-amz-bucket-region").filter(|r| *r != region) {
-                return BucketState::In(found.to_string());
-            }
-            match raw.status().as_u16() {
-                404 => BucketState::Missing,
-                403 => BucketState::Refused,
-                status => BucketState::Failed(format!("HeadBucket answered HTTP {status}")),
-            }
-        }
-        Err(e) => BucketState::Failed(crate::s3::errors::chain(&e)),
-    }
-}
-
 /// The problems of one bucket's objects: each key HEADed, the prefix listed once.
 async fn object_problems(s3: &aws_sdk_s3::Client, w: &Wanted) -> Vec<String> {
     let seed = format!(
@@ -238,6 +212,15 @@ pub(crate) async fn preflight(args: PreflightArgs) -> Result<(), CliError> {
             println!("preflight: PROBLEM: {p}");
         }
         count += problems.len();
+    }
+    if let Some(uri) = &args.results_uri {
+        match super::preflight_results::results_line(&s3, uri, &region).await {
+            Ok(line) => println!("preflight: ok: {line}"),
+            Err(p) => {
+                println!("preflight: PROBLEM: {p}");
+                count += 1;
+            }
+        }
     }
     if count > 0 {
         return Err(CliError::Message(format!(

@@ -594,6 +594,7 @@ fn deploy_docs_name_the_directory_bucket_with_the_account_id() {
 }
 
 mod baseline_vpc;
+mod day_two;
 mod defaults;
 mod expanded;
 mod first_deploy;

@@ -66,6 +66,7 @@ mod plot_bounds;
 mod prefix;
 mod prefix_lambda;
 mod preflight;
+mod preflight_results;
 mod read_limits;
 mod report_and_compare;
 mod runtime_api;

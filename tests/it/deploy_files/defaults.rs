@@ -64,7 +64,7 @@ fn the_baseline_builds_on_any_local_python() {
 }
 
 /// The lines of `make -n ARGS` that contain `needle`.
-fn dry_run_lines(args: &[&str], needle: &str) -> Vec<String> {
+pub(super) fn dry_run_lines(args: &[&str], needle: &str) -> Vec<String> {
     let aws = fake_aws(&[]);
     // A recipe line continued with a backslash is one command.
     let out = make(&[&["-n"], args].concat(), &[path_with(&aws)]).replace("\\\n", " ");
