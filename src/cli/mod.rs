@@ -22,6 +22,7 @@ pub(crate) mod memory;
 pub(crate) mod preflight;
 mod preflight_bucket;
 mod preflight_results;
+mod preflight_vpc;
 pub(crate) mod request;
 pub(crate) mod target;
 

@@ -3,8 +3,9 @@
 //! is in the stack's region (the `x-amz-bucket-region` S3 answers with), holds the
 //! objects the event reads (a HeadObject of its first and last key, or a one-key
 //! listing of its `key_prefix`), and a directory bucket's zone is one of the
-//! function's subnets' zones when they are given; and the results destination
-//! (`--results-uri`, src/cli/preflight_results.rs). Each problem is one line saying
+//! function's subnets' zones when they are given; the subnets and their VPC's
+//! endpoints through EC2 (`--subnet-ids`, src/cli/preflight_vpc.rs); and the results
+//! destination (`--results-uri`, src/cli/preflight_results.rs). Each problem is one line saying
 //! what is wrong and what to do; any problem makes the command fail.
 
 use std::time::Duration;
@@ -64,8 +65,8 @@ fn wanted_of(source: &str, event: &serde_json::Value) -> Result<Vec<Wanted>, Str
         .collect()
 }
 
-/// Every bucket to look at, from the events and `--bucket`, each once (the first
-/// event naming it says which keys).
+/// Every bucket to look at, from the events and `--bucket`: a bucket once per distinct
+/// set of keys (each event's first and last key, or its prefix) the events read.
 fn wanted(args: &PreflightArgs) -> Result<Vec<Wanted>, CliError> {
     let mut all: Vec<Wanted> = Vec::new();
     let mut problems = Vec::new();
@@ -94,8 +95,10 @@ fn wanted(args: &PreflightArgs) -> Result<Vec<Wanted>, CliError> {
             "give at least one --event FILE or --bucket NAME".into(),
         ));
     }
+    // Each event's objects are looked at (canary.json's 300 keys must not hide
+    // seed.json's 1,000 in the same bucket); the same bucket, keys and prefix once.
     let mut seen = std::collections::BTreeSet::new();
-    all.retain(|w| seen.insert(w.bucket.clone()));
+    all.retain(|w| seen.insert((w.bucket.clone(), w.keys.clone(), w.prefix.clone())));
     Ok(all)
 }
 
@@ -196,8 +199,15 @@ pub(crate) async fn preflight(args: PreflightArgs) -> Result<(), CliError> {
         .unwrap_or_else(|| client.region().to_string());
     let s3 = client.reader(RequestSettings::maintenance(Duration::from_secs(10)));
     let mut count = 0;
+    let mut zoned = std::collections::BTreeSet::new();
     for w in &wanted {
-        let problems = bucket_problems(&s3, w, &region, &args.subnet_zone_ids).await;
+        // A bucket named by several events: its zone is looked at once.
+        let zones: &[String] = if zoned.insert(w.bucket.clone()) {
+            &args.subnet_zone_ids
+        } else {
+            &[]
+        };
+        let problems = bucket_problems(&s3, w, &region, zones).await;
         if problems.is_empty() {
             let held = if w.keys.is_empty() {
                 String::new()
@@ -209,6 +219,27 @@ pub(crate) async fn preflight(args: PreflightArgs) -> Result<(), CliError> {
         for p in &problems {
             // A suggested command repeats the target flags given.
             let p = CliError::Message(p.clone()).in_user_terms(&args.target.flags()).line();
+            println!("preflight: PROBLEM: {p}");
+        }
+        count += problems.len();
+    }
+    if !args.subnet_ids.is_empty() {
+        let directory_zones: Vec<(String, String)> = wanted
+            .iter()
+            .filter_map(|w| zone_of(&w.bucket).map(|z| (w.bucket.clone(), z.to_string())))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let ec2 = super::preflight_vpc::ec2_client(&region).await;
+        let (ok, problems, warnings) =
+            super::preflight_vpc::vpc_lines(&ec2, &args.subnet_ids, &directory_zones, &region).await;
+        for line in ok {
+            println!("preflight: ok: {line}");
+        }
+        for w in warnings {
+            println!("preflight: WARNING: {w}");
+        }
+        for p in &problems {
             println!("preflight: PROBLEM: {p}");
         }
         count += problems.len();

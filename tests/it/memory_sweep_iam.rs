@@ -263,3 +263,29 @@ async fn a_memory_sweep_with_a_fan_out_holds_n_plus_2_executions() {
     assert_eq!(peak, 10);
     assert_eq!(throttled.len(), 1, "the 11th execution is throttled: {throttled:?}");
 }
+
+/// Issue 49: a lock marker left by a sweep killed before its cleanup expires after the
+/// function's timeout (900 s here) plus a minute: the next sweep removes it, runs, and
+/// restores the description without it. A marker younger than that still refuses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_marker_older_than_the_functions_timeout_expires() {
+    let s = setup().await;
+    let fresh_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    s.api.set_description(&format!(
+        "the user's description [s3sweep-memory-sweep live-1 {fresh_ms}]"
+    ));
+    let refused = sweep(&s.coordinator, &[512], &[1]).await.unwrap_err();
+    assert_eq!(refused.error_type, "ConcurrentMemorySweep", "{refused:?}");
+    let stale_ms = fresh_ms - 961_000;
+    s.api.set_description(&format!(
+        "the user's description [s3sweep-memory-sweep killed-1 {stale_ms}]"
+    ));
+    let result = sweep(&s.coordinator, &[512], &[1])
+        .await
+        .expect("the stale marker expired");
+    assert_eq!(result["memory"]["steps"][0]["status"], "ok", "{result}");
+    assert_as_the_user_left_it(&s.api, "after a sweep that removed a stale marker");
+}

@@ -108,3 +108,44 @@ fn preflight_names_a_missing_results_bucket_one_in_another_region_and_a_refused_
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 49: every event is looked at, not only the first naming a bucket: a bucket
+/// holding 10 objects passes an event reading 5 and fails one reading 20, named.
+#[test]
+fn preflight_looks_at_every_events_objects() {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--port", "0", "--bucket", HERE]);
+    let server = Serve::spawn(&mut cmd);
+    let dir = std::env::temp_dir().join(format!("s3sweep-preflight-events-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    server.seed(HERE, 10, 64, &dir.join("manifest.json"));
+    let small = dir.join("canary.json");
+    let large = dir.join("seed.json");
+    std::fs::write(
+        &small,
+        serde_json::json!({"buckets": [HERE], "object_count": 5}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        &large,
+        serde_json::json!({"buckets": [HERE], "object_count": 20}).to_string(),
+    )
+    .unwrap();
+    let (small, large) = (small.display().to_string(), large.display().to_string());
+    let (ok, text) = preflight(&server, &["--event", &small, "--event", &large]);
+    println!("{text}");
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(&format!(
+            "PROBLEM: bucket {HERE}: no object test/19/vectors, which {large} reads"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "ok: bucket {HERE} is in us-east-1, holds test/0/vectors and test/4/vectors"
+        )),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -204,6 +204,7 @@ fn config_json(f: &FunctionState, status: &str, version: &str, memory_mb: u32, d
         "FunctionName": f.name,
         "FunctionArn": format!("arn:aws:lambda:us-east-1:123456789012:function:{}:{version}", f.name),
         "MemorySize": memory_mb,
+        "Timeout": 900,
         "Description": description,
         "RevisionId": format!("rev-{}", f.revision),
         "Version": version,

@@ -102,10 +102,10 @@ fn vpc_permissions_only_when_subnets_are_given() {
     }
     let mk = read("Makefile");
     for needle in [
-        "$(if $(SUBNET_IDS),SubnetIds=$(SUBNET_IDS))",
-        "$(if $(SECURITY_GROUP_IDS),SecurityGroupIds=$(SECURITY_GROUP_IDS))",
-        "$(if $(SUBNET_ZONE_IDS),SubnetZoneIds=$(SUBNET_ZONE_IDS))",
-        "$(if $(BASELINE),Baseline=$(BASELINE))",
+        "$(call param,SubnetIds,$(SUBNET_IDS),)",
+        "$(call param,SecurityGroupIds,$(SECURITY_GROUP_IDS),)",
+        "$(call param,SubnetZoneIds,$(SUBNET_ZONE_IDS),)",
+        "$(call param,Baseline,$(BASELINE),disabled)",
     ] {
         assert!(mk.contains(needle), "make deploy does not pass {needle}");
     }
