@@ -1,5 +1,8 @@
 //! Issue 49, the second deploy: `make preflight` checks the results bucket
-//! (`--results-uri`) when the deploy names one. The Makefile runs with `make -n`.
+//! (`--results-uri`) and the subnets (`--subnet-ids`) when the deploy names them; each
+//! optional parameter is cleared with `none`; the Rule on subnets and security groups;
+//! the retry hint's leftover log group; no second release build for the preflight. The
+//! Makefile runs with `make -n` (or against a fake `aws`).
 
 use super::defaults::dry_run_lines;
 
@@ -30,6 +33,24 @@ fn preflight_checks_the_results_bucket_under_its_prefix() {
     );
     let line = dry_run_lines(&[&["preflight"], &BUCKETS[..]].concat(), " preflight ");
     assert!(line.iter().all(|l| !l.contains("--results-uri")), "{line:?}");
+    // The subnets go to EC2's look (zones, endpoints); `none` is no subnet at all.
+    let line = dry_run_lines(
+        &[&["preflight", "SUBNET_IDS=subnet-1,subnet-2"], &BUCKETS[..]].concat(),
+        " preflight ",
+    );
+    assert!(
+        line.iter().any(|l| l.contains("--subnet-ids subnet-1,subnet-2")),
+        "{line:?}"
+    );
+    let line = dry_run_lines(
+        &[&["preflight", "SUBNET_IDS=none", "RESULTS_BUCKET=none"], &BUCKETS[..]].concat(),
+        " preflight ",
+    );
+    assert!(
+        line.iter()
+            .all(|l| !l.contains("--subnet-ids") && !l.contains("--results-uri")),
+        "{line:?}"
+    );
 }
 
 /// `make -n deploy` with `ARGS`: the sam deploy line.
