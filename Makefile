@@ -378,7 +378,9 @@ STANDARD_BUCKET ?=
 EXPRESS_BUCKET ?=
 SEED_COUNT ?= 1000
 # Optional template parameters for `make deploy`; empty: the template's default on the
-# first deploy, the stack's current value afterwards.
+# first deploy, the stack's current value afterwards; `none`: back to the template's
+# default (none at all for RESULTS_BUCKET, SCHEDULE, METRICS_NAMESPACE, SUBNET_IDS,
+# SECURITY_GROUP_IDS, SUBNET_ZONE_IDS), e.g. make deploy SCHEDULE=none.
 MEMORY_MB ?=
 TIMEOUT_S ?=
 RESERVED_CONCURRENCY ?=
@@ -428,16 +430,22 @@ ARCH_FLAG = $(if $(filter arm64,$(ARCH)),--arm64,$(if $(filter x86_64,$(ARCH)),-
 CHECK_ARCH = @test -n "$(ARCH_FLAG)" || { echo "ARCH must be arm64 or x86_64, not '$(ARCH)'"; exit 2; }
 CHECK_BUCKETS = @test -n "$(STANDARD_BUCKET)" -a -n "$(EXPRESS_BUCKET)" || \
 	{ echo "$@: set STANDARD_BUCKET=name EXPRESS_BUCKET=name--azid--x-s3 (e.g. export both, see docs/deploy.md)"; exit 2; }
+# One optional parameter: $(1) the template's name, $(2) the make variable, $(3) the
+# template's default. Empty: left out (the template's default on the first deploy, the
+# stack's current value afterwards: SAM keeps it). `none`: set back to the template's
+# default, an empty value for the ones without one (no schedule, no results bucket, no
+# metrics namespace, no subnets): make deploy SCHEDULE=none stops the canary.
+param = $(if $(filter none,$(2)),'$(1)=$(if $(3),$(3),"")',$(if $(2),$(1)=$(2)))
 PARAMETERS = Architecture=$(ARCH) StandardBucketName=$(STANDARD_BUCKET) ExpressBucketName=$(EXPRESS_BUCKET) \
-	$(if $(MEMORY_MB),MemorySize=$(MEMORY_MB)) $(if $(TIMEOUT_S),Timeout=$(TIMEOUT_S)) \
-	$(if $(RESERVED_CONCURRENCY),ReservedConcurrency=$(RESERVED_CONCURRENCY)) \
-	$(if $(FANOUT_MAX),FanoutMax=$(FANOUT_MAX)) $(if $(LOG_RETENTION_DAYS),LogRetentionDays=$(LOG_RETENTION_DAYS)) \
-	$(if $(FUNCTION_NAME),FunctionName=$(FUNCTION_NAME)) $(if $(MEMORY_SWEEP),MemorySweep=$(MEMORY_SWEEP)) \
-	$(if $(RESULTS_BUCKET),ResultsBucket=$(RESULTS_BUCKET)) $(if $(RESULTS_PREFIX),ResultsPrefix=$(RESULTS_PREFIX)) \
-	$(if $(BASELINE),Baseline=$(BASELINE)) $(if $(SUBNET_IDS),SubnetIds=$(SUBNET_IDS)) \
-	$(if $(SECURITY_GROUP_IDS),SecurityGroupIds=$(SECURITY_GROUP_IDS)) $(if $(SUBNET_ZONE_IDS),SubnetZoneIds=$(SUBNET_ZONE_IDS)) \
-	$(if $(SCHEDULE),'Schedule="$(SCHEDULE)"') $(if $(CANARY_WORKERS),CanaryWorkers=$(CANARY_WORKERS)) \
-	$(if $(METRICS_NAMESPACE),MetricsNamespace=$(METRICS_NAMESPACE))
+	$(call param,MemorySize,$(MEMORY_MB),3008) $(call param,Timeout,$(TIMEOUT_S),900) \
+	$(call param,ReservedConcurrency,$(RESERVED_CONCURRENCY),0) \
+	$(call param,FanoutMax,$(FANOUT_MAX),9) $(call param,LogRetentionDays,$(LOG_RETENTION_DAYS),14) \
+	$(call param,FunctionName,$(FUNCTION_NAME),s3sweep) $(call param,MemorySweep,$(MEMORY_SWEEP),disabled) \
+	$(call param,ResultsBucket,$(RESULTS_BUCKET),) $(call param,ResultsPrefix,$(RESULTS_PREFIX),s3sweep-results) \
+	$(call param,Baseline,$(BASELINE),disabled) $(call param,SubnetIds,$(SUBNET_IDS),) \
+	$(call param,SecurityGroupIds,$(SECURITY_GROUP_IDS),) $(call param,SubnetZoneIds,$(SUBNET_ZONE_IDS),) \
+	$(if $(filter none,$(SCHEDULE)),'Schedule=""',$(if $(SCHEDULE),'Schedule="$(SCHEDULE)"')) \
+	$(call param,CanaryWorkers,$(CANARY_WORKERS),64) $(call param,MetricsNamespace,$(METRICS_NAMESPACE),)
 # sam from .venv (make tools) first on PATH; fail clearly without it or without credentials.
 CHECK_SAM = @test -x $(VENV)/bin/sam -a -x $(VENV)/bin/python || \
 	{ echo "$@: the AWS SAM CLI is not installed in $(VENV): run make tools (installs the pinned aws-sam-cli)"; exit 2; }
@@ -452,8 +460,13 @@ build: tools
 # `sam build` as a user runs it (SAM's Rust support runs cargo lambda from .venv), for ARCH.
 SAM_BUILD = $(LAMBDA_PATH) sam build --beta-features --parameter-overrides Architecture=$(ARCH)
 # sam build builds every function of the template, whatever its condition; the
-# baseline's recipe (baseline/Makefile) needs no python3.12, so every build builds both:
-# a stack deployed with BASELINE=enabled keeps it (UsePreviousValue) and gets it built.
+# baseline's recipe (baseline/Makefile) needs no python3.12. The deploy builds the
+# baseline (pip installs its boto3) only when it is deployed: BASELINE=enabled, or
+# BASELINE empty on a stack whose Baseline parameter is enabled (SAM keeps that value);
+# otherwise the Rust function alone (`sam build SweepFunction`).
+STACK_BASELINE = aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Parameters[?ParameterKey=='Baseline'].ParameterValue" --output text 2>/dev/null
+SAM_BUILD_DEPLOYED = baseline=$(if $(BASELINE),$(BASELINE),$$($(STACK_BASELINE))); \
+	if [ "$$baseline" = enabled ]; then $(SAM_BUILD); else echo "deploy: the baseline is not deployed: building the Rust function only"; $(LAMBDA_PATH) sam build SweepFunction --beta-features --parameter-overrides Architecture=$(ARCH); fi
 
 ## `sam build` alone: .aws-sam/build/SweepFunction/bootstrap for ARCH. Needs no AWS account.
 sam-build: tools
@@ -475,7 +488,7 @@ deploy: tools
 	$(CHECK_CREDENTIALS)
 	@$(MAKE) --no-print-directory preflight
 	@$(MAKE) --no-print-directory stack-retry
-	$(SAM_BUILD)
+	@$(SAM_BUILD_DEPLOYED)
 	$(LAMBDA_PATH) sam deploy --stack-name $(STACK) $(REGION_FLAG) --resolve-s3 --capabilities CAPABILITY_IAM \
 		--no-confirm-changeset --no-fail-on-empty-changeset --parameter-overrides $(PARAMETERS) || \
 		{ $(STACK_RETRY); exit 1; }
@@ -496,7 +509,7 @@ preflight:
 		{ echo "preflight: aws lambda get-account-settings failed: the account's limits were not checked"; exit 0; }; \
 	set -- $$settings; limit=$$1; unreserved=$$2; \
 	echo "preflight: account concurrency limit $$limit, unreserved $$unreserved"; \
-	rc="$(RESERVED_CONCURRENCY)"; fanout="$(or $(FANOUT_MAX),9)"; memory="$(or $(MEMORY_MB),$(NEW_ACCOUNT_MEMORY_MB))"; \
+	rc="$(filter-out none,$(RESERVED_CONCURRENCY))"; fanout="$(or $(filter-out none,$(FANOUT_MAX)),9)"; memory="$(or $(filter-out none,$(MEMORY_MB)),$(NEW_ACCOUNT_MEMORY_MB))"; \
 	need=$$(( fanout + $(if $(filter enabled,$(MEMORY_SWEEP)),2,1) )); \
 	if [ -n "$$rc" ] && [ "$$rc" -gt 0 ] && [ $$(( unreserved - rc )) -lt 100 ]; then \
 		echo "preflight: WARNING: RESERVED_CONCURRENCY=$$rc would leave $$(( unreserved - rc )) unreserved executions; Lambda refuses a reservation that leaves fewer than 100: deploy with RESERVED_CONCURRENCY=0"; fi; \
@@ -505,10 +518,14 @@ preflight:
 		echo "preflight: WARNING: FANOUT_MAX=$$fanout needs $$need executions at once ($(if $(filter enabled,$(MEMORY_SWEEP)),a fan-out inside a memory sweep: N+2,a fan-out: N+1)), more than the $$room available: deploy with FANOUT_MAX=$$(( fanout - need + room ))"; fi; \
 	if [ "$$memory" -gt $(NEW_ACCOUNT_MEMORY_MB) ]; then \
 		echo "preflight: WARNING: MemorySize $$memory MB: new accounts are limited to $(NEW_ACCOUNT_MEMORY_MB) MB, and the API does not say this account's limit; if the deploy fails on MemorySize, run make deploy MEMORY_MB=$(NEW_ACCOUNT_MEMORY_MB) (or ask AWS Support to raise it)"; fi
-	@$(if $(and $(STANDARD_BUCKET),$(EXPRESS_BUCKET)),$(S3SWEEP) preflight --bucket $(STANDARD_BUCKET) --bucket $(EXPRESS_BUCKET) \
-		$(addprefix --event ,$(wildcard $(FILLED_EVENTS)/*.json)) $(S3SWEEP_REGION) $(if $(SUBNET_ZONE_IDS),--subnet-zone-ids $(SUBNET_ZONE_IDS)) || \
+	@$(if $(and $(STANDARD_BUCKET),$(EXPRESS_BUCKET)),$(S3SWEEP_PREFLIGHT) preflight --bucket $(STANDARD_BUCKET) --bucket $(EXPRESS_BUCKET) \
+		$(addprefix --event ,$(wildcard $(FILLED_EVENTS)/*.json)) $(S3SWEEP_REGION) $(if $(filter-out none,$(SUBNET_ZONE_IDS)),--subnet-zone-ids $(SUBNET_ZONE_IDS)) \
+		$(if $(filter-out none,$(SUBNET_IDS)),--subnet-ids $(SUBNET_IDS)) \
+		$(if $(filter-out none,$(RESULTS_BUCKET)),--results-uri s3://$(RESULTS_BUCKET)/$(or $(filter-out none,$(RESULTS_PREFIX)),s3sweep-results)) || \
 		echo "preflight: WARNING: the bucket problems above would fail every invocation: fix them before invoking",true)
 
+# The function's name the deploy gives (its log group is /aws/lambda/NAME).
+STACK_FUNCTION_NAME = $(or $(filter-out none,$(FUNCTION_NAME)),s3sweep)
 ## A stack left in ROLLBACK_COMPLETE (a failed first create) cannot be updated: it is
 ## deleted, saying so and pointing at the reason; a stack in any other state is left.
 ## (A variable, not $(MAKE), inside the deploy's recipe: make -n must not run sam deploy.)
@@ -516,7 +533,7 @@ STACK_RETRY = status=$$(aws cloudformation describe-stacks $(REGION_FLAG) --stac
 	if [ "$$status" = ROLLBACK_COMPLETE ]; then \
 		echo "deploy: stack $(STACK) is in ROLLBACK_COMPLETE (its first create failed), which cannot be updated: deleting it so the next make deploy can create it again"; \
 		aws cloudformation describe-stack-events $(REGION_FLAG) --stack-name $(STACK) --query "StackEvents[?ResourceStatus=='CREATE_FAILED'].[LogicalResourceId,ResourceStatusReason]" --output text; \
-		echo "deploy: the reason is above. MemorySize refused: MEMORY_MB=$(NEW_ACCOUNT_MEMORY_MB); ReservedConcurrentExecutions refused: RESERVED_CONCURRENCY=0; a name already taken: FUNCTION_NAME=another"; \
+		echo "deploy: the reason is above. MemorySize refused: MEMORY_MB=$(NEW_ACCOUNT_MEMORY_MB); ReservedConcurrentExecutions refused: RESERVED_CONCURRENCY=0; a name already taken: FUNCTION_NAME=another; log group /aws/lambda/$(STACK_FUNCTION_NAME) already exists (left by an earlier stack or an invoke before it; the stack creates it): aws logs delete-log-group $(REGION_FLAG) --log-group-name /aws/lambda/$(STACK_FUNCTION_NAME) (its logs go), or deploy with FUNCTION_NAME=another"; \
 		aws cloudformation delete-stack $(REGION_FLAG) --stack-name $(STACK) && \
 		aws cloudformation wait stack-delete-complete $(REGION_FLAG) --stack-name $(STACK) && \
 		echo "deploy: stack $(STACK) deleted: change what the reason names and run make deploy again"; \
@@ -643,6 +660,10 @@ invoke-async:
 BASELINE_RESULT ?= baseline.json
 BASELINE_FUNCTION ?= $$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='BaselineFunctionName'].OutputValue" --output text)
 S3SWEEP ?= $(CARGO) run --release --quiet --bin s3sweep --
+# The preflight's s3sweep: the release binary already built (make demo, build-release),
+# else a debug build (a few calls need no optimized client): never a second release
+# build beside sam build's.
+S3SWEEP_PREFLIGHT ?= $(if $(wildcard target/release/s3sweep),target/release/s3sweep,$(CARGO) run --quiet --bin s3sweep --)
 INVOKE_ONCE = AWS_MAX_ATTEMPTS=1 aws lambda invoke $(REGION_FLAG) --payload fileb://$(EVENT) --cli-read-timeout 0 --cli-connect-timeout 10
 compare-baseline:
 	@test -f "$(EVENT)" || { echo "compare-baseline: no $(EVENT): run make events STANDARD_BUCKET=... EXPRESS_BUCKET=... or pass EVENT=file"; exit 2; }

@@ -100,6 +100,14 @@ pub struct PreflightArgs {
     /// use1-az4,use1-az6): a directory bucket must be in one of them.
     #[arg(long, value_delimiter = ',', value_name = "ZONE,...")]
     pub subnet_zone_ids: Vec<String>,
+    /// The function's subnets (template SubnetIds): EC2 is asked their zones (each must
+    /// be a directory bucket's zone) and their VPC's endpoints (S3, S3 Express, Lambda).
+    #[arg(long, value_delimiter = ',', value_name = "SUBNET,...")]
+    pub subnet_ids: Vec<String>,
+    /// The results destination (template ResultsBucket/ResultsPrefix): the bucket
+    /// exists, is in the region, and takes a test write under the prefix (removed).
+    #[arg(long, value_name = "s3://BUCKET/PREFIX")]
+    pub results_uri: Option<String>,
     /// The stack's region is `--region` (default: the AWS configuration's).
     #[command(flatten)]
     pub target: TargetArgs,

@@ -217,7 +217,21 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
     if let Some(path) = &args.output.plot {
         write_plot(&result, path)?;
     }
-    Ok(())
+    results_kept(&result)
+}
+
+/// A run whose result did not reach S3 whole fails (after the result is printed and
+/// written locally), naming the object, the failed writes and the first failure.
+fn results_kept(result: &crate::model::SweepResult) -> Result<(), CliError> {
+    match (&result.results_uri, &result.results_writes) {
+        (Some(uri), Some(w)) if w.status == crate::model::WritesStatus::Failed => Err(CliError::Message(format!(
+            "run: {} of {} writes of the result to {uri} failed ({}): the result printed above is whole, but S3 does not hold it; check the bucket, its region and that these credentials may write under the prefix (s3sweep preflight --results-uri {uri})",
+            w.failed,
+            w.failed + w.written,
+            w.errors.first().map(String::as_str).unwrap_or("no message")
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The request's results destination, if any: the run id is the request's `run_id`,

@@ -32,6 +32,9 @@ pub(crate) mod lab_network;
 pub(crate) mod local;
 pub(crate) mod memory;
 pub(crate) mod preflight;
+mod preflight_bucket;
+mod preflight_results;
+mod preflight_vpc;
 pub(crate) mod request;
 pub(crate) mod target;
 

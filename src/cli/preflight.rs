@@ -3,7 +3,9 @@
 //! is in the stack's region (the `x-amz-bucket-region` S3 answers with), holds the
 //! objects the event reads (a HeadObject of its first and last key, or a one-key
 //! listing of its `key_prefix`), and a directory bucket's zone is one of the
-//! function's subnets' zones when they are given. Each problem is one line saying
+//! function's subnets' zones when they are given; the subnets and their VPC's
+//! endpoints through EC2 (`--subnet-ids`, src/cli/preflight_vpc.rs); and the results
+//! destination (`--results-uri`, src/cli/preflight_results.rs). Each problem is one line saying
 //! what is wrong and what to do; any problem makes the command fail.
 
 use std::time::Duration;
@@ -11,6 +13,7 @@ use std::time::Duration;
 use aws_sdk_s3::error::SdkError;
 
 use super::args::PreflightArgs;
+use super::preflight_bucket::{head_bucket, BucketState};
 use super::CliError;
 use crate::s3::RequestSettings;
 
@@ -62,8 +65,8 @@ fn wanted_of(source: &str, event: &serde_json::Value) -> Result<Vec<Wanted>, Str
         .collect()
 }
 
-/// Every bucket to look at, from the events and `--bucket`, each once (the first
-/// event naming it says which keys).
+/// Every bucket to look at, from the events and `--bucket`: a bucket once per distinct
+/// set of keys (each event's first and last key, or its prefix) the events read.
 fn wanted(args: &PreflightArgs) -> Result<Vec<Wanted>, CliError> {
     let mut all: Vec<Wanted> = Vec::new();
     let mut problems = Vec::new();
@@ -92,8 +95,10 @@ fn wanted(args: &PreflightArgs) -> Result<Vec<Wanted>, CliError> {
             "give at least one --event FILE or --bucket NAME".into(),
         ));
     }
+    // Each event's objects are looked at (canary.json's 300 keys must not hide
+    // seed.json's 1,000 in the same bucket); the same bucket, keys and prefix once.
     let mut seen = std::collections::BTreeSet::new();
-    all.retain(|w| seen.insert(w.bucket.clone()));
+    all.retain(|w| seen.insert((w.bucket.clone(), w.keys.clone(), w.prefix.clone())));
     Ok(all)
 }
 
@@ -112,34 +117,6 @@ fn zone_problem(bucket: &str, subnet_zones: &[String]) -> Option<String> {
         "directory bucket {bucket} is in zone {zone}, the function's subnets in {}: deploy with a subnet in {zone} (SUBNET_IDS, SUBNET_ZONE_IDS; docs/deploy.md), or use a directory bucket in one of the subnets' zones",
         subnet_zones.join(",")
     ))
-}
-
-/// What HeadBucket found.
-enum BucketState {
-    In(String),
-    Missing,
-    Refused,
-    Failed(String),
-}
-
-/// HeadBucket: the bucket's region (on success, or from a redirect's
-/// `x-amz-bucket-region`), or why it cannot be looked at.
-async fn head_bucket(s3: &aws_sdk_s3::Client, bucket: &str, region: &str) -> BucketState {
-    match s3.head_bucket().bucket(bucket).send().await {
-        Ok(out) => BucketState::In(out.bucket_region().unwrap_or(region).to_string()),
-        Err(SdkError::ServiceError(e)) => {
-            let raw = e.raw();
-            if let Some(found) = raw.headers().get("x-amz-bucket-region").filter(|r| *r != region) {
-                return BucketState::In(found.to_string());
-            }
-            match raw.status().as_u16() {
-                404 => BucketState::Missing,
-                403 => BucketState::Refused,
-                status => BucketState::Failed(format!("HeadBucket answered HTTP {status}")),
-            }
-        }
-        Err(e) => BucketState::Failed(crate::s3::errors::chain(&e)),
-    }
 }
 
 /// The problems of one bucket's objects: each key HEADed, the prefix listed once.
@@ -222,8 +199,15 @@ pub(crate) async fn preflight(args: PreflightArgs) -> Result<(), CliError> {
         .unwrap_or_else(|| client.region().to_string());
     let s3 = client.reader(RequestSettings::maintenance(Duration::from_secs(10)));
     let mut count = 0;
+    let mut zoned = std::collections::BTreeSet::new();
     for w in &wanted {
-        let problems = bucket_problems(&s3, w, &region, &args.subnet_zone_ids).await;
+        // A bucket named by several events: its zone is looked at once.
+        let zones: &[String] = if zoned.insert(w.bucket.clone()) {
+            &args.subnet_zone_ids
+        } else {
+            &[]
+        };
+        let problems = bucket_problems(&s3, w, &region, zones).await;
         if problems.is_empty() {
             let held = if w.keys.is_empty() {
                 String::new()
@@ -238,6 +222,36 @@ pub(crate) async fn preflight(args: PreflightArgs) -> Result<(), CliError> {
             println!("preflight: PROBLEM: {p}");
         }
         count += problems.len();
+    }
+    if !args.subnet_ids.is_empty() {
+        let directory_zones: Vec<(String, String)> = wanted
+            .iter()
+            .filter_map(|w| zone_of(&w.bucket).map(|z| (w.bucket.clone(), z.to_string())))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let ec2 = super::preflight_vpc::ec2_client(&region).await;
+        let (ok, problems, warnings) =
+            super::preflight_vpc::vpc_lines(&ec2, &args.subnet_ids, &directory_zones, &region).await;
+        for line in ok {
+            println!("preflight: ok: {line}");
+        }
+        for w in warnings {
+            println!("preflight: WARNING: {w}");
+        }
+        for p in &problems {
+            println!("preflight: PROBLEM: {p}");
+        }
+        count += problems.len();
+    }
+    if let Some(uri) = &args.results_uri {
+        match super::preflight_results::results_line(&s3, uri, &region).await {
+            Ok(line) => println!("preflight: ok: {line}"),
+            Err(p) => {
+                println!("preflight: PROBLEM: {p}");
+                count += 1;
+            }
+        }
     }
     if count > 0 {
         return Err(CliError::Message(format!(

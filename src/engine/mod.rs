@@ -210,6 +210,23 @@ fn readers(client: &SweepClient, s3: &aws_sdk_s3::Client, plan: &Plan) -> Vec<Re
         .collect()
 }
 
+/// A run refused before it started: no row, every configuration of the plan skipped
+/// for `reason` (e.g. a canary on a function a memory sweep is resizing), so the
+/// result written says why nothing was measured.
+pub fn refused(client: &SweepClient, plan: &Plan, options: &SweepOptions, reason: &str) -> SweepResult {
+    let started_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let mut result = SweepResult::new(
+        environment(client, options.runner, options.lambda.clone()),
+        plan.request().clone(),
+        started_unix_ms,
+    );
+    result.skipped = all_skipped(plan, reason);
+    result.truncated = true;
+    result
+}
+
 /// Every configuration of the plan, skipped for `reason`.
 fn all_skipped(plan: &Plan, reason: &str) -> Vec<SkippedConfig> {
     order::steps(plan)

@@ -4,7 +4,9 @@
 //! the adapter writes the finished, analysed and untrimmed result once at the end
 //! ([`ResultsLog::finish`]). Every write replaces the same object, so a run killed
 //! hard keeps every row finished before its last write. A failed write is counted in
-//! the result's `results_writes`, never an error of the run.
+//! the result's `results_writes`, whose `status` turns `failed` (the answer says the
+//! result was not kept; `s3sweep run` then exits non-zero, and the metrics line counts
+//! it), never an error that stops the run.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

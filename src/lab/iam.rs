@@ -492,7 +492,7 @@ mod tests {
     fn a_version_is_not_the_unqualified_function() {
         let p = role();
         assert!(allowed(&p, "lambda:DeleteFunction", &format!("{FN}:3"), &[]));
-        // The FunctionName as passed, with the Qualifier ignored: refused.
+        // The unqualified function (no version, no Qualifier): refused.
         assert!(!allowed(&p, "lambda:DeleteFunction", FN, &[]));
         assert!(!allowed(&p, "lambda:InvokeFunction", &format!("{FN}:3"), &[]));
         // Actions are case-insensitive, resources are not.

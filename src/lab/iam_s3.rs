@@ -6,7 +6,10 @@
 //! `s3express:CreateSession` on `arn:aws:s3express:REGION:ACCOUNT:bucket/NAME` with the
 //! `s3express:SessionMode` condition key (the session then authorizes the bucket's
 //! reads and writes, as in S3 Express). A refusal is S3's 403 `AccessDenied` naming the
-//! action and resource. Without a policy every request passes.
+//! action and resource. A GetObject or HeadObject of a missing key in a general purpose
+//! bucket is S3's 404 only when the caller also has `s3:ListBucket` on the bucket, and
+//! 403 `AccessDenied` without it ([`WithIam::missing`]). Without a policy every
+//! request passes.
 
 use std::sync::{Arc, RwLock};
 
@@ -82,6 +85,21 @@ impl<S> WithIam<S> {
         self.gate.check(action, &object_arn(bucket, key), &[])
     }
 
+    /// A read of a missing key (`err` from the store): S3 answers 404 only to a caller
+    /// who may list the bucket, and 403 `AccessDenied` to one who may not. From the
+    /// GetObject and HeadObject API reference (Permissions, general purpose buckets):
+    /// "If you have the s3:ListBucket permission on the bucket, Amazon S3 returns an
+    /// HTTP status code 404 Not Found error. If you don't have the s3:ListBucket
+    /// permission, Amazon S3 returns an HTTP status code 403 Access Denied error."
+    /// A directory bucket's session authorizes its reads: its 404 stands.
+    fn missing(&self, bucket: &str, err: S3Error) -> S3Error {
+        let not_found = *err.code() == S3ErrorCode::NoSuchKey || err.status_code().is_some_and(|s| s.as_u16() == 404);
+        if !not_found || is_directory(bucket) {
+            return err;
+        }
+        self.list(bucket).err().unwrap_or(err)
+    }
+
     /// A bucket-level list: `s3:ListBucket` on the bucket (directory: its session).
     fn list(&self, bucket: &str) -> S3Result<()> {
         if is_directory(bucket) {
@@ -122,11 +140,13 @@ impl<S: S3> S3 for WithIam<S> {
     }
     async fn get_object(&self, req: S3Request<GetObjectInput>) -> S3Result<S3Response<GetObjectOutput>> {
         self.object("s3:GetObject", &req.input.bucket, &req.input.key)?;
-        self.inner.get_object(req).await
+        let bucket = req.input.bucket.clone();
+        self.inner.get_object(req).await.map_err(|e| self.missing(&bucket, e))
     }
     async fn head_object(&self, req: S3Request<HeadObjectInput>) -> S3Result<S3Response<HeadObjectOutput>> {
         self.object("s3:GetObject", &req.input.bucket, &req.input.key)?;
-        self.inner.head_object(req).await
+        let bucket = req.input.bucket.clone();
+        self.inner.head_object(req).await.map_err(|e| self.missing(&bucket, e))
     }
     async fn list_buckets(&self, req: S3Request<ListBucketsInput>) -> S3Result<S3Response<ListBucketsOutput>> {
         self.gate.check("s3:ListAllMyBuckets", "*", &[])?;
@@ -199,5 +219,48 @@ mod tests {
         let e = s3.gate.enforcer().unwrap();
         assert_eq!(e.denials().len(), 2);
         assert!(e.unused().is_empty(), "{:?}", e.unused());
+    }
+
+    fn get(key: &str) -> S3Request<GetObjectInput> {
+        request(
+            GetObjectInput::builder()
+                .bucket("b".into())
+                .key(key.into())
+                .build()
+                .unwrap(),
+        )
+    }
+
+    fn head(key: &str) -> S3Request<HeadObjectInput> {
+        request(
+            HeadObjectInput::builder()
+                .bucket("b".into())
+                .key(key.into())
+                .build()
+                .unwrap(),
+        )
+    }
+
+    /// S3's GetObject/HeadObject rule: a missing key is 404 with `s3:ListBucket`,
+    /// 403 `AccessDenied` without it; a key that exists reads either way.
+    #[tokio::test]
+    async fn a_missing_key_is_403_without_list_bucket_and_404_with_it() {
+        let read_only = gated(serde_json::json!({"Statement": [
+            {"Effect": "Allow", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::b/*"}
+        ]}));
+        assert!(read_only.get_object(get("k")).await.is_ok());
+        let err = read_only.get_object(get("missing")).await.unwrap_err();
+        assert_eq!(*err.code(), S3ErrorCode::AccessDenied, "{err:?}");
+        assert!(err.message().unwrap_or_default().contains("s3:ListBucket"), "{err:?}");
+        let err = read_only.head_object(head("missing")).await.unwrap_err();
+        assert_eq!(*err.code(), S3ErrorCode::AccessDenied, "{err:?}");
+
+        let with_list = gated(serde_json::json!({"Statement": [
+            {"Effect": "Allow", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::b/*"},
+            {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::b"}
+        ]}));
+        let err = with_list.get_object(get("missing")).await.unwrap_err();
+        assert_eq!(*err.code(), S3ErrorCode::NoSuchKey, "{err:?}");
+        assert!(with_list.head_object(head("k")).await.is_ok());
     }
 }

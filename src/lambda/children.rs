@@ -262,6 +262,7 @@ mod tests {
             "results_uri": "s3://r-1/runs", "requests_log_uri": "s3://r-1/runs/logs", "object_sizes_bytes": [10, 20], "clients": ["lean"],
             "hedge": ["off", "p95", {"after_ms": 40}], "max_hedge_percent": 10,
             "run_id": "nightly-1", "results_by_date": true, "results_html": true, "metrics_namespace": "s3sweep/canary",
+            "expect_memory_mb": 3008,
         });
         let mut prefix = template.clone();
         let m = prefix.as_object_mut().unwrap();

@@ -5,7 +5,9 @@
 //! Successful` (a bounded poll), publish a version (checked to be this sweep's) and wait
 //! for it to be `Active`, delete the versions published (by their qualified names,
 //! `FUNCTION:N`, the resource the role allows), and put the original memory and description back. Each call
-//! is one attempt (the client has retries off); a failure names the call.
+//! is one attempt (the client has retries off); a failure names the call. A marker
+//! older than the function's timeout (a sweep killed before its cleanup) expires: the
+//! next sweep removes it and takes the lock.
 
 use std::time::{Duration, Instant};
 
@@ -101,6 +103,38 @@ fn code_of<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> Option<&str> {
     }
 }
 
+/// The first lock marker in `description` and the description without it (and the
+/// space before it).
+fn split_marker(description: &str) -> Option<(String, String)> {
+    let at = description.find(LOCK_MARKER)?;
+    let rest = &description[at..];
+    let end = rest.find(']').map_or(rest.len(), |i| i + 1);
+    let marker = rest[..end].to_string();
+    let without = format!("{}{}", description[..at].trim_end(), &rest[end..]);
+    Some((marker, without))
+}
+
+/// Slack past the function's timeout before a marker counts as left behind, ms.
+const MARKER_SLACK_MS: u64 = 60_000;
+
+/// True when `marker` (`[s3sweep-memory-sweep REQUEST-ID START-MS]`) was taken longer
+/// ago than the function's timeout (`timeout_s`, else Lambda's longest, 900 s) plus
+/// [`MARKER_SLACK_MS`]: the sweep that took it has ended, killed before its cleanup,
+/// since no invocation outlives the function's timeout. A marker whose start cannot be
+/// read is never expired.
+pub fn marker_expired(marker: &str, timeout_s: Option<u32>, now_ms: u64) -> bool {
+    let Some(start_ms) = marker
+        .trim_end_matches(']')
+        .rsplit(' ')
+        .next()
+        .and_then(|t| t.parse::<u64>().ok())
+    else {
+        return false;
+    };
+    let deadline_ms = u64::from(timeout_s.unwrap_or(900)) * 1000 + MARKER_SLACK_MS;
+    now_ms > start_ms.saturating_add(deadline_ms)
+}
+
 /// The function's control plane, for one memory sweep (`token` names it).
 #[derive(Debug, Clone)]
 pub struct ControlPlane {
@@ -114,6 +148,8 @@ pub struct ControlPlane {
 #[derive(Debug, Clone)]
 struct Config {
     memory_mb: u32,
+    /// The function's timeout, seconds: no sweep runs longer.
+    timeout_s: Option<u32>,
     description: String,
     revision_id: Option<String>,
     status: Option<LastUpdateStatus>,
@@ -150,6 +186,7 @@ impl ControlPlane {
             .map_err(|e| ControlError::call("GetFunctionConfiguration", &self.function, sdk_message(&e)))?;
         Ok(Config {
             memory_mb: out.memory_size().and_then(|m| u32::try_from(m).ok()).unwrap_or(0),
+            timeout_s: out.timeout().and_then(|t| u32::try_from(t).ok()),
             description: out.description().unwrap_or_default().to_string(),
             revision_id: out.revision_id().map(str::to_string),
             status: out.last_update_status().cloned(),
@@ -163,22 +200,26 @@ impl ControlPlane {
     /// (`RevisionId`). Returns the original memory and description.
     pub async fn lock(&self) -> Result<Original, ControlError> {
         let config = self.read().await?;
-        if let Some(at) = config.description.find(LOCK_MARKER) {
-            let rest = &config.description[at..];
-            let marker = rest[..rest.find(']').map_or(rest.len(), |i| i + 1)].to_string();
-            return Err(ControlError::Concurrent {
-                function: self.function.clone(),
-                marker,
-            });
+        let mut description = config.description.clone();
+        if let Some((marker, rest)) = split_marker(&config.description) {
+            let now_ms = crate::sys::now_unix_ms();
+            if !marker_expired(&marker, config.timeout_s, now_ms) {
+                return Err(ControlError::Concurrent {
+                    function: self.function.clone(),
+                    marker,
+                });
+            }
+            tracing::warn!(%marker, "memory sweep: a marker older than the function's timeout is left by a sweep that was stopped: it is removed and the lock taken");
+            description = rest;
         }
         let original = Original {
             memory_mb: config.memory_mb,
-            description: config.description.clone(),
+            description: description.clone(),
         };
-        let locked = if config.description.is_empty() {
+        let locked = if description.is_empty() {
             self.marker()
         } else {
-            format!("{} {}", config.description, self.marker())
+            format!("{description} {}", self.marker())
         };
         let mut update = self
             .client
@@ -319,23 +360,22 @@ impl ControlPlane {
 
     /// Waits until a version just published is `State: Active` (a new version is
     /// `Pending` for a while, and Lambda refuses to invoke it until then): polls
-    /// `GetFunctionConfiguration` on the unqualified function with `Qualifier` =
-    /// `version` (the resource IAM checks is the FunctionName as passed, the unqualified
-    /// function the role allows), bounded by `max_wait`.
+    /// `GetFunctionConfiguration` on the version's qualified name `FUNCTION:VERSION`,
+    /// bounded by `max_wait`. IAM checks the qualified ARN `function:NAME:VERSION` (as
+    /// it would for the unqualified name with `Qualifier=VERSION`: Lambda's rule since
+    /// 2022-01-24), which the role allows through `ReadVersionsOfItself`.
     pub async fn wait_active(&self, version: &str) -> Result<(), ControlError> {
         let started = Instant::now();
         let call = "GetFunctionConfiguration (version state)";
+        let qualified = self.qualified(version);
         loop {
             let out = self
                 .client
                 .get_function_configuration()
-                .function_name(&self.function)
-                .qualifier(version)
+                .function_name(&qualified)
                 .send()
                 .await
-                .map_err(|e| {
-                    ControlError::call(call, &self.function, format!("version {version}: {}", sdk_message(&e)))
-                })?;
+                .map_err(|e| ControlError::call(call, &qualified, sdk_message(&e)))?;
             let state = out.state().cloned();
             match state {
                 None | Some(State::Active) => return Ok(()),
@@ -366,10 +406,10 @@ impl ControlPlane {
         }
     }
 
-    /// The qualified name of a version, `FUNCTION:VERSION`: what DeleteFunction is
-    /// passed. Lambda authorizes the FunctionName as passed: an unqualified name with a
-    /// `Qualifier` is checked against the unqualified function's ARN, which the role
-    /// (`DeleteOnlyVersionsOfItself`, `function:NAME:*`) does not allow.
+    /// The qualified name of a version, `FUNCTION:VERSION`: what `DeleteFunction` and
+    /// the version's `GetFunctionConfiguration` are passed. IAM checks the qualified
+    /// ARN `function:NAME:VERSION` (the same ARN it checks for the unqualified name with
+    /// `Qualifier=VERSION`), which the role allows only on `function:NAME:*`.
     pub fn qualified(&self, version: &str) -> String {
         format!("{}:{version}", self.function)
     }
@@ -432,5 +472,37 @@ impl ControlPlane {
                 Some(_) => tokio::time::sleep(self.poll.interval).await,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_marker_expires_after_the_functions_timeout() {
+        let marker = "[s3sweep-memory-sweep req-1 1000000]";
+        assert!(!marker_expired(marker, Some(900), 1_000_000 + 900_000));
+        assert!(marker_expired(
+            marker,
+            Some(900),
+            1_000_000 + 900_000 + MARKER_SLACK_MS + 1
+        ));
+        assert!(marker_expired(
+            marker,
+            Some(60),
+            1_000_000 + 60_000 + MARKER_SLACK_MS + 1
+        ));
+        assert!(!marker_expired(
+            "[s3sweep-memory-sweep req-1 later]",
+            Some(60),
+            u64::MAX
+        ));
+        let (m, rest) = split_marker("the user's [s3sweep-memory-sweep req-1 5] tail").unwrap();
+        assert_eq!(
+            (m.as_str(), rest.as_str()),
+            ("[s3sweep-memory-sweep req-1 5]", "the user's tail")
+        );
+        assert_eq!(split_marker("[s3sweep-memory-sweep r 5]").unwrap().1, "");
     }
 }

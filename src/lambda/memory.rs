@@ -103,6 +103,7 @@ fn size_event(plan: &Plan, finish_by_unix_ms: Option<u64>) -> serde_json::Value 
     let mut request = plan.request().clone();
     request.memory_mb = Vec::new();
     request.results_uri = None; // the coordinator writes the result
+    request.expect_memory_mb = None; // each size runs at its own memory
     if request.fanout.is_none() && finish_by_unix_ms.is_some() {
         request.from_coordinator = Some(FromCoordinator {
             finish_by_unix_ms,

@@ -235,7 +235,15 @@ impl Function {
             self.observer.clone(),
         )
         .map_err(InvocationError::InvalidEvent)?;
-        let mut result = if !plan.memory_mb().is_empty() {
+        let mut result = if let Some(reason) = memory_mismatch(&plan, &invocation) {
+            tracing::warn!(%reason, "refused: the function is not at the request's memory size");
+            engine::refused(
+                &self.client,
+                &plan,
+                &self.sweep_options(&plan, &invocation, None),
+                &reason,
+            )
+        } else if !plan.memory_mb().is_empty() {
             Box::pin(self.coordinate_memory(&plan, &invocation)).await?
         } else if plan.fanout().is_some() {
             Box::pin(self.coordinate(&plan, &invocation)).await?
@@ -365,13 +373,7 @@ impl Function {
         results: Option<Arc<ResultsLog>>,
         observer: Option<Arc<dyn Observer>>,
     ) -> SweepResult {
-        let options = SweepOptions {
-            runner: Runner::Lambda,
-            deadline: self.deadline_of(plan, invocation.deadline),
-            lambda: Some(lambda_environment(invocation, &self.settings)),
-            schedule: StartSchedule::of(plan),
-            results,
-        };
+        let options = self.sweep_options(plan, invocation, results);
         let observer = observer.unwrap_or_else(|| self.observer.clone());
         let mut result = engine::run(&self.client, plan, &options, observer).await;
         analysis::analyse(&mut result, &Thresholds::default());
@@ -390,6 +392,32 @@ impl Function {
         );
         result
     }
+}
+
+impl Function {
+    /// The engine's options for one invocation's sweep.
+    fn sweep_options(&self, plan: &Plan, invocation: &Invocation, results: Option<Arc<ResultsLog>>) -> SweepOptions {
+        SweepOptions {
+            runner: Runner::Lambda,
+            deadline: self.deadline_of(plan, invocation.deadline),
+            lambda: Some(lambda_environment(invocation, &self.settings)),
+            schedule: StartSchedule::of(plan),
+            results,
+        }
+    }
+}
+
+/// Why the invocation must not measure: the request says the memory size it must run
+/// at (`expect_memory_mb`, the canary's) and the function runs at another (a memory
+/// sweep has `$LATEST` at one of its sizes). `None`: go on.
+fn memory_mismatch(plan: &Plan, invocation: &Invocation) -> Option<String> {
+    let expected = plan.request().expect_memory_mb?;
+    let running = u32::try_from(invocation.context.env_config.memory).ok()?;
+    (running != 0 && running != expected).then(|| {
+        format!(
+            "not run: the function runs at {running} MB, not the {expected} MB this request expects (expect_memory_mb): a memory sweep is resizing it, and a measurement at {running} MB would be recorded as the canary's; the next scheduled run measures"
+        )
+    })
 }
 
 /// The run's name in the keys it writes: the request's `run_id` (not for the

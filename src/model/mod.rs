@@ -45,7 +45,7 @@ pub use request::{
 pub use result::{
     BucketSummary, ChildError, ChildErrorKind, ChildReport, ConfigResult, Dropped, Environment, FanoutReport,
     LambdaEnvironment, MergedConfig, ResultFileError, ResultsWrites, Runner, SkippedConfig, SweepResult, ToolInfo,
-    Trimmed, SCHEMA,
+    Trimmed, WritesStatus, SCHEMA,
 };
 pub use run_kind::RunKind;
 pub use stats::Percentiles;

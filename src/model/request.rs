@@ -94,6 +94,12 @@ pub struct SweepRequest {
     /// `<results prefix>/<run id>.html` (`report --html`'s page). Default `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub results_html: bool,
+    /// The Lambda memory size, MB, this request must run at (the scheduled canary's: the
+    /// stack's `MemorySize`): an invocation running at another size (`$LATEST` while a
+    /// memory sweep resizes it) measures nothing, and its result says why (every
+    /// configuration skipped). `None`: any size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect_memory_mb: Option<u32>,
     /// The CloudWatch namespace of the metrics the Lambda logs in embedded metric
     /// format, one line per configuration (render::emf); `None`: the function's
     /// `S3SWEEP_METRICS_NAMESPACE`, and without it no metrics.
@@ -196,6 +202,7 @@ impl Default for SweepRequest {
             run_id: None,
             results_by_date: false,
             results_html: false,
+            expect_memory_mb: None,
             metrics_namespace: None,
             target_wall_ms: None,
             memory_mb: Vec::new(),

@@ -83,10 +83,23 @@ pub struct SweepResult {
     pub not_measured: Vec<super::Unmeasured>,
 }
 
+/// Whether every write of a result reached S3 (`failed` from the first failed write on:
+/// the copy in S3 may be older than the answer, or missing).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WritesStatus {
+    #[default]
+    Written,
+    Failed,
+}
+
 /// The writes of a result to its S3 destination (after every configuration and once
 /// at the end).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResultsWrites {
+    /// `failed` once any write failed: the answer says the result was not kept whole.
+    #[serde(default)]
+    pub status: WritesStatus,
     /// PutObject calls that succeeded before this copy was made.
     pub written: u32,
     /// PutObject calls that failed before this copy was made.
@@ -109,6 +122,7 @@ impl ResultsWrites {
             Ok(()) => self.written += 1,
             Err(message) => {
                 self.failed += 1;
+                self.status = WritesStatus::Failed;
                 if self.errors.len() < Self::MAX_ERRORS && !self.errors.contains(&message) {
                     self.errors.push(message);
                 }

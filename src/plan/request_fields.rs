@@ -88,6 +88,7 @@ request_fields! {
     run_id: take("a string of 1 to 64 letters, digits, '.', '_' or '-'"), flag "--run-id";
     results_by_date: take("true or false");
     results_html: take("true or false");
+    expect_memory_mb: take("a whole number of MB");
     metrics_namespace: take("a CloudWatch namespace like \"s3sweep\"");
 }
 

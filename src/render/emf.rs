@@ -8,7 +8,9 @@
 //! dimensions it always had). Within EMF's limits: one directive of 6 metrics and one
 //! dimension set of at most 5 (EMF allows 100 and 30),
 //! dimension values at most [`MAX_DIMENSION_VALUE_CHARS`], a value only where it is a
-//! finite number (a row with no answered GET has no first-byte metrics).
+//! finite number (a row with no answered GET has no first-byte metrics). A result
+//! written to S3 adds one line under no dimension counting its writes and the failed
+//! ones (`ResultsWritesFailed`): a lost result shows in the metrics.
 
 use serde_json::{json, Map, Value};
 
@@ -58,14 +60,39 @@ const METRICS: &[Metric] = &[
     },
 ];
 
-/// One EMF line per configuration of `result`, in `namespace`, stamped `timestamp_ms`.
+/// One EMF line per configuration of `result`, in `namespace`, stamped `timestamp_ms`,
+/// and for a result written to S3 one line counting its failed writes.
 pub(crate) fn lines(result: &SweepResult, namespace: &str, timestamp_ms: u64) -> Vec<String> {
     let function_mb = result.environment.lambda.as_ref().and_then(|l| l.memory_size_mb);
     result
         .results
         .iter()
         .map(|row| line(row, namespace, timestamp_ms, row.axes.memory_mb.or(function_mb)).to_string())
+        .chain(writes_line(result, namespace, timestamp_ms).map(|v| v.to_string()))
         .collect()
+}
+
+/// The run's writes of its result to S3 (`ResultsWritesFailed`, `ResultsWrites`), under
+/// no dimension (an alarm on `ResultsWritesFailed` > 0 sees every lost result); none
+/// when the result is not written to S3.
+fn writes_line(result: &SweepResult, namespace: &str, timestamp_ms: u64) -> Option<Value> {
+    let w = result.results_writes.as_ref()?;
+    Some(json!({
+        "ResultsWritesFailed": w.failed,
+        "ResultsWrites": w.written + w.failed,
+        "ResultsStatus": w.status,
+        "_aws": {
+            "Timestamp": timestamp_ms,
+            "CloudWatchMetrics": [{
+                "Namespace": namespace,
+                "Dimensions": [[]],
+                "Metrics": [
+                    {"Name": "ResultsWritesFailed", "Unit": "Count"},
+                    {"Name": "ResultsWrites", "Unit": "Count"},
+                ],
+            }],
+        },
+    }))
 }
 
 /// The EMF document of one row.
@@ -206,6 +233,30 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_failed_results_write_is_counted_in_a_line_of_its_own() {
+        let mut result = crate::model::test_rows::result(vec![row("std-1", 64, 100)]);
+        assert_eq!(lines(&result, "s3sweep", 1).len(), 1, "not written to S3: no line");
+        let mut writes = crate::model::ResultsWrites::default();
+        writes.add(Ok(()));
+        writes.add(Err("AccessDenied: kms:GenerateDataKey".into()));
+        result.results_writes = Some(writes);
+        let all = lines(&result, "s3sweep", 1);
+        assert_eq!(all.len(), 2);
+        let d = doc(&all[1]);
+        assert_eq!(
+            (
+                d["ResultsWritesFailed"].clone(),
+                d["ResultsWrites"].clone(),
+                d["ResultsStatus"].clone()
+            ),
+            (json!(1), json!(2), json!("failed"))
+        );
+        let directive = &d["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(directive["Dimensions"], json!([[]]));
+        assert_eq!(directive["Metrics"][0]["Name"], "ResultsWritesFailed");
     }
 
     #[test]

@@ -10,7 +10,8 @@ prints JSON to stdout: the template as samtranslator expands it (its transform, 
 policy ARNs from the map bundled with samtranslator, no AWS call), then resolved for the
 parameter set: conditions evaluated; resources and outputs whose Condition is false
 dropped; Fn::If, Ref (parameters, pseudo parameters, AWS::NoValue), Fn::Sub, Fn::Join,
-Fn::Select, Fn::Split, Fn::Equals, Fn::Not, Fn::And, Fn::Or resolved. The template's
+Fn::Select, Fn::Split, Fn::Equals, Fn::Not, Fn::And, Fn::Or (and in Rules
+Fn::EachMemberEquals) resolved. The template's
 Rules are checked as CloudFormation checks them before it creates anything (each rule
 whose RuleCondition holds must have every Assert true; a false one is an error with its
 AssertDescription) and then dropped with Parameters. A Ref or Fn::GetAtt
@@ -275,6 +276,9 @@ class Resolver:
         "Fn::Not": lambda self, arg: not self.boolean(arg[0]),
         "Fn::And": lambda self, arg: all(self.boolean(a) for a in arg),
         "Fn::Or": lambda self, arg: any(self.boolean(a) for a in arg),
+        # Rules only: every member of a list parameter equals the string.
+        "Fn::EachMemberEquals": lambda self, arg: all(
+            str(m) == str(self.value(arg[1])) for m in self.value(arg[0])),
         "Condition": lambda self, arg: self.condition(arg),
     }
 

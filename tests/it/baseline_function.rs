@@ -301,8 +301,9 @@ print(json.dumps(out))
 /// Issue 33: the baseline's S3 calls run under its own role as SAM expands it
 /// (`Baseline=enabled`), enforced by the lab as S3 does: every GET of the Standard-like
 /// bucket (s3:GetObject) and of the directory bucket (a ReadOnly CreateSession, then
-/// the session's reads) is allowed, none refused. The enforcement is real: the same
-/// role allows no PutObject, no ListBucket and no ReadWrite session.
+/// the session's reads) is allowed, none refused; a missing key is `not_found` (the
+/// role may list the Standard bucket: without it S3 answers 403). The enforcement is
+/// real: the same role allows no PutObject and no ReadWrite session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_baseline_reads_under_its_expanded_role() {
     use std::sync::Arc;
@@ -315,6 +316,7 @@ async fn the_baseline_reads_under_its_expanded_role() {
     let Some(python) = bench_python("the baseline under its role") else {
         return;
     };
+    let python_again = python.clone();
     let buckets = [
         (STANDARD_BUCKET, LatencyProfile::None),
         (EXPRESS_BUCKET, LatencyProfile::None),
@@ -352,10 +354,34 @@ async fn the_baseline_reads_under_its_expanded_role() {
         assert_eq!(mine[0]["ok"].as_u64(), Some(8), "{}", mine[0]);
         assert_eq!(mine[0]["errors"]["total"].as_u64(), Some(0), "{}", mine[0]);
     }
+    // A missing key: S3 answers 404 only to a caller with s3:ListBucket on the bucket,
+    // 403 AccessDenied without it (GetObject API reference, Permissions). The baseline
+    // may list the Standard bucket, as s3sweep's role may, so both count a missing key
+    // as not_found and compare-baseline compares like with like.
+    let missing = json!({"buckets": [STANDARD_BUCKET], "object_count": 10, "workers": [2], "pool_connections": 2});
+    let (endpoint, ca) = (server.endpoint(), server.ca_file().unwrap().to_path_buf());
+    let out = tokio::task::spawn_blocking(move || {
+        run_bounded(
+            baseline_python(&python_again, &endpoint, &ca)
+                .args(["-c", "import json, sys; sys.path.insert(0, sys.argv[1]); import handler; print(json.dumps(handler.handler(json.loads(sys.argv[2]), None)))"])
+                .arg(root().join("baseline"))
+                .arg(missing.to_string()),
+        )
+    })
+    .await
+    .unwrap();
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = rows(&got, STANDARD_BUCKET)[0];
+    eprintln!(
+        "the baseline reading 2 missing keys under its role: errors {}",
+        row["errors"]
+    );
+    assert_eq!(row["errors"]["not_found"].as_u64(), Some(2), "{row}");
+    assert_eq!(row["errors"]["access_denied"].as_u64(), Some(0), "{row}");
     let object = format!("arn:aws:s3:::{STANDARD_BUCKET}/test/0/vectors");
     assert!(enforcer.authorize("s3:PutObject", &object, &[]).is_err());
     assert!(enforcer
-        .authorize("s3:ListBucket", &format!("arn:aws:s3:::{STANDARD_BUCKET}"), &[])
+        .authorize("s3:ListBucket", &format!("arn:aws:s3:::{EXPRESS_BUCKET}"), &[])
         .is_err());
     let directory = format!("arn:aws:s3express:us-east-1:123456789012:bucket/{EXPRESS_BUCKET}");
     let read_write = [("s3express:SessionMode", "ReadWrite")];

@@ -427,6 +427,7 @@ async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
         (4, 0),
         "3 of the result, 1 page: {writes:?}"
     );
+    assert_eq!(writes.status, s3sweep::model::WritesStatus::Written);
     let page_uri = s3sweep::plan::ObjectUri::parse("s3://results-bucket/runs/paged-1.html").unwrap();
     let page = s3sweep::s3::results::read_object(f.client(), &page_uri, 8 << 20)
         .await
@@ -444,6 +445,11 @@ async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
     let writes = result.results_writes.unwrap();
     assert_eq!((writes.written, writes.failed), (0, 3), "{writes:?}");
     assert!(writes.errors[0].contains("NoSuchBucket"), "{:?}", writes.errors);
+    assert_eq!(
+        writes.status,
+        s3sweep::model::WritesStatus::Failed,
+        "the answer says so"
+    );
 
     // A bad destination is a bad field, named.
     let err = f.handle(event(sweep("results-bucket/runs"), None)).await.unwrap_err();

@@ -351,7 +351,12 @@ async fn a_failure_at_any_call_leaves_no_version_and_the_memory_restored() {
 async fn a_second_sweep_of_the_same_function_is_refused() {
     let s = setup().await;
     // Another sweep's marker in the description: refused before anything changes.
-    let held = format!("{ORIGINAL_DESCRIPTION} [s3sweep-memory-sweep other-request 1700000000000]");
+    // (Taken now: a marker older than the function's timeout would have expired.)
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let held = format!("{ORIGINAL_DESCRIPTION} [s3sweep-memory-sweep other-request {now_ms}]");
     s.api.set_description(&held);
     let d = sweep(&s.coordinator, &[512], &[1]).await.unwrap_err();
     assert_eq!(d.error_type, "ConcurrentMemorySweep", "{d:?}");

@@ -27,9 +27,9 @@ use s3sweep::plan::Plan;
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
 /// moto's server in its own process group, killed on drop.
-struct Moto {
+pub(crate) struct Moto {
     child: Child,
-    endpoint: String,
+    pub(crate) endpoint: String,
     python: PathBuf,
     dir: PathBuf,
 }
@@ -89,7 +89,7 @@ impl Moto {
     }
 
     /// Runs a Python snippet with boto3 (moto's dependency) against the server.
-    fn python(&self, code: &str) -> String {
+    pub(crate) fn python(&self, code: &str) -> String {
         let prelude = format!(
             "import boto3, io, json, zipfile, urllib.request\n\
              kw = dict(endpoint_url='{}', region_name='us-east-1', aws_access_key_id='t', aws_secret_access_key='t')\n\
@@ -129,7 +129,7 @@ impl Moto {
     }
 }
 
-fn moto() -> Option<Moto> {
+pub(crate) fn moto() -> Option<Moto> {
     match python() {
         Some(p) => Some(Moto::start(p)),
         None if std::env::var("S3SWEEP_SKIP_MOTO").as_deref() == Ok("1") => {
@@ -181,14 +181,14 @@ async fn moto_serves_the_control_plane_sequence_and_the_cleanup() {
 
     // Another sweep's marker in the description: refused, nothing changed.
     moto.python(
-        "lam.update_function_configuration(FunctionName='f', Description='user desc [s3sweep-memory-sweep other 1]')\n",
+        "lam.update_function_configuration(FunctionName='f', Description='user desc [s3sweep-memory-sweep other running]')\n",
     );
     let err = sweep_memory(&invoker, &control, &plan, None).await.unwrap_err();
     assert!(matches!(err, MemorySweepError::Concurrent(_)), "{err}");
     assert_eq!(err.error_type(), "ConcurrentMemorySweep");
     assert_eq!(
         moto.read_back(),
-        r#"[1024, "user desc [s3sweep-memory-sweep other 1]", ["$LATEST", "1"]]"#
+        r#"[1024, "user desc [s3sweep-memory-sweep other running]", ["$LATEST", "1"]]"#
     );
 
     // A function that does not exist: the first read fails, nothing is changed.

@@ -454,10 +454,23 @@ fn run_writes_its_result_to_s3_and_report_and_compare_read_it_back() {
     let out = run(&with(&sweep, &["--results-uri", "results-bucket/runs"]));
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--results-uri"));
-    // A destination that cannot be written is data in the result, not a failed run.
-    let (stdout, stderr) = ok(&run(&with(&sweep, &["--results-uri", "s3://no-such-bucket/runs"])));
+    // A destination that cannot be written: the result is printed whole, says so
+    // (`results_writes.status` failed), and the run fails (issue 49: no result lost
+    // without a word).
+    let out = run(&with(&sweep, &["--results-uri", "s3://no-such-bucket/runs"]));
+    assert!(!out.status.success(), "a lost result fails the run");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
     let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let writes = &answer["results_writes"];
+    assert_eq!(writes["status"], "failed", "{writes}");
+    assert!(
+        stderr.contains("run: 3 of 3 writes of the result to s3://no-such-bucket/runs/")
+            && stderr.contains("S3 does not hold it"),
+        "{stderr}"
+    );
     assert_eq!(
         (writes["written"].as_u64(), writes["failed"].as_u64()),
         (Some(0), Some(3)),

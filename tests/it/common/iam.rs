@@ -4,7 +4,8 @@
 //! (`Resources.*` of type `AWS::IAM::Role`, its inline policies' statements). The
 //! evaluator is the library's (`s3sweep::lab::iam`), the same the lab's `serve
 //! --iam-policy` uses. Also Lambda's resource for a call: the FunctionName as passed,
-//! completed to a full ARN (a `Qualifier` parameter plays no part).
+//! completed to a full ARN, with a `Qualifier` parameter appended to an unqualified
+//! name ([`lambda_call_resource`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -169,6 +170,41 @@ pub(crate) fn lambda_resource(function_name: &str) -> String {
         return format!("{prefix}{function_name}");
     }
     format!("{prefix}{ACCOUNT}:function:{function_name}")
+}
+
+/// The resource Lambda authorizes a call against: [`lambda_resource`] of the
+/// FunctionName as passed, and when that name is unqualified and the call carries a
+/// `Qualifier` parameter, the qualified ARN `function:NAME:QUALIFIER`, exactly as if
+/// `NAME:QUALIFIER` had been passed.
+///
+/// AWS's rule since 2022-01-24, from its notice to customers ("starting January 24,
+/// 2022, Lambda requires IAM or VPC endpoint policies to specify the fully qualified ARN
+/// in the Resource element when authorizing API calls that use an unqualified ARN with
+/// a qualifier parameter"; quoted in juanjoDiaz/serverless-plugin-warmup#304,
+/// 2022-02-07, and #308, 2022-03-10; aws/aws-cdk#19273, 2022-03-07, and #19318,
+/// 2022-03-09, which then grants `[ARN, ARN:*]`). Seen on AWS in
+/// alexcasalboni/aws-lambda-power-tuning#260 (2024-10-01): `GetFunctionConfiguration`
+/// with `Qualifier=$LATEST` "not authorized ... on resource: ...:function:X:$LATEST".
+pub(crate) fn lambda_call_resource(function_name: &str, qualifier: Option<&str>) -> String {
+    let resource = lambda_resource(function_name);
+    let qualified = resource
+        .split(":function:")
+        .nth(1)
+        .is_some_and(|tail| tail.contains(':'));
+    match qualifier {
+        Some(q) if !qualified && !q.is_empty() => format!("{resource}:{q}"),
+        _ => resource,
+    }
+}
+
+#[test]
+fn a_qualifier_makes_the_resource_the_qualified_arn() {
+    let full = format!("arn:aws:lambda:{REGION}:{ACCOUNT}:function:f");
+    assert_eq!(lambda_call_resource("f", None), full);
+    assert_eq!(lambda_call_resource("f", Some("3")), format!("{full}:3"));
+    assert_eq!(lambda_call_resource("f", Some("$LATEST")), format!("{full}:$LATEST"));
+    assert_eq!(lambda_call_resource(&full, Some("3")), format!("{full}:3"));
+    assert_eq!(lambda_call_resource("f:3", Some("3")), format!("{full}:3"));
 }
 
 #[test]

@@ -10,8 +10,10 @@
 //!
 //! As strict as AWS: every call is authorized (by default) against the function's role
 //! as SAM expands it with `MemorySweep=enabled` and the function's name ([`super::iam`]): action
-//! `lambda:<Op>`, resource the FunctionName as passed completed to an ARN (a
-//! `Qualifier` parameter ignored), refused with AWS's 403 `AccessDeniedException`. A
+//! `lambda:<Op>`, resource the FunctionName as passed completed to an ARN, with a
+//! `Qualifier` parameter appended to an unqualified name (`function:NAME:Q`: AWS's rule
+//! since 2022-01-24, [`super::iam::lambda_call_resource`]), refused with AWS's 403
+//! `AccessDeniedException`. A
 //! published version is `Pending` for a while ([`Limits::pending_reads`]) and cannot be
 //! invoked until `Active`; [`Limits::new_account`] is a new account's profile (3,008
 //! MB, 10 concurrent executions, 429 `TooManyRequestsException` beyond).
@@ -30,7 +32,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
-use super::iam::{lambda_resource, Enforcer};
+use super::iam::{lambda_call_resource, Enforcer};
 
 /// What the Invoke handler is told: the version invoked and its memory.
 #[derive(Debug, Clone)]
@@ -202,6 +204,7 @@ fn config_json(f: &FunctionState, status: &str, version: &str, memory_mb: u32, d
         "FunctionName": f.name,
         "FunctionArn": format!("arn:aws:lambda:us-east-1:123456789012:function:{}:{version}", f.name),
         "MemorySize": memory_mb,
+        "Timeout": 900,
         "Description": description,
         "RevisionId": format!("rev-{}", f.revision),
         "Version": version,
@@ -353,14 +356,16 @@ async fn route(req: Request<Incoming>, state: Arc<Mutex<State>>) -> Response<Ful
         return error(404, "ResourceNotFoundException", &format!("no route {method} {path}"));
     };
     let (raw_name, tail) = rest.split_once('/').unwrap_or((rest, ""));
-    if let Some(denied) = refusal(&state, method.as_str(), tail, raw_name) {
+    let query_qualifier = query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("Qualifier="))
+        .map(percent_decode);
+    if let Some(denied) = refusal(&state, method.as_str(), tail, raw_name, query_qualifier.as_deref()) {
         return denied;
     }
     let (name, mut qualifier) = split_name(raw_name);
-    for pair in query.split('&') {
-        if let Some(q) = pair.strip_prefix("Qualifier=") {
-            qualifier = Some(percent_decode(q));
-        }
+    if query_qualifier.is_some() {
+        qualifier = query_qualifier;
     }
     let action = {
         let mut s = state.lock().unwrap();
@@ -393,21 +398,29 @@ fn operation(method: &str, tail: &str) -> Option<&'static str> {
 }
 
 /// The call authorized against the role, as Lambda does: the resource is the
-/// FunctionName as passed, completed to an ARN; a `Qualifier` plays no part. A refusal
-/// is recorded as a call and answered 403 `AccessDeniedException` (`None`: allowed).
-fn refusal(state: &Arc<Mutex<State>>, method: &str, tail: &str, raw_name: &str) -> Option<Response<Full<Bytes>>> {
+/// FunctionName as passed, completed to an ARN, and an unqualified name with a
+/// `Qualifier` is the qualified ARN `function:NAME:QUALIFIER`
+/// ([`lambda_call_resource`]). A refusal is recorded as a call and answered 403
+/// `AccessDeniedException` (`None`: allowed).
+fn refusal(
+    state: &Arc<Mutex<State>>,
+    method: &str,
+    tail: &str,
+    raw_name: &str,
+    qualifier: Option<&str>,
+) -> Option<Response<Full<Bytes>>> {
     let mut s = state.lock().unwrap();
     let (Some(iam), Some(op)) = (s.iam.clone(), operation(method, tail)) else {
         return None;
     };
-    let resource = lambda_resource(&percent_decode(raw_name));
+    let passed = percent_decode(raw_name);
+    let resource = lambda_call_resource(&passed, qualifier);
     let d = iam.authorize(&format!("lambda:{op}"), &resource, &[]).err()?;
     let kind = if op == "InvokeFunction" { "Invoke" } else { op };
+    let with_qualifier = qualifier.map(|q| format!(" Qualifier={q}")).unwrap_or_default();
     s.calls.push(format!(
-        "{kind} FunctionName={} -> 403 AccessDeniedException ({} on {})",
-        percent_decode(raw_name),
-        d.action,
-        d.resource
+        "{kind} FunctionName={passed}{with_qualifier} -> 403 AccessDeniedException ({} on {})",
+        d.action, d.resource
     ));
     Some(access_denied(&d.message(false)))
 }

@@ -65,15 +65,20 @@ struct State {
     iam: Option<Arc<super::iam::Enforcer>>,
 }
 
-/// `lambda:InvokeFunction` on the FunctionName in `path` as passed, against the role:
-/// the 403 answer, or `None` when allowed.
-fn invoke_refusal(state: &Arc<Mutex<State>>, path: &str) -> Option<Response<Full<Bytes>>> {
+/// `lambda:InvokeFunction` on the FunctionName in `path` as passed (with the `query`'s
+/// `Qualifier` appended to an unqualified name, as AWS authorizes it), against the
+/// role: the 403 answer, or `None` when allowed.
+fn invoke_refusal(state: &Arc<Mutex<State>>, path: &str, query: &str) -> Option<Response<Full<Bytes>>> {
     let iam = state.lock().unwrap().iam.clone()?;
     let raw = path
         .trim_start_matches("/2015-03-31/functions/")
         .trim_end_matches("/invocations");
     let name = raw.replace("%3A", ":").replace("%3a", ":");
-    let resource = super::iam::lambda_resource(&name);
+    let qualifier = query
+        .split('&')
+        .find_map(|p| p.strip_prefix("Qualifier="))
+        .map(|q| q.replace("%24", "$"));
+    let resource = super::iam::lambda_call_resource(&name, qualifier.as_deref());
     let d = iam.authorize("lambda:InvokeFunction", &resource, &[]).err()?;
     eprintln!("runtime: Invoke refused: {}", d.message(false));
     let body = serde_json::json!({"Type": "User", "Message": d.message(false)}).to_string();
@@ -292,6 +297,7 @@ fn finish(state: &Mutex<State>, id: &str, ending_of: impl FnOnce(Duration) -> En
 
 async fn route(req: Request<Incoming>, state: Arc<Mutex<State>>, queued: Arc<Notify>) -> Response<Full<Bytes>> {
     let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
     let body = req
         .into_body()
         .collect()
@@ -351,7 +357,7 @@ async fn route(req: Request<Incoming>, state: Arc<Mutex<State>>, queued: Arc<Not
         }
     }
     if path.starts_with("/2015-03-31/functions/") && path.ends_with("/invocations") {
-        if let Some(denied) = invoke_refusal(&state, &path) {
+        if let Some(denied) = invoke_refusal(&state, &path, &query) {
             return denied;
         }
         // A synchronous Invoke: the child runs in the next free process, with the

@@ -46,7 +46,7 @@ fn memory_sweep_permissions_only_when_the_parameter_enables_them() {
         "without the memory sweep the role may only invoke itself on Lambda"
     );
     // The Makefile passes the parameter, and docs/deploy.md lists every statement.
-    assert!(read("Makefile").contains("$(if $(MEMORY_SWEEP),MemorySweep=$(MEMORY_SWEEP))"));
+    assert!(read("Makefile").contains("$(call param,MemorySweep,$(MEMORY_SWEEP),disabled)"));
     let docs = read("docs/deploy.md");
     for sid in statements().iter().map(|s| child(s, "Sid").unwrap().inline) {
         assert!(docs.contains(&sid), "docs/deploy.md does not list the statement {sid}");

@@ -43,7 +43,7 @@ fn results_permissions_only_when_the_bucket_is_set() {
     assert_eq!(retries, "0", "an asynchronous sweep is never run twice");
     // The Makefile passes the parameters; lint and checkov check the variant with it on.
     let mk = read("Makefile");
-    assert!(mk.contains("$(if $(RESULTS_BUCKET),ResultsBucket=$(RESULTS_BUCKET))"));
+    assert!(mk.contains("$(call param,ResultsBucket,$(RESULTS_BUCKET),)"));
     let mk = read("Makefile");
     assert!(
         mk.contains("TEMPLATE_SET_all-on = MemorySweep=enabled ResultsBucket=my-results-bucket"),

@@ -75,6 +75,9 @@ fn the_canary_event_is_events_canary_json_for_the_stacks_buckets() {
     canary["buckets"] = serde_json::json!([STANDARD, EXPRESS]);
     canary["workers"] = serde_json::json!([64, 256]);
     canary["results_uri"] = serde_json::json!(format!("s3://{RESULTS}/s3sweep-results/canary"));
+    // Issue 49: the schedule's event expects the stack's MemorySize (default 3008): a
+    // canary firing while a memory sweep resizes $LATEST measures nothing, and says so.
+    canary["expect_memory_mb"] = serde_json::json!(3008);
     assert_eq!(sent, canary, "the scheduled event is events/canary.json for this stack");
     assert_eq!(sent["results_by_date"], true, "results listed by day");
 }
