@@ -642,10 +642,11 @@ pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
         )));
     }
     let _lock = clean::lock(&args.manifest).map_err(CliError::other)?;
-    let manifest = clean::load_manifest(&args.manifest).map_err(|e| {
-        CliError::Message(format!(
+    let manifest = clean::load_manifest(&args.manifest).map_err(|e| match e {
+        clean::CleanError::Unmarked { .. } => CliError::other(e),
+        e => CliError::Message(format!(
             "{e}: give the manifest `s3sweep seed` wrote (--manifest FILE; by default s3sweep-manifest-BUCKET.json)"
-        ))
+        )),
     })?;
     let endpoint = clean::endpoint_for(&manifest, args.target.endpoint.as_deref()).map_err(CliError::other)?;
     let target = TargetArgs {
@@ -665,13 +666,6 @@ pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
     clean::write_manifest(&args.manifest, &left).map_err(CliError::other)?;
     // A clean-up stopped before deleting anything says so in its one error line.
     let quiet = outcome.deleted.is_empty() && outcome.stopped_by.is_some();
-    // The old manifest's note only where its keys were proven (not before a refusal).
-    if outcome.without_owner_marker && !quiet && outcome.refused.is_none() {
-        eprintln!(
-            "note: {} has no owner marker (written by an s3sweep before markers): its keys are proven by template, size and ETag only",
-            args.manifest.display()
-        );
-    }
     if let Some(why) = &outcome.refused {
         return Err(CliError::Message(format!("deleted nothing: {why}")));
     }

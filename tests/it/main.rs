@@ -38,6 +38,7 @@ mod express;
 mod fanout_handler;
 mod fanout_network;
 mod faults;
+mod forged_manifests;
 mod fuzz;
 mod hedging;
 mod history;
