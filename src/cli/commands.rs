@@ -48,11 +48,11 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
     let layout = super::layout(args.markdown, args.wide, args.columns.as_deref())?;
     let result = read_result_at(&args.result, &args.target).await?;
     if args.json {
-        println!("{}", result.to_json());
+        println!("{}", super::shown_json(&result.to_json()));
     } else {
         let bullet = if args.markdown { "- " } else { "" };
         let first = format!("{bullet}{}: {}", args.result.display(), compare::environment(&result));
-        println!("{}\n", layout.wrap(&first));
+        println!("{}\n", super::shown(&layout.wrap(&first)));
         print!(
             "{}",
             human(
@@ -106,9 +106,10 @@ pub(crate) async fn compare(args: CompareArgs) -> Result<(), CliError> {
     )
     .map_err(|e| CliError::Usage(e.to_string()))?;
     if args.json {
-        println!("{}", pretty(&comparison)?);
+        println!("{}", super::shown_json(&pretty(&comparison)?));
     } else {
-        print!("{}", render_comparison(&comparison, Style::markdown_if(args.markdown)));
+        let text = render_comparison(&comparison, Style::markdown_if(args.markdown));
+        print!("{}", super::shown(&text));
     }
     if let Some(path) = &args.html {
         let b_name = args.b.as_ref().unwrap_or(&args.a);
@@ -209,7 +210,7 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
     if !args.output.quiet {
         eprint!("\n{}", human(&result, &args.output.layout()?, CostOverrides::default()));
     }
-    println!("{}", result.to_json());
+    println!("{}", super::shown_json(&result.to_json()));
     if let Some(path) = &args.json {
         write_json(path, &result)?;
     }
@@ -670,7 +671,7 @@ pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
         return Err(CliError::Message(format!("deleted nothing: {why}")));
     }
     for (key, why) in outcome.kept.iter().chain(&outcome.changed) {
-        eprintln!("kept {key}: {why}");
+        eprintln!("{}", super::shown(&format!("kept {key}: {why}")));
     }
     if !quiet {
         eprintln!(

@@ -55,11 +55,14 @@ pub(crate) async fn history(args: HistoryArgs) -> Result<(), CliError> {
     let h = history_of(&results);
     if args.json {
         let text = serde_json::to_string_pretty(&h).map_err(|e| CliError::Message(format!("{e}")))?;
-        println!("{text}");
+        println!("{}", super::shown_json(&text));
     } else {
         let style = Style::markdown_if(args.markdown);
-        println!("{} results read from {}\n", results.len(), args.source);
-        print!("{}", render_history(&h, style));
+        println!(
+            "{}",
+            super::shown(&format!("{} results read from {}\n", results.len(), args.source))
+        );
+        print!("{}", super::shown(&render_history(&h, style)));
     }
     let svg = trend_svg(&h);
     if let Some(path) = &args.plot {
@@ -231,7 +234,7 @@ async fn read_s3(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
         async move {
             let bytes = crate::s3::results::read_object(client, &object, MAX_RESULT_FILE_BYTES).await?;
             let text = String::from_utf8(bytes).map_err(|_| format!("{object}: not UTF-8 text"))?;
-            SweepResult::from_json(&text).map_err(|e| format!("{object}: {e}"))
+            super::result_from_json(&text).map_err(|e| format!("{object}: {e}"))
         }
     }))
     .buffered(READS_IN_FLIGHT)

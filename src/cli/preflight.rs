@@ -230,7 +230,8 @@ pub(crate) async fn preflight(args: PreflightArgs) -> Result<(), CliError> {
             } else {
                 format!(", holds {}", w.keys.join(" and "))
             };
-            println!("preflight: ok: bucket {} is in {region}{held}", w.bucket);
+            let line = format!("preflight: ok: bucket {} is in {region}{held}", w.bucket);
+            println!("{}", super::shown(&line));
         }
         for p in &problems {
             // A suggested command repeats the target flags given.

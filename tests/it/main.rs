@@ -34,6 +34,7 @@ mod diagnose;
 mod doc_examples;
 mod docs;
 mod end_to_end;
+mod escapes;
 mod express;
 mod fanout_handler;
 mod fanout_network;
