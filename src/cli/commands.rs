@@ -397,7 +397,7 @@ struct ServeSettings {
 /// `--iam-policy FILE`: the policy read and checked (every bad field named).
 fn read_iam_policy(path: Option<&std::path::Path>, problems: &mut Vec<String>) -> Option<lab::iam::Policy> {
     let path = path?;
-    let text = std::fs::read_to_string(path)
+    let text = crate::sys::files::read_capped_text(path, lab::iam::MAX_POLICY_BYTES, "an IAM policy")
         .map_err(|e| problems.push(format!("--iam-policy {}: {e}", path.display())))
         .ok()?;
     lab::iam::Policy::from_json(&text)

@@ -207,15 +207,20 @@ async fn read_s3(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
     } else {
         format!("{}/", uri.prefix)
     };
-    let listing = crate::s3::list::list_prefix(
-        &s3,
-        (&uri.bucket, &prefix),
-        MAX_LISTED as u32,
-        true,
-        &client.endpoint_name(),
-    )
-    .await
-    .map_err(|e| CliError::Message(format!("listing {}: {e}", args.source)))?;
+    let deadline = crate::s3::results::read_deadline();
+    let endpoint = client.endpoint_name();
+    let listing = crate::s3::list::list_prefix(&s3, (&uri.bucket, &prefix), MAX_LISTED as u32, true, &endpoint);
+    // A listing is read whole by the SDK: bounded as a whole, as each object is.
+    let listing = tokio::time::timeout(deadline, listing)
+        .await
+        .map_err(|_| {
+            CliError::Message(format!(
+                "listing {}: not listed within {:.1} s: the server answers too slowly or stalled",
+                args.source,
+                deadline.as_secs_f64()
+            ))
+        })?
+        .map_err(|e| CliError::Message(format!("listing {}: {e}", args.source)))?;
     let listed = listing
         .objects
         .iter()

@@ -69,7 +69,8 @@ fn wanted(args: &PreflightArgs) -> Result<Vec<Wanted>, CliError> {
     let mut problems = Vec::new();
     for path in &args.events {
         let source = path.display().to_string();
-        let parsed = std::fs::read_to_string(path)
+        let limit = crate::plan::json::MAX_EVENT_BYTES as u64;
+        let parsed = crate::sys::files::read_capped_text(path, limit, "an event")
             .map_err(|e| format!("--event {source}: {e}"))
             .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("--event {source}: {e}")))
             .and_then(|event| wanted_of(&source, &event));

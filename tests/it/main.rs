@@ -72,6 +72,7 @@ mod report_and_compare;
 mod runtime_api;
 mod s3_iam;
 mod sizes;
+mod slow_bodies;
 mod stdout_closed;
 mod timeline;
 mod tls_cli;
