@@ -146,6 +146,9 @@ pub struct OutputArgs {
     /// dropped and counted.
     #[arg(long, value_name = "MIB", default_value_t = 256)]
     pub requests_log_max_mib: u64,
+    /// Replace a file already at --requests-log (by default it is refused).
+    #[arg(long)]
+    pub force: bool,
     /// No progress bars or per-configuration lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -521,6 +524,10 @@ impl OutputArgs {
         if let Some(path) = &self.plot {
             plot::format_of(path).map_err(|e| CliError::Usage(format!("--plot {}: {e}", path.display())))?;
         }
+        if let Some(path) = &self.requests_log {
+            crate::engine::requests_log::check_free(path, self.force)
+                .map_err(|e| CliError::Usage(format!("--requests-log {e}")))?;
+        }
         self.layout().map(|_| ())
     }
 
@@ -532,7 +539,7 @@ impl OutputArgs {
             return Ok((progress, None));
         };
         let max_bytes = self.requests_log_max_mib.saturating_mul(1 << 20);
-        let log = RequestsLog::create(path, max_bytes, progress)
+        let log = RequestsLog::create(path, max_bytes, progress, self.force)
             .map_err(|e| CliError::Usage(format!("--requests-log {e}")))?;
         let log = Arc::new(log);
         Ok((log.clone(), Some(log)))

@@ -77,3 +77,4 @@ mod stdout_closed;
 mod timeline;
 mod tls_cli;
 mod wire_timing;
+mod written_files;
