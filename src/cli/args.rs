@@ -591,7 +591,7 @@ pub struct SeedArgs {
     #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with_all = ["size", "sizes"])]
     pub object_sizes: Vec<u64>,
     /// PUTs in flight.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = super::counts::seed_concurrency)]
     pub concurrency: usize,
     /// Manifest file recording the keys written (default: s3sweep-manifest-BUCKET.json).
     #[arg(long)]
@@ -666,7 +666,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = 20_000)]
     pub header_read_timeout_ms: u64,
     /// Most connections served at once; past it, 503 SlowDown (HTTPS: closed).
-    #[arg(long, value_name = "N", default_value_t = 4096)]
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = super::counts::lab_connections)]
     pub max_connections: usize,
     /// Largest object a PUT may carry, in bytes (past it: 400 EntityTooLarge).
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]

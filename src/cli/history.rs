@@ -238,8 +238,8 @@ fn finish(results: Vec<SweepResult>, bad: Vec<String>) -> Result<Vec<SweepResult
 }
 
 async fn read_s3(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
-    let uri =
-        crate::plan::ResultsUri::parse(&args.source).map_err(|e| CliError::Usage(format!("{}: {e}", args.source)))?;
+    let uri = crate::plan::ResultsUri::parse(&args.source)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", crate::plan::names::shown(&args.source))))?;
     let client = args.target.client(&uri.bucket).await?;
     let s3 = client.s3(crate::s3::RequestSettings::maintenance(std::time::Duration::from_secs(
         60,

@@ -14,6 +14,7 @@
 pub(crate) mod args;
 pub(crate) mod client_args;
 pub(crate) mod commands;
+pub(crate) mod counts;
 pub(crate) mod generate;
 pub(crate) mod history;
 pub(crate) mod lab_network;
@@ -208,8 +209,14 @@ impl<T, E: StdError + Send + Sync + 'static> Context<T> for Result<T, E> {
 /// then the command runs on a runtime with the asked-for worker threads.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     let mut problems = Vec::new();
-    if cli.runtime_threads == Some(0) {
-        problems.push("--runtime-threads: must be at least 1".to_string());
+    if let Some(n) = cli
+        .runtime_threads
+        .filter(|n| !(1..=counts::MAX_RUNTIME_THREADS).contains(n))
+    {
+        problems.push(format!(
+            "--runtime-threads: must be from 1 to {}, got {n}",
+            counts::MAX_RUNTIME_THREADS
+        ));
     }
     let thresholds = Thresholds {
         // Only the sweeps read a bandwidth ceiling (`local`, `run`).
@@ -382,7 +389,8 @@ pub(crate) async fn read_result_at(path: &Path, target: &args::TargetArgs) -> Re
     if !text.starts_with(crate::plan::destination::S3_SCHEME) {
         return read_result(path);
     }
-    let uri = crate::plan::ObjectUri::parse(&text).map_err(|e| CliError::Usage(format!("{text}: {e}")))?;
+    let uri = crate::plan::ObjectUri::parse(&text)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", crate::plan::names::shown(&text))))?;
     let client = target.client(&uri.bucket).await?;
     let bytes = crate::s3::results::read_object(&client, &uri, MAX_RESULT_FILE_BYTES)
         .await

@@ -34,14 +34,23 @@ fn wanted_of(source: &str, event: &serde_json::Value) -> Result<Vec<Wanted>, Str
         .filter(|b| !b.is_empty())
         .ok_or_else(|| format!("{source}: buckets: a list of bucket names is required"))?;
     let template = event["key_template"].as_str().unwrap_or("test/{i}/vectors");
-    let count = event["object_count"].as_u64().unwrap_or(1000).max(1);
+    let count = event["object_count"]
+        .as_u64()
+        .unwrap_or(1000)
+        .clamp(1, u64::from(u32::MAX));
     let prefix = event["key_prefix"].as_str().map(str::to_string);
-    let keys = match prefix {
-        Some(_) => vec![],
-        None => vec![
-            template.replace("{i}", "0"),
-            template.replace("{i}", &(count - 1).to_string()),
-        ],
+    // The names checked as every command checks them (crate::plan::names), before
+    // any is put in a request.
+    let keys = match &prefix {
+        Some(p) => {
+            crate::plan::names::check_key_prefix(p).map_err(|e| format!("{source}: key_prefix: {e}"))?;
+            vec![]
+        }
+        None => {
+            let t = crate::plan::KeyTemplate::parse(template, (count - 1) as u32)
+                .map_err(|e| format!("{source}: key_template: {e}"))?;
+            vec![t.key(0), t.key((count - 1) as u32)]
+        }
     };
     buckets
         .iter()
@@ -50,6 +59,7 @@ fn wanted_of(source: &str, event: &serde_json::Value) -> Result<Vec<Wanted>, Str
             let bucket = b
                 .as_str()
                 .ok_or_else(|| format!("{source}: buckets[{i}]: not a string"))?;
+            crate::plan::check_bucket_name(bucket).map_err(|e| format!("{source}: buckets[{i}]: {e}"))?;
             let mut keys = keys.clone();
             keys.dedup();
             Ok(Wanted {

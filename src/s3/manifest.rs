@@ -246,7 +246,23 @@ pub fn read_manifest(path: &Path) -> Result<SeedManifest, ManifestError> {
         });
     }
     check_recorded_sizes(&manifest, &shown)?;
+    check_recorded_names(&manifest, &shown)?;
     Ok(manifest)
+}
+
+/// Refuses a manifest naming a bucket or a key no request may carry
+/// ([`crate::plan::names`]): the first bad one named.
+fn check_recorded_names(m: &SeedManifest, path: &str) -> Result<(), ManifestError> {
+    let bad = |detail: String| ManifestError::Parse {
+        path: path.to_string(),
+        detail,
+    };
+    crate::plan::check_bucket_name(&m.bucket).map_err(|e| bad(format!("its bucket: {e}")))?;
+    let keys = m.written.iter().chain(m.probe_object.as_ref().map(|p| &p.key));
+    for key in keys {
+        crate::plan::names::check_key(key).map_err(|e| bad(format!("a key it records: {e}")))?;
+    }
+    Ok(())
 }
 
 /// Refuses a manifest recording a size over [`MAX_RECORDED_SIZE_BYTES`] (no seed
@@ -483,6 +499,7 @@ pub fn read_journal(manifest: &Path) -> Result<Option<SeedManifest>, ManifestErr
     }
     m.schema = MANIFEST_SCHEMA.into();
     check_recorded_sizes(&m, &path.display().to_string())?;
+    check_recorded_names(&m, &path.display().to_string())?;
     Ok(Some(m))
 }
 
@@ -612,7 +629,7 @@ mod tests {
         let m = d.join("m.json");
         let manifest = |size: u64, cycle: &str| {
             format!(
-                r#"{{"schema": "{MANIFEST_SCHEMA}", "bucket": "b", "endpoint": null, "key_template": "t/{{i}}", "object_size_bytes": {size}, "size_cycle_bytes": [{cycle}], "written": ["t/0"], "etags": {{}}, "skipped_existing": 0}}"#
+                r#"{{"schema": "{MANIFEST_SCHEMA}", "bucket": "b-1", "endpoint": null, "key_template": "t/{{i}}", "object_size_bytes": {size}, "size_cycle_bytes": [{cycle}], "written": ["t/0"], "etags": {{}}, "skipped_existing": 0}}"#
             )
         };
         for (size, cycle) in [(1u64 << 40, ""), (8, "8, 5368709121")] {

@@ -62,6 +62,7 @@ mod memory_sweep;
 mod memory_sweep_iam;
 mod moto_lambda;
 mod network;
+mod no_panics;
 mod ownership;
 mod plot_bounds;
 mod prefix;
