@@ -129,3 +129,45 @@ fn the_red_teams_inputs_are_clear_errors_not_panics() {
         let _ = std::fs::remove_file(f);
     }
 }
+
+/// `seed --size 3221225472` against the lab (whose cap is 64 MiB): the body is made as
+/// it is sent, never held (3.1 GB peak RSS before, and still sending at 60 s), and the
+/// lab's early 400 `EntityTooLarge` is what the error says (it was "EndpointUnreachable
+/// ... Broken pipe"). The peak is the child's `ru_maxrss`, which starts from this
+/// process's peak: under 1 GiB tells a held 3 GiB body apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_streams_a_3_gib_body_and_reports_the_labs_early_answer() {
+    let bucket = "big-seed";
+    let server = crate::common::server_with(&[(bucket, s3sweep::lab::LatencyProfile::None)]).await;
+    let manifest = tmp("big-seed-manifest.json");
+    let args: Vec<String> = [
+        "seed",
+        "--bucket",
+        bucket,
+        "--count",
+        "1",
+        "--size",
+        "3221225472",
+        "--endpoint",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([server.endpoint(), "--manifest".into(), manifest.display().to_string()])
+    .collect();
+    let (out, rss_kib) = tokio::task::spawn_blocking(move || {
+        crate::common::run_measured(Command::new(BIN).args(&args), Duration::from_secs(60))
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("seed of 3 GiB: peak RSS {} MiB: {stderr}", rss_kib >> 10);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("EntityTooLarge") && stderr.contains("HTTP 400"),
+        "{stderr}"
+    );
+    assert!(rss_kib < 1 << 20, "peak RSS {} MiB", rss_kib >> 10);
+    for p in [manifest.clone(), s3sweep::s3::manifest::journal_path(&manifest)] {
+        let _ = std::fs::remove_file(p);
+    }
+}
