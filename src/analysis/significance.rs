@@ -87,6 +87,16 @@ pub(crate) fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
                 .sum::<f64>()
         })
         .sum();
+    mann_whitney_p_of_u(u, m, n)
+}
+
+/// The two-sided p of a Mann-Whitney U statistic `u` (the pairs in which `b`'s value
+/// is the larger, ties one half) of samples of `m` and `n` values, as
+/// [`mann_whitney_p`] computes it.
+pub(crate) fn mann_whitney_p_of_u(u: f64, m: usize, n: usize) -> f64 {
+    if m == 0 || n == 0 {
+        return 1.0;
+    }
     let low = u.min((m * n) as f64 - u);
     if m * n > EXACT_U_CELLS {
         let mean = (m * n) as f64 / 2.0;

@@ -154,6 +154,9 @@ pub struct OutputArgs {
     /// dropped and counted.
     #[arg(long, value_name = "MIB", default_value_t = 256)]
     pub requests_log_max_mib: u64,
+    /// Replace a file already at --requests-log (by default it is refused).
+    #[arg(long)]
+    pub force: bool,
     /// No progress bars or per-configuration lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -529,6 +532,10 @@ impl OutputArgs {
         if let Some(path) = &self.plot {
             plot::format_of(path).map_err(|e| CliError::Usage(format!("--plot {}: {e}", path.display())))?;
         }
+        if let Some(path) = &self.requests_log {
+            crate::engine::requests_log::check_free(path, self.force)
+                .map_err(|e| CliError::Usage(format!("--requests-log {e}")))?;
+        }
         self.layout().map(|_| ())
     }
 
@@ -540,7 +547,7 @@ impl OutputArgs {
             return Ok((progress, None));
         };
         let max_bytes = self.requests_log_max_mib.saturating_mul(1 << 20);
-        let log = RequestsLog::create(path, max_bytes, progress)
+        let log = RequestsLog::create(path, max_bytes, progress, self.force)
             .map_err(|e| CliError::Usage(format!("--requests-log {e}")))?;
         let log = Arc::new(log);
         Ok((log.clone(), Some(log)))
@@ -592,7 +599,7 @@ pub struct SeedArgs {
     #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with_all = ["size", "sizes"])]
     pub object_sizes: Vec<u64>,
     /// PUTs in flight.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = super::counts::seed_concurrency)]
     pub concurrency: usize,
     /// Manifest file recording the keys written (default: s3sweep-manifest-BUCKET.json).
     #[arg(long)]
@@ -667,7 +674,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = 20_000)]
     pub header_read_timeout_ms: u64,
     /// Most connections served at once; past it, 503 SlowDown (HTTPS: closed).
-    #[arg(long, value_name = "N", default_value_t = 4096)]
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = super::counts::lab_connections)]
     pub max_connections: usize,
     /// Largest object a PUT may carry, in bytes (past it: 400 EntityTooLarge).
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]

@@ -48,11 +48,11 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
     let layout = super::layout(args.markdown, args.wide, args.columns.as_deref())?;
     let result = read_result_at(&args.result, &args.target).await?;
     if args.json {
-        println!("{}", result.to_json());
+        println!("{}", super::shown_json(&result.to_json()));
     } else {
         let bullet = if args.markdown { "- " } else { "" };
         let first = format!("{bullet}{}: {}", args.result.display(), compare::environment(&result));
-        println!("{}\n", layout.wrap(&first));
+        println!("{}\n", super::shown(&layout.wrap(&first)));
         print!(
             "{}",
             human(
@@ -106,10 +106,10 @@ pub(crate) async fn compare(args: CompareArgs) -> Result<(), CliError> {
     )
     .map_err(|e| CliError::Usage(e.to_string()))?;
     if args.json {
-        println!("{}", pretty(&comparison)?);
+        println!("{}", super::shown_json(&pretty(&comparison)?));
     } else {
         let layout = super::layout(args.markdown, false, None)?;
-        print!("{}", render_comparison_in(&comparison, &layout));
+        print!("{}", super::shown(&render_comparison_in(&comparison, &layout)));
     }
     if let Some(path) = &args.html {
         let b_name = args.b.as_ref().unwrap_or(&args.a);
@@ -210,7 +210,7 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
     if !args.output.quiet {
         eprint!("\n{}", human(&result, &args.output.layout()?, CostOverrides::default()));
     }
-    println!("{}", result.to_json());
+    println!("{}", super::shown_json(&result.to_json()));
     if let Some(path) = &args.json {
         write_json(path, &result)?;
     }
@@ -411,7 +411,7 @@ struct ServeSettings {
 /// `--iam-policy FILE`: the policy read and checked (every bad field named).
 fn read_iam_policy(path: Option<&std::path::Path>, problems: &mut Vec<String>) -> Option<lab::iam::Policy> {
     let path = path?;
-    let text = std::fs::read_to_string(path)
+    let text = crate::sys::files::read_capped_text(path, lab::iam::MAX_POLICY_BYTES, "an IAM policy")
         .map_err(|e| problems.push(format!("--iam-policy {}: {e}", path.display())))
         .ok()?;
     lab::iam::Policy::from_json(&text)
@@ -657,10 +657,11 @@ pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
         )));
     }
     let _lock = clean::lock(&args.manifest).map_err(CliError::other)?;
-    let manifest = clean::load_manifest(&args.manifest).map_err(|e| {
-        CliError::Message(format!(
+    let manifest = clean::load_manifest(&args.manifest).map_err(|e| match e {
+        clean::CleanError::Unmarked { .. } => CliError::other(e),
+        e => CliError::Message(format!(
             "{e}: give the manifest `s3sweep seed` wrote (--manifest FILE; by default s3sweep-manifest-BUCKET.json)"
-        ))
+        )),
     })?;
     let endpoint = clean::endpoint_for(&manifest, args.target.endpoint.as_deref()).map_err(CliError::other)?;
     let target = TargetArgs {
@@ -680,18 +681,11 @@ pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
     clean::write_manifest(&args.manifest, &left).map_err(CliError::other)?;
     // A clean-up stopped before deleting anything says so in its one error line.
     let quiet = outcome.deleted.is_empty() && outcome.stopped_by.is_some();
-    // The old manifest's note only where its keys were proven (not before a refusal).
-    if outcome.without_owner_marker && !quiet && outcome.refused.is_none() {
-        eprintln!(
-            "note: {} has no owner marker (written by an s3sweep before markers): its keys are proven by template, size and ETag only",
-            args.manifest.display()
-        );
-    }
     if let Some(why) = &outcome.refused {
         return Err(CliError::Message(format!("deleted nothing: {why}")));
     }
     for (key, why) in outcome.kept.iter().chain(&outcome.changed) {
-        eprintln!("kept {key}: {why}");
+        eprintln!("{}", super::shown(&format!("kept {key}: {why}")));
     }
     if !quiet {
         eprintln!(

@@ -8,7 +8,12 @@
 //! 200, at most [`MAX_LIMIT`]) in name order are read (the canary's keys are dated,
 //! `YYYY/MM/DD/`, so name order is time order by day), each at most
 //! [`MAX_RESULT_FILE_BYTES`], all together at most `--max-total-mib` (default 256):
-//! the oldest of those chosen are left out past it, and that is said. The flags are
+//! the oldest of those chosen are left out past it, and that is said. The budget
+//! counts the bytes of the files themselves (a link's target, not the link) when
+//! choosing, and the bytes read while reading: a file that grew since it was listed
+//! is read only up to what the budget has left. Only regular files are read
+//! (a FIFO, a device, a socket named `*.json` is skipped). The arithmetic saturates
+//! (`--max-total-mib 17592186044416` is no budget, not 0). The flags are
 //! [`HistoryArgs`].
 
 use std::path::Path;
@@ -55,11 +60,14 @@ pub(crate) async fn history(args: HistoryArgs) -> Result<(), CliError> {
     let h = history_of(&results);
     if args.json {
         let text = serde_json::to_string_pretty(&h).map_err(|e| CliError::Message(format!("{e}")))?;
-        println!("{text}");
+        println!("{}", super::shown_json(&text));
     } else {
         let layout = super::layout(args.markdown, false, None)?;
-        println!("{} results read from {}\n", results.len(), args.source);
-        print!("{}", render_history_in(&h, &layout));
+        println!(
+            "{}",
+            super::shown(&format!("{} results read from {}\n", results.len(), args.source))
+        );
+        print!("{}", super::shown(&render_history_in(&h, &layout)));
     }
     let svg = trend_svg(&h);
     if let Some(path) = &args.plot {
@@ -98,14 +106,15 @@ fn choose(mut listed: Vec<Listed>, args: &HistoryArgs) -> Result<Vec<Listed>, Cl
     listed.sort_by(|a, b| a.name.cmp(&b.name));
     let skip = listed.len().saturating_sub(args.limit);
     let mut chosen: Vec<Listed> = listed.split_off(skip);
-    let budget = args.max_total_mib << 20;
+    let budget = budget_bytes(args);
     let mut total = 0u64;
     let mut keep = chosen.len();
     for (i, l) in chosen.iter().enumerate().rev() {
-        if total + l.size_bytes.min(MAX_RESULT_FILE_BYTES) > budget {
+        let size = l.size_bytes.min(MAX_RESULT_FILE_BYTES);
+        if total.saturating_add(size) > budget {
             break;
         }
-        total += l.size_bytes.min(MAX_RESULT_FILE_BYTES);
+        total = total.saturating_add(size);
         keep = i;
     }
     if keep > 0 {
@@ -119,7 +128,14 @@ fn choose(mut listed: Vec<Listed>, args: &HistoryArgs) -> Result<Vec<Listed>, Cl
     Ok(chosen.split_off(keep))
 }
 
-/// Every file under `dir` (walked, at most [`MAX_LISTED`] entries).
+/// `--max-total-mib` in bytes (saturating: a budget past 16 EiB is no budget).
+fn budget_bytes(args: &HistoryArgs) -> u64 {
+    args.max_total_mib.saturating_mul(1 << 20)
+}
+
+/// Every regular file under `dir` (walked, at most [`MAX_LISTED`] entries), a link
+/// to one listed with its target's size; a link to a directory is not walked, and
+/// anything else (a FIFO, a device, a socket) is left out.
 fn walk(dir: &Path) -> Result<Vec<Listed>, CliError> {
     let mut out = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
@@ -135,16 +151,20 @@ fn walk(dir: &Path) -> Result<Vec<Listed>, CliError> {
                 )));
             }
             let entry = entry.map_err(|e| CliError::Message(format!("reading {}: {e}", d.display())))?;
-            let meta = entry
-                .metadata()
+            let kind = entry
+                .file_type()
                 .map_err(|e| CliError::Message(format!("reading {}: {e}", d.display())))?;
-            if meta.is_dir() {
+            if kind.is_dir() {
                 todo.push(entry.path());
-            } else {
-                out.push(Listed {
+                continue;
+            }
+            // The file itself (a link followed), for its kind and size.
+            match std::fs::metadata(entry.path()) {
+                Ok(meta) if meta.is_file() => out.push(Listed {
                     name: entry.path().to_string_lossy().into_owned(),
                     size_bytes: meta.len(),
-                });
+                }),
+                _ => {}
             }
         }
     }
@@ -162,12 +182,37 @@ fn read_dir(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
     let chosen = choose(walk(dir)?, args)?;
     let mut results = Vec::with_capacity(chosen.len());
     let mut bad = Vec::new();
-    for l in &chosen {
-        match super::read_result(Path::new(&l.name)) {
+    // Newest first, each read capped by what the budget has left.
+    let mut left = budget_bytes(args);
+    let mut read = 0usize;
+    for l in chosen.iter().rev() {
+        let cap = left.min(MAX_RESULT_FILE_BYTES);
+        let path = Path::new(&l.name);
+        let text = match crate::sys::files::read_capped_text(path, cap, "a result file") {
+            // Larger than the budget has left (it grew since listed): the budget is spent.
+            Err(crate::sys::files::FileError::TooLarge { .. }) if cap < MAX_RESULT_FILE_BYTES => break,
+            Err(e) => {
+                read += 1;
+                bad.push(e.to_string());
+                continue;
+            }
+            Ok(text) => text,
+        };
+        read += 1;
+        left = left.saturating_sub(text.len() as u64);
+        match super::result_from_json(&text) {
             Ok(r) => results.push(r),
-            Err(e) => bad.push(e.line()),
+            Err(e) => bad.push(format!("reading {}: {e}", path.display())),
         }
     }
+    if read < chosen.len() {
+        eprintln!(
+            "{} older results left out: the files grew past --max-total-mib {} since listed",
+            chosen.len() - read,
+            args.max_total_mib
+        );
+    }
+    results.reverse();
     finish(results, bad)
 }
 
@@ -193,8 +238,8 @@ fn finish(results: Vec<SweepResult>, bad: Vec<String>) -> Result<Vec<SweepResult
 }
 
 async fn read_s3(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
-    let uri =
-        crate::plan::ResultsUri::parse(&args.source).map_err(|e| CliError::Usage(format!("{}: {e}", args.source)))?;
+    let uri = crate::plan::ResultsUri::parse(&args.source)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", crate::plan::names::shown(&args.source))))?;
     let client = args.target.client(&uri.bucket).await?;
     let s3 = client.s3(crate::s3::RequestSettings::maintenance(std::time::Duration::from_secs(
         60,
@@ -204,15 +249,20 @@ async fn read_s3(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
     } else {
         format!("{}/", uri.prefix)
     };
-    let listing = crate::s3::list::list_prefix(
-        &s3,
-        (&uri.bucket, &prefix),
-        MAX_LISTED as u32,
-        true,
-        &client.endpoint_name(),
-    )
-    .await
-    .map_err(|e| CliError::Message(format!("listing {}: {e}", args.source)))?;
+    let deadline = crate::s3::results::read_deadline();
+    let endpoint = client.endpoint_name();
+    let listing = crate::s3::list::list_prefix(&s3, (&uri.bucket, &prefix), MAX_LISTED as u32, true, &endpoint);
+    // A listing is read whole by the SDK: bounded as a whole, as each object is.
+    let listing = tokio::time::timeout(deadline, listing)
+        .await
+        .map_err(|_| {
+            CliError::Message(format!(
+                "listing {}: not listed within {:.1} s: the server answers too slowly or stalled",
+                args.source,
+                deadline.as_secs_f64()
+            ))
+        })?
+        .map_err(|e| CliError::Message(format!("listing {}: {e}", args.source)))?;
     let listed = listing
         .objects
         .iter()
@@ -231,7 +281,7 @@ async fn read_s3(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
         async move {
             let bytes = crate::s3::results::read_object(client, &object, MAX_RESULT_FILE_BYTES).await?;
             let text = String::from_utf8(bytes).map_err(|_| format!("{object}: not UTF-8 text"))?;
-            SweepResult::from_json(&text).map_err(|e| format!("{object}: {e}"))
+            super::result_from_json(&text).map_err(|e| format!("{object}: {e}"))
         }
     }))
     .buffered(READS_IN_FLIGHT)

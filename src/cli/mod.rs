@@ -26,6 +26,7 @@ pub(crate) use say;
 pub(crate) mod args;
 pub(crate) mod client_args;
 pub(crate) mod commands;
+pub(crate) mod counts;
 pub(crate) mod generate;
 pub(crate) mod history;
 pub(crate) mod lab_network;
@@ -151,7 +152,8 @@ impl CliError {
             line.push_str(": ");
             line.push_str(a);
         }
-        line.split_whitespace().collect::<Vec<_>>().join(" ")
+        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        crate::sys::visible::visible(&line).into_owned()
     }
 }
 
@@ -222,8 +224,14 @@ impl<T, E: StdError + Send + Sync + 'static> Context<T> for Result<T, E> {
 /// then the command runs on a runtime with the asked-for worker threads.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     let mut problems = Vec::new();
-    if cli.runtime_threads == Some(0) {
-        problems.push("--runtime-threads: must be at least 1".to_string());
+    if let Some(n) = cli
+        .runtime_threads
+        .filter(|n| !(1..=counts::MAX_RUNTIME_THREADS).contains(n))
+    {
+        problems.push(format!(
+            "--runtime-threads: must be from 1 to {}, got {n}",
+            counts::MAX_RUNTIME_THREADS
+        ));
     }
     let thresholds = Thresholds {
         // Only the sweeps read a bandwidth ceiling (`local`, `run`).
@@ -276,9 +284,21 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
 }
 
 /// The tables and the cost, for people (or as Markdown), laid out by `layout`
-/// ([`crate::render::report_text`]).
+/// ([`crate::render::report_text`]), [`shown`].
 pub(crate) fn human(result: &SweepResult, layout: &Layout, overrides: CostOverrides) -> String {
-    crate::render::report_text(result, layout, overrides)
+    shown(&crate::render::report_text(result, layout, overrides))
+}
+
+/// Text for a terminal: every character a terminal would obey instead of show made
+/// visible ([`crate::sys::visible::visible_lines`]: the one function every printer
+/// uses), the program's own line breaks kept.
+pub(crate) fn shown(text: &str) -> String {
+    crate::sys::visible::visible_lines(text).into_owned()
+}
+
+/// JSON for a terminal: the same document with every such character escaped.
+pub(crate) fn shown_json(json: &str) -> String {
+    crate::sys::visible::json_escaped(json).into_owned()
 }
 
 /// Closes the request log, if one was written, and says what it holds.
@@ -364,9 +384,16 @@ pub(crate) fn read_result(path: &Path) -> Result<SweepResult, CliError> {
     let text = crate::sys::files::read_capped_text(path, MAX_RESULT_FILE_BYTES, "a result file")
         .context(context())
         .map_err(|e| e.advice(RESULT_FILE_ADVICE))?;
-    SweepResult::from_json(&text)
+    result_from_json(&text)
         .context(context())
         .map_err(|e| e.advice(RESULT_FILE_ADVICE))
+}
+
+/// A result document read from outside, every string in it made visible
+/// ([`crate::sys::visible::visible_json_strings`]) before any printer sees it: a line
+/// break or an escape inside a bucket name, a note or `tool.client` stays text.
+pub(crate) fn result_from_json(text: &str) -> Result<SweepResult, crate::model::ResultFileError> {
+    SweepResult::from_json_with(text, crate::sys::visible::visible_json_strings)
 }
 
 /// A result from a file, or from S3 when `path` is an `s3://bucket/key` URI (read
@@ -377,13 +404,14 @@ pub(crate) async fn read_result_at(path: &Path, target: &args::TargetArgs) -> Re
     if !text.starts_with(crate::plan::destination::S3_SCHEME) {
         return read_result(path);
     }
-    let uri = crate::plan::ObjectUri::parse(&text).map_err(|e| CliError::Usage(format!("{text}: {e}")))?;
+    let uri = crate::plan::ObjectUri::parse(&text)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", crate::plan::names::shown(&text))))?;
     let client = target.client(&uri.bucket).await?;
     let bytes = crate::s3::results::read_object(&client, &uri, MAX_RESULT_FILE_BYTES)
         .await
         .map_err(CliError::Message)?;
     let text = String::from_utf8(bytes).map_err(|_| CliError::Message(format!("{uri}: not UTF-8 text")))?;
-    let mut result = SweepResult::from_json(&text)
+    let mut result = result_from_json(&text)
         .context(format!("reading {uri}"))
         .map_err(|e| e.advice(RESULT_FILE_ADVICE))?;
     if result.results_writes.as_ref().is_some_and(|w| !w.complete) {

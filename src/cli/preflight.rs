@@ -37,14 +37,23 @@ fn wanted_of(source: &str, event: &serde_json::Value) -> Result<Vec<Wanted>, Str
         .filter(|b| !b.is_empty())
         .ok_or_else(|| format!("{source}: buckets: a list of bucket names is required"))?;
     let template = event["key_template"].as_str().unwrap_or("test/{i}/vectors");
-    let count = event["object_count"].as_u64().unwrap_or(1000).max(1);
+    let count = event["object_count"]
+        .as_u64()
+        .unwrap_or(1000)
+        .clamp(1, u64::from(u32::MAX));
     let prefix = event["key_prefix"].as_str().map(str::to_string);
-    let keys = match prefix {
-        Some(_) => vec![],
-        None => vec![
-            template.replace("{i}", "0"),
-            template.replace("{i}", &(count - 1).to_string()),
-        ],
+    // The names checked as every command checks them (crate::plan::names), before
+    // any is put in a request.
+    let keys = match &prefix {
+        Some(p) => {
+            crate::plan::names::check_key_prefix(p).map_err(|e| format!("{source}: key_prefix: {e}"))?;
+            vec![]
+        }
+        None => {
+            let t = crate::plan::KeyTemplate::parse(template, (count - 1) as u32)
+                .map_err(|e| format!("{source}: key_template: {e}"))?;
+            vec![t.key(0), t.key((count - 1) as u32)]
+        }
     };
     buckets
         .iter()
@@ -53,6 +62,7 @@ fn wanted_of(source: &str, event: &serde_json::Value) -> Result<Vec<Wanted>, Str
             let bucket = b
                 .as_str()
                 .ok_or_else(|| format!("{source}: buckets[{i}]: not a string"))?;
+            crate::plan::check_bucket_name(bucket).map_err(|e| format!("{source}: buckets[{i}]: {e}"))?;
             let mut keys = keys.clone();
             keys.dedup();
             Ok(Wanted {
@@ -72,7 +82,8 @@ fn wanted(args: &PreflightArgs) -> Result<Vec<Wanted>, CliError> {
     let mut problems = Vec::new();
     for path in &args.events {
         let source = path.display().to_string();
-        let parsed = std::fs::read_to_string(path)
+        let limit = crate::plan::json::MAX_EVENT_BYTES as u64;
+        let parsed = crate::sys::files::read_capped_text(path, limit, "an event")
             .map_err(|e| format!("--event {source}: {e}"))
             .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("--event {source}: {e}")))
             .and_then(|event| wanted_of(&source, &event));
@@ -214,7 +225,8 @@ pub(crate) async fn preflight(args: PreflightArgs) -> Result<(), CliError> {
             } else {
                 format!(", holds {}", w.keys.join(" and "))
             };
-            println!("preflight: ok: bucket {} is in {region}{held}", w.bucket);
+            let line = format!("preflight: ok: bucket {} is in {region}{held}", w.bucket);
+            println!("{}", super::shown(&line));
         }
         for p in &problems {
             // A suggested command repeats the target flags given.

@@ -99,9 +99,10 @@ impl TargetArgs {
         };
         let options =
             ClientOptions::for_endpoint(self.endpoint.clone(), self.region.clone(), credentials).with_ca_file(ca_file);
-        SweepClient::new(options)
-            .await
-            .map_err(|e| CliError::Usage(format!("--endpoint: {e}")))
+        SweepClient::new(options).await.map_err(|e| match e {
+            crate::s3::ClientError::InvalidRegion { .. } => CliError::Usage(format!("--region: {e}")),
+            e => CliError::Usage(format!("--endpoint: {e}")),
+        })
     }
 }
 

@@ -19,9 +19,17 @@
 //!
 //! Bounded: at most `max_bytes` (uncompressed) are written; lines past the cap are
 //! dropped and counted, and [`RequestsLog::finish`] says how many.
+//!
+//! Written safely: the lines go to a new temporary file beside the log's path
+//! (`O_EXCL`: nothing planted there, a symlink included, is followed or written
+//! through), put in place when the log is finished. A file already at the path is
+//! refused before the run unless the caller allows replacing it (`--force`), and even
+//! then only the name is replaced (a rename): a symlink there is replaced, its target
+//! never written. Without `--force` the log is linked into place only if the name is
+//! still free then. A log never finished leaves nothing behind.
 
 use std::fmt::Write as _;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -53,7 +61,7 @@ pub struct LogTally {
     pub bytes_written: u64,
 }
 
-/// The open file: plain or gzip.
+/// The open file (the temporary one): plain or gzip.
 enum Sink {
     Plain(BufWriter<File>),
     Gzip(flate2::write::GzEncoder<BufWriter<File>>),
@@ -78,6 +86,10 @@ struct State {
 /// (the progress bars).
 pub struct RequestsLog {
     path: PathBuf,
+    /// Where the lines are written until [`RequestsLog::finish`] puts them at `path`.
+    temporary: PathBuf,
+    /// A file already at `path` may be replaced (`--force`).
+    replace: bool,
     format: LogFormat,
     max_bytes: u64,
     state: Mutex<State>,
@@ -85,10 +97,11 @@ pub struct RequestsLog {
 }
 
 impl RequestsLog {
-    /// Creates `path` (its format from its name: `.csv` or `.jsonl`, each optionally
-    /// `.gz`); an error naming the file when it cannot be created or its name says
-    /// no known format.
-    pub fn create(path: &Path, max_bytes: u64, inner: Arc<dyn Observer>) -> Result<RequestsLog, String> {
+    /// Starts the log of `path` (its format from its name: `.csv` or `.jsonl`, each
+    /// optionally `.gz`) in a new temporary file beside it; an error naming the file
+    /// when it cannot be created, its name says no known format, or something is at
+    /// `path` already and `replace` is false.
+    pub fn create(path: &Path, max_bytes: u64, inner: Arc<dyn Observer>, replace: bool) -> Result<RequestsLog, String> {
         let name = path.to_string_lossy();
         let (stem, gzip) = match name.strip_suffix(".gz") {
             Some(stem) => (stem, true),
@@ -101,7 +114,13 @@ impl RequestsLog {
         } else {
             return Err(format!("{name}: name the file .csv, .jsonl, .csv.gz or .jsonl.gz"));
         };
-        let file = File::create(path).map_err(|e| format!("{name}: {e}"))?;
+        check_free(path, replace)?;
+        let temporary = crate::sys::files::temp_path_for(path);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+            .map_err(|e| format!("{name}: {e}"))?;
         let buffered = BufWriter::new(file);
         let sink = if gzip {
             Sink::Gzip(flate2::write::GzEncoder::new(buffered, flate2::Compression::fast()))
@@ -110,6 +129,8 @@ impl RequestsLog {
         };
         let log = RequestsLog {
             path: path.to_path_buf(),
+            temporary,
+            replace,
             format,
             max_bytes,
             state: Mutex::new(State {
@@ -148,12 +169,13 @@ impl RequestsLog {
         }
     }
 
-    /// Flushes and closes the file; the tally, or the first write error.
+    /// Flushes and closes the file and puts it in place; the tally, or the first
+    /// write error.
     pub fn finish(&self) -> Result<LogTally, String> {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let closed = match s.sink.take() {
-            Some(Sink::Plain(mut w)) => w.flush(),
-            Some(Sink::Gzip(w)) => w.finish().and_then(|mut w| w.flush()),
+            Some(Sink::Plain(w)) => close(w).and_then(|()| self.place()),
+            Some(Sink::Gzip(w)) => w.finish().and_then(close).and_then(|()| self.place()),
             None => Ok(()),
         };
         if let Err(e) = closed {
@@ -163,6 +185,25 @@ impl RequestsLog {
             Some(e) => Err(format!("writing {}: {e}", self.path.display())),
             None => Ok(s.tally),
         }
+    }
+
+    /// The temporary file at the log's path: renamed over it when replacing is
+    /// allowed, else linked there only if the name is free (`link` fails on any
+    /// existing name, a symlink included, and follows none).
+    fn place(&self) -> std::io::Result<()> {
+        if self.replace {
+            return std::fs::rename(&self.temporary, &self.path);
+        }
+        std::fs::hard_link(&self.temporary, &self.path).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "{e}: something was put at the log's name during the run; the log is left in {}",
+                    self.temporary.display()
+                ),
+            )
+        })?;
+        std::fs::remove_file(&self.temporary)
     }
 
     /// The line `finish` prints: lines written, dropped, the cap.
@@ -182,6 +223,34 @@ impl RequestsLog {
         }
         line
     }
+}
+
+/// Refuses a log path something is at already (a file, a link, anything), unless
+/// `replace`: checked before a run starts, and again when the log is created.
+pub fn check_free(path: &Path, replace: bool) -> Result<(), String> {
+    if !replace && std::fs::symlink_metadata(path).is_ok() {
+        return Err(format!(
+            "{}: a file is there already: give --force to replace it, or another name",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+impl Drop for RequestsLog {
+    /// A log never finished (the run failed) leaves no temporary file.
+    fn drop(&mut self) {
+        let s = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        if s.sink.take().is_some() {
+            let _ = std::fs::remove_file(&self.temporary);
+        }
+    }
+}
+
+/// Flushes a file's buffer and its data to disk.
+fn close(mut w: BufWriter<File>) -> std::io::Result<()> {
+    w.flush()?;
+    w.into_inner().map_err(|e| e.into_error())?.sync_all()
 }
 
 /// The time columns, bytes and connection of attempt `attempt` of the GET `e`

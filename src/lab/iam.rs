@@ -12,6 +12,10 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+/// Most bytes of a policy file read (`serve --iam-policy`): IAM's largest managed
+/// policy is 6,144 characters ("IAM and AWS STS quotas"); a file of many statements
+/// stays far under this.
+pub const MAX_POLICY_BYTES: u64 = 1 << 20;
 /// The principal named in refusals: the function's role, as AWS names an assumed role.
 pub const DEFAULT_PRINCIPAL: &str = "arn:aws:sts::123456789012:assumed-role/s3sweep-function-role/s3sweep";
 

@@ -13,6 +13,10 @@
 use std::path::Path;
 
 use super::nic::{Burst, NicConfig};
+use crate::sys::files::read_capped_text;
+
+/// Most bytes of a NIC table file read: a line per memory size is a few hundred.
+const MAX_TABLE_BYTES: u64 = 1 << 20;
 
 /// Mbit/s in MiB/s.
 fn mbit_s(mbit: f64) -> f64 {
@@ -83,7 +87,7 @@ impl NicTable {
             "measured-2024" => Ok(Self::measured_2024()),
             "announced-2026" => Ok(Self::announced_2026()),
             file => {
-                let text = std::fs::read_to_string(Path::new(file)).map_err(|e| {
+                let text = read_capped_text(Path::new(file), MAX_TABLE_BYTES, "a NIC table").map_err(|e| {
                     format!("{file}: {e} (give a file of `MEMORY_MB RATE_MIB_S` lines, or one of {TABLE_NAMES:?})")
                 })?;
                 Self::parse(&text).map_err(|e| format!("{file}: {e}"))

@@ -64,7 +64,8 @@ impl S3RequestsLog {
         let object = destination.object_with(run_id, ".requests.csv.gz");
         let file = object.key.rsplit('/').next().unwrap_or("requests.csv.gz").to_string();
         let path = std::env::temp_dir().join(format!("s3sweep-{}-{file}", std::process::id()));
-        match RequestsLog::create(&path, DEFAULT_MAX_BYTES, inner) {
+        // The function's own file, replaced by name (never written through a link).
+        match RequestsLog::create(&path, DEFAULT_MAX_BYTES, inner, true) {
             Ok(log) => Ok(Some(S3RequestsLog {
                 log: Arc::new(log),
                 path,

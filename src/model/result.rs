@@ -624,7 +624,16 @@ impl SweepResult {
     /// Parses a result document (from `local --json`, `run`, or the Lambda's response),
     /// checking its schema first so an unrelated JSON file gets a clear error.
     pub fn from_json(text: &str) -> Result<SweepResult, ResultFileError> {
-        let value: serde_json::Value = serde_json::from_str(text).map_err(ResultFileError::Json)?;
+        Self::from_json_with(text, |_| {})
+    }
+
+    /// [`SweepResult::from_json`], with `fix` applied to the parsed document first.
+    pub fn from_json_with(
+        text: &str,
+        fix: impl FnOnce(&mut serde_json::Value),
+    ) -> Result<SweepResult, ResultFileError> {
+        let mut value: serde_json::Value = serde_json::from_str(text).map_err(ResultFileError::Json)?;
+        fix(&mut value);
         match value.get("schema").and_then(|s| s.as_str()) {
             Some(SCHEMA) => {}
             Some(other) => return Err(ResultFileError::Schema(other.to_string())),

@@ -62,9 +62,7 @@ fn split(text: &str) -> Result<(String, String), String> {
         return Err(format!("names no bucket (s3://BUCKET/prefix), got {shown}"));
     }
     check_bucket_name(bucket).map_err(|e| format!("bucket {}: {e}", super::fields::preview(bucket)))?;
-    if path.chars().any(char::is_control) {
-        return Err("must not contain control characters".into());
-    }
+    super::names::check_key_prefix(path)?;
     Ok((bucket.to_string(), path.to_string()))
 }
 

@@ -21,17 +21,25 @@ impl KeyTemplate {
                 preview(template)
             ));
         }
-        if template.chars().any(|c| c.is_control()) {
-            return Err("must not contain control characters".into());
+        // The template's own length first: a key made from a 100,000-byte template
+        // is not built to be measured.
+        if template.len() > MAX_KEY_BYTES {
+            return Err(format!(
+                "is {} bytes; S3 keys are at most {MAX_KEY_BYTES}: {}",
+                template.len(),
+                preview(template)
+            ));
         }
         let parts: Vec<String> = template.split(INDEX_PLACEHOLDER).map(str::to_string).collect();
         let t = KeyTemplate { parts };
-        let longest = t.key(max_index).len();
-        if longest > MAX_KEY_BYTES {
+        let longest = t.key(max_index);
+        if longest.len() > MAX_KEY_BYTES {
             return Err(format!(
-                "produces keys of {longest} bytes; S3 keys are at most {MAX_KEY_BYTES}"
+                "produces keys of {} bytes; S3 keys are at most {MAX_KEY_BYTES}",
+                longest.len()
             ));
         }
+        super::names::check_key(&longest)?;
         Ok(t)
     }
 

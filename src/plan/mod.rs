@@ -10,6 +10,7 @@ pub(crate) mod fields;
 pub mod json;
 pub(crate) mod key_template;
 pub(crate) mod keys;
+pub mod names;
 pub(crate) mod request_fields;
 pub(crate) mod sections;
 pub(crate) mod sizes;
@@ -483,13 +484,8 @@ fn check_prefix(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
     if request.key_template != crate::model::request::DEFAULT_KEY_TEMPLATE {
         problems.push(sections::both_key_sources());
     }
-    if prefix.len() > MAX_KEY_BYTES {
-        problems.push(problem(
-            "key_prefix",
-            format!("is {} bytes; S3 keys are at most {}", prefix.len(), MAX_KEY_BYTES),
-        ));
-    } else if prefix.chars().any(|c| c.is_control()) {
-        problems.push(problem("key_prefix", "must not contain control characters".into()));
+    if let Err(e) = names::check_key_prefix(prefix) {
+        problems.push(problem("key_prefix", e));
     }
 }
 

@@ -6,12 +6,16 @@
 //! fetched: no script, font, stylesheet or image outside the page, and a
 //! Content-Security-Policy that forbids any (so a page opened from S3 or a PR
 //! attachment makes no request). Text from the result (bucket names, error
-//! samples) is escaped, raw HTML in the Markdown included: it shows as text. Readable
+//! samples, notes) stays text: raw HTML in the Markdown shows as text, a link, an
+//! image or an autolink (`[x](javascript:..)`, `![i](https://..)`, `<https://..>`)
+//! shows as the Markdown it was written in (no renderer writes one, so any found came
+//! from data), and control and bidi characters show as escapes
+//! ([`crate::sys::visible`]); the CSP is a second layer, not the only one. Readable
 //! on a phone (tables scroll sideways, the figure scales) and printable.
 
 use std::fmt::Write as _;
 
-use pulldown_cmark::{html, Event, Options, Parser};
+use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd};
 
 use crate::analysis::story::{Shape, Story};
 use crate::model::SweepResult;
@@ -126,25 +130,45 @@ pub(crate) fn summary_markdown(result: &SweepResult) -> String {
     out
 }
 
-/// Markdown (tables on) as HTML; raw HTML in it becomes text, each line of a paragraph
-/// stays a line, every table scrolls.
+/// Markdown (tables on) as HTML; raw HTML in it becomes text, a link or an image its
+/// Markdown source as text, control and bidi characters visible; each line of a
+/// paragraph stays a line, every table scrolls.
 pub(crate) fn markdown_to_html(markdown: &str) -> String {
-    let parser = Parser::new_ext(markdown, Options::ENABLE_TABLES).map(|event| match event {
-        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
-        // The notes under a table are one line each in the terminal: keep them so.
-        Event::SoftBreak => Event::HardBreak,
-        other => other,
-    });
+    let mut events = Vec::new();
+    let mut inside_link = 0usize;
+    for (event, range) in Parser::new_ext(markdown, Options::ENABLE_TABLES).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Link { .. } | Tag::Image { .. }) => {
+                if inside_link == 0 {
+                    events.push(Event::Text(shown(&markdown[range])));
+                }
+                inside_link += 1;
+            }
+            Event::End(TagEnd::Link | TagEnd::Image) => inside_link = inside_link.saturating_sub(1),
+            _ if inside_link > 0 => {}
+            Event::Html(raw) | Event::InlineHtml(raw) | Event::Text(raw) => events.push(Event::Text(shown(&raw))),
+            Event::Code(code) => events.push(Event::Code(shown(&code))),
+            // The notes under a table are one line each in the terminal: keep them so.
+            Event::SoftBreak => events.push(Event::HardBreak),
+            other => events.push(other),
+        }
+    }
     let mut body = String::new();
-    html::push_html(&mut body, parser);
+    html::push_html(&mut body, events.into_iter());
     body.replace("<table>", "<div class=\"table\"><table>")
         .replace("</table>", "</table></div>")
 }
 
-/// `text` safe inside an element or a double-quoted attribute.
+/// `text` with control and bidi characters as visible escapes, for a text event.
+fn shown(text: &str) -> CowStr<'static> {
+    CowStr::from(crate::sys::visible::visible(text).into_owned())
+}
+
+/// `text` safe inside an element or a double-quoted attribute, control and bidi
+/// characters shown as escapes.
 pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for c in crate::sys::visible::visible(text).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -183,6 +207,27 @@ mod tests {
         }
         assert!(body.contains("&lt;script&gt;") && body.contains("&lt;iframe"), "{body}");
         assert!(body.contains("<div class=\"table\"><table>"), "{body}");
+    }
+
+    #[test]
+    fn links_images_and_autolinks_from_data_stay_text() {
+        let md = "| bucket | note |\n|---|---|\n| [x](javascript:alert(1)) | ![i](https://evil.example/p.png) |\n\n\
+                  note: <https://evil.example> and [ref][r] and `code\u{1b}[2J` \u{202e}gnp.exe\n\n[r]: https://evil.example/r\n";
+        let body = markdown_to_html(md);
+        for bad in ["<a ", "<img", "href=", "src=", "\u{202e}", "\u{1b}"] {
+            assert!(!body.contains(bad), "{bad:?} in {body}");
+        }
+        for text in [
+            "[x](javascript:alert(1))",
+            "![i](https://evil.example/p.png)",
+            "&lt;https://evil.example&gt;",
+            "[ref][r]",
+            "\\u{202e}gnp.exe",
+            "code\\u{1b}[2J",
+        ] {
+            assert!(body.contains(text), "{text:?} not shown in {body}");
+        }
+        assert!(escape("a\u{202e}b").contains("a\\u{202e}b"));
     }
 
     #[test]

@@ -5,9 +5,12 @@
 //! manifest and its journal name ([`super::manifest`]). A key is deleted only when
 //! (1) the recorded key template makes it, or it is the recorded probe object, and
 //! (2) a HEAD just before the delete finds the manifest's owner marker in the
-//! object's user metadata (a manifest written before markers: not asked, and the
-//! outcome says so), the size `seed` wrote and the ETag its PUT returned (or, for a
-//! key whose PUT's answer was never recorded, the ETag of the body `seed` writes).
+//! object's user metadata, the size `seed` wrote and the ETag its PUT returned (or,
+//! for a key whose PUT's answer was never recorded, the ETag of the body `seed`
+//! writes). The probe object is held to the same rule. A manifest without a marker
+//! (schema v1 or v2, or v3 with the field left out) is refused whole
+//! ([`CleanError::Unmarked`]): template, size and ETag are all a reader of the bucket
+//! can learn, so they prove nothing.
 //! The delete itself is conditional on that ETag (DeleteObjects' per-object ETag), on
 //! every bucket kind: a key changed between the HEAD and the delete answers 412 and is
 //! kept, counted as changed. A store that ignores the condition is found first with a
@@ -27,7 +30,7 @@ use crate::plan::{is_directory_bucket, KeyTemplate};
 
 use super::errors::{classify, Action, BucketError};
 pub use super::manifest::ManifestLock;
-use super::manifest::{read_journal, read_manifest_if_any, ManifestError, OWNER_METADATA};
+use super::manifest::{read_journal, read_manifest_if_any, valid_owner_marker, ManifestError, OWNER_METADATA};
 use super::seed::{body_etag, SeedManifest};
 
 /// S3's limit on keys per DeleteObjects request.
@@ -44,6 +47,30 @@ pub enum CleanError {
     Manifest(#[from] ManifestError),
     #[error("the manifest was written against {recorded}, not {given}: refusing to delete keys on another endpoint (leave out --endpoint to use the recorded one)")]
     EndpointMismatch { recorded: String, given: String },
+    #[error("{}", unmarked_message(path, schema))]
+    Unmarked { path: String, schema: String },
+}
+
+/// Why a manifest without an owner marker is refused, and how to remove its keys by
+/// hand.
+fn unmarked_message(path: &str, schema: &str) -> String {
+    format!(
+        "refusing to delete anything: {path} ({schema}) carries no owner marker (no released s3sweep wrote such a manifest for `clean`), \
+         and a key, size and ETag are all any reader of the bucket can learn, so they prove nothing. \
+         To remove objects it names, check each one yourself, then delete it by hand: \
+         `aws s3api head-object --bucket BUCKET --key KEY` (is it yours?), then `aws s3api delete-object --bucket BUCKET --key KEY`"
+    )
+}
+
+/// Refuses a manifest whose owner marker is absent or not one `seed` writes.
+pub fn check_marked(manifest: &SeedManifest, path: &Path) -> Result<(), CleanError> {
+    if valid_owner_marker(manifest.owner_marker.as_deref()) {
+        return Ok(());
+    }
+    Err(CleanError::Unmarked {
+        path: path.display().to_string(),
+        schema: manifest.schema.clone(),
+    })
 }
 
 /// What a clean-up did.
@@ -59,9 +86,6 @@ pub struct CleanOutcome {
     /// Keys proven `seed`'s by the HEAD, then changed before the delete (its ETag
     /// condition answered 412): kept, with why; they stay in the manifest.
     pub changed: Vec<(String, String)>,
-    /// The manifest has no owner marker (written by an older s3sweep): its keys were
-    /// proven by template, size and ETag only.
-    pub without_owner_marker: bool,
     /// Why nothing was deleted: the store ignores (or could not be shown to honour)
     /// conditional deletes ([`super::guards::GuardError`]).
     pub refused: Option<String>,
@@ -76,22 +100,28 @@ pub struct CleanOutcome {
 
 /// Reads the manifest at `path` with the journal beside it folded in (a seed that was
 /// stopped leaves its keys there); either may be missing, not both. A manifest that
-/// does not parse is refused.
+/// does not parse, or has no owner marker ([`check_marked`]), is refused.
 pub fn load_manifest(path: &Path) -> Result<SeedManifest, CleanError> {
     let manifest = read_manifest_if_any(path)?;
     let journal = read_journal(path)?;
-    match (manifest, journal) {
-        (None, None) => Err(CleanError::Missing {
-            path: path.display().to_string(),
-        }),
-        (Some(m), None) => Ok(m),
-        (None, Some(j)) => Ok(j),
+    let loaded = match (manifest, journal) {
+        (None, None) => {
+            return Err(CleanError::Missing {
+                path: path.display().to_string(),
+            })
+        }
+        (Some(m), None) => m,
+        (None, Some(j)) => j,
         (Some(mut m), Some(j)) => {
             j.check_same(&m, &super::manifest::journal_path(path))?;
+            // The manifest's own marker decides: a journal cannot lend it one.
+            check_marked(&m, path)?;
             m.absorb(&j);
-            Ok(m)
+            m
         }
-    }
+    };
+    check_marked(&loaded, path)?;
+    Ok(loaded)
 }
 
 /// The endpoint to clean against: the one the manifest records, unless `given`
@@ -185,7 +215,7 @@ async fn prove(
             let size = head.content_length().unwrap_or(-1);
             let etag = head.e_tag().unwrap_or("");
             let owner = head.metadata().and_then(|m| m.get(OWNER_METADATA));
-            if m.owner_marker.is_some() && owner != m.owner_marker.as_ref() {
+            if m.owner_marker.is_none() || owner != m.owner_marker.as_ref() {
                 return Proof::Kept(format!(
                     "it does not carry this manifest's owner marker (x-amz-meta-{OWNER_METADATA}): not written by this seed"
                 ));
@@ -224,10 +254,12 @@ pub async fn clean(s3: &aws_sdk_s3::Client, manifest: &SeedManifest, batch: usiz
 /// ([`CleanOutcome::stopped_by`]): the next batch would fail the same way.
 pub async fn clean_with(s3: &aws_sdk_s3::Client, manifest: &SeedManifest, options: &CleanOptions) -> CleanOutcome {
     let batch = options.batch.clamp(1, MAX_BATCH);
-    let mut outcome = CleanOutcome {
-        without_owner_marker: manifest.owner_marker.is_none(),
-        ..CleanOutcome::default()
-    };
+    let mut outcome = CleanOutcome::default();
+    // The caller loaded it with [`load_manifest`]; refused here too, whoever calls.
+    if !valid_owner_marker(manifest.owner_marker.as_deref()) {
+        outcome.refused = Some(unmarked_message("the manifest", &manifest.schema));
+        return outcome;
+    }
     let endpoint = super::endpoint_name(s3, manifest.endpoint.as_deref());
     let template = KeyTemplate::parse(&manifest.key_template, 0).ok();
     let bodies = BodyEtags::default();

@@ -18,9 +18,10 @@ use crate::sys::files::{read_capped_text, write_atomic, FileError};
 
 /// Schema name of the manifest file this version writes (with an owner marker).
 pub const MANIFEST_SCHEMA: &str = "s3sweep.manifest/v3";
-/// The schema before owner markers; still read, its keys proven the old way.
+/// The schema before owner markers; still read (so `seed` and `clean` can name it),
+/// never trusted: `clean` refuses a manifest without an owner marker.
 pub const MANIFEST_SCHEMA_V2: &str = "s3sweep.manifest/v2";
-/// The first schema (no ETags); still read.
+/// The first schema (no ETags); read and refused like v2.
 pub const MANIFEST_SCHEMA_V1: &str = "s3sweep.manifest/v1";
 /// The user metadata name (`x-amz-meta-s3sweep-owner` on the wire) every object
 /// `seed` writes carries, valued with its manifest's [`SeedManifest::owner_marker`].
@@ -50,7 +51,8 @@ pub struct SeedManifest {
     /// The random marker (128 bits, hex) every object written under this manifest
     /// carries as user metadata [`OWNER_METADATA`]: `clean` deletes only objects whose
     /// HEAD shows it, so a manifest naming a user's key, size and ETag is not enough.
-    /// Absent in manifests written before markers (their keys are proven the old way).
+    /// Absent in manifests written before markers: `clean` refuses those whole
+    /// ([`valid_owner_marker`]), since nothing in them proves a key is `seed`'s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_marker: Option<String>,
     /// Keys these runs created (and only those), sorted.
@@ -99,7 +101,7 @@ pub enum ManifestError {
     Write(FileError),
     #[error("the journal {path}: {detail}")]
     Journal { path: String, detail: String },
-    #[error("{path} records keys written before owner markers (an older s3sweep): run `s3sweep clean --manifest {path}` first, or give another --manifest")]
+    #[error("{path} records keys without an owner marker, which nothing can prove are s3sweep's: `s3sweep clean` refuses it; check and remove its keys by hand (see docs/reliability.md), or give another --manifest")]
     Unmarked { path: String },
     #[error("{path} is in use by another s3sweep seed or clean (its lock {lock} is held): wait for it, or give another --manifest")]
     Locked { path: String, lock: String },
@@ -214,6 +216,12 @@ pub fn new_owner_marker() -> String {
     format!("{:032x}", rand::random::<u128>())
 }
 
+/// True for a marker `seed` could have written: 32 lowercase hex digits. A manifest
+/// whose marker is absent or anything else proves nothing and is refused by `clean`.
+pub fn valid_owner_marker(marker: Option<&str>) -> bool {
+    marker.is_some_and(|m| m.len() == 32 && m.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+}
+
 fn mismatch(path: &Path, field: &'static str, recorded: String, given: String) -> ManifestError {
     ManifestError::Mismatch {
         path: path.display().to_string(),
@@ -238,7 +246,23 @@ pub fn read_manifest(path: &Path) -> Result<SeedManifest, ManifestError> {
         });
     }
     check_recorded_sizes(&manifest, &shown)?;
+    check_recorded_names(&manifest, &shown)?;
     Ok(manifest)
+}
+
+/// Refuses a manifest naming a bucket or a key no request may carry
+/// ([`crate::plan::names`]): the first bad one named.
+fn check_recorded_names(m: &SeedManifest, path: &str) -> Result<(), ManifestError> {
+    let bad = |detail: String| ManifestError::Parse {
+        path: path.to_string(),
+        detail,
+    };
+    crate::plan::check_bucket_name(&m.bucket).map_err(|e| bad(format!("its bucket: {e}")))?;
+    let keys = m.written.iter().chain(m.probe_object.as_ref().map(|p| &p.key));
+    for key in keys {
+        crate::plan::names::check_key(key).map_err(|e| bad(format!("a key it records: {e}")))?;
+    }
+    Ok(())
 }
 
 /// Refuses a manifest recording a size over [`MAX_RECORDED_SIZE_BYTES`] (no seed
@@ -475,6 +499,7 @@ pub fn read_journal(manifest: &Path) -> Result<Option<SeedManifest>, ManifestErr
     }
     m.schema = MANIFEST_SCHEMA.into();
     check_recorded_sizes(&m, &path.display().to_string())?;
+    check_recorded_names(&m, &path.display().to_string())?;
     Ok(Some(m))
 }
 
@@ -604,7 +629,7 @@ mod tests {
         let m = d.join("m.json");
         let manifest = |size: u64, cycle: &str| {
             format!(
-                r#"{{"schema": "{MANIFEST_SCHEMA}", "bucket": "b", "endpoint": null, "key_template": "t/{{i}}", "object_size_bytes": {size}, "size_cycle_bytes": [{cycle}], "written": ["t/0"], "etags": {{}}, "skipped_existing": 0}}"#
+                r#"{{"schema": "{MANIFEST_SCHEMA}", "bucket": "b-1", "endpoint": null, "key_template": "t/{{i}}", "object_size_bytes": {size}, "size_cycle_bytes": [{cycle}], "written": ["t/0"], "etags": {{}}, "skipped_existing": 0}}"#
             )
         };
         for (size, cycle) in [(1u64 << 40, ""), (8, "8, 5368709121")] {

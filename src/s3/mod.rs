@@ -31,7 +31,6 @@ use aws_sdk_s3::config::retry::RetryConfig;
 use aws_sdk_s3::config::timeout::TimeoutConfig;
 use aws_sdk_s3::config::{BehaviorVersion, Region, RequestChecksumCalculation};
 use aws_sdk_s3::config::{ResponseChecksumValidation, StalledStreamProtectionConfig};
-use http::Uri;
 
 use crate::transport::{Transport, TransportSettings, TrustError};
 
@@ -45,6 +44,8 @@ pub use lean::LeanClient;
 pub enum ClientError {
     #[error("invalid endpoint URL {url:?}: {reason}")]
     InvalidEndpoint { url: String, reason: String },
+    #[error("invalid region ({from}): {reason}")]
+    InvalidRegion { from: &'static str, reason: String },
     #[error(transparent)]
     Trust(#[from] TrustError),
 }
@@ -186,6 +187,9 @@ impl SweepClient {
         if let Some(url) = &options.endpoint {
             validate_endpoint(url)?;
         }
+        if let Some(region) = &options.region {
+            check_region(region, "--region or the request")?;
+        }
         let transport = Transport::with_ca_file(TransportSettings::default(), options.ca_file.as_deref())?;
         let mut loader = aws_config::defaults(BehaviorVersion::latest()).http_client(transport.http_client());
         if let Some(region) = &options.region {
@@ -205,6 +209,8 @@ impl SweepClient {
             .region()
             .map(|r| r.to_string())
             .unwrap_or_else(|| "us-east-1".to_string());
+        // The chain's region (AWS_REGION, a profile) is checked as a given one is.
+        check_region(&region, "AWS_REGION or the profile's region")?;
         let mut builder = aws_sdk_s3::config::Builder::from(&shared)
             .region(Region::new(region.clone()))
             // Bodies are counted, not checked: a CRC per GET is client CPU the seed's
@@ -340,20 +346,18 @@ pub fn endpoint_name(s3: &aws_sdk_s3::Client, endpoint: Option<&str>) -> String 
     }
 }
 
+/// The endpoint checked by the one rule for endpoints ([`crate::plan::names`]).
 fn validate_endpoint(url: &str) -> Result<(), ClientError> {
-    let bad = |reason: &str| ClientError::InvalidEndpoint {
-        url: url.to_string(),
-        reason: reason.to_string(),
-    };
-    let uri: Uri = url.parse().map_err(|_| bad("not a URL"))?;
-    match uri.scheme_str() {
-        Some("http") | Some("https") => {}
-        _ => return Err(bad("the scheme must be http or https")),
-    }
-    if uri.authority().is_none() {
-        return Err(bad("no host"));
-    }
-    Ok(())
+    crate::plan::names::check_endpoint(url).map_err(|reason| ClientError::InvalidEndpoint {
+        url: crate::plan::names::shown(url),
+        reason,
+    })
+}
+
+/// The region checked by the one rule for regions ([`crate::plan::names`]); the SDK's
+/// signer panics on one that is not a header value.
+fn check_region(region: &str, from: &'static str) -> Result<(), ClientError> {
+    crate::plan::names::check_region(region).map_err(|reason| ClientError::InvalidRegion { from, reason })
 }
 
 #[cfg(test)]

@@ -2,8 +2,11 @@
 //! (PutObject, replacing the previous copy of the same run: nothing else is touched,
 //! nothing is ever deleted). Its first PUT is conditional (`If-None-Match: *`: an
 //! object already at the key, someone else's, answers 412 and is left alone); each
-//! later one replaces only the copy it wrote (`If-Match` on the ETag it got back). And [`read_object`] reads one back for `report` and
-//! `compare`. A failed write is returned as a message for the caller to record.
+//! later one replaces only the copy it wrote (`If-Match` on the ETag it got back). And [`read_object`] reads one back for `report`,
+//! `compare` and `history`, bounded in bytes and in time: the whole read, request to
+//! last byte, within [`read_deadline`] (a server sending a body at a byte a second
+//! is an error, not a hang). A failed write is returned as a message for the caller
+//! to record.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,6 +21,33 @@ use super::{RequestSettings, SweepClient};
 
 /// Longest one write may take when the caller gives no earlier limit.
 pub const MAX_WRITE_TIME: Duration = Duration::from_secs(30);
+/// Longest one read of a result object, or one listing of results, may take from the
+/// request to its last byte: 64 MiB at 1 MiB/s.
+pub const READ_DEADLINE: Duration = Duration::from_secs(64);
+
+/// Test hook, in debug builds only (the tests'; never in a release build): with
+/// `S3SWEEP_TEST_READ_DEADLINE_MS=N` set, [`read_deadline`] is N ms, so a test of a
+/// stalled body ends in seconds.
+#[cfg(debug_assertions)]
+const READ_DEADLINE_ENV: &str = "S3SWEEP_TEST_READ_DEADLINE_MS";
+
+/// [`READ_DEADLINE`] (or, in a debug build, the test hook's value).
+pub fn read_deadline() -> Duration {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var(READ_DEADLINE_ENV).ok().and_then(|v| v.parse().ok()) {
+        return Duration::from_millis(ms);
+    }
+    READ_DEADLINE
+}
+
+/// The error of a read that ran past its deadline.
+fn out_of_time(what: &dyn std::fmt::Display, deadline: Duration, got_bytes: usize) -> String {
+    format!(
+        "reading {what}: not read whole within {:.1} s ({got_bytes} bytes came): the server sends too slowly or stalled; s3sweep gives a read {:.1} s from request to last byte",
+        deadline.as_secs_f64(),
+        deadline.as_secs_f64()
+    )
+}
 
 /// Writes one run's result to `<prefix>/<run_id>.json` in the destination's bucket.
 #[derive(Debug, Clone)]
@@ -114,15 +144,16 @@ impl ResultsWriter {
 
 /// Reads the object `uri` through `client`, refusing one over `max_bytes`: from its
 /// `Content-Length` before the body is read, else as soon as the body streamed in
-/// passes it (a chunked body has no length; it is never collected whole first).
+/// passes it (a chunked body has no length; it is never collected whole first); and
+/// one not read whole within [`read_deadline`].
 pub async fn read_object(client: &SweepClient, uri: &ObjectUri, max_bytes: u64) -> Result<Vec<u8>, String> {
-    let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(60)));
-    let out = s3
-        .get_object()
-        .bucket(&uri.bucket)
-        .key(&uri.key)
-        .send()
+    let deadline = read_deadline();
+    let until = tokio::time::Instant::now() + deadline;
+    let s3 = client.s3(RequestSettings::maintenance(deadline.min(Duration::from_secs(60))));
+    let send = s3.get_object().bucket(&uri.bucket).key(&uri.key).send();
+    let out = tokio::time::timeout_at(until, send)
         .await
+        .map_err(|_| out_of_time(uri, deadline, 0))?
         .map_err(|e| {
             let failure = classify(&e);
             format!("reading {uri}: {} ({})", failure.message, failure.kind.name())
@@ -132,7 +163,13 @@ pub async fn read_object(client: &SweepClient, uri: &ObjectUri, max_bytes: u64) 
     }
     let mut body = out.body;
     let mut bytes = Vec::new();
-    while let Some(chunk) = body.try_next().await.map_err(|e| format!("reading {uri}: {e}"))? {
+    loop {
+        let next = tokio::time::timeout_at(until, body.try_next())
+            .await
+            .map_err(|_| out_of_time(uri, deadline, bytes.len()))?;
+        let Some(chunk) = next.map_err(|e| format!("reading {uri}: {e}"))? else {
+            break;
+        };
         if (bytes.len() + chunk.len()) as u64 > max_bytes {
             return Err(format!("{uri} is over {max_bytes} bytes; a result is at most that"));
         }

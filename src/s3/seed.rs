@@ -73,7 +73,7 @@ pub async fn seed_probe_object(
         s3: s3.clone(),
         bucket: bucket.to_string(),
         key: key.to_string(),
-        body: object_body(size_bytes),
+        size_bytes,
         conditional: true,
         owner: owner.into(),
         endpoint_name: Arc::new(super::endpoint_name(s3, endpoint)),
@@ -116,6 +116,55 @@ pub fn object_body(size: u64) -> Bytes {
     Bytes::from((0..size).map(|i| (i % 251) as u8).collect::<Vec<u8>>())
 }
 
+/// One period-aligned block of the pattern (251 x 256 bytes): every block of a
+/// streamed body starts at the pattern's start.
+const PATTERN_BLOCK_BYTES: u64 = 251 * 256;
+
+/// [`object_body`]`(size)` as a body made one block at a time as it is sent (a 3 GiB
+/// object holds 63 KiB, not 3 GiB), made again for each attempt.
+fn pattern_stream(size: u64) -> ByteStream {
+    use aws_smithy_types::body::SdkBody;
+    let block = object_body(PATTERN_BLOCK_BYTES);
+    ByteStream::new(SdkBody::retryable(move || {
+        SdkBody::from_body_1_x(PatternBody {
+            left: size,
+            block: block.clone(),
+        })
+    }))
+}
+
+/// The pattern, `left` bytes more, in blocks.
+struct PatternBody {
+    left: u64,
+    block: Bytes,
+}
+
+impl http_body::Body for PatternBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        if self.left == 0 {
+            return std::task::Poll::Ready(None);
+        }
+        let n = self.left.min(self.block.len() as u64);
+        self.left -= n;
+        let data = self.block.slice(..n as usize);
+        std::task::Poll::Ready(Some(Ok(http_body::Frame::data(data))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.left == 0
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.left)
+    }
+}
+
 /// The S3 ETag of [`object_body`] written by a single PUT without KMS: its MD5, hex,
 /// quoted. What `clean` proves a key by when its own PUT's answer was never recorded.
 /// Computed by streaming the pattern through one 63 KiB buffer: memory does not grow
@@ -123,7 +172,7 @@ pub fn object_body(size: u64) -> Bytes {
 pub fn body_etag(size: u64) -> String {
     use md5::Digest as _;
     // 251 * 256 bytes: a whole number of pattern periods, so every chunk starts at 0.
-    let chunk = object_body(251 * 256);
+    let chunk = object_body(PATTERN_BLOCK_BYTES);
     let mut md5 = md5::Md5::new();
     let mut left = size;
     while left > 0 {
@@ -235,7 +284,7 @@ async fn seed_inner(
     let mut record = |joined, manifest: &mut SeedManifest, journal: &mut Option<&mut Journal>| {
         note(joined, manifest, journal.as_deref_mut(), &mut first_error)
     };
-    for (i, (keys, bodies)) in parts
+    for (i, (keys, sizes)) in parts
         .iter()
         .flat_map(|p| (0..spec.object_count).map(move |i| (i, (&p.0, &p.1))))
     {
@@ -254,7 +303,7 @@ async fn seed_inner(
             s3: s3.clone(),
             bucket: spec.bucket.clone(),
             key,
-            body: bodies[i as usize % bodies.len()].clone(),
+            size_bytes: sizes[i as usize % sizes.len()],
             conditional: spec.skip_existing,
             owner: owner.clone(),
             endpoint_name: endpoint_name.clone(),
@@ -304,22 +353,23 @@ impl SeedSpec {
         m.object_sizes_bytes = self.object_sizes_bytes.clone();
         m
     }
-    /// What to write: per size of a size axis its own template and body; else the
-    /// template with its body (or the size cycle's bodies).
-    fn parts(&self) -> Vec<(KeyTemplate, Vec<Bytes>)> {
+    /// What to write: per size of a size axis its own template and size; else the
+    /// template with its size (or the size cycle's sizes). Bodies are made as they are
+    /// sent ([`pattern_stream`]), never held.
+    fn parts(&self) -> Vec<(KeyTemplate, Vec<u64>)> {
         if !self.object_sizes_bytes.is_empty() {
             return self
                 .object_sizes_bytes
                 .iter()
-                .map(|&s| (crate::plan::sized_template(&self.keys, s), vec![object_body(s)]))
+                .map(|&s| (crate::plan::sized_template(&self.keys, s), vec![s]))
                 .collect();
         }
-        let bodies = if self.size_cycle_bytes.is_empty() {
-            vec![object_body(self.object_size_bytes)]
+        let sizes = if self.size_cycle_bytes.is_empty() {
+            vec![self.object_size_bytes]
         } else {
-            self.size_cycle_bytes.iter().map(|&n| object_body(n)).collect()
+            self.size_cycle_bytes.clone()
         };
-        vec![(self.keys.clone(), bodies)]
+        vec![(self.keys.clone(), sizes)]
     }
 }
 
@@ -359,7 +409,8 @@ struct Put {
     s3: aws_sdk_s3::Client,
     bucket: String,
     key: String,
-    body: Bytes,
+    /// The body's size: [`object_body`]'s bytes, streamed ([`pattern_stream`]).
+    size_bytes: u64,
     conditional: bool,
     /// The manifest's owner marker, sent as user metadata.
     owner: Arc<str>,
@@ -381,9 +432,9 @@ impl Put {
                 .put_object()
                 .bucket(&self.bucket)
                 .key(&self.key)
-                .content_length(self.body.len() as i64)
+                .content_length(self.size_bytes as i64)
                 .metadata(OWNER_METADATA, &*self.owner)
-                .body(ByteStream::from(self.body.clone()));
+                .body(pattern_stream(self.size_bytes));
             if self.conditional {
                 req = req.if_none_match("*");
             }

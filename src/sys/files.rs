@@ -1,8 +1,9 @@
 //! Files written and read safely: [`write_atomic`] puts a whole file in place or
 //! nothing (a temporary file beside it, written, fsynced, renamed over the target, the
 //! folder fsynced), so a full disk or a kill leaves the previous file intact;
-//! [`read_capped`] reads a file only up to a size cap, so a huge or endless file
-//! (`/dev/zero`) costs at most the cap.
+//! [`read_capped`] reads a regular file only, and only up to a size cap: a device
+//! (`/dev/zero`) or a FIFO is refused at once (opened without blocking, looked at
+//! before any byte is read), a file larger than the cap costs at most the cap.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -17,6 +18,12 @@ pub enum FileError {
         path: String,
         what: &'static str,
         cap_bytes: u64,
+    },
+    #[error("{path} is {kind}, not a regular file: s3sweep reads {what} only from a regular file")]
+    NotRegular {
+        path: String,
+        what: &'static str,
+        kind: &'static str,
     },
     #[error("{path}: {source}")]
     Io { path: String, source: io::Error },
@@ -155,10 +162,45 @@ pub(crate) fn replace_with<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
     Ok(())
 }
 
-/// Reads `path` whole if it holds at most `cap_bytes` bytes; `what` names the kind of
-/// file in the error ("a result file").
+/// What kind of file `meta` describes, for an error.
+fn kind_of(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    let t = meta.file_type();
+    match () {
+        _ if t.is_dir() => "a directory",
+        _ if t.is_fifo() => "a FIFO",
+        _ if t.is_char_device() => "a character device",
+        _ if t.is_block_device() => "a block device",
+        _ if t.is_socket() => "a socket",
+        _ => "not a file",
+    }
+}
+
+/// Opens `path` (links followed) for reading if it is a regular file. The open does not
+/// block (`O_NONBLOCK`: a FIFO with no writer would hang it) and the kind is checked on
+/// the open file, so nothing is read from a device or a FIFO.
+pub(crate) fn open_regular(path: &Path, what: &'static str) -> Result<File, FileError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| FileError::io(path, e))?;
+    let meta = file.metadata().map_err(|e| FileError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(FileError::NotRegular {
+            path: path.display().to_string(),
+            what,
+            kind: kind_of(&meta),
+        });
+    }
+    Ok(file)
+}
+
+/// Reads `path` whole if it is a regular file ([`open_regular`]) of at most `cap_bytes`
+/// bytes; `what` names the kind of file in the error ("a result file").
 pub(crate) fn read_capped(path: &Path, cap_bytes: u64, what: &'static str) -> Result<Vec<u8>, FileError> {
-    let file = File::open(path).map_err(|e| FileError::io(path, e))?;
+    let file = open_regular(path, what)?;
     let mut out = Vec::new();
     file.take(cap_bytes + 1)
         .read_to_end(&mut out)
@@ -218,8 +260,23 @@ mod tests {
         assert_eq!(read_capped(&p, 1001, "a test file").unwrap().len(), 1001);
         let err = read_capped(&p, 1000, "a test file").unwrap_err();
         assert!(err.to_string().contains("larger than 1000 bytes"), "{err}");
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn devices_and_fifos_are_refused_at_once() {
+        let d = dir("irregular");
+        let fifo = d.join("r.json");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        let err = read_capped(&fifo, 4096, "a test file").unwrap_err();
+        assert!(err.to_string().contains("is a FIFO, not a regular file"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
         let err = read_capped(Path::new("/dev/zero"), 4096, "a test file").unwrap_err();
-        assert!(matches!(err, FileError::TooLarge { .. }), "{err}");
+        assert!(err.to_string().contains("a character device"), "{err}");
+        let err = read_capped(&d, 4096, "a test file").unwrap_err();
+        assert!(err.to_string().contains("a directory"), "{err}");
         fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -58,7 +58,8 @@ impl Trust {
                     path: path.to_path_buf(),
                     reason,
                 };
-                let text = std::fs::read(path).map_err(|e| bad(format!("cannot be read: {e}")))?;
+                let text = crate::sys::files::read_capped(path, MAX_CA_FILE_BYTES, "a CA file")
+                    .map_err(|e| bad(format!("cannot be read: {e}")))?;
                 let mut added = 0;
                 for cert in CertificateDer::pem_slice_iter(&text) {
                     let cert = cert.map_err(|e| bad(format!("is not a PEM certificate file: {e}")))?;
@@ -124,6 +125,9 @@ pub(crate) fn server_name(uri: &Uri) -> Result<ServerName<'static>, String> {
 /// The most one socket read under TLS takes in: a 46 KB response in two reads. 64 KiB
 /// (one read) measured the same CPU per GET, but raised the peak RSS of `make demo`
 /// (up to 256 connections busy at once) from 62 to 93 MiB.
+/// Most bytes of a `--ca-file` read: a bundle of every public root is about 250 KB.
+const MAX_CA_FILE_BYTES: u64 = 16 << 20;
+
 pub(crate) const GULP_BYTES: usize = 32 * 1024;
 
 /// A TCP socket read in gulps of up to [`GULP_BYTES`] and handed out in whatever pieces

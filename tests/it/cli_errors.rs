@@ -102,13 +102,15 @@ fn closed_endpoint() -> String {
     format!("http://127.0.0.1:{port}")
 }
 
-/// A manifest of `bucket` at `endpoint` recording two keys.
+/// A manifest of `bucket` at `endpoint` recording two keys (with an owner marker:
+/// `clean` refuses one without before it sends anything).
 fn manifest(name: &str, bucket: &str, endpoint: &str) -> PathBuf {
     let path = tmp(name);
     std::fs::write(
         &path,
         serde_json::json!({
-            "schema": "s3sweep.manifest/v1",
+            "schema": "s3sweep.manifest/v3",
+            "owner_marker": "0123456789abcdef0123456789abcdef",
             "bucket": bucket,
             "endpoint": endpoint,
             "key_template": "test/{i}/vectors",

@@ -6,13 +6,20 @@
 //!   wrong, in bounded text;
 //! - a valid request with one field replaced by random JSON: the error names that field;
 //! - random methods, paths, headers and bodies (and raw garbage) sent over TCP to the
-//!   embedded server: no panic in any of its tasks, and it still serves a signed GET.
+//!   embedded server: no panic in any of its tasks, and it still serves a signed GET;
+//! - the CLI's argument parser together with every file it reads (issue 53): random
+//!   command lines of `report`, `compare`, `history`, `preflight`, `clean`, `seed` and
+//!   `run`, with extreme counts, long and control-character strings, and files of
+//!   random JSON, cut or mutated results and manifests, random bytes, run through the
+//!   binary for a fixed [`CLI_FUZZ_TIME`]: no run panics (exit 101).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Once;
 use std::time::Duration;
+
+use proptest::strategy::ValueTree as _;
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -290,4 +297,188 @@ fn the_server_survives_random_requests() {
     });
     assert_eq!(PANICS.load(Ordering::SeqCst), 0);
     drop(server);
+}
+
+/// How long the CLI is fuzzed in the suite.
+const CLI_FUZZ_TIME: Duration = Duration::from_secs(20);
+
+/// Values a flag or a field is given: extreme counts, long and hostile strings.
+fn wild_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "0",
+            "1",
+            "-1",
+            "4294967296",
+            "18446744073709551615",
+            "18446744073709551616",
+            "340282366920938463463374607431768211456",
+            "1e309",
+            "NaN",
+            "",
+            "us-east-1\n",
+            "s3://b-1/",
+            "s3://b-1/k",
+            "http://127.0.0.1:9",
+            "{i}",
+            "workers,wall_ms",
+        ])
+        .prop_map(str::to_string),
+        "[a-z0-9{}/._-]{0,24}",
+        any::<String>(),
+        // Long: past S3's 1,024-byte keys, under the kernel's 128 KiB per argument.
+        (0usize..3, any::<char>()).prop_map(|(n, c)| c.to_string().repeat([1_025, 20_000, 30_000][n])),
+        Just("k".repeat(70_000)),
+    ]
+}
+
+/// What a file the CLI reads holds: random JSON, a demo result or a manifest cut or
+/// with one field replaced, random bytes.
+fn file_content() -> impl Strategy<Value = Vec<u8>> {
+    let demo = || std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/timeline-burst.json")).unwrap();
+    let manifest = json!({"schema": "s3sweep.manifest/v3", "bucket": "b-1", "endpoint": "http://127.0.0.1:9",
+        "key_template": "t/{i}", "object_size_bytes": 8, "owner_marker": "0123456789abcdef0123456789abcdef",
+        "written": ["t/0"], "skipped_existing": 0});
+    prop_oneof![
+        json_value().prop_map(|v| v.to_string().into_bytes()),
+        any::<f64>().prop_map(move |cut| {
+            let text = demo();
+            let at = (cut.abs().fract() * text.len() as f64) as usize;
+            text.as_bytes()[..at.min(text.len())].to_vec()
+        }),
+        (
+            prop::sample::select(vec![
+                "results",
+                "request",
+                "summary",
+                "environment",
+                "schema",
+                "started_unix_ms",
+                "tool"
+            ]),
+            json_value()
+        )
+            .prop_map(move |(field, v)| {
+                let mut doc: Value = serde_json::from_str(&demo()).unwrap();
+                doc[field] = v;
+                doc.to_string().into_bytes()
+            }),
+        (
+            prop::sample::select(vec![
+                "written",
+                "bucket",
+                "key_template",
+                "object_size_bytes",
+                "probe_object",
+                "etags",
+                "owner_marker"
+            ]),
+            json_value()
+        )
+            .prop_map(move |(field, v)| {
+                let mut doc = manifest.clone();
+                doc[field] = v;
+                doc.to_string().into_bytes()
+            }),
+        prop::collection::vec(any::<u8>(), 0..2048),
+    ]
+}
+
+/// A command line (with `FILE` and `DIR` for the file and its folder) and the file.
+fn command_line() -> impl Strategy<Value = (Vec<String>, Vec<u8>)> {
+    let flags: &[(&str, &[&str])] = &[
+        (
+            "report FILE",
+            &["--lambda-memory-mb", "--target-wall-ms", "--columns", "--timeline"],
+        ),
+        ("compare FILE FILE", &["--bucket-a", "--bucket-b"]),
+        ("history DIR", &["--limit", "--max-total-mib"]),
+        (
+            "preflight --event FILE --endpoint http://127.0.0.1:9",
+            &["--bucket", "--region", "--subnet-zone-ids"],
+        ),
+        ("clean --manifest FILE", &["--batch", "--endpoint"]),
+        (
+            "seed --bucket b-1 --endpoint http://127.0.0.1:9",
+            &[
+                "--count",
+                "--size",
+                "--concurrency",
+                "--key-template",
+                "--sizes",
+                "--probe-object-mib",
+                "--region",
+            ],
+        ),
+        (
+            "run --event FILE --endpoint http://127.0.0.1:9 --no-preflight",
+            &["--workers", "--region", "--repetitions", "--objects", "--pool"],
+        ),
+    ];
+    (
+        0..flags.len(),
+        prop::collection::vec((0usize..8, wild_value()), 0..4),
+        file_content(),
+    )
+        .prop_map(move |(c, extra, file)| {
+            let (base, names) = flags[c];
+            let mut args: Vec<String> = base.split(' ').map(str::to_string).collect();
+            for (n, value) in extra {
+                args.push(names[n % names.len()].to_string());
+                // An argument cannot hold a NUL (the kernel ends it there).
+                args.push(value.replace('\0', "\\0"));
+            }
+            (args, file)
+        })
+}
+
+#[test]
+fn the_cli_and_the_files_it_reads_never_panic() {
+    let dir = std::env::temp_dir().join(format!("s3sweep-fuzz-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("input.json");
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let strategy = command_line();
+    let start = std::time::Instant::now();
+    let mut cases = 0;
+    let mut exits = std::collections::BTreeMap::new();
+    while start.elapsed() < CLI_FUZZ_TIME {
+        let (args, content) = strategy.new_tree(&mut runner).unwrap().current();
+        std::fs::write(&file, &content).unwrap();
+        let args: Vec<String> = args
+            .into_iter()
+            .map(|a| match a.as_str() {
+                "FILE" => file.display().to_string(),
+                "DIR" => dir.display().to_string(),
+                _ => a,
+            })
+            .collect();
+        let out = crate::common::run_within(
+            "a fuzzed command line",
+            std::process::Command::new(crate::common::BIN)
+                .args(&args)
+                .current_dir(&dir),
+            Duration::from_secs(30),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let shown: Vec<String> = args
+            .iter()
+            .map(|a| format!("{:?}", a.chars().take(60).collect::<String>()))
+            .collect();
+        assert!(
+            out.status.code() != Some(101) && !stderr.contains("panicked at"),
+            "{shown:?} with a {}-byte file panicked: {}",
+            content.len(),
+            stderr.chars().take(2000).collect::<String>()
+        );
+        *exits.entry(out.status.code()).or_insert(0) += 1;
+        cases += 1;
+    }
+    eprintln!("{cases} command lines in {:?}: exit codes {exits:?}", CLI_FUZZ_TIME);
+    assert!(cases >= 50, "only {cases} command lines ran");
+    let _ = std::fs::remove_dir_all(&dir);
 }

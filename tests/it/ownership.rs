@@ -51,15 +51,16 @@ async fn a_manifest_knowing_a_users_key_size_and_etag_deletes_nothing() {
     assert!(server.store().contains(bucket, "user/1.db"));
     assert_eq!(outcome.kept.len(), 1, "{outcome:?}");
     assert!(outcome.kept[0].1.contains("owner marker"), "{outcome:?}");
-    assert!(!outcome.without_owner_marker);
 
-    // A manifest written before markers keeps the old rules, and says so.
+    // A manifest without a marker proves nothing (issue 53): refused whole, even for
+    // an object with seed's body (`forged_manifests` has the red team's forgeries).
     server.store().insert(bucket, "old/0", object_body(8));
     let mut old = SeedManifest::empty(bucket, client.endpoint(), "old/{i}", 8);
     old.written = vec!["old/0".into()];
     let outcome = clean::clean(&s3, &old, 1000).await;
-    assert!(outcome.without_owner_marker);
-    assert_eq!(outcome.deleted, vec!["old/0".to_string()], "{outcome:?}");
+    assert!(outcome.refused.is_some(), "{outcome:?}");
+    assert!(outcome.deleted.is_empty(), "{outcome:?}");
+    assert!(server.store().contains(bucket, "old/0"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

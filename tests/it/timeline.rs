@@ -361,9 +361,9 @@ async fn the_request_log_has_a_line_per_attempt_adding_up_to_the_row_and_keeps_i
         TempFile::new("r.jsonl.gz"),
         TempFile::new("c.csv"),
     );
-    let csv_log = Arc::new(RequestsLog::create(&csv.0, 1 << 30, Arc::new(Quiet)).unwrap());
-    let json_log = Arc::new(RequestsLog::create(&jsonl.0, 1 << 30, csv_log.clone()).unwrap());
-    let cap_log = Arc::new(RequestsLog::create(&capped.0, 4_000, json_log.clone()).unwrap());
+    let csv_log = Arc::new(RequestsLog::create(&csv.0, 1 << 30, Arc::new(Quiet), false).unwrap());
+    let json_log = Arc::new(RequestsLog::create(&jsonl.0, 1 << 30, csv_log.clone(), false).unwrap());
+    let cap_log = Arc::new(RequestsLog::create(&capped.0, 4_000, json_log.clone(), false).unwrap());
     let sent_before = client.transport().counters().requests_sent;
     let (result, _) = sweep_told(&client, &plan(300, 8, 3), cap_log.clone()).await;
     let sent = client.transport().counters().requests_sent - sent_before;
@@ -418,7 +418,7 @@ async fn each_get_names_its_connection_as_many_as_the_row_opened_none_shared_at_
         // Its own client: every connection of the row is opened in the row.
         let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
         let file = TempFile::new(&format!("conn-{name}.csv"));
-        let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet)).unwrap());
+        let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet), false).unwrap());
         let plan = Plan::from_json(&format!(
             r#"{{"buckets": ["{BUCKET}"], "object_count": 200, "workers": [8], "pool_connections": 8,
                 "warmup": false, "clients": ["{name}"]}}"#
@@ -479,7 +479,7 @@ async fn the_stragglers_share_on_the_standard_profile_is_the_request_logs_arithm
         )
         .unwrap();
     let file = TempFile::new("s.csv");
-    let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet)).unwrap());
+    let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet), false).unwrap());
     let (result, _) = sweep_told(&client, &plan(400, 16, 3), log.clone()).await;
     log.finish().unwrap();
     let row = &result.results[0];
@@ -523,7 +523,7 @@ async fn a_retried_gets_attempts_each_have_their_times_and_connection() {
     for name in ["sdk", "lean"] {
         let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
         let file = TempFile::new(&format!("attempts-{name}.csv"));
-        let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet)).unwrap());
+        let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet), false).unwrap());
         let plan = Plan::from_json(&format!(
             r#"{{"buckets": ["{BUCKET}"], "object_count": 60, "workers": [12], "pool_connections": 12,
                 "warmup": false, "max_attempts": 3, "clients": ["{name}"]}}"#

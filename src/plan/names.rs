@@ -1,0 +1,139 @@
+//! The names a user gives that S3 and the SDK put in a request, checked in this one
+//! place before any request is built (the SDK panics on some: a key too long for a
+//! URI, a region with a line break in a signed header), so every command and the
+//! function refuse them with the same clear error:
+//!
+//! - an object key: 1 to [`MAX_KEY_BYTES`] bytes of UTF-8 ("The object key name
+//!   consists of a sequence of Unicode characters encoded in UTF-8, with a maximum
+//!   length of 1,024 bytes", Amazon S3 User Guide, "Naming Amazon S3 objects"), no
+//!   control characters (S3's XML 1.0 listings cannot carry most of them; s3sweep
+//!   never writes one);
+//! - a key prefix: the same, possibly empty;
+//! - a region: what the SDK's S3 endpoint rules accept (`isValidHostLabel(Region,
+//!   false)`, else "Invalid region: region was not a valid DNS name"): 1 to 63 ASCII
+//!   letters, digits and hyphens, starting with a letter or digit (`us-east-1`,
+//!   `us-gov-west-1`, `cn-north-1`);
+//! - an endpoint: an `http://` or `https://` URL with a host, at most
+//!   [`MAX_ENDPOINT_BYTES`], no whitespace or control characters.
+
+use super::fields::preview;
+pub use super::MAX_KEY_BYTES;
+
+/// Longest region name: a DNS label.
+pub const MAX_REGION_CHARS: usize = 63;
+/// Longest endpoint URL, bytes (a host name is at most 253).
+pub const MAX_ENDPOINT_BYTES: usize = 2048;
+
+/// A value as an error shows it: quoted, escaped, cut after 60 characters.
+pub fn shown(value: &str) -> String {
+    preview(value)
+}
+
+/// An object key S3 takes: 1 to 1,024 bytes, no control characters.
+pub fn check_key(key: &str) -> Result<(), String> {
+    if key.is_empty() {
+        return Err("an object key must not be empty".into());
+    }
+    check_key_prefix(key)
+}
+
+/// A key prefix: at most 1,024 bytes (it is part of a key), no control characters.
+pub fn check_key_prefix(prefix: &str) -> Result<(), String> {
+    if prefix.len() > MAX_KEY_BYTES {
+        return Err(format!(
+            "is {} bytes; S3 object keys are at most {MAX_KEY_BYTES} bytes of UTF-8: {}",
+            prefix.len(),
+            preview(prefix)
+        ));
+    }
+    if prefix.chars().any(char::is_control) {
+        return Err(format!("must not contain control characters: {}", preview(prefix)));
+    }
+    Ok(())
+}
+
+/// A region the SDK's endpoint rules take (a DNS label).
+pub fn check_region(region: &str) -> Result<(), String> {
+    let label = (1..=MAX_REGION_CHARS).contains(&region.len())
+        && region.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && region.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric());
+    if label {
+        return Ok(());
+    }
+    Err(format!(
+        "a region is 1 to {MAX_REGION_CHARS} letters, digits and hyphens, like us-east-1; got {}",
+        preview(region)
+    ))
+}
+
+/// An endpoint URL: `http://` or `https://`, a host, no whitespace or control
+/// characters, at most [`MAX_ENDPOINT_BYTES`].
+pub fn check_endpoint(url: &str) -> Result<(), String> {
+    let shown = preview(url);
+    if url.len() > MAX_ENDPOINT_BYTES {
+        return Err(format!("is {} bytes; at most {MAX_ENDPOINT_BYTES}: {shown}", url.len()));
+    }
+    let uri: http::Uri = url.parse().map_err(|e| format!("not a URL ({e}): {shown}"))?;
+    if url.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(format!("must not contain spaces or control characters: {shown}"));
+    }
+    if !matches!(uri.scheme_str(), Some("http" | "https")) {
+        return Err(format!(
+            "the scheme must be http or https (http://HOST[:PORT]): {shown}"
+        ));
+    }
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(format!("no host (http://HOST[:PORT]): {shown}"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_1_to_1024_bytes_without_controls() {
+        assert!(check_key("test/0/vectors").is_ok());
+        assert!(check_key(&"k".repeat(MAX_KEY_BYTES)).is_ok());
+        // 512 two-byte characters: 1,024 bytes.
+        assert!(check_key(&"é".repeat(512)).is_ok());
+        assert!(check_key(&"é".repeat(513)).unwrap_err().contains("1026 bytes"));
+        let long = check_key(&"k".repeat(70_000)).unwrap_err();
+        assert!(long.contains("70000 bytes") && long.len() < 200, "{long}");
+        assert!(check_key("").is_err());
+        assert!(check_key("a\nb").is_err());
+        assert!(check_key_prefix("").is_ok());
+    }
+
+    #[test]
+    fn regions_are_dns_labels() {
+        for ok in [
+            "us-east-1",
+            "us-gov-west-1",
+            "cn-north-1",
+            "eu-central-2",
+            "il-central-1",
+        ] {
+            assert!(check_region(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "us-east-1\n", "-us", "us east", "us_east_1", &"a".repeat(64)] {
+            assert!(check_region(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn endpoints_are_http_urls_with_a_host() {
+        for ok in [
+            "http://127.0.0.1:9000",
+            "https://s3.eu-west-1.amazonaws.com",
+            "http://[::1]:9000/",
+        ] {
+            assert!(check_endpoint(ok).is_ok(), "{ok}");
+        }
+        for bad in ["127.0.0.1:9000", "ftp://host", "http://", "http://h\n", "http://a b"] {
+            assert!(check_endpoint(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_endpoint(&format!("http://{}", "h".repeat(5000))).is_err());
+    }
+}
