@@ -26,6 +26,7 @@ pub(crate) use say;
 pub(crate) mod args;
 pub(crate) mod client_args;
 pub(crate) mod commands;
+mod ec2_query;
 pub(crate) mod generate;
 pub(crate) mod history;
 pub(crate) mod lab_network;
