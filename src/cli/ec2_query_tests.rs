@@ -194,3 +194,43 @@ fn the_endpoint_is_the_regions_unless_configured() {
         "https://ec2.cn-north-1.amazonaws.com.cn"
     );
 }
+
+#[test]
+fn requests_are_form_posts_signed_for_ec2_in_the_region() {
+    let query = Ec2Query {
+        transport: Transport::new(TransportSettings {
+            pool_connections: 1,
+            connect_timeout: Duration::from_secs(1),
+            tcp_keepalive: None,
+            pool_idle_timeout: Duration::from_secs(1),
+            lanes: 1,
+        }),
+        endpoint: "http://127.0.0.1:9".into(),
+        region: "eu-west-1".into(),
+        credentials: None,
+    };
+    let credentials = aws_credential_types::Credentials::new("AKIDEXAMPLE", "secret", Some("tok".into()), None, "test");
+    let form = "Action=DescribeSubnets&Version=2016-11-15";
+    let request = query.signed(&Identity::from(credentials), form).unwrap();
+    assert_eq!(request.method(), "POST");
+    assert_eq!(request.uri(), "http://127.0.0.1:9/");
+    let header = |name: &str| request.headers()[name].to_str().unwrap().to_string();
+    assert_eq!(
+        header("content-type"),
+        "application/x-www-form-urlencoded; charset=utf-8"
+    );
+    assert_eq!(header("x-amz-security-token"), "tok");
+    let auth = header("authorization");
+    assert!(auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"), "{auth}");
+    assert!(auth.contains("/eu-west-1/ec2/aws4_request"), "{auth}");
+    assert!(auth.contains("SignedHeaders=content-type;"), "{auth}");
+    assert_eq!(request.body().bytes(), Some(form.as_bytes()));
+}
+
+#[tokio::test]
+async fn an_answer_over_the_cap_is_an_error_not_a_truncated_list() {
+    let at_cap = read_bounded(SdkBody::from(vec![b'a'; MAX_RESPONSE_BYTES])).await;
+    assert_eq!(at_cap.map(|s| s.len()), Ok(MAX_RESPONSE_BYTES));
+    let over = read_bounded(SdkBody::from(vec![b'a'; MAX_RESPONSE_BYTES + 1])).await;
+    assert_eq!(over, Err(Ec2Error::TooLarge));
+}
