@@ -27,6 +27,7 @@ pub(crate) mod args;
 pub(crate) mod client_args;
 pub(crate) mod commands;
 pub(crate) mod counts;
+mod ec2_query;
 pub(crate) mod generate;
 pub(crate) mod history;
 pub(crate) mod lab_network;

@@ -8,55 +8,18 @@
 //! a memory sweep's Lambda calls; a NAT gateway also reaches Lambda, so its absence is
 //! a warning). Each problem and warning is one line with its fix.
 
-use std::time::Duration;
-
-use aws_sdk_ec2::types::Filter;
-
-use crate::transport::{Transport, TransportSettings};
-
-/// One subnet as EC2 describes it.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Subnet {
-    pub id: String,
-    pub zone_id: String,
-    pub vpc_id: String,
-}
+use super::ec2_query::Ec2Query;
+pub(crate) use super::ec2_query::Subnet;
 
 /// The EC2 client of the preflight: the AWS configuration's credentials and endpoint
 /// (`AWS_ENDPOINT_URL_EC2` for an emulator), in `region`.
-pub(super) async fn ec2_client(region: &str) -> aws_sdk_ec2::Client {
-    let transport = Transport::new(TransportSettings {
-        pool_connections: 2,
-        connect_timeout: Duration::from_secs(10),
-        tcp_keepalive: None,
-        pool_idle_timeout: Duration::from_secs(10),
-        lanes: 1,
-    });
-    let shared = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .http_client(transport.http_client())
-        .region(aws_config::Region::new(region.to_string()))
-        .load()
-        .await;
-    aws_sdk_ec2::Client::new(&shared)
+pub(super) async fn ec2_client(region: &str) -> Ec2Query {
+    Ec2Query::new(region).await
 }
 
 /// DescribeSubnets of `ids`: each subnet's zone id and VPC.
-async fn describe_subnets(ec2: &aws_sdk_ec2::Client, ids: &[String]) -> Result<Vec<Subnet>, String> {
-    let out = ec2
-        .describe_subnets()
-        .set_subnet_ids(Some(ids.to_vec()))
-        .send()
-        .await
-        .map_err(|e| format!("EC2 DescribeSubnets {} failed ({}): check the ids (SUBNET_IDS) and that these credentials may describe them", ids.join(","), crate::s3::errors::chain(&e)))?;
-    Ok(out
-        .subnets()
-        .iter()
-        .map(|s| Subnet {
-            id: s.subnet_id().unwrap_or_default().to_string(),
-            zone_id: s.availability_zone_id().unwrap_or_default().to_string(),
-            vpc_id: s.vpc_id().unwrap_or_default().to_string(),
-        })
-        .collect())
+async fn describe_subnets(ec2: &Ec2Query, ids: &[String]) -> Result<Vec<Subnet>, String> {
+    ec2.describe_subnets(ids).await.map_err(|e| format!("EC2 DescribeSubnets {} failed ({e}): check the ids (SUBNET_IDS) and that these credentials may describe them", ids.join(",")))
 }
 
 /// The subnets outside a directory bucket's zone: one problem per (bucket, subnet).
@@ -121,29 +84,16 @@ pub(crate) fn endpoint_problems(vpc: &str, region: &str, services: &[String]) ->
     (problems, warnings)
 }
 
-/// DescribeVpcEndpoints of `vpc`: the service names of its available or pending ones.
-async fn endpoint_services(ec2: &aws_sdk_ec2::Client, vpc: &str) -> Result<Vec<String>, String> {
-    let out = ec2
-        .describe_vpc_endpoints()
-        .filters(Filter::builder().name("vpc-id").values(vpc).build())
-        .send()
+/// DescribeVpcEndpoints of `vpc`: the service names of its endpoints.
+async fn endpoint_services(ec2: &Ec2Query, vpc: &str) -> Result<Vec<String>, String> {
+    ec2.vpc_endpoint_services(vpc)
         .await
-        .map_err(|e| {
-            format!(
-                "EC2 DescribeVpcEndpoints of {vpc} failed ({})",
-                crate::s3::errors::chain(&e)
-            )
-        })?;
-    Ok(out
-        .vpc_endpoints()
-        .iter()
-        .filter_map(|e| e.service_name().map(str::to_string))
-        .collect())
+        .map_err(|e| format!("EC2 DescribeVpcEndpoints of {vpc} failed ({e})"))
 }
 
 /// The subnets' and their VPC's lines: `ok` lines, problems and warnings.
 pub(super) async fn vpc_lines(
-    ec2: &aws_sdk_ec2::Client,
+    ec2: &Ec2Query,
     subnet_ids: &[String],
     directory_zones: &[(String, String)],
     region: &str,

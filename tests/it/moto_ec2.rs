@@ -4,7 +4,7 @@
 //! two zones are a problem for a directory bucket in one of them (Lambda uses every
 //! subnet); a VPC without the S3 and S3 Express endpoints is one problem each, without
 //! Lambda's a warning (a NAT gateway also reaches it); with one subnet in the bucket's zone and the three endpoints, the
-//! preflight passes.
+//! preflight passes. A subnet EC2 does not know is a problem naming EC2's error code.
 
 use std::process::Command;
 
@@ -73,6 +73,14 @@ fn preflight_asks_ec2_for_the_subnets_zones_and_the_vpcs_endpoints() {
         text.contains(&format!(
             "WARNING: VPC {vpc} has no endpoint for com.amazonaws.us-east-1.lambda,"
         )),
+        "{text}"
+    );
+
+    // A subnet EC2 does not know: EC2's error code, named (the Query API's error answer).
+    let (ok, text) = preflight("subnet-0000000000000000f");
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("PROBLEM: EC2 DescribeSubnets subnet-0000000000000000f failed (EC2 answered HTTP 400 InvalidSubnetID.NotFound:"),
         "{text}"
     );
 
