@@ -18,8 +18,20 @@ pub(crate) const ROUGH_HELD_OUT: f64 = 0.25;
 /// 10% as the knee's).
 pub(crate) const GAIN: f64 = 1.1;
 
-/// A fitted plateau under this share of the best measured is the fit's error.
+/// On a curve that flattened, a fitted plateau under this share of the best measured
+/// is the fit's error (within it, the plateau is the knee's 10%).
 pub(crate) const PLATEAU_UNDER_MEASURED: f64 = 0.9;
+
+/// The share of the best measured a fitted plateau must reach to be called one: on a
+/// curve still rising at its largest count any plateau under the best is the fit's
+/// error (a flat part the measurements already passed), so the share is 1.
+pub(crate) fn plateau_floor(still_rising: bool) -> f64 {
+    if still_rising {
+        1.0
+    } else {
+        PLATEAU_UNDER_MEASURED
+    }
+}
 
 /// What a prediction asks the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,12 +148,12 @@ pub(crate) fn forecast(
 
 /// The model line's plateau part: the fitted plateau, or, when it sits under the best
 /// measured, the fit's error said as such. `None` without a plateau.
-pub(crate) fn plateau_words(fit: &ModelFit, best: Option<(u32, f64)>) -> Option<String> {
+pub(crate) fn plateau_words(fit: &ModelFit, best: Option<(u32, f64)>, still_rising: bool) -> Option<String> {
     let k = fit.plateau_objects_per_s?;
-    match best.filter(|b| k < PLATEAU_UNDER_MEASURED * b.1) {
+    match best.filter(|b| k < plateau_floor(still_rising) * b.1) {
         Some((w, x)) => Some(format!(
             "the fit's flat part, {k:.0} objects/s, is {:.0}% under the {x:.0} measured at {w} workers: the fit's error, not a ceiling",
-            100.0 * (1.0 - k / x)
+            (100.0 * (1.0 - k / x)).max(1.0)
         )),
         None => Some(format!(
             "plateau {k:.0} objects/s ({:.3} ms per request), reached with ~{:.0} in flight",
@@ -178,5 +190,33 @@ mod tests {
         assert!(agrees(Verdict::Latency, MoreWorkers, Limit::Latency, 3.0));
         assert!(!agrees(Verdict::Latency, MoreWorkers, Limit::Plateau, 1.0));
         assert!(!agrees(Verdict::Plateau, MoreWorkers, Limit::Latency, 2.0));
+    }
+
+    /// A fit whose flat part is 2722 objects/s (the issue's `local --tls --objects 300`).
+    fn fit_with_plateau(k: f64) -> ModelFit {
+        let json = serde_json::json!({
+            "latency_ms_per_request": 21.7, "plateau_objects_per_s": k,
+            "plateau_ms_per_request": 0.367, "client_cpu_ms_per_request": null,
+            "client_cores": 2.0, "client_cpu_ceiling_objects_per_s": null,
+            "bandwidth_ceiling_objects_per_s": null, "fit_rms_log_error": 0.09,
+            "workers_to_plateau": 59.0, "points_fitted": 9, "held_out": null, "rough": false
+        });
+        serde_json::from_value(json).expect("a ModelFit")
+    }
+
+    #[test]
+    fn a_plateau_the_measurements_passed_is_the_fits_error_on_a_rising_curve() {
+        let fit = fit_with_plateau(2722.0);
+        let best = Some((128, 2963.0));
+        // Still rising at 128 workers, 2963 measured: a flat part at 2722 "reached with
+        // ~59 in flight" would contradict the curve.
+        let rising = plateau_words(&fit, best, true).unwrap();
+        assert!(rising.starts_with("the fit's flat part, 2722"), "{rising}");
+        // On a curve that flattened, 8% under the best is within the knee's 10%.
+        let flat = plateau_words(&fit, best, false).unwrap();
+        assert!(flat.starts_with("plateau 2722"), "{flat}");
+        // Under 90% is the fit's error either way.
+        let far = plateau_words(&fit, Some((128, 3100.0)), false).unwrap();
+        assert!(far.starts_with("the fit's flat part"), "{far}");
     }
 }

@@ -334,7 +334,7 @@ impl Story {
             rule,
             best,
             forecast: forecast(fit, predictions, facts.binding, best.map(|b| b.1)),
-            model_plateau: fit.and_then(|f| plateau_words(f, best)),
+            model_plateau: fit.and_then(|f| plateau_words(f, best, matches!(shape, Shape::StillRising { .. }))),
         }
     }
 

@@ -328,13 +328,15 @@ fn prediction_from_a_poor_model(p: &Printed) -> Vec<String> {
 }
 
 /// `plateau_under_the_measured`: the model's "plateau K" under 90% of the best
-/// measured.
+/// measured, or under the best at all where the best line says the curve still rises.
 fn plateau_under_the_measured(p: &Printed) -> Vec<String> {
     let (Some(model), Some(best)) = (p.line("model: "), p.printed_best()) else {
         return Vec::new();
     };
+    let rising = p.line("best: ").is_some_and(|b| b.contains("still rising"));
+    let floor = if rising { 0.995 } else { 0.9 };
     match number_after(model, "; plateau ") {
-        Some(k) if k < 0.9 * best => vec![format!("plateau {k} under the {best} measured: {model}")],
+        Some(k) if k < floor * best => vec![format!("plateau {k} under the {best} measured: {model}")],
         _ => Vec::new(),
     }
 }
