@@ -50,7 +50,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::model::stats::round3;
-use crate::model::Client;
+use crate::model::{Axes, Client};
 use crate::model::{
     BandwidthCeiling, CeilingSource, ConfigResult, Environment, LambdaEnvironment, NetworkReport, Order, ProbeReport,
     Runner, SkippedConfig, SweepResult,
@@ -219,7 +219,7 @@ fn all_skipped(plan: &Plan, reason: &str) -> Vec<SkippedConfig> {
             workers: s.workers,
             repetition: s.repetition,
             reason: reason.to_string(),
-            axes: s.axes(),
+            axes: s.axes,
         })
         .collect()
 }
@@ -250,26 +250,17 @@ async fn run_steps(
                 "deadline: {why}, {} ms before the invocation's deadline (the safety margin)",
                 options.deadline.map_or(0, |d| d.margin().as_millis())
             ),
-            axes: step.axes(),
+            axes: step.axes,
         };
         if stop_at.is_some_and(|s| Instant::now() >= s) {
             skipped.push(skip("the sweep stopped"));
             continue;
         }
         let schedule = options.schedule.map(|c| c.for_configuration(index, results.is_empty()));
-        let Some(reader) = readers.iter().find(|r| r.client() == step.client) else {
+        let Some(reader) = readers.iter().find(|r| r.client() == step.axes.s3_client) else {
             continue;
         };
-        let ran = run_config(
-            client,
-            reader,
-            plan,
-            (step.bucket, workers, repetition, step.size, step.hedge),
-            schedule,
-            stop_at,
-            observer,
-        )
-        .await;
+        let ran = run_config(client, reader, plan, &step, schedule, stop_at, observer).await;
         match ran {
             Some(mut row) => {
                 row.round = step.round;
@@ -291,22 +282,22 @@ async fn run_steps(
     (results, skipped)
 }
 
-/// Rows and skipped configurations sorted in plan order (bucket, object size, client,
-/// workers, repetition).
+/// Rows and skipped configurations sorted in plan order (bucket, object size, the other
+/// axes in the request's order, workers, repetition).
 fn in_plan_order(plan: &Plan, results: &mut [ConfigResult], skipped: &mut [SkippedConfig]) {
     let axis = plan.size_axis();
-    let rank = |bucket: &str, size: Option<u64>, workers: u32, repetition: u32| {
-        let b = plan.buckets().iter().position(|x| x == bucket).unwrap_or(usize::MAX);
-        let s = axis.iter().position(|&x| x == size).unwrap_or(usize::MAX);
-        let w = plan.workers().iter().position(|&x| x == workers).unwrap_or(usize::MAX);
-        (b, s, w, repetition)
+    let points = plan.axis_values().at(Axes::default()).points(0);
+    let rank = |bucket: &str, axes: Axes, workers: u32, repetition: u32| {
+        let at = |i: Option<usize>| i.unwrap_or(usize::MAX);
+        let b = at(plan.buckets().iter().position(|x| x == bucket));
+        let s = at(axis.iter().position(|&x| x == axes.object_size_bytes));
+        let rest = axes.without_memory().without_size();
+        let p = at(points.iter().position(|&x| x == rest));
+        let w = at(plan.workers().iter().position(|&x| x == workers));
+        (b, s, p, w, repetition)
     };
-    let client_rank = |c: Client| plan.clients().iter().position(|&x| x == c).unwrap_or(usize::MAX);
-    results.sort_by_key(|r| {
-        let (b, s, w, rep) = rank(&r.bucket, r.size_axis_bytes(), r.workers, r.repetition);
-        (b, s, client_rank(r.axes.s3_client), w, rep)
-    });
-    skipped.sort_by_key(|r| rank(&r.bucket, r.axes.object_size_bytes, r.workers, r.repetition));
+    results.sort_by_key(|r| rank(&r.bucket, r.axes.key(), r.workers, r.repetition));
+    skipped.sort_by_key(|r| rank(&r.bucket, r.axes, r.workers, r.repetition));
 }
 
 /// The result so far, as written to S3 while the run goes on: `base` with the rows
@@ -325,7 +316,7 @@ fn progress_copy(
         workers: s.workers,
         repetition: s.repetition,
         reason: "not run yet when this copy was written: the run was still going".into(),
-        axes: s.axes(),
+        axes: s.axes,
     }));
     copy.truncated = true;
     in_plan_order(plan, &mut copy.results, &mut copy.skipped);

@@ -82,7 +82,7 @@ pub(crate) fn report_page(
 /// configuration, the knee, the verdict where the sweep ended and the best row's
 /// explanation (what bound it and what would help).
 pub(crate) fn summary_markdown(result: &SweepResult) -> String {
-    let clients = result.request.clients.len() > 1;
+    let named = result.named_axes();
     let mut out = String::from(
         "| bucket | best workers | objects/s | wall ms | knee | verdict at the largest count | at the best: what bound it |\n\
          |---|---:|---:|---:|---|---|---|\n",
@@ -96,16 +96,12 @@ pub(crate) fn summary_markdown(result: &SweepResult) -> String {
         };
         let largest = verdict(rows.iter().map(|r| r.workers).max());
         let best = verdict(Some(s.best_workers));
-        let label = s.axes.label(clients);
+        let label = s.axes.label(named);
         let _ = writeln!(
             out,
             "| {}{} | {} | {:.0} | {:.1} | {} | {} | {} |",
             s.bucket,
-            if label.is_empty() {
-                String::new()
-            } else {
-                format!(" {label}")
-            },
+            label,
             s.best_workers,
             s.best_objects_per_s,
             s.best_wall_ms,
