@@ -15,13 +15,13 @@ pub(crate) fn choices(result: &SweepResult, target_wall_ms: Option<u64>) -> Vec<
     if result.run_kind() != RunKind::MemorySweep {
         return Vec::new();
     }
-    let report = cost_report(
+    let report = first_clients(cost_report(
         result,
         CostOverrides {
             lambda_memory_mb: None,
             target_wall_ms,
         },
-    );
+    ));
     let configs = clean_configurations(result, &report.rows);
     first_seen(result.results.iter().map(|r| r.bucket.as_str()))
         .into_iter()
@@ -73,10 +73,19 @@ pub(crate) fn choices(result: &SweepResult, target_wall_ms: Option<u64>) -> Vec<
         .collect()
 }
 
+/// The cost report's rows of the first client only (the cost table prices every
+/// client's; the memory answers are given per client by the caller, and a
+/// configuration's medians are never taken across clients).
+fn first_clients(mut report: super::cost::CostReport) -> super::cost::CostReport {
+    let first = report.rows.first().map(|r| r.axes.s3_client);
+    report.rows.retain(|r| Some(r.axes.s3_client) == first);
+    report
+}
+
 /// What every (bucket, memory, workers) of a memory sweep cost at its own size:
 /// medians over repetitions of the Lambda GB-seconds and the cost per 1,000 GETs.
 pub(crate) fn costs(result: &SweepResult) -> Vec<MemoryCost> {
-    let report = cost_report(result, CostOverrides::default());
+    let report = first_clients(cost_report(result, CostOverrides::default()));
     first_seen(
         report
             .rows
