@@ -78,10 +78,17 @@ pub trait Observer: Send + Sync {
     fn request_done(&self, _ok: bool) {}
     /// A configuration finished.
     fn config_finished(&self, _result: &ConfigResult) {}
-    /// A configuration's GETs, as events, and the attempts of those that were
-    /// retried, once its row is measured (before `config_finished`): for the request
+    /// A configuration's GETs, as events, the attempts of those that were retried
+    /// and the hedge copies sent, once its row is measured (before `config_finished`): for the request
     /// log.
-    fn gets_done(&self, _row: &ConfigResult, _events: &[timeline::GetEvent], _attempts: &[timeline::AttemptEvent]) {}
+    fn gets_done(
+        &self,
+        _row: &ConfigResult,
+        _events: &[timeline::GetEvent],
+        _attempts: &[timeline::AttemptEvent],
+        _hedges: &[timeline::HedgeEvent],
+    ) {
+    }
 }
 
 /// An observer that does nothing.

@@ -32,7 +32,7 @@ use super::order::Step;
 use super::recorder::{runtime_busy, PhaseShard, Shard};
 use super::schedule::StartSchedule;
 use super::slot;
-use super::timeline::{self, AttemptEvent, GetEvent, WireSampler};
+use super::timeline::{self, AttemptEvent, GetEvent, HedgeEvent, WireSampler};
 use super::Observer;
 use crate::transport::{share, Lanes};
 
@@ -124,6 +124,7 @@ pub(crate) async fn run_config(
     let mut recorded = joined(tasks).await;
     let events = std::mem::take(&mut recorded.events);
     let attempts = std::mem::take(&mut recorded.attempts);
+    let hedges = std::mem::take(&mut recorded.hedges);
     let wire = sampler.finish().await;
     let timed = Timed {
         sizes: sizes_of(size, &order, &keys),
@@ -137,7 +138,7 @@ pub(crate) async fn run_config(
     let mut row = measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed);
     with_axes(&mut row, step, hedger.as_deref());
     row.timeline = Some(timeline::build(&events, wall, &wire));
-    observer.gets_done(&row, &events, &attempts);
+    observer.gets_done(&row, &events, &attempts, &hedges);
     Some(row)
 }
 
@@ -444,21 +445,24 @@ impl Driver {
                 let pool_wait = queued.elapsed();
                 this.started.fetch_add(1, Ordering::Relaxed);
                 let sent = this.start.elapsed();
-                let mut outcome = match &this.hedger {
+                let (mut outcome, copy) = match &this.hedger {
                     Some(h) => h.get(&this.s3, &this.bucket, &key, this.limit, &this.pool).await,
-                    None => this.s3.get_one(&this.bucket, &key, this.limit).await,
+                    None => (this.s3.get_one(&this.bucket, &key, this.limit).await, None),
                 };
                 drop(permit);
                 outcome.pool_wait = pool_wait;
-                (i, sent, outcome)
+                (i, sent, outcome, copy)
             })
             .buffer_unordered(in_flight.max(1));
         // GETs still in flight at `stop_at` are dropped (cancelled) with `gets`.
-        drain(gets, stop_at, |(i, sent, outcome)| {
+        drain(gets, stop_at, |(i, sent, outcome, copy)| {
             shard.record(&outcome, i == 0);
             shard
                 .attempts
                 .extend(AttemptEvent::of(shard.events.len(), sent, &outcome));
+            shard
+                .hedges
+                .extend(copy.map(|c| HedgeEvent::of(shard.events.len(), sent, &c)));
             shard.events.push(GetEvent::of(sent, &outcome));
             self.observer.request_done(outcome.result.is_ok());
         })

@@ -134,6 +134,14 @@ impl Axes {
         named.axes().map(|a| (a.header, (a.cell)(self))).collect()
     }
 
+    /// Every axis as (JSON field name, value), the value empty where the axis is
+    /// absent (no memory size, no size axis): a request log line's columns.
+    pub fn fields(&self) -> Vec<(&'static str, String)> {
+        AXES.iter()
+            .map(|a| (a.field, Some((a.cell)(self)).filter(|v| v != "-").unwrap_or_default()))
+            .collect()
+    }
+
     /// The EMF dimensions of the axes this configuration sets (its memory size, its
     /// object size, a client other than `sdk`, a hedge policy other than `off`), as
     /// (dimension name, value).
@@ -147,6 +155,8 @@ impl Axes {
 
 /// One axis as every output names it.
 pub struct Axis {
+    /// Its field name in JSON (a row's, the request log's column: `s3_client`).
+    pub field: &'static str,
     /// Its column header in tables (`client`).
     pub header: &'static str,
     /// Its EMF dimension name (`Client`).
@@ -164,6 +174,7 @@ pub struct Axis {
 /// The axes, in the order labels and tables name them.
 pub const AXES: [Axis; 4] = [
     Axis {
+        field: "memory_mb",
         header: "memory MB",
         dimension: "MemoryMB",
         cell: |a| a.memory_mb.map_or("-".into(), |m| m.to_string()),
@@ -172,6 +183,7 @@ pub const AXES: [Axis; 4] = [
         short: |v| format!("{v}MB"),
     },
     Axis {
+        field: "object_size_bytes",
         header: "object bytes",
         dimension: "ObjectSizeBytes",
         cell: |a| a.object_size_bytes.map_or("-".into(), |b| b.to_string()),
@@ -180,6 +192,7 @@ pub const AXES: [Axis; 4] = [
         short: |v| format!("{v}B"),
     },
     Axis {
+        field: "s3_client",
         header: "client",
         dimension: "Client",
         cell: |a| a.s3_client.to_string(),
@@ -188,6 +201,7 @@ pub const AXES: [Axis; 4] = [
         short: |v| v.to_string(),
     },
     Axis {
+        field: "hedge",
         header: "hedge",
         dimension: "Hedge",
         cell: |a| a.hedge.to_string(),

@@ -68,6 +68,7 @@ mod prefix_lambda;
 mod preflight;
 mod read_limits;
 mod report_and_compare;
+mod requests_log;
 mod runtime_api;
 mod s3_iam;
 mod sizes;
