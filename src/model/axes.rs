@@ -229,6 +229,11 @@ impl Named {
         Named(named)
     }
 
+    /// True when some axis is named.
+    pub fn any(&self) -> bool {
+        self.0.iter().any(|&n| n)
+    }
+
     /// Every axis.
     pub fn all() -> Named {
         Named([true; AXES.len()])

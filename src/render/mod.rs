@@ -12,6 +12,8 @@ pub mod compare;
 pub(crate) mod cost;
 pub(crate) mod diagnosis;
 pub(crate) mod emf;
+#[cfg(test)]
+mod every_config_tests;
 pub(crate) mod figure;
 pub(crate) mod history;
 pub(crate) mod html;
