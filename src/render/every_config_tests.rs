@@ -2,8 +2,9 @@
 //! combinations (buckets x workers x clients x hedge policies x memory sizes x object
 //! sizes x repetitions) on synthetic results (each output is a pure function of the
 //! result). In each output (the JSON, the text and Markdown tables, the HTML summary,
-//! the cost table and its total, the EMF lines, the plot legend, `compare`'s pairs and
-//! its table) every configuration has exactly one distinct entry, and none is dropped.
+//! the cost table and its total, the EMF lines, the plot legend, the `history` series
+//! and their lines, `compare`'s pairs and its table) every configuration has exactly
+//! one distinct entry, and none is dropped.
 //! The request log and the progress lines come from a real run: tests/it/requests_log.rs
 //! and engine::run_config's progress test.
 
@@ -203,10 +204,19 @@ proptest! {
         let legend: Vec<String> = super::plot::curves(&result).into_iter().map(|c| c.bucket).collect();
         distinct("plot legend", legend, groups)?;
 
+        // history (the run read twice): a series per bucket, axes and worker count, each
+        // with its one line (no change between identical runs).
+        let h = crate::analysis::history::history(&[result.clone(), result.clone()]);
+        let per_bucket = shape.values.count() as usize * shape.workers.len();
+        let keys: Vec<(String, Axes, u32)> = h.series.iter().map(|s| (s.bucket.clone(), s.axes, s.workers)).collect();
+        distinct("history series", keys, groups * shape.workers.len())?;
+        let text = super::history::render_history_in(&h, &Layout::wide(Style::Markdown));
+        let headings: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("- ")?.split(": 2 runs").next()).collect();
+        distinct("history lines", headings, groups * shape.workers.len())?;
+
         // compare (the run against a copy of itself): each configuration (axes, workers) paired
         // once, and its line in the table.
         let c = compare(&result, &result, &CompareOptions::default()).unwrap();
-        let per_bucket = shape.values.count() as usize * shape.workers.len();
         prop_assert_eq!(c.pairs.len(), shape.buckets.len());
         for p in &c.pairs {
             let keys: Vec<(Axes, u32)> = p.configs.iter().map(|m| (m.axes, m.workers)).collect();
