@@ -111,6 +111,9 @@ pub struct SweepOptions {
     pub schedule: Option<StartSchedule>,
     /// Where the result so far is written after every configuration ([`ResultsLog`]).
     pub results: Option<Arc<ResultsLog>>,
+    /// The memory size this run is a step of (a memory sweep's, MB): every
+    /// configuration's `memory_mb`, so its rows, progress and request log lines carry it.
+    pub memory_mb: Option<u32>,
 }
 
 /// A slot of the sweep's pool, taken at once when one is free: only a GET that must
@@ -246,7 +249,10 @@ async fn run_steps(
     let mut skipped = Vec::new();
     // Nothing runs past the deadline less its margin: the answer still has to go out.
     let stop_at = options.deadline.map(|d| d.stop_at());
-    let steps = order::steps(plan);
+    let mut steps = order::steps(plan);
+    for step in &mut steps {
+        step.axes.memory_mb = options.memory_mb;
+    }
     for (index, &step) in steps.iter().enumerate() {
         let (bucket, workers, repetition) = (&plan.buckets()[step.bucket], step.workers, step.repetition);
         let skip = |why: &str| SkippedConfig {

@@ -371,6 +371,7 @@ impl Function {
             lambda: Some(lambda_environment(invocation, &self.settings)),
             schedule: StartSchedule::of(plan),
             results,
+            memory_mb: None,
         };
         let observer = observer.unwrap_or_else(|| self.observer.clone());
         let mut result = engine::run(&self.client, plan, &options, observer).await;

@@ -195,3 +195,39 @@ async fn every_line_names_its_axes_and_hedge_copies_are_lines_with_their_fate() 
         "{get_line}"
     );
 }
+
+/// A memory sweep's step (`SweepOptions::memory_mb`): every row and every line of the
+/// request log carries the memory size, as the local memory sweep runs each size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_steps_lines_carry_its_memory_size() {
+    let server = lab::start(ServerConfig {
+        buckets: vec![(BUCKET.to_string(), LatencyProfile::Express)],
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("server starts on 127.0.0.1:0");
+    let client = client_of(&server).await;
+    seed_with(&client, &seed_spec(BUCKET, "test/{i}/vectors", 20, 256)).await;
+    let plan = Plan::from_value(serde_json::json!({"buckets": [BUCKET], "object_count": 20, "workers": [2]})).unwrap();
+    let csv = temp("memory.csv");
+    let log = Arc::new(RequestsLog::create(&csv.0, 1 << 30, Arc::new(Quiet)).unwrap());
+    let options = s3sweep::engine::SweepOptions {
+        memory_mb: Some(512),
+        ..options()
+    };
+    let result = tokio::time::timeout(
+        Duration::from_secs(60),
+        engine::run(&client, &plan, &options, log.clone()),
+    )
+    .await
+    .expect("the sweep ends within 60 s");
+    log.finish().unwrap();
+    assert!(result.results.iter().all(|r| r.axes.memory_mb == Some(512)));
+    let text = std::fs::read_to_string(&csv.0).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let memory = header.iter().position(|h| *h == "memory_mb").unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 20);
+    assert!(rows.iter().all(|r| r[memory] == "512"), "{text}");
+}
