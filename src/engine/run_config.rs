@@ -16,7 +16,7 @@ use tokio::sync::Semaphore;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, rates, round3};
 use crate::model::{
-    Axes, Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, ObjectSize, Percentiles, SizeSpread,
+    Axes, Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Named, ObjectSize, Percentiles, SizeSpread,
     WireCounts,
 };
 use crate::plan::{Keys, Plan};
@@ -50,11 +50,15 @@ fn key_order(plan: &Plan, keys: &Keys, workers: u32, repetition: u32) -> Vec<u32
 }
 
 /// The name progress shows for configuration `step`: its bucket and its values on the
-/// axes the run has more than one value of (`standard-like lean hedge p95`),
-/// so no two configurations of a run are shown alike.
+/// axes the run has more than one value of (`standard-like lean hedge p95`), and a
+/// memory sweep step's size (`512MB`), so no two configurations are shown alike.
 pub(crate) fn progress_name(plan: &Plan, step: &Step) -> String {
     let mut name = plan.buckets()[step.bucket].clone();
-    for word in step.axes.short_words(plan.axis_values().swept()) {
+    let memory = Named::of([Axes {
+        memory_mb: step.axes.memory_mb,
+        ..Axes::default()
+    }]);
+    for word in step.axes.short_words(plan.axis_values().swept().and(memory)) {
         name.push(' ');
         name.push_str(&word);
     }
@@ -623,6 +627,13 @@ mod tests {
                 .collect()
         };
         assert!(named(&one).iter().all(|n| n == "b-1"));
+        let mut step = super::super::order::steps(&one)[0];
+        step.axes.memory_mb = Some(512);
+        assert_eq!(
+            progress_name(&one, &step),
+            "b-1 512MB",
+            "a memory sweep's step names its size"
+        );
         let both = Plan::from_json(
             r#"{"buckets": ["b-1"], "workers": [1], "object_count": 10, "clients": ["sdk", "lean"], "hedge": ["off", "p95"]}"#,
         )

@@ -234,6 +234,15 @@ impl Named {
         self.0.iter().any(|&n| n)
     }
 
+    /// The axes named here or in `other`.
+    pub fn and(self, other: Named) -> Named {
+        let mut both = self.0;
+        for (b, o) in both.iter_mut().zip(other.0) {
+            *b |= o;
+        }
+        Named(both)
+    }
+
     /// Every axis.
     pub fn all() -> Named {
         Named([true; AXES.len()])
