@@ -1,13 +1,19 @@
 //! The flags of a sweep's client side shared by `run` and `local`: the S3 clients,
 //! the hedge policies and their budget, the bandwidth probe, the order, the pool's
-//! idle timeout (each a request field: cli::request maps them).
+//! idle timeout. Each is a request field of the same name: [`ClientNetworkArgs`]
+//! serializes to the fields its flags set (serde's names, the request's own), which
+//! `run` puts over its event and `local` over its request: no mapping is written by
+//! hand.
 
 use clap::{Args, ValueEnum};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::model::Hedge;
 
-/// An S3 client a sweep runs with (request `clients`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// An S3 client a sweep runs with (request `clients`, written as the model's name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(into = "crate::model::Client")]
 pub enum ClientArg {
     /// aws-sdk-s3, as an application uses it (the default).
     Sdk,
@@ -24,46 +30,70 @@ impl ClientArg {
     }
 }
 
+impl From<ClientArg> for crate::model::Client {
+    fn from(c: ClientArg) -> Self {
+        c.client()
+    }
+}
+
 /// The client's network side of a sweep: the bandwidth probe, the order, the pool's
-/// idle timeout, the S3 clients.
-#[derive(Args, Clone, Default)]
+/// idle timeout, the S3 clients. Serialized, the request fields the flags given set.
+#[derive(Args, Clone, Default, Serialize)]
 pub struct ClientNetworkArgs {
     /// The S3 clients each configuration runs with, comma separated (request
     /// `clients`; default `sdk`): `--clients sdk,lean` runs every configuration with
     /// both and compares them.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "CLIENTS")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<ClientArg>,
     /// Measure the bandwidth ceiling to the first bucket before the sweep (at most 4 s
     /// and 1 GiB): the verdicts and the model then use it (request `probe_bandwidth`).
     #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub probe_bandwidth: bool,
     /// Known network ceiling in MiB/s (measured or configured): configurations near it
     /// get the `bandwidth` verdict, and the model uses it (source `user`; it wins over
     /// `--probe-bandwidth`'s). Default: unknown, or the probe's when it ran.
     #[arg(long)]
+    #[serde(skip)]
     pub bandwidth_mib_s: Option<f64>,
     /// The order configurations run in (request `order`; default: interleaved when
     /// repetitions > 1, else ascending).
     #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub order: Option<OrderArg>,
     /// The client closes a pooled connection idle this long, ms (request
     /// `pool_idle_timeout_ms`; default 15000, below S3's idle close of about 20 s).
     #[arg(long, value_name = "MS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pool_idle_timeout_ms: Option<u64>,
     /// The hedge policies each configuration runs with, comma separated (request
     /// `hedge`; default `off`): `off`, `pNN` (a second copy of a GET with no first byte
     /// after the running NN-th percentile of first bytes), `Nms` (after N ms), e.g.
     /// `--hedge off,p95,40ms` (docs/hedging.md).
     #[arg(long, value_delimiter = ',', value_name = "POLICIES")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hedge: Vec<Hedge>,
     /// Most hedges, in percent of a configuration's GETs so far (request
     /// `max_hedge_percent`; default 5).
     #[arg(long, value_name = "PERCENT")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_hedge_percent: Option<u32>,
 }
 
-/// The order configurations run in (request `order`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+impl ClientNetworkArgs {
+    /// The request fields the flags given set, by the request's field names.
+    pub(crate) fn request_fields(&self) -> Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        }
+    }
+}
+
+/// The order configurations run in (request `order`, written as the model's name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(into = "crate::model::Order")]
 pub enum OrderArg {
     /// Bucket, then workers, then repetition, back to back.
     Ascending,
@@ -77,5 +107,51 @@ impl OrderArg {
             OrderArg::Ascending => crate::model::Order::Ascending,
             OrderArg::Interleaved => crate::model::Order::Interleaved,
         }
+    }
+}
+
+impl From<OrderArg> for crate::model::Order {
+    fn from(o: OrderArg) -> Self {
+        o.order()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Client, Order, SweepRequest};
+
+    /// Every flag given is a request field of the same name with a flag in the
+    /// request's field table, and its value is the one the request takes.
+    #[test]
+    fn the_flags_serialize_to_the_request_fields_they_set() {
+        let all = ClientNetworkArgs {
+            clients: vec![ClientArg::Sdk, ClientArg::Lean],
+            probe_bandwidth: true,
+            bandwidth_mib_s: Some(100.0),
+            order: Some(OrderArg::Interleaved),
+            pool_idle_timeout_ms: Some(9000),
+            hedge: vec![Hedge::Off, Hedge::Percentile(95), Hedge::AfterMs(40)],
+            max_hedge_percent: Some(7),
+        };
+        let fields = all.request_fields();
+        for field in fields.keys() {
+            assert!(
+                crate::plan::flag_of(field).is_some(),
+                "{field}: no flag in the field table"
+            );
+        }
+        let mut value = serde_json::to_value(SweepRequest::new(vec!["b".into()])).unwrap();
+        value.as_object_mut().unwrap().extend(fields);
+        let request: SweepRequest = serde_json::from_value(value).unwrap();
+        assert_eq!(request.clients, [Client::Sdk, Client::Lean]);
+        assert_eq!(request.order, Some(Order::Interleaved));
+        assert_eq!(request.hedge, all.hedge);
+        assert!(request.probe_bandwidth);
+        assert_eq!((request.pool_idle_timeout_ms, request.max_hedge_percent), (9000, 7));
+        assert!(
+            ClientNetworkArgs::default().request_fields().is_empty(),
+            "no flag, no field"
+        );
     }
 }

@@ -90,26 +90,28 @@ fn demo_plan(args: &LocalArgs) -> Result<Plan, CliError> {
     request.repetitions = args.repetitions;
     request.target_wall_ms = args.target_wall_ms;
     request.memory_mb = args.quota.lambda_memory_mb.clone();
-    request.order = args.client_net.order.map(|o| o.order());
-    request.probe_bandwidth = args.client_net.probe_bandwidth;
     request.key_prefix = args.prefix.clone();
     request.object_sizes_bytes = args.object_sizes.clone();
-    if let Some(ms) = args.client_net.pool_idle_timeout_ms {
-        request.pool_idle_timeout_ms = ms;
-    }
-    if !args.client_net.clients.is_empty() {
-        request.clients = args.client_net.clients.iter().map(|c| c.client()).collect();
-    }
-    if !args.client_net.hedge.is_empty() {
-        request.hedge = args.client_net.hedge.clone();
-    }
-    request.max_hedge_percent = args.client_net.max_hedge_percent.unwrap_or(request.max_hedge_percent);
+    // The client's network flags as the fields they set, the same as `run`'s.
+    let request = with_fields(request, args.client_net.request_fields())?;
     // Every field of this request comes from a flag (or its default): name the flags.
     let from_flags = crate::plan::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
     let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;
     plan.check_fd_budget(args.in_process).map_err(CliError::other)?;
     check_lab_room(&plan)?;
     Ok(plan)
+}
+
+/// `request` with `fields` (request field name, JSON value) over its own.
+fn with_fields(
+    request: SweepRequest,
+    fields: serde_json::Map<String, serde_json::Value>,
+) -> Result<SweepRequest, CliError> {
+    let mut value = serde_json::to_value(request).map_err(CliError::other)?;
+    if let Some(map) = value.as_object_mut() {
+        map.extend(fields);
+    }
+    serde_json::from_value(value).map_err(CliError::other)
 }
 
 /// A size axis must fit the lab's store ([`lab::StoreLimits`]): every size at most its

@@ -65,7 +65,11 @@ pub(crate) async fn sweep_steps(
         let memory_mb = step.memory_mb.unwrap_or_default();
         let step_started = Instant::now();
         let quota = step.enter()?;
-        let mut result = engine::run(client, plan, options, observer.clone()).await;
+        let at_size = SweepOptions {
+            memory_mb: Some(memory_mb),
+            ..options.clone()
+        };
+        let mut result = engine::run(client, plan, &at_size, observer.clone()).await;
         drop(quota);
         for row in &mut result.results {
             row.axes.memory_mb = Some(memory_mb);

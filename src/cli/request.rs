@@ -1,7 +1,8 @@
 //! The request `run` sweeps: built from its flags (`--bucket`, `--objects`,
 //! `--workers`, `--pool`, `--repetitions`, `--key-template`, `--order`, `--clients`,
 //! `--probe-bandwidth`, `--pool-idle-timeout-ms`), from an event file
-//! (`--event`), or from both, the flags then replacing the file's fields. The result
+//! (`--event`), or from both, the flags then replacing the file's fields (the client's
+//! network flags by their own serialization: [`super::client_args`]). The result
 //! is the same JSON document the Lambda takes, validated by [`Plan`] like any event,
 //! with every bad field named by the flag or the file it came from.
 
@@ -15,7 +16,6 @@ use crate::plan::{Plan, RequestError};
 use crate::sys::files::{read_capped_text, FileError};
 
 use super::args::RunArgs;
-use super::client_args::ClientNetworkArgs;
 use super::{CliError, Context};
 
 /// The flag that sets `field` (`workers[2]` is `--workers`'s), from the request's
@@ -58,13 +58,17 @@ pub(crate) fn name_sources(err: &RequestError, from_flags: &BTreeSet<String>, fi
 pub(crate) fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     let (mut map, duplicates) = event_map(args)?;
     let mut from_flags = BTreeSet::new();
-    for (field, value) in flag_fields(args, &map) {
+    let fields = flag_fields(args, &map)
+        .into_iter()
+        .map(|(f, v)| (f.to_string(), v))
+        .chain(args.client_net.request_fields());
+    for (field, value) in fields {
         debug_assert!(
-            flag_of(field).is_some(),
+            flag_of(&field).is_some(),
             "{field} has no flag in the request's field table"
         );
-        map.insert(field.to_string(), value);
-        from_flags.insert(field.to_string());
+        from_flags.insert(field.clone());
+        map.insert(field, value);
     }
     let event = EventJson {
         value: Value::Object(map),
@@ -137,34 +141,6 @@ fn flag_fields(args: &RunArgs, map: &Map<String, Value>) -> Vec<(&'static str, V
             fields.push(("pool_connections", Value::from(most)));
         }
         _ => {}
-    }
-    fields.extend(client_network_fields(&args.client_net));
-    fields
-}
-
-/// The request fields the client's network flags set (`--order`, `--probe-bandwidth`,
-/// `--pool-idle-timeout-ms`, `--clients`, `--hedge`, `--max-hedge-percent`).
-fn client_network_fields(n: &ClientNetworkArgs) -> Vec<(&'static str, Value)> {
-    let mut fields = Vec::new();
-    if let Some(o) = n.order {
-        fields.push(("order", Value::from(o.order().name())));
-    }
-    if n.probe_bandwidth {
-        fields.push(("probe_bandwidth", Value::from(true)));
-    }
-    if let Some(ms) = n.pool_idle_timeout_ms {
-        fields.push(("pool_idle_timeout_ms", Value::from(ms)));
-    }
-    if !n.clients.is_empty() {
-        let names: Vec<&str> = n.clients.iter().map(|c| c.client().name()).collect();
-        fields.push(("clients", Value::from(names)));
-    }
-    if !n.hedge.is_empty() {
-        let policies: Vec<Value> = n.hedge.iter().filter_map(|h| serde_json::to_value(h).ok()).collect();
-        fields.push(("hedge", Value::from(policies)));
-    }
-    if let Some(p) = n.max_hedge_percent {
-        fields.push(("max_hedge_percent", Value::from(p)));
     }
     fields
 }

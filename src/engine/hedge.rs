@@ -12,12 +12,12 @@
 //! is not counted).
 //! A hedge is not a retry, and a losing copy is not an error.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
-use crate::model::{Hedge, HedgeCounts};
+use crate::model::{ErrorKind, Hedge, HedgeCounts};
 use crate::s3::get::{Outcome, Progress, Reader};
 
 /// GETs a percentile policy waits for before it hedges (the configuration's warm-up
@@ -26,6 +26,63 @@ pub(crate) const WARM_UP_GETS: usize = 20;
 
 /// How often a GET the budget refused asks again (at most).
 const RECHECK: Duration = Duration::from_millis(20);
+
+/// What became of a hedge copy (the request log's `fate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HedgeFate {
+    /// It finished first with its whole body: the GET's result is its.
+    Won,
+    /// It failed: the GET's result is the primary's.
+    Lost,
+    /// The primary finished first: the copy was dropped where it was.
+    Cancelled,
+}
+
+impl HedgeFate {
+    pub fn name(self) -> &'static str {
+        match self {
+            HedgeFate::Won => "won",
+            HedgeFate::Lost => "lost",
+            HedgeFate::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A hedge copy that was sent, times from its GET's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HedgeCopy {
+    pub sent_at: Duration,
+    /// Its response headers (`None`: it failed or was cancelled).
+    pub headers_at: Option<Duration>,
+    /// Its last body byte, its failure, or when it was dropped.
+    pub end_at: Duration,
+    /// Body bytes it read (a cancelled copy's: those read before it was dropped).
+    pub bytes: u64,
+    /// Its attempts (a cancelled copy's are not known: 1).
+    pub attempts: u16,
+    /// The connection its last attempt went out on (`None`: not known).
+    pub connection_id: Option<u64>,
+    /// A failed copy's error.
+    pub error: Option<ErrorKind>,
+    pub fate: HedgeFate,
+}
+
+impl HedgeCopy {
+    /// A copy sent `sent_at` after its GET began that ended with `outcome` (its times
+    /// from its own send).
+    fn ended(sent_at: Duration, outcome: &Outcome, fate: HedgeFate) -> HedgeCopy {
+        HedgeCopy {
+            sent_at,
+            headers_at: outcome.result.is_ok().then_some(sent_at + outcome.headers_at),
+            end_at: sent_at + outcome.ttlb,
+            bytes: *outcome.result.as_ref().unwrap_or(&0),
+            attempts: u16::try_from(outcome.cold.attempts.max(1)).unwrap_or(u16::MAX),
+            connection_id: outcome.cold.connection_id,
+            error: outcome.result.as_ref().err().map(|f| f.kind),
+            fate,
+        }
+    }
+}
 
 /// One configuration's hedging: its policy, budget, what it has seen and done.
 #[derive(Debug)]
@@ -120,9 +177,17 @@ impl Hedger {
         outcome
     }
 
-    /// One GET, hedged by the policy. The caller holds the GET's own slot of `pool`
-    /// (its driver's share of the sweep's pool), where the hedge takes one too.
-    pub(crate) async fn get(&self, s3: &Reader, bucket: &str, key: &str, limit: Duration, pool: &Semaphore) -> Outcome {
+    /// One GET, hedged by the policy, and its hedge copy when one was sent. The caller
+    /// holds the GET's own slot of `pool` (its driver's share of the sweep's pool),
+    /// where the hedge takes one too.
+    pub(crate) async fn get(
+        &self,
+        s3: &Reader,
+        bucket: &str,
+        key: &str,
+        limit: Duration,
+        pool: &Semaphore,
+    ) -> (Outcome, Option<HedgeCopy>) {
         self.state().gets += 1;
         let start = Instant::now();
         let first = Progress::default();
@@ -132,29 +197,45 @@ impl Hedger {
         let mut wait_until = start;
         let mut reservation = loop {
             let Some(delay) = self.delay() else {
-                return self.finished(primary.await, false, 0);
+                return (self.finished(primary.await, false, 0), None);
             };
             wait_until = (wait_until + RECHECK.min(delay)).max(start + delay);
             tokio::select! {
-                outcome = &mut primary => return self.finished(outcome, false, 0),
+                outcome = &mut primary => return (self.finished(outcome, false, 0), None),
                 _ = tokio::time::sleep_until(wait_until.into()) => {}
             }
             if first.has_first_byte() {
-                return self.finished(primary.await, false, 0);
+                return (self.finished(primary.await, false, 0), None);
             }
             if let Some(r) = self.try_spend(&mut refused) {
                 break r;
             }
         };
         let second = Progress::default();
+        let copy_sent = OnceLock::new();
         let hedge = async {
             let _slot = super::slot(pool).await;
             reservation.sent = true;
             let sent_at = start.elapsed();
+            let _ = copy_sent.set(sent_at);
             Some((s3.get_watched(bucket, key, limit, &second).await, sent_at))
         };
         tokio::pin!(hedge);
-        self.race(primary, hedge, (&first, &second)).await
+        let (outcome, copy) = self.race(primary, hedge, (&first, &second)).await;
+        // The primary won while the copy was in flight: the copy was dropped there.
+        let cancelled = || {
+            Some(HedgeCopy {
+                sent_at: *copy_sent.get()?,
+                headers_at: None,
+                end_at: start.elapsed(),
+                bytes: second.body_bytes(),
+                attempts: 1,
+                connection_id: None,
+                error: None,
+                fate: HedgeFate::Cancelled,
+            })
+        };
+        (outcome, copy.or_else(cancelled))
     }
 
     /// The primary against its hedge: the first to finish with its body wins and the
@@ -165,15 +246,17 @@ impl Hedger {
         mut primary: std::pin::Pin<&mut impl std::future::Future<Output = Outcome>>,
         mut hedge: std::pin::Pin<&mut impl std::future::Future<Output = Option<(Outcome, Duration)>>>,
         (first, second): (&Progress, &Progress),
-    ) -> Outcome {
+    ) -> (Outcome, Option<HedgeCopy>) {
         let mut primary_failed: Option<Outcome> = None;
         let mut hedge_over = false;
+        // A copy that ended (won or lost); `None` while it runs or was never sent.
+        let mut ended: Option<HedgeCopy> = None;
         loop {
             tokio::select! {
                 outcome = &mut primary, if primary_failed.is_none() => {
                     if outcome.result.is_ok() || hedge_over {
                         let discarded = if hedge_over { 0 } else { second.body_bytes() };
-                        return self.finished(outcome, false, discarded);
+                        return (self.finished(outcome, false, discarded), ended);
                     }
                     primary_failed = Some(outcome);
                 }
@@ -181,12 +264,17 @@ impl Hedger {
                     hedge_over = true;
                     match (copy, primary_failed.take()) {
                         (Some((mut outcome, sent_at)), _) if outcome.result.is_ok() => {
+                            let won = HedgeCopy::ended(sent_at, &outcome, HedgeFate::Won);
                             outcome.headers_at += sent_at;
                             outcome.ttlb += sent_at;
-                            return self.finished(outcome, true, first.body_bytes());
+                            return (self.finished(outcome, true, first.body_bytes()), Some(won));
                         }
-                        (_, Some(failed)) => return self.finished(failed, false, 0),
-                        (_, None) => {}
+                        (copy, failed) => {
+                            ended = copy.map(|(o, at)| HedgeCopy::ended(at, &o, HedgeFate::Lost));
+                            if let Some(failed) = failed {
+                                return (self.finished(failed, false, 0), ended);
+                            }
+                        }
                     }
                 }
             }

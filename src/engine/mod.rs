@@ -50,7 +50,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::model::stats::round3;
-use crate::model::Client;
+use crate::model::{Axes, Client};
 use crate::model::{
     BandwidthCeiling, CeilingSource, ConfigResult, Environment, LambdaEnvironment, NetworkReport, Order, ProbeReport,
     Runner, SkippedConfig, SweepResult,
@@ -78,10 +78,17 @@ pub trait Observer: Send + Sync {
     fn request_done(&self, _ok: bool) {}
     /// A configuration finished.
     fn config_finished(&self, _result: &ConfigResult) {}
-    /// A configuration's GETs, as events, and the attempts of those that were
-    /// retried, once its row is measured (before `config_finished`): for the request
+    /// A configuration's GETs, as events, the attempts of those that were retried
+    /// and the hedge copies sent, once its row is measured (before `config_finished`): for the request
     /// log.
-    fn gets_done(&self, _row: &ConfigResult, _events: &[timeline::GetEvent], _attempts: &[timeline::AttemptEvent]) {}
+    fn gets_done(
+        &self,
+        _row: &ConfigResult,
+        _events: &[timeline::GetEvent],
+        _attempts: &[timeline::AttemptEvent],
+        _hedges: &[timeline::HedgeEvent],
+    ) {
+    }
 }
 
 /// An observer that does nothing.
@@ -104,6 +111,9 @@ pub struct SweepOptions {
     pub schedule: Option<StartSchedule>,
     /// Where the result so far is written after every configuration ([`ResultsLog`]).
     pub results: Option<Arc<ResultsLog>>,
+    /// The memory size this run is a step of (a memory sweep's, MB): every
+    /// configuration's `memory_mb`, so its rows, progress and request log lines carry it.
+    pub memory_mb: Option<u32>,
 }
 
 /// A slot of the sweep's pool, taken at once when one is free: only a GET that must
@@ -236,7 +246,7 @@ fn all_skipped(plan: &Plan, reason: &str) -> Vec<SkippedConfig> {
             workers: s.workers,
             repetition: s.repetition,
             reason: reason.to_string(),
-            axes: s.axes(),
+            axes: s.axes,
         })
         .collect()
 }
@@ -256,7 +266,10 @@ async fn run_steps(
     let mut skipped = Vec::new();
     // Nothing runs past the deadline less its margin: the answer still has to go out.
     let stop_at = options.deadline.map(|d| d.stop_at());
-    let steps = order::steps(plan);
+    let mut steps = order::steps(plan);
+    for step in &mut steps {
+        step.axes.memory_mb = options.memory_mb;
+    }
     for (index, &step) in steps.iter().enumerate() {
         let (bucket, workers, repetition) = (&plan.buckets()[step.bucket], step.workers, step.repetition);
         let skip = |why: &str| SkippedConfig {
@@ -267,26 +280,17 @@ async fn run_steps(
                 "deadline: {why}, {} ms before the invocation's deadline (the safety margin)",
                 options.deadline.map_or(0, |d| d.margin().as_millis())
             ),
-            axes: step.axes(),
+            axes: step.axes,
         };
         if stop_at.is_some_and(|s| Instant::now() >= s) {
             skipped.push(skip("the sweep stopped"));
             continue;
         }
         let schedule = options.schedule.map(|c| c.for_configuration(index, results.is_empty()));
-        let Some(reader) = readers.iter().find(|r| r.client() == step.client) else {
+        let Some(reader) = readers.iter().find(|r| r.client() == step.axes.s3_client) else {
             continue;
         };
-        let ran = run_config(
-            client,
-            reader,
-            plan,
-            (step.bucket, workers, repetition, step.size, step.hedge),
-            schedule,
-            stop_at,
-            observer,
-        )
-        .await;
+        let ran = run_config(client, reader, plan, &step, schedule, stop_at, observer).await;
         match ran {
             Some(mut row) => {
                 row.round = step.round;
@@ -308,22 +312,22 @@ async fn run_steps(
     (results, skipped)
 }
 
-/// Rows and skipped configurations sorted in plan order (bucket, object size, client,
-/// workers, repetition).
+/// Rows and skipped configurations sorted in plan order (bucket, object size, the other
+/// axes in the request's order, workers, repetition).
 fn in_plan_order(plan: &Plan, results: &mut [ConfigResult], skipped: &mut [SkippedConfig]) {
     let axis = plan.size_axis();
-    let rank = |bucket: &str, size: Option<u64>, workers: u32, repetition: u32| {
-        let b = plan.buckets().iter().position(|x| x == bucket).unwrap_or(usize::MAX);
-        let s = axis.iter().position(|&x| x == size).unwrap_or(usize::MAX);
-        let w = plan.workers().iter().position(|&x| x == workers).unwrap_or(usize::MAX);
-        (b, s, w, repetition)
+    let points = plan.axis_values().at(Axes::default()).points(0);
+    let rank = |bucket: &str, axes: Axes, workers: u32, repetition: u32| {
+        let at = |i: Option<usize>| i.unwrap_or(usize::MAX);
+        let b = at(plan.buckets().iter().position(|x| x == bucket));
+        let s = at(axis.iter().position(|&x| x == axes.object_size_bytes));
+        let rest = axes.without_memory().without_size();
+        let p = at(points.iter().position(|&x| x == rest));
+        let w = at(plan.workers().iter().position(|&x| x == workers));
+        (b, s, p, w, repetition)
     };
-    let client_rank = |c: Client| plan.clients().iter().position(|&x| x == c).unwrap_or(usize::MAX);
-    results.sort_by_key(|r| {
-        let (b, s, w, rep) = rank(&r.bucket, r.size_axis_bytes(), r.workers, r.repetition);
-        (b, s, client_rank(r.axes.s3_client), w, rep)
-    });
-    skipped.sort_by_key(|r| rank(&r.bucket, r.axes.object_size_bytes, r.workers, r.repetition));
+    results.sort_by_key(|r| rank(&r.bucket, r.axes.key(), r.workers, r.repetition));
+    skipped.sort_by_key(|r| rank(&r.bucket, r.axes, r.workers, r.repetition));
 }
 
 /// The result so far, as written to S3 while the run goes on: `base` with the rows
@@ -342,7 +346,7 @@ fn progress_copy(
         workers: s.workers,
         repetition: s.repetition,
         reason: "not run yet when this copy was written: the run was still going".into(),
-        axes: s.axes(),
+        axes: s.axes,
     }));
     copy.truncated = true;
     in_plan_order(plan, &mut copy.results, &mut copy.skipped);

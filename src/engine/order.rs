@@ -3,20 +3,20 @@
 //! within a round, each bucket's object size x worker count pairs in a shuffle seeded
 //! by the request's seed and the round), so drift over the run (warm-up, a burst allowance, a noisy neighbour) is
 //! spread over the worker counts instead of landing on the same ones every time.
-//! Each configuration runs once per client of the request (`clients`), the clients
-//! of one worker count back to back ([`with_clients`]), so drift lands on both alike;
-//! in an interleaved order the client that goes first changes from round to round.
-//! Each hedge policy of the request (`hedge`) runs the same way, policies of one
-//! configuration and client back to back ([`with_hedges`]), so a hedged row and its
-//! unhedged pair ran side by side in the same round.
+//! Each configuration runs once per point on the other axes (`clients`, `hedge`), the
+//! points of one worker count back to back ([`with_axes`]), so drift lands on all
+//! alike and a hedged row and its unhedged pair ran side by side in the same round;
+//! in an interleaved order the client and policy that go first change from round to round.
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use crate::model::{Axes, Client, Hedge, Order};
+use crate::model::{Axes, AxisValues, Order};
 use crate::plan::Plan;
 
-/// One configuration in the order run.
+/// One configuration in the order run: its bucket, workers, repetition and its point
+/// on the axes. Everything keyed by a configuration (the run, its row, its progress
+/// line, the request log) takes it from here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Step {
     /// Index into the plan's buckets.
@@ -25,24 +25,8 @@ pub(crate) struct Step {
     pub repetition: u32,
     /// The round of an interleaved order (= `repetition`).
     pub round: Option<u32>,
-    /// The object size on a size axis, bytes (`None`: no axis).
-    pub size: Option<u64>,
-    /// The S3 client of this run of the configuration.
-    pub client: Client,
-    /// The hedge policy of this run of the configuration.
-    pub hedge: Hedge,
-}
-
-impl Step {
-    /// The step's axes, as its row and a skipped entry carry them.
-    pub(crate) fn axes(&self) -> Axes {
-        Axes {
-            object_size_bytes: self.size,
-            s3_client: self.client,
-            hedge: self.hedge,
-            ..Axes::default()
-        }
-    }
+    /// The configuration's point on the axes (object size, client, hedge policy).
+    pub axes: Axes,
 }
 
 /// The seed of round `round`'s shuffle.
@@ -52,43 +36,32 @@ fn round_seed(seed: u64, round: u32) -> u64 {
 
 /// Every configuration of `plan` in the order to run it.
 pub(crate) fn steps(plan: &Plan) -> Vec<Step> {
+    let values = plan.axis_values();
     let steps = sized_steps_of(
         plan.order(),
         plan.buckets().len(),
-        (&plan.size_axis(), plan.workers()),
+        (&values.object_size_bytes, plan.workers()),
         plan.repetitions(),
         plan.seed(),
     );
-    with_hedges(with_clients(steps, plan.clients()), plan.hedges())
+    with_axes(steps, &values)
 }
 
-/// Each step once per hedge policy, back to back, rotated by round as
-/// [`with_clients`] rotates the clients.
-pub(crate) fn with_hedges(steps: Vec<Step>, hedges: &[Hedge]) -> Vec<Step> {
-    let mut out = Vec::with_capacity(steps.len() * hedges.len());
+/// Each step once per point of `values` on the axes the order does not shuffle with
+/// the workers (client, hedge policy), back to back; in round `r` of an interleaved
+/// order each axis's values are rotated by `r - 1`, so each client and policy goes
+/// first in some rounds and drift lands on all alike.
+pub(crate) fn with_axes(steps: Vec<Step>, values: &AxisValues) -> Vec<Step> {
+    let mut out = Vec::with_capacity(steps.len() * values.count() as usize);
     for step in steps {
         let turn = step.round.map_or(0, |r| r.saturating_sub(1) as usize);
-        for i in 0..hedges.len() {
-            out.push(Step {
-                hedge: hedges[(i + turn) % hedges.len()],
-                ..step
-            });
-        }
-    }
-    out
-}
-
-/// Each step once per client, the clients of a step back to back; in round `r` of an
-/// interleaved order the client list is rotated by `r - 1`, so each client goes first
-/// in some rounds.
-pub(crate) fn with_clients(steps: Vec<Step>, clients: &[Client]) -> Vec<Step> {
-    let mut out = Vec::with_capacity(steps.len() * clients.len());
-    for step in steps {
-        let turn = step.round.map_or(0, |r| r.saturating_sub(1) as usize);
-        for i in 0..clients.len() {
-            let client = clients[(i + turn) % clients.len()];
-            out.push(Step { client, ..step });
-        }
+        out.extend(
+            values
+                .at(step.axes)
+                .points(turn)
+                .into_iter()
+                .map(|axes| Step { axes, ..step }),
+        );
     }
     out
 }
@@ -117,9 +90,10 @@ pub(crate) fn sized_steps_of(
         workers,
         repetition,
         round,
-        size,
-        client: Client::Sdk,
-        hedge: Hedge::Off,
+        axes: Axes {
+            object_size_bytes: size,
+            ..Axes::default()
+        },
     };
     let mut out = Vec::new();
     match order {
@@ -147,6 +121,7 @@ pub(crate) fn sized_steps_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Client, Hedge};
 
     const W: [u32; 6] = [1, 2, 4, 8, 16, 32];
 
@@ -185,19 +160,21 @@ mod tests {
     fn sizes_are_swept_with_the_workers() {
         let sizes = [Some(4096), Some(1 << 20)];
         let a = sized_steps_of(Order::Ascending, 1, (&sizes, &[1, 8]), 1, 1);
-        let got: Vec<(Option<u64>, u32)> = a.iter().map(|s| (s.size, s.workers)).collect();
+        let got: Vec<(Option<u64>, u32)> = a.iter().map(|s| (s.axes.object_size_bytes, s.workers)).collect();
         assert_eq!(got, [(sizes[0], 1), (sizes[0], 8), (sizes[1], 1), (sizes[1], 8)]);
         let i = sized_steps_of(Order::Interleaved, 2, (&sizes, &W), 3, 5);
         assert_eq!(i.len(), 2 * 2 * W.len() * 3);
         for chunk in i.chunks(2 * W.len()) {
-            let mut pairs: Vec<(Option<u64>, u32)> = chunk.iter().map(|s| (s.size, s.workers)).collect();
+            let mut pairs: Vec<(Option<u64>, u32)> =
+                chunk.iter().map(|s| (s.axes.object_size_bytes, s.workers)).collect();
             pairs.sort_unstable();
             let mut want: Vec<(Option<u64>, u32)> =
                 sizes.iter().flat_map(|&s| W.iter().map(move |&w| (s, w))).collect();
             want.sort_unstable();
             assert_eq!(pairs, want, "each bucket's round holds every size x workers once");
         }
-        let sizes_first: std::collections::BTreeSet<Option<u64>> = i.chunks(W.len()).map(|c| c[0].size).collect();
+        let sizes_first: std::collections::BTreeSet<Option<u64>> =
+            i.chunks(W.len()).map(|c| c[0].axes.object_size_bytes).collect();
         assert_eq!(
             sizes_first.len(),
             2,
@@ -213,38 +190,45 @@ mod tests {
     #[test]
     fn each_step_runs_once_per_hedge_policy_side_by_side() {
         let policies = [Hedge::Off, Hedge::Percentile(95), Hedge::AfterMs(40)];
-        let inter = with_hedges(steps_of(Order::Interleaved, 1, &W, 3, 7), &policies);
+        let inter = with_axes(
+            steps_of(Order::Interleaved, 1, &W, 3, 7),
+            &AxisValues::new(&[], &[], &[], &policies),
+        );
         assert_eq!(inter.len(), W.len() * 3 * 3);
         for triple in inter.chunks(3) {
             assert!(triple
                 .iter()
                 .all(|s| (s.workers, s.round) == (triple[0].workers, triple[0].round)));
-            let mut got: Vec<Hedge> = triple.iter().map(|s| s.hedge).collect();
+            let mut got: Vec<Hedge> = triple.iter().map(|s| s.axes.hedge).collect();
             got.sort_by_key(|h| h.to_string());
             assert_eq!(got, [Hedge::AfterMs(40), Hedge::Off, Hedge::Percentile(95)]);
         }
-        let first_of = |round: u32| inter.iter().find(|s| s.round == Some(round)).unwrap().hedge;
+        let first_of = |round: u32| inter.iter().find(|s| s.round == Some(round)).unwrap().axes.hedge;
         assert_ne!(first_of(1), first_of(2), "the first policy changes from round to round");
+    }
+
+    fn clients(clients: &[Client]) -> AxisValues {
+        AxisValues::new(&[], &[], clients, &[])
     }
 
     #[test]
     fn each_step_runs_once_per_client_back_to_back() {
         let both = [Client::Sdk, Client::Lean];
-        let asc = with_clients(steps_of(Order::Ascending, 1, &[1, 8], 1, 1), &both);
-        let got: Vec<(u32, Client)> = asc.iter().map(|s| (s.workers, s.client)).collect();
+        let asc = with_axes(steps_of(Order::Ascending, 1, &[1, 8], 1, 1), &clients(&both));
+        let got: Vec<(u32, Client)> = asc.iter().map(|s| (s.workers, s.axes.s3_client)).collect();
         assert_eq!(
             got,
             [(1, Client::Sdk), (1, Client::Lean), (8, Client::Sdk), (8, Client::Lean)]
         );
-        let inter = with_clients(steps_of(Order::Interleaved, 1, &W, 4, 7), &both);
+        let inter = with_axes(steps_of(Order::Interleaved, 1, &W, 4, 7), &clients(&both));
         assert_eq!(inter.len(), W.len() * 4 * 2);
         for pair in inter.chunks(2) {
             assert_eq!((pair[0].workers, pair[0].round), (pair[1].workers, pair[1].round));
-            assert_ne!(pair[0].client, pair[1].client);
+            assert_ne!(pair[0].axes.s3_client, pair[1].axes.s3_client);
         }
-        let first_of = |round: u32| inter.iter().find(|s| s.round == Some(round)).unwrap().client;
+        let first_of = |round: u32| inter.iter().find(|s| s.round == Some(round)).unwrap().axes.s3_client;
         assert_ne!(first_of(1), first_of(2), "the first client changes from round to round");
-        let one = with_clients(steps_of(Order::Ascending, 2, &W, 2, 1), &[Client::Sdk]);
+        let one = with_axes(steps_of(Order::Ascending, 2, &W, 2, 1), &clients(&[Client::Sdk]));
         assert_eq!(
             one,
             steps_of(Order::Ascending, 2, &W, 2, 1),

@@ -15,7 +15,7 @@ use crate::model::stats::{histogram_us, micros, round3};
 use crate::model::{Breakdown, ErrorCounts, Percentiles, RetryCauses};
 use crate::s3::get::Outcome;
 
-use super::timeline::{AttemptEvent, GetEvent};
+use super::timeline::{AttemptEvent, GetEvent, HedgeEvent};
 
 /// Busy time of the current tokio runtime's workers, summed, and their number. `None`
 /// outside a runtime. Busy time is wall time between a worker waking and parking, so
@@ -191,6 +191,8 @@ pub(crate) struct Shard {
     pub(crate) events: Vec<GetEvent>,
     /// The attempts of the GETs that were retried (each naming its GET's event).
     pub(crate) attempts: Vec<AttemptEvent>,
+    /// The hedge copies sent (each naming its GET's event).
+    pub(crate) hedges: Vec<HedgeEvent>,
 }
 
 impl Shard {
@@ -210,6 +212,7 @@ impl Shard {
             retry_causes: RetryCauses::default(),
             events: Vec::new(),
             attempts: Vec::new(),
+            hedges: Vec::new(),
         }
     }
 
@@ -262,6 +265,8 @@ impl Shard {
                 .into_iter()
                 .map(|a| AttemptEvent { get: a.get + base, ..a }),
         );
+        self.hedges
+            .extend(other.hedges.into_iter().map(|h| HedgeEvent { get: h.get + base, ..h }));
         self.events.extend(other.events);
     }
 

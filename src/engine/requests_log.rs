@@ -1,4 +1,4 @@
-//! The request log (`--requests-log FILE`): one line per GET attempt of every timed
+//! The request log (`--requests-log FILE`): one line per GET attempt (and per hedge copy) of every timed
 //! configuration, as CSV (`.csv`) or JSON lines (`.jsonl`), gzip-compressed when the
 //! name ends in `.gz`; pandas and DuckDB read each directly. Columns: the
 //! configuration (`bucket`, `workers`, `repetition`), the GET (`get`: its place in the
@@ -15,7 +15,14 @@
 //! Attempts past the eighth are not stamped (their time columns are empty).
 //! `connection`: the connection the attempt went out on (the transport numbers each
 //! connection it opens, from 1, for both clients, which share it); empty when it got
-//! none.
+//! none. Then the configuration's axes, a column each ([`AXES`]: `memory_mb` and
+//! `object_size_bytes`, empty without them, `s3_client`, `hedge`), so every
+//! configuration's lines are told apart; `copy`: `get` for the GET's own lines, `hedge`
+//! for its hedge copy, a line of its own after them (its last attempt: sent, headers,
+//! end, the bytes it read, its connection) with its `fate`: `won` (its body came
+//! first: the GET's result, and its `get` line, are its), `lost` (it failed) or
+//! `cancelled` (the first answered; the copy was dropped, its `outcome` `cancelled`).
+//! The `get` lines add up to the row; the `hedge` lines are its `hedges_sent`.
 //!
 //! Bounded: at most `max_bytes` (uncompressed) are written; lines past the cap are
 //! dropped and counted, and [`RequestsLog::finish`] says how many.
@@ -34,17 +41,27 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::model::ConfigResult;
+use crate::model::{ConfigResult, AXES};
 
-use super::timeline::{AttemptEvent, GetEvent};
+use super::hedge::HedgeFate;
+use super::timeline::{AttemptEvent, GetEvent, HedgeEvent};
 use super::Observer;
 
 /// The default cap: 256 MiB of lines (about 3 million of them).
 pub const DEFAULT_MAX_BYTES: u64 = 256 << 20;
 
-/// The CSV header.
-const CSV_HEADER: &str =
-    "bucket,workers,repetition,get,attempt,attempts,sent_ms,first_byte_ms,last_byte_ms,bytes,connection,outcome\n";
+/// The CSV header: the configuration, the attempt's columns, the configuration's
+/// axes ([`AXES`]), the copy and its fate.
+fn csv_header() -> String {
+    let mut header =
+        "bucket,workers,repetition,get,attempt,attempts,sent_ms,first_byte_ms,last_byte_ms,bytes,connection,outcome"
+            .to_string();
+    for axis in &AXES {
+        header.push(',');
+        header.push_str(axis.field);
+    }
+    header + ",copy,fate\n"
+}
 
 /// How the lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,7 +158,7 @@ impl RequestsLog {
             inner,
         };
         if format == LogFormat::Csv {
-            log.write(CSV_HEADER, false);
+            log.write(&csv_header(), false);
         }
         Ok(log)
     }
@@ -294,14 +311,89 @@ fn columns(e: &GetEvent, attempt: u32, stamp: Option<&AttemptEvent>) -> [String;
     }
 }
 
+/// What a line says besides its configuration: which GET, which attempt of which copy,
+/// the time columns, bytes, connection, outcome and (a hedge copy's) fate.
+struct Line<'a> {
+    get: usize,
+    copy: &'static str,
+    attempt: u32,
+    attempts: u32,
+    columns: [String; 5],
+    outcome: &'a str,
+    fate: &'static str,
+}
+
+/// A JSON value of a number column: `null` when empty.
+fn num(s: &str) -> &str {
+    if s.is_empty() {
+        "null"
+    } else {
+        s
+    }
+}
+
+/// Writes `line` of configuration `row` (`axes`: its axis columns) to `out`.
+fn write_line(format: LogFormat, row: &ConfigResult, axes: &[(&str, String)], line: &Line, out: &mut String) {
+    let Line {
+        get,
+        copy,
+        attempt,
+        attempts,
+        outcome,
+        fate,
+        ..
+    } = line;
+    let [sent, first, done, bytes, conn] = &line.columns;
+    match format {
+        LogFormat::Csv => {
+            let _ = write!(
+                out,
+                "{},{},{},{get},{attempt},{attempts},{sent},{first},{done},{bytes},{conn},{outcome}",
+                row.bucket, row.workers, row.repetition
+            );
+            for (_, value) in axes {
+                let _ = write!(out, ",{value}");
+            }
+            let _ = writeln!(out, ",{copy},{fate}");
+        }
+        LogFormat::JsonLines => {
+            let _ = write!(
+                out,
+                r#"{{"bucket":{},"workers":{},"repetition":{},"get":{get},"attempt":{attempt},"attempts":{attempts},"sent_ms":{},"first_byte_ms":{},"last_byte_ms":{},"bytes":{bytes},"connection":{},"outcome":"{outcome}""#,
+                serde_json::Value::from(row.bucket.as_str()),
+                row.workers,
+                row.repetition,
+                num(sent),
+                num(first),
+                num(done),
+                num(conn)
+            );
+            for (field, value) in axes {
+                // A number (memory, object size) as a number, a name as a string.
+                let value = match value.parse::<u64>() {
+                    Ok(n) => n.to_string(),
+                    Err(_) if value.is_empty() => "null".into(),
+                    Err(_) => serde_json::Value::from(value.as_str()).to_string(),
+                };
+                let _ = write!(out, r#","{field}":{value}"#);
+            }
+            let fate = if fate.is_empty() {
+                "null".to_string()
+            } else {
+                format!("\"{fate}\"")
+            };
+            let _ = writeln!(out, r#","copy":"{copy}","fate":{fate}}}"#);
+        }
+    }
+}
+
 /// The lines of one GET: one per attempt (`stamps`: the transport's stamps of its
-/// attempts, when it was retried).
+/// attempts, when it was retried), then one for its hedge copy if one was sent.
 fn lines_of(
-    format: LogFormat,
-    row: &ConfigResult,
+    (format, row, axes): (LogFormat, &ConfigResult, &[(&str, String)]),
     get: usize,
     e: &GetEvent,
-    stamps: &[&AttemptEvent],
+    (stamps, hedge): (&[&AttemptEvent], Option<&HedgeEvent>),
     out: &mut String,
 ) {
     let attempts = u32::from(e.attempts);
@@ -317,36 +409,48 @@ fn lines_of(
             (false, _) => "retried",
         };
         let stamp = stamps.iter().find(|s| u32::from(s.attempt) == attempt).copied();
-        let [sent, first, done, bytes, conn] = columns(e, attempt, stamp);
-        match format {
-            LogFormat::Csv => {
-                let _ = writeln!(
-                    out,
-                    "{},{},{},{get},{attempt},{attempts},{sent},{first},{done},{bytes},{conn},{outcome}",
-                    row.bucket, row.workers, row.repetition
-                );
-            }
-            LogFormat::JsonLines => {
-                let num = |s: &str| {
-                    if s.is_empty() {
-                        "null".to_string()
-                    } else {
-                        s.to_string()
-                    }
-                };
-                let _ = writeln!(
-                    out,
-                    r#"{{"bucket":{},"workers":{},"repetition":{},"get":{get},"attempt":{attempt},"attempts":{attempts},"sent_ms":{},"first_byte_ms":{},"last_byte_ms":{},"bytes":{bytes},"connection":{},"outcome":"{outcome}"}}"#,
-                    serde_json::Value::from(row.bucket.as_str()),
-                    row.workers,
-                    row.repetition,
-                    num(&sent),
-                    num(&first),
-                    num(&done),
-                    num(&conn)
-                );
-            }
-        }
+        let line = Line {
+            get,
+            copy: "get",
+            attempt,
+            attempts,
+            columns: columns(e, attempt, stamp),
+            outcome,
+            fate: "",
+        };
+        write_line(format, row, axes, &line, out);
+    }
+    if let Some(h) = hedge {
+        write_line(format, row, axes, &hedge_line(get, h), out);
+    }
+}
+
+/// The line of a hedge copy: its last attempt (its own retries are not stamped).
+fn hedge_line(get: usize, h: &HedgeEvent) -> Line<'static> {
+    let ms = |us: u32| format!("{:.3}", f64::from(us) / 1000.0);
+    let attempts = u32::from(h.attempts);
+    Line {
+        get,
+        copy: "hedge",
+        attempt: attempts,
+        attempts,
+        columns: [
+            ms(h.sent_us),
+            h.headers_us.map(ms).unwrap_or_default(),
+            ms(h.end_us),
+            h.bytes.to_string(),
+            if h.connection_id > 0 {
+                h.connection_id.to_string()
+            } else {
+                String::new()
+            },
+        ],
+        outcome: match (h.fate, h.error) {
+            (HedgeFate::Cancelled, _) => "cancelled",
+            (_, Some(kind)) => kind.name(),
+            (_, None) => "ok",
+        },
+        fate: h.fate.name(),
     }
 }
 
@@ -363,21 +467,32 @@ impl Observer for RequestsLog {
         self.inner.config_finished(result);
     }
 
-    fn gets_done(&self, row: &ConfigResult, events: &[GetEvent], attempts: &[AttemptEvent]) {
+    fn gets_done(&self, row: &ConfigResult, events: &[GetEvent], attempts: &[AttemptEvent], hedges: &[HedgeEvent]) {
         let mut ordered: Vec<usize> = (0..events.len()).collect();
         ordered.sort_by_key(|&i| events[i].end_us());
         let mut stamped: Vec<&AttemptEvent> = attempts.iter().collect();
         stamped.sort_by_key(|a| (a.get, a.attempt));
+        let mut copies: Vec<&HedgeEvent> = hedges.iter().collect();
+        copies.sort_by_key(|h| h.get);
+        let axes = row.axes.key().fields();
         let mut text = String::new();
         for (n, i) in ordered.into_iter().enumerate() {
             let from = stamped.partition_point(|a| (a.get as usize) < i);
             let to = stamped.partition_point(|a| (a.get as usize) <= i);
+            let at = copies.partition_point(|h| (h.get as usize) < i);
+            let hedge = copies.get(at).filter(|h| h.get as usize == i).copied();
             text.clear();
-            lines_of(self.format, row, n + 1, &events[i], &stamped[from..to], &mut text);
+            lines_of(
+                (self.format, row, &axes),
+                n + 1,
+                &events[i],
+                (&stamped[from..to], hedge),
+                &mut text,
+            );
             for line in text.split_inclusive('\n') {
                 self.write(line, true);
             }
         }
-        self.inner.gets_done(row, events, attempts);
+        self.inner.gets_done(row, events, attempts, hedges);
     }
 }

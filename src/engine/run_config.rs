@@ -16,8 +16,8 @@ use tokio::sync::Semaphore;
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, rates, round3};
 use crate::model::{
-    Axes, Breakdown, ChildMeasure, Client, ClientMeasure, ClientSide, ConfigResult, Hedge, ObjectSize, Percentiles,
-    SizeSpread, WireCounts,
+    Axes, Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Named, ObjectSize, Percentiles, SizeSpread,
+    WireCounts,
 };
 use crate::plan::{Keys, Plan};
 use crate::s3::get::Reader;
@@ -28,10 +28,11 @@ use crate::sys::usage;
 use crate::transport::TransportCounters;
 
 use super::hedge::Hedger;
+use super::order::Step;
 use super::recorder::{runtime_busy, PhaseShard, Shard};
 use super::schedule::StartSchedule;
 use super::slot;
-use super::timeline::{self, AttemptEvent, GetEvent, WireSampler};
+use super::timeline::{self, AttemptEvent, GetEvent, HedgeEvent, WireSampler};
 use super::Observer;
 use crate::transport::{share, Lanes};
 
@@ -48,16 +49,18 @@ fn key_order(plan: &Plan, keys: &Keys, workers: u32, repetition: u32) -> Vec<u32
     order
 }
 
-/// The name progress shows for a configuration of `bucket`: with its client and its
-/// hedge policy when the run has more than one of either (`standard-like lean hedge
-/// p95`), so no two configurations of a run are shown alike.
-pub(crate) fn progress_name(plan: &Plan, bucket: &str, client: Client, hedge: Hedge) -> String {
-    let mut name = bucket.to_string();
-    if plan.clients().len() > 1 {
-        name.push_str(&format!(" {client}"));
-    }
-    if plan.hedges().len() > 1 {
-        name.push_str(&format!(" hedge {hedge}"));
+/// The name progress shows for configuration `step`: its bucket and its values on the
+/// axes the run has more than one value of (`standard-like lean hedge p95`), and a
+/// memory sweep step's size (`512MB`), so no two configurations are shown alike.
+pub(crate) fn progress_name(plan: &Plan, step: &Step) -> String {
+    let mut name = plan.buckets()[step.bucket].clone();
+    let memory = Named::of([Axes {
+        memory_mb: step.axes.memory_mb,
+        ..Axes::default()
+    }]);
+    for word in step.axes.short_words(plan.axis_values().swept().and(memory)) {
+        name.push(' ');
+        name.push_str(&word);
     }
     name
 }
@@ -71,17 +74,18 @@ pub(crate) async fn run_config(
     client: &SweepClient,
     s3: &Reader,
     plan: &Plan,
-    (bucket_index, workers, repetition, size, hedge): (usize, u32, u32, Option<u64>, Hedge),
+    step: &Step,
     schedule: Option<StartSchedule>,
     stop_at: Option<Instant>,
     observer: &Arc<dyn Observer>,
 ) -> Option<ConfigResult> {
-    let bucket = plan.buckets()[bucket_index].as_str();
-    let keys = plan.keys_at(bucket_index, size);
+    let (workers, repetition, size) = (step.workers, step.repetition, step.axes.object_size_bytes);
+    let bucket = plan.buckets()[step.bucket].as_str();
+    let keys = plan.keys_at(step.bucket, size);
     let order = Arc::new(key_order(plan, &keys, workers, repetition));
     let whole_request = plan.attempt_timeout() * plan.max_attempts();
     let drivers = Drivers::of(client, plan, workers as usize, order.len());
-    let hedger = Hedger::new(hedge, plan.max_hedge_percent()).map(Arc::new);
+    let hedger = Hedger::new(step.axes.hedge, plan.max_hedge_percent()).map(Arc::new);
     let before_timed_phase = async {
         let warmup = if plan.warmup() {
             Some(warm_up(s3, &drivers, (bucket, &keys), hedger.clone(), &order, whole_request).await)
@@ -96,7 +100,7 @@ pub(crate) async fn run_config(
         warmup
     };
     let warmup = until(stop_at, before_timed_phase).await?;
-    let name = progress_name(plan, bucket, s3.client(), hedge);
+    let name = progress_name(plan, step);
     observer.config_started(&name, workers, repetition, order.len() as u64);
     let before = Before::now(client, &drivers.lanes);
     // Shared by the drivers: the next position in `order`, the hedging.
@@ -124,6 +128,7 @@ pub(crate) async fn run_config(
     let mut recorded = joined(tasks).await;
     let events = std::mem::take(&mut recorded.events);
     let attempts = std::mem::take(&mut recorded.attempts);
+    let hedges = std::mem::take(&mut recorded.hedges);
     let wire = sampler.finish().await;
     let timed = Timed {
         sizes: sizes_of(size, &order, &keys),
@@ -135,9 +140,9 @@ pub(crate) async fn run_config(
     };
     let wall = timed.wall;
     let mut row = measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed);
-    with_axes(&mut row, (s3.client(), hedge), hedger.as_deref());
+    with_axes(&mut row, step, hedger.as_deref());
     row.timeline = Some(timeline::build(&events, wall, &wire));
-    observer.gets_done(&row, &events, &attempts);
+    observer.gets_done(&row, &events, &attempts, &hedges);
     Some(row)
 }
 
@@ -193,11 +198,10 @@ impl Drivers {
     }
 }
 
-/// The row's client and hedge policy and, when it hedged, what hedging did: the
-/// hedges went through the transport too, and are not retries.
-fn with_axes(row: &mut ConfigResult, (client, hedge): (Client, Hedge), hedger: Option<&Hedger>) {
-    row.axes.s3_client = client;
-    row.axes.hedge = hedge;
+/// The row's point on the axes (the step's) and, when it hedged, what hedging did:
+/// the hedges went through the transport too, and are not retries.
+fn with_axes(row: &mut ConfigResult, step: &Step, hedger: Option<&Hedger>) {
+    row.axes = row.axes.at_point(step.axes);
     if let Some(h) = hedger {
         let counts = h.counts();
         row.retries = row.retries.saturating_sub(counts.hedges_sent);
@@ -445,21 +449,24 @@ impl Driver {
                 let pool_wait = queued.elapsed();
                 this.started.fetch_add(1, Ordering::Relaxed);
                 let sent = this.start.elapsed();
-                let mut outcome = match &this.hedger {
+                let (mut outcome, copy) = match &this.hedger {
                     Some(h) => h.get(&this.s3, &this.bucket, &key, this.limit, &this.pool).await,
-                    None => this.s3.get_one(&this.bucket, &key, this.limit).await,
+                    None => (this.s3.get_one(&this.bucket, &key, this.limit).await, None),
                 };
                 drop(permit);
                 outcome.pool_wait = pool_wait;
-                (i, sent, outcome)
+                (i, sent, outcome, copy)
             })
             .buffer_unordered(in_flight.max(1));
         // GETs still in flight at `stop_at` are dropped (cancelled) with `gets`.
-        drain(gets, stop_at, |(i, sent, outcome)| {
+        drain(gets, stop_at, |(i, sent, outcome, copy)| {
             shard.record(&outcome, i == 0);
             shard
                 .attempts
                 .extend(AttemptEvent::of(shard.events.len(), sent, &outcome));
+            shard
+                .hedges
+                .extend(copy.map(|c| HedgeEvent::of(shard.events.len(), sent, &c)));
             shard.events.push(GetEvent::of(sent, &outcome));
             self.observer.request_done(outcome.result.is_ok());
         })
@@ -613,17 +620,26 @@ mod tests {
     #[test]
     fn progress_names_the_client_and_hedge_when_the_run_has_several() {
         let one = Plan::from_json(r#"{"buckets": ["b-1"], "object_count": 10}"#).unwrap();
-        assert_eq!(progress_name(&one, "b-1", Client::Sdk, Hedge::Off), "b-1");
+        let named = |plan: &Plan| -> Vec<String> {
+            super::super::order::steps(plan)
+                .iter()
+                .map(|s| progress_name(plan, s))
+                .collect()
+        };
+        assert!(named(&one).iter().all(|n| n == "b-1"));
+        let mut step = super::super::order::steps(&one)[0];
+        step.axes.memory_mb = Some(512);
+        assert_eq!(
+            progress_name(&one, &step),
+            "b-1 512MB",
+            "a memory sweep's step names its size"
+        );
         let both = Plan::from_json(
-            r#"{"buckets": ["b-1"], "object_count": 10, "clients": ["sdk", "lean"], "hedge": ["off", "p95"]}"#,
+            r#"{"buckets": ["b-1"], "workers": [1], "object_count": 10, "clients": ["sdk", "lean"], "hedge": ["off", "p95"]}"#,
         )
         .unwrap();
-        let names: Vec<String> = [Client::Sdk, Client::Lean]
-            .into_iter()
-            .flat_map(|c| [Hedge::Off, Hedge::Percentile(95)].map(|h| progress_name(&both, "b-1", c, h)))
-            .collect();
         assert_eq!(
-            names,
+            named(&both),
             [
                 "b-1 sdk hedge off",
                 "b-1 sdk hedge p95",

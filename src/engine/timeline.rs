@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::hedge::{HedgeCopy, HedgeFate};
 use crate::model::stats::round3;
 use crate::model::timeline::BASE_INTERVAL_MS;
 use crate::model::{Bounded, ErrorKind, KindCounts, Timeline};
@@ -101,6 +102,42 @@ impl AttemptEvent {
             end_us: at(s.end_ns),
             connection_id: u32::try_from(s.connection_id).unwrap_or(u32::MAX),
         })
+    }
+}
+
+/// A GET's hedge copy, as the request log sees it (times µs after the timed phase
+/// began).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HedgeEvent {
+    /// Its GET: the index of the GET's event among the configuration's.
+    pub get: u32,
+    pub sent_us: u32,
+    /// Its response headers (`None`: it failed or was cancelled).
+    pub headers_us: Option<u32>,
+    pub end_us: u32,
+    pub bytes: u64,
+    pub attempts: u16,
+    /// The connection its last attempt went out on; 0 when not known.
+    pub connection_id: u32,
+    pub error: Option<ErrorKind>,
+    pub fate: HedgeFate,
+}
+
+impl HedgeEvent {
+    /// The copy of GET number `get`, which was sent `sent` after the timed phase began.
+    pub fn of(get: usize, sent: Duration, copy: &HedgeCopy) -> HedgeEvent {
+        let us = |d: Duration| u32::try_from((sent + d).as_micros()).unwrap_or(u32::MAX);
+        HedgeEvent {
+            get: u32::try_from(get).unwrap_or(u32::MAX),
+            sent_us: us(copy.sent_at),
+            headers_us: copy.headers_at.map(us),
+            end_us: us(copy.end_at),
+            bytes: copy.bytes,
+            attempts: copy.attempts,
+            connection_id: copy.connection_id.map_or(0, |id| u32::try_from(id).unwrap_or(u32::MAX)),
+            error: copy.error,
+            fate: copy.fate,
+        }
     }
 }
 

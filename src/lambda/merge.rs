@@ -2,7 +2,7 @@
 //! summed (counts, errors, bytes, CPU), their latency histograms added (percentiles are
 //! never averaged), and throughput taken over the common window (first start to last
 //! finish), so drift between children lowers the figure rather than flattering it.
-//! A configuration is a bucket, worker count, repetition, client and hedge policy: a
+//! A configuration is a bucket, worker count, repetition and point on the axes: a
 //! hedged row merges with the children's hedged rows, its hedging counts summed.
 //! Failed children are named and left out; a child missing a configuration is listed.
 
@@ -104,16 +104,11 @@ fn merge_configurations(plan: &Plan, outcomes: &[ChildOutcome]) -> (Vec<ConfigRe
     let cold = |r: &SweepResult| r.environment.lambda.as_ref().is_some_and(|l| l.cold_start);
     let mut merged = Vec::new();
     let mut configurations = Vec::new();
-    // Each repetition once per client and hedge policy, each its own row.
-    let runs = |repetition| {
-        let hedges = plan.hedges();
-        plan.clients()
-            .iter()
-            .flat_map(move |&client| hedges.iter().map(move |&hedge| (repetition, client, hedge)))
-    };
+    // Each repetition once per point on the axes, each its own row.
+    let points = plan.axis_values().points(0);
     for bucket in plan.buckets() {
         for &workers in plan.workers() {
-            for (repetition, client, hedge) in (1..=plan.repetitions()).flat_map(runs) {
+            for (repetition, &point) in (1..=plan.repetitions()).flat_map(|r| points.iter().map(move |p| (r, p))) {
                 let mut rows = Vec::new();
                 let mut missing = Vec::new();
                 for (o, r) in &ok {
@@ -121,8 +116,7 @@ fn merge_configurations(plan: &Plan, outcomes: &[ChildOutcome]) -> (Vec<ConfigRe
                         &x.bucket == bucket
                             && x.workers == workers
                             && x.repetition == repetition
-                            && x.axes.s3_client == client
-                            && x.axes.hedge == hedge
+                            && x.axes.key() == point
                     }) {
                         Some(row) => rows.push((o.index, cold(r), row)),
                         None => missing.push(o.index),

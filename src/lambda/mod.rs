@@ -403,6 +403,7 @@ impl Function {
             lambda: Some(lambda_environment(invocation, &self.settings)),
             schedule: StartSchedule::of(plan),
             results,
+            memory_mb: None,
         }
     }
 }

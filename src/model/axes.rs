@@ -4,8 +4,11 @@
 //! comparisons, memory choices, compare pairs, cost rows) holds one, flattened into its
 //! JSON object, so each axis keeps its field name (`memory_mb`, `object_size_bytes`,
 //! `s3_client`, `hedge`) and results written before this struct load unchanged. Rows group and
-//! pair by `Axes` equality, so a new axis is one more field here (with its label in
-//! [`Axes::label`] and its key in [`Axes::key`]) and nothing else.
+//! pair by `Axes` equality. Every output names an axis through [`AXES`] (its column
+//! header, its EMF dimension, its words in a label) and a run's values on the axes are
+//! an [`AxisValues`] (the order, the count, the merge of a fan-out go through it), so a
+//! new axis is one more field here, one entry of [`AXES`], its values in
+//! [`AxisValues`], and nothing else.
 
 use serde::{Deserialize, Serialize};
 
@@ -61,6 +64,17 @@ impl Axes<ObjectSize> {
             hedge: self.hedge,
         }
     }
+
+    /// A row's axes at configuration `point`: the point's, but the row's own object size
+    /// (what it read, which may be a listing's spread).
+    pub fn at_point(self, point: Axes) -> Axes<ObjectSize> {
+        Axes {
+            memory_mb: point.memory_mb,
+            object_size_bytes: self.object_size_bytes,
+            s3_client: point.s3_client,
+            hedge: point.hedge,
+        }
+    }
 }
 
 impl Axes {
@@ -93,21 +107,249 @@ impl Axes {
         )
     }
 
-    /// The axes in words after a bucket's name, e.g. ` at 512 MB (objects of 4096
-    /// bytes) (client lean)`; empty when no axis is set. The client is named when
-    /// `clients` is true (several ran).
-    pub fn label(&self, clients: bool) -> String {
-        let mut out = self.memory_mb.map(|m| format!(" at {m} MB")).unwrap_or_default();
-        if let Some(b) = self.object_size_bytes {
-            out.push_str(&format!(" (objects of {b} bytes)"));
+    /// The axes `named` in words after a bucket's name, e.g. ` (512 MB, objects of 4096
+    /// bytes, client lean, hedge p95)`; empty when none is.
+    pub fn label(&self, named: Named) -> String {
+        let words = self.words(named);
+        if words.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", words.join(", "))
         }
-        if clients {
-            out.push_str(&format!(" (client {})", self.s3_client));
+    }
+
+    /// The axes `named`, each in words (`512 MB`, `client lean`), in [`AXES`]' order.
+    pub fn words(&self, named: Named) -> Vec<String> {
+        named.axes().map(|a| (a.words)(&(a.cell)(self))).collect()
+    }
+
+    /// The axes `named`, each in a progress line's few characters (`lean`, `hedge
+    /// p95`).
+    pub fn short_words(&self, named: Named) -> Vec<String> {
+        named.axes().map(|a| (a.short)(&(a.cell)(self))).collect()
+    }
+
+    /// The axes `named`, each as a (column header, value) cell.
+    pub fn cells(&self, named: Named) -> Vec<(&'static str, String)> {
+        named.axes().map(|a| (a.header, (a.cell)(self))).collect()
+    }
+
+    /// Every axis as (JSON field name, value), the value empty where the axis is
+    /// absent (no memory size, no size axis): a request log line's columns.
+    pub fn fields(&self) -> Vec<(&'static str, String)> {
+        AXES.iter()
+            .map(|a| (a.field, Some((a.cell)(self)).filter(|v| v != "-").unwrap_or_default()))
+            .collect()
+    }
+
+    /// The EMF dimensions of the axes this configuration sets (its memory size, its
+    /// object size, a client other than `sdk`, a hedge policy other than `off`), as
+    /// (dimension name, value).
+    pub fn dimensions(&self) -> Vec<(&'static str, String)> {
+        AXES.iter()
+            .filter(|a| (a.set)(self))
+            .map(|a| (a.dimension, (a.cell)(self)))
+            .collect()
+    }
+}
+
+/// One axis as every output names it.
+pub struct Axis {
+    /// Its field name in JSON (a row's, the request log's column: `s3_client`).
+    pub field: &'static str,
+    /// Its column header in tables (`client`).
+    pub header: &'static str,
+    /// Its EMF dimension name (`Client`).
+    pub dimension: &'static str,
+    /// A configuration's value on it (`lean`, `sdk`, `-` for an absent size).
+    pub cell: fn(&Axes) -> String,
+    /// True when a configuration sets it: a value, or other than the default.
+    pub set: fn(&Axes) -> bool,
+    /// A value in a label's words (`client lean`).
+    pub words: fn(&str) -> String,
+    /// A value in a progress line's few characters (`lean`, `hedge p95`).
+    pub short: fn(&str) -> String,
+}
+
+/// The axes, in the order labels and tables name them.
+pub const AXES: [Axis; 4] = [
+    Axis {
+        field: "memory_mb",
+        header: "memory MB",
+        dimension: "MemoryMB",
+        cell: |a| a.memory_mb.map_or("-".into(), |m| m.to_string()),
+        set: |a| a.memory_mb.is_some(),
+        words: |v| format!("{v} MB"),
+        short: |v| format!("{v}MB"),
+    },
+    Axis {
+        field: "object_size_bytes",
+        header: "object bytes",
+        dimension: "ObjectSizeBytes",
+        cell: |a| a.object_size_bytes.map_or("-".into(), |b| b.to_string()),
+        set: |a| a.object_size_bytes.is_some(),
+        words: |v| format!("objects of {v} bytes"),
+        short: |v| format!("{v}B"),
+    },
+    Axis {
+        field: "s3_client",
+        header: "client",
+        dimension: "Client",
+        cell: |a| a.s3_client.to_string(),
+        set: |a| !a.s3_client.is_sdk(),
+        words: |v| format!("client {v}"),
+        short: |v| v.to_string(),
+    },
+    Axis {
+        field: "hedge",
+        header: "hedge",
+        dimension: "Hedge",
+        cell: |a| a.hedge.to_string(),
+        set: |a| !a.hedge.is_off(),
+        words: |v| format!("hedge {v}"),
+        short: |v| format!("hedge {v}"),
+    },
+];
+
+/// The axes an output names for a set of configurations: each axis some configuration
+/// sets or on which two differ (several clients: `sdk` is named too).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Named([bool; AXES.len()]);
+
+impl Named {
+    /// The axes `configurations` set or differ on.
+    pub fn of(configurations: impl IntoIterator<Item = Axes>) -> Named {
+        let all: Vec<Axes> = configurations.into_iter().collect();
+        let mut named = [false; AXES.len()];
+        for (i, axis) in AXES.iter().enumerate() {
+            named[i] = all
+                .iter()
+                .any(|c| (axis.set)(c) || (axis.cell)(c) != (axis.cell)(&all[0]));
         }
-        if !self.hedge.is_off() {
-            out.push_str(&format!(" (hedge {})", self.hedge));
+        Named(named)
+    }
+
+    /// True when some axis is named.
+    pub fn any(&self) -> bool {
+        self.0.iter().any(|&n| n)
+    }
+
+    /// The axes named here or in `other`.
+    pub fn and(self, other: Named) -> Named {
+        let mut both = self.0;
+        for (b, o) in both.iter_mut().zip(other.0) {
+            *b |= o;
+        }
+        Named(both)
+    }
+
+    /// Every axis.
+    pub fn all() -> Named {
+        Named([true; AXES.len()])
+    }
+
+    /// These axes but `header`'s (a title that names it its own way).
+    pub fn without(mut self, header: &str) -> Named {
+        for (i, axis) in AXES.iter().enumerate() {
+            if axis.header == header {
+                self.0[i] = false;
+            }
+        }
+        self
+    }
+
+    /// True when `header`'s axis is named.
+    pub fn has(&self, header: &str) -> bool {
+        AXES.iter().zip(self.0).any(|(a, n)| n && a.header == header)
+    }
+
+    /// The named axes, in [`AXES`]' order.
+    pub fn axes(self) -> impl Iterator<Item = &'static Axis> {
+        AXES.iter().zip(self.0).filter(|(_, n)| *n).map(|(a, _)| a)
+    }
+}
+
+/// A run's values on each axis, as its request lists them; an axis the run does not
+/// sweep holds its one default value. The run's configurations on the axes are
+/// [`AxisValues::points`]; their number is [`AxisValues::count`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AxisValues {
+    pub memory_mb: Vec<Option<u32>>,
+    pub object_size_bytes: Vec<Option<u64>>,
+    pub s3_client: Vec<Client>,
+    pub hedge: Vec<Hedge>,
+}
+
+/// `values` as an axis's values: the default alone when none are listed.
+fn or_default<T: Copy, U: Default>(values: &[T], to: impl Fn(T) -> U) -> Vec<U> {
+    if values.is_empty() {
+        vec![U::default()]
+    } else {
+        values.iter().map(|&v| to(v)).collect()
+    }
+}
+
+impl AxisValues {
+    /// The values a request lists (memory sizes, object sizes, clients, hedge policies).
+    pub fn new(memory_mb: &[u32], object_sizes_bytes: &[u64], clients: &[Client], hedges: &[Hedge]) -> AxisValues {
+        AxisValues {
+            memory_mb: or_default(memory_mb, Some),
+            object_size_bytes: or_default(object_sizes_bytes, Some),
+            s3_client: or_default(clients, |c| c),
+            hedge: or_default(hedges, |h| h),
+        }
+    }
+
+    /// The number of points: the product of every axis's number of values.
+    pub fn count(&self) -> u64 {
+        self.lengths().iter().map(|&(n, _)| n as u64).product()
+    }
+
+    /// Each axis's number of values and its name in a count (`clients`).
+    pub fn lengths(&self) -> [(usize, &'static str); AXES.len()] {
+        [
+            (self.memory_mb.len(), "memory sizes"),
+            (self.object_size_bytes.len(), "object sizes"),
+            (self.s3_client.len(), "clients"),
+            (self.hedge.len(), "hedge policies"),
+        ]
+    }
+
+    /// The axes with more than one value (those that tell a run's configurations apart).
+    pub fn swept(&self) -> Named {
+        Named(self.lengths().map(|(n, _)| n > 1))
+    }
+
+    /// Every point, each axis's values rotated by `turn` (so in an interleaved order
+    /// another value goes first in each round), the last axis varying fastest.
+    pub fn points(&self, turn: usize) -> Vec<Axes> {
+        let r = |n: usize, i: usize| (i + turn) % n;
+        let mut out = Vec::with_capacity(self.count() as usize);
+        for m in 0..self.memory_mb.len() {
+            for s in 0..self.object_size_bytes.len() {
+                for c in 0..self.s3_client.len() {
+                    for h in 0..self.hedge.len() {
+                        out.push(Axes {
+                            memory_mb: self.memory_mb[r(self.memory_mb.len(), m)],
+                            object_size_bytes: self.object_size_bytes[r(self.object_size_bytes.len(), s)],
+                            s3_client: self.s3_client[r(self.s3_client.len(), c)],
+                            hedge: self.hedge[r(self.hedge.len(), h)],
+                        });
+                    }
+                }
+            }
         }
         out
+    }
+
+    /// These values with one value on the memory and size axes: `at`'s (the axes an
+    /// order does not run back to back).
+    pub fn at(&self, at: Axes) -> AxisValues {
+        AxisValues {
+            memory_mb: vec![at.memory_mb],
+            object_size_bytes: vec![at.object_size_bytes],
+            ..self.clone()
+        }
     }
 }
 
@@ -229,5 +471,62 @@ mod tests {
             serde_json::from_str::<crate::model::BucketSummary>(&text).unwrap(),
             summary
         );
+    }
+
+    #[test]
+    fn the_count_is_the_number_of_points_and_each_point_is_one_configuration() {
+        let values = AxisValues::new(
+            &[],
+            &[4096, 1 << 20],
+            &[Client::Sdk, Client::Lean],
+            &[Hedge::Off, Hedge::Percentile(95), Hedge::AfterMs(40)],
+        );
+        assert_eq!(values.count(), 12);
+        for turn in 0..3 {
+            let points = values.points(turn);
+            assert_eq!(points.len(), 12);
+            let distinct: std::collections::HashSet<Axes> = points.iter().copied().collect();
+            assert_eq!(distinct.len(), 12, "turn {turn}: each point once");
+        }
+        assert_eq!(values.points(0)[0].hedge, Hedge::Off);
+        assert_eq!(values.points(1)[0].hedge, Hedge::Percentile(95), "rotated by the turn");
+        assert_eq!(AxisValues::new(&[], &[], &[], &[]).points(0), [Axes::default()]);
+    }
+
+    #[test]
+    fn every_set_axis_is_a_label_word_a_cell_and_a_dimension() {
+        let all = Axes {
+            memory_mb: Some(512),
+            object_size_bytes: Some(4096),
+            s3_client: Client::Lean,
+            hedge: Hedge::Percentile(95),
+        };
+        assert_eq!(
+            all.label(Named::of([all])),
+            " (512 MB, objects of 4096 bytes, client lean, hedge p95)"
+        );
+        assert_eq!(
+            all.dimensions(),
+            [
+                ("MemoryMB", "512".to_string()),
+                ("ObjectSizeBytes", "4096".to_string()),
+                ("Client", "lean".to_string()),
+                ("Hedge", "p95".to_string())
+            ]
+        );
+        assert_eq!(Axes::default().label(Named::of([Axes::default()])), "");
+        assert!(Axes::default().dimensions().is_empty());
+        // Two configurations that differ only in a default value: both named.
+        let lean = Axes {
+            s3_client: Client::Lean,
+            ..Axes::default()
+        };
+        let named = Named::of([Axes::default(), lean]);
+        assert_eq!(Axes::default().label(named), " (client sdk)");
+        assert_eq!(
+            Axes::default().cells(named.without("client")),
+            Vec::<(&str, String)>::new()
+        );
+        assert!(named.has("client") && !named.has("hedge"));
     }
 }

@@ -21,7 +21,7 @@ pub(crate) mod run_kind;
 pub(crate) mod stats;
 pub(crate) mod timeline;
 
-pub use axes::{group_by_axes, Axes};
+pub use axes::{group_by_axes, Axes, AxisValues, Named, AXES};
 pub use closed_set::{Client, Outcome};
 pub use diagnosis::{
     Analysis, Breakdown, BucketComparison, ClientMeasure, ClientSide, CpuSource, CurveAnalysis, DiagnoseError,

@@ -681,6 +681,11 @@ impl SweepResult {
             .any(|r| r.axes.s3_client != self.results[0].axes.s3_client)
     }
 
+    /// The axes the rows set or differ on: those every output names.
+    pub fn named_axes(&self) -> super::axes::Named {
+        super::axes::Named::of(self.results.iter().map(|r| r.axes.key()))
+    }
+
     /// True when some rows hedged (request `hedge` other than `off`).
     pub fn hedged(&self) -> bool {
         self.results.iter().any(|r| !r.axes.hedge.is_off())

@@ -17,8 +17,9 @@ pub enum RunKind {
     MemorySweep,
     /// Rows at fixed object sizes (`object_sizes_bytes`): each size a sweep of its own.
     SizeAxis,
-    /// Rows of more than one S3 client (`clients`), or hedged rows (`hedge`): each
-    /// client and hedge policy a sweep of its own.
+    /// Rows on any other axis (more than one S3 client, a client other than `sdk`,
+    /// hedged rows): each client and hedge policy a sweep of its own (so a run of
+    /// `lean` alone keeps its client in its summaries).
     Clients,
     /// One sweep: one function (or a fan-out's merged children), one object size, one
     /// client.
@@ -32,7 +33,7 @@ impl SweepResult {
             RunKind::MemorySweep
         } else if self.results.iter().any(|r| r.size_axis_bytes().is_some()) {
             RunKind::SizeAxis
-        } else if self.several_clients() || self.hedged() {
+        } else if self.named_axes().without("memory MB").without("object bytes").any() {
             RunKind::Clients
         } else {
             RunKind::Plain
@@ -60,6 +61,7 @@ mod tests {
         assert_eq!(kind(&[&plain]), RunKind::Plain);
         assert_eq!(kind(&[&plain, &plain]), RunKind::Plain);
         assert_eq!(kind(&[&plain, &lean]), RunKind::Clients);
+        assert_eq!(kind(&[&lean]), RunKind::Clients, "lean alone keeps its client");
         assert_eq!(kind(&[&sized, &lean]), RunKind::SizeAxis);
         assert_eq!(kind(&[&plain, &memory, &lean]), RunKind::MemorySweep);
         // A listing's spread of sizes is no size axis.

@@ -23,6 +23,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::request::{FanoutRequest, FromCoordinator, Role, SweepRequest};
+use crate::model::AxisValues;
 
 pub use bucket_name::{check_bucket_name, is_directory_bucket};
 pub use destination::{check_metrics_namespace, ObjectUri, ResultsUri};
@@ -120,19 +121,40 @@ impl fmt::Display for RequestError {
     }
 }
 
+/// A request's values on every axis (memory sizes included).
+pub fn axis_values(request: &SweepRequest) -> AxisValues {
+    AxisValues::new(
+        &request.memory_mb,
+        &request.object_sizes_bytes,
+        &request.clients,
+        &request.hedge,
+    )
+}
+
+/// The configurations of a request whose axes take `values`: buckets x worker counts x
+/// repetitions x every point on the axes. The one place the count is written.
+pub fn configurations_of(request: &SweepRequest, values: &AxisValues) -> u64 {
+    request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions) * values.count()
+}
+
+/// ` x 2 clients x 3 hedge policies`: each axis with more than one value.
+fn swept_axes(request: &SweepRequest) -> String {
+    axis_values(request)
+        .lengths()
+        .iter()
+        .filter(|(n, _)| *n > 1)
+        .map(|(n, what)| format!(" x {n} {what}"))
+        .collect()
+}
+
 /// The problem of a run with more than [`MAX_CONFIGURATIONS`] configurations.
 pub fn configurations_message(request: &SweepRequest, configurations: u64) -> String {
-    // An optional axis is named only when it has more than one value.
-    let times = |n: usize, what: &str| if n > 1 { format!(" x {n} {what}") } else { String::new() };
     format!(
-        "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}{}{}{}); a run holds at most {MAX_CONFIGURATIONS} (one result row each; a Lambda answer must fit 6 MB): use fewer",
+        "the run has {configurations} configurations ({} buckets x {} worker counts x {} repetitions{}); a run holds at most {MAX_CONFIGURATIONS} (one result row each; a Lambda answer must fit 6 MB): use fewer",
         request.buckets.len(),
         request.workers.len(),
         request.repetitions,
-        times(request.clients.len(), "clients"),
-        times(request.memory_mb.len(), "memory sizes"),
-        times(request.object_sizes_bytes.len(), "object sizes"),
-        times(request.hedge.len(), "hedge policies"),
+        swept_axes(request),
     )
 }
 
@@ -288,13 +310,10 @@ impl Plan {
     pub fn attempt_timeout(&self) -> Duration {
         Duration::from_millis(self.request.timeouts_ms.attempt)
     }
-    /// Timed requests the whole run makes (warm-up excluded).
+    /// Timed requests the whole run makes (warm-up excluded): every configuration of
+    /// one memory size, each its key range.
     pub fn total_requests(&self) -> u64 {
-        self.request.object_sizes_bytes.len().max(1) as u64
-            * self.request.buckets.len() as u64
-            * self.request.workers.len() as u64
-            * u64::from(self.request.repetitions)
-            * u64::from(self.key_range().len() as u32)
+        self.configurations() * u64::from(self.key_range().len() as u32)
     }
     /// `coordinator` or `child` (from the coordinator's envelope; `coordinator` without).
     pub fn role(&self) -> Role {
@@ -332,15 +351,17 @@ impl Plan {
     pub fn start_unix_ms(&self) -> Option<u64> {
         self.envelope().start_unix_ms
     }
-    /// The configurations the run has: buckets x object sizes x worker counts x
-    /// repetitions x clients.
+    /// The configurations one run of the plan has (one memory size: a memory sweep
+    /// runs the plan once per size).
     pub fn configurations(&self) -> u64 {
-        self.request.object_sizes_bytes.len().max(1) as u64
-            * self.request.buckets.len() as u64
-            * self.request.workers.len() as u64
-            * u64::from(self.request.repetitions)
-            * self.request.clients.len().max(1) as u64
-            * self.request.hedge.len().max(1) as u64
+        configurations_of(&self.request, &self.axis_values())
+    }
+    /// The plan's values on the axes one run sweeps (the memory axis aside).
+    pub fn axis_values(&self) -> AxisValues {
+        AxisValues {
+            memory_mb: vec![None],
+            ..axis_values(&self.request)
+        }
     }
     /// The memory sizes to sweep, MB (empty: none).
     pub fn memory_mb(&self) -> &[u32] {
@@ -564,32 +585,21 @@ fn check_network(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
 /// The whole run within [`MAX_CONFIGURATIONS`] configurations and its timed requests
 /// (every memory size counted) within [`MAX_TOTAL_REQUESTS`].
 fn check_total(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
-    // Each client and hedge policy runs every configuration, and so every request.
-    let sizes =
-        request.memory_mb.len().max(1) as u64 * request.clients.len().max(1) as u64 * request.hedge.len().max(1) as u64;
-    let objects = request.object_sizes_bytes.len().max(1) as u64;
-    let configurations =
-        objects * request.buckets.len() as u64 * request.workers.len() as u64 * u64::from(request.repetitions) * sizes;
+    let configurations = configurations_of(request, &axis_values(request));
     if configurations > MAX_CONFIGURATIONS {
         problems.push(problem("repetitions", configurations_message(request, configurations)));
     }
-    let total = objects
-        * request.buckets.len() as u64
-        * request.workers.len() as u64
-        * u64::from(request.repetitions)
-        * u64::from(request.object_count)
-        * sizes;
+    let total = configurations * u64::from(request.object_count);
     if total > MAX_TOTAL_REQUESTS {
         problems.push(problem(
             "object_count",
             format!(
-                "the run would make {total} requests ({} buckets x {} worker counts x {} repetitions x {} objects{}{}); the limit is {MAX_TOTAL_REQUESTS}",
+                "the run would make {total} requests ({} buckets x {} worker counts x {} repetitions x {} objects{}); the limit is {MAX_TOTAL_REQUESTS}",
                 request.buckets.len(),
                 request.workers.len(),
                 request.repetitions,
                 request.object_count,
-                if sizes > 1 { format!(" x {sizes} memory sizes") } else { String::new() },
-                if objects > 1 { format!(" x {objects} object sizes") } else { String::new() }
+                swept_axes(request),
             ),
         ));
     }

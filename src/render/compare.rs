@@ -150,30 +150,12 @@ fn pair_table(p: &BucketPair, layout: &Layout, c: &Comparison) -> (comfy_table::
             format!("{v:.2}")
         }
     };
-    let sized = p.configs.iter().any(|m| m.axes.memory_mb.is_some());
-    let objects = p.configs.iter().any(|m| m.axes.object_size_bytes.is_some());
-    let clients = p.configs.iter().any(|m| !m.axes.s3_client.is_sdk());
-    let hedged = p.configs.iter().any(|m| !m.axes.hedge.is_off());
+    let named = crate::model::Named::of(p.configs.iter().map(|m| m.axes));
     let rows: Vec<Vec<(&'static str, String)>> = p
         .configs
         .iter()
         .map(|m| {
-            let mut cells = Vec::new();
-            if sized {
-                cells.push(("memory MB", m.axes.memory_mb.map_or("-".into(), |mb| mb.to_string())));
-            }
-            if objects {
-                cells.push((
-                    "object bytes",
-                    m.axes.object_size_bytes.map_or("-".into(), |s| s.to_string()),
-                ));
-            }
-            if clients {
-                cells.push(("client", m.axes.s3_client.to_string()));
-            }
-            if hedged {
-                cells.push(("hedge", m.axes.hedge.to_string()));
-            }
+            let mut cells = m.axes.cells(named);
             cells.extend([
                 ("workers", m.workers.to_string()),
                 ("A wall ms", wall_cell(&m.a)),

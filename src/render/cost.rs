@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::cost::CostReport;
-use crate::model::{MemoryChoice, MemoryConfig};
+use crate::model::{MemoryChoice, MemoryConfig, Named};
 
 use super::layout::fitting;
 use super::{align_right, Layout, Style};
@@ -28,7 +28,7 @@ pub(crate) fn render_cost(report: &CostReport, layout: &Layout) -> String {
     let mut out = String::new();
     let sized = report.rows.iter().any(|r| r.axes.memory_mb.is_some());
     let _ = writeln!(out, "{}", layout.wrap(&basis_line(report, sized)));
-    let (table, hidden) = cost_table(report, layout, sized);
+    let (table, hidden) = cost_table(report, layout);
     if layout.style == Style::Markdown {
         let _ = writeln!(out, "\n{table}\n");
     } else {
@@ -89,26 +89,12 @@ const COST_BY_PRIORITY: [&str; 8] = [
     "Lambda GB-s",
 ];
 
-/// One row per configuration (a memory column for a memory sweep, a hedge column when
-/// some rows hedged); with a width, the columns that fit it, and the names of the
-/// others.
-fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table::Table, Vec<&'static str>) {
+/// One row per configuration (a column for each axis the rows set or differ on); with a
+/// width, the columns that fit it, and the names of the others.
+fn cost_table(report: &CostReport, layout: &Layout) -> (comfy_table::Table, Vec<&'static str>) {
     let mut header = vec!["bucket", "class"];
-    let clients = several_clients(report);
-    if clients {
-        header.push("client");
-    }
-    if sized {
-        header.push("memory MB");
-    }
-    let objects = report.rows.iter().any(|r| r.axes.object_size_bytes.is_some());
-    if objects {
-        header.push("object bytes");
-    }
-    let hedged = report.rows.iter().any(|r| !r.axes.hedge.is_off());
-    if hedged {
-        header.push("hedge");
-    }
+    let named = Named::of(report.rows.iter().map(|r| r.axes));
+    header.extend(named.axes().map(|a| a.header));
     header.extend([
         "workers",
         "rep",
@@ -120,11 +106,7 @@ fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table
         "$ per 1k objects",
         "$ per 1k GETs",
     ]);
-    let rows: Vec<Vec<String>> = report
-        .rows
-        .iter()
-        .map(|r| cost_cells(r, clients, sized, objects, hedged))
-        .collect();
+    let rows: Vec<Vec<String>> = report.rows.iter().map(|r| cost_cells(r, named)).collect();
     let draw = |shown: &[&str]| {
         let mut table = layout.style.table(shown.to_vec());
         for cells in &rows {
@@ -151,26 +133,9 @@ fn cost_table(report: &CostReport, layout: &Layout, sized: bool) -> (comfy_table
 }
 
 /// The cells of one cost row, in the header's order.
-fn cost_cells(
-    r: &crate::analysis::cost::ConfigCost,
-    clients: bool,
-    sized: bool,
-    objects: bool,
-    hedged: bool,
-) -> Vec<String> {
+fn cost_cells(r: &crate::analysis::cost::ConfigCost, named: Named) -> Vec<String> {
     let mut cells = vec![r.bucket.clone(), r.class.name().to_string()];
-    if clients {
-        cells.push(r.axes.s3_client.to_string());
-    }
-    if sized {
-        cells.push(r.axes.memory_mb.map_or("-".into(), |m| m.to_string()));
-    }
-    if objects {
-        cells.push(r.axes.object_size_bytes.map_or("-".into(), |b| b.to_string()));
-    }
-    if hedged {
-        cells.push(r.axes.hedge.to_string());
-    }
+    cells.extend(r.axes.cells(named).into_iter().map(|(_, v)| v));
     cells.extend([
         r.workers.to_string(),
         r.repetition.to_string(),
@@ -185,38 +150,16 @@ fn cost_cells(
     cells
 }
 
-/// True when the rows are of more than one client (request `clients`).
-fn several_clients(report: &CostReport) -> bool {
-    report
-        .rows
-        .iter()
-        .any(|r| r.axes.s3_client != report.rows[0].axes.s3_client)
-}
-
 /// The rest of the total's line: the cheapest configuration (within the target, when
 /// there is one), ending the line.
 fn cheapest_sentence(report: &CostReport) -> String {
-    let clients = several_clients(report);
+    let named = Named::of(report.rows.iter().map(|r| r.axes));
     let at = |c: &crate::analysis::cost::Cheapest| {
         format!(
-            "{}{} at {}{} workers{}, {:.0} ms, {} per 1,000 objects read ({} in all)",
+            "{} at {} workers{}, {:.0} ms, {} per 1,000 objects read ({} in all)",
             c.bucket,
-            if clients {
-                format!(" ({})", c.axes.s3_client)
-            } else {
-                String::new()
-            },
-            c.axes.memory_mb.map(|m| format!("{m} MB x ")).unwrap_or_default(),
             c.workers,
-            c.axes
-                .object_size_bytes
-                .map(|b| format!(" (objects of {b} bytes)"))
-                .unwrap_or_default()
-                + &(if c.axes.hedge.is_off() {
-                    String::new()
-                } else {
-                    format!(", hedge {}", c.axes.hedge)
-                }),
+            c.axes.label(named),
             c.wall_ms,
             usd(c.per_1000_objects_usd),
             usd(c.total_usd)
@@ -257,18 +200,7 @@ pub(crate) fn render_memory_choices(choices: &[MemoryChoice]) -> String {
             (None, Some(t)) => format!("no memory x workers without errors met {t} ms"),
             (None, None) => "no configuration without errors".into(),
         };
-        let mut named = Vec::new();
-        if !c.axes.s3_client.is_sdk() {
-            named.push(format!("client {}", c.axes.s3_client));
-        }
-        if !c.axes.hedge.is_off() {
-            named.push(format!("hedge {}", c.axes.hedge));
-        }
-        let client = if named.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", named.join(", "))
-        };
+        let client = c.axes.label(Named::of([c.axes]).without("memory MB"));
         let _ = writeln!(out, "memory for {}{client}: fastest {fastest}; {cheapest}", c.bucket);
     }
     out
@@ -324,7 +256,7 @@ mod tests {
         );
         assert!(text.contains("| hedge |"), "{text}");
         assert!(text.contains(" off |") && text.contains(" p95 |"), "{text}");
-        assert!(text.contains("cheapest: b1 at 8 workers, hedge p95"), "{text}");
+        assert!(text.contains("cheapest: b1 at 8 workers (hedge p95)"), "{text}");
         let unhedged = result(vec![row("b1", 8, 1, 1000.0, 0)]);
         let text = render_cost(
             &cost_report(&unhedged, CostOverrides::default()),

@@ -39,13 +39,10 @@ pub(crate) fn render_size_limits(result: &SweepResult) -> String {
     out
 }
 
-/// ` (client lean)` after a size note's bucket when several clients ran.
+/// ` (client lean, hedge p95)` after a size note's bucket: the axes the run names but
+/// the object size (the note reads across sizes).
 pub(crate) fn client_of(result: &SweepResult, n: &crate::model::SizeLimits) -> String {
-    if result.several_clients() {
-        format!(" (client {})", n.axes.s3_client)
-    } else {
-        String::new()
-    }
+    n.axes.label(result.named_axes().without("object bytes"))
 }
 
 /// The lines printed under one bucket's table.
@@ -233,7 +230,7 @@ pub(crate) fn render_comparisons(result: &SweepResult) -> String {
     let mut out = String::new();
     if let Some(a) = &result.analysis {
         for c in &a.comparisons {
-            let at = c.axes.label(result.several_clients());
+            let at = c.axes.label(result.named_axes());
             let _ = writeln!(out, "{} vs {}{at}: {}", c.faster_bucket, c.slower_bucket, c.explanation);
         }
     }

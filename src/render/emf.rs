@@ -2,11 +2,12 @@
 //! per configuration that CloudWatch Logs turns into metrics when the function logs it
 //! (no PutMetricData call, so no permission beyond the function's own logs). Metrics:
 //! objects/s, body bytes/s, first-byte p50 and p99, errors and requests; dimensions:
-//! bucket, workers and the Lambda memory size, MB (the row's on a memory sweep, else
-//! the function's; left out where neither is known), and the client and the hedge
-//! policy where they are not the default (`sdk`, `off`: an unhedged SDK row keeps the
-//! dimensions it always had). Within EMF's limits: one directive of 6 metrics and one
-//! dimension set of at most 5 (EMF allows 100 and 30),
+//! bucket, workers and the row's axes as [`crate::model::Axes::dimensions`] names
+//! them: the Lambda memory size, MB (the row's on a memory sweep, else the function's;
+//! left out where neither is known), the object size on a size axis, and the client
+//! and the hedge policy where they are not the default (`sdk`, `off`: an unhedged SDK
+//! row keeps the dimensions it always had). Within EMF's limits: one directive of 6
+//! metrics and one dimension set of at most 6 (EMF allows 100 and 30),
 //! dimension values at most [`MAX_DIMENSION_VALUE_CHARS`], a value only where it is a
 //! finite number (a row with no answered GET has no first-byte metrics). A result
 //! written to S3 adds one line under no dimension counting its writes and the failed
@@ -101,17 +102,13 @@ fn line(row: &ConfigResult, namespace: &str, timestamp_ms: u64, memory_mb: Optio
     let mut dimensions = vec!["Bucket", "Workers"];
     doc.insert("Bucket".into(), json!(dimension_value(&row.bucket)));
     doc.insert("Workers".into(), json!(row.workers.to_string()));
-    if let Some(mb) = memory_mb {
-        dimensions.push("MemoryMB");
-        doc.insert("MemoryMB".into(), json!(mb.to_string()));
-    }
-    if !row.axes.s3_client.is_sdk() {
-        dimensions.push("Client");
-        doc.insert("Client".into(), json!(row.axes.s3_client.to_string()));
-    }
-    if !row.axes.hedge.is_off() {
-        dimensions.push("Hedge");
-        doc.insert("Hedge".into(), json!(row.axes.hedge.to_string()));
+    let axes = crate::model::Axes {
+        memory_mb,
+        ..row.axes.key()
+    };
+    for (name, value) in axes.dimensions() {
+        dimensions.push(name);
+        doc.insert(name.into(), json!(value));
     }
     let mut metrics = Vec::new();
     for metric in METRICS {

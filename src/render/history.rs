@@ -32,7 +32,7 @@ pub(crate) fn utc_minute(unix_ms: u64) -> String {
 fn heading(s: &Series) -> String {
     let plural = if s.workers == 1 { "" } else { "s" };
     let mut text = format!("{}, {} worker{plural}", s.bucket, s.workers);
-    text.push_str(&s.axes.label(!crate::model::Client::is_sdk(&s.axes.s3_client)));
+    text.push_str(&s.axes.label(crate::model::Named::of([s.axes])));
     if let Some(mb) = s.function_memory_mb {
         let _ = write!(text, ", function {mb} MB");
     }

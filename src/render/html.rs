@@ -89,7 +89,7 @@ pub(crate) fn report_page(
 /// all from the bucket's [`Story`] (the lines under its table read the same), and the
 /// best row's explanation.
 pub(crate) fn summary_markdown(result: &SweepResult) -> String {
-    let clients = result.request.clients.len() > 1;
+    let named = result.named_axes();
     let mut out = String::from(
         "| bucket | best workers | objects/s | wall ms | knee | verdict at the largest count | recommended | at the best: what bound it |\n\
          |---|---:|---:|---:|---|---|---|---|\n",
@@ -100,7 +100,7 @@ pub(crate) fn summary_markdown(result: &SweepResult) -> String {
             .rows_for(s)
             .find(|r| r.workers == s.best_workers)
             .and_then(|r| r.diagnosis.as_ref());
-        let label = s.axes.label(clients);
+        let label = s.axes.label(named);
         let knee = match story.shape {
             Shape::Flattened { knee, .. } => format!("{knee} workers"),
             Shape::NoCleanRows => "none (errors at every count)".to_string(),
@@ -110,11 +110,7 @@ pub(crate) fn summary_markdown(result: &SweepResult) -> String {
             out,
             "| {}{} | {} | {:.0} | {:.1} | {} | {} | {} | {} |",
             s.bucket,
-            if label.is_empty() {
-                String::new()
-            } else {
-                format!(" {label}")
-            },
+            label,
             s.best_workers,
             s.best_objects_per_s,
             s.best_wall_ms,

@@ -13,6 +13,8 @@ pub(crate) mod cost;
 pub mod court;
 pub(crate) mod diagnosis;
 pub(crate) mod emf;
+#[cfg(test)]
+mod every_config_tests;
 pub(crate) mod figure;
 pub(crate) mod history;
 pub(crate) mod html;

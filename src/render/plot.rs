@@ -228,17 +228,10 @@ pub(super) fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f6
     10f64.powf((lo / 1.15).log10().floor())..(hi * 1.5)
 }
 
-/// A curve's name: the bucket, its client when several ran and its hedge policy when
-/// not off (`standard-like (lean)`, `standard-like (hedge p95)`).
+/// A curve's name: the bucket and the axes the run names (`standard-like (client
+/// lean, hedge p95)`).
 fn client_label(result: &SweepResult, bucket: &str, axes: &crate::model::Axes) -> String {
-    let mut label = bucket.to_string();
-    if result.several_clients() {
-        label.push_str(&format!(" ({})", axes.s3_client));
-    }
-    if !axes.hedge.is_off() {
-        label.push_str(&format!(" (hedge {})", axes.hedge));
-    }
-    label
+    format!("{bucket}{}", axes.label(result.named_axes()))
 }
 
 /// One line per figure saying why each bucket's curve flattens: its knee and what bound
@@ -626,9 +619,12 @@ mod tests {
     fn a_hedged_curve_names_its_policy() {
         let mut r = crate::model::test_rows::row("b", 4, 1, 100.0, 0);
         r.axes.hedge = crate::model::Hedge::Percentile(95);
-        let result = crate::model::test_rows::result(vec![r.clone()]);
+        let off = crate::model::test_rows::row("b", 4, 1, 100.0, 0);
+        let result = crate::model::test_rows::result(vec![off.clone(), r.clone()]);
         assert_eq!(client_label(&result, "b", &r.axes.key()), "b (hedge p95)");
-        assert_eq!(client_label(&result, "b", &crate::model::Axes::default()), "b");
+        assert_eq!(client_label(&result, "b", &off.axes.key()), "b (hedge off)");
+        let plain = crate::model::test_rows::result(vec![off.clone()]);
+        assert_eq!(client_label(&plain, "b", &off.axes.key()), "b");
     }
 
     #[test]

@@ -310,17 +310,11 @@ fn summary_line(summary: &BucketSummary, knee: &str) -> String {
     out
 }
 
-/// `, client lean` after a bucket's name when several clients ran, `, hedge p95` for
-/// a hedged policy's table; nothing otherwise.
+/// `, client lean, hedge p95` after a bucket's name: the axes the run names but the
+/// memory size and object size (the title names those with their own details).
 fn client_title(result: &SweepResult, summary: &BucketSummary) -> String {
-    let mut out = String::new();
-    if result.several_clients() {
-        out.push_str(&format!(", client {}", summary.axes.s3_client));
-    }
-    if !summary.axes.hedge.is_off() {
-        out.push_str(&format!(", hedge {}", summary.axes.hedge));
-    }
-    out
+    let named = result.named_axes().without("memory MB").without("object bytes");
+    summary.axes.words(named).iter().map(|w| format!(", {w}")).collect()
 }
 
 /// `, 512 MB (emulated: 0.289 cores)` or `, 512 MB (Lambda version 7)` after a memory

@@ -76,6 +76,7 @@ mod preflight;
 mod preflight_results;
 mod read_limits;
 mod report_and_compare;
+mod requests_log;
 mod runtime_api;
 mod s3_iam;
 mod sizes;

@@ -376,7 +376,8 @@ async fn the_request_log_has_a_line_per_attempt_adding_up_to_the_row_and_keeps_i
     let lines = log_lines(&csv.0);
     assert_eq!(
         lines[0],
-        "bucket,workers,repetition,get,attempt,attempts,sent_ms,first_byte_ms,last_byte_ms,bytes,connection,outcome"
+        "bucket,workers,repetition,get,attempt,attempts,sent_ms,first_byte_ms,last_byte_ms,bytes,connection,outcome,\
+         memory_mb,object_size_bytes,s3_client,hedge,copy,fate"
     );
     let rows: Vec<Vec<&str>> = lines[1..].iter().map(|l| l.split(',').collect()).collect();
     // One line per GET sent, retries as their own attempts.

@@ -1,0 +1,232 @@
+//! Every output names every configuration: a property test over random axis
+//! combinations (buckets x workers x clients x hedge policies x memory sizes x object
+//! sizes x repetitions) on synthetic results (each output is a pure function of the
+//! result). In each output (the JSON, the text and Markdown tables, the HTML summary,
+//! the cost table and its total, the EMF lines, the plot legend, the `history` series
+//! and their lines, `compare`'s pairs and its table) every configuration has exactly
+//! one distinct entry, and none is dropped.
+//! The request log and the progress lines come from a real run: tests/it/requests_log.rs
+//! and engine::run_config's progress test.
+
+use std::collections::{BTreeSet, HashSet};
+
+use proptest::prelude::*;
+
+use crate::analysis::compare::{compare, CompareOptions};
+use crate::analysis::cost::{cost_report, CostOverrides};
+use crate::model::{Axes, AxisValues, Client, Hedge, ObjectSize, SweepResult, Thresholds};
+
+use super::layout::Layout;
+use super::Style;
+
+/// A run's shape: its buckets, worker counts, repetitions and values on the axes.
+#[derive(Debug, Clone)]
+struct Shape {
+    buckets: Vec<&'static str>,
+    workers: Vec<u32>,
+    repetitions: u32,
+    values: AxisValues,
+}
+
+fn nonempty<T: Clone + std::fmt::Debug + 'static>(all: Vec<T>) -> impl Strategy<Value = Vec<T>> {
+    let n = all.len();
+    proptest::sample::subsequence(all, 1..=n)
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    (
+        nonempty(vec!["std-a", "exp--use1-az4--x-s3"]),
+        nonempty(vec![1u32, 4, 16]),
+        1u32..=2,
+        prop_oneof![Just(vec![]), nonempty(vec![512u32, 1769])],
+        prop_oneof![Just(vec![]), nonempty(vec![4096u64, 1 << 20])],
+        nonempty(vec![Client::Sdk, Client::Lean]),
+        nonempty(vec![Hedge::Off, Hedge::Percentile(95), Hedge::AfterMs(40)]),
+    )
+        .prop_map(
+            |(buckets, workers, repetitions, memory, sizes, clients, hedges)| Shape {
+                buckets,
+                workers,
+                repetitions,
+                values: AxisValues::new(&memory, &sizes, &clients, &hedges),
+            },
+        )
+}
+
+/// One row per configuration of `shape`, each wall time its own, analysed.
+fn result_of(shape: &Shape) -> SweepResult {
+    let mut rows = Vec::new();
+    for bucket in &shape.buckets {
+        for point in shape.values.points(0) {
+            for &w in &shape.workers {
+                for rep in 1..=shape.repetitions {
+                    let wall = 50.0 + rows.len() as f64 * 3.0;
+                    let mut row = crate::model::test_rows::row(bucket, w, rep, wall, 0);
+                    row.axes = Axes {
+                        memory_mb: point.memory_mb,
+                        object_size_bytes: point.object_size_bytes.map(ObjectSize::Fixed),
+                        s3_client: point.s3_client,
+                        hedge: point.hedge,
+                    };
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    let mut result = crate::analysis::summarized(rows);
+    result.request.clients = shape.values.s3_client.clone();
+    crate::analysis::analyse(&mut result, &Thresholds::default());
+    result
+}
+
+/// The configurations of a result: (bucket, axes, workers, repetition).
+fn configurations(result: &SweepResult) -> Vec<(String, Axes, u32, u32)> {
+    result
+        .results
+        .iter()
+        .map(|r| (r.bucket.clone(), r.axes.key(), r.workers, r.repetition))
+        .collect()
+}
+
+/// The rows of every Markdown table in `text`: each a header and its rows, as cells.
+fn markdown_rows(text: &str) -> Vec<(Vec<String>, Vec<Vec<String>>)> {
+    let cells = |l: &str| -> Vec<String> {
+        l.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let mut tables: Vec<(Vec<String>, Vec<Vec<String>>)> = Vec::new();
+    let mut in_table = false;
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if !line.trim_start().starts_with('|') {
+            in_table = false;
+            continue;
+        }
+        if !in_table {
+            in_table = true;
+            tables.push((cells(line), Vec::new()));
+        } else if !line.contains("---") || i == 0 {
+            tables.last_mut().unwrap().1.push(cells(line));
+        }
+    }
+    tables
+}
+
+/// Asserts `entries` has `want` entries, none twice.
+fn distinct<T: std::hash::Hash + Eq + std::fmt::Debug>(
+    what: &str,
+    entries: Vec<T>,
+    want: usize,
+) -> Result<(), TestCaseError> {
+    let n = entries.len();
+    let set: HashSet<&T> = entries.iter().collect();
+    prop_assert_eq!(set.len(), n, "{}: an entry twice in {:?}", what, entries);
+    prop_assert_eq!(
+        n,
+        want,
+        "{}: {} entries for {} configurations: {:?}",
+        what,
+        n,
+        want,
+        entries
+    );
+    Ok(())
+}
+
+/// The cells of a table row left of column `before` (its configuration's cells).
+fn key_cells(header: &[String], row: &[String], before: &str) -> Vec<String> {
+    let end = header.iter().position(|h| h == before).unwrap_or(header.len());
+    row[..end].to_vec()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_output_names_every_configuration_once(shape in shape()) {
+        let result = result_of(&shape);
+        let all = configurations(&result);
+        let n = shape.buckets.len() * shape.workers.len() * shape.repetitions as usize * shape.values.count() as usize;
+        prop_assert_eq!(all.len(), n);
+        // Rows grouped into summaries: one per bucket and point on the axes.
+        let groups = shape.buckets.len() * shape.values.count() as usize;
+        prop_assert_eq!(result.summary.len(), groups);
+
+        // The JSON: every row with its axes.
+        let json = serde_json::to_value(&result).unwrap();
+        let keys: Vec<String> = json["results"].as_array().unwrap().iter().map(|r| {
+            format!("{} {} {} {} {} {} {}", r["bucket"], r["workers"], r["repetition"], r["memory_mb"], r["object_size_bytes"], r["s3_client"], r["hedge"])
+        }).collect();
+        distinct("JSON rows", keys, n)?;
+
+        // The text tables (one per bucket and axes, its title naming them) and Markdown.
+        let md = super::tables::render_tables_in(&result, &Layout::wide(Style::Markdown));
+        let titles: Vec<&str> = md.lines().filter_map(|l| l.strip_prefix("### ")).filter(|l| l.starts_with("bucket ")).collect();
+        distinct("Markdown table titles", titles.clone(), groups)?;
+        let terminal = super::tables::render_tables_in(&result, &Layout::wide(Style::Terminal));
+        for t in &titles {
+            let n = terminal.lines().filter(|l| l.trim() == *t).count();
+            prop_assert_eq!(n, 1, "terminal title {:?} {} times: {}", t, n, terminal);
+        }
+        let tables = markdown_rows(&md);
+        let table_rows: usize = tables.iter().map(|(_, rows)| rows.len()).sum();
+        prop_assert!(table_rows >= groups * shape.workers.len(), "every worker count of every table: {}", md);
+
+        // The HTML summary: a line per bucket and axes.
+        let html = super::html::summary_markdown(&result);
+        let firsts: Vec<String> = markdown_rows(&html).into_iter().flat_map(|(_, rows)| rows).map(|r| r[0].clone()).collect();
+        distinct("HTML summary rows", firsts, groups)?;
+
+        // The cost table and its total: every configuration priced.
+        let report = cost_report(&result, CostOverrides::default());
+        prop_assert_eq!(report.rows.len(), n);
+        let sum: f64 = report.rows.iter().map(|r| r.total_usd).sum();
+        prop_assert!((sum - report.total_usd).abs() <= 1e-9 * sum.max(1.0), "total {} vs rows {}", report.total_usd, sum);
+        let cost = super::cost::render_cost(&report, &Layout::wide(Style::Markdown));
+        let (header, rows) = markdown_rows(&cost).into_iter().next().expect("a cost table");
+        let keys: Vec<Vec<String>> = rows.iter().map(|r| key_cells(&header, r, "GETs")).collect();
+        distinct("cost rows", keys, n)?;
+
+        // EMF: each line's dimensions and repetition.
+        let lines = super::emf::lines(&result, "ns", 0);
+        let keys: Vec<String> = lines.iter().map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let dims: Vec<String> = v["_aws"]["CloudWatchMetrics"][0]["Dimensions"][0].as_array().unwrap()
+                .iter().map(|d| format!("{}={}", d.as_str().unwrap(), v[d.as_str().unwrap()])).collect();
+            format!("{} rep {}", dims.join(","), v["Repetition"])
+        }).collect();
+        distinct("EMF dimensions", keys, n)?;
+
+        // The plot legend: a curve per bucket and axes.
+        let legend: Vec<String> = super::plot::curves(&result).into_iter().map(|c| c.bucket).collect();
+        distinct("plot legend", legend, groups)?;
+
+        // history (the run read twice): a series per bucket, axes and worker count, each
+        // with its one line (no change between identical runs).
+        let h = crate::analysis::history::history(&[result.clone(), result.clone()]);
+        let per_bucket = shape.values.count() as usize * shape.workers.len();
+        let keys: Vec<(String, Axes, u32)> = h.series.iter().map(|s| (s.bucket.clone(), s.axes, s.workers)).collect();
+        distinct("history series", keys, groups * shape.workers.len())?;
+        let text = super::history::render_history_in(&h, &Layout::wide(Style::Markdown));
+        let headings: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("- ")?.split(": 2 runs").next()).collect();
+        distinct("history lines", headings, groups * shape.workers.len())?;
+
+        // compare (the run against a copy of itself): each configuration (axes, workers) paired
+        // once, and its line in the table.
+        let c = compare(&result, &result, &CompareOptions::default()).unwrap();
+        prop_assert_eq!(c.pairs.len(), shape.buckets.len());
+        for p in &c.pairs {
+            let keys: Vec<(Axes, u32)> = p.configs.iter().map(|m| (m.axes, m.workers)).collect();
+            distinct("compare pairs", keys, per_bucket)?;
+        }
+        let text = super::compare::render_comparison_in(&c, &Layout::wide(Style::Markdown));
+        let rows: BTreeSet<Vec<String>> = markdown_rows(&text).into_iter()
+            .filter(|(h, _)| h.iter().any(|x| x == "A wall ms"))
+            .flat_map(|(h, rows)| rows.into_iter().map(move |r| key_cells(&h, &r, "A wall ms")))
+            .collect();
+        prop_assert_eq!(rows.len(), per_bucket, "compare's table rows: {}", text);
+    }
+}
