@@ -15,10 +15,7 @@
 /// terminal's, else 100 characters), as the tables are.
 macro_rules! say {
     ($($arg:tt)*) => {
-        eprintln!(
-            "{}",
-            $crate::render::layout::wrap_text(&format!($($arg)*), $crate::cli::terminal_width_chars())
-        )
+        eprintln!("{}", $crate::cli::fit_stderr(&format!($($arg)*)))
     };
 }
 pub(crate) use say;
@@ -316,6 +313,20 @@ const COLUMNS_ENV: &str = "COLUMNS";
 
 /// The width the text for people may use: `COLUMNS` when set to a number, else the
 /// terminal's (when stdout is one), else [`DEFAULT_WIDTH_CHARS`].
+/// A line for stderr: wrapped to the width when someone reads it there (stderr is a
+/// terminal, or `COLUMNS` says how wide), kept whole when it goes to a file or a pipe,
+/// where scripts and tests read the lab's tallies and the run's closing lines a line
+/// at a time.
+pub(crate) fn fit_stderr(text: &str) -> String {
+    use std::io::IsTerminal;
+    let asked = std::env::var(COLUMNS_ENV).is_ok_and(|v| v.trim().parse::<usize>().is_ok_and(|w| w > 0));
+    if asked || std::io::stderr().is_terminal() {
+        crate::render::layout::wrap_text(text, terminal_width_chars())
+    } else {
+        text.to_string()
+    }
+}
+
 pub(crate) fn terminal_width_chars() -> usize {
     std::env::var(COLUMNS_ENV)
         .ok()
