@@ -119,7 +119,7 @@ pub struct CleanArgs {
     #[arg(long)]
     pub manifest: PathBuf,
     /// Keys per DeleteObjects request (1 to 1000).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = super::counts::count_usize)]
     pub batch: usize,
     /// Delete without the ETag condition when the store ignores it (found with a probe
     /// key first; without this flag such a store is refused). An object a user writes
@@ -152,7 +152,7 @@ pub struct OutputArgs {
     pub requests_log: Option<PathBuf>,
     /// Most MiB of lines the request log takes (before compression); lines past it are
     /// dropped and counted.
-    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    #[arg(long, value_name = "MIB", default_value_t = 256, value_parser = super::counts::mib)]
     pub requests_log_max_mib: u64,
     /// Replace a file already at --requests-log (by default it is refused).
     #[arg(long)]
@@ -193,11 +193,11 @@ pub struct ReportArgs {
     pub html: Option<PathBuf>,
     /// Lambda memory (MB) for the cost estimate, instead of the function's own (in
     /// Lambda) or `prices.lambda_memory_mb` of the request (elsewhere).
-    #[arg(long, value_name = "MB")]
+    #[arg(long, value_name = "MB", value_parser = super::counts::memory_mb)]
     pub lambda_memory_mb: Option<u32>,
     /// Name the cheapest configuration whose median wall time is within this many ms
     /// (instead of the request's `target_wall_ms`).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = super::counts::ms)]
     pub target_wall_ms: Option<u64>,
     /// Where an `s3://` result is read from.
     #[command(flatten)]
@@ -236,7 +236,7 @@ pub struct HistoryArgs {
     /// A directory (walked for `*.json`) or `s3://bucket/prefix/` (read through the target flags).
     pub source: String,
     /// Read the newest N results (by name: the canary's keys are dated), 1 to 5000.
-    #[arg(long, default_value_t = 200, value_name = "N")]
+    #[arg(long, default_value_t = 200, value_name = "N", value_parser = super::counts::count_usize)]
     pub limit: usize,
     /// Read at most this many MiB in all (each result at most 64 MiB); the oldest are left out past it.
     #[arg(long, default_value_t = 256, value_name = "MIB")]
@@ -262,23 +262,23 @@ pub struct HistoryArgs {
 pub struct LocalArgs {
     /// Objects per bucket (the default reads 8 per worker at the largest default
     /// count, so its figures are not the tail's).
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = super::counts::count)]
     pub objects: u32,
     /// Worker counts, comma separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,20,32,64,128")]
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,20,32,64,128", value_parser = super::counts::count)]
     pub workers: Vec<u32>,
     /// Object size in bytes.
-    #[arg(long, default_value_t = 46_080)]
+    #[arg(long, default_value_t = 46_080, value_parser = super::counts::bytes)]
     pub size: u64,
     /// Mixed sizes, bytes, cycled over the objects (object i gets the (i mod n)-th),
     /// e.g. `--sizes 1000,46080,200000`. Replaces --size.
-    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with = "size")]
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with = "size", value_parser = super::counts::bytes)]
     pub sizes: Vec<u64>,
     /// A size axis: seed every size under its own prefix (`s{BYTES}/` + the key
     /// template) and sweep size x workers, a table and a plot panel per size (request
     /// `object_sizes_bytes`), e.g. `--object-sizes 4096,46080,1048576`. Not with
     /// --size or --sizes.
-    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with_all = ["size", "sizes"])]
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with_all = ["size", "sizes"], value_parser = super::counts::bytes)]
     pub object_sizes: Vec<u64>,
     /// Write the objects as PREFIX0, PREFIX1, ... and sweep them as `run --prefix`
     /// does: listed under PREFIX before the sweep (request `key_prefix`).
@@ -286,10 +286,10 @@ pub struct LocalArgs {
     pub prefix: Option<String>,
     /// Most connections per endpoint (default: the largest worker count; an event file
     /// and the Lambda default to 20, the original experiment's).
-    #[arg(long)]
+    #[arg(long, value_parser = super::counts::count)]
     pub pool: Option<u32>,
     /// Repetitions of each configuration.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::counts::count)]
     pub repetitions: u32,
     /// Also write the result JSON to this file.
     #[arg(long)]
@@ -299,14 +299,14 @@ pub struct LocalArgs {
     #[arg(long)]
     pub in_process: bool,
     /// Name the cheapest configuration within this wall time (ms) in the cost summary.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = super::counts::ms)]
     pub target_wall_ms: Option<u64>,
     /// Serve and read over HTTPS: the lab makes a CA and a certificate at start and the
     /// client trusts that CA (`make demo` passes it).
     #[arg(long)]
     pub tls: bool,
     /// How long the lab's S3 Express sessions last, in seconds (S3: 300).
-    #[arg(long, value_name = "S", default_value_t = 300)]
+    #[arg(long, value_name = "S", default_value_t = 300, value_parser = super::counts::seconds)]
     pub session_ttl_s: u64,
     /// The lab's network (a NIC, S3's per-prefix rate and idle timeout).
     #[command(flatten)]
@@ -324,12 +324,12 @@ pub struct LocalArgs {
 pub struct QuotaArgs {
     /// Run the client under a CPU quota of this many cores (a cgroup; needs permission
     /// to create one). The embedded server of `local` stays outside it.
-    #[arg(long, value_name = "CORES", conflicts_with = "lambda_memory_mb")]
+    #[arg(long, value_name = "CORES", conflicts_with = "lambda_memory_mb", value_parser = super::counts::rate)]
     pub cpu_quota: Option<f64>,
     /// The quota a Lambda function of this memory gets: MB / 1,769 cores (at most 6,
     /// and at most this machine's cores). Several sizes, comma separated
     /// (`512,1769,3538`), run the sweep once per size: an emulated memory sweep.
-    #[arg(long, value_name = "MB,MB,...", value_delimiter = ',')]
+    #[arg(long, value_name = "MB,MB,...", value_delimiter = ',', value_parser = super::counts::memory_mb)]
     pub lambda_memory_mb: Vec<u32>,
 }
 
@@ -421,18 +421,18 @@ pub struct RunArgs {
     #[arg(long = "bucket", value_name = "NAME")]
     pub buckets: Vec<String>,
     /// Objects read per configuration (request `object_count`; default 1000).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::counts::count)]
     pub objects: Option<u32>,
     /// Worker counts, comma separated: `--workers 1,8,64` (request `workers`).
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = super::counts::count)]
     pub workers: Option<Vec<u32>>,
     /// Most connections per endpoint (request `pool_connections`; default: the
     /// largest --workers count when --workers is given and the event sets no pool, as
     /// for `local`; else 20, the request's default, as for an event file and the Lambda).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::counts::count)]
     pub pool: Option<u32>,
     /// Repetitions of each configuration (request `repetitions`; default 1).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::counts::count)]
     pub repetitions: Option<u32>,
     /// Object key; `{i}` becomes 0..objects (request `key_template`; default
     /// `test/{i}/vectors`).
@@ -450,7 +450,7 @@ pub struct RunArgs {
     /// Object sizes to sweep, bytes, comma separated (request `object_sizes_bytes`):
     /// size S is read at `s{S}/` + the key template, as `seed --object-sizes` writes
     /// it; size x workers per bucket. Not with --prefix.
-    #[arg(long, value_delimiter = ',', value_name = "BYTES,...")]
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", value_parser = super::counts::bytes)]
     pub object_sizes: Option<Vec<u64>>,
     /// Write the result to S3 under this prefix (`s3://bucket/prefix`, request
     /// `results_uri`), at `<prefix>/<run id>.json`, after every configuration and at
@@ -583,20 +583,20 @@ pub struct SeedArgs {
     #[arg(long, default_value = "test/{i}/vectors")]
     pub key_template: String,
     /// Objects to write.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = super::counts::count)]
     pub count: u32,
     /// Object size in bytes.
-    #[arg(long, default_value_t = 46_080)]
+    #[arg(long, default_value_t = 46_080, value_parser = super::counts::bytes)]
     pub size: u64,
     /// Mixed sizes, bytes, cycled over the objects (object i gets the (i mod n)-th),
     /// e.g. `--sizes 1000,46080,200000`; recorded in the manifest. Replaces --size.
-    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with = "size")]
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with = "size", value_parser = super::counts::bytes)]
     pub sizes: Vec<u64>,
     /// A size axis: --count objects of each size, size S under its own prefix
     /// (`s{S}/` + the key template, what `run --object-sizes` reads), all recorded in
     /// the one manifest, e.g. `--object-sizes 4096,46080,1048576`. Not with --size or
     /// --sizes.
-    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with_all = ["size", "sizes"])]
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with_all = ["size", "sizes"], value_parser = super::counts::bytes)]
     pub object_sizes: Vec<u64>,
     /// PUTs in flight.
     #[arg(long, default_value_t = 64, value_parser = super::counts::seed_concurrency)]
@@ -610,7 +610,7 @@ pub struct SeedArgs {
     /// Also write the bandwidth probe's object of this many MiB (1 to 1024; 64 is
     /// plenty) at --probe-key, recorded in the manifest: `run --probe-bandwidth` reads
     /// it in large ranges.
-    #[arg(long, value_name = "MIB")]
+    #[arg(long, value_name = "MIB", value_parser = super::counts::mib)]
     pub probe_object_mib: Option<u64>,
     /// The probe object's key (request `probe_key`).
     #[arg(long, default_value = crate::model::request::DEFAULT_PROBE_KEY)]
@@ -648,14 +648,14 @@ pub struct ServeArgs {
     #[arg(long = "fault", value_name = "BUCKET=KIND:RATE", help = fault_help())]
     pub faults: Vec<String>,
     /// How long a stall-body fault stalls, in ms.
-    #[arg(long, default_value_t = 60_000)]
+    #[arg(long, default_value_t = 60_000, value_parser = super::counts::ms)]
     pub stall_ms: u64,
     /// How late a late-first-byte fault answers, in ms.
-    #[arg(long, default_value_t = 15_000)]
+    #[arg(long, default_value_t = 15_000, value_parser = super::counts::ms)]
     pub late_first_byte_ms: u64,
     /// Delay before every ListObjectsV2 page, in ms (0: none): a slow listing, as of a
     /// huge prefix.
-    #[arg(long, value_name = "MS", default_value_t = 0)]
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = super::counts::ms)]
     pub list_delay_ms: u64,
     /// Serve HTTPS: a CA and a server certificate for 127.0.0.1 are made at start and
     /// the CA is written to a file (`--ca-out`), whose path is printed.
@@ -667,20 +667,20 @@ pub struct ServeArgs {
     pub ca_out: Option<PathBuf>,
     /// How long S3 Express sessions of directory buckets (NAME--ZONE--x-s3) last, in
     /// seconds: 300 as in S3; shorter to see clients refresh them.
-    #[arg(long, value_name = "S", default_value_t = 300)]
+    #[arg(long, value_name = "S", default_value_t = 300, value_parser = super::counts::seconds)]
     pub session_ttl_s: u64,
     /// How long a client has to send a request's headers before its connection is
     /// closed, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 20_000)]
+    #[arg(long, value_name = "MS", default_value_t = 20_000, value_parser = super::counts::ms)]
     pub header_read_timeout_ms: u64,
     /// Most connections served at once; past it, 503 SlowDown (HTTPS: closed).
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = super::counts::lab_connections)]
     pub max_connections: usize,
     /// Largest object a PUT may carry, in bytes (past it: 400 EntityTooLarge).
-    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, value_parser = super::counts::bytes)]
     pub max_object_bytes: u64,
     /// Most bytes the lab holds in all (past it: 507 InsufficientStorage).
-    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30)]
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30, value_parser = super::counts::bytes)]
     pub max_store_bytes: u64,
     /// The lab's network (a NIC, S3's per-prefix rate and idle timeout).
     #[command(flatten)]
@@ -693,7 +693,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub iam_policy: Option<PathBuf>,
     /// With `--nic lambda`: the memory size whose rate --nic-table gives.
-    #[arg(long, value_name = "MB", requires = "nic")]
+    #[arg(long, value_name = "MB", requires = "nic", value_parser = super::counts::memory_mb)]
     pub lambda_memory_mb: Option<u32>,
 }
 

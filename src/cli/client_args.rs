@@ -54,7 +54,7 @@ pub struct ClientNetworkArgs {
     /// Known network ceiling in MiB/s (measured or configured): configurations near it
     /// get the `bandwidth` verdict, and the model uses it (source `user`; it wins over
     /// `--probe-bandwidth`'s). Default: unknown, or the probe's when it ran.
-    #[arg(long)]
+    #[arg(long, value_parser = super::counts::rate)]
     #[serde(skip)]
     pub bandwidth_mib_s: Option<f64>,
     /// The order configurations run in (request `order`; default: interleaved when
@@ -64,7 +64,7 @@ pub struct ClientNetworkArgs {
     pub order: Option<OrderArg>,
     /// The client closes a pooled connection idle this long, ms (request
     /// `pool_idle_timeout_ms`; default 15000, below S3's idle close of about 20 s).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = super::counts::ms)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool_idle_timeout_ms: Option<u64>,
     /// The hedge policies each configuration runs with, comma separated (request
@@ -76,7 +76,7 @@ pub struct ClientNetworkArgs {
     pub hedge: Vec<Hedge>,
     /// Most hedges, in percent of a configuration's GETs so far (request
     /// `max_hedge_percent`; default 5).
-    #[arg(long, value_name = "PERCENT")]
+    #[arg(long, value_name = "PERCENT", value_parser = super::counts::percent)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_hedge_percent: Option<u32>,
 }

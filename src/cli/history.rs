@@ -13,8 +13,9 @@
 //! choosing, and the bytes read while reading: a file that grew since it was listed
 //! is read only up to what the budget has left. Only regular files are read
 //! (a FIFO, a device, a socket named `*.json` is skipped). The arithmetic saturates
-//! (`--max-total-mib 17592186044416` is no budget, not 0). The flags are
-//! [`HistoryArgs`].
+//! (`--max-total-mib 17592186044416` is no budget, not 0). One reader keeps the
+//! budget in order while a thread per core parses what it read (a few texts queued
+//! at most). The flags are [`HistoryArgs`].
 
 use std::path::Path;
 
@@ -180,31 +181,7 @@ fn read_dir(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
         )));
     }
     let chosen = choose(walk(dir)?, args)?;
-    let mut results = Vec::with_capacity(chosen.len());
-    let mut bad = Vec::new();
-    // Newest first, each read capped by what the budget has left.
-    let mut left = budget_bytes(args);
-    let mut read = 0usize;
-    for l in chosen.iter().rev() {
-        let cap = left.min(MAX_RESULT_FILE_BYTES);
-        let path = Path::new(&l.name);
-        let text = match crate::sys::files::read_capped_text(path, cap, "a result file") {
-            // Larger than the budget has left (it grew since listed): the budget is spent.
-            Err(crate::sys::files::FileError::TooLarge { .. }) if cap < MAX_RESULT_FILE_BYTES => break,
-            Err(e) => {
-                read += 1;
-                bad.push(e.to_string());
-                continue;
-            }
-            Ok(text) => text,
-        };
-        read += 1;
-        left = left.saturating_sub(text.len() as u64);
-        match super::result_from_json(&text) {
-            Ok(r) => results.push(r),
-            Err(e) => bad.push(format!("reading {}: {e}", path.display())),
-        }
-    }
+    let (read, outcomes) = read_and_parse(&chosen, budget_bytes(args));
     if read < chosen.len() {
         eprintln!(
             "{} older results left out: the files grew past --max-total-mib {} since listed",
@@ -212,8 +189,65 @@ fn read_dir(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
             args.max_total_mib
         );
     }
+    let (mut results, mut bad) = (Vec::with_capacity(outcomes.len()), Vec::new());
+    for outcome in outcomes {
+        match outcome {
+            Ok(r) => results.push(r),
+            Err(e) => bad.push(e),
+        }
+    }
     results.reverse();
     finish(results, bad)
+}
+
+/// Texts waiting for a parser at most, per parser thread.
+const TEXTS_QUEUED_PER_PARSER: usize = 2;
+
+/// Reads `chosen`, newest first, each read capped by what `budget` has left (one
+/// reader, so the budget is kept in order), while parser threads (one per core, at
+/// most 8) parse what was read: the files read and each one's outcome, newest first.
+fn read_and_parse(chosen: &[Listed], budget: u64) -> (usize, Vec<Result<SweepResult, String>>) {
+    let parsers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, &Path, String)>(parsers * TEXTS_QUEUED_PER_PARSER);
+    let rx = std::sync::Mutex::new(rx);
+    let outcomes = std::sync::Mutex::new(Vec::with_capacity(chosen.len()));
+    let push = |i: usize, outcome| outcomes.lock().unwrap_or_else(|e| e.into_inner()).push((i, outcome));
+    let read = std::thread::scope(|scope| {
+        for _ in 0..parsers {
+            scope.spawn(|| loop {
+                let job = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                let Ok((i, path, text)) = job else { break };
+                let parsed = super::result_from_json(&text);
+                push(i, parsed.map_err(|e| format!("reading {}: {e}", path.display())));
+            });
+        }
+        let mut left = budget;
+        let mut read = 0usize;
+        for (i, l) in chosen.iter().rev().enumerate() {
+            let cap = left.min(MAX_RESULT_FILE_BYTES);
+            let path = Path::new(&l.name);
+            read += 1;
+            match crate::sys::files::read_capped_text(path, cap, "a result file") {
+                // Larger than the budget has left (it grew since listed): the budget is spent.
+                Err(crate::sys::files::FileError::TooLarge { .. }) if cap < MAX_RESULT_FILE_BYTES => {
+                    read -= 1;
+                    break;
+                }
+                Err(e) => push(i, Err(e.to_string())),
+                Ok(text) => {
+                    left = left.saturating_sub(text.len() as u64);
+                    if tx.send((i, path, text)).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        drop(tx);
+        read
+    });
+    let mut outcomes = outcomes.into_inner().unwrap_or_else(|e| e.into_inner());
+    outcomes.sort_unstable_by_key(|(i, _)| *i);
+    (read, outcomes.into_iter().map(|(_, o)| o).collect())
 }
 
 /// The results read, or an error naming every file that was not one.

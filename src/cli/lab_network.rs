@@ -23,17 +23,17 @@ pub struct NetworkArgs {
     pub nic: Option<String>,
     /// The NIC's burst, in MiB, sent at --nic-burst-mib-s before the sustained rate
     /// (`lambda`: 321.9 MiB); one-time unless --nic-burst-refill-mib-s refills it.
-    #[arg(long, value_name = "MIB", requires = "nic")]
+    #[arg(long, value_name = "MIB", requires = "nic", value_parser = super::counts::rate)]
     pub nic_burst_mib: Option<f64>,
     /// The rate of the burst, MiB/s (`lambda`: 321.9, i.e. 2.7 Gbit/s).
-    #[arg(long, value_name = "MIB_S", requires = "nic")]
+    #[arg(long, value_name = "MIB_S", requires = "nic", value_parser = super::counts::rate)]
     pub nic_burst_mib_s: Option<f64>,
     /// Burst credit regained per second the link is idle, MiB/s, up to the burst's
     /// size (as EC2's burst credits refill). Default 0: a one-time burst.
-    #[arg(long, value_name = "MIB_S", requires = "nic")]
+    #[arg(long, value_name = "MIB_S", requires = "nic", value_parser = super::counts::rate)]
     pub nic_burst_refill_mib_s: Option<f64>,
     /// Most one connection may receive, MiB/s (default: only the aggregate binds).
-    #[arg(long, value_name = "MIB_S", requires = "nic")]
+    #[arg(long, value_name = "MIB_S", requires = "nic", value_parser = super::counts::rate)]
     pub nic_per_connection_mib_s: Option<f64>,
     /// With `--nic lambda` and --lambda-memory-mb: the sustained rate by memory,
     /// `measured-2024` (flat 600 Mbit/s), `announced-2026` (unverified: 625 Mbit/s

@@ -29,6 +29,8 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
 pub(crate) struct Activity {
     in_flight: AtomicU32,
     last_end: Mutex<Instant>,
+    /// Requests answered so far.
+    answered: AtomicU64,
 }
 
 impl Activity {
@@ -36,6 +38,7 @@ impl Activity {
         Arc::new(Activity {
             in_flight: AtomicU32::new(0),
             last_end: Mutex::new(Instant::now()),
+            answered: AtomicU64::new(0),
         })
     }
 
@@ -50,6 +53,16 @@ impl Activity {
         let last = *self.last_end.lock().unwrap_or_else(|e| e.into_inner());
         (self.in_flight.load(Ordering::Acquire) == 0).then_some(last)
     }
+
+    /// When a kept-alive connection became idle after answering at least one request,
+    /// or `None` (a request in flight, or none sent yet: that wait is bounded by the
+    /// header read timeout).
+    pub(crate) fn kept_alive_since(&self) -> Option<Instant> {
+        if self.answered.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        self.idle_since()
+    }
 }
 
 /// A request in flight: ends when dropped.
@@ -59,6 +72,7 @@ pub(crate) struct InFlight(Arc<Activity>);
 impl Drop for InFlight {
     fn drop(&mut self) {
         *self.0.last_end.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        self.0.answered.fetch_add(1, Ordering::AcqRel);
         self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -97,12 +111,14 @@ pub(crate) fn track(mut resp: http::Response<Body>, in_flight: InFlight) -> http
 }
 
 /// Serves `conn` to its end; with a `timeout`, closes it once it has been idle that
-/// long (counted in `closes`).
+/// long (counted in `closes`); closes it gracefully (the response in flight, if one
+/// raced in, still written) once `evicted` is notified (`fair`).
 pub(crate) async fn serve<I, S, B>(
     conn: Connection<I, S>,
     activity: Arc<Activity>,
     timeout: Option<Duration>,
     closes: &AtomicU64,
+    evicted: &tokio::sync::Notify,
 ) -> hyper::Result<()>
 where
     S: hyper::service::HttpService<hyper::body::Incoming, ResBody = B>,
@@ -111,10 +127,15 @@ where
     B: HttpBody + 'static,
     B::Error: Into<BoxError>,
 {
+    tokio::pin!(conn);
     let Some(timeout) = timeout else {
+        tokio::select! {
+            done = conn.as_mut() => return done,
+            _ = evicted.notified() => {}
+        }
+        conn.as_mut().graceful_shutdown();
         return conn.await;
     };
-    tokio::pin!(conn);
     loop {
         let now = Instant::now();
         let check_at = match activity.idle_since() {
@@ -128,6 +149,10 @@ where
         };
         tokio::select! {
             done = conn.as_mut() => return done,
+            _ = evicted.notified() => {
+                conn.as_mut().graceful_shutdown();
+                return conn.await;
+            }
             _ = tokio::time::sleep_until(check_at) => {}
         }
     }

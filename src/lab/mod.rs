@@ -17,6 +17,8 @@
 //! - [`network`] is the lab's network as Lambda and S3 see it: a NIC ([`nic`], with
 //!   the [`lambda_nic`] figures), S3's per-prefix request rate ([`prefix_rate`]) and
 //!   its idle timeout for keep-alive connections ([`idle`]), with their tally;
+//! - [`fair`] keeps the connection cap fair: at the cap, an idle kept-alive
+//!   connection gives up its slot to the new one;
 //! - [`iam`] evaluates an IAM policy as AWS does; with `serve --iam-policy FILE`
 //!   every request is authorized against it first ([`iam_s3`]), AccessDenied as S3 answers;
 //! - [`tls`] makes a CA and a server certificate at start, for HTTPS;
@@ -33,6 +35,7 @@ mod conditions;
 mod conn;
 pub(crate) mod detect;
 pub(crate) mod express;
+mod fair;
 pub(crate) mod faults;
 pub mod iam;
 pub mod iam_s3;
@@ -198,6 +201,8 @@ pub struct RunningServer {
     addr: SocketAddr,
     /// Connections refused past [`LabLimits::max_connections`].
     refused: Arc<AtomicU64>,
+    /// The connections served, to close an idle one at the cap.
+    conns: Arc<fair::Conns>,
     store: MemStore,
     profiles: Arc<Profiles>,
     faults: Arc<Faults>,
@@ -274,6 +279,11 @@ impl RunningServer {
         self.refused.load(Ordering::Relaxed)
     }
 
+    /// Idle kept-alive connections closed at the connection cap to serve a new one.
+    pub fn connections_evicted(&self) -> u64 {
+        self.conns.evicted()
+    }
+
     /// The NIC, the per-prefix rate and the idle timeout, and their tally.
     pub fn network(&self) -> &Arc<Network> {
         &self.network
@@ -333,7 +343,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         accepted: Arc::new(AtomicU64::new(0)),
         refused: Arc::new(AtomicU64::new(0)),
         handshakes: Arc::new(TlsCounts::default()),
+        conns: Arc::new(fair::Conns::default()),
     };
+    let conns = accepting.conns.clone();
     let (connections, refused, tls_counts) = (
         accepting.accepted.clone(),
         accepting.refused.clone(),
@@ -343,6 +355,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     Ok(RunningServer {
         addr,
         refused,
+        conns,
         store,
         profiles,
         faults,
@@ -409,18 +422,20 @@ struct Accepting {
     accepted: Arc<AtomicU64>,
     refused: Arc<AtomicU64>,
     handshakes: Arc<TlsCounts>,
+    conns: Arc<fair::Conns>,
 }
 
 impl Accepting {
-    /// Accepts until `stopped` changes: `TCP_NODELAY` on every socket, past the
-    /// connection cap a refusal (counted), else a task per connection behind the NIC.
+    /// Accepts until `stopped` changes: `TCP_NODELAY` on every socket; at the
+    /// connection cap an idle kept-alive connection closed to make room ([`fair`]),
+    /// or, with none idle, a refusal (counted); a task per connection behind the NIC.
     async fn run(self, mut stopped: watch::Receiver<bool>) {
         let mut http = hyper::server::conn::http1::Builder::new();
         http.timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(self.limits.header_read_timeout);
         let slots = Arc::new(tokio::sync::Semaphore::new(self.limits.max_connections));
         loop {
-            let (stream, _peer) = tokio::select! {
+            let (stream, peer) = tokio::select! {
                 res = self.listener.accept() => match res {
                     Ok(conn) => conn,
                     Err(err) => {
@@ -434,23 +449,48 @@ impl Accepting {
             };
             let _ = stream.set_nodelay(true);
             self.accepted.fetch_add(1, Ordering::Relaxed);
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
-                self.refused.fetch_add(1, Ordering::Relaxed);
-                conn::refuse_busy(stream, self.tls.is_some());
-                continue;
+            let slot = match slots.clone().try_acquire_owned() {
+                Ok(slot) => slot,
+                Err(_) if self.conns.evict_one() => {
+                    // The evicted connection's slot comes once it has closed.
+                    let waiting = tokio::time::timeout(fair::EVICTION_WAIT, slots.clone().acquire_owned());
+                    let refused = self.refused.clone();
+                    let tls = self.tls.is_some();
+                    let pending = self.pending(stream, peer.ip(), &http);
+                    tokio::spawn(async move {
+                        match waiting.await {
+                            Ok(Ok(slot)) => serve_accepted(slot, pending).await,
+                            _ => {
+                                refused.fetch_add(1, Ordering::Relaxed);
+                                conn::refuse_busy(pending.stream, tls);
+                            }
+                        }
+                    });
+                    continue;
+                }
+                Err(_) => {
+                    self.refused.fetch_add(1, Ordering::Relaxed);
+                    conn::refuse_busy(stream, self.tls.is_some());
+                    continue;
+                }
             };
-            let per_conn = self.connection_service(&stream);
-            let stream = nic::NicStream::new(stream, self.network.nic());
             // The TLS handshake runs in the connection's own task, never in the accept loop.
-            tokio::spawn(serve_accepted(
-                slot,
-                stream,
-                self.tls.clone(),
-                http.clone(),
-                per_conn,
-                self.network.clone(),
-                self.handshakes.clone(),
-            ));
+            tokio::spawn(serve_accepted(slot, self.pending(stream, peer.ip(), &http)));
+        }
+    }
+
+    /// An accepted connection from `peer`, registered, ready to serve once it has a slot.
+    fn pending(&self, stream: tokio::net::TcpStream, peer: std::net::IpAddr, http: &Http) -> Pending {
+        let per_conn = self.connection_service(&stream);
+        let registered = self.conns.register(peer, per_conn.activity.clone());
+        Pending {
+            stream,
+            per_conn,
+            registered,
+            tls: self.tls.clone(),
+            http: http.clone(),
+            network: self.network.clone(),
+            handshakes: self.handshakes.clone(),
         }
     }
 
@@ -467,32 +507,48 @@ impl Accepting {
     }
 }
 
-/// Serves one accepted connection (after its TLS handshake, with HTTPS) until it ends
-/// or is closed for idleness; counts the handshake's outcome.
-async fn serve_accepted(
-    slot: tokio::sync::OwnedSemaphorePermit,
-    stream: nic::NicStream<tokio::net::TcpStream>,
-    acceptor: Option<tokio_rustls::TlsAcceptor>,
-    http: hyper::server::conn::http1::Builder,
+type Http = hyper::server::conn::http1::Builder;
+
+/// An accepted connection and what serving it takes.
+struct Pending {
+    stream: tokio::net::TcpStream,
     per_conn: conn::ConnService,
+    registered: fair::Registered,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    http: Http,
     network: Arc<Network>,
     handshakes: Arc<TlsCounts>,
-) {
+}
+
+/// Serves one accepted connection (after its TLS handshake, with HTTPS) until it ends
+/// or is closed for idleness; counts the handshake's outcome.
+async fn serve_accepted(slot: tokio::sync::OwnedSemaphorePermit, pending: Pending) {
     // Held for the connection's life: the connection cap counts it until it ends.
     let _slot = slot;
+    let Pending {
+        stream,
+        per_conn,
+        registered,
+        tls: acceptor,
+        http,
+        network,
+        handshakes,
+    } = pending;
+    let stream = nic::NicStream::new(stream, network.nic());
+    let evicted = registered.close.clone();
     let idle_timeout = network.config().idle_timeout;
     let closes = network.idle_closes_counter();
     let activity = per_conn.activity.clone();
     let served = match acceptor {
         None => {
             let conn = http.serve_connection(TokioIo::new(stream), per_conn);
-            idle::serve(conn, activity, idle_timeout, closes).await
+            idle::serve(conn, activity, idle_timeout, closes, &evicted).await
         }
         Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_LIMIT, acceptor.accept(stream)).await {
             Ok(Ok(tls)) => {
                 handshakes.done.fetch_add(1, Ordering::Relaxed);
                 let conn = http.serve_connection(TokioIo::new(tls), per_conn);
-                idle::serve(conn, activity, idle_timeout, closes).await
+                idle::serve(conn, activity, idle_timeout, closes, &evicted).await
             }
             Ok(Err(err)) => {
                 use std::io::ErrorKind as K;

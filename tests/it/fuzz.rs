@@ -11,7 +11,10 @@
 //!   command lines of `report`, `compare`, `history`, `preflight`, `clean`, `seed` and
 //!   `run`, with extreme counts, long and control-character strings, and files of
 //!   random JSON, cut or mutated results and manifests, random bytes, run through the
-//!   binary for a fixed [`CLI_FUZZ_TIME`]: no run panics (exit 101).
+//!   binary for a fixed [`CLI_FUZZ_TIME`]: no run panics (exit 101);
+//! - `serve`'s and `local`'s arguments, every count flag given extreme values, parsed
+//!   in this process (no server started) for [`ARGS_FUZZ_TIME`]: a value or a usage
+//!   error (exit 2), never a panic.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -481,4 +484,118 @@ fn the_cli_and_the_files_it_reads_never_panic() {
     eprintln!("{cases} command lines in {:?}: exit codes {exits:?}", CLI_FUZZ_TIME);
     assert!(cases >= 50, "only {cases} command lines ran");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// How long `serve`'s and `local`'s arguments are fuzzed (parse only, in this process).
+const ARGS_FUZZ_TIME: Duration = Duration::from_secs(5);
+
+/// A count flag's value: numbers of every size, or a wild value.
+fn count_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0u64..100_000).prop_map(|n| n.to_string()),
+        any::<u64>().prop_map(|n| n.to_string()),
+        any::<u32>().prop_map(|n| n.to_string()),
+        any::<f64>().prop_map(|f| f.to_string()),
+        (0u32..64).prop_map(|shift| (1u128 << shift).to_string()),
+        wild_value(),
+    ]
+}
+
+/// `serve` and `local` command lines with every count flag given wild values.
+fn serve_or_local_line() -> impl Strategy<Value = Vec<String>> {
+    const SERVE: &[&str] = &[
+        "--port",
+        "--seed",
+        "--stall-ms",
+        "--late-first-byte-ms",
+        "--list-delay-ms",
+        "--session-ttl-s",
+        "--header-read-timeout-ms",
+        "--max-connections",
+        "--max-object-bytes",
+        "--max-store-bytes",
+        "--lambda-memory-mb",
+        "--nic-burst-mib",
+        "--nic-burst-mib-s",
+        "--nic-burst-refill-mib-s",
+        "--nic-per-connection-mib-s",
+        "--prefix-rate",
+        "--idle-timeout-s",
+        "--tail",
+        "--runtime-threads",
+    ];
+    const LOCAL: &[&str] = &[
+        "--objects",
+        "--workers",
+        "--size",
+        "--sizes",
+        "--pool",
+        "--repetitions",
+        "--target-wall-ms",
+        "--session-ttl-s",
+        "--cpu-quota",
+        "--lambda-memory-mb",
+        "--bandwidth-mib-s",
+        "--pool-idle-timeout-ms",
+        "--max-hedge-percent",
+        "--requests-log-max-mib",
+        "--idle-timeout-s",
+        "--prefix-rate",
+        "--runtime-threads",
+    ];
+    (any::<bool>(), prop::collection::vec((0usize..32, count_value()), 1..5)).prop_map(|(serve, extra)| {
+        let (command, names) = if serve { ("serve", SERVE) } else { ("local", LOCAL) };
+        let mut args = vec!["s3sweep".to_string(), command.to_string()];
+        if serve {
+            args.extend(["--nic".to_string(), "100".to_string()]);
+        }
+        for (n, value) in extra {
+            args.push(names[n % names.len()].to_string());
+            args.push(value);
+        }
+        args
+    })
+}
+
+#[test]
+fn serve_and_local_arguments_are_parsed_or_refused_never_panic() {
+    use clap::Parser as _;
+    use s3sweep::cli::{Cli, Command};
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let strategy = serve_or_local_line();
+    let start = std::time::Instant::now();
+    let (mut cases, mut refused) = (0u64, 0u64);
+    while start.elapsed() < ARGS_FUZZ_TIME {
+        let args = strategy.new_tree(&mut runner).unwrap().current();
+        let shown: Vec<String> = args
+            .iter()
+            .map(|a| format!("{:?}", a.chars().take(60).collect::<String>()))
+            .collect();
+        // Parse only (and the network flags' own check): no server is started.
+        let parsed = std::panic::catch_unwind(|| match Cli::try_parse_from(&args) {
+            Ok(cli) => {
+                match &cli.command {
+                    Command::Serve(a) => drop(a.network.config(a.lambda_memory_mb)),
+                    Command::Local(a) => drop(a.network.config(a.quota.lambda_memory_mb.first().copied())),
+                    _ => {}
+                }
+                None
+            }
+            Err(err) => Some(err.exit_code()),
+        });
+        match parsed {
+            Err(_) => panic!("{shown:?} panicked"),
+            Ok(Some(code)) => {
+                assert_eq!(code, 2, "{shown:?} refused with exit {code}");
+                refused += 1;
+            }
+            Ok(None) => {}
+        }
+        cases += 1;
+    }
+    eprintln!("serve/local: {cases} command lines in {ARGS_FUZZ_TIME:?}, {refused} refused");
+    assert!(cases >= 1000, "only {cases} command lines ran");
 }

@@ -49,6 +49,7 @@ mod history;
 mod html_report;
 mod idle_emulator;
 mod lab_conformance;
+mod lab_fairness;
 mod lab_limits;
 mod lab_network;
 mod lab_tools;
