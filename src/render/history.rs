@@ -369,7 +369,7 @@ mod tests {
             let flat = text.replace("\n  ", " ");
             assert_eq!(
                 flat.matches("no change beyond the runs' own spread").count(),
-                20,
+                demo(0, 1000).results.len(),
                 "{text}"
             );
         }

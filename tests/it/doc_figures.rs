@@ -95,7 +95,7 @@ fn readme_claim_failures(prose: &str, demo: &serde_json::Value) -> Vec<String> {
     let at = |rows: &[serde_json::Value], w: f64| rows.iter().find(|r| f(r, "/workers") == w).cloned();
     let express = demo_rows(demo, "--x-s3");
     let standard = demo_rows(demo, "standard");
-    let c = capture(prose, "with the earlier defaults: {} objects, up to {} workers");
+    let c = capture(prose, "on a quiet 2-vCPU machine: {} objects, up to {} workers)");
     let max_workers = express.iter().map(|r| f(r, "/workers")).fold(0.0, f64::max);
     check(
         n(&c[0]) == f(demo, "/request/object_count") && n(&c[1]) == max_workers,
@@ -129,75 +129,34 @@ fn readme_claim_failures(prose: &str, demo: &serde_json::Value) -> Vec<String> {
         verdict(one) == c[2],
         format!("1 worker: `{}` quoted, `{}` in the result", c[2], verdict(one)),
     );
-    let c2 = capture(prose, "up to {} workers they do");
-    let upto = n(&c2[0]);
-    let last_same = express
-        .iter()
-        .take_while(|r| verdict(r) == c[2])
-        .last()
-        .map(|r| f(r, "/workers"));
+    let c = capture(prose, "the verdict stays {} at every count up to {} workers");
+    let verdicts: Vec<String> = express.iter().map(verdict).collect();
     check(
-        last_same == Some(upto),
+        verdicts.iter().all(|v| *v == c[0]) && n(&c[1]) == max_workers,
         format!(
-            "`{}` up to {upto} workers quoted; the result's last such row: {last_same:?}",
-            c[2]
+            "`{}` at every count up to {} quoted; the result: {verdicts:?}",
+            c[0], c[1]
         ),
     );
-    let c = capture(prose, "From {} workers the curve is flat near {} objects/s and the verdict is {}: {} of the machine's {} cores are busy");
-    let from = at(&express, n(&c[0])).unwrap_or_default();
-    let first_v = express.iter().find(|r| verdict(r) == c[2]).map(|r| f(r, "/workers"));
-    check(
-        first_v == Some(n(&c[0])),
-        format!(
-            "`{}` from {} workers quoted; first in the result at {first_v:?}",
-            c[2], c[0]
-        ),
+    let c = capture(
+        prose,
+        "At {} workers the curve reaches {} objects/s with {} of the {} usable cores busy in the client ({} of the machine's {} cores busy",
     );
-    let flat: Vec<f64> = express
-        .iter()
-        .filter(|r| f(r, "/workers") >= n(&c[0]))
-        .map(|r| f(r, "/objects_per_s"))
-        .collect();
-    check(
-        flat.iter().all(|x| (x - n(&c[1])).abs() <= 0.15 * n(&c[1])),
-        format!("flat near {} quoted; the result: {flat:?}", c[1]),
-    );
-    check(
-        format!("{:.2}", f(&from, "/client/machine_cores_busy")) == c[3],
-        format!(
-            "machine cores busy {} quoted, {} in the result",
-            c[3],
-            f(&from, "/client/machine_cores_busy")
-        ),
-    );
-    check(
-        f(&from, "/client/vcpus") == n(&c[4]),
-        format!(
-            "{} cores quoted, {} vCPUs in the result",
-            c[4],
-            f(&from, "/client/vcpus")
-        ),
-    );
-    let c3 = capture(prose, "same machine), {} of them the client's");
-    check(
-        format!("{:.2}", f(&from, "/client/cores_busy")) == c3[0],
-        format!(
-            "client cores busy {} quoted, {} in the result",
-            c3[0],
-            f(&from, "/client/cores_busy")
-        ),
-    );
-    let c = capture(prose, "At {} workers the client's own CPU sets the pace ({}: {} cores busy of {} usable, its runtime threads busy {}% of the time)");
     let row = at(&express, n(&c[0])).unwrap_or_default();
     check(
-        verdict(&row) == c[1],
-        format!("{} workers: `{}` quoted, `{}` in the result", c[0], c[1], verdict(&row)),
+        format!("{:.0}", f(&row, "/objects_per_s")) == c[1].replace(',', ""),
+        format!(
+            "{} workers: {} objects/s quoted, {:.1} in the result",
+            c[0],
+            c[1],
+            f(&row, "/objects_per_s")
+        ),
     );
     check(
         format!("{:.2}", f(&row, "/client/cores_busy")) == c[2]
             && format!("{:.2}", f(&row, "/client/usable_cores")) == c[3],
         format!(
-            "{} workers: {} of {} cores quoted, {} of {} in the result",
+            "{} workers: {} of {} usable cores quoted, {} of {} in the result",
             c[0],
             c[2],
             c[3],
@@ -206,30 +165,45 @@ fn readme_claim_failures(prose: &str, demo: &serde_json::Value) -> Vec<String> {
         ),
     );
     check(
-        format!("{:.0}", 100.0 * f(&row, "/client/runtime_busy_ratio")) == c[4],
+        format!("{:.2}", f(&row, "/client/machine_cores_busy")) == c[4] && f(&row, "/client/vcpus") == n(&c[5]),
         format!(
-            "runtime busy {}% quoted, {} in the result",
+            "machine cores busy {} of {} quoted, {} of {} in the result",
             c[4],
-            f(&row, "/client/runtime_busy_ratio")
+            c[5],
+            f(&row, "/client/machine_cores_busy"),
+            f(&row, "/client/vcpus")
+        ),
+    );
+    let c = capture(prose, "same machine), at {} ms of client CPU per GET");
+    check(
+        format!("{:.3}", f(&row, "/cpu_ms_per_get")) == c[0],
+        format!(
+            "CPU per GET {} ms quoted, {} in the result",
+            c[0],
+            f(&row, "/cpu_ms_per_get")
         ),
     );
     let c = capture(
         prose,
-        "table of the same run stays {} up to {} workers and ends in a {} at {} ",
+        "table of the same run is {} at every count but one: at {} workers one request",
     );
-    let below: Vec<String> = standard
+    let odd: Vec<f64> = standard
         .iter()
-        .filter(|r| f(r, "/workers") <= n(&c[1]))
-        .map(verdict)
+        .filter(|r| verdict(r) != c[0])
+        .map(|r| f(r, "/workers"))
         .collect();
     check(
-        below.iter().all(|v| *v == c[0]),
-        format!("standard-like `{}` up to {} quoted; the result: {below:?}", c[0], c[1]),
+        odd == vec![n(&c[1])],
+        format!(
+            "standard-like `{}` but at {} quoted; the other rows: {odd:?}",
+            c[0], c[1]
+        ),
     );
-    let end = at(&standard, n(&c[3])).map(|r| verdict(&r));
+    let c2 = capture(prose, "and that row is a {} (throughput");
+    let end = at(&standard, n(&c[1])).map(|r| verdict(&r));
     check(
-        end.as_deref() == Some(c[2].as_str()),
-        format!("standard-like ends `{}` at {} quoted; the result: {end:?}", c[2], c[3]),
+        end.as_deref() == Some(c2[0].as_str()),
+        format!("standard-like at {} is `{}` quoted; the result: {end:?}", c[1], c2[0]),
     );
     bad
 }
@@ -245,7 +219,7 @@ fn the_readme_quotes_the_committed_result() {
     let prose = demo_section_prose();
     let bad = readme_claim_failures(&prose, &demo);
     assert!(bad.is_empty(), "README.md against docs/demo.json:\n{}", bad.join("\n"));
-    // A figure the result does not hold is caught (the 1.28 cores busy, said as 1.30).
-    let wrong = prose.replace("1.28 cores busy", "1.30 cores busy");
+    // A figure the result does not hold is caught (the 1.15 cores busy, said as 1.20).
+    let wrong = prose.replace("1.15 of the 2.00 usable", "1.20 of the 2.00 usable");
     assert_eq!(readme_claim_failures(&wrong, &demo).len(), 1);
 }
