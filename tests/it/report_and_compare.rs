@@ -503,7 +503,10 @@ fn report_fits_the_terminal_width_and_wide_keeps_every_column() {
         let long: Vec<&str> = text.lines().filter(|l| l.chars().count() > width).collect();
         assert!(long.is_empty(), "lines over {width} characters: {long:#?}\n{text}");
         assert!(text.contains("columns not shown (to fit the width)"), "{text}");
-        assert!(text.contains("verdicts: 1-16 latency, 20 plateau, 32-128 latency"), "{text}");
+        assert!(
+            text.contains("verdicts: 1-16 latency, 20 plateau, 32-128 latency"),
+            "{text}"
+        );
     }
     let headers = [
         "workers",
