@@ -157,6 +157,30 @@ fn memory_answers_per_client(result: &mut SweepResult) {
     }
 }
 
+/// A bucket's curve: per worker count, its verdict, and (without errors) the point the
+/// model fits: workers, the requests that could be in flight, the median objects/s.
+fn curve_points(rows: &[&ConfigResult]) -> (Vec<(u32, f64, f64)>, Vec<WorkerVerdict>) {
+    let mut points = Vec::new();
+    let mut verdicts = Vec::new();
+    for w in worker_counts(rows.iter().copied()) {
+        let same: Vec<&&ConfigResult> = rows.iter().filter(|r| r.workers == w).collect();
+        if let Some(d) = same.first().and_then(|r| r.diagnosis.as_ref()) {
+            verdicts.push(WorkerVerdict {
+                workers: w,
+                verdict: d.verdict,
+            });
+        }
+        if same.iter().any(|r| r.errors.total > 0) {
+            continue;
+        }
+        let possible = f64::from(w.min(same[0].pool_connections));
+        if let Some(x) = median(same.iter().map(|r| r.objects_per_s).collect()) {
+            points.push((w, possible, x));
+        }
+    }
+    (points, verdicts)
+}
+
 fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
     let thresholds = &network::ceiling(result, thresholds);
     network::flag_bursts(result, thresholds);
@@ -184,25 +208,7 @@ fn analyse_one(result: &mut SweepResult, thresholds: &Thresholds) {
     let mut analyses = Vec::new();
     for summary in &result.summary {
         let rows: Vec<&ConfigResult> = result.rows_of(&summary.bucket).collect();
-        let workers = worker_counts(rows.iter().copied());
-        let mut points = Vec::new();
-        let mut verdicts = Vec::new();
-        for &w in &workers {
-            let same: Vec<&&ConfigResult> = rows.iter().filter(|r| r.workers == w).collect();
-            if let Some(d) = same.first().and_then(|r| r.diagnosis.as_ref()) {
-                verdicts.push(WorkerVerdict {
-                    workers: w,
-                    verdict: d.verdict,
-                });
-            }
-            if same.iter().any(|r| r.errors.total > 0) {
-                continue;
-            }
-            let possible = f64::from(w.min(same[0].pool_connections));
-            if let Some(x) = median(same.iter().map(|r| r.objects_per_s).collect()) {
-                points.push((w, possible, x));
-            }
-        }
+        let (points, verdicts) = curve_points(&rows);
         let client_cores = rows
             .iter()
             .find_map(|r| r.client.as_ref().map(|c| c.client_cores))

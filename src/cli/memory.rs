@@ -16,6 +16,23 @@ use crate::s3::SweepClient;
 use super::args::QuotaStep;
 use super::CliError;
 
+/// The memory block of an emulated sweep before its first size ran: no function, no
+/// versions, nothing to clean up.
+fn emulated_report() -> MemorySweepReport {
+    MemorySweepReport {
+        mode: MemoryMode::Emulated,
+        function_name: None,
+        original_memory_mb: None,
+        steps: Vec::new(),
+        versions_deleted: Vec::new(),
+        memory_restored: None,
+        cleanup_error: None,
+        versions_left: Vec::new(),
+        choices: Vec::new(),
+        costs: Vec::new(),
+    }
+}
+
 /// Runs `plan` once per quota step (none: once, without a quota) and returns one
 /// result. A step whose quota cannot be set stops the sweep with the quota's error.
 pub(crate) async fn sweep_steps(
@@ -43,18 +60,7 @@ pub(crate) async fn sweep_steps(
     }
     let started = Instant::now();
     let mut merged: Option<SweepResult> = None;
-    let mut report = MemorySweepReport {
-        mode: MemoryMode::Emulated,
-        function_name: None,
-        original_memory_mb: None,
-        steps: Vec::new(),
-        versions_deleted: Vec::new(),
-        memory_restored: None,
-        cleanup_error: None,
-        versions_left: Vec::new(),
-        choices: Vec::new(),
-        costs: Vec::new(),
-    };
+    let mut report = emulated_report();
     // A size's rows alone would replace the sizes before them in S3: a memory sweep's
     // result is written once, at the end.
     let options = &SweepOptions {

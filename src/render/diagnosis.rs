@@ -45,6 +45,25 @@ pub(crate) fn client_of(result: &SweepResult, n: &crate::model::SizeLimits) -> S
     n.axes.label(result.named_axes().without("object bytes"))
 }
 
+/// The worker counts whose rows are explained under a table: the first, the best and
+/// the last, each once, in that order.
+fn shown_counts(rows: &[&ConfigResult], best: u32) -> Vec<u32> {
+    let mut shown: Vec<u32> = Vec::new();
+    for w in [
+        rows.first().map(|r| r.workers),
+        Some(best),
+        rows.last().map(|r| r.workers),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if !shown.contains(&w) && rows.iter().any(|r| r.workers == w) {
+            shown.push(w);
+        }
+    }
+    shown
+}
+
 /// The lines printed under one bucket's table.
 pub(crate) fn render_bucket(result: &SweepResult, summary: &BucketSummary) -> String {
     let mut out = String::new();
@@ -59,16 +78,7 @@ pub(crate) fn render_bucket(result: &SweepResult, summary: &BucketSummary) -> St
     let _ = writeln!(out, "verdicts: {}", verdict_runs(&analysis.verdicts));
     // The explanation of the best configuration and of the largest worker count.
     let rows: Vec<&ConfigResult> = result.rows_for(summary).collect();
-    let best = Some(summary.best_workers);
-    let mut shown: Vec<u32> = Vec::new();
-    for w in [rows.first().map(|r| r.workers), best, rows.last().map(|r| r.workers)]
-        .into_iter()
-        .flatten()
-    {
-        if !shown.contains(&w) && rows.iter().any(|r| r.workers == w) {
-            shown.push(w);
-        }
-    }
+    let shown = shown_counts(&rows, summary.best_workers);
     let row_at = |w: u32| rows.iter().find(|r| r.workers == w);
     // A note said under more than one of the rows shown: once, after them, naming them.
     let notes_of = |w: u32| {

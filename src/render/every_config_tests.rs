@@ -142,6 +142,23 @@ fn key_cells(header: &[String], row: &[String], before: &str) -> Vec<String> {
     row[..end].to_vec()
 }
 
+/// Each EMF line's dimensions with their values, and its repetition.
+fn emf_keys(result: &SweepResult) -> Vec<String> {
+    super::emf::lines(result, "ns", 0)
+        .iter()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let dims: Vec<String> = v["_aws"]["CloudWatchMetrics"][0]["Dimensions"][0]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| format!("{}={}", d.as_str().unwrap(), v[d.as_str().unwrap()]))
+                .collect();
+            format!("{} rep {}", dims.join(","), v["Repetition"])
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -191,14 +208,7 @@ proptest! {
         distinct("cost rows", keys, n)?;
 
         // EMF: each line's dimensions and repetition.
-        let lines = super::emf::lines(&result, "ns", 0);
-        let keys: Vec<String> = lines.iter().map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            let dims: Vec<String> = v["_aws"]["CloudWatchMetrics"][0]["Dimensions"][0].as_array().unwrap()
-                .iter().map(|d| format!("{}={}", d.as_str().unwrap(), v[d.as_str().unwrap()])).collect();
-            format!("{} rep {}", dims.join(","), v["Repetition"])
-        }).collect();
-        distinct("EMF dimensions", keys, n)?;
+        distinct("EMF dimensions", emf_keys(&result), n)?;
 
         // The plot legend: a curve per bucket and axes.
         let legend: Vec<String> = super::plot::curves(&result).into_iter().map(|c| c.bucket).collect();
