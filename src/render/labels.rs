@@ -205,6 +205,19 @@ pub(crate) fn place_marks(marks: &[(i32, (i32, i32))], area: Rect, rows: usize) 
         .collect()
 }
 
+/// The chart's plotting area in pixels, the box labels must stay in.
+pub(crate) fn plot_area<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    chart: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
+) -> Rect {
+    let (xs, ys) = chart.plotting_area().get_pixel_range();
+    Rect {
+        x0: xs.start,
+        y0: ys.start,
+        x1: xs.end,
+        y1: ys.end,
+    }
+}
+
 /// Circles each curve's knee (`(colour, workers, point)`) and labels it `knee N`,
 /// each label where it overlaps no other label or marker and as little of `lines`
 /// (every curve's points) as it can.
@@ -213,13 +226,7 @@ pub(crate) fn draw_knees<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Rang
     knees: &[(RGBColor, u32, (f64, f64))],
     lines: &[Vec<(f64, f64)>],
 ) -> Result<(), String> {
-    let (xs, ys) = chart.plotting_area().get_pixel_range();
-    let area = Rect {
-        x0: xs.start,
-        y0: ys.start,
-        x1: xs.end,
-        y1: ys.end,
-    };
+    let area = plot_area(chart);
     let data: Vec<(i32, i32)> = lines
         .iter()
         .flat_map(|l| sample_line(&l.iter().map(|p| chart.backend_coord(p)).collect::<Vec<_>>(), 3))

@@ -13,7 +13,7 @@ use crate::model::{ConfigResult, FigureName, SweepResult, Timeline};
 use plotters::coord::types::RangedCoordf64;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::labels::{draw_legend, fit_lines, place_marks, text_size, Rect};
+use super::labels::{draw_legend, fit_lines, place_marks, text_size};
 use super::plot::{colour, err, register_font, PlotError};
 
 /// Which configurations the timeline picture shows.
@@ -422,13 +422,7 @@ fn draw_marks<DB: DrawingBackend>(
     marks: &[(f64, String, RGBColor)],
     ymax: f64,
 ) -> Result<(), PlotError> {
-    let (xs, ys) = chart.plotting_area().get_pixel_range();
-    let area = Rect {
-        x0: xs.start,
-        y0: ys.start,
-        x1: xs.end,
-        y1: ys.end,
-    };
+    let area = super::labels::plot_area(chart);
     for (at, _, col) in marks {
         let dashed = ShapeStyle::from(col).stroke_width(1);
         chart
@@ -478,6 +472,7 @@ fn marks_of(r: &ConfigResult) -> Vec<(f64, String)> {
 mod tests {
     use super::*;
     use crate::model::test_rows::{result, row};
+    use crate::render::labels::Rect;
 
     fn with_timeline(bucket: &str, workers: u32, gets: &[u32]) -> ConfigResult {
         let mut r = row(bucket, workers, 1, gets.len() as f64 * 100.0, 0);
