@@ -142,8 +142,8 @@ lint-templates: tools template-variants
 ## conditions and intrinsics resolved, in $(OUT)/template-SET.json; cfn-lint and
 ## checkov check these (make lint, make checkov), tests/it/deploy_files/expanded.rs
 ## checks their roles. The sets: the defaults; MemorySweep, ResultsBucket, Baseline,
-## SubnetIds (with SecurityGroupIds and SubnetZoneIds) and Schedule (with ResultsBucket)
-## each on; all of them on (MetricsNamespace too).
+## SubnetIds (with SecurityGroupIds and SubnetZoneIds), Schedule (with ResultsBucket) and
+## ManagedInstances (with the subnets) each on; all of them on (MetricsNamespace too).
 SAM_PYTHON ?= $(VENV)/bin/python
 EXPAND_BUCKETS = StandardBucketName=$(PLACEHOLDER_STANDARD) ExpressBucketName=$(PLACEHOLDER_EXPRESS)
 EXPAND_VPC = SubnetIds=subnet-0123456789abcdef0 SecurityGroupIds=sg-0123456789abcdef0 SubnetZoneIds=use1-az4
@@ -153,11 +153,12 @@ TEMPLATE_SET_results-bucket = ResultsBucket=my-results-bucket
 TEMPLATE_SET_baseline = Baseline=enabled
 TEMPLATE_SET_subnets = $(EXPAND_VPC)
 TEMPLATE_SET_schedule = ResultsBucket=my-results-bucket
-TEMPLATE_SET_all-on = MemorySweep=enabled ResultsBucket=my-results-bucket Baseline=enabled MetricsNamespace=s3sweep/canary $(EXPAND_VPC)
+TEMPLATE_SET_managed-instances = ManagedInstances=enabled $(EXPAND_VPC)
+TEMPLATE_SET_all-on = MemorySweep=enabled ResultsBucket=my-results-bucket Baseline=enabled MetricsNamespace=s3sweep/canary ManagedInstances=enabled $(EXPAND_VPC)
 # Parameters whose values hold spaces, quoted for the shell (make splits words on spaces).
 TEMPLATE_QUOTED_schedule = --param 'Schedule=rate(1 day)'
 TEMPLATE_QUOTED_all-on = --param 'Schedule=rate(1 day)'
-TEMPLATE_SETS = defaults memory-sweep results-bucket baseline subnets schedule all-on
+TEMPLATE_SETS = defaults memory-sweep results-bucket baseline subnets schedule managed-instances all-on
 EXPANDED_TEMPLATES = $(foreach set,$(TEMPLATE_SETS),$(OUT)/template-$(set).json)
 define EXPAND_ONE
 	$(SAM_PYTHON) tests/deploy/sam_expand.py template.yaml $(addprefix --param ,$(EXPAND_BUCKETS) $(TEMPLATE_SET_$(1))) $(TEMPLATE_QUOTED_$(1)) > $(OUT)/template-$(1).json || { rm -f $(OUT)/template-$(1).json; exit 1; }
