@@ -279,7 +279,11 @@ fn doc_rows() -> Vec<DocRow> {
     };
     read("docs/deploy.md")
         .lines()
-        .filter(|l| ["function", "baseline", "lmi", "operator"].iter().any(|r| l.starts_with(&format!("| {r} |"))))
+        .filter(|l| {
+            ["function", "baseline", "lmi", "operator"]
+                .iter()
+                .any(|r| l.starts_with(&format!("| {r} |")))
+        })
         .map(|l| {
             let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
             assert_eq!(cells.len(), 5, "docs/deploy.md role table row: {l}");
