@@ -356,3 +356,50 @@ fn the_documented_role_statements_are_the_expanded_ones() {
         );
     }
 }
+
+/// Issue 50: ManagedInstances=enabled adds FunctionName-lmi on a capacity provider of
+/// network-optimized instances (the `n` families) of the function's architecture, its
+/// CapacityProviderConfig naming that provider and no VpcConfig of its own
+/// (samtranslator 1.115 refuses CapacityProviderConfig with VpcConfig or
+/// ProvisionedConcurrencyConfig); without subnets the template's rule refuses it before
+/// anything is created (a capacity provider's VpcConfig is required).
+#[test]
+fn managed_instances_run_the_function_on_network_optimized_instances_in_the_subnets() {
+    let Some(python) = python() else { return };
+    let on: Vec<(&str, &str)> = [("ManagedInstances", "enabled")].into_iter().chain(VPC).collect();
+    let doc = expand(&python, &on);
+    let providers = resources_of(&doc, "AWS::Lambda::CapacityProvider");
+    assert_eq!(providers.len(), 1, "{providers:?}");
+    let (_, provider) = &providers[0];
+    let types = strings(&provider["InstanceRequirements"]["AllowedInstanceTypes"]);
+    assert!(!types.is_empty(), "{provider}");
+    for t in &types {
+        let family = t.split('.').next().unwrap();
+        assert!(family.ends_with('n'), "{t} is not a network-optimized type");
+    }
+    assert_eq!(strings(&provider["InstanceRequirements"]["Architectures"]), ["arm64"]);
+    assert_eq!(strings(&provider["VpcConfig"]["SubnetIds"]), [VPC[0].1]);
+    let functions = resources_of(&doc, "AWS::Lambda::Function");
+    let (_, lmi) = functions
+        .iter()
+        .find(|(id, _)| id == "ManagedInstancesFunction")
+        .expect("FunctionName-lmi");
+    assert_eq!(lmi["FunctionName"], "s3sweep-lmi");
+    let config = &lmi["CapacityProviderConfig"]["LambdaManagedInstancesCapacityProviderConfig"];
+    assert_eq!(
+        config["CapacityProviderArn"],
+        format!("arn:aws:lambda:{REGION}:{ACCOUNT}:capacity-provider:s3sweep-lmi"),
+        "{lmi}"
+    );
+    assert!(lmi["VpcConfig"].is_null(), "{lmi}");
+    let x86 = expand(&python, &[on.clone(), vec![("Architecture", "x86_64")]].concat());
+    let (_, provider) = &resources_of(&x86, "AWS::Lambda::CapacityProvider")[0];
+    assert!(strings(&provider["InstanceRequirements"]["AllowedInstanceTypes"])
+        .iter()
+        .all(|t| t.starts_with("c6in.")));
+    let refused = try_expand(&python, &[("ManagedInstances", "enabled")]).unwrap_err();
+    assert!(
+        refused.contains("ManagedInstances=enabled needs SubnetIds"),
+        "{refused}"
+    );
+}
