@@ -7,7 +7,7 @@ ifdef CI
 export CARGO_INCREMENTAL = 0
 endif
 
-.PHONY: rclone bench-tools browser-tools demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit compare-baseline test-ready test-tools test-builds lint-rust lint-templates cargo-deny-tool cargo-audit-tool checkov-tool
+.PHONY: rclone bench-tools browser-tools demo memory-demo docs-figures test lint fmt build-release bench bench-venv moto-venv bench-engine bench-lambda-start tools build sam-build deploy deploy-guided deployed-arch template-variants preflight stack-retry destroy events console-events invoke invoke-async seed-aws load checkov deny audit compare-baseline compare-lmi test-ready test-tools test-builds lint-rust lint-templates cargo-deny-tool cargo-audit-tool checkov-tool
 
 ## The main job: the local sweep on the embedded S3 server over HTTPS, its Express-like
 ## bucket a directory bucket read with S3 Express sessions (about a minute). Writes its
@@ -142,8 +142,8 @@ lint-templates: tools template-variants
 ## conditions and intrinsics resolved, in $(OUT)/template-SET.json; cfn-lint and
 ## checkov check these (make lint, make checkov), tests/it/deploy_files/expanded.rs
 ## checks their roles. The sets: the defaults; MemorySweep, ResultsBucket, Baseline,
-## SubnetIds (with SecurityGroupIds and SubnetZoneIds) and Schedule (with ResultsBucket)
-## each on; all of them on (MetricsNamespace too).
+## SubnetIds (with SecurityGroupIds and SubnetZoneIds), Schedule (with ResultsBucket) and
+## ManagedInstances (with the subnets) each on; all of them on (MetricsNamespace too).
 SAM_PYTHON ?= $(VENV)/bin/python
 EXPAND_BUCKETS = StandardBucketName=$(PLACEHOLDER_STANDARD) ExpressBucketName=$(PLACEHOLDER_EXPRESS)
 EXPAND_VPC = SubnetIds=subnet-0123456789abcdef0 SecurityGroupIds=sg-0123456789abcdef0 SubnetZoneIds=use1-az4
@@ -153,11 +153,12 @@ TEMPLATE_SET_results-bucket = ResultsBucket=my-results-bucket
 TEMPLATE_SET_baseline = Baseline=enabled
 TEMPLATE_SET_subnets = $(EXPAND_VPC)
 TEMPLATE_SET_schedule = ResultsBucket=my-results-bucket
-TEMPLATE_SET_all-on = MemorySweep=enabled ResultsBucket=my-results-bucket Baseline=enabled MetricsNamespace=s3sweep/canary $(EXPAND_VPC)
+TEMPLATE_SET_managed-instances = ManagedInstances=enabled $(EXPAND_VPC)
+TEMPLATE_SET_all-on = MemorySweep=enabled ResultsBucket=my-results-bucket Baseline=enabled MetricsNamespace=s3sweep/canary ManagedInstances=enabled $(EXPAND_VPC)
 # Parameters whose values hold spaces, quoted for the shell (make splits words on spaces).
 TEMPLATE_QUOTED_schedule = --param 'Schedule=rate(1 day)'
 TEMPLATE_QUOTED_all-on = --param 'Schedule=rate(1 day)'
-TEMPLATE_SETS = defaults memory-sweep results-bucket baseline subnets schedule all-on
+TEMPLATE_SETS = defaults memory-sweep results-bucket baseline subnets schedule managed-instances all-on
 EXPANDED_TEMPLATES = $(foreach set,$(TEMPLATE_SETS),$(OUT)/template-$(set).json)
 define EXPAND_ONE
 	$(SAM_PYTHON) tests/deploy/sam_expand.py template.yaml $(addprefix --param ,$(EXPAND_BUCKETS) $(TEMPLATE_SET_$(1))) $(TEMPLATE_QUOTED_$(1)) > $(OUT)/template-$(1).json || { rm -f $(OUT)/template-$(1).json; exit 1; }
@@ -404,6 +405,15 @@ CANARY_WORKERS ?=
 METRICS_NAMESPACE ?=
 # enabled: a second function, the boto3 baseline (baseline/, make compare-baseline).
 BASELINE ?=
+# enabled: a second function, FunctionName-lmi, on Lambda Managed Instances (a capacity
+# provider in SUBNET_IDS; make compare-lmi; docs/deploy.md says what it costs), its
+# instance types (comma-separated; empty: network-optimized c7gn / c6in), the most vCPUs
+# it may run, its memory (MB; 2 GiB per vCPU) and invocations per environment (0: AWS's default).
+MANAGED_INSTANCES ?=
+MANAGED_INSTANCE_TYPES ?=
+MANAGED_MAX_VCPU ?=
+MANAGED_MEMORY_MB ?=
+MANAGED_CONCURRENCY ?=
 # Place the function(s) in a VPC (docs/deploy.md): comma-separated subnet and security
 # group ids, and the subnets' zone ids (recorded in each result). Empty: no VPC.
 SUBNET_IDS ?=
@@ -445,7 +455,10 @@ PARAMETERS = Architecture=$(ARCH) StandardBucketName=$(STANDARD_BUCKET) ExpressB
 	$(call param,Baseline,$(BASELINE),disabled) $(call param,SubnetIds,$(SUBNET_IDS),) \
 	$(call param,SecurityGroupIds,$(SECURITY_GROUP_IDS),) $(call param,SubnetZoneIds,$(SUBNET_ZONE_IDS),) \
 	$(if $(filter none,$(SCHEDULE)),'Schedule=""',$(if $(SCHEDULE),'Schedule="$(SCHEDULE)"')) \
-	$(call param,CanaryWorkers,$(CANARY_WORKERS),64) $(call param,MetricsNamespace,$(METRICS_NAMESPACE),)
+	$(call param,CanaryWorkers,$(CANARY_WORKERS),64) $(call param,MetricsNamespace,$(METRICS_NAMESPACE),) \
+	$(call param,ManagedInstances,$(MANAGED_INSTANCES),disabled) $(call param,ManagedInstanceTypes,$(MANAGED_INSTANCE_TYPES),) \
+	$(call param,ManagedInstancesMaxVCpu,$(MANAGED_MAX_VCPU),12) $(call param,ManagedMemorySize,$(MANAGED_MEMORY_MB),2048) \
+	$(call param,ManagedConcurrency,$(MANAGED_CONCURRENCY),0)
 # sam from .venv (make tools) first on PATH; fail clearly without it or without credentials.
 CHECK_SAM = @test -x $(VENV)/bin/sam -a -x $(VENV)/bin/python || \
 	{ echo "$@: the AWS SAM CLI is not installed in $(VENV): run make tools (installs the pinned aws-sam-cli)"; exit 2; }
@@ -465,8 +478,10 @@ SAM_BUILD = $(LAMBDA_PATH) sam build --beta-features --parameter-overrides Archi
 # BASELINE empty on a stack whose Baseline parameter is enabled (SAM keeps that value);
 # otherwise the Rust function alone (`sam build SweepFunction`).
 STACK_BASELINE = aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Parameters[?ParameterKey=='Baseline'].ParameterValue" --output text 2>/dev/null
+STACK_MANAGED = aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Parameters[?ParameterKey=='ManagedInstances'].ParameterValue" --output text 2>/dev/null
 SAM_BUILD_DEPLOYED = baseline=$(if $(BASELINE),$(BASELINE),$$($(STACK_BASELINE))); \
-	if [ "$$baseline" = enabled ]; then $(SAM_BUILD); else echo "deploy: the baseline is not deployed: building the Rust function only"; $(LAMBDA_PATH) sam build SweepFunction --beta-features --parameter-overrides Architecture=$(ARCH); fi
+	managed=$(if $(MANAGED_INSTANCES),$(MANAGED_INSTANCES),$$($(STACK_MANAGED))); \
+	if [ "$$baseline" = enabled ] || [ "$$managed" = enabled ]; then $(SAM_BUILD); else echo "deploy: the baseline is not deployed: building the Rust function only"; $(LAMBDA_PATH) sam build SweepFunction --beta-features --parameter-overrides Architecture=$(ARCH); fi
 
 ## `sam build` alone: .aws-sam/build/SweepFunction/bootstrap for ARCH. Needs no AWS account.
 sam-build: tools
@@ -678,6 +693,26 @@ compare-baseline:
 		rm -f "$$2.meta"; \
 	done
 	$(S3SWEEP) compare $(BASELINE_RESULT) $(RESULT)
+
+## The same EVENT on the Lambda function and on its twin on Lambda Managed Instances
+## (deployed with MANAGED_INSTANCES=enabled), one after the other, one attempt each,
+## then `s3sweep compare RESULT LMI_RESULT`: throughput, first-byte latency, the
+## verdicts and the cost per 1,000 objects, Lambda as A and Managed Instances as B.
+LMI_RESULT ?= lmi.json
+LMI_FUNCTION ?= $$(aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Outputs[?OutputKey=='ManagedInstancesFunctionName'].OutputValue" --output text)
+compare-lmi:
+	@test -f "$(EVENT)" || { echo "compare-lmi: no $(EVENT): run make events STANDARD_BUCKET=... EXPRESS_BUCKET=... or pass EVENT=file"; exit 2; }
+	@lmi=$(LMI_FUNCTION); \
+	if [ -z "$$lmi" ] || [ "$$lmi" = None ]; then echo "compare-lmi: stack $(STACK) has no function on Lambda Managed Instances (no output ManagedInstancesFunctionName): deploy it with make deploy MANAGED_INSTANCES=enabled SUBNET_IDS=... SECURITY_GROUP_IDS=..."; exit 2; fi; \
+	for pair in "$(FUNCTION) $(RESULT)" "$$lmi $(LMI_RESULT)"; do \
+		set -- $$pair; \
+		if [ $$# -ne 2 ] || [ "$$1" = None ]; then echo "compare-lmi: no function found in stack $(STACK) (pass FUNCTION=name)"; exit 2; fi; \
+		echo "$(INVOKE_ONCE) --function-name $$1 $$2"; \
+		$(INVOKE_ONCE) --function-name "$$1" "$$2" > "$$2.meta" || exit 1; \
+		if grep -q FunctionError "$$2.meta"; then cat "$$2.meta"; head -c 4000 "$$2"; echo; rm -f "$$2.meta"; exit 1; fi; \
+		rm -f "$$2.meta"; \
+	done
+	$(S3SWEEP) compare $(RESULT) $(LMI_RESULT)
 
 # --region for s3sweep when REGION is set (else the AWS configuration's region).
 S3SWEEP_REGION = $(if $(REGION),--region $(REGION))

@@ -321,6 +321,7 @@ mod tests {
             remaining_ms_at_start: None,
             safety_margin_ms: 0,
             deployment: None,
+            substrate: None,
         });
         r
     }

@@ -201,6 +201,12 @@ fn errors(f: &Facts) -> Option<Finding> {
 /// revised up before the rules run ([`super::network::revise_ceiling`]).
 fn bandwidth(f: &Facts) -> Option<Finding> {
     let row = f.row;
+    // Issue 50: another invocation of the same process ran beside the row (Lambda
+    // Managed Instances): the link carried its traffic too, so a full link is not this
+    // sweep's network limit; the other rules judge the row, and a note says so.
+    if row.overlap.as_ref().is_some_and(|o| o.shared()) {
+        return None;
+    }
     let source = f.t.bandwidth_ceiling_source;
     // A ceiling read from the row's own timeline is only the network's when the client
     // kept up: a client out of CPU bends its rate too (under a CPU quota, a row's first
@@ -363,7 +369,18 @@ fn latency(f: &Facts) -> Option<Finding> {
 }
 
 /// The notes of one row given its verdict, in the order written.
-const NOTES: &[fn(&Facts, Verdict) -> Option<String>] = &[cold_note, few_objects_note, idle_workers_note];
+const NOTES: &[fn(&Facts, Verdict) -> Option<String>] = &[cold_note, few_objects_note, idle_workers_note, overlap_note];
+
+/// Another invocation of the same process ran beside the row (Lambda Managed
+/// Instances): its figures are the two sweeps together.
+fn overlap_note(f: &Facts, _: Verdict) -> Option<String> {
+    let o = f.row.overlap.as_ref().filter(|o| o.other_invocations > 0)?;
+    Some(format!(
+        "{} other invocation(s) of this execution environment ran beside this row for {:.0}% of its wall time, sharing its CPU and network interface: its MiB/s and latency are the sweeps together, so the network is not blamed for the neighbours' traffic; measure alone (PerExecutionEnvironmentMaxConcurrency 1, or one invocation at a time) for this sweep's own figures",
+        o.other_invocations,
+        o.overlapped_fraction * 100.0
+    ))
+}
 
 /// Cold requests, left out of the steady figures.
 fn cold_note(f: &Facts, _: Verdict) -> Option<String> {
@@ -601,6 +618,36 @@ pub(super) mod tests {
         assert_eq!(d.figures[N::BandwidthCeilingMibPerS], Figure::MibPerS(100.0));
         r.mib_per_s = 70.0;
         assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Latency);
+    }
+
+    /// Issue 50: a row another invocation of the process ran beside is not blamed on
+    /// the network (the link carried the neighbour's traffic too), and says why.
+    #[test]
+    fn a_neighbours_traffic_is_not_blamed_on_the_network() {
+        let mut r = healthy();
+        r.mib_per_s = 90.0;
+        let t = Thresholds {
+            bandwidth_ceiling_mib_per_s: Some(100.0),
+            ..Thresholds::default()
+        };
+        let overlap = |others, fraction| crate::model::Overlap {
+            other_invocations: others,
+            overlapped_fraction: fraction,
+        };
+        r.overlap = Some(overlap(0, 0.0));
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Bandwidth, "alone");
+        r.overlap = Some(overlap(1, 0.05));
+        assert_eq!(diagnose_row(&r, 2, &t).verdict, Verdict::Bandwidth, "a moment");
+        r.overlap = Some(overlap(1, 0.8));
+        let d = diagnose_row(&r, 2, &t);
+        assert_ne!(d.verdict, Verdict::Bandwidth, "{d:?}");
+        assert!(
+            d.notes
+                .iter()
+                .any(|n| n.contains("1 other invocation(s)") && n.contains("80%")),
+            "{:?}",
+            d.notes
+        );
     }
 
     /// What the client measured on a 2-vCPU machine: the runtime busy `busy_ms` on `threads` threads.

@@ -32,7 +32,10 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         "s3sweep-lambda ready"
     );
     // The event is parsed strictly: a key given twice is an invalid event.
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<EventJson>| {
+    // run_concurrent: on Lambda Managed Instances (AWS_LAMBDA_MAX_CONCURRENCY set by
+    // Lambda) that many invocations at once, each in its own task; on Lambda, where it
+    // is unset, one at a time, as `run` does.
+    lambda_runtime::run_concurrent(service_fn(move |event: LambdaEvent<EventJson>| {
         let function = function.clone();
         async move { function.handle(event).await.map_err(Diagnostic::from) }
     }))

@@ -375,6 +375,7 @@ fn measured_row(
         in_burst: false,
         timeline: None,
         hedging: None,
+        overlap: None,
     };
     row.client = Some(ClientSide::of(&row, client_measure(&before, busy)));
     row

@@ -363,6 +363,7 @@ fn merged_row(rows: &[(u32, bool, &ConfigResult)], sums: Sums, window_ms: f64) -
         run_index: first.run_index,
         in_burst: false,
         timeline: merged_timeline(rows, window_ms),
+        overlap: None,
     }
 }
 
@@ -504,6 +505,7 @@ mod tests {
             remaining_ms_at_start: None,
             safety_margin_ms: 0,
             deployment: None,
+            substrate: None,
         });
         result
     }

@@ -28,6 +28,7 @@ pub(crate) mod event;
 pub mod invoke;
 pub mod memory;
 pub(crate) mod merge;
+pub(crate) mod overlap;
 mod requests_log;
 pub(crate) mod response;
 pub(crate) mod settings;
@@ -42,7 +43,7 @@ use lambda_runtime::{Context, Diagnostic, LambdaEvent};
 use crate::analysis;
 use crate::engine::{self, BucketError, Deadline, Observer, ResultsLog, StartSchedule, SweepOptions};
 use crate::model::stats::round3;
-use crate::model::{Architecture, ConfigResult, LambdaEnvironment, Role, Runner, SweepResult, Thresholds};
+use crate::model::{Architecture, ConfigResult, LambdaEnvironment, Role, Runner, Substrate, SweepResult, Thresholds};
 use crate::plan::json::EventJson;
 use crate::plan::{Plan, RequestError};
 use crate::s3::results::ResultsWriter;
@@ -152,6 +153,8 @@ pub struct Function {
     cold: AtomicBool,
     observer: Arc<dyn Observer>,
     invoker: Option<Invoker>,
+    /// The invocations running in this process (more than one on Managed Instances).
+    invocations: Arc<overlap::Invocations>,
 }
 
 impl Function {
@@ -170,6 +173,7 @@ impl Function {
             cold: AtomicBool::new(true),
             observer: Arc::new(LogProgress),
             invoker: None,
+            invocations: Arc::default(),
         }
     }
 
@@ -197,6 +201,7 @@ impl Function {
     /// duplicate keys.
     pub async fn handle(&self, event: LambdaEvent<impl Into<EventJson>>) -> Result<SweepResult, InvocationError> {
         let started = Instant::now();
+        let running = self.invocations.begin();
         let (payload, context) = event.into_parts();
         let remaining = remaining_time(context.deadline, SystemTime::now());
         let invocation = Invocation {
@@ -204,6 +209,7 @@ impl Function {
             remaining,
             deadline: remaining.map(|left| Deadline::new(started + left, self.settings.safety_margin)),
             context,
+            id: running.id(),
         };
         let plan = validate_event_with(payload, &self.settings.fanout).map_err(|err| {
             tracing::warn!(error_type = "InvalidEvent", error = %err, "invalid event");
@@ -375,7 +381,14 @@ impl Function {
     ) -> SweepResult {
         let options = self.sweep_options(plan, invocation, results);
         let observer = observer.unwrap_or_else(|| self.observer.clone());
-        let mut result = engine::run(&self.client, plan, &options, observer).await;
+        let overlaps = Arc::new(overlap::OverlapObserver::new(
+            observer,
+            self.invocations.clone(),
+            invocation.id,
+        ));
+        let mut result = engine::run(&self.client, plan, &options, overlaps.clone()).await;
+        let concurrent = self.settings.substrate.kind == Substrate::ManagedInstances;
+        overlaps.apply(&mut result, concurrent);
         analysis::analyse(&mut result, &Thresholds::default());
         if result.truncated {
             tracing::warn!(
@@ -440,6 +453,8 @@ struct Invocation {
     /// Time left at the start, when the deadline is a real one.
     remaining: Option<Duration>,
     deadline: Option<Deadline>,
+    /// Its place among the invocations running in this process.
+    id: u64,
 }
 
 /// Trims the answer to Lambda's response limit (see [`response`]).
@@ -560,6 +575,7 @@ fn lambda_environment(invocation: &Invocation, settings: &FunctionSettings) -> L
         remaining_ms_at_start: invocation.remaining.map(|d| d.as_millis() as u64),
         safety_margin_ms: settings.safety_margin.as_millis() as u64,
         deployment: settings.deployment.clone(),
+        substrate: Some(settings.substrate.clone()),
     }
 }
 

@@ -6,7 +6,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::lab;
-use crate::model::{Deployment, NetworkPath};
+use crate::model::{Deployment, NetworkPath, Substrate, SubstrateInfo};
 
 use super::control::PollSettings;
 use crate::plan::{FieldProblem, Plan, MAX_INVOCATIONS};
@@ -102,6 +102,42 @@ pub struct FunctionSettings {
     /// The network path the template deployed the function with
     /// ([`NETWORK_PATH_ENV`], [`SUBNET_ZONE_IDS_ENV`]); `None` when it did not say.
     pub deployment: Option<Deployment>,
+    /// Lambda or Lambda Managed Instances ([`MAX_CONCURRENCY_ENV`]), and the instance
+    /// when the machine names it.
+    pub substrate: SubstrateInfo,
+}
+
+/// Set by Lambda on Lambda Managed Instances only: the invocations one execution
+/// environment takes at once (lambda_runtime 1.5's `run_concurrent` reads it; AWS's Go
+/// runtime, aws-lambda-go PR 600: "set by Lambda when a function is configured to use
+/// Managed Instances").
+pub(crate) const MAX_CONCURRENCY_ENV: &str = "AWS_LAMBDA_MAX_CONCURRENCY";
+/// The EC2 instance type on a Nitro instance (DMI product name), when not hidden.
+const INSTANCE_TYPE_FILE: &str = "/sys/devices/virtual/dmi/id/product_name";
+
+/// The substrate from [`MAX_CONCURRENCY_ENV`] (set: Managed Instances), the DMI
+/// product name (kept only when it looks like an instance type, `family.size`) and
+/// the vCPUs the process can run on.
+pub(crate) fn substrate_of(max_concurrency: Option<String>, product: Option<String>, vcpus: u32) -> SubstrateInfo {
+    let kind = if max_concurrency.is_some() {
+        Substrate::ManagedInstances
+    } else {
+        Substrate::Lambda
+    };
+    let looks_like_type = |t: &String| {
+        let mut parts = t.split('.');
+        let (family, size) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        parts.next().is_none()
+            && family.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && !size.is_empty()
+            && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+    };
+    SubstrateInfo {
+        kind,
+        max_concurrency: max_concurrency.and_then(|v| v.trim().parse().ok()),
+        instance_type: product.map(|p| p.trim().to_string()).filter(looks_like_type),
+        vcpus: Some(vcpus),
+    }
 }
 
 /// A function environment that cannot work. Every bad variable is named.
@@ -180,6 +216,9 @@ impl FunctionSettings {
                 .map(|()| text)
         });
         let deployment = deployment(get(NETWORK_PATH_ENV), get(SUBNET_ZONE_IDS_ENV), &mut problems);
+        let vcpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        let product = std::fs::read_to_string(INSTANCE_TYPE_FILE).ok();
+        let substrate = substrate_of(get(MAX_CONCURRENCY_ENV), product, vcpus);
         let fanout = FanoutSettings::from_lookup(get, &mut problems);
         if problems.is_empty() {
             Ok(FunctionSettings {
@@ -191,6 +230,7 @@ impl FunctionSettings {
                 results_uri,
                 metrics_namespace,
                 deployment,
+                substrate,
             })
         } else {
             Err(SettingsError { problems })

@@ -19,6 +19,7 @@ pub(crate) mod request;
 pub(crate) mod result;
 pub(crate) mod run_kind;
 pub(crate) mod stats;
+pub(crate) mod substrate;
 pub(crate) mod timeline;
 
 pub use axes::{group_by_axes, Axes, AxisValues, Named, AXES};
@@ -49,6 +50,7 @@ pub use result::{
 };
 pub use run_kind::RunKind;
 pub use stats::Percentiles;
+pub use substrate::{Overlap, Substrate, SubstrateInfo};
 pub use timeline::{Bounded, KindCounts, Timeline, BASE_INTERVAL_MS, MAX_TIMELINE_INTERVALS};
 
 #[cfg(test)]
@@ -100,6 +102,7 @@ pub(crate) mod test_rows {
             in_burst: false,
             timeline: None,
             hedging: None,
+            overlap: None,
         }
     }
 

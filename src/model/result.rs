@@ -166,8 +166,7 @@ pub struct ToolInfo {
     /// Empty for a result written by another client (then `client` names it).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub aws_sdk_s3_version: String,
-    /// The S3 client of a result not written by s3sweep, e.g. `boto3 1.43.11 (botocore
-    /// 1.43.11, Python 3.12.3), ThreadPoolExecutor` (the baseline function).
+    /// The S3 client of a result not written by s3sweep, e.g. `boto3 1.43.11 (botocore 1.43.11, Python 3.12.3), ThreadPoolExecutor`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
 }
@@ -270,10 +269,12 @@ pub struct LambdaEnvironment {
     /// to finish this long before the deadline.
     #[serde(default)]
     pub safety_margin_ms: u64,
-    /// The network path the function was deployed with (absent in older results and
-    /// when the template did not say).
+    /// The network path the function was deployed with (absent when the template did not say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deployment: Option<super::Deployment>,
+    /// Lambda or Lambda Managed Instances, and the instance when visible (absent in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub substrate: Option<super::SubstrateInfo>,
 }
 
 /// One configuration: one bucket, one worker count, one repetition.
@@ -405,6 +406,9 @@ pub struct ConfigResult {
     /// when the row's `hedge` is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hedging: Option<super::HedgeCounts>,
+    /// Other invocations of the same process during the row (Lambda functions only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<super::Overlap>,
 }
 
 /// The best configuration of one bucket.

@@ -310,6 +310,7 @@ mod tests {
                     network_path: path,
                     subnet_zone_ids: zones.iter().map(|z| z.to_string()).collect(),
                 }),
+                substrate: None,
             });
             r
         };

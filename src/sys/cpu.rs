@@ -76,7 +76,14 @@ impl UsableCpu {
 impl CpuFacts {
     /// Reads the facts of this process.
     pub(crate) fn read() -> CpuFacts {
-        let in_lambda = std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some();
+        // On Lambda Managed Instances (Lambda sets AWS_LAMBDA_MAX_CONCURRENCY there
+        // only) the memory table does not apply: the execution environment gets the
+        // vCPUs of its memory-to-vCPU ratio on the instance, which its cgroup, affinity
+        // and cores show.
+        let in_lambda = memory_table_applies(
+            std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some(),
+            std::env::var_os("AWS_LAMBDA_MAX_CONCURRENCY").is_some(),
+        );
         CpuFacts {
             lambda_memory_mb: in_lambda
                 .then(|| {
@@ -95,6 +102,12 @@ impl CpuFacts {
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
+}
+
+/// Whether Lambda's memory table (1,769 MB per vCPU) sets the CPU share: in a Lambda
+/// function, not on Lambda Managed Instances.
+pub(crate) fn memory_table_applies(in_function: bool, on_managed_instances: bool) -> bool {
+    in_function && !on_managed_instances
 }
 
 fn read(path: impl AsRef<Path>) -> Option<String> {
@@ -206,6 +219,15 @@ mod tests {
         assert_ne!(at(10_240).source, CpuSource::LambdaMemory);
         let big = UsableCpu::from_facts(&facts(Some(10_240), None, Some(6), 6));
         assert!((big.cores - 10_240.0 / 1769.0).abs() < 1e-9, "{big:?}");
+    }
+
+    /// Issue 50: on Lambda Managed Instances the CPU share follows the instance (its
+    /// cgroup, affinity, cores), not the memory table.
+    #[test]
+    fn the_memory_table_is_lambdas_only() {
+        assert!(memory_table_applies(true, false));
+        assert!(!memory_table_applies(true, true), "Managed Instances");
+        assert!(!memory_table_applies(false, false), "not in a function");
     }
 
     #[test]

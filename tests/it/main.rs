@@ -59,6 +59,7 @@ mod lambda_rules;
 mod lanes;
 mod layers;
 mod lean_client;
+mod lmi_emulator;
 mod load;
 mod log_secrets;
 mod memory_bounds;

@@ -30,6 +30,7 @@ pub(super) fn parameter_sets() -> Vec<(&'static str, Vec<(&'static str, &'static
         ("Baseline", "enabled"),
         ("Schedule", "rate(1 day)"),
         ("MetricsNamespace", "s3sweep/canary"),
+        ("ManagedInstances", "enabled"),
     ]
     .into_iter()
     .chain(VPC)
@@ -43,6 +44,10 @@ pub(super) fn parameter_sets() -> Vec<(&'static str, Vec<(&'static str, &'static
         (
             "schedule",
             vec![("ResultsBucket", RESULTS), ("Schedule", "rate(1 day)")],
+        ),
+        (
+            "managed-instances",
+            [("ManagedInstances", "enabled")].into_iter().chain(VPC).collect(),
         ),
         ("all-on", all),
     ]
@@ -125,6 +130,10 @@ fn statements(role: &Value) -> Vec<Statement> {
 fn role_kind(logical_id: &str) -> &'static str {
     if logical_id.starts_with("Baseline") {
         "baseline"
+    } else if logical_id.starts_with("ManagedInstancesFunction") {
+        "lmi"
+    } else if logical_id.starts_with("ManagedInstancesOperator") {
+        "operator"
     } else {
         "function"
     }
@@ -132,7 +141,10 @@ fn role_kind(logical_id: &str) -> &'static str {
 
 /// Issue 33: with SAM's own expansion no role lists a managed policy twice (CloudFormation
 /// refuses the role), and the VPC permissions (AWSLambdaVPCAccessExecutionRole, any ec2
-/// action) exist exactly when subnets are given, on every role.
+/// action) exist exactly when subnets are given, on every role of a function with a
+/// VpcConfig. Issue 50: the function on a capacity provider has no VpcConfig (SAM
+/// refuses both) and its role no VPC permission, in the subnets or not; its provider's
+/// operator role holds the EC2 permissions (AWSLambdaManagedEC2ResourceOperator).
 #[test]
 fn expanded_roles_list_each_managed_policy_once_and_vpc_only_with_subnets() {
     let Some(python) = python() else { return };
@@ -153,13 +165,26 @@ fn expanded_roles_list_each_managed_policy_once_and_vpc_only_with_subnets() {
                 || statements(role)
                     .iter()
                     .any(|(_, actions, _)| actions.iter().any(|a| a.starts_with("ec2:")));
+            let expected = match role_kind(name) {
+                "lmi" => false,
+                "operator" => {
+                    assert_eq!(policies, ["AWSLambdaManagedEC2ResourceOperator"], "{set}: {name}");
+                    continue;
+                }
+                _ => in_vpc,
+            };
             assert_eq!(
-                vpc, in_vpc,
+                vpc, expected,
                 "{set}: {name}: VPC permissions {vpc}, subnets given {in_vpc}: {policies:?}"
             );
         }
         for (name, function) in resources_of(&doc, "AWS::Lambda::Function") {
-            assert_eq!(!function["VpcConfig"].is_null(), in_vpc, "{set}: {name}'s VpcConfig");
+            let on_provider = !function["CapacityProviderConfig"].is_null();
+            assert_eq!(
+                !function["VpcConfig"].is_null(),
+                in_vpc && !on_provider,
+                "{set}: {name}'s VpcConfig"
+            );
         }
     }
 }
@@ -254,7 +279,11 @@ fn doc_rows() -> Vec<DocRow> {
     };
     read("docs/deploy.md")
         .lines()
-        .filter(|l| l.starts_with("| function |") || l.starts_with("| baseline |"))
+        .filter(|l| {
+            ["function", "baseline", "lmi", "operator"]
+                .iter()
+                .any(|r| l.starts_with(&format!("| {r} |")))
+        })
         .map(|l| {
             let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
             assert_eq!(cells.len(), 5, "docs/deploy.md role table row: {l}");
@@ -305,10 +334,15 @@ fn the_documented_role_statements_are_the_expanded_ones() {
                 expanded.push(format!("{kind} managed {policy}"));
             }
         }
-        let baseline = params.contains(&("Baseline", "enabled"));
+        let on = |p: (&str, &str)| params.contains(&p);
+        let shown = |role: &str| match role {
+            "baseline" => on(("Baseline", "enabled")),
+            "lmi" | "operator" => on(("ManagedInstances", "enabled")),
+            _ => true,
+        };
         let mut documented: Vec<String> = rows
             .iter()
-            .filter(|r| holds(&r.only_with, &params) && (r.role == "function" || baseline))
+            .filter(|r| holds(&r.only_with, &params) && shown(&r.role))
             .map(|r| match r.statement.strip_prefix("managed ") {
                 Some(policy) => format!("{} managed {policy}", r.role),
                 None => format!("{} {} {:?} {:?}", r.role, r.statement, r.actions, r.resources),
@@ -321,4 +355,51 @@ fn the_documented_role_statements_are_the_expanded_ones() {
             "{set}: docs/deploy.md's role table (left) against the expanded roles (right)"
         );
     }
+}
+
+/// Issue 50: ManagedInstances=enabled adds FunctionName-lmi on a capacity provider of
+/// network-optimized instances (the `n` families) of the function's architecture, its
+/// CapacityProviderConfig naming that provider and no VpcConfig of its own
+/// (samtranslator 1.115 refuses CapacityProviderConfig with VpcConfig or
+/// ProvisionedConcurrencyConfig); without subnets the template's rule refuses it before
+/// anything is created (a capacity provider's VpcConfig is required).
+#[test]
+fn managed_instances_run_the_function_on_network_optimized_instances_in_the_subnets() {
+    let Some(python) = python() else { return };
+    let on: Vec<(&str, &str)> = [("ManagedInstances", "enabled")].into_iter().chain(VPC).collect();
+    let doc = expand(&python, &on);
+    let providers = resources_of(&doc, "AWS::Lambda::CapacityProvider");
+    assert_eq!(providers.len(), 1, "{providers:?}");
+    let (_, provider) = &providers[0];
+    let types = strings(&provider["InstanceRequirements"]["AllowedInstanceTypes"]);
+    assert!(!types.is_empty(), "{provider}");
+    for t in &types {
+        let family = t.split('.').next().unwrap();
+        assert!(family.ends_with('n'), "{t} is not a network-optimized type");
+    }
+    assert_eq!(strings(&provider["InstanceRequirements"]["Architectures"]), ["arm64"]);
+    assert_eq!(strings(&provider["VpcConfig"]["SubnetIds"]), [VPC[0].1]);
+    let functions = resources_of(&doc, "AWS::Lambda::Function");
+    let (_, lmi) = functions
+        .iter()
+        .find(|(id, _)| id == "ManagedInstancesFunction")
+        .expect("FunctionName-lmi");
+    assert_eq!(lmi["FunctionName"], "s3sweep-lmi");
+    let config = &lmi["CapacityProviderConfig"]["LambdaManagedInstancesCapacityProviderConfig"];
+    assert_eq!(
+        config["CapacityProviderArn"],
+        format!("arn:aws:lambda:{REGION}:{ACCOUNT}:capacity-provider:s3sweep-lmi"),
+        "{lmi}"
+    );
+    assert!(lmi["VpcConfig"].is_null(), "{lmi}");
+    let x86 = expand(&python, &[on.clone(), vec![("Architecture", "x86_64")]].concat());
+    let (_, provider) = &resources_of(&x86, "AWS::Lambda::CapacityProvider")[0];
+    assert!(strings(&provider["InstanceRequirements"]["AllowedInstanceTypes"])
+        .iter()
+        .all(|t| t.starts_with("c6in.")));
+    let refused = try_expand(&python, &[("ManagedInstances", "enabled")]).unwrap_err();
+    assert!(
+        refused.contains("ManagedInstances=enabled needs SubnetIds"),
+        "{refused}"
+    );
 }

@@ -1,0 +1,61 @@
+//! Where a Lambda invocation ran and what ran beside it: the substrate (Lambda, or
+//! Lambda Managed Instances, whose execution environments take several invocations at
+//! once), the instance when the function can see it, and for each row how many other
+//! invocations of the same process overlapped it (issue 50).
+
+use serde::{Deserialize, Serialize};
+
+use super::closed_set::closed_set;
+use super::stats::tidy;
+
+closed_set! {
+    /// What the function ran on (`environment.lambda.substrate.kind`).
+    #[derive(Default)]
+    pub enum Substrate {
+        /// Lambda (default): one invocation at a time per execution environment, CPU in
+        /// proportion to memory.
+        #[default]
+        Lambda = "lambda",
+        /// Lambda Managed Instances: EC2 instances of a capacity provider; Lambda sets
+        /// `AWS_LAMBDA_MAX_CONCURRENCY` and sends up to that many invocations to one
+        /// execution environment at once.
+        ManagedInstances = "managed_instances",
+    }
+}
+
+/// The substrate of the invocation, with what the function could see of its machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubstrateInfo {
+    pub kind: Substrate,
+    /// `AWS_LAMBDA_MAX_CONCURRENCY`: invocations the execution environment takes at
+    /// once (Managed Instances only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
+    /// The EC2 instance type (e.g. `c7gn.large`), when the machine names it
+    /// (`/sys/devices/virtual/dmi/id/product_name` on Nitro); `None` where it is hidden.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<String>,
+    /// vCPUs the process can run on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vcpus: Option<u32>,
+}
+
+/// Other invocations of the same process that ran while a row was measured (they
+/// shared its CPU, its network interface and its connections' machine).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Overlap {
+    /// Other invocations that ran during any part of the row's wall time.
+    pub other_invocations: u32,
+    /// The part of the row's wall time during which at least one other invocation
+    /// ran, 0 to 1.
+    #[serde(serialize_with = "tidy::dec3")]
+    pub overlapped_fraction: f64,
+}
+
+impl Overlap {
+    /// True when another invocation ran for at least a tenth of the row: its figures
+    /// are the two together, not this sweep's alone.
+    pub fn shared(&self) -> bool {
+        self.other_invocations > 0 && self.overlapped_fraction >= 0.1
+    }
+}
