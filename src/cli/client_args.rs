@@ -1,13 +1,11 @@
 //! The flags of a sweep's client side shared by `run` and `local`: the S3 clients,
 //! the hedge policies and their budget, the bandwidth probe, the order, the pool's
 //! idle timeout. Each is a request field of the same name: [`ClientNetworkArgs`]
-//! serializes to the fields its flags set (serde's names, the request's own), which
-//! `run` puts over its event and `local` over its request: no mapping is written by
-//! hand.
+//! serializes to the fields its flags set (serde's names, the request's own), inside
+//! [`super::sweep_args::SweepArgs`]: no mapping is written by hand.
 
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use crate::model::Hedge;
 
@@ -81,16 +79,6 @@ pub struct ClientNetworkArgs {
     pub max_hedge_percent: Option<u32>,
 }
 
-impl ClientNetworkArgs {
-    /// The request fields the flags given set, by the request's field names.
-    pub(crate) fn request_fields(&self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(map)) => map,
-            _ => Map::new(),
-        }
-    }
-}
-
 /// The order configurations run in (request `order`, written as the model's name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(into = "crate::model::Order")]
@@ -119,6 +107,7 @@ impl From<OrderArg> for crate::model::Order {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::sweep_args::request_fields;
     use crate::model::{Client, Order, SweepRequest};
 
     /// Every flag given is a request field of the same name with a flag in the
@@ -134,10 +123,10 @@ mod tests {
             hedge: vec![Hedge::Off, Hedge::Percentile(95), Hedge::AfterMs(40)],
             max_hedge_percent: Some(7),
         };
-        let fields = all.request_fields();
+        let fields = request_fields(&all);
         for field in fields.keys() {
             assert!(
-                crate::plan::flag_of(field).is_some(),
+                crate::cli::sweep_args::flag_of(field).is_some(),
                 "{field}: no flag in the field table"
             );
         }
@@ -150,7 +139,7 @@ mod tests {
         assert!(request.probe_bandwidth);
         assert_eq!((request.pool_idle_timeout_ms, request.max_hedge_percent), (9000, 7));
         assert!(
-            ClientNetworkArgs::default().request_fields().is_empty(),
+            request_fields(&ClientNetworkArgs::default()).is_empty(),
             "no flag, no field"
         );
     }
