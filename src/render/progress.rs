@@ -90,19 +90,21 @@ impl Default for Lines {
     }
 }
 
-/// A finished configuration's line, indented by two and wrapped at `width_chars`.
-fn finished_line(name: &str, r: &ConfigResult, width_chars: usize) -> String {
+/// A finished configuration's line, indented by two and wrapped at `width_chars`:
+/// named as `config_started` named it (`started`), or by the row's bucket if that
+/// name is not the row's.
+pub(crate) fn finished_line(started: &str, r: &ConfigResult, width_chars: usize) -> String {
+    let name = if started.starts_with(r.bucket.as_str()) {
+        started
+    } else {
+        r.bucket.as_str()
+    };
     wrap_text(&format!("  {}", config_line(name, r)), width_chars)
 }
 
-/// The name a configuration was started with; the row's bucket if none was given.
-fn name_of(name: &RwLock<String>, r: &ConfigResult) -> String {
-    let name = name.read().unwrap_or_else(|e| e.into_inner());
-    if name.starts_with(r.bucket.as_str()) {
-        name.clone()
-    } else {
-        r.bucket.clone()
-    }
+/// The name a configuration was started with.
+fn started(name: &RwLock<String>) -> String {
+    name.read().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 impl Observer for Lines {
@@ -111,7 +113,7 @@ impl Observer for Lines {
     }
 
     fn config_finished(&self, r: &ConfigResult) {
-        eprintln!("{}", finished_line(&name_of(&self.name, r), r, self.width_chars));
+        eprintln!("{}", finished_line(&started(&self.name), r, self.width_chars));
     }
 }
 
@@ -176,7 +178,7 @@ impl Observer for Bars {
     fn config_finished(&self, r: &ConfigResult) {
         let bar = self.bar.read().unwrap_or_else(|e| e.into_inner());
         bar.set_style(ProgressStyle::with_template(DONE).expect("the template is valid"));
-        bar.finish_with_message(finished_line(&name_of(&self.name, r), r, self.width_chars));
+        bar.finish_with_message(finished_line(&started(&self.name), r, self.width_chars));
     }
 }
 
@@ -275,11 +277,11 @@ mod tests {
         let mut r = row("standard-like", 1, 1, 250.0, 0);
         for name in ["standard-like sdk hedge off", "standard-like lean hedge p95"] {
             lines.config_started(name, 1, 1, 100);
-            assert!(config_line(&name_of(&lines.name, &r), &r).starts_with(name));
+            assert!(finished_line(&started(&lines.name), &r, 500).starts_with(&format!("  {name}")));
         }
         // A name for another bucket (none given for this row): the row's bucket.
         r.bucket = "other".into();
-        assert!(config_line(&name_of(&lines.name, &r), &r).starts_with("other "));
+        assert!(finished_line(&started(&lines.name), &r, 500).starts_with("  other "));
     }
 
     #[test]
