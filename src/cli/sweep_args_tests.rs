@@ -144,3 +144,41 @@ fn the_usage_table_names_each_flag_with_its_field() {
         );
     }
 }
+
+/// Every flag given is a request field of the same name with a flag in the
+/// request's field table, and its value is the one the request takes.
+#[test]
+fn the_flags_serialize_to_the_request_fields_they_set() {
+    let all = crate::cli::client_args::ClientNetworkArgs {
+        clients: vec![
+            crate::cli::client_args::ClientArg::Sdk,
+            crate::cli::client_args::ClientArg::Lean,
+        ],
+        probe_bandwidth: true,
+        bandwidth_mib_s: Some(100.0),
+        order: Some(crate::cli::client_args::OrderArg::Interleaved),
+        pool_idle_timeout_ms: Some(9000),
+        hedge: vec![
+            crate::model::Hedge::Off,
+            crate::model::Hedge::Percentile(95),
+            crate::model::Hedge::AfterMs(40),
+        ],
+        max_hedge_percent: Some(7),
+    };
+    let fields = request_fields(&all);
+    for field in fields.keys() {
+        assert!(flag_of(field).is_some(), "{field}: no flag in the field table");
+    }
+    let mut value = serde_json::to_value(SweepRequest::new(vec!["b".into()])).unwrap();
+    value.as_object_mut().unwrap().extend(fields);
+    let request: SweepRequest = serde_json::from_value(value).unwrap();
+    assert_eq!(request.clients, [crate::model::Client::Sdk, crate::model::Client::Lean]);
+    assert_eq!(request.order, Some(crate::model::Order::Interleaved));
+    assert_eq!(request.hedge, all.hedge);
+    assert!(request.probe_bandwidth);
+    assert_eq!((request.pool_idle_timeout_ms, request.max_hedge_percent), (9000, 7));
+    assert!(
+        request_fields(&crate::cli::client_args::ClientNetworkArgs::default()).is_empty(),
+        "no flag, no field"
+    );
+}
