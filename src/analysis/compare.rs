@@ -259,6 +259,15 @@ closed_set! {
     }
 }
 
+/// A configuration on one side of a comparison only (not compared): its axes,
+/// flattened as a row's, and its worker count.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct OneSided {
+    #[serde(flatten)]
+    pub axes: Axes,
+    pub workers: u32,
+}
+
 /// Two buckets compared.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BucketPair {
@@ -266,8 +275,10 @@ pub struct BucketPair {
     pub bucket_b: String,
     pub matched_by: MatchedBy,
     pub configs: Vec<MatchedConfig>,
-    pub only_in_a: Vec<u32>,
-    pub only_in_b: Vec<u32>,
+    /// The configurations of A that B has not (each its axes and worker count).
+    pub only_in_a: Vec<OneSided>,
+    /// The configurations of B that A has not.
+    pub only_in_b: Vec<OneSided>,
     pub best_a: Option<(u32, f64)>,
     pub best_b: Option<(u32, f64)>,
     pub knee_a: Option<u32>,
@@ -483,11 +494,12 @@ fn bucket_pair(a: &SweepResult, b: &SweepResult, x: String, y: String, matched_b
     let rows_b: Vec<&ConfigResult> = b.rows_of(&y).collect();
     let (ka, kb) = (config_keys(&rows_a), config_keys(&rows_b));
     let both: Vec<ConfigKey> = ka.iter().filter(|k| kb.contains(k)).copied().collect();
-    let only = |mine: &[ConfigKey], other: &[ConfigKey]| -> Vec<u32> {
-        let mut w: Vec<u32> = mine.iter().filter(|k| !other.contains(k)).map(|k| k.1).collect();
-        w.sort_unstable();
-        w.dedup();
-        w
+    // Configuration keys are sorted and distinct: so are the ones on one side.
+    let only = |mine: &[ConfigKey], other: &[ConfigKey]| -> Vec<OneSided> {
+        mine.iter()
+            .filter(|k| !other.contains(k))
+            .map(|&(axes, workers)| OneSided { axes, workers })
+            .collect()
     };
     let sum_a = a.summary.iter().find(|s| s.bucket == x);
     let size = sum_a.and_then(|s| s.axes.object_size_bytes);
@@ -696,8 +708,8 @@ mod tests {
             ("std-a", "std-b")
         );
         assert_eq!(c.pairs[0].configs.len(), 1);
-        assert_eq!(c.pairs[0].only_in_a, vec![2]);
-        assert_eq!(c.pairs[0].only_in_b, vec![4]);
+        assert_eq!(workers_of(&c.pairs[0].only_in_a), vec![2]);
+        assert_eq!(workers_of(&c.pairs[0].only_in_b), vec![4]);
 
         // Standard vs Express within one file.
         let c = compare(
@@ -764,8 +776,12 @@ mod tests {
             .collect();
         // 512 with 512 and 1,024 with 1,024, never across sizes; 2,048 and 4,096 unpaired.
         assert_eq!(pairs, vec![(Some(512), 4, 0.5), (Some(1024), 4, 0.5)]);
-        assert_eq!(c.pairs[0].only_in_a, vec![4]);
-        assert_eq!(c.pairs[0].only_in_b, vec![4]);
+        // Each with its memory size: a configuration, not a bare worker count.
+        let sized = |only: &[OneSided]| -> Vec<(Option<u32>, u32)> {
+            only.iter().map(|o| (o.axes.memory_mb, o.workers)).collect()
+        };
+        assert_eq!(sized(&c.pairs[0].only_in_a), vec![(Some(2048), 4)]);
+        assert_eq!(sized(&c.pairs[0].only_in_b), vec![(Some(4096), 4)]);
     }
 
     #[test]
@@ -784,6 +800,15 @@ mod tests {
             .map(|m| (m.axes.object_size_bytes, m.wall_ratio))
             .collect();
         assert_eq!(got, vec![(Some(4096), 0.5), (Some(1 << 20), 0.5)], "never across sizes");
-        assert_eq!(c.pairs[0].only_in_b, vec![8]);
+        let only: Vec<(Option<u64>, u32)> = c.pairs[0]
+            .only_in_b
+            .iter()
+            .map(|o| (o.axes.object_size_bytes, o.workers))
+            .collect();
+        assert_eq!(only, vec![(Some(46_080), 8)]);
+    }
+
+    fn workers_of(only: &[OneSided]) -> Vec<u32> {
+        only.iter().map(|o| o.workers).collect()
     }
 }

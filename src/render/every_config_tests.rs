@@ -380,3 +380,25 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// `compare` of a run against itself less one configuration (every repetition of
+    /// it) lists exactly that configuration, with its axes, as A's alone.
+    #[test]
+    fn compare_lists_a_configuration_on_one_side_with_its_axes(shape in shape()) {
+        let a = result_of(&shape);
+        let (bucket, axes, workers, _) = configurations(&a).pop().unwrap();
+        let mut b = a.clone();
+        b.results.retain(|r| !(r.bucket == bucket && r.axes.key() == axes && r.workers == workers));
+        prop_assume!(!b.results.iter().all(|r| r.bucket != bucket));
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        let pair = c.pairs.iter().find(|p| p.bucket_a == bucket).unwrap();
+        let only: Vec<(Axes, u32)> = pair.only_in_a.iter().map(|o| (o.axes, o.workers)).collect();
+        prop_assert_eq!(only, vec![(axes, workers)]);
+        prop_assert!(pair.only_in_b.is_empty());
+        let others = c.pairs.iter().filter(|p| p.bucket_a != bucket);
+        prop_assert!(others.clone().all(|p| p.only_in_a.is_empty() && p.only_in_b.is_empty()));
+    }
+}
