@@ -11,7 +11,7 @@
 //!    ("Standard vs Express" from two runs). One file may be compared with itself
 //!    (`compare R.json --bucket-a std --bucket-b exp`).
 //!
-//! Worker counts present on one side only are listed, not compared.
+//! Configurations (axes and worker count) on one side only are listed, not compared.
 //!
 //! # Significance
 //! Each configuration's repetitions give its spread. When both sides ran interleaved
@@ -259,8 +259,7 @@ closed_set! {
     }
 }
 
-/// A configuration on one side of a comparison only (not compared): its axes,
-/// flattened as a row's, and its worker count.
+/// A configuration on one side only (not compared): its axes, flattened, and workers.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct OneSided {
     #[serde(flatten)]
@@ -275,9 +274,7 @@ pub struct BucketPair {
     pub bucket_b: String,
     pub matched_by: MatchedBy,
     pub configs: Vec<MatchedConfig>,
-    /// The configurations of A that B has not (each its axes and worker count).
     pub only_in_a: Vec<OneSided>,
-    /// The configurations of B that A has not.
     pub only_in_b: Vec<OneSided>,
     pub best_a: Option<(u32, f64)>,
     pub best_b: Option<(u32, f64)>,
@@ -494,12 +491,9 @@ fn bucket_pair(a: &SweepResult, b: &SweepResult, x: String, y: String, matched_b
     let rows_b: Vec<&ConfigResult> = b.rows_of(&y).collect();
     let (ka, kb) = (config_keys(&rows_a), config_keys(&rows_b));
     let both: Vec<ConfigKey> = ka.iter().filter(|k| kb.contains(k)).copied().collect();
-    // Configuration keys are sorted and distinct: so are the ones on one side.
     let only = |mine: &[ConfigKey], other: &[ConfigKey]| -> Vec<OneSided> {
-        mine.iter()
-            .filter(|k| !other.contains(k))
-            .map(|&(axes, workers)| OneSided { axes, workers })
-            .collect()
+        let one_sided = mine.iter().filter(|k| !other.contains(k));
+        one_sided.map(|&(axes, workers)| OneSided { axes, workers }).collect()
     };
     let sum_a = a.summary.iter().find(|s| s.bucket == x);
     let size = sum_a.and_then(|s| s.axes.object_size_bytes);
@@ -708,8 +702,8 @@ mod tests {
             ("std-a", "std-b")
         );
         assert_eq!(c.pairs[0].configs.len(), 1);
-        assert_eq!(workers_of(&c.pairs[0].only_in_a), vec![2]);
-        assert_eq!(workers_of(&c.pairs[0].only_in_b), vec![4]);
+        assert_eq!(one_sided(&c.pairs[0].only_in_a), vec![(None, None, 2)]);
+        assert_eq!(one_sided(&c.pairs[0].only_in_b), vec![(None, None, 4)]);
 
         // Standard vs Express within one file.
         let c = compare(
@@ -776,12 +770,8 @@ mod tests {
             .collect();
         // 512 with 512 and 1,024 with 1,024, never across sizes; 2,048 and 4,096 unpaired.
         assert_eq!(pairs, vec![(Some(512), 4, 0.5), (Some(1024), 4, 0.5)]);
-        // Each with its memory size: a configuration, not a bare worker count.
-        let sized = |only: &[OneSided]| -> Vec<(Option<u32>, u32)> {
-            only.iter().map(|o| (o.axes.memory_mb, o.workers)).collect()
-        };
-        assert_eq!(sized(&c.pairs[0].only_in_a), vec![(Some(2048), 4)]);
-        assert_eq!(sized(&c.pairs[0].only_in_b), vec![(Some(4096), 4)]);
+        assert_eq!(one_sided(&c.pairs[0].only_in_a), vec![(Some(2048), None, 4)]);
+        assert_eq!(one_sided(&c.pairs[0].only_in_b), vec![(Some(4096), None, 4)]);
     }
 
     #[test]
@@ -800,15 +790,11 @@ mod tests {
             .map(|m| (m.axes.object_size_bytes, m.wall_ratio))
             .collect();
         assert_eq!(got, vec![(Some(4096), 0.5), (Some(1 << 20), 0.5)], "never across sizes");
-        let only: Vec<(Option<u64>, u32)> = c.pairs[0]
-            .only_in_b
-            .iter()
-            .map(|o| (o.axes.object_size_bytes, o.workers))
-            .collect();
-        assert_eq!(only, vec![(Some(46_080), 8)]);
+        assert_eq!(one_sided(&c.pairs[0].only_in_b), vec![(None, Some(46_080), 8)]);
     }
 
-    fn workers_of(only: &[OneSided]) -> Vec<u32> {
-        only.iter().map(|o| o.workers).collect()
+    fn one_sided(only: &[OneSided]) -> Vec<(Option<u32>, Option<u64>, u32)> {
+        let key = |o: &OneSided| (o.axes.memory_mb, o.axes.object_size_bytes, o.workers);
+        only.iter().map(key).collect()
     }
 }
