@@ -11,7 +11,7 @@
 //!    ("Standard vs Express" from two runs). One file may be compared with itself
 //!    (`compare R.json --bucket-a std --bucket-b exp`).
 //!
-//! Worker counts present on one side only are listed, not compared.
+//! Configurations (axes and worker count) on one side only are listed, not compared.
 //!
 //! # Significance
 //! Each configuration's repetitions give its spread. When both sides ran interleaved
@@ -259,6 +259,14 @@ closed_set! {
     }
 }
 
+/// A configuration on one side only (not compared): its axes, flattened, and workers.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct OneSided {
+    #[serde(flatten)]
+    pub axes: Axes,
+    pub workers: u32,
+}
+
 /// Two buckets compared.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BucketPair {
@@ -266,8 +274,8 @@ pub struct BucketPair {
     pub bucket_b: String,
     pub matched_by: MatchedBy,
     pub configs: Vec<MatchedConfig>,
-    pub only_in_a: Vec<u32>,
-    pub only_in_b: Vec<u32>,
+    pub only_in_a: Vec<OneSided>,
+    pub only_in_b: Vec<OneSided>,
     pub best_a: Option<(u32, f64)>,
     pub best_b: Option<(u32, f64)>,
     pub knee_a: Option<u32>,
@@ -483,11 +491,9 @@ fn bucket_pair(a: &SweepResult, b: &SweepResult, x: String, y: String, matched_b
     let rows_b: Vec<&ConfigResult> = b.rows_of(&y).collect();
     let (ka, kb) = (config_keys(&rows_a), config_keys(&rows_b));
     let both: Vec<ConfigKey> = ka.iter().filter(|k| kb.contains(k)).copied().collect();
-    let only = |mine: &[ConfigKey], other: &[ConfigKey]| -> Vec<u32> {
-        let mut w: Vec<u32> = mine.iter().filter(|k| !other.contains(k)).map(|k| k.1).collect();
-        w.sort_unstable();
-        w.dedup();
-        w
+    let only = |mine: &[ConfigKey], other: &[ConfigKey]| -> Vec<OneSided> {
+        let one_sided = mine.iter().filter(|k| !other.contains(k));
+        one_sided.map(|&(axes, workers)| OneSided { axes, workers }).collect()
     };
     let sum_a = a.summary.iter().find(|s| s.bucket == x);
     let size = sum_a.and_then(|s| s.axes.object_size_bytes);
@@ -696,8 +702,8 @@ mod tests {
             ("std-a", "std-b")
         );
         assert_eq!(c.pairs[0].configs.len(), 1);
-        assert_eq!(c.pairs[0].only_in_a, vec![2]);
-        assert_eq!(c.pairs[0].only_in_b, vec![4]);
+        assert_eq!(one_sided(&c.pairs[0].only_in_a), vec![(None, None, 2)]);
+        assert_eq!(one_sided(&c.pairs[0].only_in_b), vec![(None, None, 4)]);
 
         // Standard vs Express within one file.
         let c = compare(
@@ -764,8 +770,8 @@ mod tests {
             .collect();
         // 512 with 512 and 1,024 with 1,024, never across sizes; 2,048 and 4,096 unpaired.
         assert_eq!(pairs, vec![(Some(512), 4, 0.5), (Some(1024), 4, 0.5)]);
-        assert_eq!(c.pairs[0].only_in_a, vec![4]);
-        assert_eq!(c.pairs[0].only_in_b, vec![4]);
+        assert_eq!(one_sided(&c.pairs[0].only_in_a), vec![(Some(2048), None, 4)]);
+        assert_eq!(one_sided(&c.pairs[0].only_in_b), vec![(Some(4096), None, 4)]);
     }
 
     #[test]
@@ -784,6 +790,11 @@ mod tests {
             .map(|m| (m.axes.object_size_bytes, m.wall_ratio))
             .collect();
         assert_eq!(got, vec![(Some(4096), 0.5), (Some(1 << 20), 0.5)], "never across sizes");
-        assert_eq!(c.pairs[0].only_in_b, vec![8]);
+        assert_eq!(one_sided(&c.pairs[0].only_in_b), vec![(None, Some(46_080), 8)]);
+    }
+
+    fn one_sided(only: &[OneSided]) -> Vec<(Option<u32>, Option<u64>, u32)> {
+        let key = |o: &OneSided| (o.axes.memory_mb, o.axes.object_size_bytes, o.workers);
+        only.iter().map(key).collect()
     }
 }

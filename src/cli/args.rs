@@ -13,11 +13,10 @@ use crate::lab::{FaultKind, LatencyProfile};
 use crate::plan::check_bucket_name;
 use crate::render::plot;
 use crate::render::progress::ProgressMode;
-use crate::sys::cpu::{LAMBDA_MAX_VCPUS, LAMBDA_MB_PER_VCPU};
-use crate::sys::quota::CpuQuota;
 
-use super::client_args::ClientNetworkArgs;
 use super::lab_network::NetworkArgs;
+pub(crate) use super::sweep_args::{QuotaArgs, QuotaStep};
+use super::sweep_args::{RunFieldArgs, SweepArgs};
 use super::CliError;
 
 #[derive(Parser)]
@@ -259,38 +258,23 @@ pub struct HistoryArgs {
 }
 
 #[derive(Args)]
+#[command(
+    mut_arg("object_count", |a| a.default_value("1024")),
+    mut_arg("workers", |a| a.default_value("1,2,4,8,16,20,32,64,128")),
+    mut_arg("repetitions", |a| a.default_value("1"))
+)]
 pub struct LocalArgs {
-    /// Objects per bucket (the default reads 8 per worker at the largest default
-    /// count, so its figures are not the tail's).
-    #[arg(long, default_value_t = 1024, value_parser = super::counts::count)]
-    pub objects: u32,
-    /// Worker counts, comma separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,20,32,64,128", value_parser = super::counts::count)]
-    pub workers: Vec<u32>,
+    /// The sweep's flags, shared with `run` (`--objects` defaults to 1024 here: 8 per
+    /// worker at the largest default count, so its figures are not the tail's).
+    #[command(flatten)]
+    pub sweep: SweepArgs,
     /// Object size in bytes.
-    #[arg(long, default_value_t = 46_080, value_parser = super::counts::bytes)]
+    #[arg(long, default_value_t = 46_080, conflicts_with = "object_sizes_bytes", value_parser = super::counts::bytes)]
     pub size: u64,
     /// Mixed sizes, bytes, cycled over the objects (object i gets the (i mod n)-th),
     /// e.g. `--sizes 1000,46080,200000`. Replaces --size.
-    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with = "size", value_parser = super::counts::bytes)]
+    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with_all = ["size", "object_sizes_bytes"], value_parser = super::counts::bytes)]
     pub sizes: Vec<u64>,
-    /// A size axis: seed every size under its own prefix (`s{BYTES}/` + the key
-    /// template) and sweep size x workers, a table and a plot panel per size (request
-    /// `object_sizes_bytes`), e.g. `--object-sizes 4096,46080,1048576`. Not with
-    /// --size or --sizes.
-    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", conflicts_with_all = ["size", "sizes"], value_parser = super::counts::bytes)]
-    pub object_sizes: Vec<u64>,
-    /// Write the objects as PREFIX0, PREFIX1, ... and sweep them as `run --prefix`
-    /// does: listed under PREFIX before the sweep (request `key_prefix`).
-    #[arg(long, value_name = "PREFIX")]
-    pub prefix: Option<String>,
-    /// Most connections per endpoint (default: the largest worker count; an event file
-    /// and the Lambda default to 20, the original experiment's).
-    #[arg(long, value_parser = super::counts::count)]
-    pub pool: Option<u32>,
-    /// Repetitions of each configuration.
-    #[arg(long, default_value_t = 1, value_parser = super::counts::count)]
-    pub repetitions: u32,
     /// Also write the result JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -298,9 +282,6 @@ pub struct LocalArgs {
     /// counts as client CPU).
     #[arg(long)]
     pub in_process: bool,
-    /// Name the cheapest configuration within this wall time (ms) in the cost summary.
-    #[arg(long, value_name = "MS", value_parser = super::counts::ms)]
-    pub target_wall_ms: Option<u64>,
     /// Serve and read over HTTPS: the lab makes a CA and a certificate at start and the
     /// client trusts that CA (`make demo` passes it).
     #[arg(long)]
@@ -314,101 +295,7 @@ pub struct LocalArgs {
     #[command(flatten)]
     pub quota: QuotaArgs,
     #[command(flatten)]
-    pub client_net: ClientNetworkArgs,
-    #[command(flatten)]
     pub output: OutputArgs,
-}
-
-/// A CPU quota for the measuring client, to try a Lambda's CPU share on this machine.
-#[derive(Args, Clone)]
-pub struct QuotaArgs {
-    /// Run the client under a CPU quota of this many cores (a cgroup; needs permission
-    /// to create one). The embedded server of `local` stays outside it.
-    #[arg(long, value_name = "CORES", conflicts_with = "lambda_memory_mb", value_parser = super::counts::rate)]
-    pub cpu_quota: Option<f64>,
-    /// The quota a Lambda function of this memory gets: MB / 1,769 cores (at most 6,
-    /// and at most this machine's cores). Several sizes, comma separated
-    /// (`512,1769,3538`), run the sweep once per size: an emulated memory sweep.
-    #[arg(long, value_name = "MB,MB,...", value_delimiter = ',', value_parser = super::counts::memory_mb)]
-    pub lambda_memory_mb: Vec<u32>,
-}
-
-/// One quota the client runs under: a memory size's share of CPU, or `--cpu-quota`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct QuotaStep {
-    /// The Lambda memory size emulated (`None`: `--cpu-quota`).
-    pub memory_mb: Option<u32>,
-    /// Cores' worth of CPU time per second.
-    pub cores: f64,
-    /// The cores the size would get on Lambda, when this machine has fewer.
-    pub capped_from: Option<f64>,
-}
-
-impl QuotaStep {
-    /// Enters the quota; the client runs under it while the returned guard lives.
-    pub fn enter(&self) -> Result<CpuQuota, CliError> {
-        let flag = if self.memory_mb.is_some() {
-            "--lambda-memory-mb"
-        } else {
-            "--cpu-quota"
-        };
-        let quota = CpuQuota::enter(self.cores).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
-        match (self.memory_mb, self.capped_from) {
-            (Some(mb), Some(wanted)) => eprintln!(
-                "client CPU quota: {:.3} cores for {mb} MB (Lambda gives {wanted:.3}; this machine has only {:.0})",
-                self.cores, self.cores
-            ),
-            (Some(mb), None) => eprintln!("client CPU quota: {:.3} cores for {mb} MB ({flag})", self.cores),
-            (None, _) => eprintln!("client CPU quota: {:.3} cores ({flag})", self.cores),
-        }
-        Ok(quota)
-    }
-}
-
-impl QuotaArgs {
-    /// The quotas asked for, checked (every bad size named): one per memory size, or
-    /// the one `--cpu-quota`, or none.
-    pub fn steps(&self) -> Result<Vec<QuotaStep>, CliError> {
-        if !self.lambda_memory_mb.is_empty() {
-            let machine = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-            let mut bad = Vec::new();
-            let mut seen = std::collections::BTreeSet::new();
-            for &mb in &self.lambda_memory_mb {
-                if !crate::plan::LAMBDA_MEMORY_MB.contains(&mb) {
-                    bad.push(format!("must be between 128 and 10240 (Lambda's limits), got {mb}"));
-                } else if !seen.insert(mb) {
-                    bad.push(format!("{mb} is listed twice"));
-                }
-            }
-            if self.lambda_memory_mb.len() > crate::plan::MAX_MEMORY_SIZES {
-                bad.push(format!("at most {} sizes", crate::plan::MAX_MEMORY_SIZES));
-            }
-            if !bad.is_empty() {
-                return Err(CliError::Usage(format!("--lambda-memory-mb: {}", bad.join("; "))));
-            }
-            return Ok(self
-                .lambda_memory_mb
-                .iter()
-                .map(|&mb| {
-                    let wanted = (f64::from(mb) / LAMBDA_MB_PER_VCPU).min(LAMBDA_MAX_VCPUS);
-                    QuotaStep {
-                        memory_mb: Some(mb),
-                        cores: wanted.min(machine),
-                        capped_from: (wanted > machine).then_some(wanted),
-                    }
-                })
-                .collect());
-        }
-        Ok(self
-            .cpu_quota
-            .map(|cores| QuotaStep {
-                memory_mb: None,
-                cores,
-                capped_from: None,
-            })
-            .into_iter()
-            .collect())
-    }
 }
 
 #[derive(Args)]
@@ -417,50 +304,12 @@ pub struct RunArgs {
     /// given too, replace the file's fields.
     #[arg(long, value_name = "FILE")]
     pub event: Option<PathBuf>,
-    /// A bucket to sweep; repeatable, swept in the order given (request `buckets`).
-    #[arg(long = "bucket", value_name = "NAME")]
-    pub buckets: Vec<String>,
-    /// Objects read per configuration (request `object_count`; default 1000).
-    #[arg(long, value_name = "N", value_parser = super::counts::count)]
-    pub objects: Option<u32>,
-    /// Worker counts, comma separated: `--workers 1,8,64` (request `workers`).
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = super::counts::count)]
-    pub workers: Option<Vec<u32>>,
-    /// Most connections per endpoint (request `pool_connections`; default: the
-    /// largest --workers count when --workers is given and the event sets no pool, as
-    /// for `local`; else 20, the request's default, as for an event file and the Lambda).
-    #[arg(long, value_name = "N", value_parser = super::counts::count)]
-    pub pool: Option<u32>,
-    /// Repetitions of each configuration (request `repetitions`; default 1).
-    #[arg(long, value_name = "N", value_parser = super::counts::count)]
-    pub repetitions: Option<u32>,
-    /// Object key; `{i}` becomes 0..objects (request `key_template`; default
-    /// `test/{i}/vectors`).
-    #[arg(long, value_name = "TEMPLATE")]
-    pub key_template: Option<String>,
-    /// Read the first --objects keys listed under this prefix instead of numbered keys
-    /// (request `key_prefix`; not with --key-template). The listing runs once per
-    /// bucket before the sweep, untimed, and is reported apart.
-    #[arg(long, value_name = "PREFIX")]
-    pub prefix: Option<String>,
-    /// With --prefix: sweep the keys found when the prefix holds fewer than --objects
-    /// (request `allow_fewer_keys`; without it that is an error naming both numbers).
-    #[arg(long)]
-    pub allow_fewer: bool,
-    /// Object sizes to sweep, bytes, comma separated (request `object_sizes_bytes`):
-    /// size S is read at `s{S}/` + the key template, as `seed --object-sizes` writes
-    /// it; size x workers per bucket. Not with --prefix.
-    #[arg(long, value_delimiter = ',', value_name = "BYTES,...", value_parser = super::counts::bytes)]
-    pub object_sizes: Option<Vec<u64>>,
-    /// Write the result to S3 under this prefix (`s3://bucket/prefix`, request
-    /// `results_uri`), at `<prefix>/<run id>.json`, after every configuration and at
-    /// the end, through the same endpoint and keys as the sweep.
-    #[arg(long, value_name = "S3_URI")]
-    pub results_uri: Option<String>,
-    /// Name the result written to S3 `<prefix>/<RUN_ID>.json` (request `run_id`: 1 to
-    /// 64 letters, digits, `.`, `_` or `-`; default `cli-<ms>-<pid>`).
-    #[arg(long, value_name = "RUN_ID")]
-    pub run_id: Option<String>,
+    /// The request flags only `run` has (buckets, keys, results).
+    #[command(flatten)]
+    pub fields: RunFieldArgs,
+    /// The sweep's flags, shared with `local`.
+    #[command(flatten)]
+    pub sweep: SweepArgs,
     /// Print the request as JSON (the event the Lambda takes, every default filled in)
     /// and exit without sweeping.
     #[arg(long)]
@@ -475,8 +324,6 @@ pub struct RunArgs {
     pub no_preflight: bool,
     #[command(flatten)]
     pub quota: QuotaArgs,
-    #[command(flatten)]
-    pub client_net: ClientNetworkArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -1,13 +1,11 @@
 //! The flags of a sweep's client side shared by `run` and `local`: the S3 clients,
 //! the hedge policies and their budget, the bandwidth probe, the order, the pool's
 //! idle timeout. Each is a request field of the same name: [`ClientNetworkArgs`]
-//! serializes to the fields its flags set (serde's names, the request's own), which
-//! `run` puts over its event and `local` over its request: no mapping is written by
-//! hand.
+//! serializes to the fields its flags set (serde's names, the request's own), inside
+//! [`super::sweep_args::SweepArgs`]: no mapping is written by hand.
 
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use crate::model::Hedge;
 
@@ -81,16 +79,6 @@ pub struct ClientNetworkArgs {
     pub max_hedge_percent: Option<u32>,
 }
 
-impl ClientNetworkArgs {
-    /// The request fields the flags given set, by the request's field names.
-    pub(crate) fn request_fields(&self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(map)) => map,
-            _ => Map::new(),
-        }
-    }
-}
-
 /// The order configurations run in (request `order`, written as the model's name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(into = "crate::model::Order")]
@@ -113,45 +101,5 @@ impl OrderArg {
 impl From<OrderArg> for crate::model::Order {
     fn from(o: OrderArg) -> Self {
         o.order()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{Client, Order, SweepRequest};
-
-    /// Every flag given is a request field of the same name with a flag in the
-    /// request's field table, and its value is the one the request takes.
-    #[test]
-    fn the_flags_serialize_to_the_request_fields_they_set() {
-        let all = ClientNetworkArgs {
-            clients: vec![ClientArg::Sdk, ClientArg::Lean],
-            probe_bandwidth: true,
-            bandwidth_mib_s: Some(100.0),
-            order: Some(OrderArg::Interleaved),
-            pool_idle_timeout_ms: Some(9000),
-            hedge: vec![Hedge::Off, Hedge::Percentile(95), Hedge::AfterMs(40)],
-            max_hedge_percent: Some(7),
-        };
-        let fields = all.request_fields();
-        for field in fields.keys() {
-            assert!(
-                crate::plan::flag_of(field).is_some(),
-                "{field}: no flag in the field table"
-            );
-        }
-        let mut value = serde_json::to_value(SweepRequest::new(vec!["b".into()])).unwrap();
-        value.as_object_mut().unwrap().extend(fields);
-        let request: SweepRequest = serde_json::from_value(value).unwrap();
-        assert_eq!(request.clients, [Client::Sdk, Client::Lean]);
-        assert_eq!(request.order, Some(Order::Interleaved));
-        assert_eq!(request.hedge, all.hedge);
-        assert!(request.probe_bandwidth);
-        assert_eq!((request.pool_idle_timeout_ms, request.max_hedge_percent), (9000, 7));
-        assert!(
-            ClientNetworkArgs::default().request_fields().is_empty(),
-            "no flag, no field"
-        );
     }
 }

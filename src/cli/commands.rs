@@ -161,8 +161,8 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
     // Memory sizes from --lambda-memory-mb, else the request's `memory_mb`: each is
     // emulated here by a CPU quota (the Lambda sets its real memory instead).
     let mut quota = args.quota.clone();
-    if quota.lambda_memory_mb.is_empty() && quota.cpu_quota.is_none() {
-        quota.lambda_memory_mb = plan.memory_mb().to_vec();
+    if quota.memory_mb.is_empty() && quota.cpu_quota.is_none() {
+        quota.memory_mb = plan.memory_mb().to_vec();
     }
     let steps = quota.steps()?;
     plan.check_fd_budget(false).map_err(CliError::other)?;

@@ -12,7 +12,7 @@ use crate::analysis::cost::CostOverrides;
 use crate::engine::SweepOptions;
 use crate::lab::child::{ChildOptions, LabProcess};
 use crate::lab::{self, LatencyProfile, ServerConfig, TlsOptions};
-use crate::model::{Runner, SweepRequest, SweepResult, Thresholds};
+use crate::model::{Runner, SweepResult, Thresholds};
 use crate::plan::{KeyTemplate, Plan};
 use crate::render::{Layout, Style};
 use crate::s3::seed::{seed, seed_probe_object, SeedSpec};
@@ -22,6 +22,7 @@ use crate::sys::usage;
 use super::args::{check_session_ttl, LocalArgs};
 use super::lab_network::one_memory_size;
 use super::memory::sweep_steps;
+use super::sweep_args::{request_fields, RunFieldArgs};
 use super::{human, request, write_json, write_plot, CliError, Context};
 
 /// The demo: the lab, the objects, the sweep, the tables (each step below).
@@ -80,38 +81,24 @@ fn demo_buckets() -> Vec<(String, LatencyProfile)> {
     ]
 }
 
-/// The sweep the flags ask for, validated (a bad value names its flag).
+/// The sweep the flags ask for, validated (a bad value names its flag): the demo's
+/// buckets with the flags' fields, built as `run` builds its request.
 fn demo_plan(args: &LocalArgs) -> Result<Plan, CliError> {
-    let max_workers = args.workers.iter().copied().max().unwrap_or(1).max(1);
-    let mut request = SweepRequest::new(demo_buckets().into_iter().map(|(b, _)| b).collect());
-    request.object_count = args.objects;
-    request.workers = args.workers.clone();
-    request.pool_connections = args.pool.unwrap_or(max_workers);
-    request.repetitions = args.repetitions;
-    request.target_wall_ms = args.target_wall_ms;
-    request.memory_mb = args.quota.lambda_memory_mb.clone();
-    request.key_prefix = args.prefix.clone();
-    request.object_sizes_bytes = args.object_sizes.clone();
-    // The client's network flags as the fields they set, the same as `run`'s.
-    let request = with_fields(request, args.client_net.request_fields())?;
-    // Every field of this request comes from a flag (or its default): name the flags.
-    let from_flags = crate::plan::FLAG_FIELDS.iter().map(|(f, _)| f.to_string()).collect();
-    let plan = Plan::from_request(request).map_err(|e| request::name_sources(&e, &from_flags, None))?;
+    let buckets = RunFieldArgs {
+        buckets: demo_buckets().into_iter().map(|(b, _)| b).collect(),
+        ..RunFieldArgs::default()
+    };
+    let flags = [
+        request_fields(&buckets),
+        request_fields(&args.sweep),
+        request_fields(&args.quota),
+    ];
+    let (map, from_flags) = request::with_flags(serde_json::Map::new(), flags, &args.sweep);
+    let plan =
+        Plan::from_value(serde_json::Value::Object(map)).map_err(|e| request::name_sources(&e, &from_flags, None))?;
     plan.check_fd_budget(args.in_process).map_err(CliError::other)?;
     check_lab_room(&plan)?;
     Ok(plan)
-}
-
-/// `request` with `fields` (request field name, JSON value) over its own.
-fn with_fields(
-    request: SweepRequest,
-    fields: serde_json::Map<String, serde_json::Value>,
-) -> Result<SweepRequest, CliError> {
-    let mut value = serde_json::to_value(request).map_err(CliError::other)?;
-    if let Some(map) = value.as_object_mut() {
-        map.extend(fields);
-    }
-    serde_json::from_value(value).map_err(CliError::other)
 }
 
 /// A size axis must fit the lab's store ([`lab::StoreLimits`]): every size at most its
@@ -140,7 +127,7 @@ fn check_lab_room(plan: &Plan) -> Result<(), CliError> {
 /// Starts the lab with the demo's buckets: in a child process by default, so its CPU
 /// is not counted as the client's; says where it listens.
 async fn start_lab(args: &LocalArgs, session_ttl: Duration) -> Result<LabProcess, CliError> {
-    let memory_mb = one_memory_size(&args.network, &args.quota.lambda_memory_mb).map_err(CliError::Usage)?;
+    let memory_mb = one_memory_size(&args.network, &args.quota.memory_mb).map_err(CliError::Usage)?;
     let network = args
         .network
         .config(memory_mb)

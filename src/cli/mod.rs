@@ -35,6 +35,7 @@ mod preflight_bucket;
 mod preflight_results;
 mod preflight_vpc;
 pub(crate) mod request;
+pub(crate) mod sweep_args;
 pub(crate) mod target;
 
 use std::error::Error as StdError;
@@ -234,8 +235,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     let thresholds = Thresholds {
         // Only the sweeps read a bandwidth ceiling (`local`, `run`).
         bandwidth_ceiling_mib_per_s: match &cli.command {
-            Command::Local(a) => a.client_net.bandwidth_mib_s,
-            Command::Run(a) => a.client_net.bandwidth_mib_s,
+            Command::Local(a) => a.sweep.client_net.bandwidth_mib_s,
+            Command::Run(a) => a.sweep.client_net.bandwidth_mib_s,
             _ => None,
         },
         ..Default::default()

@@ -1,8 +1,8 @@
 //! The request `run` sweeps: built from its flags (`--bucket`, `--objects`,
 //! `--workers`, `--pool`, `--repetitions`, `--key-template`, `--order`, `--clients`,
 //! `--probe-bandwidth`, `--pool-idle-timeout-ms`), from an event file
-//! (`--event`), or from both, the flags then replacing the file's fields (the client's
-//! network flags by their own serialization: [`super::client_args`]). The result
+//! (`--event`), or from both, the flags then replacing the file's fields (each flag
+//! struct serialized to the fields it sets: [`super::sweep_args`]). The result
 //! is the same JSON document the Lambda takes, validated by [`Plan`] like any event,
 //! with every bad field named by the flag or the file it came from.
 
@@ -16,12 +16,13 @@ use crate::plan::{Plan, RequestError};
 use crate::sys::files::{read_capped_text, FileError};
 
 use super::args::RunArgs;
+use super::sweep_args::{self, SweepArgs};
 use super::{CliError, Context};
 
-/// The flag that sets `field` (`workers[2]` is `--workers`'s), from the request's
-/// field table ([`crate::plan::FLAG_FIELDS`]).
-fn flag_of(field: &str) -> Option<&'static str> {
-    crate::plan::flag_of(field.split(['[', '.']).next().unwrap_or(field))
+/// The flag that sets `field` (`workers[2]` is `--workers`'s), read from clap
+/// ([`sweep_args::flag_of`]).
+fn flag_of(field: &str) -> Option<String> {
+    sweep_args::flag_of(field.split(['[', '.']).next().unwrap_or(field))
 }
 
 /// A request error with every problem named by where it came from: the flag for
@@ -56,20 +57,13 @@ pub(crate) fn name_sources(err: &RequestError, from_flags: &BTreeSet<String>, fi
 /// largest `--workers` count (as for `local`), written into the request so a replay
 /// is the same sweep.
 pub(crate) fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
-    let (mut map, duplicates) = event_map(args)?;
-    let mut from_flags = BTreeSet::new();
-    let fields = flag_fields(args, &map)
-        .into_iter()
-        .map(|(f, v)| (f.to_string(), v))
-        .chain(args.client_net.request_fields());
-    for (field, value) in fields {
-        debug_assert!(
-            flag_of(&field).is_some(),
-            "{field} has no flag in the request's field table"
-        );
-        from_flags.insert(field.clone());
-        map.insert(field, value);
-    }
+    let (map, duplicates) = event_map(args)?;
+    let flags = [
+        sweep_args::request_fields(&args.fields),
+        sweep_args::request_fields(&args.sweep),
+        sweep_args::request_fields(&args.quota),
+    ];
+    let (map, from_flags) = with_flags(map, flags, &args.sweep);
     let event = EventJson {
         value: Value::Object(map),
         ..duplicates
@@ -77,11 +71,33 @@ pub(crate) fn run_plan(args: &RunArgs) -> Result<Plan, CliError> {
     Plan::from_event(event).map_err(|e| name_sources(&e, &from_flags, args.event.as_deref()))
 }
 
+/// `map` (a request's fields) with every field the `flags` set over it, and the pool
+/// of `sweep`'s --workers where neither names one ([`SweepArgs::pool_default`]);
+/// also the fields so set, for errors to name their flags.
+pub(crate) fn with_flags(
+    mut map: Map<String, Value>,
+    flags: impl IntoIterator<Item = Map<String, Value>>,
+    sweep: &SweepArgs,
+) -> (Map<String, Value>, BTreeSet<String>) {
+    let mut from_flags = BTreeSet::new();
+    for (field, value) in flags.into_iter().flatten() {
+        from_flags.insert(field.clone());
+        map.insert(field, value);
+    }
+    for (field, value) in sweep_args::request_fields(&sweep.pool_default()) {
+        if !map.contains_key(&field) {
+            from_flags.insert(field.clone());
+            map.insert(field, value);
+        }
+    }
+    (map, from_flags)
+}
+
 /// The request `run` starts from: the event file's object (and its duplicate keys), or
 /// an empty one when the flags name the buckets.
 fn event_map(args: &RunArgs) -> Result<(Map<String, Value>, EventJson), CliError> {
     let Some(path) = &args.event else {
-        if args.buckets.is_empty() {
+        if args.fields.buckets.is_empty() {
             return Err(CliError::Usage(
                 "run: say what to read: --bucket NAME (repeatable, with --objects, --workers, ...), or --event FILE"
                     .into(),
@@ -113,36 +129,6 @@ fn event_map(args: &RunArgs) -> Result<(Map<String, Value>, EventJson), CliError
             Err(name_sources(&err, &BTreeSet::new(), Some(path)))
         }
     }
-}
-
-/// The request fields `run`'s flags set, over the event's `map`; `--pool` defaults to
-/// the largest `--workers` count when neither names a pool.
-fn flag_fields(args: &RunArgs, map: &Map<String, Value>) -> Vec<(&'static str, Value)> {
-    let mut fields: Vec<(&'static str, Value)> = Vec::new();
-    if !args.buckets.is_empty() {
-        fields.push(("buckets", Value::from(args.buckets.clone())));
-    }
-    let optional = [
-        ("object_count", args.objects.map(Value::from)),
-        ("workers", args.workers.clone().map(Value::from)),
-        ("repetitions", args.repetitions.map(Value::from)),
-        ("key_template", args.key_template.clone().map(Value::from)),
-        ("key_prefix", args.prefix.clone().map(Value::from)),
-        ("allow_fewer_keys", args.allow_fewer.then_some(Value::from(true))),
-        ("object_sizes_bytes", args.object_sizes.clone().map(Value::from)),
-        ("results_uri", args.results_uri.clone().map(Value::from)),
-        ("run_id", args.run_id.clone().map(Value::from)),
-    ];
-    fields.extend(optional.into_iter().filter_map(|(f, v)| v.map(|v| (f, v))));
-    match (args.pool, &args.workers) {
-        (Some(p), _) => fields.push(("pool_connections", Value::from(p))),
-        (None, Some(w)) if !map.contains_key("pool_connections") => {
-            let most = w.iter().copied().max().unwrap_or(1).max(1);
-            fields.push(("pool_connections", Value::from(most)));
-        }
-        _ => {}
-    }
-    fields
 }
 
 #[cfg(test)]
@@ -187,23 +173,6 @@ mod tests {
         assert_eq!(plan.pool_connections(), 2);
         let plan = run_plan(&args(&["--bucket", "a-bucket"])).unwrap();
         assert_eq!(plan.pool_connections(), 20, "the request's default without --workers");
-    }
-
-    #[test]
-    fn every_flag_of_the_field_table_is_a_flag_of_run_or_local() {
-        use clap::CommandFactory;
-        let cli = Cli::command();
-        let longs: Vec<String> = ["run", "local"]
-            .iter()
-            .flat_map(|c| cli.find_subcommand(c).unwrap().get_arguments())
-            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
-            .collect();
-        for (field, flag) in crate::plan::FLAG_FIELDS {
-            assert!(
-                longs.iter().any(|l| l == flag),
-                "{field}: {flag} is no flag of run or local"
-            );
-        }
     }
 
     #[test]

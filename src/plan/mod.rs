@@ -30,7 +30,7 @@ pub use destination::{check_metrics_namespace, ObjectUri, ResultsUri};
 pub use key_template::KeyTemplate;
 pub use keys::{BucketListing, Keys, ListedObject};
 use request_fields::typed_request;
-pub use request_fields::{flag_of, FLAG_FIELDS, REQUEST_FIELDS};
+pub use request_fields::REQUEST_FIELDS;
 use sections::{check_fanout, check_memory, check_prices};
 pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS};
 pub use sizes::{sized_template, MAX_OBJECT_SIZES, MAX_OBJECT_SIZE_BYTES};

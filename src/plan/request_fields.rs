@@ -1,8 +1,8 @@
 //! Every top-level field of a request, defined once: its name (the [`SweepRequest`]
-//! field of that name), what its value must be, how it is read, and the `run`/`local`
-//! flag that sets it. The reader, the list of fields users are shown
-//! ([`REQUEST_FIELDS`]) and the flag mapping ([`FLAG_FIELDS`]) are made from this one
-//! table; the compiler refuses a [`SweepRequest`] field missing from it, and
+//! field of that name), what its value must be and how it is read. The reader and the
+//! list of fields users are shown ([`REQUEST_FIELDS`]) are made from this one table
+//! (the `run`/`local` flag of a field is the clap flag of the same name:
+//! `cli::sweep_args`); the compiler refuses a [`SweepRequest`] field missing from it, and
 //! tests/it/doc_examples.rs checks docs/usage.md's request table against it. Defaults
 //! live in one place, `impl Default for SweepRequest`.
 
@@ -31,16 +31,13 @@ macro_rules! read_field {
     };
 }
 
-/// The table: one row per field, `name: how(...) [, flag "--flag"];`, in the order the
+/// The table: one row per field, `name: how(...);`, in the order the
 /// docs list them (and problems are reported in).
 macro_rules! request_fields {
-    ($($field:ident: $how:ident($($arg:expr),*) $(, flag $flag:literal)?;)*) => {
+    ($($field:ident: $how:ident($($arg:expr),*);)*) => {
         /// The request's top-level fields, in the order docs/usage.md's request table
         /// lists them: the known fields an unknown one is answered with.
         pub const REQUEST_FIELDS: &[&str] = &[$(stringify!($field)),*];
-
-        /// Request fields and the `run`/`local` flags that set them.
-        pub const FLAG_FIELDS: &[(&str, &str)] = &[$($((stringify!($field), $flag),)?)*];
 
         /// Reads every field of the request's own section into `request`.
         fn read_fields(s: &mut Section<'_>, request: &mut SweepRequest) {
@@ -58,14 +55,14 @@ macro_rules! request_fields {
 }
 
 request_fields! {
-    buckets: require("a list of bucket names", "the list of buckets to sweep"), flag "--bucket";
-    key_template: take("a string"), flag "--key-template";
-    key_prefix: take("a string"), flag "--prefix";
-    allow_fewer_keys: take("true or false"), flag "--allow-fewer";
-    object_count: take("a whole number"), flag "--objects";
-    workers: take("a list of whole numbers"), flag "--workers";
-    pool_connections: take("a whole number"), flag "--pool";
-    repetitions: take("a whole number"), flag "--repetitions";
+    buckets: require("a list of bucket names", "the list of buckets to sweep");
+    key_template: take("a string");
+    key_prefix: take("a string");
+    allow_fewer_keys: take("true or false");
+    object_count: take("a whole number");
+    workers: take("a list of whole numbers");
+    pool_connections: take("a whole number");
+    repetitions: take("a whole number");
     warmup: take("true or false");
     shuffle: take("true or false");
     seed: take("a whole number");
@@ -73,19 +70,19 @@ request_fields! {
     timeouts_ms: section(typed_timeouts);
     max_attempts: take("a whole number");
     prices: section(typed_prices);
-    target_wall_ms: take("a whole number of milliseconds"), flag "--target-wall-ms";
+    target_wall_ms: take("a whole number of milliseconds");
     memory_mb: take("a list of whole numbers of MB");
-    order: take("\"ascending\" or \"interleaved\""), flag "--order";
-    probe_bandwidth: take("true or false"), flag "--probe-bandwidth";
+    order: take("\"ascending\" or \"interleaved\"");
+    probe_bandwidth: take("true or false");
     probe_key: take("an object key");
-    pool_idle_timeout_ms: take("a whole number of milliseconds"), flag "--pool-idle-timeout-ms";
-    results_uri: take("an S3 URI like \"s3://my-bucket/prefix\""), flag "--results-uri";
+    pool_idle_timeout_ms: take("a whole number of milliseconds");
+    results_uri: take("an S3 URI like \"s3://my-bucket/prefix\"");
     requests_log_uri: take("an S3 URI like \"s3://my-bucket/prefix\"");
-    object_sizes_bytes: take("a list of whole numbers of bytes"), flag "--object-sizes";
-    clients: take("a list of client names: \"sdk\", \"lean\""), flag "--clients";
-    hedge: take("a list of hedge policies: \"off\", \"pNN\", {\"after_ms\": N}"), flag "--hedge";
-    max_hedge_percent: take("a whole number of percent"), flag "--max-hedge-percent";
-    run_id: take("a string of 1 to 64 letters, digits, '.', '_' or '-'"), flag "--run-id";
+    object_sizes_bytes: take("a list of whole numbers of bytes");
+    clients: take("a list of client names: \"sdk\", \"lean\"");
+    hedge: take("a list of hedge policies: \"off\", \"pNN\", {\"after_ms\": N}");
+    max_hedge_percent: take("a whole number of percent");
+    run_id: take("a string of 1 to 64 letters, digits, '.', '_' or '-'");
     results_by_date: take("true or false");
     results_html: take("true or false");
     expect_memory_mb: take("a whole number of MB");
@@ -103,11 +100,6 @@ pub(crate) fn read_request(
     if let Some(mut s) = Section::open("", Value::Object(map), REQUEST_FIELDS, "{}", problems) {
         read_fields(&mut s, request);
     }
-}
-
-/// The `run`/`local` flag that sets request field `field`, if one does.
-pub fn flag_of(field: &str) -> Option<&'static str> {
-    FLAG_FIELDS.iter().find(|(f, _)| *f == field).map(|(_, flag)| *flag)
 }
 
 /// Field by field typing, so one pass reports every wrong type and unknown field.

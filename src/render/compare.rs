@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::compare::{BucketPair, Comparison, Spread, MIN_REPETITIONS};
+use crate::analysis::compare::{BucketPair, Comparison, OneSided, Spread, MIN_REPETITIONS};
 use crate::analysis::significance::Test;
 use crate::model::{Runner, Unmeasured};
 
@@ -104,12 +104,28 @@ fn render_pair(p: &BucketPair, layout: &Layout, c: &Comparison, said: &mut Vec<&
     if !p.only_in_a.is_empty() || !p.only_in_b.is_empty() {
         let _ = writeln!(
             under,
-            "not compared (worker count on one side only): A {:?}, B {:?}",
-            p.only_in_a, p.only_in_b
+            "not compared (configurations on one side only): A {}; B {}",
+            one_sided(&p.only_in_a, p),
+            one_sided(&p.only_in_b, p)
         );
     }
     out.push_str(&layout.wrap(&under));
     out
+}
+
+/// Configurations on one side only, each its worker count and its axes (named as the
+/// pair's configurations and these name them), or `none`.
+fn one_sided(only: &[OneSided], p: &BucketPair) -> String {
+    if only.is_empty() {
+        return "none".into();
+    }
+    let all = p.configs.iter().map(|m| m.axes);
+    let named = crate::model::Named::of(all.chain(p.only_in_a.iter().chain(&p.only_in_b).map(|o| o.axes)));
+    let each: Vec<String> = only
+        .iter()
+        .map(|o| format!("{} workers{}", o.workers, o.axes.label(named)))
+        .collect();
+    each.join(", ")
 }
 
 /// The compare columns a narrow table keeps: which configuration, the ratios and the

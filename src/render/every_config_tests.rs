@@ -240,3 +240,165 @@ proptest! {
         prop_assert_eq!(rows.len(), per_bucket, "compare's table rows: {}", text);
     }
 }
+
+/// The plan of `shape` without its memory sizes (a memory sweep runs the plan once
+/// per size, each step carrying it: cli/memory.rs and the Lambda's memory sweep).
+fn plan_of(shape: &Shape) -> crate::plan::Plan {
+    let mut request = crate::model::SweepRequest::new(shape.buckets.iter().map(|b| b.to_string()).collect());
+    request.workers = shape.workers.clone();
+    request.repetitions = shape.repetitions;
+    request.clients = shape.values.s3_client.clone();
+    request.hedge = shape.values.hedge.clone();
+    request.object_sizes_bytes = shape.values.object_size_bytes.iter().flatten().copied().collect();
+    crate::plan::Plan::from_request(request).unwrap()
+}
+
+/// Every step the run of `shape` takes, each with its row of `result`.
+fn steps_with_rows<'a>(
+    shape: &Shape,
+    result: &'a SweepResult,
+) -> Vec<(
+    crate::plan::Plan,
+    crate::engine::order::Step,
+    &'a crate::model::ConfigResult,
+)> {
+    let plan = plan_of(shape);
+    let mut out = Vec::new();
+    for &memory_mb in &shape.values.memory_mb {
+        for mut step in crate::engine::order::steps(&plan) {
+            step.axes.memory_mb = memory_mb;
+            let bucket = &plan.buckets()[step.bucket];
+            let row = result.results.iter().find(|r| {
+                (&r.bucket, r.workers, r.repetition, r.axes.key()) == (bucket, step.workers, step.repetition, step.axes)
+            });
+            out.push((plan.clone(), step, row.expect("a row per step")));
+        }
+    }
+    out
+}
+
+/// The request log `RequestsLog` writes for `result` in `format` (`csv` or `jsonl`):
+/// two GETs per configuration, the first with a hedge copy whose fate turns with the
+/// row (won, lost, cancelled); its lines as (column, value) pairs.
+fn request_log_of(result: &SweepResult, format: &str) -> Vec<Vec<(String, String)>> {
+    use crate::engine::hedge::HedgeFate;
+    use crate::engine::requests_log::RequestsLog;
+    use crate::engine::timeline::{GetEvent, HedgeEvent};
+    let dir = std::env::temp_dir().join(format!("s3sweep-every-config-{}-{format}", std::process::id()));
+    let path = dir.with_extension(format);
+    let log = RequestsLog::create(&path, 1 << 30, std::sync::Arc::new(crate::engine::Quiet), true).unwrap();
+    let get = |sent_us| GetEvent {
+        sent_us,
+        headers_us: 900,
+        done_us: 1000,
+        ttfb_us: 800,
+        bytes: 100,
+        attempts: 1,
+        throttled: 0,
+        error: None,
+        connection_id: 1,
+    };
+    let fates = [HedgeFate::Won, HedgeFate::Lost, HedgeFate::Cancelled];
+    for (i, row) in result.results.iter().enumerate() {
+        let copy = HedgeEvent {
+            get: 0,
+            sent_us: 500,
+            headers_us: None,
+            end_us: 1200,
+            bytes: 0,
+            attempts: 1,
+            connection_id: 2,
+            error: None,
+            fate: fates[i % 3],
+        };
+        crate::engine::Observer::gets_done(&log, row, &[get(0), get(10)], &[], &[copy]);
+    }
+    log.finish().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    if format == "jsonl" {
+        let value = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+        return text
+            .lines()
+            .map(|l| {
+                let v: serde_json::Map<String, serde_json::Value> = serde_json::from_str(l).unwrap();
+                v.iter().map(|(k, x)| (k.clone(), value(x))).collect()
+            })
+            .collect();
+    }
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(str::to_string).collect();
+    lines
+        .map(|l| header.iter().cloned().zip(l.split(',').map(str::to_string)).collect())
+        .collect()
+}
+
+/// The columns of a request log line that are not its configuration's.
+const LINE_COLUMNS: &[&str] = &[
+    "get",
+    "attempt",
+    "attempts",
+    "sent_ms",
+    "first_byte_ms",
+    "last_byte_ms",
+    "bytes",
+    "connection",
+    "outcome",
+    "copy",
+    "fate",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The progress lines (one per step the run takes, named as the engine names it)
+    /// and the request log (CSV and JSONL: each GET's line and each hedge copy's, with
+    /// its fate) name every configuration once.
+    #[test]
+    fn every_progress_line_and_request_log_line_names_its_configuration(shape in shape()) {
+        let result = result_of(&shape);
+        let n = configurations(&result).len();
+        let lines: Vec<String> = steps_with_rows(&shape, &result).iter().map(|(plan, step, row)| {
+            let name = crate::engine::run_config::progress_name(plan, step);
+            let line = super::progress::finished_line(&name, row, usize::MAX);
+            line.split(": ").next().unwrap().to_string()
+        }).collect();
+        distinct("progress lines", lines, n)?;
+        for format in ["csv", "jsonl"] {
+            let log = request_log_of(&result, format);
+            let config = |line: &[(String, String)]| -> Vec<String> {
+                line.iter().filter(|(c, _)| !LINE_COLUMNS.contains(&c.as_str())).map(|(c, v)| format!("{c}={v}")).collect()
+            };
+            let field = |line: &[(String, String)], name: &str| line.iter().find(|(c, _)| c == name).map(|(_, v)| v.clone()).unwrap();
+            let gets: Vec<(Vec<String>, String)> = log.iter().filter(|l| field(l, "copy") == "get").map(|l| (config(l), field(l, "get"))).collect();
+            distinct(&format!("{format} GET lines"), gets, 2 * n)?;
+            let copies: Vec<Vec<String>> = log.iter().filter(|l| field(l, "copy") == "hedge").map(|l| config(l)).collect();
+            distinct(&format!("{format} hedge copies"), copies, n)?;
+            let fates: BTreeSet<String> = log.iter().map(|l| field(l, "fate")).collect();
+            let want = if n >= 3 { 3 } else { n };
+            prop_assert!(fates.iter().filter(|f| ["won", "lost", "cancelled"].contains(&f.as_str())).count() == want, "{} fates: {:?}", format, fates);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// `compare` of a run against itself less one configuration (every repetition of
+    /// it) lists exactly that configuration, with its axes, as A's alone.
+    #[test]
+    fn compare_lists_a_configuration_on_one_side_with_its_axes(shape in shape()) {
+        let a = result_of(&shape);
+        let (bucket, axes, workers, _) = configurations(&a).pop().unwrap();
+        let mut b = a.clone();
+        b.results.retain(|r| !(r.bucket == bucket && r.axes.key() == axes && r.workers == workers));
+        prop_assume!(!b.results.iter().all(|r| r.bucket != bucket));
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        let pair = c.pairs.iter().find(|p| p.bucket_a == bucket).unwrap();
+        let only: Vec<(Axes, u32)> = pair.only_in_a.iter().map(|o| (o.axes, o.workers)).collect();
+        prop_assert_eq!(only, vec![(axes, workers)]);
+        prop_assert!(pair.only_in_b.is_empty());
+        let others = c.pairs.iter().filter(|p| p.bucket_a != bucket);
+        prop_assert!(others.clone().all(|p| p.only_in_a.is_empty() && p.only_in_b.is_empty()));
+    }
+}

@@ -90,19 +90,21 @@ impl Default for Lines {
     }
 }
 
-/// A finished configuration's line, indented by two and wrapped at `width_chars`.
-fn finished_line(name: &str, r: &ConfigResult, width_chars: usize) -> String {
+/// A finished configuration's line, indented by two and wrapped at `width_chars`:
+/// named as `config_started` named it (`started`), or by the row's bucket if that
+/// name is not the row's.
+pub(crate) fn finished_line(started: &str, r: &ConfigResult, width_chars: usize) -> String {
+    let name = if started.starts_with(r.bucket.as_str()) {
+        started
+    } else {
+        r.bucket.as_str()
+    };
     wrap_text(&format!("  {}", config_line(name, r)), width_chars)
 }
 
-/// The name a configuration was started with; the row's bucket if none was given.
-fn name_of(name: &RwLock<String>, r: &ConfigResult) -> String {
-    let name = name.read().unwrap_or_else(|e| e.into_inner());
-    if name.starts_with(r.bucket.as_str()) {
-        name.clone()
-    } else {
-        r.bucket.clone()
-    }
+/// The name a configuration was started with.
+fn started(name: &RwLock<String>) -> String {
+    name.read().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 impl Observer for Lines {
@@ -111,7 +113,7 @@ impl Observer for Lines {
     }
 
     fn config_finished(&self, r: &ConfigResult) {
-        eprintln!("{}", finished_line(&name_of(&self.name, r), r, self.width_chars));
+        eprintln!("{}", finished_line(&started(&self.name), r, self.width_chars));
     }
 }
 
@@ -126,9 +128,29 @@ pub(crate) struct Bars {
     width_chars: usize,
 }
 
-const RUNNING: &str =
-    "  {prefix:<30} [{bar:30.cyan/blue}] {pos:>7}/{len:<7} objects {rate:>10}  errors {msg:<6} {elapsed}";
+/// A running bar's counts, after its name and bar: 59 characters at most (7-digit
+/// counts, a 10-character rate, 6 of errors, `hh:mm:ss`).
+const COUNTS: &str = " {pos:>7}/{len:<7} objects {rate:>10}  errors {msg:<6} {elapsed_precise}";
+const COUNTS_CHARS: usize = 59;
+/// The counts where the whole of [`COUNTS`] does not fit: objects and errors.
+const SHORT_COUNTS: &str = " {pos}/{len} errors {msg}";
 const DONE: &str = "{msg}";
+
+/// The running bar's template for a bar named `prefix`, fitted to `width_chars`: the
+/// name (padded to 30), a bar of up to 30 and the counts when they fit; else without
+/// the bar; else the name and the short counts.
+fn running_template(prefix: &str, width_chars: usize) -> String {
+    let name_chars = prefix.chars().count().max(30);
+    let room = width_chars.saturating_sub(2 + name_chars + COUNTS_CHARS);
+    if room >= 13 {
+        let bar = (room - 3).min(30);
+        format!("  {{prefix:<30}} [{{bar:{bar}.cyan/blue}}]{COUNTS}")
+    } else if room > 0 {
+        format!("  {{prefix:<30}}{COUNTS}")
+    } else {
+        format!("  {{prefix}}{SHORT_COUNTS}")
+    }
+}
 
 impl Bars {
     /// Bars drawn on the targets `target` makes (one per configuration).
@@ -146,9 +168,10 @@ impl Bars {
 impl Observer for Bars {
     fn config_started(&self, name: &str, workers: u32, repetition: u32, requests: u64) {
         *self.name.write().unwrap_or_else(|e| e.into_inner()) = name.to_string();
+        let prefix = format!("{name} workers {workers} rep {repetition}");
         let bar = ProgressBar::with_draw_target(Some(requests), (self.target)());
         bar.set_style(
-            ProgressStyle::with_template(RUNNING)
+            ProgressStyle::with_template(&running_template(&prefix, self.width_chars))
                 .expect("the template is valid")
                 .with_key(
                     "rate",
@@ -158,7 +181,7 @@ impl Observer for Bars {
                 )
                 .progress_chars("=> "),
         );
-        bar.set_prefix(format!("{name} workers {workers} rep {repetition}"));
+        bar.set_prefix(prefix);
         bar.set_message("0");
         self.errors.store(0, Ordering::Relaxed);
         *self.bar.write().unwrap_or_else(|e| e.into_inner()) = bar;
@@ -176,7 +199,7 @@ impl Observer for Bars {
     fn config_finished(&self, r: &ConfigResult) {
         let bar = self.bar.read().unwrap_or_else(|e| e.into_inner());
         bar.set_style(ProgressStyle::with_template(DONE).expect("the template is valid"));
-        bar.finish_with_message(finished_line(&name_of(&self.name, r), r, self.width_chars));
+        bar.finish_with_message(finished_line(&started(&self.name), r, self.width_chars));
     }
 }
 
@@ -264,6 +287,56 @@ mod tests {
         assert!(text.contains("not_found=10"), "{text}");
     }
 
+    /// The running bar's line fits the width it is given, whatever the name's length:
+    /// every field at its widest (7-digit counts, a long rate, hours elapsed).
+    #[test]
+    fn a_running_bar_fits_the_width() {
+        // The template drawn with every field at its widest.
+        let widest = |template: &str, prefix: &str| -> usize {
+            let mut line = template.replace("{prefix:<30}", &format!("{prefix:<30}"));
+            line = line.replace("{prefix}", prefix);
+            if let Some(at) = line.find("{bar:") {
+                let end = at + line[at..].find('}').unwrap();
+                let n: usize = line[at + 5..end].split('.').next().unwrap().parse().unwrap();
+                line.replace_range(at..=end, &"=".repeat(n));
+            }
+            for (field, widest) in [
+                ("{pos:>7}", "1234567"),
+                ("{len:<7}", "1234567"),
+                ("{pos}", "1234567"),
+                ("{len}", "1234567"),
+                ("{rate:>10}", "12345678/s"),
+                ("{msg:<6}", "123456"),
+                ("{msg}", "123456"),
+                ("{elapsed_precise}", "99:59:59"),
+            ] {
+                line = line.replace(field, widest);
+            }
+            assert!(!line.contains('{'), "a field left: {line}");
+            line.chars().count()
+        };
+        let names = [
+            "b-1 workers 1 rep 1",
+            "express-like--lab1-az1--x-s3 lean hedge p95 workers 128 rep 2",
+            "standard-like 512MB lean hedge 40ms workers 4096 rep 10",
+        ];
+        for width in [60, 80, 100, 160] {
+            for name in names {
+                let template = running_template(name, width);
+                let chars = widest(&template, name);
+                assert!(ProgressStyle::with_template(&template).is_ok(), "{template}");
+                if 2 + name.chars().count() + 30 <= width {
+                    assert!(chars <= width, "{width}: {chars} characters for {name:?}: {template}");
+                }
+            }
+        }
+        assert!(
+            running_template(names[0], 160).contains("{bar:30"),
+            "a wide screen keeps the bar"
+        );
+        assert!(!running_template(names[1], 100).contains("{bar"), "no room for a bar");
+    }
+
     #[test]
     fn quiet_wins() {
         assert_eq!(ProgressMode::for_stderr(true), ProgressMode::Quiet);
@@ -275,11 +348,11 @@ mod tests {
         let mut r = row("standard-like", 1, 1, 250.0, 0);
         for name in ["standard-like sdk hedge off", "standard-like lean hedge p95"] {
             lines.config_started(name, 1, 1, 100);
-            assert!(config_line(&name_of(&lines.name, &r), &r).starts_with(name));
+            assert!(finished_line(&started(&lines.name), &r, 500).starts_with(&format!("  {name}")));
         }
         // A name for another bucket (none given for this row): the row's bucket.
         r.bucket = "other".into();
-        assert!(config_line(&name_of(&lines.name, &r), &r).starts_with("other "));
+        assert!(finished_line(&started(&lines.name), &r, 500).starts_with("  other "));
     }
 
     #[test]

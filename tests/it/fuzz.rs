@@ -579,7 +579,7 @@ fn serve_and_local_arguments_are_parsed_or_refused_never_panic() {
             Ok(cli) => {
                 match &cli.command {
                     Command::Serve(a) => drop(a.network.config(a.lambda_memory_mb)),
-                    Command::Local(a) => drop(a.network.config(a.quota.lambda_memory_mb.first().copied())),
+                    Command::Local(a) => drop(a.network.config(a.quota.memory_mb.first().copied())),
                     _ => {}
                 }
                 None

@@ -231,3 +231,63 @@ async fn a_memory_steps_lines_carry_its_memory_size() {
     assert_eq!(rows.len(), 20);
     assert!(rows.iter().all(|r| r[memory] == "512"), "{text}");
 }
+
+/// A hedge copy that lost: it failed (403, never retried) while its GET's first
+/// request, stalled, went on and won. Its line says `lost` with the copy's own
+/// failure, its GET's final line `ok`; the copies' lines add up to `hedges_sent`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_that_fails_while_its_get_goes_on_is_lost() {
+    let server = lab::start(ServerConfig {
+        buckets: vec![(BUCKET.to_string(), LatencyProfile::Standard)],
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("server starts on 127.0.0.1:0");
+    server.profiles().set_tail(Some(Tail {
+        rate: 0.3,
+        stall_ms: 150,
+    }));
+    let client = client_of(&server).await;
+    seed_with(&client, &seed_spec(BUCKET, "test/{i}/vectors", 100, 256)).await;
+    // After seeding: three GETs in ten are refused (a copy as much as a first request).
+    let fault = lab::FaultSpec {
+        kind: lab::FaultKind::AccessDenied,
+        rate: 0.3,
+    };
+    server.faults().set(BUCKET, vec![fault]).unwrap();
+    let plan = Plan::from_value(serde_json::json!({
+        "buckets": [BUCKET], "object_count": 100, "workers": [4], "clients": ["lean"],
+        "hedge": [{"after_ms": 5}], "max_hedge_percent": 100
+    }))
+    .unwrap();
+    let csv = temp("lost.csv");
+    let log = Arc::new(RequestsLog::create(&csv.0, 1 << 30, Arc::new(Quiet), false).unwrap());
+    let options = options();
+    let run = engine::run(&client, &plan, &options, log.clone());
+    let result = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the sweep ends within 60 s");
+    log.finish().unwrap();
+    let text = std::fs::read_to_string(&csv.0).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (get, copy, outcome, fate) = (col("get"), col("copy"), col("outcome"), col("fate"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let copies: Vec<&Vec<&str>> = rows.iter().filter(|r| r[copy] == "hedge").collect();
+    let hedging = result.results[0].hedging.unwrap_or_default();
+    assert_eq!(copies.len() as u64, hedging.hedges_sent, "a line per copy sent");
+    let lost: Vec<&&Vec<&str>> = copies.iter().filter(|r| r[fate] == "lost").collect();
+    assert!(!lost.is_empty(), "no copy lost in {} copies: {text}", copies.len());
+    assert!(
+        lost.iter().all(|r| r[outcome] == "access_denied"),
+        "a lost copy's own failure"
+    );
+    // The GET of a lost copy: its final line (its own, not the copy's) is its result.
+    let final_of = |n: &str| rows.iter().rfind(|r| r[copy] == "get" && r[get] == n).unwrap()[outcome];
+    assert!(
+        lost.iter().any(|r| final_of(r[get]) == "ok"),
+        "a copy lost while its GET went on to an ok: {:?}",
+        lost.iter().map(|r| (r[get], final_of(r[get]))).collect::<Vec<_>>()
+    );
+}
