@@ -66,21 +66,29 @@ fn split(text: &str) -> Result<(String, String), String> {
     Ok((bucket.to_string(), path.to_string()))
 }
 
-/// The request's destination fields: a `results_uri` that parses, a `run_id` that is
-/// a key as given (1 to [`MAX_REQUEST_RUN_ID_CHARS`] of `A-Za-z0-9._-`), a
-/// `metrics_namespace` CloudWatch accepts ([`check_metrics_namespace`]).
-pub(crate) fn check_destination(request: &crate::model::SweepRequest, problems: &mut Vec<super::FieldProblem>) {
-    for (field, uri) in [
-        ("results_uri", &request.results_uri),
-        ("requests_log_uri", &request.requests_log_uri),
-    ] {
-        if let Some(Err(message)) = uri.as_deref().map(ResultsUri::parse) {
+/// The request's destination fields: a `results_uri` and a `requests_log_uri` that
+/// parse (returned parsed), a `run_id` that is a key as given (1 to
+/// [`MAX_REQUEST_RUN_ID_CHARS`] of `A-Za-z0-9._-`), a `metrics_namespace` CloudWatch
+/// accepts ([`check_metrics_namespace`]).
+pub(crate) fn check_destination(
+    request: &crate::model::SweepRequest,
+    problems: &mut Vec<super::FieldProblem>,
+) -> (Option<ResultsUri>, Option<ResultsUri>) {
+    let mut parsed = |field: &str, uri: &Option<String>| match uri.as_deref().map(ResultsUri::parse) {
+        Some(Ok(uri)) => Some(uri),
+        Some(Err(e)) => {
             problems.push(super::FieldProblem {
                 field: field.into(),
-                message,
+                message: e.to_string(),
             });
+            None
         }
-    }
+        None => None,
+    };
+    let uris = (
+        parsed("results_uri", &request.results_uri),
+        parsed("requests_log_uri", &request.requests_log_uri),
+    );
     if let Some(id) = &request.run_id {
         let fits = (1..=MAX_REQUEST_RUN_ID_CHARS).contains(&id.chars().count());
         if !fits || !id.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
@@ -93,12 +101,13 @@ pub(crate) fn check_destination(request: &crate::model::SweepRequest, problems: 
             });
         }
     }
-    if let Some(Err(message)) = request.metrics_namespace.as_deref().map(check_metrics_namespace) {
+    if let Some(Err(e)) = request.metrics_namespace.as_deref().map(check_metrics_namespace) {
         problems.push(super::FieldProblem {
             field: "metrics_namespace".into(),
-            message,
+            message: e.to_string(),
         });
     }
+    uris
 }
 
 /// Longest CloudWatch namespace, characters (PutMetricData's limit).

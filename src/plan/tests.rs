@@ -1,6 +1,7 @@
 //! The plan's own tests: requests validated into plans, and every bad field named.
 use super::*;
 use serde_json::json;
+use std::time::Duration;
 
 #[test]
 fn defaults_are_the_seed_experiment() {
