@@ -206,7 +206,7 @@ async fn seed_buckets(
             Some(endpoint),
             &SeedSpec {
                 bucket: bucket.clone(),
-                keys: KeyTemplate::parse(&template, plan.object_count()).map_err(CliError::Usage)?,
+                keys: KeyTemplate::parse(&template, plan.object_count()).map_err(|e| CliError::Usage(e.to_string()))?,
                 object_count: plan.object_count(),
                 object_size_bytes: sizes.first().copied().unwrap_or(size_bytes),
                 size_cycle_bytes: sizes.to_vec(),

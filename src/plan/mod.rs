@@ -25,9 +25,9 @@ use serde_json::Value;
 use crate::model::request::SweepRequest;
 use crate::model::AxisValues;
 
-pub use bucket_name::{check_bucket_name, is_directory_bucket};
-pub use destination::{check_metrics_namespace, ObjectUri, ResultsUri};
-pub use key_template::KeyTemplate;
+pub use bucket_name::{check_bucket_name, is_directory_bucket, BucketNameError};
+pub use destination::{check_metrics_namespace, DestinationError, ObjectUri, ResultsUri};
+pub use key_template::{KeyTemplate, TemplateError};
 pub use keys::{BucketListing, Keys, ListedObject};
 use request_fields::typed_request;
 pub use request_fields::{flag_of, FLAG_FIELDS, REQUEST_FIELDS};
@@ -264,8 +264,8 @@ fn check_buckets(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
         MAX_BUCKETS
     };
     for (i, b) in request.buckets.iter().enumerate().take(listed) {
-        if let Err(msg) = check_bucket_name(b) {
-            problems.push(problem(format!("buckets[{i}]"), msg));
+        if let Err(e) = check_bucket_name(b) {
+            problems.push(problem(format!("buckets[{i}]"), e.to_string()));
         } else if !seen.insert(b.as_str()) {
             problems.push(problem(format!("buckets[{i}]"), format!("{b:?} is listed twice")));
         }
@@ -282,7 +282,7 @@ fn check_keys(request: &SweepRequest, problems: &mut Vec<FieldProblem>) -> Optio
         ));
     }
     KeyTemplate::parse(&request.key_template, request.object_count.max(1) - 1)
-        .map_err(|msg| problems.push(problem("key_template", msg)))
+        .map_err(|e| problems.push(problem("key_template", e.to_string())))
         .ok()
 }
 
@@ -299,7 +299,7 @@ fn check_prefix(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
         problems.push(sections::both_key_sources());
     }
     if let Err(e) = names::check_key_prefix(prefix) {
-        problems.push(problem("key_prefix", e));
+        problems.push(problem("key_prefix", e.to_string()));
     }
 }
 
