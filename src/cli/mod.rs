@@ -50,12 +50,38 @@ use crate::s3::errors::BucketError;
 
 pub use args::{Cli, Command};
 
-/// Why a command failed.
+/// Why a command failed. Each variant holds what went wrong as data (the flag, the
+/// numbers, the path, the underlying error) and words it in its `Display`.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     /// Bad flags or arguments, each named.
     #[error("{0}")]
     Usage(String),
+    /// One flag or argument (with its value when that says more) and why it is refused.
+    #[error("{flag}: {reason}")]
+    Flag {
+        flag: String,
+        reason: Box<dyn StdError + Send + Sync>,
+    },
+    /// A flag's number outside what the flag takes.
+    #[error("{flag}: must be between {low} and {high}, got {got}")]
+    FlagRange {
+        flag: &'static str,
+        low: u64,
+        high: u64,
+        got: u64,
+    },
+    /// `man` for a command there is not.
+    #[error("man: no command {name:?}; the commands are {}", commands.join(", "))]
+    NoCommand { name: String, commands: Vec<String> },
+    /// A run of `per_size` configurations at `sizes` memory sizes holds more than
+    /// [`crate::plan::MAX_CONFIGURATIONS`].
+    #[error(
+        "{per_size} x {sizes} memory size(s) = {} configurations; a run holds at most {}: use fewer --lambda-memory-mb sizes, worker counts or repetitions",
+        per_size * (*sizes).max(1) as u64,
+        crate::plan::MAX_CONFIGURATIONS
+    )]
+    TooManyConfigurations { per_size: u64, sizes: usize },
     /// An S3 call failed in a way every retry would: kind, bucket or key, endpoint,
     /// and what to do.
     #[error("{kind}: {0}", kind = .0.error_type())]
@@ -68,7 +94,70 @@ pub enum CliError {
         source: Box<dyn StdError + Send + Sync>,
         advice: Option<String>,
     },
-    /// A failure that says everything itself, what to do included.
+    /// A local file could not be read or written (`doing`: `writing the plot`).
+    #[error("{doing} {}: {source}", path.display())]
+    File {
+        doing: &'static str,
+        path: std::path::PathBuf,
+        #[source]
+        source: Box<dyn StdError + Send + Sync>,
+    },
+    /// `run`: writes of the result to `uri` failed (the result printed is whole).
+    #[error(
+        "run: {failed} of {tried} writes of the result to {uri} failed ({first_error}): the result printed above is whole, but S3 does not hold it; check the bucket, its region and that these credentials may write under the prefix (s3sweep preflight --results-uri {uri})"
+    )]
+    ResultsNotKept {
+        uri: String,
+        failed: u32,
+        tried: u32,
+        first_error: String,
+    },
+    /// `clean` refused to delete anything.
+    #[error("deleted nothing: {why}")]
+    DeletedNothing { why: String },
+    /// `clean` could not delete `failed` keys; the first and why.
+    #[error("{failed} key(s) could not be deleted and stay in the manifest; first: {key}: {why}")]
+    NotDeleted { failed: usize, key: String, why: String },
+    /// `clean`: the manifest could not be used.
+    #[error(
+        "{source}: give the manifest `s3sweep seed` wrote (--manifest FILE; by default s3sweep-manifest-BUCKET.json)"
+    )]
+    Manifest {
+        #[source]
+        source: crate::s3::clean::CleanError,
+    },
+    /// `history`: `place` holds no result file.
+    #[error(
+        "{place}: no result files (*.json) there: give the directory or s3://bucket/prefix/ the results were written to (the function's ResultsPrefix)"
+    )]
+    NoResults { place: String },
+    /// `history`: a directory with more entries than are walked.
+    #[error("{}: over {max} entries; give a narrower directory", dir.display())]
+    TooManyEntries { dir: std::path::PathBuf, max: usize },
+    /// `history`: files among the newest that are not results (their names and why).
+    #[error(
+        "{} of the {newest} newest files are not results: {}: keep only result JSON (the function's results, `run --json`, `local --json`) there, or give --limit",
+        bad.len(),
+        shown_list(bad, 5)
+    )]
+    NotResults { newest: usize, bad: Vec<String> },
+    /// `history`: the listing of `place` did not finish within `waited`.
+    #[error(
+        "listing {place}: not listed within {:.1} s: the server answers too slowly or stalled",
+        waited.as_secs_f64()
+    )]
+    ListingStalled { place: String, waited: std::time::Duration },
+    /// A result object that is not UTF-8.
+    #[error("{uri}: not UTF-8 text")]
+    NotUtf8 { uri: crate::plan::ObjectUri },
+    /// `--plot` with nothing to draw.
+    #[error("{flag}: no run has a drawable objects/s")]
+    NothingToPlot { flag: &'static str },
+    /// `preflight` found `count` problems, each printed above.
+    #[error("preflight: {count} problem(s) with the buckets, each above with its fix")]
+    Preflight { count: usize },
+    /// A line already worded in full: an error re-worded with the user's target flags
+    /// ([`CliError::in_user_terms`]).
     #[error("{0}")]
     Message(String),
     /// A failure that says everything itself.
@@ -76,7 +165,33 @@ pub enum CliError {
     Other(Box<dyn StdError + Send + Sync>),
 }
 
+/// The first `n` of `items` joined by `; `, and how many more.
+fn shown_list(items: &[String], n: usize) -> String {
+    let mut text = items.iter().take(n).cloned().collect::<Vec<_>>().join("; ");
+    if items.len() > n {
+        text.push_str(&format!("; and {} more", items.len() - n));
+    }
+    text
+}
+
 impl CliError {
+    /// A file that could not be read or written while `doing` (`writing the plot`).
+    pub(crate) fn file(doing: &'static str, path: &Path, source: impl StdError + Send + Sync + 'static) -> Self {
+        CliError::File {
+            doing,
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        }
+    }
+
+    /// `flag` (as given) refused for `reason`.
+    pub(crate) fn flag(flag: impl Into<String>, reason: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
+        CliError::Flag {
+            flag: flag.into(),
+            reason: reason.into(),
+        }
+    }
+
     /// Wraps any error as [`CliError::Other`].
     pub fn other(err: impl StdError + Send + Sync + 'static) -> Self {
         CliError::Other(Box::new(err))
@@ -99,7 +214,7 @@ impl CliError {
     /// [`args::TargetArgs::flags`]), so the advice runs as written against the same
     /// endpoint. Bad flags, and errors that suggest no such command, stay as they are.
     pub fn in_user_terms(self, flags: &str) -> CliError {
-        if flags.is_empty() || matches!(self, CliError::Usage(_)) {
+        if flags.is_empty() || self.exit_code() == 2 {
             return self;
         }
         let line = self.line();
@@ -128,7 +243,7 @@ impl CliError {
     /// everything else.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Usage(_) => 2,
+            CliError::Usage(_) | CliError::Flag { .. } | CliError::FlagRange { .. } => 2,
             _ => 1,
         }
     }
@@ -302,7 +417,7 @@ pub(crate) fn shown_json(json: &str) -> String {
 /// Closes the request log, if one was written, and says what it holds.
 pub(crate) fn finish_requests_log(log: Option<&engine::requests_log::RequestsLog>) -> Result<(), CliError> {
     if let Some(log) = log {
-        let tally = log.finish().map_err(CliError::Message)?;
+        let tally = log.finish().map_err(|e| CliError::Other(e.into()))?;
         eprintln!("{}", log.summary(&tally));
     }
     Ok(())
@@ -343,7 +458,7 @@ pub(crate) fn layout(markdown: bool, wide: bool, columns: Option<&str>) -> Resul
     let columns = columns
         .map(Column::parse_list)
         .transpose()
-        .map_err(|e| CliError::Usage(format!("--columns: {e}")))?;
+        .map_err(|e| CliError::flag("--columns", e))?;
     if wide {
         return Ok(Layout {
             columns,
@@ -416,13 +531,12 @@ pub(crate) async fn read_result_at(path: &Path, target: &args::TargetArgs) -> Re
     if !text.starts_with(crate::plan::destination::S3_SCHEME) {
         return read_result(path);
     }
-    let uri = crate::plan::ObjectUri::parse(&text)
-        .map_err(|e| CliError::Usage(format!("{}: {e}", crate::plan::names::shown(&text))))?;
+    let uri = crate::plan::ObjectUri::parse(&text).map_err(|e| CliError::flag(crate::plan::names::shown(&text), e))?;
     let client = target.client(&uri.bucket).await?;
     let bytes = crate::s3::results::read_object(&client, &uri, MAX_RESULT_FILE_BYTES)
         .await
-        .map_err(CliError::Message)?;
-    let text = String::from_utf8(bytes).map_err(|_| CliError::Message(format!("{uri}: not UTF-8 text")))?;
+        .map_err(|e| CliError::Other(e.into()))?;
+    let text = String::from_utf8(bytes).map_err(|_| CliError::NotUtf8 { uri: uri.clone() })?;
     let mut result = result_from_json(&text)
         .context(format!("reading {uri}"))
         .map_err(|e| e.advice(RESULT_FILE_ADVICE))?;

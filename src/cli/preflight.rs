@@ -266,9 +266,7 @@ pub(crate) async fn preflight(args: PreflightArgs) -> Result<(), CliError> {
         }
     }
     if count > 0 {
-        return Err(CliError::Message(format!(
-            "preflight: {count} problem(s) with the buckets, each above with its fix"
-        )));
+        return Err(CliError::Preflight { count });
     }
     Ok(())
 }
