@@ -140,7 +140,7 @@ fn check_lab_room(plan: &Plan) -> Result<(), CliError> {
 /// Starts the lab with the demo's buckets: in a child process by default, so its CPU
 /// is not counted as the client's; says where it listens.
 async fn start_lab(args: &LocalArgs, session_ttl: Duration) -> Result<LabProcess, CliError> {
-    let memory_mb = one_memory_size(&args.network, &args.quota.lambda_memory_mb).map_err(CliError::Usage)?;
+    let memory_mb = one_memory_size(&args.network, &args.quota.lambda_memory_mb)?;
     let network = args
         .network
         .config(memory_mb)
@@ -156,9 +156,7 @@ async fn start_lab(args: &LocalArgs, session_ttl: Duration) -> Result<LabProcess
         })
         .await
         .context("starting the embedded server")?;
-        running
-            .profiles()
-            .set_tail(args.network.tail().map_err(CliError::Usage)?);
+        running.profiles().set_tail(args.network.tail()?);
         LabProcess::InProcess(running)
     } else {
         let mut serve_args = args.network.serve_args();

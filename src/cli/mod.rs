@@ -71,6 +71,9 @@ pub enum CliError {
         high: u64,
         got: u64,
     },
+    /// A network flag of `local` or `serve` (each names its flag).
+    #[error(transparent)]
+    Network(#[from] lab_network::NetworkFlagError),
     /// `man` for a command there is not.
     #[error("man: no command {name:?}; the commands are {}", commands.join(", "))]
     NoCommand { name: String, commands: Vec<String> },
@@ -150,6 +153,14 @@ pub enum CliError {
     /// A result object that is not UTF-8.
     #[error("{uri}: not UTF-8 text")]
     NotUtf8 { uri: crate::plan::ObjectUri },
+    /// `--timeline` at a worker count no row has a timeline at.
+    #[error(
+        "{flag}: no row with a timeline at that worker count (rows with one: {rows_with_one:?}; results written before timelines have none, and a timeline with values out of range is not drawn)"
+    )]
+    NoTimeline {
+        flag: &'static str,
+        rows_with_one: Vec<u32>,
+    },
     /// `--plot` with nothing to draw.
     #[error("{flag}: no run has a drawable objects/s")]
     NothingToPlot { flag: &'static str },
@@ -243,7 +254,13 @@ impl CliError {
     /// everything else.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Usage(_) | CliError::Flag { .. } | CliError::FlagRange { .. } => 2,
+            CliError::Usage(_)
+            | CliError::Flag { .. }
+            | CliError::FlagRange { .. }
+            | CliError::NoTimeline { .. }
+            | CliError::NoCommand { .. }
+            | CliError::Network(_)
+            | CliError::TooManyConfigurations { .. } => 2,
             _ => 1,
         }
     }
@@ -417,7 +434,7 @@ pub(crate) fn shown_json(json: &str) -> String {
 /// Closes the request log, if one was written, and says what it holds.
 pub(crate) fn finish_requests_log(log: Option<&engine::requests_log::RequestsLog>) -> Result<(), CliError> {
     if let Some(log) = log {
-        let tally = log.finish().map_err(|e| CliError::Other(e.into()))?;
+        let tally = log.finish().map_err(CliError::other)?;
         eprintln!("{}", log.summary(&tally));
     }
     Ok(())
@@ -485,10 +502,10 @@ pub(crate) fn write_timeline_plot(
 ) -> Result<(), CliError> {
     let figure = figure::Figure::Timeline(pick);
     let left_out = match figure::render_file_as(result, path, figure) {
-        Err(crate::render::plot::PlotError::Empty) => Err(CliError::Usage(format!(
-            "--timeline: no row with a timeline at that worker count (rows with one: {:?}; results written before timelines have none, and a timeline with values out of range is not drawn)",
-            crate::render::timeline_plot::timeline_workers(result)
-        ))),
+        Err(crate::render::plot::PlotError::Empty) => Err(CliError::NoTimeline {
+            flag: "--timeline",
+            rows_with_one: crate::render::timeline_plot::timeline_workers(result),
+        }),
         other => other.context(format!("writing the plot {}", path.display())),
     }?;
     if let Some(note) = left_out.note() {
