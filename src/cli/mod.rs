@@ -593,4 +593,54 @@ mod tests {
         let usage = CliError::Usage("--workers: `s3sweep run --workers 1,8`".into());
         assert!(matches!(usage.in_user_terms(flags), CliError::Usage(_)));
     }
+
+    #[test]
+    fn errors_hold_their_data_and_word_it_the_same_way() {
+        let range = CliError::FlagRange {
+            flag: "--batch",
+            low: 1,
+            high: 1000,
+            got: 0,
+        };
+        assert_eq!(range.line(), "--batch: must be between 1 and 1000, got 0");
+        let flag = CliError::flag("--bucket", crate::plan::check_bucket_name("ab").unwrap_err());
+        assert_eq!(
+            flag.line(),
+            "--bucket: \"ab\" is not a bucket name: must be 3 to 63 characters long"
+        );
+        // Bad flags exit 2 as clap's own errors do, and are never re-worded as advice.
+        for e in [
+            range,
+            flag,
+            CliError::NoCommand {
+                name: "x".into(),
+                commands: vec!["run".into()],
+            },
+        ] {
+            assert_eq!(e.exit_code(), 2, "{e}");
+            assert!(matches!(
+                e.in_user_terms(" --endpoint http://h"),
+                CliError::Flag { .. } | CliError::FlagRange { .. } | CliError::NoCommand { .. }
+            ));
+        }
+        let bad: Vec<String> = (0..7).map(|i| format!("r{i}.json: not JSON")).collect();
+        let not_results = CliError::NotResults { newest: 20, bad };
+        let line = not_results.line();
+        assert!(
+            line.starts_with("7 of the 20 newest files are not results: r0.json: not JSON; "),
+            "{line}"
+        );
+        assert!(
+            line.contains("r4.json: not JSON; and 2 more: keep only result JSON"),
+            "{line}"
+        );
+        assert!(!line.contains("r5.json"), "{line}");
+        assert_eq!(not_results.exit_code(), 1);
+        let file = CliError::file(
+            "writing the plot",
+            Path::new("p.svg"),
+            std::io::Error::other("disk full"),
+        );
+        assert_eq!(file.line(), "writing the plot p.svg: disk full");
+    }
 }
