@@ -248,10 +248,8 @@ fn results_log(
         .map_or(0, |d| d.as_millis());
     let destination = plan.dated_if_asked(plan.results_uri()?, (ms / 1000) as u64);
     let run_id = plan
-        .request()
-        .run_id
-        .clone()
-        .unwrap_or_else(|| format!("cli-{ms}-{}", std::process::id()));
+        .run_id()
+        .map_or_else(|| format!("cli-{ms}-{}", std::process::id()), str::to_string);
     let writer = crate::s3::results::ResultsWriter::new(client, &destination, &run_id);
     eprintln!("writing the result to {} after every configuration", writer.uri());
     Some(std::sync::Arc::new(engine::ResultsLog::new(writer, None)))

@@ -236,7 +236,7 @@ fn a_plan_holds_the_values_validation_made() {
         "buckets": ["b-1", "b-2"], "workers": [1, 8], "repetitions": 3, "object_count": 50,
         "timeouts_ms": {"connect": 250}, "pool_idle_timeout_ms": 900,
         "results_uri": "s3://my-results/runs/", "requests_log_uri": "s3://my-logs",
-        "hedge": ["off", "p95"],
+        "hedge": ["off", "p95"], "run_id": "r-1", "metrics_namespace": "s3sweep/canary",
         "from_coordinator": {"role": "child", "key_range": {"start": 10, "end": 30},
                              "start_unix_ms": 1000, "config_slot_ms": 40}
     }))
@@ -259,6 +259,14 @@ fn a_plan_holds_the_values_validation_made() {
         (plan.role(), plan.key_range(), plan.start_unix_ms()),
         (crate::model::request::Role::Child, 10..30, Some(1000))
     );
+    assert!(plan.from_coordinator());
+    assert_eq!(
+        (plan.run_id(), plan.metrics_namespace()),
+        (Some("r-1"), Some("s3sweep/canary"))
+    );
+    assert!(!Plan::from_value(json!({"buckets": ["b-1"]}))
+        .unwrap()
+        .from_coordinator());
     assert_eq!(plan.configurations(), 2 * 2 * 3 * 2);
     assert_eq!(plan.total_requests(), 2 * 2 * 3 * 2 * 20);
 }

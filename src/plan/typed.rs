@@ -79,6 +79,8 @@ struct Timeouts {
 /// What a coordinator told the invocation it started (defaults in a user's request).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Envelope {
+    /// Whether the request came from a coordinator at all.
+    given: bool,
     role: Role,
     start_unix_ms: Option<u64>,
     finish_by_unix_ms: Option<u64>,
@@ -86,12 +88,16 @@ struct Envelope {
     listed_shares: Vec<ListedShare>,
 }
 
-/// Where the run's outputs go, parsed once.
+/// Where the run's outputs go and what they are called, parsed once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Outputs {
     results_uri: Option<ResultsUri>,
     requests_log_uri: Option<ResultsUri>,
     results_by_date: bool,
+    results_html: bool,
+    run_id: Option<String>,
+    metrics_namespace: Option<String>,
+    expect_memory_mb: Option<u32>,
 }
 
 /// The checked values validation hands over beside the request: those it parsed.
@@ -143,6 +149,7 @@ impl Plan {
             probe_key: r.probe_key.clone().unwrap_or_else(|| DEFAULT_PROBE_KEY.to_string()),
             fanout: r.fanout,
             envelope: Envelope {
+                given: r.from_coordinator.is_some(),
                 role: coordinator.role,
                 start_unix_ms: coordinator.start_unix_ms,
                 finish_by_unix_ms: coordinator.finish_by_unix_ms,
@@ -153,6 +160,10 @@ impl Plan {
                 results_uri: checked.results_uri,
                 requests_log_uri: checked.requests_log_uri,
                 results_by_date: r.results_by_date,
+                results_html: r.results_html,
+                run_id: r.run_id.clone(),
+                metrics_namespace: r.metrics_namespace.clone(),
+                expect_memory_mb: r.expect_memory_mb,
             },
             configurations: super::configurations_of(r, &axis_values),
             axis_values,
@@ -238,6 +249,10 @@ impl Plan {
     /// one memory size, each its key range.
     pub fn total_requests(&self) -> u64 {
         self.configurations * u64::from(self.objects.range.len() as u32)
+    }
+    /// Whether a coordinator sent this request (a fan-out's child, a memory sweep's size).
+    pub fn from_coordinator(&self) -> bool {
+        self.envelope.given
     }
     /// `coordinator` or `child` (from the coordinator's envelope; `coordinator` without).
     pub fn role(&self) -> Role {
@@ -328,6 +343,22 @@ impl Plan {
     /// Where the result is written (request `results_uri`), if anywhere.
     pub fn results_uri(&self) -> Option<ResultsUri> {
         self.outputs.results_uri.clone()
+    }
+    /// Whether the result is also written as an HTML page beside it.
+    pub fn results_html(&self) -> bool {
+        self.outputs.results_html
+    }
+    /// The run's name the request gives (checked: 1 to 64 of `A-Za-z0-9._-`).
+    pub fn run_id(&self) -> Option<&str> {
+        self.outputs.run_id.as_deref()
+    }
+    /// The CloudWatch namespace the request names for its metrics (checked).
+    pub fn metrics_namespace(&self) -> Option<&str> {
+        self.outputs.metrics_namespace.as_deref()
+    }
+    /// The Lambda memory size, MB, the request must run at, if it says.
+    pub fn expect_memory_mb(&self) -> Option<u32> {
+        self.outputs.expect_memory_mb
     }
 
     /// Checks that the sweep's pool fits in this process's file-descriptor limit
