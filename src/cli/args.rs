@@ -573,7 +573,12 @@ impl FromStr for ServeBucket {
                 profile,
             }),
             (name, profile) => {
-                let problems: Vec<String> = name.err().into_iter().chain(profile.err()).collect();
+                let problems: Vec<String> = name
+                    .err()
+                    .map(|e| e.to_string())
+                    .into_iter()
+                    .chain(profile.err())
+                    .collect();
                 Err(problems.join("; "))
             }
         }

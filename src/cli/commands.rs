@@ -34,16 +34,19 @@ fn pretty(value: &impl serde::Serialize) -> Result<String, CliError> {
 pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
     if let Some(m) = args.lambda_memory_mb {
         if !LAMBDA_MEMORY_MB.contains(&m) {
-            return Err(CliError::Usage(format!(
-                "--lambda-memory-mb: must be between 128 and 10240, got {m}"
-            )));
+            return Err(CliError::FlagRange {
+                flag: "--lambda-memory-mb",
+                low: u64::from(*LAMBDA_MEMORY_MB.start()),
+                high: u64::from(*LAMBDA_MEMORY_MB.end()),
+                got: u64::from(m),
+            });
         }
     }
     if args.target_wall_ms == Some(0) {
         return Err(CliError::Usage("--target-wall-ms: must be at least 1".into()));
     }
     if let Some(path) = &args.plot {
-        plot::format_of(path).map_err(|e| CliError::Usage(format!("--plot {}: {e}", path.display())))?;
+        plot::format_of(path).map_err(|e| CliError::flag(format!("--plot {}", path.display()), e))?;
     }
     let layout = super::layout(args.markdown, args.wide, args.columns.as_deref())?;
     let result = read_result_at(&args.result, &args.target).await?;
@@ -84,7 +87,7 @@ pub(crate) async fn report(args: ReportArgs) -> Result<(), CliError> {
 /// `page` written whole to `path` (atomically: a reader never sees half a page).
 pub(crate) fn write_html(path: &std::path::Path, page: &str) -> Result<(), CliError> {
     crate::sys::files::write_atomic(path, page.as_bytes())
-        .map_err(|e| CliError::Message(format!("writing the HTML page {}: {e}", path.display())))?;
+        .map_err(|e| CliError::file("writing the HTML page", path, e))?;
     eprintln!("HTML page written to {}", path.display());
     Ok(())
 }
@@ -135,7 +138,7 @@ pub(crate) async fn compare(args: CompareArgs) -> Result<(), CliError> {
 async fn list_prefix(client: &crate::s3::SweepClient, plan: &crate::plan::Plan) -> Result<(), CliError> {
     engine::list_keys(client, plan).await.map_err(|e| match e {
         crate::s3::list::ListingError::Bucket(b) => CliError::Bucket(b),
-        other => CliError::Message(other.to_string()),
+        other => CliError::other(other),
     })?;
     for l in engine::listing::reports(plan) {
         eprintln!(
@@ -224,12 +227,12 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
 /// written locally), naming the object, the failed writes and the first failure.
 fn results_kept(result: &crate::model::SweepResult) -> Result<(), CliError> {
     match (&result.results_uri, &result.results_writes) {
-        (Some(uri), Some(w)) if w.status == crate::model::WritesStatus::Failed => Err(CliError::Message(format!(
-            "run: {} of {} writes of the result to {uri} failed ({}): the result printed above is whole, but S3 does not hold it; check the bucket, its region and that these credentials may write under the prefix (s3sweep preflight --results-uri {uri})",
-            w.failed,
-            w.failed + w.written,
-            w.errors.first().map(String::as_str).unwrap_or("no message")
-        ))),
+        (Some(uri), Some(w)) if w.status == crate::model::WritesStatus::Failed => Err(CliError::ResultsNotKept {
+            uri: uri.clone(),
+            failed: w.failed,
+            tried: w.failed + w.written,
+            first_error: w.errors.first().map_or("no message", String::as_str).to_string(),
+        }),
         _ => Ok(()),
     }
 }
@@ -245,21 +248,17 @@ fn results_log(
         .map_or(0, |d| d.as_millis());
     let destination = plan.dated_if_asked(plan.results_uri()?, (ms / 1000) as u64);
     let run_id = plan
-        .request()
-        .run_id
-        .clone()
-        .unwrap_or_else(|| format!("cli-{ms}-{}", std::process::id()));
+        .run_id()
+        .map_or_else(|| format!("cli-{ms}-{}", std::process::id()), str::to_string);
     let writer = crate::s3::results::ResultsWriter::new(client, &destination, &run_id);
     eprintln!("writing the result to {} after every configuration", writer.uri());
     Some(std::sync::Arc::new(engine::ResultsLog::new(writer, None)))
 }
 
 pub(crate) async fn seed(args: SeedArgs) -> Result<(), CliError> {
-    if let Err(msg) = check_bucket_name(&args.bucket) {
-        return Err(CliError::Usage(format!("--bucket: {msg}")));
-    }
+    check_bucket_name(&args.bucket).map_err(|e| CliError::flag("--bucket", e))?;
     let keys = KeyTemplate::parse(&args.key_template, args.count.max(1) - 1)
-        .map_err(|m| CliError::Usage(format!("--key-template: {m}")))?;
+        .map_err(|e| CliError::flag("--key-template", e))?;
     if args.count == 0 {
         return Err(CliError::Usage("--count: must be at least 1".into()));
     }
@@ -650,18 +649,17 @@ fn network_line(running: &lab::RunningServer) -> String {
 
 pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
     if !(1..=clean::MAX_BATCH).contains(&args.batch) {
-        return Err(CliError::Usage(format!(
-            "--batch: must be between 1 and {}, got {}",
-            clean::MAX_BATCH,
-            args.batch
-        )));
+        return Err(CliError::FlagRange {
+            flag: "--batch",
+            low: 1,
+            high: clean::MAX_BATCH as u64,
+            got: args.batch as u64,
+        });
     }
     let _lock = clean::lock(&args.manifest).map_err(CliError::other)?;
     let manifest = clean::load_manifest(&args.manifest).map_err(|e| match e {
         clean::CleanError::Unmarked { .. } => CliError::other(e),
-        e => CliError::Message(format!(
-            "{e}: give the manifest `s3sweep seed` wrote (--manifest FILE; by default s3sweep-manifest-BUCKET.json)"
-        )),
+        source => CliError::Manifest { source },
     })?;
     let endpoint = clean::endpoint_for(&manifest, args.target.endpoint.as_deref()).map_err(CliError::other)?;
     let target = TargetArgs {
@@ -682,7 +680,7 @@ pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
     // A clean-up stopped before deleting anything says so in its one error line.
     let quiet = outcome.deleted.is_empty() && outcome.stopped_by.is_some();
     if let Some(why) = &outcome.refused {
-        return Err(CliError::Message(format!("deleted nothing: {why}")));
+        return Err(CliError::DeletedNothing { why: why.to_string() });
     }
     for (key, why) in outcome.kept.iter().chain(&outcome.changed) {
         eprintln!("{}", super::shown(&format!("kept {key}: {why}")));
@@ -712,10 +710,11 @@ pub(crate) async fn clean(args: CleanArgs) -> Result<(), CliError> {
         });
     }
     if let Some((key, why)) = outcome.failed.first() {
-        return Err(CliError::Message(format!(
-            "{} key(s) could not be deleted and stay in the manifest; first: {key}: {why}",
-            outcome.failed.len()
-        )));
+        return Err(CliError::NotDeleted {
+            failed: outcome.failed.len(),
+            key: key.to_string(),
+            why: why.to_string(),
+        });
     }
     Ok(())
 }

@@ -25,87 +25,92 @@ pub(crate) const MAX_MIB: u64 = 1 << 20;
 /// Largest rate (MiB/s) or CPU quota a flag takes.
 pub(crate) const MAX_RATE: f64 = 1e9;
 
+/// Why a flag's number is refused (clap shows it after the flag and the value).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum CountError {
+    #[error("must be a whole number from {low} to {high}, got {text:?}")]
+    NotWhole { low: u64, high: u64, text: String },
+    #[error("must be from {low} to {high}, got {got}")]
+    OutOfRange { low: u64, high: u64, got: u128 },
+    #[error("must be a number from -{MAX_RATE} to {MAX_RATE}, got {text:?}")]
+    NotRate { text: String },
+}
+
 /// `text` as a whole number from `low` to `high`.
-fn number_in(text: &str, low: u64, high: u64) -> Result<u64, String> {
-    let n: u128 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("must be a whole number from {low} to {high}, got {text:?}"))?;
-    match u64::try_from(n) {
+fn number_in(text: &str, low: u64, high: u64) -> Result<u64, CountError> {
+    let got: u128 = text.trim().parse().map_err(|_| CountError::NotWhole {
+        low,
+        high,
+        text: text.to_string(),
+    })?;
+    match u64::try_from(got) {
         Ok(n) if (low..=high).contains(&n) => Ok(n),
-        _ => Err(format!("must be from {low} to {high}, got {n}")),
+        _ => Err(CountError::OutOfRange { low, high, got }),
     }
 }
 
 /// A count (`--objects`, `--workers`, `--pool`, `--repetitions`, `--count`): 0 to
 /// [`MAX_COUNT`] (the plan names what it refuses below that).
-pub(crate) fn count(text: &str) -> Result<u32, String> {
+pub(crate) fn count(text: &str) -> Result<u32, CountError> {
     number_in(text, 0, MAX_COUNT).map(|n| n as u32)
 }
 
 /// A count held as `usize` (`--batch`, `--limit`): 0 to [`MAX_COUNT`].
-pub(crate) fn count_usize(text: &str) -> Result<usize, String> {
+pub(crate) fn count_usize(text: &str) -> Result<usize, CountError> {
     number_in(text, 0, MAX_COUNT).map(|n| n as usize)
 }
 
 /// Milliseconds: 0 to [`MAX_MS`].
-pub(crate) fn ms(text: &str) -> Result<u64, String> {
+pub(crate) fn ms(text: &str) -> Result<u64, CountError> {
     number_in(text, 0, MAX_MS)
 }
 
 /// Seconds: 0 to [`MAX_S`].
-pub(crate) fn seconds(text: &str) -> Result<u64, String> {
+pub(crate) fn seconds(text: &str) -> Result<u64, CountError> {
     number_in(text, 0, MAX_S)
 }
 
 /// Bytes: 0 to [`MAX_BYTES`].
-pub(crate) fn bytes(text: &str) -> Result<u64, String> {
+pub(crate) fn bytes(text: &str) -> Result<u64, CountError> {
     number_in(text, 0, MAX_BYTES)
 }
 
 /// MiB: 0 to [`MAX_MIB`].
-pub(crate) fn mib(text: &str) -> Result<u64, String> {
+pub(crate) fn mib(text: &str) -> Result<u64, CountError> {
     number_in(text, 0, MAX_MIB)
 }
 
 /// Memory in MB: 0 to [`MAX_MIB`].
-pub(crate) fn memory_mb(text: &str) -> Result<u32, String> {
+pub(crate) fn memory_mb(text: &str) -> Result<u32, CountError> {
     number_in(text, 0, MAX_MIB).map(|n| n as u32)
 }
 
 /// A percentage: 0 to 100.
-pub(crate) fn percent(text: &str) -> Result<u32, String> {
+pub(crate) fn percent(text: &str) -> Result<u32, CountError> {
     number_in(text, 0, 100).map(|n| n as u32)
 }
 
 /// A rate in MiB/s or a CPU quota: a finite number at most [`MAX_RATE`] in size (its
 /// sign is checked after parsing, with the other flags, so every bad one is named).
-pub(crate) fn rate(text: &str) -> Result<f64, String> {
+pub(crate) fn rate(text: &str) -> Result<f64, CountError> {
     match text.trim().parse::<f64>() {
         Ok(r) if r.is_finite() && r.abs() <= MAX_RATE => Ok(r),
-        _ => Err(format!("must be a number from -{MAX_RATE} to {MAX_RATE}, got {text:?}")),
+        _ => Err(CountError::NotRate { text: text.to_string() }),
     }
 }
 
 /// `text` as a count from `low` to `high`.
-fn count_in(text: &str, low: usize, high: usize) -> Result<usize, String> {
-    let n: u128 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("must be a whole number from {low} to {high}, got {text:?}"))?;
-    match usize::try_from(n) {
-        Ok(n) if (low..=high).contains(&n) => Ok(n),
-        _ => Err(format!("must be from {low} to {high}, got {n}")),
-    }
+fn count_in(text: &str, low: usize, high: usize) -> Result<usize, CountError> {
+    number_in(text, low as u64, high as u64).map(|n| n as usize)
 }
 
 /// `seed --concurrency`: 1 to [`MAX_SEED_CONCURRENCY`].
-pub(crate) fn seed_concurrency(text: &str) -> Result<usize, String> {
+pub(crate) fn seed_concurrency(text: &str) -> Result<usize, CountError> {
     count_in(text, 1, MAX_SEED_CONCURRENCY)
 }
 
 /// `serve --max-connections`: 1 to [`MAX_LAB_CONNECTIONS`].
-pub(crate) fn lab_connections(text: &str) -> Result<usize, String> {
+pub(crate) fn lab_connections(text: &str) -> Result<usize, CountError> {
     count_in(text, 1, MAX_LAB_CONNECTIONS)
 }
 

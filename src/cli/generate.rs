@@ -23,12 +23,10 @@ pub(crate) fn man_page(command: Option<&str>) -> Result<Vec<u8>, CliError> {
     let page = match command {
         None => cli,
         Some(name) => {
-            let names: Vec<String> = cli.get_subcommands().map(|c| c.get_name().to_string()).collect();
-            let sub = cli.find_subcommand(name).cloned().ok_or_else(|| {
-                CliError::Usage(format!(
-                    "man: no command {name:?}; the commands are {}",
-                    names.join(", ")
-                ))
+            let commands: Vec<String> = cli.get_subcommands().map(|c| c.get_name().to_string()).collect();
+            let sub = cli.find_subcommand(name).cloned().ok_or_else(|| CliError::NoCommand {
+                name: name.to_string(),
+                commands,
             })?;
             let full = format!("s3sweep-{name}");
             sub.name(full).bin_name(format!("s3sweep {name}"))

@@ -45,10 +45,12 @@ struct Listed {
 /// Runs `history`.
 pub(crate) async fn history(args: HistoryArgs) -> Result<(), CliError> {
     if args.limit == 0 || args.limit > MAX_LIMIT {
-        return Err(CliError::Usage(format!(
-            "--limit: must be 1 to {MAX_LIMIT}, got {}",
-            args.limit
-        )));
+        return Err(CliError::FlagRange {
+            flag: "--limit",
+            low: 1,
+            high: MAX_LIMIT as u64,
+            got: args.limit as u64,
+        });
     }
     if args.max_total_mib == 0 {
         return Err(CliError::Usage("--max-total-mib: must be at least 1".into()));
@@ -60,7 +62,7 @@ pub(crate) async fn history(args: HistoryArgs) -> Result<(), CliError> {
     };
     let h = history_of(&results);
     if args.json {
-        let text = serde_json::to_string_pretty(&h).map_err(|e| CliError::Message(format!("{e}")))?;
+        let text = serde_json::to_string_pretty(&h).map_err(CliError::other)?;
         println!("{}", super::shown_json(&text));
     } else {
         let layout = super::layout(args.markdown, false, None)?;
@@ -72,11 +74,9 @@ pub(crate) async fn history(args: HistoryArgs) -> Result<(), CliError> {
     }
     let svg = trend_svg(&h);
     if let Some(path) = &args.plot {
-        let svg = svg
-            .as_deref()
-            .ok_or_else(|| CliError::Message("--plot: no run has a drawable objects/s".into()))?;
+        let svg = svg.as_deref().ok_or(CliError::NothingToPlot { flag: "--plot" })?;
         crate::sys::files::write_atomic(path, svg.as_bytes())
-            .map_err(|e| CliError::Message(format!("writing the plot {}: {e}", path.display())))?;
+            .map_err(|e| CliError::file("writing the plot", path, e))?;
         eprintln!("plot written to {}", path.display());
     }
     if let Some(path) = &args.html {
@@ -98,11 +98,9 @@ pub(crate) async fn history(args: HistoryArgs) -> Result<(), CliError> {
 fn choose(mut listed: Vec<Listed>, args: &HistoryArgs) -> Result<Vec<Listed>, CliError> {
     listed.retain(|l| l.name.ends_with(".json"));
     if listed.is_empty() {
-        return Err(
-            CliError::Message(format!("{}: no result files (*.json) there", args.source)).advice(
-                "give the directory or s3://bucket/prefix/ the results were written to (the function's ResultsPrefix)",
-            ),
-        );
+        return Err(CliError::NoResults {
+            place: args.source.clone(),
+        });
     }
     listed.sort_by(|a, b| a.name.cmp(&b.name));
     let skip = listed.len().saturating_sub(args.limit);
@@ -142,19 +140,17 @@ fn walk(dir: &Path) -> Result<Vec<Listed>, CliError> {
     let mut todo = vec![dir.to_path_buf()];
     let mut seen = 0usize;
     while let Some(d) = todo.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| CliError::Message(format!("reading {}: {e}", d.display())))?;
+        let entries = std::fs::read_dir(&d).map_err(|e| CliError::file("reading", &d, e))?;
         for entry in entries {
             seen += 1;
             if seen > MAX_LISTED {
-                return Err(CliError::Message(format!(
-                    "{}: over {MAX_LISTED} entries; give a narrower directory",
-                    dir.display()
-                )));
+                return Err(CliError::TooManyEntries {
+                    dir: dir.to_path_buf(),
+                    max: MAX_LISTED,
+                });
             }
-            let entry = entry.map_err(|e| CliError::Message(format!("reading {}: {e}", d.display())))?;
-            let kind = entry
-                .file_type()
-                .map_err(|e| CliError::Message(format!("reading {}: {e}", d.display())))?;
+            let entry = entry.map_err(|e| CliError::file("reading", &d, e))?;
+            let kind = entry.file_type().map_err(|e| CliError::file("reading", &d, e))?;
             if kind.is_dir() {
                 todo.push(entry.path());
                 continue;
@@ -175,10 +171,10 @@ fn walk(dir: &Path) -> Result<Vec<Listed>, CliError> {
 fn read_dir(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
     let dir = Path::new(&args.source);
     if !dir.is_dir() {
-        return Err(CliError::Usage(format!(
-            "{}: not a directory (give a directory of results or s3://bucket/prefix/)",
-            args.source
-        )));
+        return Err(CliError::flag(
+            args.source.clone(),
+            "not a directory (give a directory of results or s3://bucket/prefix/)",
+        ));
     }
     let chosen = choose(walk(dir)?, args)?;
     let (read, outcomes) = read_and_parse(&chosen, budget_bytes(args));
@@ -255,25 +251,15 @@ fn finish(results: Vec<SweepResult>, bad: Vec<String>) -> Result<Vec<SweepResult
     if bad.is_empty() {
         return Ok(results);
     }
-    let shown: Vec<&str> = bad.iter().take(5).map(String::as_str).collect();
-    let more = bad.len().saturating_sub(shown.len());
-    let more = if more > 0 {
-        format!("; and {more} more")
-    } else {
-        String::new()
-    };
-    Err(CliError::Message(format!(
-        "{} of the {} newest files are not results: {}{more}",
-        bad.len(),
-        results.len() + bad.len(),
-        shown.join("; ")
-    ))
-    .advice("keep only result JSON (the function's results, `run --json`, `local --json`) there, or give --limit"))
+    Err(CliError::NotResults {
+        newest: results.len() + bad.len(),
+        bad,
+    })
 }
 
 async fn read_s3(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
     let uri = crate::plan::ResultsUri::parse(&args.source)
-        .map_err(|e| CliError::Usage(format!("{}: {e}", crate::plan::names::shown(&args.source))))?;
+        .map_err(|e| CliError::flag(crate::plan::names::shown(&args.source), e))?;
     let client = args.target.client(&uri.bucket).await?;
     let s3 = client.s3(crate::s3::RequestSettings::maintenance(std::time::Duration::from_secs(
         60,
@@ -289,14 +275,15 @@ async fn read_s3(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
     // A listing is read whole by the SDK: bounded as a whole, as each object is.
     let listing = tokio::time::timeout(deadline, listing)
         .await
-        .map_err(|_| {
-            CliError::Message(format!(
-                "listing {}: not listed within {:.1} s: the server answers too slowly or stalled",
-                args.source,
-                deadline.as_secs_f64()
-            ))
+        .map_err(|_| CliError::ListingStalled {
+            place: args.source.clone(),
+            waited: deadline,
         })?
-        .map_err(|e| CliError::Message(format!("listing {}: {e}", args.source)))?;
+        .map_err(|e| CliError::Failed {
+            context: format!("listing {}", args.source),
+            source: Box::new(e),
+            advice: None,
+        })?;
     let listed = listing
         .objects
         .iter()

@@ -55,13 +55,32 @@ pub struct NetworkArgs {
     pub tail: Option<String>,
 }
 
+/// Why a network flag is refused; each names its flag.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NetworkFlagError {
+    /// `--tail`, in the lab's own words (they name the flag).
+    #[error("{0}")]
+    Tail(String),
+    #[error("--nic-table {0}")]
+    NicTable(String),
+    #[error("--nic: want a rate in MiB/s or `lambda`, got {given:?}")]
+    NicRate { given: String },
+    #[error("--nic-burst-mib and --nic-burst-mib-s: give both for a burst (--nic-burst-refill-mib-s refills one)")]
+    BurstHalf,
+    /// The NIC the flags make, refused by the lab.
+    #[error("--nic: {0}")]
+    Nic(String),
+    #[error("--nic lambda follows one memory size, got --lambda-memory-mb {sizes:?}: run once per size")]
+    OneMemorySize { sizes: Vec<u32> },
+}
+
 impl NetworkArgs {
     /// The network these flags ask for at `memory_mb` (for `--nic lambda`), or every
     /// problem, each naming its flag.
     pub fn config(&self, memory_mb: Option<u32>) -> Result<NetworkConfig, Vec<String>> {
         let mut bad = Vec::new();
         let nic = self.nic(memory_mb).unwrap_or_else(|e| {
-            bad.push(e);
+            bad.push(e.to_string());
             None
         });
         let prefix_gets_per_s = match self.prefix_rate.as_deref() {
@@ -85,7 +104,7 @@ impl NetworkArgs {
             (t > 0.0).then(|| Duration::from_secs_f64(t))
         };
         if let Err(e) = self.tail() {
-            bad.push(e);
+            bad.push(e.to_string());
         }
         if !bad.is_empty() {
             return Err(bad);
@@ -98,26 +117,30 @@ impl NetworkArgs {
     }
 
     /// `--tail`, checked (`None`: the profile's own far tail).
-    pub fn tail(&self) -> Result<Option<Tail>, String> {
-        self.tail.as_deref().map(str::parse).transpose()
+    pub(crate) fn tail(&self) -> Result<Option<Tail>, NetworkFlagError> {
+        self.tail
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(NetworkFlagError::Tail)
     }
 
-    fn nic(&self, memory_mb: Option<u32>) -> Result<Option<NicConfig>, String> {
+    fn nic(&self, memory_mb: Option<u32>) -> Result<Option<NicConfig>, NetworkFlagError> {
         let Some(spec) = self.nic.as_deref() else {
             return Ok(None);
         };
         let mut config = if spec == "lambda" {
             let rate = match memory_mb {
                 Some(mb) => NicTable::load(&self.nic_table)
-                    .map_err(|e| format!("--nic-table {e}"))?
+                    .map_err(NetworkFlagError::NicTable)?
                     .rate_mib_s(mb),
                 None => lambda_nic::sustained_mib_s(),
             };
             lambda_nic::nic(rate)
         } else {
-            let rate = spec
-                .parse::<f64>()
-                .map_err(|_| format!("--nic: want a rate in MiB/s or `lambda`, got {spec:?}"))?;
+            let rate = spec.parse::<f64>().map_err(|_| NetworkFlagError::NicRate {
+                given: spec.to_string(),
+            })?;
             NicConfig {
                 rate_mib_s: rate,
                 burst: None,
@@ -137,13 +160,10 @@ impl NetworkArgs {
                 refill_mib_s: refill.unwrap_or(b.refill_mib_s),
             }),
             (None, None, None) if refill.is_none() => None,
-            (None, _, _) => return Err(
-                "--nic-burst-mib and --nic-burst-mib-s: give both for a burst (--nic-burst-refill-mib-s refills one)"
-                    .to_string(),
-            ),
+            (None, _, _) => return Err(NetworkFlagError::BurstHalf),
         };
         config.per_connection_mib_s = self.nic_per_connection_mib_s;
-        config.check().map_err(|e| format!("--nic: {e}"))?;
+        config.check().map_err(NetworkFlagError::Nic)?;
         Ok(Some(config))
     }
 
@@ -180,13 +200,11 @@ impl NetworkArgs {
 }
 
 /// The one memory size a `local --nic lambda` follows: none, or exactly one.
-pub(crate) fn one_memory_size(args: &NetworkArgs, sizes: &[u32]) -> Result<Option<u32>, String> {
+pub(crate) fn one_memory_size(args: &NetworkArgs, sizes: &[u32]) -> Result<Option<u32>, NetworkFlagError> {
     match sizes {
         [] => Ok(None),
         [one] => Ok(Some(*one)),
-        _ if args.nic.as_deref() == Some("lambda") => Err(format!(
-            "--nic lambda follows one memory size, got --lambda-memory-mb {sizes:?}: run once per size"
-        )),
+        _ if args.nic.as_deref() == Some("lambda") => Err(NetworkFlagError::OneMemorySize { sizes: sizes.to_vec() }),
         _ => Ok(None),
     }
 }

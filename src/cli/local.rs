@@ -127,7 +127,7 @@ fn check_lab_room(plan: &Plan) -> Result<(), CliError> {
 /// Starts the lab with the demo's buckets: in a child process by default, so its CPU
 /// is not counted as the client's; says where it listens.
 async fn start_lab(args: &LocalArgs, session_ttl: Duration) -> Result<LabProcess, CliError> {
-    let memory_mb = one_memory_size(&args.network, &args.quota.memory_mb).map_err(CliError::Usage)?;
+    let memory_mb = one_memory_size(&args.network, &args.quota.memory_mb)?;
     let network = args
         .network
         .config(memory_mb)
@@ -143,9 +143,7 @@ async fn start_lab(args: &LocalArgs, session_ttl: Duration) -> Result<LabProcess
         })
         .await
         .context("starting the embedded server")?;
-        running
-            .profiles()
-            .set_tail(args.network.tail().map_err(CliError::Usage)?);
+        running.profiles().set_tail(args.network.tail()?);
         LabProcess::InProcess(running)
     } else {
         let mut serve_args = args.network.serve_args();
@@ -193,7 +191,7 @@ async fn seed_buckets(
             Some(endpoint),
             &SeedSpec {
                 bucket: bucket.clone(),
-                keys: KeyTemplate::parse(&template, plan.object_count()).map_err(CliError::Usage)?,
+                keys: KeyTemplate::parse(&template, plan.object_count()).map_err(|e| CliError::Usage(e.to_string()))?,
                 object_count: plan.object_count(),
                 object_size_bytes: sizes.first().copied().unwrap_or(size_bytes),
                 size_cycle_bytes: sizes.to_vec(),

@@ -46,11 +46,10 @@ pub(crate) async fn sweep_steps(
     // The same cap as every entry point's ([`MAX_CONFIGURATIONS`]), sizes included.
     let configurations = plan.configurations() * sized.len().max(1) as u64;
     if configurations > MAX_CONFIGURATIONS {
-        return Err(CliError::Usage(format!(
-            "{} x {} memory size(s) = {configurations} configurations; a run holds at most {MAX_CONFIGURATIONS}: use fewer --lambda-memory-mb sizes, worker counts or repetitions",
-            plan.configurations(),
-            sized.len()
-        )));
+        return Err(CliError::TooManyConfigurations {
+            per_size: plan.configurations(),
+            sizes: sized.len(),
+        });
     }
     if sized.is_empty() {
         let quota = steps.first().map(QuotaStep::enter).transpose()?;

@@ -51,12 +51,41 @@ use crate::s3::errors::BucketError;
 
 pub use args::{Cli, Command};
 
-/// Why a command failed.
+/// Why a command failed. Each variant holds what went wrong as data (the flag, the
+/// numbers, the path, the underlying error) and words it in its `Display`.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     /// Bad flags or arguments, each named.
     #[error("{0}")]
     Usage(String),
+    /// One flag or argument (with its value when that says more) and why it is refused.
+    #[error("{flag}: {reason}")]
+    Flag {
+        flag: String,
+        reason: Box<dyn StdError + Send + Sync>,
+    },
+    /// A flag's number outside what the flag takes.
+    #[error("{flag}: must be between {low} and {high}, got {got}")]
+    FlagRange {
+        flag: &'static str,
+        low: u64,
+        high: u64,
+        got: u64,
+    },
+    /// A network flag of `local` or `serve` (each names its flag).
+    #[error(transparent)]
+    Network(#[from] lab_network::NetworkFlagError),
+    /// `man` for a command there is not.
+    #[error("man: no command {name:?}; the commands are {}", commands.join(", "))]
+    NoCommand { name: String, commands: Vec<String> },
+    /// A run of `per_size` configurations at `sizes` memory sizes holds more than
+    /// [`crate::plan::MAX_CONFIGURATIONS`].
+    #[error(
+        "{per_size} x {sizes} memory size(s) = {} configurations; a run holds at most {}: use fewer --lambda-memory-mb sizes, worker counts or repetitions",
+        per_size * (*sizes).max(1) as u64,
+        crate::plan::MAX_CONFIGURATIONS
+    )]
+    TooManyConfigurations { per_size: u64, sizes: usize },
     /// An S3 call failed in a way every retry would: kind, bucket or key, endpoint,
     /// and what to do.
     #[error("{kind}: {0}", kind = .0.error_type())]
@@ -69,7 +98,78 @@ pub enum CliError {
         source: Box<dyn StdError + Send + Sync>,
         advice: Option<String>,
     },
-    /// A failure that says everything itself, what to do included.
+    /// A local file could not be read or written (`doing`: `writing the plot`).
+    #[error("{doing} {}: {source}", path.display())]
+    File {
+        doing: &'static str,
+        path: std::path::PathBuf,
+        #[source]
+        source: Box<dyn StdError + Send + Sync>,
+    },
+    /// `run`: writes of the result to `uri` failed (the result printed is whole).
+    #[error(
+        "run: {failed} of {tried} writes of the result to {uri} failed ({first_error}): the result printed above is whole, but S3 does not hold it; check the bucket, its region and that these credentials may write under the prefix (s3sweep preflight --results-uri {uri})"
+    )]
+    ResultsNotKept {
+        uri: String,
+        failed: u32,
+        tried: u32,
+        first_error: String,
+    },
+    /// `clean` refused to delete anything.
+    #[error("deleted nothing: {why}")]
+    DeletedNothing { why: String },
+    /// `clean` could not delete `failed` keys; the first and why.
+    #[error("{failed} key(s) could not be deleted and stay in the manifest; first: {key}: {why}")]
+    NotDeleted { failed: usize, key: String, why: String },
+    /// `clean`: the manifest could not be used.
+    #[error(
+        "{source}: give the manifest `s3sweep seed` wrote (--manifest FILE; by default s3sweep-manifest-BUCKET.json)"
+    )]
+    Manifest {
+        #[source]
+        source: crate::s3::clean::CleanError,
+    },
+    /// `history`: `place` holds no result file.
+    #[error(
+        "{place}: no result files (*.json) there: give the directory or s3://bucket/prefix/ the results were written to (the function's ResultsPrefix)"
+    )]
+    NoResults { place: String },
+    /// `history`: a directory with more entries than are walked.
+    #[error("{}: over {max} entries; give a narrower directory", dir.display())]
+    TooManyEntries { dir: std::path::PathBuf, max: usize },
+    /// `history`: files among the newest that are not results (their names and why).
+    #[error(
+        "{} of the {newest} newest files are not results: {}: keep only result JSON (the function's results, `run --json`, `local --json`) there, or give --limit",
+        bad.len(),
+        shown_list(bad, 5)
+    )]
+    NotResults { newest: usize, bad: Vec<String> },
+    /// `history`: the listing of `place` did not finish within `waited`.
+    #[error(
+        "listing {place}: not listed within {:.1} s: the server answers too slowly or stalled",
+        waited.as_secs_f64()
+    )]
+    ListingStalled { place: String, waited: std::time::Duration },
+    /// A result object that is not UTF-8.
+    #[error("{uri}: not UTF-8 text")]
+    NotUtf8 { uri: crate::plan::ObjectUri },
+    /// `--timeline` at a worker count no row has a timeline at.
+    #[error(
+        "{flag}: no row with a timeline at that worker count (rows with one: {rows_with_one:?}; results written before timelines have none, and a timeline with values out of range is not drawn)"
+    )]
+    NoTimeline {
+        flag: &'static str,
+        rows_with_one: Vec<u32>,
+    },
+    /// `--plot` with nothing to draw.
+    #[error("{flag}: no run has a drawable objects/s")]
+    NothingToPlot { flag: &'static str },
+    /// `preflight` found `count` problems, each printed above.
+    #[error("preflight: {count} problem(s) with the buckets, each above with its fix")]
+    Preflight { count: usize },
+    /// A line already worded in full: an error re-worded with the user's target flags
+    /// ([`CliError::in_user_terms`]).
     #[error("{0}")]
     Message(String),
     /// A failure that says everything itself.
@@ -77,7 +177,33 @@ pub enum CliError {
     Other(Box<dyn StdError + Send + Sync>),
 }
 
+/// The first `n` of `items` joined by `; `, and how many more.
+fn shown_list(items: &[String], n: usize) -> String {
+    let mut text = items.iter().take(n).cloned().collect::<Vec<_>>().join("; ");
+    if items.len() > n {
+        text.push_str(&format!("; and {} more", items.len() - n));
+    }
+    text
+}
+
 impl CliError {
+    /// A file that could not be read or written while `doing` (`writing the plot`).
+    pub(crate) fn file(doing: &'static str, path: &Path, source: impl StdError + Send + Sync + 'static) -> Self {
+        CliError::File {
+            doing,
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        }
+    }
+
+    /// `flag` (as given) refused for `reason`.
+    pub(crate) fn flag(flag: impl Into<String>, reason: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
+        CliError::Flag {
+            flag: flag.into(),
+            reason: reason.into(),
+        }
+    }
+
     /// Wraps any error as [`CliError::Other`].
     pub fn other(err: impl StdError + Send + Sync + 'static) -> Self {
         CliError::Other(Box::new(err))
@@ -100,7 +226,7 @@ impl CliError {
     /// [`args::TargetArgs::flags`]), so the advice runs as written against the same
     /// endpoint. Bad flags, and errors that suggest no such command, stay as they are.
     pub fn in_user_terms(self, flags: &str) -> CliError {
-        if flags.is_empty() || matches!(self, CliError::Usage(_)) {
+        if flags.is_empty() || self.exit_code() == 2 {
             return self;
         }
         let line = self.line();
@@ -129,7 +255,13 @@ impl CliError {
     /// everything else.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Usage(_) => 2,
+            CliError::Usage(_)
+            | CliError::Flag { .. }
+            | CliError::FlagRange { .. }
+            | CliError::NoTimeline { .. }
+            | CliError::NoCommand { .. }
+            | CliError::Network(_)
+            | CliError::TooManyConfigurations { .. } => 2,
             _ => 1,
         }
     }
@@ -303,7 +435,7 @@ pub(crate) fn shown_json(json: &str) -> String {
 /// Closes the request log, if one was written, and says what it holds.
 pub(crate) fn finish_requests_log(log: Option<&engine::requests_log::RequestsLog>) -> Result<(), CliError> {
     if let Some(log) = log {
-        let tally = log.finish().map_err(CliError::Message)?;
+        let tally = log.finish().map_err(CliError::other)?;
         eprintln!("{}", log.summary(&tally));
     }
     Ok(())
@@ -344,7 +476,7 @@ pub(crate) fn layout(markdown: bool, wide: bool, columns: Option<&str>) -> Resul
     let columns = columns
         .map(Column::parse_list)
         .transpose()
-        .map_err(|e| CliError::Usage(format!("--columns: {e}")))?;
+        .map_err(|e| CliError::flag("--columns", e))?;
     if wide {
         return Ok(Layout {
             columns,
@@ -371,10 +503,10 @@ pub(crate) fn write_timeline_plot(
 ) -> Result<(), CliError> {
     let figure = figure::Figure::Timeline(pick);
     let left_out = match figure::render_file_as(result, path, figure) {
-        Err(crate::render::plot::PlotError::Empty) => Err(CliError::Usage(format!(
-            "--timeline: no row with a timeline at that worker count (rows with one: {:?}; results written before timelines have none, and a timeline with values out of range is not drawn)",
-            crate::render::timeline_plot::timeline_workers(result)
-        ))),
+        Err(crate::render::plot::PlotError::Empty) => Err(CliError::NoTimeline {
+            flag: "--timeline",
+            rows_with_one: crate::render::timeline_plot::timeline_workers(result),
+        }),
         other => other.context(format!("writing the plot {}", path.display())),
     }?;
     if let Some(note) = left_out.note() {
@@ -417,13 +549,12 @@ pub(crate) async fn read_result_at(path: &Path, target: &args::TargetArgs) -> Re
     if !text.starts_with(crate::plan::destination::S3_SCHEME) {
         return read_result(path);
     }
-    let uri = crate::plan::ObjectUri::parse(&text)
-        .map_err(|e| CliError::Usage(format!("{}: {e}", crate::plan::names::shown(&text))))?;
+    let uri = crate::plan::ObjectUri::parse(&text).map_err(|e| CliError::flag(crate::plan::names::shown(&text), e))?;
     let client = target.client(&uri.bucket).await?;
     let bytes = crate::s3::results::read_object(&client, &uri, MAX_RESULT_FILE_BYTES)
         .await
-        .map_err(CliError::Message)?;
-    let text = String::from_utf8(bytes).map_err(|_| CliError::Message(format!("{uri}: not UTF-8 text")))?;
+        .map_err(|e| CliError::Other(e.into()))?;
+    let text = String::from_utf8(bytes).map_err(|_| CliError::NotUtf8 { uri: uri.clone() })?;
     let mut result = result_from_json(&text)
         .context(format!("reading {uri}"))
         .map_err(|e| e.advice(RESULT_FILE_ADVICE))?;
@@ -462,5 +593,55 @@ mod tests {
         // A bad flag is not advice.
         let usage = CliError::Usage("--workers: `s3sweep run --workers 1,8`".into());
         assert!(matches!(usage.in_user_terms(flags), CliError::Usage(_)));
+    }
+
+    #[test]
+    fn errors_hold_their_data_and_word_it_the_same_way() {
+        let range = CliError::FlagRange {
+            flag: "--batch",
+            low: 1,
+            high: 1000,
+            got: 0,
+        };
+        assert_eq!(range.line(), "--batch: must be between 1 and 1000, got 0");
+        let flag = CliError::flag("--bucket", crate::plan::check_bucket_name("ab").unwrap_err());
+        assert_eq!(
+            flag.line(),
+            "--bucket: \"ab\" is not a bucket name: must be 3 to 63 characters long"
+        );
+        // Bad flags exit 2 as clap's own errors do, and are never re-worded as advice.
+        for e in [
+            range,
+            flag,
+            CliError::NoCommand {
+                name: "x".into(),
+                commands: vec!["run".into()],
+            },
+        ] {
+            assert_eq!(e.exit_code(), 2, "{e}");
+            assert!(matches!(
+                e.in_user_terms(" --endpoint http://h"),
+                CliError::Flag { .. } | CliError::FlagRange { .. } | CliError::NoCommand { .. }
+            ));
+        }
+        let bad: Vec<String> = (0..7).map(|i| format!("r{i}.json: not JSON")).collect();
+        let not_results = CliError::NotResults { newest: 20, bad };
+        let line = not_results.line();
+        assert!(
+            line.starts_with("7 of the 20 newest files are not results: r0.json: not JSON; "),
+            "{line}"
+        );
+        assert!(
+            line.contains("r4.json: not JSON; and 2 more: keep only result JSON"),
+            "{line}"
+        );
+        assert!(!line.contains("r5.json"), "{line}");
+        assert_eq!(not_results.exit_code(), 1);
+        let file = CliError::file(
+            "writing the plot",
+            Path::new("p.svg"),
+            std::io::Error::other("disk full"),
+        );
+        assert_eq!(file.line(), "writing the plot p.svg: disk full");
     }
 }

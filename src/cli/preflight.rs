@@ -29,13 +29,44 @@ struct Wanted {
     source: String,
 }
 
+/// Why an event file names no bucket preflight can look at; `event` is its path.
+#[derive(Debug, thiserror::Error)]
+enum EventProblem {
+    #[error("--event {event}: {reason}")]
+    Unreadable {
+        event: String,
+        reason: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("{event}: buckets: a list of bucket names is required")]
+    NoBuckets { event: String },
+    #[error("{event}: key_prefix: {reason}")]
+    KeyPrefix {
+        event: String,
+        reason: crate::plan::names::NameError,
+    },
+    #[error("{event}: key_template: {reason}")]
+    KeyTemplate {
+        event: String,
+        reason: crate::plan::TemplateError,
+    },
+    #[error("{event}: buckets[{index}]: not a string")]
+    NotAString { event: String, index: usize },
+    #[error("{event}: buckets[{index}]: {reason}")]
+    Bucket {
+        event: String,
+        index: usize,
+        reason: crate::plan::BucketNameError,
+    },
+}
+
 /// The buckets and objects of one event: `buckets`, and `key_template` (default
 /// `test/{i}/vectors`) for `object_count` (default 1000) keys, or `key_prefix`.
-fn wanted_of(source: &str, event: &serde_json::Value) -> Result<Vec<Wanted>, String> {
+fn wanted_of(source: &str, event: &serde_json::Value) -> Result<Vec<Wanted>, EventProblem> {
+    let named = || source.to_string();
     let buckets = event["buckets"]
         .as_array()
         .filter(|b| !b.is_empty())
-        .ok_or_else(|| format!("{source}: buckets: a list of bucket names is required"))?;
+        .ok_or_else(|| EventProblem::NoBuckets { event: named() })?;
     let template = event["key_template"].as_str().unwrap_or("test/{i}/vectors");
     let count = event["object_count"]
         .as_u64()
@@ -46,12 +77,13 @@ fn wanted_of(source: &str, event: &serde_json::Value) -> Result<Vec<Wanted>, Str
     // any is put in a request.
     let keys = match &prefix {
         Some(p) => {
-            crate::plan::names::check_key_prefix(p).map_err(|e| format!("{source}: key_prefix: {e}"))?;
+            crate::plan::names::check_key_prefix(p)
+                .map_err(|reason| EventProblem::KeyPrefix { event: named(), reason })?;
             vec![]
         }
         None => {
             let t = crate::plan::KeyTemplate::parse(template, (count - 1) as u32)
-                .map_err(|e| format!("{source}: key_template: {e}"))?;
+                .map_err(|reason| EventProblem::KeyTemplate { event: named(), reason })?;
             vec![t.key(0), t.key((count - 1) as u32)]
         }
     };
@@ -59,10 +91,15 @@ fn wanted_of(source: &str, event: &serde_json::Value) -> Result<Vec<Wanted>, Str
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            let bucket = b
-                .as_str()
-                .ok_or_else(|| format!("{source}: buckets[{i}]: not a string"))?;
-            crate::plan::check_bucket_name(bucket).map_err(|e| format!("{source}: buckets[{i}]: {e}"))?;
+            let bucket = b.as_str().ok_or_else(|| EventProblem::NotAString {
+                event: named(),
+                index: i,
+            })?;
+            crate::plan::check_bucket_name(bucket).map_err(|reason| EventProblem::Bucket {
+                event: named(),
+                index: i,
+                reason,
+            })?;
             let mut keys = keys.clone();
             keys.dedup();
             Ok(Wanted {
@@ -83,13 +120,17 @@ fn wanted(args: &PreflightArgs) -> Result<Vec<Wanted>, CliError> {
     for path in &args.events {
         let source = path.display().to_string();
         let limit = crate::plan::json::MAX_EVENT_BYTES as u64;
+        let unreadable = |reason: Box<dyn std::error::Error + Send + Sync>| EventProblem::Unreadable {
+            event: source.clone(),
+            reason,
+        };
         let parsed = crate::sys::files::read_capped_text(path, limit, "an event")
-            .map_err(|e| format!("--event {source}: {e}"))
-            .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("--event {source}: {e}")))
+            .map_err(|e| unreadable(e.into()))
+            .and_then(|text| serde_json::from_str(&text).map_err(|e| unreadable(e.into())))
             .and_then(|event| wanted_of(&source, &event));
         match parsed {
             Ok(found) => all.extend(found),
-            Err(e) => problems.push(e),
+            Err(e) => problems.push(e.to_string()),
         }
     }
     all.extend(args.buckets.iter().map(|b| Wanted {
@@ -266,9 +307,7 @@ pub(crate) async fn preflight(args: PreflightArgs) -> Result<(), CliError> {
         }
     }
     if count > 0 {
-        return Err(CliError::Message(format!(
-            "preflight: {count} problem(s) with the buckets, each above with its fix"
-        )));
+        return Err(CliError::Preflight { count });
     }
     Ok(())
 }

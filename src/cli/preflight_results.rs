@@ -23,8 +23,45 @@ fn test_key(prefix: &str) -> String {
     }
 }
 
+/// A problem with the results destination, with its fix.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ResultsProblem {
+    #[error("--results-uri {uri}: {reason}")]
+    BadUri {
+        uri: String,
+        reason: crate::plan::DestinationError,
+    },
+    #[error(
+        "results bucket {bucket} is in {found}, not the stack's region {region}: S3 answers the function's writes with a 301 redirect and every result is lost; use a results bucket in {region} (make deploy RESULTS_BUCKET=...), or deploy the stack in {found}"
+    )]
+    OtherRegion {
+        bucket: String,
+        found: String,
+        region: String,
+    },
+    #[error(
+        "results bucket {bucket} does not exist (HeadBucket: 404): every result would be lost; create it in {region}, or fix RESULTS_BUCKET"
+    )]
+    Missing { bucket: String, region: String },
+    #[error(
+        "results bucket {bucket}: HeadBucket refused (403): it belongs to another account, or these credentials may not read it"
+    )]
+    Refused { bucket: String },
+    #[error("results bucket {bucket}: could not be looked at: {why}")]
+    Unreachable { bucket: String, why: String },
+    /// `why`: the SDK error's chain.
+    #[error(
+        "results bucket {bucket}: a test write to {uri} failed ({why}): the function's result writes would fail the same way (a bucket encrypted with a KMS key also needs kms:GenerateDataKey for the function's role, docs/deploy.md)"
+    )]
+    WriteFailed { bucket: String, uri: String, why: String },
+    #[error(
+        "results bucket {bucket}: the test object {uri} was written but not removed ({why}): delete it by hand (aws s3 rm {uri})"
+    )]
+    NotRemoved { bucket: String, uri: String, why: String },
+}
+
 /// The test write and its conditional delete: `Ok(key)` when both worked.
-async fn test_write(s3: &aws_sdk_s3::Client, dest: &ResultsUri) -> Result<String, String> {
+async fn test_write(s3: &aws_sdk_s3::Client, dest: &ResultsUri) -> Result<String, ResultsProblem> {
     let key = test_key(&dest.prefix);
     let uri = format!("s3://{}/{key}", dest.bucket);
     let body = br#"{"s3sweep":"preflight test write, removed at once"}"#.to_vec();
@@ -37,48 +74,48 @@ async fn test_write(s3: &aws_sdk_s3::Client, dest: &ResultsUri) -> Result<String
         .body(ByteStream::from(body))
         .send()
         .await
-        .map_err(|e| {
-            format!(
-                "results bucket {}: a test write to {uri} failed ({}): the function's result writes would fail the same way (a bucket encrypted with a KMS key also needs kms:GenerateDataKey for the function's role, docs/deploy.md)",
-                dest.bucket,
-                crate::s3::errors::chain(&e)
-            )
+        .map_err(|e| ResultsProblem::WriteFailed {
+            bucket: dest.bucket.clone(),
+            uri: uri.clone(),
+            why: crate::s3::errors::chain(&e),
         })?;
     let mut delete = s3.delete_object().bucket(&dest.bucket).key(&key);
     if let Some(etag) = put.e_tag() {
         delete = delete.if_match(etag);
     }
-    delete.send().await.map_err(|e| {
-        format!(
-            "results bucket {}: the test object {uri} was written but not removed ({}): delete it by hand (aws s3 rm {uri})",
-            dest.bucket,
-            crate::s3::errors::chain(&e)
-        )
+    delete.send().await.map_err(|e| ResultsProblem::NotRemoved {
+        bucket: dest.bucket.clone(),
+        uri: uri.clone(),
+        why: crate::s3::errors::chain(&e),
     })?;
     Ok(key)
 }
 
 /// The results destination's line: `Ok` (what was checked) or the problem with its fix.
-pub(super) async fn results_line(s3: &aws_sdk_s3::Client, uri: &str, region: &str) -> Result<String, String> {
-    let dest = ResultsUri::parse(uri).map_err(|e| format!("--results-uri {uri}: {e}"))?;
-    let b = &dest.bucket;
-    match head_bucket(s3, b, region).await {
-        BucketState::In(found) if found != region => Err(format!(
-            "results bucket {b} is in {found}, not the stack's region {region}: S3 answers the function's writes with a 301 redirect and every result is lost; use a results bucket in {region} (make deploy RESULTS_BUCKET=...), or deploy the stack in {found}"
-        )),
+pub(super) async fn results_line(s3: &aws_sdk_s3::Client, uri: &str, region: &str) -> Result<String, ResultsProblem> {
+    let dest = ResultsUri::parse(uri).map_err(|reason| ResultsProblem::BadUri {
+        uri: uri.to_string(),
+        reason,
+    })?;
+    let bucket = dest.bucket.clone();
+    match head_bucket(s3, &bucket, region).await {
+        BucketState::In(found) if found != region => Err(ResultsProblem::OtherRegion {
+            bucket,
+            found,
+            region: region.to_string(),
+        }),
         BucketState::In(_) => {
             let key = test_write(s3, &dest).await?;
             Ok(format!(
-                "results bucket {b} is in {region}; a test write to s3://{b}/{key} succeeded and was removed"
+                "results bucket {bucket} is in {region}; a test write to s3://{bucket}/{key} succeeded and was removed"
             ))
         }
-        BucketState::Missing => Err(format!(
-            "results bucket {b} does not exist (HeadBucket: 404): every result would be lost; create it in {region}, or fix RESULTS_BUCKET"
-        )),
-        BucketState::Refused => Err(format!(
-            "results bucket {b}: HeadBucket refused (403): it belongs to another account, or these credentials may not read it"
-        )),
-        BucketState::Failed(why) => Err(format!("results bucket {b}: could not be looked at: {why}")),
+        BucketState::Missing => Err(ResultsProblem::Missing {
+            bucket,
+            region: region.to_string(),
+        }),
+        BucketState::Refused => Err(ResultsProblem::Refused { bucket }),
+        BucketState::Failed(why) => Err(ResultsProblem::Unreachable { bucket, why }),
     }
 }
 

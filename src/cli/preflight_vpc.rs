@@ -8,8 +8,8 @@
 //! a memory sweep's Lambda calls; a NAT gateway also reaches Lambda, so its absence is
 //! a warning). Each problem and warning is one line with its fix.
 
-use super::ec2_query::Ec2Query;
 pub(crate) use super::ec2_query::Subnet;
+use super::ec2_query::{Ec2Error, Ec2Query};
 
 /// The EC2 client of the preflight: the AWS configuration's credentials and endpoint
 /// (`AWS_ENDPOINT_URL_EC2` for an emulator), in `region`.
@@ -17,9 +17,24 @@ pub(super) async fn ec2_client(region: &str) -> Ec2Query {
     Ec2Query::new(region).await
 }
 
+/// An EC2 call of the preflight that failed, with its fix.
+#[derive(Debug, thiserror::Error)]
+enum VpcProblem {
+    #[error(
+        "EC2 DescribeSubnets {} failed ({error}): check the ids (SUBNET_IDS) and that these credentials may describe them",
+        ids.join(",")
+    )]
+    Subnets { ids: Vec<String>, error: Ec2Error },
+    #[error("EC2 DescribeVpcEndpoints of {vpc} failed ({error})")]
+    Endpoints { vpc: String, error: Ec2Error },
+}
+
 /// DescribeSubnets of `ids`: each subnet's zone id and VPC.
-async fn describe_subnets(ec2: &Ec2Query, ids: &[String]) -> Result<Vec<Subnet>, String> {
-    ec2.describe_subnets(ids).await.map_err(|e| format!("EC2 DescribeSubnets {} failed ({e}): check the ids (SUBNET_IDS) and that these credentials may describe them", ids.join(",")))
+async fn describe_subnets(ec2: &Ec2Query, ids: &[String]) -> Result<Vec<Subnet>, VpcProblem> {
+    ec2.describe_subnets(ids).await.map_err(|error| VpcProblem::Subnets {
+        ids: ids.to_vec(),
+        error,
+    })
 }
 
 /// The subnets outside a directory bucket's zone: one problem per (bucket, subnet).
@@ -85,10 +100,13 @@ pub(crate) fn endpoint_problems(vpc: &str, region: &str, services: &[String]) ->
 }
 
 /// DescribeVpcEndpoints of `vpc`: the service names of its endpoints.
-async fn endpoint_services(ec2: &Ec2Query, vpc: &str) -> Result<Vec<String>, String> {
+async fn endpoint_services(ec2: &Ec2Query, vpc: &str) -> Result<Vec<String>, VpcProblem> {
     ec2.vpc_endpoint_services(vpc)
         .await
-        .map_err(|e| format!("EC2 DescribeVpcEndpoints of {vpc} failed ({e})"))
+        .map_err(|error| VpcProblem::Endpoints {
+            vpc: vpc.to_string(),
+            error,
+        })
 }
 
 /// The subnets' and their VPC's lines: `ok` lines, problems and warnings.
@@ -100,7 +118,7 @@ pub(super) async fn vpc_lines(
 ) -> (Vec<String>, Vec<String>, Vec<String>) {
     let subnets = match describe_subnets(ec2, subnet_ids).await {
         Ok(s) => s,
-        Err(p) => return (vec![], vec![p], vec![]),
+        Err(p) => return (vec![], vec![p.to_string()], vec![]),
     };
     let mut ok = Vec::new();
     let mut warnings = Vec::new();
@@ -122,7 +140,7 @@ pub(super) async fn vpc_lines(
                 problems.extend(missing);
                 warnings.extend(warned);
             }
-            Err(p) => problems.push(p),
+            Err(p) => problems.push(p.to_string()),
         }
     }
     (ok, problems, warnings)

@@ -94,14 +94,14 @@ impl TargetArgs {
                         detail,
                     }))
                 }
-                Err(e @ DetectError::BadUrl { .. }) => return Err(CliError::Usage(format!("--endpoint: {e}"))),
+                Err(e @ DetectError::BadUrl { .. }) => return Err(CliError::flag("--endpoint", e)),
             },
         };
         let options =
             ClientOptions::for_endpoint(self.endpoint.clone(), self.region.clone(), credentials).with_ca_file(ca_file);
         SweepClient::new(options).await.map_err(|e| match e {
-            crate::s3::ClientError::InvalidRegion { .. } => CliError::Usage(format!("--region: {e}")),
-            e => CliError::Usage(format!("--endpoint: {e}")),
+            crate::s3::ClientError::InvalidRegion { .. } => CliError::flag("--region", e),
+            e => CliError::flag("--endpoint", e),
         })
     }
 }

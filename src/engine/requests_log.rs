@@ -96,7 +96,7 @@ impl Sink {
 struct State {
     sink: Option<Sink>,
     tally: LogTally,
-    error: Option<String>,
+    error: Option<std::io::Error>,
 }
 
 /// An [`Observer`] that writes the request log and passes every event on to `inner`
@@ -113,12 +113,39 @@ pub struct RequestsLog {
     inner: Arc<dyn Observer>,
 }
 
+/// Why the request log cannot be made or was not written whole.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("{name}: name the file .csv, .jsonl, .csv.gz or .jsonl.gz")]
+    UnknownFormat { name: String },
+    #[error("{}: a file is there already: give --force to replace it, or another name", path.display())]
+    Exists { path: std::path::PathBuf },
+    #[error("{name}: {source}")]
+    Create {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The first write or close that failed.
+    #[error("writing {}: {source}", path.display())]
+    Write {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 impl RequestsLog {
     /// Starts the log of `path` (its format from its name: `.csv` or `.jsonl`, each
     /// optionally `.gz`) in a new temporary file beside it; an error naming the file
     /// when it cannot be created, its name says no known format, or something is at
     /// `path` already and `replace` is false.
-    pub fn create(path: &Path, max_bytes: u64, inner: Arc<dyn Observer>, replace: bool) -> Result<RequestsLog, String> {
+    pub fn create(
+        path: &Path,
+        max_bytes: u64,
+        inner: Arc<dyn Observer>,
+        replace: bool,
+    ) -> Result<RequestsLog, LogError> {
         let name = path.to_string_lossy();
         let (stem, gzip) = match name.strip_suffix(".gz") {
             Some(stem) => (stem, true),
@@ -129,7 +156,7 @@ impl RequestsLog {
         } else if stem.ends_with(".jsonl") {
             LogFormat::JsonLines
         } else {
-            return Err(format!("{name}: name the file .csv, .jsonl, .csv.gz or .jsonl.gz"));
+            return Err(LogError::UnknownFormat { name: name.to_string() });
         };
         check_free(path, replace)?;
         let temporary = crate::sys::files::temp_path_for(path);
@@ -137,7 +164,10 @@ impl RequestsLog {
             .write(true)
             .create_new(true)
             .open(&temporary)
-            .map_err(|e| format!("{name}: {e}"))?;
+            .map_err(|source| LogError::Create {
+                name: name.to_string(),
+                source,
+            })?;
         let buffered = BufWriter::new(file);
         let sink = if gzip {
             Sink::Gzip(flate2::write::GzEncoder::new(buffered, flate2::Compression::fast()))
@@ -180,7 +210,7 @@ impl RequestsLog {
                 s.tally.lines_written += u64::from(is_line);
             }
             Err(e) => {
-                s.error.get_or_insert(e.to_string());
+                s.error.get_or_insert(e);
                 s.sink = None;
             }
         }
@@ -188,7 +218,7 @@ impl RequestsLog {
 
     /// Flushes and closes the file and puts it in place; the tally, or the first
     /// write error.
-    pub fn finish(&self) -> Result<LogTally, String> {
+    pub fn finish(&self) -> Result<LogTally, LogError> {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let closed = match s.sink.take() {
             Some(Sink::Plain(w)) => close(w).and_then(|()| self.place()),
@@ -196,10 +226,13 @@ impl RequestsLog {
             None => Ok(()),
         };
         if let Err(e) = closed {
-            s.error.get_or_insert(e.to_string());
+            s.error.get_or_insert(e);
         }
         match &s.error {
-            Some(e) => Err(format!("writing {}: {e}", self.path.display())),
+            Some(e) => Err(LogError::Write {
+                path: self.path.clone(),
+                source: std::io::Error::new(e.kind(), e.to_string()),
+            }),
             None => Ok(s.tally),
         }
     }
@@ -244,12 +277,11 @@ impl RequestsLog {
 
 /// Refuses a log path something is at already (a file, a link, anything), unless
 /// `replace`: checked before a run starts, and again when the log is created.
-pub fn check_free(path: &Path, replace: bool) -> Result<(), String> {
+pub fn check_free(path: &Path, replace: bool) -> Result<(), LogError> {
     if !replace && std::fs::symlink_metadata(path).is_ok() {
-        return Err(format!(
-            "{}: a file is there already: give --force to replace it, or another name",
-            path.display()
-        ));
+        return Err(LogError::Exists {
+            path: path.to_path_buf(),
+        });
     }
     Ok(())
 }

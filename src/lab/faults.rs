@@ -154,8 +154,8 @@ impl FromStr for BucketFault {
             .split_once(':')
             .ok_or_else(|| format!("{s:?}: no ':' before the rate: {usage}"))?;
         let mut problems = Vec::new();
-        if let Err(m) = crate::plan::check_bucket_name(bucket) {
-            problems.push(m);
+        if let Err(e) = crate::plan::check_bucket_name(bucket) {
+            problems.push(e.to_string());
         }
         let kind = kind.parse::<FaultKind>().map_err(|m| problems.push(m)).ok();
         let rate = match rate.parse::<f64>() {

@@ -265,7 +265,7 @@ impl Function {
         }
         if let Some(log) = &results {
             log.finish(&mut result).await;
-            if plan.request().results_html {
+            if plan.results_html() {
                 let source = format!("{}: {}", log.uri(), crate::analysis::compare::environment(&result));
                 let page = crate::render::html::report_page(&result, &source, Default::default());
                 log.put_beside(&mut result, "html", page.into_bytes(), "text/html; charset=utf-8")
@@ -283,11 +283,11 @@ impl Function {
     /// namespace, and not from a coordinator's child (its coordinator logs the merged
     /// rows).
     fn log_metrics(&self, plan: &Plan, result: &SweepResult) {
-        let given = plan.request().metrics_namespace.as_ref();
-        let Some(namespace) = given.or(self.settings.metrics_namespace.as_ref()) else {
+        let given = plan.metrics_namespace();
+        let Some(namespace) = given.or(self.settings.metrics_namespace.as_deref()) else {
             return;
         };
-        if plan.request().from_coordinator.is_some() {
+        if plan.from_coordinator() {
             return;
         }
         let now_ms = crate::sys::now_unix_ms();
@@ -425,7 +425,7 @@ impl Function {
 /// at (`expect_memory_mb`, the canary's) and the function runs at another (a memory
 /// sweep has `$LATEST` at one of its sizes). `None`: go on.
 fn memory_mismatch(plan: &Plan, invocation: &Invocation) -> Option<String> {
-    let expected = plan.request().expect_memory_mb?;
+    let expected = plan.expect_memory_mb()?;
     let running = u32::try_from(invocation.context.env_config.memory).ok()?;
     (running != 0 && running != expected).then(|| {
         format!(
@@ -438,8 +438,7 @@ fn memory_mismatch(plan: &Plan, invocation: &Invocation) -> Option<String> {
 /// invocations a coordinator sends, which must not replace its objects), else the
 /// invocation's request id.
 fn run_id_of(plan: &Plan, invocation: &Invocation) -> String {
-    let request = plan.request();
-    let given = request.run_id.clone().filter(|_| request.from_coordinator.is_none());
+    let given = plan.run_id().filter(|_| !plan.from_coordinator()).map(str::to_string);
     given.unwrap_or_else(|| match invocation.context.request_id.as_str() {
         "" => format!("run-{}", crate::sys::now_unix_ms()),
         id => id.to_string(),

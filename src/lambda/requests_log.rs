@@ -86,7 +86,7 @@ impl S3RequestsLog {
     /// Closes the file, puts it in S3 within `limit` and removes it; the closing
     /// line, or what failed.
     pub(super) async fn finish(self, limit: Duration) -> Result<String, String> {
-        let tally = self.log.finish();
+        let tally = self.log.finish().map_err(|e| e.to_string());
         let bytes = std::fs::read(&self.path).map_err(|e| format!("reading {}: {e}", self.path.display()));
         let _ = std::fs::remove_file(&self.path);
         let (tally, bytes) = (tally?, bytes?);

@@ -20,7 +20,35 @@ pub(crate) const CDF_SIGNIFICANT_DIGITS: u8 = 2;
 #[error("histogram {name}: {reason}")]
 pub struct HistogramError {
     pub name: &'static str,
-    pub reason: String,
+    pub reason: DecodeProblem,
+}
+
+/// Why a stored histogram's text is not one s3sweep reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeProblem {
+    #[error("{bytes} bytes of text; a histogram is at most {} bytes", 2 * MAX_DECODED_HISTOGRAM_BYTES)]
+    TooLong { bytes: usize },
+    #[error("not base64: {0}")]
+    NotBase64(String),
+    #[error("not an hdrhistogram V2 encoding: a short header")]
+    ShortHeader,
+    #[error("not an hdrhistogram V2 encoding: an unknown cookie")]
+    UnknownCookie,
+    #[error("not an hdrhistogram V2 encoding: the header claims {claimed} {what} bytes, {present} are present")]
+    Length {
+        what: &'static str,
+        claimed: usize,
+        present: usize,
+    },
+    /// `reason`: the inflater's or the decoder's own words.
+    #[error("not an hdrhistogram V2 encoding: {0}")]
+    Encoding(String),
+    #[error("inflates to more than {MAX_DECODED_HISTOGRAM_BYTES} bytes; s3sweep's histograms are far smaller")]
+    TooLarge,
+    #[error("claims {digits} significant digits; s3sweep writes at most {MAX_SIGNIFICANT_DIGITS}")]
+    Digits { digits: u32 },
+    #[error("claims an invalid range {low}..{high}")]
+    Range { low: u64, high: u64 },
 }
 
 /// Serializes a histogram (V2 + deflate, base64).
@@ -50,22 +78,18 @@ const V2_HEADER_BYTES: usize = 40;
 /// the bytes actually present: the header's claimed lengths, digits and range are
 /// checked against the text before anything is sized from them.
 pub fn decode_histogram(name: &'static str, text: &str) -> Result<Histogram<u64>, HistogramError> {
-    let err = |reason: String| HistogramError { name, reason };
+    let err = |reason: DecodeProblem| HistogramError { name, reason };
     if text.len() > 2 * MAX_DECODED_HISTOGRAM_BYTES {
-        return Err(err(format!(
-            "{} bytes of text; a histogram is at most {} bytes",
-            text.len(),
-            2 * MAX_DECODED_HISTOGRAM_BYTES
-        )));
+        return Err(err(DecodeProblem::TooLong { bytes: text.len() }));
     }
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text)
-        .map_err(|e| err(format!("not base64: {e}")))?;
+        .map_err(|e| err(DecodeProblem::NotBase64(e.to_string())))?;
     let plain = inflate_checked(&bytes).map_err(err)?;
     check_v2_header(&plain).map_err(err)?;
     Deserializer::new()
         .deserialize(&mut Cursor::new(plain))
-        .map_err(|e| err(format!("not an hdrhistogram V2 encoding: {e:?}")))
+        .map_err(|e| err(DecodeProblem::Encoding(format!("{e:?}"))))
 }
 
 fn be_u32(b: &[u8], at: usize) -> Option<u32> {
@@ -79,60 +103,57 @@ fn be_u64(b: &[u8], at: usize) -> Option<u64> {
 /// The uncompressed V2 encoding inside `bytes` (a V2 + deflate encoding, or a plain
 /// V2 one), inflated to at most [`MAX_DECODED_HISTOGRAM_BYTES`]; the claimed
 /// compressed length must be the bytes present.
-fn inflate_checked(bytes: &[u8]) -> Result<Vec<u8>, String> {
+fn inflate_checked(bytes: &[u8]) -> Result<Vec<u8>, DecodeProblem> {
     match be_u32(bytes, 0) {
         Some(V2_COOKIE) => Ok(bytes.to_vec()),
         Some(V2_COMPRESSED_COOKIE) => {
-            let claimed = be_u32(bytes, 4).ok_or("not an hdrhistogram V2 encoding: a short header")? as usize;
+            let claimed = be_u32(bytes, 4).ok_or(DecodeProblem::ShortHeader)? as usize;
             let present = bytes.len() - 8;
             if claimed != present {
-                return Err(format!(
-                    "not an hdrhistogram V2 encoding: the header claims {claimed} compressed bytes, {present} are present"
-                ));
+                return Err(DecodeProblem::Length {
+                    what: "compressed",
+                    claimed,
+                    present,
+                });
             }
             let mut plain = Vec::new();
             let limit = MAX_DECODED_HISTOGRAM_BYTES as u64 + 1;
             flate2::read::ZlibDecoder::new(&bytes[8..])
                 .take(limit)
                 .read_to_end(&mut plain)
-                .map_err(|e| format!("not an hdrhistogram V2 encoding: {e}"))?;
+                .map_err(|e| DecodeProblem::Encoding(e.to_string()))?;
             if plain.len() > MAX_DECODED_HISTOGRAM_BYTES {
-                return Err(format!(
-                    "inflates to more than {MAX_DECODED_HISTOGRAM_BYTES} bytes; s3sweep's histograms are far smaller"
-                ));
+                return Err(DecodeProblem::TooLarge);
             }
             Ok(plain)
         }
-        _ => Err("not an hdrhistogram V2 encoding: an unknown cookie".into()),
+        _ => Err(DecodeProblem::UnknownCookie),
     }
 }
 
 /// The V2 header's claims checked against `plain`: the payload length is the bytes
 /// present, at most [`MAX_SIGNIFICANT_DIGITS`] digits, a valid range.
-fn check_v2_header(plain: &[u8]) -> Result<(), String> {
-    let short = || "not an hdrhistogram V2 encoding: a short header".to_string();
+fn check_v2_header(plain: &[u8]) -> Result<(), DecodeProblem> {
+    let short = DecodeProblem::ShortHeader;
     if be_u32(plain, 0) != Some(V2_COOKIE) || plain.len() < V2_HEADER_BYTES {
-        return Err(short());
+        return Err(short);
     }
-    let claimed = be_u32(plain, 4).ok_or_else(short)? as usize;
+    let claimed = be_u32(plain, 4).ok_or(short.clone())? as usize;
     let present = plain.len() - V2_HEADER_BYTES;
     if claimed != present {
-        return Err(format!(
-            "not an hdrhistogram V2 encoding: the header claims {claimed} payload bytes, {present} are present"
-        ));
+        return Err(DecodeProblem::Length {
+            what: "payload",
+            claimed,
+            present,
+        });
     }
-    let digits = be_u32(plain, 12).ok_or_else(short)?;
+    let digits = be_u32(plain, 12).ok_or(short.clone())?;
     if digits > MAX_SIGNIFICANT_DIGITS {
-        return Err(format!(
-            "claims {digits} significant digits; s3sweep writes at most {MAX_SIGNIFICANT_DIGITS}"
-        ));
+        return Err(DecodeProblem::Digits { digits });
     }
-    let (low, high) = (
-        be_u64(plain, 16).ok_or_else(short)?,
-        be_u64(plain, 24).ok_or_else(short)?,
-    );
+    let (low, high) = (be_u64(plain, 16).ok_or(short.clone())?, be_u64(plain, 24).ok_or(short)?);
     if low == 0 || high < low.saturating_mul(2) {
-        return Err(format!("claims an invalid range {low}..{high}"));
+        return Err(DecodeProblem::Range { low, high });
     }
     Ok(())
 }

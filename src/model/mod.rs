@@ -32,7 +32,7 @@ pub use errors::{ErrorCounts, ErrorKind, RetryCauses};
 pub use fanout::{ChildMeasure, SerializedHistograms};
 pub use figures::{Figure, FigureName, FigureUnit, Figures};
 pub use hedge::{Hedge, HedgeCounts};
-pub use histogram::{decode_histogram, HistogramError};
+pub use histogram::{decode_histogram, DecodeProblem, HistogramError};
 pub use listing::{KeyListing, ObjectSize, SizeSpread};
 pub use memory::{MemoryChoice, MemoryConfig, MemoryCost, MemoryMode, MemoryStep, MemorySweepReport};
 pub use network::{

@@ -4,7 +4,31 @@
 
 use std::fmt;
 
-use super::bucket_name::check_bucket_name;
+use super::bucket_name::{check_bucket_name, BucketNameError};
+use super::names::NameError;
+
+/// Why an S3 URI or a metrics namespace is refused; `shown` is the text as shown
+/// ([`super::fields::preview`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DestinationError {
+    #[error("must be an S3 URI like s3://my-bucket/s3sweep-results, got {shown}")]
+    NotS3 { shown: String },
+    #[error("names no bucket (s3://BUCKET/prefix), got {shown}")]
+    NoBucket { shown: String },
+    #[error("bucket {shown}: {reason}")]
+    Bucket { shown: String, reason: BucketNameError },
+    /// The path is no key prefix S3 takes.
+    #[error(transparent)]
+    Path(#[from] NameError),
+    #[error("the prefix is {bytes} bytes; at most {MAX_RESULTS_PREFIX_BYTES} (the key adds the run id)")]
+    PrefixTooLong { bytes: usize },
+    #[error("names no object (s3://BUCKET/KEY), got {shown}")]
+    NoObject { shown: String },
+    #[error("must be 1 to {MAX_METRICS_NAMESPACE_CHARS} letters, digits, '.', '-', '_', '/', '#' or ':', got {shown}")]
+    Namespace { shown: String },
+    #[error("must not start with AWS/ (AWS's own namespaces), got {shown}")]
+    ReservedNamespace { shown: String },
+}
 
 /// The scheme every S3 URI starts with.
 pub(crate) const S3_SCHEME: &str = "s3://";
@@ -52,35 +76,46 @@ impl fmt::Display for ObjectUri {
 }
 
 /// `s3://bucket/rest` split into a checked bucket name and `rest` (may be empty).
-fn split(text: &str) -> Result<(String, String), String> {
-    let shown = super::fields::preview(text);
+fn split(text: &str) -> Result<(String, String), DestinationError> {
+    let shown = || super::fields::preview(text);
     let rest = text
         .strip_prefix(S3_SCHEME)
-        .ok_or_else(|| format!("must be an S3 URI like s3://my-bucket/s3sweep-results, got {shown}"))?;
+        .ok_or_else(|| DestinationError::NotS3 { shown: shown() })?;
     let (bucket, path) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
-        return Err(format!("names no bucket (s3://BUCKET/prefix), got {shown}"));
+        return Err(DestinationError::NoBucket { shown: shown() });
     }
-    check_bucket_name(bucket).map_err(|e| format!("bucket {}: {e}", super::fields::preview(bucket)))?;
+    check_bucket_name(bucket).map_err(|reason| DestinationError::Bucket {
+        shown: super::fields::preview(bucket),
+        reason,
+    })?;
     super::names::check_key_prefix(path)?;
     Ok((bucket.to_string(), path.to_string()))
 }
 
-/// The request's destination fields: a `results_uri` that parses, a `run_id` that is
-/// a key as given (1 to [`MAX_REQUEST_RUN_ID_CHARS`] of `A-Za-z0-9._-`), a
-/// `metrics_namespace` CloudWatch accepts ([`check_metrics_namespace`]).
-pub(crate) fn check_destination(request: &crate::model::SweepRequest, problems: &mut Vec<super::FieldProblem>) {
-    for (field, uri) in [
-        ("results_uri", &request.results_uri),
-        ("requests_log_uri", &request.requests_log_uri),
-    ] {
-        if let Some(Err(message)) = uri.as_deref().map(ResultsUri::parse) {
+/// The request's destination fields: a `results_uri` and a `requests_log_uri` that
+/// parse (returned parsed), a `run_id` that is a key as given (1 to
+/// [`MAX_REQUEST_RUN_ID_CHARS`] of `A-Za-z0-9._-`), a `metrics_namespace` CloudWatch
+/// accepts ([`check_metrics_namespace`]).
+pub(crate) fn check_destination(
+    request: &crate::model::SweepRequest,
+    problems: &mut Vec<super::FieldProblem>,
+) -> (Option<ResultsUri>, Option<ResultsUri>) {
+    let mut parsed = |field: &str, uri: &Option<String>| match uri.as_deref().map(ResultsUri::parse) {
+        Some(Ok(uri)) => Some(uri),
+        Some(Err(e)) => {
             problems.push(super::FieldProblem {
                 field: field.into(),
-                message,
+                message: e.to_string(),
             });
+            None
         }
-    }
+        None => None,
+    };
+    let uris = (
+        parsed("results_uri", &request.results_uri),
+        parsed("requests_log_uri", &request.requests_log_uri),
+    );
     if let Some(id) = &request.run_id {
         let fits = (1..=MAX_REQUEST_RUN_ID_CHARS).contains(&id.chars().count());
         if !fits || !id.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
@@ -93,12 +128,13 @@ pub(crate) fn check_destination(request: &crate::model::SweepRequest, problems: 
             });
         }
     }
-    if let Some(Err(message)) = request.metrics_namespace.as_deref().map(check_metrics_namespace) {
+    if let Some(Err(e)) = request.metrics_namespace.as_deref().map(check_metrics_namespace) {
         problems.push(super::FieldProblem {
             field: "metrics_namespace".into(),
-            message,
+            message: e.to_string(),
         });
     }
+    uris
 }
 
 /// Longest CloudWatch namespace, characters (PutMetricData's limit).
@@ -106,7 +142,7 @@ pub(crate) const MAX_METRICS_NAMESPACE_CHARS: usize = 255;
 
 /// A namespace CloudWatch accepts for custom metrics: 1 to 255 of `A-Za-z0-9.-_/#:`,
 /// not starting with `AWS/` (reserved for AWS's own services).
-pub fn check_metrics_namespace(namespace: &str) -> Result<(), String> {
+pub fn check_metrics_namespace(namespace: &str) -> Result<(), DestinationError> {
     let shown = super::fields::preview(namespace);
     let fits = (1..=MAX_METRICS_NAMESPACE_CHARS).contains(&namespace.chars().count());
     if !fits
@@ -114,26 +150,21 @@ pub fn check_metrics_namespace(namespace: &str) -> Result<(), String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || ".-_/#:".contains(c))
     {
-        return Err(format!(
-            "must be 1 to {MAX_METRICS_NAMESPACE_CHARS} letters, digits, '.', '-', '_', '/', '#' or ':', got {shown}"
-        ));
+        return Err(DestinationError::Namespace { shown });
     }
     if namespace.starts_with("AWS/") {
-        return Err(format!("must not start with AWS/ (AWS's own namespaces), got {shown}"));
+        return Err(DestinationError::ReservedNamespace { shown });
     }
     Ok(())
 }
 
 impl ResultsUri {
     /// Parses `s3://bucket` or `s3://bucket/prefix` (a trailing `/` is dropped).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, DestinationError> {
         let (bucket, path) = split(text)?;
         let prefix = path.trim_end_matches('/').to_string();
         if prefix.len() > MAX_RESULTS_PREFIX_BYTES {
-            return Err(format!(
-                "the prefix is {} bytes; at most {MAX_RESULTS_PREFIX_BYTES} (the key adds the run id)",
-                prefix.len()
-            ));
+            return Err(DestinationError::PrefixTooLong { bytes: prefix.len() });
         }
         Ok(ResultsUri { bucket, prefix })
     }
@@ -190,13 +221,12 @@ impl ResultsUri {
 
 impl ObjectUri {
     /// Parses `s3://bucket/key` (the key not empty, not ending in `/`).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, DestinationError> {
         let (bucket, key) = split(text)?;
         if key.is_empty() || key.ends_with('/') {
-            return Err(format!(
-                "names no object (s3://BUCKET/KEY), got {}",
-                super::fields::preview(text)
-            ));
+            return Err(DestinationError::NoObject {
+                shown: super::fields::preview(text),
+            });
         }
         Ok(ObjectUri { bucket, key })
     }
@@ -277,7 +307,7 @@ mod tests {
     fn a_metrics_namespace_is_one_cloudwatch_accepts() {
         assert!(check_metrics_namespace("s3sweep/canary").is_ok());
         for bad in ["", "AWS/S3", "has space", &"n".repeat(256)] {
-            let err = check_metrics_namespace(bad).unwrap_err();
+            let err = check_metrics_namespace(bad).unwrap_err().to_string();
             assert!(err.contains("got"), "{bad}: {err}");
         }
         let problems = crate::plan::Plan::from_value(serde_json::json!({

@@ -4,7 +4,22 @@
 use crate::model::request::INDEX_PLACEHOLDER;
 
 use super::fields::preview;
+use super::names::NameError;
 use super::MAX_KEY_BYTES;
+
+/// Why a key template is refused; `shown` is the template as shown ([`preview`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("must contain {INDEX_PLACEHOLDER} (the object index), got {shown}")]
+    NoPlaceholder { shown: String },
+    #[error("is {bytes} bytes; S3 keys are at most {MAX_KEY_BYTES}: {shown}")]
+    TooLong { bytes: usize, shown: String },
+    #[error("produces keys of {bytes} bytes; S3 keys are at most {MAX_KEY_BYTES}")]
+    KeysTooLong { bytes: usize },
+    /// The longest key it makes is no key S3 takes.
+    #[error(transparent)]
+    Key(#[from] NameError),
+}
 
 /// A key template with exactly the `{i}` placeholder(s) substituted per object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,30 +29,25 @@ pub struct KeyTemplate {
 
 impl KeyTemplate {
     /// Parses a template; it must contain `{i}` and produce keys of at most 1,024 bytes.
-    pub fn parse(template: &str, max_index: u32) -> Result<Self, String> {
+    pub fn parse(template: &str, max_index: u32) -> Result<Self, TemplateError> {
         if !template.contains(INDEX_PLACEHOLDER) {
-            return Err(format!(
-                "must contain {INDEX_PLACEHOLDER} (the object index), got {}",
-                preview(template)
-            ));
+            return Err(TemplateError::NoPlaceholder {
+                shown: preview(template),
+            });
         }
         // The template's own length first: a key made from a 100,000-byte template
         // is not built to be measured.
         if template.len() > MAX_KEY_BYTES {
-            return Err(format!(
-                "is {} bytes; S3 keys are at most {MAX_KEY_BYTES}: {}",
-                template.len(),
-                preview(template)
-            ));
+            return Err(TemplateError::TooLong {
+                bytes: template.len(),
+                shown: preview(template),
+            });
         }
         let parts: Vec<String> = template.split(INDEX_PLACEHOLDER).map(str::to_string).collect();
         let t = KeyTemplate { parts };
         let longest = t.key(max_index);
         if longest.len() > MAX_KEY_BYTES {
-            return Err(format!(
-                "produces keys of {} bytes; S3 keys are at most {MAX_KEY_BYTES}",
-                longest.len()
-            ));
+            return Err(TemplateError::KeysTooLong { bytes: longest.len() });
         }
         super::names::check_key(&longest)?;
         Ok(t)

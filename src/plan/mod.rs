@@ -14,26 +14,27 @@ pub mod names;
 pub(crate) mod request_fields;
 pub(crate) mod sections;
 pub(crate) mod sizes;
+mod typed;
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::request::{FanoutRequest, FromCoordinator, Role, SweepRequest};
+use crate::model::request::SweepRequest;
 use crate::model::AxisValues;
 
-pub use bucket_name::{check_bucket_name, is_directory_bucket};
-pub use destination::{check_metrics_namespace, ObjectUri, ResultsUri};
-pub use key_template::KeyTemplate;
+pub use bucket_name::{check_bucket_name, is_directory_bucket, BucketNameError};
+pub use destination::{check_metrics_namespace, DestinationError, ObjectUri, ResultsUri};
+pub use key_template::{KeyTemplate, TemplateError};
 pub use keys::{BucketListing, Keys, ListedObject};
 use request_fields::typed_request;
 pub use request_fields::REQUEST_FIELDS;
 use sections::{check_fanout, check_memory, check_prices};
 pub use sections::{LAMBDA_MEMORY_MB, MAX_INVOCATIONS, MAX_MEMORY_SIZES, MAX_TARGET_WALL_MS};
 pub use sizes::{sized_template, MAX_OBJECT_SIZES, MAX_OBJECT_SIZE_BYTES};
+pub use typed::Plan;
 
 /// Most requests in flight in one configuration.
 pub const MAX_WORKERS: u32 = 4096;
@@ -158,15 +159,6 @@ pub fn configurations_message(request: &SweepRequest, configurations: u64) -> St
     )
 }
 
-/// A validated sweep: every value in range, nothing left to check.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    request: SweepRequest,
-    keys: KeyTemplate,
-    /// With `key_prefix`: the keys listed once per bucket, shared by clones of the plan.
-    listing: keys::ListingCell,
-}
-
 impl Plan {
     /// Parses and validates a JSON document.
     /// A key given twice is a problem ([`json::parse_event`]).
@@ -219,228 +211,29 @@ impl Plan {
     pub fn from_request(request: SweepRequest) -> Result<Plan, RequestError> {
         let mut problems = Vec::new();
         check_buckets(&request, &mut problems);
-        let keys = check_keys(&request, &mut problems);
+        let template = check_keys(&request, &mut problems);
         check_fanout(&request, &mut problems);
         check_workers(&request, &mut problems);
         sections::check_clients(&request, &mut problems);
         sections::check_hedge(&request, &mut problems);
         check_counts(&request, &mut problems);
         check_network(&request, &mut problems);
-        destination::check_destination(&request, &mut problems);
+        let (results_uri, requests_log_uri) = destination::check_destination(&request, &mut problems);
         check_prices(&request.prices, request.target_wall_ms, &mut problems);
         check_memory(&request, &mut problems);
         sizes::check_object_sizes(&request, &mut problems);
         check_total(&request, &mut problems);
-        match keys {
-            Some(keys) if problems.is_empty() => Ok(Plan {
+        match template {
+            Some(template) if problems.is_empty() => Ok(Plan::build(
                 request,
-                keys,
-                listing: keys::ListingCell::default(),
-            }),
+                typed::Checked {
+                    template,
+                    results_uri,
+                    requests_log_uri,
+                },
+            )),
             _ => Err(RequestError::new(problems)),
         }
-    }
-
-    /// The request with every default filled in (echoed in results).
-    pub fn request(&self) -> &SweepRequest {
-        &self.request
-    }
-    pub fn buckets(&self) -> &[String] {
-        &self.request.buckets
-    }
-    /// The key template (with `key_prefix`, the default one, unused: see [`Plan::keys_of`]).
-    pub fn keys(&self) -> &KeyTemplate {
-        &self.keys
-    }
-    /// The prefix whose listed keys the sweep reads, if the request names one.
-    pub fn key_prefix(&self) -> Option<&str> {
-        self.request.key_prefix.as_deref()
-    }
-    /// Whether a prefix holding fewer than `object_count` keys is swept anyway.
-    pub fn allow_fewer_keys(&self) -> bool {
-        self.request.allow_fewer_keys
-    }
-    /// The keys bucket number `bucket` is read with: the template's, or the listing's
-    /// (empty until [`Plan::set_listing`]).
-    pub fn keys_of(&self, bucket: usize) -> Keys {
-        if self.key_prefix().is_none() {
-            return Keys::Template(self.keys.clone());
-        }
-        let listed = self.listing().and_then(|l| l.get(bucket)).map(|b| b.objects.clone());
-        Keys::Listed(listed.unwrap_or_default())
-    }
-    /// The listing of every bucket, once made.
-    pub fn listing(&self) -> Option<&[BucketListing]> {
-        self.listing.get()
-    }
-    /// Records the listing (once per run: clones of this plan share it).
-    pub fn set_listing(&self, listing: Vec<BucketListing>) {
-        self.listing.set(listing)
-    }
-    pub fn object_count(&self) -> u32 {
-        self.request.object_count
-    }
-    pub fn workers(&self) -> &[u32] {
-        &self.request.workers
-    }
-    pub fn pool_connections(&self) -> u32 {
-        self.request.pool_connections
-    }
-    pub fn repetitions(&self) -> u32 {
-        self.request.repetitions
-    }
-    pub fn warmup(&self) -> bool {
-        self.request.warmup
-    }
-    pub fn shuffle(&self) -> bool {
-        self.request.shuffle
-    }
-    pub fn seed(&self) -> u64 {
-        self.request.seed
-    }
-    pub fn max_attempts(&self) -> u32 {
-        self.request.max_attempts
-    }
-    pub fn connect_timeout(&self) -> Duration {
-        Duration::from_millis(self.request.timeouts_ms.connect)
-    }
-    pub fn first_byte_timeout(&self) -> Duration {
-        Duration::from_millis(self.request.timeouts_ms.first_byte)
-    }
-    pub fn attempt_timeout(&self) -> Duration {
-        Duration::from_millis(self.request.timeouts_ms.attempt)
-    }
-    /// Timed requests the whole run makes (warm-up excluded): every configuration of
-    /// one memory size, each its key range.
-    pub fn total_requests(&self) -> u64 {
-        self.configurations() * u64::from(self.key_range().len() as u32)
-    }
-    /// `coordinator` or `child` (from the coordinator's envelope; `coordinator` without).
-    pub fn role(&self) -> Role {
-        self.envelope().role
-    }
-    /// The envelope a coordinator sent (all defaults in a user's request).
-    fn envelope(&self) -> FromCoordinator {
-        self.request.from_coordinator.clone().unwrap_or_default()
-    }
-    /// The fan-out asked for, if any (never on a child).
-    pub fn fanout(&self) -> Option<&FanoutRequest> {
-        self.request.fanout.as_ref()
-    }
-    /// A fan-out child's shares of its coordinator's listing, one per bucket (empty:
-    /// list the prefix itself).
-    pub fn listed_shares(&self) -> &[crate::model::ListedShare] {
-        self.request
-            .from_coordinator
-            .as_ref()
-            .map_or(&[], |c| c.listed_shares.as_slice())
-    }
-    /// Indices of the objects this sweep reads: `key_range`, or `0..object_count`.
-    pub fn key_range(&self) -> std::ops::Range<u32> {
-        match self.envelope().key_range {
-            Some(r) => r.start..r.end,
-            None => 0..self.request.object_count,
-        }
-    }
-    /// The time an invocation a coordinator started must be done by, ms since the
-    /// Unix epoch.
-    pub fn finish_by_unix_ms(&self) -> Option<u64> {
-        self.envelope().finish_by_unix_ms
-    }
-    /// The shared start time a child waits for, ms since the Unix epoch.
-    pub fn start_unix_ms(&self) -> Option<u64> {
-        self.envelope().start_unix_ms
-    }
-    /// The configurations one run of the plan has (one memory size: a memory sweep
-    /// runs the plan once per size).
-    pub fn configurations(&self) -> u64 {
-        configurations_of(&self.request, &self.axis_values())
-    }
-    /// The plan's values on the axes one run sweeps (the memory axis aside).
-    pub fn axis_values(&self) -> AxisValues {
-        AxisValues {
-            memory_mb: vec![None],
-            ..axis_values(&self.request)
-        }
-    }
-    /// The memory sizes to sweep, MB (empty: none).
-    pub fn memory_mb(&self) -> &[u32] {
-        &self.request.memory_mb
-    }
-    /// The order configurations run in (the request's, else the default for its
-    /// repetitions).
-    pub fn order(&self) -> crate::model::Order {
-        self.request
-            .order
-            .unwrap_or_else(|| crate::model::Order::default_for(self.request.repetitions))
-    }
-    /// The S3 clients each configuration runs with, in the request's order.
-    pub fn clients(&self) -> &[crate::model::Client] {
-        &self.request.clients
-    }
-    /// The hedge policies each configuration runs with, in the request's order.
-    pub fn hedges(&self) -> &[crate::model::Hedge] {
-        &self.request.hedge
-    }
-    /// Most hedges a configuration sends, in percent of its GETs so far.
-    pub fn max_hedge_percent(&self) -> u32 {
-        self.request.max_hedge_percent
-    }
-    /// Whether to probe the bandwidth ceiling before the sweep.
-    pub fn probe_bandwidth(&self) -> bool {
-        self.request.probe_bandwidth
-    }
-    /// The probe object's key.
-    pub fn probe_key(&self) -> &str {
-        self.request
-            .probe_key
-            .as_deref()
-            .unwrap_or(crate::model::request::DEFAULT_PROBE_KEY)
-    }
-    /// How long the client's pool keeps an idle connection.
-    /// `uri`, one level down per UTC day of `now_unix_s` when the request asks for
-    /// `results_by_date` ([`ResultsUri::dated`]).
-    pub fn dated_if_asked(&self, uri: ResultsUri, now_unix_s: u64) -> ResultsUri {
-        if self.request.results_by_date {
-            uri.dated(now_unix_s as i64)
-        } else {
-            uri
-        }
-    }
-
-    /// Where the function writes the request log (request `requests_log_uri`), if
-    /// anywhere.
-    pub fn requests_log_uri(&self) -> Option<ResultsUri> {
-        self.request
-            .requests_log_uri
-            .as_deref()
-            .and_then(|u| ResultsUri::parse(u).ok())
-    }
-
-    /// Where the result is written (request `results_uri`), if anywhere.
-    pub fn results_uri(&self) -> Option<ResultsUri> {
-        self.request
-            .results_uri
-            .as_deref()
-            .and_then(|u| ResultsUri::parse(u).ok())
-    }
-    pub fn pool_idle_timeout(&self) -> Duration {
-        Duration::from_millis(self.request.pool_idle_timeout_ms)
-    }
-    /// A child's slot per configuration.
-    pub fn config_slot(&self) -> Option<Duration> {
-        self.envelope().config_slot_ms.map(Duration::from_millis)
-    }
-
-    /// Checks that the sweep's pool fits in this process's file-descriptor limit
-    /// (`in_process_server`: the embedded server's end of each connection too).
-    pub fn check_fd_budget(&self, in_process_server: bool) -> Result<(), crate::sys::limits::LimitError> {
-        crate::sys::limits::check_budget(
-            &crate::sys::limits::nofile(),
-            self.pool_connections(),
-            self.buckets().len(),
-            in_process_server,
-        )
     }
 }
 
@@ -471,8 +264,8 @@ fn check_buckets(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
         MAX_BUCKETS
     };
     for (i, b) in request.buckets.iter().enumerate().take(listed) {
-        if let Err(msg) = check_bucket_name(b) {
-            problems.push(problem(format!("buckets[{i}]"), msg));
+        if let Err(e) = check_bucket_name(b) {
+            problems.push(problem(format!("buckets[{i}]"), e.to_string()));
         } else if !seen.insert(b.as_str()) {
             problems.push(problem(format!("buckets[{i}]"), format!("{b:?} is listed twice")));
         }
@@ -489,7 +282,7 @@ fn check_keys(request: &SweepRequest, problems: &mut Vec<FieldProblem>) -> Optio
         ));
     }
     KeyTemplate::parse(&request.key_template, request.object_count.max(1) - 1)
-        .map_err(|msg| problems.push(problem("key_template", msg)))
+        .map_err(|e| problems.push(problem("key_template", e.to_string())))
         .ok()
 }
 
@@ -506,7 +299,7 @@ fn check_prefix(request: &SweepRequest, problems: &mut Vec<FieldProblem>) {
         problems.push(sections::both_key_sources());
     }
     if let Err(e) = names::check_key_prefix(prefix) {
-        problems.push(problem("key_prefix", e));
+        problems.push(problem("key_prefix", e.to_string()));
     }
 }
 

@@ -29,61 +29,89 @@ pub fn shown(value: &str) -> String {
     preview(value)
 }
 
+/// Why a key, prefix, region or endpoint is refused; `shown` is the value as shown
+/// ([`shown`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("an object key must not be empty")]
+    EmptyKey,
+    #[error("is {bytes} bytes; S3 object keys are at most {MAX_KEY_BYTES} bytes of UTF-8: {shown}")]
+    KeyTooLong { bytes: usize, shown: String },
+    #[error("must not contain control characters: {shown}")]
+    KeyControl { shown: String },
+    #[error("a region is 1 to {MAX_REGION_CHARS} letters, digits and hyphens, like us-east-1; got {shown}")]
+    Region { shown: String },
+    #[error("is {bytes} bytes; at most {MAX_ENDPOINT_BYTES}: {shown}")]
+    EndpointTooLong { bytes: usize, shown: String },
+    /// `reason`: the URL parser's own words.
+    #[error("not a URL ({reason}): {shown}")]
+    NotUrl { reason: String, shown: String },
+    #[error("must not contain spaces or control characters: {shown}")]
+    EndpointSpaces { shown: String },
+    #[error("the scheme must be http or https (http://HOST[:PORT]): {shown}")]
+    Scheme { shown: String },
+    #[error("no host (http://HOST[:PORT]): {shown}")]
+    NoHost { shown: String },
+}
+
 /// An object key S3 takes: 1 to 1,024 bytes, no control characters.
-pub fn check_key(key: &str) -> Result<(), String> {
+pub fn check_key(key: &str) -> Result<(), NameError> {
     if key.is_empty() {
-        return Err("an object key must not be empty".into());
+        return Err(NameError::EmptyKey);
     }
     check_key_prefix(key)
 }
 
 /// A key prefix: at most 1,024 bytes (it is part of a key), no control characters.
-pub fn check_key_prefix(prefix: &str) -> Result<(), String> {
+pub fn check_key_prefix(prefix: &str) -> Result<(), NameError> {
     if prefix.len() > MAX_KEY_BYTES {
-        return Err(format!(
-            "is {} bytes; S3 object keys are at most {MAX_KEY_BYTES} bytes of UTF-8: {}",
-            prefix.len(),
-            preview(prefix)
-        ));
+        return Err(NameError::KeyTooLong {
+            bytes: prefix.len(),
+            shown: preview(prefix),
+        });
     }
     if prefix.chars().any(char::is_control) {
-        return Err(format!("must not contain control characters: {}", preview(prefix)));
+        return Err(NameError::KeyControl { shown: preview(prefix) });
     }
     Ok(())
 }
 
 /// A region the SDK's endpoint rules take (a DNS label).
-pub fn check_region(region: &str) -> Result<(), String> {
+pub fn check_region(region: &str) -> Result<(), NameError> {
     let label = (1..=MAX_REGION_CHARS).contains(&region.len())
         && region.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
         && region.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric());
     if label {
         return Ok(());
     }
-    Err(format!(
-        "a region is 1 to {MAX_REGION_CHARS} letters, digits and hyphens, like us-east-1; got {}",
-        preview(region)
-    ))
+    Err(NameError::Region { shown: preview(region) })
 }
 
 /// An endpoint URL: `http://` or `https://`, a host, no whitespace or control
 /// characters, at most [`MAX_ENDPOINT_BYTES`].
-pub fn check_endpoint(url: &str) -> Result<(), String> {
+pub fn check_endpoint(url: &str) -> Result<(), NameError> {
     let shown = preview(url);
     if url.len() > MAX_ENDPOINT_BYTES {
-        return Err(format!("is {} bytes; at most {MAX_ENDPOINT_BYTES}: {shown}", url.len()));
+        return Err(NameError::EndpointTooLong {
+            bytes: url.len(),
+            shown,
+        });
     }
-    let uri: http::Uri = url.parse().map_err(|e| format!("not a URL ({e}): {shown}"))?;
+    let uri: http::Uri = match url.parse() {
+        Ok(uri) => uri,
+        Err(e) => {
+            let reason = format!("{e}");
+            return Err(NameError::NotUrl { reason, shown });
+        }
+    };
     if url.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return Err(format!("must not contain spaces or control characters: {shown}"));
+        return Err(NameError::EndpointSpaces { shown });
     }
     if !matches!(uri.scheme_str(), Some("http" | "https")) {
-        return Err(format!(
-            "the scheme must be http or https (http://HOST[:PORT]): {shown}"
-        ));
+        return Err(NameError::Scheme { shown });
     }
     if uri.host().is_none_or(str::is_empty) {
-        return Err(format!("no host (http://HOST[:PORT]): {shown}"));
+        return Err(NameError::NoHost { shown });
     }
     Ok(())
 }
@@ -98,8 +126,11 @@ mod tests {
         assert!(check_key(&"k".repeat(MAX_KEY_BYTES)).is_ok());
         // 512 two-byte characters: 1,024 bytes.
         assert!(check_key(&"é".repeat(512)).is_ok());
-        assert!(check_key(&"é".repeat(513)).unwrap_err().contains("1026 bytes"));
-        let long = check_key(&"k".repeat(70_000)).unwrap_err();
+        assert!(check_key(&"é".repeat(513))
+            .unwrap_err()
+            .to_string()
+            .contains("1026 bytes"));
+        let long = check_key(&"k".repeat(70_000)).unwrap_err().to_string();
         assert!(long.contains("70000 bytes") && long.len() < 200, "{long}");
         assert!(check_key("").is_err());
         assert!(check_key("a\nb").is_err());

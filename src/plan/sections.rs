@@ -276,10 +276,10 @@ pub(crate) fn check_prices(prices: &Prices, target_wall_ms: Option<u64>, problem
         .enumerate()
         .take(super::MAX_LISTED_PROBLEMS + 1)
     {
-        if let Err(msg) = check_bucket_name(b) {
+        if let Err(e) = check_bucket_name(b) {
             problems.push(FieldProblem {
                 field: format!("prices.express_buckets[{i}]"),
-                message: msg,
+                message: e.to_string(),
             });
         }
     }

@@ -95,10 +95,6 @@ pub(crate) fn size_problems(sizes: &[u64], field: &str) -> Vec<FieldProblem> {
 }
 
 impl Plan {
-    /// The object sizes swept, bytes (empty: no size axis).
-    pub fn object_sizes(&self) -> &[u64] {
-        &self.request.object_sizes_bytes
-    }
     /// The sizes of the run, `None` for the one size of a run without the axis.
     pub fn size_axis(&self) -> Vec<Option<u64>> {
         size_axis(self.object_sizes())
@@ -106,7 +102,7 @@ impl Plan {
     /// The keys bucket number `bucket` is read with at `size` (`None`: [`Plan::keys_of`]).
     pub fn keys_at(&self, bucket: usize, size: Option<u64>) -> Keys {
         match size {
-            Some(s) => Keys::Template(sized_template(&self.keys, s)),
+            Some(s) => Keys::Template(sized_template(self.keys(), s)),
             None => self.keys_of(bucket),
         }
     }

@@ -1,6 +1,7 @@
 //! The plan's own tests: requests validated into plans, and every bad field named.
 use super::*;
 use serde_json::json;
+use std::time::Duration;
 
 #[test]
 fn defaults_are_the_seed_experiment() {
@@ -227,4 +228,45 @@ fn request_round_trips() {
     assert_eq!(plan, again);
     assert_eq!(again.attempt_timeout(), Duration::from_millis(5));
     assert_eq!(again.first_byte_timeout(), Duration::from_secs(10));
+}
+
+#[test]
+fn a_plan_holds_the_values_validation_made() {
+    let plan = Plan::from_value(json!({
+        "buckets": ["b-1", "b-2"], "workers": [1, 8], "repetitions": 3, "object_count": 50,
+        "timeouts_ms": {"connect": 250}, "pool_idle_timeout_ms": 900,
+        "results_uri": "s3://my-results/runs/", "requests_log_uri": "s3://my-logs",
+        "hedge": ["off", "p95"], "run_id": "r-1", "metrics_namespace": "s3sweep/canary",
+        "from_coordinator": {"role": "child", "key_range": {"start": 10, "end": 30},
+                             "start_unix_ms": 1000, "config_slot_ms": 40}
+    }))
+    .unwrap();
+    // Durations, not milliseconds to convert; destinations parsed, not text.
+    assert_eq!(plan.connect_timeout(), Duration::from_millis(250));
+    assert_eq!(plan.pool_idle_timeout(), Duration::from_millis(900));
+    assert_eq!(plan.config_slot(), Some(Duration::from_millis(40)));
+    let results = plan.results_uri().unwrap();
+    assert_eq!(
+        (results.bucket.as_str(), results.prefix.as_str()),
+        ("my-results", "runs")
+    );
+    assert_eq!(plan.requests_log_uri().unwrap().prefix, "");
+    // Defaults resolved once: the order for 3 repetitions, the probe's key.
+    assert_eq!(plan.order(), crate::model::Order::default_for(3));
+    assert_eq!(plan.probe_key(), crate::model::request::DEFAULT_PROBE_KEY);
+    // The envelope taken apart, the configurations counted.
+    assert_eq!(
+        (plan.role(), plan.key_range(), plan.start_unix_ms()),
+        (crate::model::request::Role::Child, 10..30, Some(1000))
+    );
+    assert!(plan.from_coordinator());
+    assert_eq!(
+        (plan.run_id(), plan.metrics_namespace()),
+        (Some("r-1"), Some("s3sweep/canary"))
+    );
+    assert!(!Plan::from_value(json!({"buckets": ["b-1"]}))
+        .unwrap()
+        .from_coordinator());
+    assert_eq!(plan.configurations(), 2 * 2 * 3 * 2);
+    assert_eq!(plan.total_requests(), 2 * 2 * 3 * 2 * 20);
 }

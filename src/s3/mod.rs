@@ -43,9 +43,15 @@ pub use lean::LeanClient;
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     #[error("invalid endpoint URL {url:?}: {reason}")]
-    InvalidEndpoint { url: String, reason: String },
+    InvalidEndpoint {
+        url: String,
+        reason: crate::plan::names::NameError,
+    },
     #[error("invalid region ({from}): {reason}")]
-    InvalidRegion { from: &'static str, reason: String },
+    InvalidRegion {
+        from: &'static str,
+        reason: crate::plan::names::NameError,
+    },
     #[error(transparent)]
     Trust(#[from] TrustError),
 }

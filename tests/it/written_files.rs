@@ -37,7 +37,7 @@ fn the_request_log_never_writes_through_a_link_nor_overwrites_unasked() {
     let err = RequestsLog::create(&log, 1 << 20, Arc::new(Quiet), false)
         .err()
         .unwrap();
-    assert!(err.contains("--force"), "{err}");
+    assert!(err.to_string().contains("--force"), "{err}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the user's file");
     // With --force: the link is replaced by the log; its target is untouched.
     let written = RequestsLog::create(&log, 1 << 20, Arc::new(Quiet), true).unwrap();
