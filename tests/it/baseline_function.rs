@@ -310,8 +310,8 @@ async fn the_baseline_reads_under_its_expanded_role() {
     use std::time::Duration;
 
     use crate::common::iam::{baseline_role, Enforcer};
+    use crate::common::lab::LatencyProfile;
     use crate::common::{EXPRESS_BUCKET, STANDARD_BUCKET};
-    use s3sweep::lab::LatencyProfile;
 
     let Some(python) = bench_python("the baseline under its role") else {
         return;
@@ -321,7 +321,12 @@ async fn the_baseline_reads_under_its_expanded_role() {
         (STANDARD_BUCKET, LatencyProfile::None),
         (EXPRESS_BUCKET, LatencyProfile::None),
     ];
-    let server = crate::common::tls_server_with(&buckets, Duration::from_secs(300)).await;
+    let server = crate::common::LabBuilder::new()
+        .buckets(&buckets)
+        .tls()
+        .session_ttl(Duration::from_secs(300))
+        .server()
+        .await;
     let client = crate::common::client_of(&server).await;
     crate::common::seed_bucket(&client, STANDARD_BUCKET, 8, 256).await;
     crate::common::seed_bucket(&client, EXPRESS_BUCKET, 8, 256).await;

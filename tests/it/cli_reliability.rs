@@ -388,7 +388,7 @@ async fn clients_resetting_mid_body_do_not_end_the_lab() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut serve = Serve::start(&["reset-bucket=none"], &["--tls"]);
     let ca = serve.ca_file.clone().unwrap();
-    let mut options = s3sweep::lab::client_options(&serve.endpoint);
+    let mut options = crate::common::lab::client_options(&serve.endpoint);
     options = options.with_ca_file(Some(ca.clone()));
     let client = s3sweep::s3::SweepClient::new(options).await.unwrap();
     let s3 = client.s3(crate::common::seed_settings());

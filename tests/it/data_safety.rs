@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{baseline_rss_kib, run_measured, seed_settings, seed_spec, server_with};
+use crate::common::lab::LatencyProfile;
+use crate::common::{baseline_rss_kib, run_measured, seed_settings, seed_spec, LabBuilder};
 use bytes::Bytes;
-use s3sweep::lab::LatencyProfile;
 use s3sweep::s3::clean;
 use s3sweep::s3::seed::{seed, seed_recorded, SeedSpec};
 use s3sweep::s3::SweepClient;
@@ -30,8 +30,11 @@ fn tmp_dir(name: &str) -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_concurrent_seeds_over_one_template_claim_disjoint_keys() {
     let bucket = "race-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+    let server = LabBuilder::new()
+        .buckets(&[(bucket, LatencyProfile::None)])
+        .server()
+        .await;
+    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     let s3 = client.s3(seed_settings());
@@ -66,8 +69,11 @@ async fn two_concurrent_seeds_over_one_template_claim_disjoint_keys() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crafted_manifest_deletes_nothing_it_cannot_prove() {
     let bucket = "crafted-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+    let server = LabBuilder::new()
+        .buckets(&[(bucket, LatencyProfile::None)])
+        .server()
+        .await;
+    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     let s3 = client.s3(seed_settings());
@@ -120,7 +126,10 @@ async fn a_crafted_manifest_deletes_nothing_it_cannot_prove() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seed_killed_mid_way_leaves_a_record_that_cleans_every_object_it_wrote() {
     let bucket = "killed-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new()
+        .buckets(&[(bucket, LatencyProfile::None)])
+        .server()
+        .await;
     server.store().insert(bucket, "k/5", Bytes::from_static(b"the user's"));
     let dir = tmp_dir("killed");
     let path = dir.join("m.json");

@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde_json::{json, Value};
 
-use s3sweep::lab::{LatencyProfile, RunningServer};
+use crate::common::lab::{LatencyProfile, RunningServer};
 use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
 use s3sweep::model::decode_histogram;
 use s3sweep::s3::SweepClient;
@@ -19,7 +19,10 @@ use s3sweep::s3::SweepClient;
 use crate::common;
 
 async fn server() -> RunningServer {
-    common::server_with(&[("fanout-bucket", LatencyProfile::None)]).await
+    common::LabBuilder::new()
+        .buckets(&[("fanout-bucket", LatencyProfile::None)])
+        .server()
+        .await
 }
 
 async fn seed_bucket(client: &SweepClient, count: u32) {

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{expected_kind, options, seed_spec, seed_with, server_with};
+use crate::common::lab::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile};
+use crate::common::{expected_kind, options, seed_spec, seed_with, LabBuilder};
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile};
 use s3sweep::model::ConfigResult;
 use s3sweep::plan::Plan;
 use s3sweep::s3::seed::SeedSpec;
@@ -26,9 +26,9 @@ const TIMING: FaultTiming = FaultTiming {
 
 async fn seeded_server(buckets: &[String]) -> (lab::RunningServer, SweepClient) {
     let named: Vec<(&str, LatencyProfile)> = buckets.iter().map(|b| (b.as_str(), LatencyProfile::None)).collect();
-    let server = server_with(&named).await;
+    let server = LabBuilder::new().buckets(&named).server().await;
     server.faults().set_timing(TIMING);
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     for bucket in buckets {

@@ -12,10 +12,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{client_of, options, seed_spec, seed_with};
+use crate::common::lab::{FaultKind, FaultSpec, FaultTiming, LatencyProfile, RunningServer, Tail};
+use crate::common::options;
+use crate::common::LabBuilder;
 use s3sweep::analysis::analyse;
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTiming, LatencyProfile, RunningServer, ServerConfig, Tail};
 use s3sweep::model::{ConfigResult, Hedge, SweepResult, Thresholds};
 use s3sweep::plan::Plan;
 use s3sweep::s3::SweepClient;
@@ -31,20 +32,12 @@ async fn lab_with(
     (objects, size): (u32, u64),
     tls: bool,
 ) -> (RunningServer, SweepClient) {
-    let server = lab::start(ServerConfig {
-        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
-        tls: tls.then(lab::TlsOptions::default),
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0");
-    // Seeding does not read: the tail is set before it only to keep one place.
-    server.profiles().set_tail(Some(tail));
-    let client = client_of(&server).await;
-    for (bucket, _) in buckets {
-        seed_with(&client, &seed_spec(bucket, "test/{i}/vectors", objects, size)).await;
-    }
-    (server, client)
+    // Seeding does not read: the tail, set before it, does not slow it.
+    let lab = LabBuilder::new().buckets(buckets).tls_if(tls).tail(tail);
+    let lab = buckets
+        .iter()
+        .fold(lab, |lab, (bucket, _)| lab.seed(bucket, objects, size));
+    lab.start().await
 }
 
 /// The sweep of `request`, bounded in time.

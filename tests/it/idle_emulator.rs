@@ -38,13 +38,15 @@ fn invoke(emulator: &mut Emulator, event: &Path, limit: Duration) -> SweepResult
 }
 
 fn get_requests(lab: &Serve) -> u64 {
-    lab.tally(s3sweep::lab::FAULTS_PATH)["tally"]["get_requests"]
+    lab.tally(crate::common::lab::FAULTS_PATH)["tally"]["get_requests"]
         .as_u64()
         .unwrap()
 }
 
 fn idle_closes(lab: &Serve) -> u64 {
-    lab.tally(s3sweep::lab::NETWORK_PATH)["idle_closes"].as_u64().unwrap()
+    lab.tally(crate::common::lab::NETWORK_PATH)["idle_closes"]
+        .as_u64()
+        .unwrap()
 }
 
 /// Every row: no error of any kind, no retry; the lab received exactly the GETs the

@@ -19,9 +19,10 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::common::lab::{self, LabLimits, LatencyProfile, RunningServer, SessionMode, StoreLimits};
+use crate::common::LabBuilder;
 use aws_sdk_s3::primitives::ByteStream;
 use ring::{digest, hmac};
-use s3sweep::lab::{self, LabLimits, LatencyProfile, RunningServer, ServerConfig, SessionMode, StoreLimits};
 
 use crate::common::{client_of, seed_settings, Serve};
 
@@ -29,16 +30,12 @@ const PLAIN: &str = "plain";
 const DIR: &str = "conf--lab1-az1--x-s3";
 
 async fn server(limits: LabLimits) -> RunningServer {
-    lab::start(ServerConfig {
-        buckets: vec![
-            (PLAIN.to_string(), LatencyProfile::None),
-            (DIR.to_string(), LatencyProfile::None),
-        ],
-        limits,
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("the lab starts")
+    LabBuilder::new()
+        .bucket(PLAIN, LatencyProfile::None)
+        .bucket(DIR, LatencyProfile::None)
+        .limits(limits)
+        .server()
+        .await
 }
 
 async fn sdk(server: &RunningServer) -> aws_sdk_s3::Client {
@@ -589,12 +586,7 @@ fn openssl_text(pem: &std::path::Path) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ca_is_private_loopback_only_short_lived_and_removed_on_stop() {
     use std::os::unix::fs::PermissionsExt;
-    let server = lab::start(ServerConfig {
-        tls: Some(lab::TlsOptions::default()),
-        ..ServerConfig::default()
-    })
-    .await
-    .unwrap();
+    let server = LabBuilder::new().tls().server().await;
     let ca = server.ca_file().unwrap().to_path_buf();
     let dir = ca.parent().unwrap().to_path_buf();
     assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);

@@ -9,8 +9,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use s3sweep::lab::nic::{Burst, NicConfig};
-use s3sweep::lab::{self, LatencyProfile, NetworkConfig, RunningServer, ServerConfig};
+use crate::common::lab::nic::{Burst, NicConfig};
+use crate::common::lab::{self, LatencyProfile, NetworkConfig, RunningServer};
+use crate::common::LabBuilder;
 use s3sweep::s3::RequestSettings;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -18,13 +19,11 @@ const BUCKET: &str = "net-bucket";
 const MIB: f64 = 1024.0 * 1024.0;
 
 async fn server(network: NetworkConfig) -> RunningServer {
-    lab::start(ServerConfig {
-        buckets: vec![(BUCKET.to_string(), LatencyProfile::None)],
-        network,
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0")
+    LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::None)
+        .network(network)
+        .server()
+        .await
 }
 
 fn nic(rate_mib_s: f64) -> NetworkConfig {

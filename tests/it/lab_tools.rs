@@ -183,8 +183,8 @@ fn aws(python: &Path, server: &Serve, args: &[&str]) -> Output {
         cmd.arg("--no-progress");
     }
     cmd.args(["--endpoint-url", &server.endpoint])
-        .env("AWS_ACCESS_KEY_ID", s3sweep::lab::LOCAL_ACCESS_KEY)
-        .env("AWS_SECRET_ACCESS_KEY", s3sweep::lab::LOCAL_SECRET_KEY)
+        .env("AWS_ACCESS_KEY_ID", crate::common::lab::LOCAL_ACCESS_KEY)
+        .env("AWS_SECRET_ACCESS_KEY", crate::common::lab::LOCAL_SECRET_KEY)
         .env("AWS_DEFAULT_REGION", "us-east-1")
         .env("AWS_CONFIG_FILE", "/dev/null")
         .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
@@ -306,8 +306,11 @@ fn rclone(server: &Serve, config: &Path, args: &[&str]) -> Output {
         .env("RCLONE_CONFIG", config)
         .env("RCLONE_CONFIG_LAB_TYPE", "s3")
         .env("RCLONE_CONFIG_LAB_PROVIDER", "Other")
-        .env("RCLONE_CONFIG_LAB_ACCESS_KEY_ID", s3sweep::lab::LOCAL_ACCESS_KEY)
-        .env("RCLONE_CONFIG_LAB_SECRET_ACCESS_KEY", s3sweep::lab::LOCAL_SECRET_KEY)
+        .env("RCLONE_CONFIG_LAB_ACCESS_KEY_ID", crate::common::lab::LOCAL_ACCESS_KEY)
+        .env(
+            "RCLONE_CONFIG_LAB_SECRET_ACCESS_KEY",
+            crate::common::lab::LOCAL_SECRET_KEY,
+        )
         .env("RCLONE_CONFIG_LAB_ENDPOINT", &server.endpoint)
         .env("RCLONE_CONFIG_LAB_REGION", "us-east-1")
         .env("RCLONE_CONFIG_LAB_FORCE_PATH_STYLE", "true")

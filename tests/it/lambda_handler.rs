@@ -10,22 +10,14 @@ use std::time::Duration;
 use lambda_runtime::{Context, Diagnostic, LambdaEvent};
 use serde_json::{json, Value};
 
-use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
+use crate::common::lab::{self, LatencyProfile};
+use crate::common::LabBuilder;
 use s3sweep::lambda::{validate_event, Function, FunctionSettings, InvocationError, ENDPOINT_ENV};
 use s3sweep::plan::KeyTemplate;
 use s3sweep::s3::seed::{seed, SeedSpec};
 use s3sweep::s3::{RequestSettings, SweepClient};
 
 use crate::common;
-
-async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
-    lab::start(ServerConfig {
-        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0")
-}
 
 async fn seed_bucket(client: &SweepClient, bucket: &str, count: u32) {
     let s3 = client.s3(RequestSettings {
@@ -74,7 +66,10 @@ fn event(payload: Value, deadline_in: Option<Duration>) -> LambdaEvent<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_valid_event_returns_the_result_document() {
-    let server = server_with(&[("handler-bucket", LatencyProfile::None)]).await;
+    let server = common::LabBuilder::new()
+        .buckets(&[("handler-bucket", LatencyProfile::None)])
+        .server()
+        .await;
     let f = function(&server.endpoint(), 5_000).await;
     seed_bucket(f.client(), "handler-bucket", 40).await;
 
@@ -156,7 +151,10 @@ async fn invalid_events_name_every_bad_field_and_cannot_set_the_endpoint() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_that_cannot_start_says_why_and_how_to_fix_it() {
-    let server = server_with(&[("empty-bucket", LatencyProfile::None)]).await;
+    let server = common::LabBuilder::new()
+        .buckets(&[("empty-bucket", LatencyProfile::None)])
+        .server()
+        .await;
     let f = function(&server.endpoint(), 5_000).await;
     let d = Diagnostic::from(
         f.handle(event(json!({"buckets": ["empty-bucket"], "object_count": 3}), None))
@@ -188,7 +186,10 @@ async fn a_sweep_that_cannot_start_says_why_and_how_to_fix_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deadline_too_close_for_anything_skips_every_configuration() {
-    let server = server_with(&[("deadline-bucket", LatencyProfile::None)]).await;
+    let server = common::LabBuilder::new()
+        .buckets(&[("deadline-bucket", LatencyProfile::None)])
+        .server()
+        .await;
     // 2 s left, a 3 s margin: not even the first configuration may start.
     let f = function(&server.endpoint(), 3_000).await;
     seed_bucket(f.client(), "deadline-bucket", 10).await;
@@ -218,7 +219,10 @@ async fn a_preflight_that_outlasts_the_deadline_is_stopped_in_time() {
     // Every GET's first byte comes 15 s late; the preflight would wait 10 s (the
     // first-byte timeout) three times. With 3 s left and a 1 s margin the handler must
     // give up at 2 s with a clear error, not be killed at the deadline.
-    let server = server_with(&[("late-bucket", LatencyProfile::None)]).await;
+    let server = common::LabBuilder::new()
+        .buckets(&[("late-bucket", LatencyProfile::None)])
+        .server()
+        .await;
     let f = function(&server.endpoint(), 1_000).await;
     seed_bucket(f.client(), "late-bucket", 4).await;
     server
@@ -247,7 +251,10 @@ async fn a_short_deadline_cuts_the_configuration_that_would_overrun() {
     // left and a 9.6 s margin the sweep must stop 0.4 s in: the first configuration is
     // cut short with the GETs it finished, the others are skipped, and the handler
     // answers right after the cut.
-    let server = server_with(&[("short-bucket", LatencyProfile::Standard)]).await;
+    let server = common::LabBuilder::new()
+        .buckets(&[("short-bucket", LatencyProfile::Standard)])
+        .server()
+        .await;
     let f = function(&server.endpoint(), 9_600).await;
     seed_bucket(f.client(), "short-bucket", 40).await;
     let started = std::time::Instant::now();
@@ -341,7 +348,10 @@ fn every_file_in_events_is_a_valid_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_prefix_event_sweeps_the_listed_keys() {
     let bucket = "handler-prefix";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = common::LabBuilder::new()
+        .buckets(&[(bucket, LatencyProfile::None)])
+        .server()
+        .await;
     let f = function(&server.endpoint(), 5_000).await;
     for i in 0..12u64 {
         let size = [100, 2_000, 30_000][i as usize % 3];
@@ -376,11 +386,13 @@ async fn a_key_prefix_event_sweeps_the_listed_keys() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
-    let server = server_with(&[
-        ("handler-bucket", LatencyProfile::None),
-        ("results-bucket", LatencyProfile::None),
-    ])
-    .await;
+    let server = LabBuilder::new()
+        .buckets(&[
+            ("handler-bucket", LatencyProfile::None),
+            ("results-bucket", LatencyProfile::None),
+        ])
+        .server()
+        .await;
     let f = function(&server.endpoint(), 5_000).await;
     seed_bucket(f.client(), "handler-bucket", 20).await;
     let sweep =
@@ -465,11 +477,13 @@ async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_request_log_is_written_in_s3_under_the_results_location() {
     use std::io::Read;
-    let server = server_with(&[
-        ("handler-bucket", LatencyProfile::None),
-        ("results-bucket", LatencyProfile::None),
-    ])
-    .await;
+    let server = LabBuilder::new()
+        .buckets(&[
+            ("handler-bucket", LatencyProfile::None),
+            ("results-bucket", LatencyProfile::None),
+        ])
+        .server()
+        .await;
     let endpoint = server.endpoint();
     let settings = FunctionSettings::from_lookup(|name| match name {
         ENDPOINT_ENV => Some(endpoint.to_string()),

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{seed_spec, seed_with, server_with};
+use crate::common::lab::{LatencyProfile, RunningServer};
+use crate::common::{seed_spec, seed_with, LabBuilder};
 use s3sweep::engine::{self, Observer, Quiet};
-use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::s3::get::get_one;
 use s3sweep::s3::{RequestSettings, SweepClient};
 use s3sweep::transport::{Lanes, TransportSettings};
@@ -17,8 +17,11 @@ const BUCKET: &str = "lanes-bucket";
 
 /// The embedded server with the bucket, and a client of it.
 async fn lab() -> (RunningServer, SweepClient) {
-    let server = server_with(&[(BUCKET, LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+    let server = LabBuilder::new()
+        .buckets(&[(BUCKET, LatencyProfile::None)])
+        .server()
+        .await;
+    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     (server, client)

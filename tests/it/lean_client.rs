@@ -9,9 +9,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{client_of, expected_kind, options, seed_spec, seed_with, server_with, tls_server_with};
+use crate::common::lab::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile, RunningServer};
+use crate::common::{client_of, expected_kind, options, seed_spec, seed_with, LabBuilder};
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile, RunningServer};
 use s3sweep::model::{Client, ConfigResult, ErrorKind};
 use s3sweep::plan::Plan;
 use s3sweep::s3::get::get_one;
@@ -78,24 +78,27 @@ async fn same_bytes(server: &RunningServer) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lean_reads_the_same_bytes_as_the_sdk_over_http() {
-    let server = server_with(&[
-        (DIRECTORY_BUCKET, LatencyProfile::None),
-        (GENERAL_BUCKET, LatencyProfile::None),
-    ])
-    .await;
+    let server = LabBuilder::new()
+        .buckets(&[
+            (DIRECTORY_BUCKET, LatencyProfile::None),
+            (GENERAL_BUCKET, LatencyProfile::None),
+        ])
+        .server()
+        .await;
     same_bytes(&server).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lean_reads_the_same_bytes_as_the_sdk_over_https() {
-    let server = tls_server_with(
-        &[
+    let server = LabBuilder::new()
+        .buckets(&[
             (DIRECTORY_BUCKET, LatencyProfile::None),
             (GENERAL_BUCKET, LatencyProfile::None),
-        ],
-        Duration::from_secs(300),
-    )
-    .await;
+        ])
+        .tls()
+        .session_ttl(Duration::from_secs(300))
+        .server()
+        .await;
     same_bytes(&server).await;
     let client = client_of(&server).await;
     let lean = client.lean(read_settings());
@@ -107,11 +110,13 @@ async fn lean_reads_the_same_bytes_as_the_sdk_over_https() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_secret_is_refused_with_the_same_kind_as_the_sdk_path() {
-    let server = server_with(&[
-        (DIRECTORY_BUCKET, LatencyProfile::None),
-        (GENERAL_BUCKET, LatencyProfile::None),
-    ])
-    .await;
+    let server = LabBuilder::new()
+        .buckets(&[
+            (DIRECTORY_BUCKET, LatencyProfile::None),
+            (GENERAL_BUCKET, LatencyProfile::None),
+        ])
+        .server()
+        .await;
     both_buckets(&server).await;
     let wrong = lab::client_options(server.endpoint());
     let wrong = s3sweep::s3::ClientOptions {
@@ -141,7 +146,12 @@ async fn a_wrong_secret_is_refused_with_the_same_kind_as_the_sdk_path() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_session_is_renewed_and_a_refused_one_replaced() {
     // Sessions of 2 s: the lean client renews them as the SDK path does.
-    let server = tls_server_with(&[(DIRECTORY_BUCKET, LatencyProfile::None)], Duration::from_secs(2)).await;
+    let server = LabBuilder::new()
+        .buckets(&[(DIRECTORY_BUCKET, LatencyProfile::None)])
+        .tls()
+        .session_ttl(Duration::from_secs(2))
+        .server()
+        .await;
     let client = client_of(&server).await;
     seed_varied(&client, DIRECTORY_BUCKET).await;
     let lean = client.lean(read_settings());
@@ -196,7 +206,10 @@ fn fault_plan(bucket: &str, client: Client, workers: u32, max_attempts: u32) -> 
 }
 
 async fn fault_server(bucket: &str) -> (RunningServer, SweepClient) {
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new()
+        .buckets(&[(bucket, LatencyProfile::None)])
+        .server()
+        .await;
     server.faults().set_timing(TIMING);
     let client = client_of(&server).await;
     let spec = SeedSpec {

@@ -59,8 +59,8 @@ fn vvv_with_canary_secrets_shows_none_of_them() {
             .env_remove("RUST_LOG")
             .env("RUST_BACKTRACE", "0")
             // Chain credentials: the lab's keys with a canary session token.
-            .env("AWS_ACCESS_KEY_ID", s3sweep::lab::LOCAL_ACCESS_KEY)
-            .env("AWS_SECRET_ACCESS_KEY", s3sweep::lab::LOCAL_SECRET_KEY)
+            .env("AWS_ACCESS_KEY_ID", crate::common::lab::LOCAL_ACCESS_KEY)
+            .env("AWS_SECRET_ACCESS_KEY", crate::common::lab::LOCAL_SECRET_KEY)
             .env("AWS_SESSION_TOKEN", SESSION_TOKEN);
     };
     let mut written = String::new();
@@ -133,7 +133,7 @@ fn vvv_with_canary_secrets_shows_none_of_them() {
         session_headers > 0,
         "no S3 Express session was used: the test sees nothing"
     );
-    for canary in [URL_PASSWORD, SESSION_TOKEN, s3sweep::lab::LOCAL_SECRET_KEY] {
+    for canary in [URL_PASSWORD, SESSION_TOKEN, crate::common::lab::LOCAL_SECRET_KEY] {
         let n = written.matches(canary).count();
         assert_eq!(n, 0, "{canary} appears {n} times");
     }

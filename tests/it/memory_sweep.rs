@@ -17,8 +17,8 @@ use std::time::Duration;
 use lambda_runtime::LambdaEvent;
 use serde_json::{json, Value};
 
+use crate::common::lab::{LatencyProfile, RunningServer};
 use crate::common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
-use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::lambda::invoke::Invoker;
 use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
 use s3sweep::lambda::{FUNCTION_ENV, MEMORY_POLL_ENV};
@@ -42,7 +42,10 @@ pub(crate) fn settings(endpoint: &str, coordinator: bool) -> FunctionSettings {
 
 /// The lab with one seeded bucket.
 pub(crate) async fn lab() -> RunningServer {
-    let server = common::server_with(&[(BUCKET, LatencyProfile::Express)]).await;
+    let server = common::LabBuilder::new()
+        .buckets(&[(BUCKET, LatencyProfile::Express)])
+        .server()
+        .await;
     let client = common::client_of(&server).await;
     common::seed_bucket(&client, BUCKET, 40, 1024).await;
     server

@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::lab::{self, LatencyProfile, RunningServer};
 use s3sweep::analysis::analyse;
 use s3sweep::analysis::compare::{compare, CompareOptions};
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{self, LatencyProfile, RunningServer};
 use s3sweep::model::{CeilingSource, Figure, FigureName, ProbeObjectKind, SweepResult, Thresholds, Verdict};
 use s3sweep::plan::Plan;
 use s3sweep::render::{render_tables, Style};
@@ -165,7 +165,10 @@ async fn relay(
 /// The lab with one bucket of `count` objects of 46,080 bytes, and the probe object of
 /// `probe_mib` when asked for (written directly, not through the proxy).
 async fn lab_with_objects(count: u32, probe_mib: Option<u64>) -> RunningServer {
-    let server = common::server_with(&[(BUCKET, LatencyProfile::None)]).await;
+    let server = common::LabBuilder::new()
+        .buckets(&[(BUCKET, LatencyProfile::None)])
+        .server()
+        .await;
     let client = common::client_of(&server).await;
     common::seed_bucket(&client, BUCKET, count, 46_080).await;
     if let Some(mib) = probe_mib {
@@ -275,11 +278,13 @@ async fn wire_bytes_cover_the_bodies_without_a_proxy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn other_traffic_on_the_interface_is_flagged_in_the_row() {
     let _one = common::one_at_a_time_async().await;
-    let server = common::server_with(&[
-        (BUCKET, LatencyProfile::None),
-        ("slow-bucket", LatencyProfile::Standard),
-    ])
-    .await;
+    let server = common::LabBuilder::new()
+        .buckets(&[
+            (BUCKET, LatencyProfile::None),
+            ("slow-bucket", LatencyProfile::Standard),
+        ])
+        .server()
+        .await;
     let client = common::client_of(&server).await;
     common::seed_bucket(&client, BUCKET, 200, 46_080).await;
     common::seed_bucket(&client, "slow-bucket", 60, 46_080).await;
@@ -532,7 +537,10 @@ async fn run_probe_bandwidth_from_the_command_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_writes_the_probe_object_and_clean_removes_it() {
     let _one = common::one_at_a_time_async().await;
-    let server = common::server_with(&[(BUCKET, LatencyProfile::None)]).await;
+    let server = common::LabBuilder::new()
+        .buckets(&[(BUCKET, LatencyProfile::None)])
+        .server()
+        .await;
     let dir = std::env::temp_dir().join(format!("s3sweep-net-seed-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let manifest = dir.join("m.json");

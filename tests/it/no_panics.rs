@@ -138,7 +138,10 @@ fn the_red_teams_inputs_are_clear_errors_not_panics() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_streams_a_3_gib_body_and_reports_the_labs_early_answer() {
     let bucket = "big-seed";
-    let server = crate::common::server_with(&[(bucket, s3sweep::lab::LatencyProfile::None)]).await;
+    let server = crate::common::LabBuilder::new()
+        .buckets(&[(bucket, crate::common::lab::LatencyProfile::None)])
+        .server()
+        .await;
     let manifest = tmp("big-seed-manifest.json");
     let args: Vec<String> = [
         "seed",

@@ -11,14 +11,14 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::json;
 
+use crate::common::lab::{LatencyProfile, RunningServer};
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::model::{SizeSpread, SweepResult};
 use s3sweep::plan::Plan;
 use s3sweep::s3::list::ListingError;
 use s3sweep::s3::SweepClient;
 
-use crate::common::{client_of, options, seed_spec, seed_with, server_with};
+use crate::common::{client_of, options, seed_spec, seed_with, LabBuilder};
 
 pub(crate) const SIZES: [u64; 3] = [1000, 46_080, 200_000];
 pub(crate) const UNDER: u32 = 30;
@@ -26,7 +26,10 @@ pub(crate) const UNDER: u32 = 30;
 /// A bucket with `UNDER` objects of mixed sizes under `data/` and keys beside it of
 /// sizes the sweep's bytes would show: a sibling prefix and keys sharing `data`.
 pub(crate) async fn mixed_bucket(bucket: &str) -> (RunningServer, SweepClient) {
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new()
+        .buckets(&[(bucket, LatencyProfile::None)])
+        .server()
+        .await;
     let client = client_of(&server).await;
     let mut spec = seed_spec(bucket, "data/{i}", UNDER, SIZES[0]);
     spec.size_cycle_bytes = SIZES.to_vec();
@@ -110,7 +113,10 @@ async fn reads_exactly_the_keys_under_the_prefix_with_their_sizes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_listing_follows_pages_past_a_thousand_keys() {
     let bucket = "prefix-pages";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new()
+        .buckets(&[(bucket, LatencyProfile::None)])
+        .server()
+        .await;
     let client = client_of(&server).await;
     for i in 0..1100 {
         server

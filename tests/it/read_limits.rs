@@ -83,7 +83,9 @@ async fn write(tcp: &mut TcpStream, bytes: &[u8]) -> bool {
 }
 
 async fn client(endpoint: &str) -> SweepClient {
-    SweepClient::new(s3sweep::lab::client_options(endpoint)).await.unwrap()
+    SweepClient::new(crate::common::lab::client_options(endpoint))
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

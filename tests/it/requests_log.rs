@@ -10,10 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{client_of, options, seed_spec, seed_with};
+use crate::common::lab::{LatencyProfile, Tail};
+use crate::common::options;
+use crate::common::LabBuilder;
 use s3sweep::engine::requests_log::RequestsLog;
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{self, LatencyProfile, ServerConfig, Tail};
 use s3sweep::plan::Plan;
 
 const BUCKET: &str = "log-bucket";
@@ -39,21 +40,18 @@ fn temp(name: &str) -> TempFile {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_line_names_its_axes_and_hedge_copies_are_lines_with_their_fate() {
-    let server = lab::start(ServerConfig {
-        buckets: vec![(BUCKET.to_string(), LatencyProfile::Standard)],
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0");
+    let objects = 80;
     // One read in ten stalls 150 ms: a copy sent after 5 ms without a first byte wins
     // those, and loses (is cancelled) where the first answers soon after.
-    server.profiles().set_tail(Some(Tail {
-        rate: 0.1,
-        stall_ms: 150,
-    }));
-    let client = client_of(&server).await;
-    let objects = 80;
-    seed_with(&client, &seed_spec(BUCKET, "test/{i}/vectors", objects, 1024)).await;
+    let (_server, client) = LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::Standard)
+        .tail(Tail {
+            rate: 0.1,
+            stall_ms: 150,
+        })
+        .seed(BUCKET, objects, 1024)
+        .start()
+        .await;
     let plan = Plan::from_value(serde_json::json!({
         "buckets": [BUCKET], "object_count": objects, "workers": [4, 8], "repetitions": 1,
         "clients": ["sdk", "lean"], "hedge": ["off", {"after_ms": 5}], "max_hedge_percent": 50
@@ -200,14 +198,11 @@ async fn every_line_names_its_axes_and_hedge_copies_are_lines_with_their_fate() 
 /// request log carries the memory size, as the local memory sweep runs each size.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_memory_steps_lines_carry_its_memory_size() {
-    let server = lab::start(ServerConfig {
-        buckets: vec![(BUCKET.to_string(), LatencyProfile::Express)],
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0");
-    let client = client_of(&server).await;
-    seed_with(&client, &seed_spec(BUCKET, "test/{i}/vectors", 20, 256)).await;
+    let (_server, client) = LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::Express)
+        .seed(BUCKET, 20, 256)
+        .start()
+        .await;
     let plan = Plan::from_value(serde_json::json!({"buckets": [BUCKET], "object_count": 20, "workers": [2]})).unwrap();
     let csv = temp("memory.csv");
     let log = Arc::new(RequestsLog::create(&csv.0, 1 << 30, Arc::new(Quiet), false).unwrap());

@@ -14,8 +14,8 @@ use lambda_runtime::LambdaEvent;
 use serde_json::{json, Value};
 
 use crate::common::iam::{sweep_enforcer, Enforcer, RESULTS_BUCKET};
+use crate::common::lab::{LatencyProfile, RunningServer};
 use crate::common::{self, EXPRESS_BUCKET, STANDARD_BUCKET};
-use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::lambda::{Function, FunctionSettings, CA_BUNDLE_ENV, ENDPOINT_ENV, RESULTS_URI_ENV};
 use s3sweep::s3::RequestSettings;
 
@@ -23,15 +23,16 @@ const RESULTS: &[(&str, &str)] = &[("ResultsBucket", RESULTS_BUCKET)];
 
 /// The lab over HTTPS with the role's three buckets, seeded, then enforcing the role.
 async fn gated_lab() -> (RunningServer, Arc<Enforcer>) {
-    let server = common::tls_server_with(
-        &[
+    let server = common::LabBuilder::new()
+        .buckets(&[
             (STANDARD_BUCKET, LatencyProfile::None),
             (EXPRESS_BUCKET, LatencyProfile::None),
             (RESULTS_BUCKET, LatencyProfile::None),
-        ],
-        Duration::from_secs(300),
-    )
-    .await;
+        ])
+        .tls()
+        .session_ttl(Duration::from_secs(300))
+        .server()
+        .await;
     let client = common::client_of(&server).await;
     common::seed_bucket(&client, STANDARD_BUCKET, 12, 256).await;
     common::seed_bucket(&client, EXPRESS_BUCKET, 12, 256).await;

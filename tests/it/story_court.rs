@@ -141,10 +141,13 @@ fn a_nic() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_keys() {
+    use crate::common::lab::LatencyProfile;
     use s3sweep::engine::{self, Quiet};
-    use s3sweep::lab::LatencyProfile;
     // Half the keys asked for were never written: errors at every count.
-    let server = common::server_with(&[("holey-court", LatencyProfile::None)]).await;
+    let server = common::LabBuilder::new()
+        .buckets(&[("holey-court", LatencyProfile::None)])
+        .server()
+        .await;
     let client = common::client_of(&server).await;
     common::seed_bucket(&client, "holey-court", 20, 100).await;
     let plan = s3sweep::plan::Plan::from_json(r#"{"buckets": ["holey-court"], "object_count": 40, "workers": [1, 4]}"#)

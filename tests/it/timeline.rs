@@ -14,13 +14,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{one_at_a_time_async, options, seed_spec, seed_with};
+use crate::common::lab::nic::{Burst, NicConfig};
+use crate::common::lab::{self, LatencyProfile, NetworkConfig, RunningServer};
+use crate::common::lab::{FaultKind, FaultSpec, FaultTiming};
+use crate::common::LabBuilder;
+use crate::common::{one_at_a_time_async, options};
 use s3sweep::analysis::analyse;
 use s3sweep::engine::requests_log::RequestsLog;
 use s3sweep::engine::{self, Observer, Quiet};
-use s3sweep::lab::nic::{Burst, NicConfig};
-use s3sweep::lab::{self, LatencyProfile, NetworkConfig, RunningServer, ServerConfig};
-use s3sweep::lab::{FaultKind, FaultSpec, FaultTiming};
 use s3sweep::model::{ConfigResult, FigureName, SweepResult, Thresholds, BASE_INTERVAL_MS};
 use s3sweep::plan::Plan;
 use s3sweep::s3::SweepClient;
@@ -29,16 +30,12 @@ const BUCKET: &str = "timeline-bucket";
 const SIZE: u64 = 64 * 1024;
 
 async fn seeded(network: NetworkConfig, profile: LatencyProfile, objects: u32) -> (RunningServer, SweepClient) {
-    let server = lab::start(ServerConfig {
-        buckets: vec![(BUCKET.to_string(), profile)],
-        network,
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0");
-    let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
-    seed_with(&client, &seed_spec(BUCKET, "test/{i}/vectors", objects, SIZE)).await;
-    (server, client)
+    LabBuilder::new()
+        .bucket(BUCKET, profile)
+        .network(network)
+        .seed(BUCKET, objects, SIZE)
+        .start()
+        .await
 }
 
 /// A share of the bucket's GETs answered 503 SlowDown (retried by the clients).

@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use s3sweep::lab::child::{self, Banner, ChildOptions};
+use super::lab::child::{self, Banner, ChildOptions};
 use serde_json::Value;
 
 use super::{run_within, stop_gently, BIN};
