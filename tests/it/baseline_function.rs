@@ -307,7 +307,6 @@ print(json.dumps(out))
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_baseline_reads_under_its_expanded_role() {
     use std::sync::Arc;
-    use std::time::Duration;
 
     use crate::common::iam::{baseline_role, Enforcer};
     use crate::common::lab::LatencyProfile;
@@ -324,12 +323,10 @@ async fn the_baseline_reads_under_its_expanded_role() {
     let server = crate::common::LabBuilder::new()
         .buckets(&buckets)
         .tls()
-        .session_ttl(Duration::from_secs(300))
+        .seed(STANDARD_BUCKET, 8, 256)
+        .seed(EXPRESS_BUCKET, 8, 256)
         .server()
         .await;
-    let client = crate::common::client_of(&server).await;
-    crate::common::seed_bucket(&client, STANDARD_BUCKET, 8, 256).await;
-    crate::common::seed_bucket(&client, EXPRESS_BUCKET, 8, 256).await;
     let enforcer = Arc::new(Enforcer::new(baseline_role()));
     server.iam().enforce(Some(enforcer.clone()));
 

@@ -14,10 +14,7 @@ use s3sweep::s3::SweepClient;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clean_deletes_only_the_manifest_keys() {
     let bucket = "clean-bucket";
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     // The user's own keys under the same prefix, one of them a key the seed would
     // write (it exists, so the seed skips it and must not record it).
     let foreign = [

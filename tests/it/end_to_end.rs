@@ -15,14 +15,11 @@ use crate::common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counts_are_exact_and_missing_keys_are_not_found() {
-    let server = LabBuilder::new()
-        .buckets(&[("e2e-bucket", LatencyProfile::None)])
-        .server()
+    let (server, client) = LabBuilder::new()
+        .bucket("e2e-bucket", LatencyProfile::None)
+        .seed("e2e-bucket", 50, 1000)
+        .start()
         .await;
-    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    seed_bucket(&client, "e2e-bucket", 50, 1000).await;
     assert_eq!(server.store().object_count("e2e-bucket"), Some(50));
 
     let plan =
@@ -73,14 +70,11 @@ async fn counts_are_exact_and_missing_keys_are_not_found() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_worker_has_no_delayed_ack_stall() {
-    let server = LabBuilder::new()
-        .buckets(&[("quick-bucket", LatencyProfile::None)])
-        .server()
+    let (_server, client) = LabBuilder::new()
+        .bucket("quick-bucket", LatencyProfile::None)
+        .seed("quick-bucket", 200, 46_080)
+        .start()
         .await;
-    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    seed_bucket(&client, "quick-bucket", 200, 46_080).await;
     let plan = Plan::from_json(r#"{"buckets": ["quick-bucket"], "object_count": 200, "workers": [1]}"#).unwrap();
     let result = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
     let row = &result.results[0];
@@ -95,14 +89,11 @@ async fn one_worker_has_no_delayed_ack_stall() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pool_caps_connections_and_measures_the_wait() {
-    let server = LabBuilder::new()
-        .buckets(&[("pool-bucket", LatencyProfile::Express)])
-        .server()
+    let (server, client) = LabBuilder::new()
+        .bucket("pool-bucket", LatencyProfile::Express)
+        .seed("pool-bucket", 160, 1000)
+        .start()
         .await;
-    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    seed_bucket(&client, "pool-bucket", 160, 1000).await;
     let accepted_before = server.connections_accepted();
     let opened_before = client.transport().counters().connections_opened;
     let plan =
@@ -129,13 +120,10 @@ async fn pool_caps_connections_and_measures_the_wait() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn preflight_says_what_to_fix() {
-    let server = LabBuilder::new()
-        .buckets(&[("present-bucket", LatencyProfile::None)])
-        .server()
+    let (server, client) = LabBuilder::new()
+        .bucket("present-bucket", LatencyProfile::None)
+        .start()
         .await;
-    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
 
     let plan = Plan::from_json(r#"{"buckets": ["absent-bucket"], "object_count": 5, "workers": [1]}"#).unwrap();
     let err = engine::preflight(&client, &plan).await.unwrap_err();
@@ -211,7 +199,7 @@ fn client_socket_timers(port: u16) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tcp_keepalive_is_on_the_sockets_only_when_asked_for() {
     let server = LabBuilder::new()
-        .buckets(&[("keepalive-bucket", LatencyProfile::None)])
+        .bucket("keepalive-bucket", LatencyProfile::None)
         .server()
         .await;
     let port = server.addr().port();

@@ -130,11 +130,10 @@ fn the_labs_nic_is_found_by_its_evidence_with_no_flag() {
 async fn a_rate_limit_the_lab_does_not_know_about_is_found_too() {
     let _one = common::one_at_a_time_async().await;
     let server = common::LabBuilder::new()
-        .buckets(&[(BUCKET, LatencyProfile::Standard)])
+        .bucket(BUCKET, LatencyProfile::Standard)
+        .seed(BUCKET, 300, 46_080)
         .server()
         .await;
-    let client = common::client_of(&server).await;
-    common::seed_bucket(&client, BUCKET, 300, 46_080).await;
     let (endpoint, _) = proxy(server.addr(), Some(Pacer::new(10.0, None)), None).await;
     let request = format!(
         r#"{{"buckets": ["{BUCKET}"], "object_count": 300, "workers": [2, 8, 32, 64], "pool_connections": 64}}"#
@@ -154,11 +153,10 @@ async fn a_rate_limit_the_lab_does_not_know_about_is_found_too() {
 async fn a_latency_bound_sweep_is_not_called_bandwidth() {
     let _one = common::one_at_a_time_async().await;
     let server = common::LabBuilder::new()
-        .buckets(&[(BUCKET, LatencyProfile::Standard)])
+        .bucket(BUCKET, LatencyProfile::Standard)
+        .seed(BUCKET, 300, 46_080)
         .server()
         .await;
-    let client = common::client_of(&server).await;
-    common::seed_bucket(&client, BUCKET, 300, 46_080).await;
     let request = format!(
         r#"{{"buckets": ["{BUCKET}"], "object_count": 300, "workers": [2, 8, 32, 64], "pool_connections": 64}}"#
     );

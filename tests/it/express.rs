@@ -35,7 +35,6 @@ async fn reads_use_one_read_only_session_and_one_handshake_per_connection() {
             (GENERAL_BUCKET, LatencyProfile::None),
         ])
         .tls()
-        .session_ttl(Duration::from_secs(300))
         .server()
         .await;
     assert!(
@@ -100,13 +99,11 @@ async fn reads_use_one_read_only_session_and_one_handshake_per_connection() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_only_session_cannot_write_and_a_read_write_one_can() {
-    let server = LabBuilder::new()
-        .buckets(&[(DIRECTORY_BUCKET, LatencyProfile::None)])
+    let (server, client) = LabBuilder::new()
+        .bucket(DIRECTORY_BUCKET, LatencyProfile::None)
         .tls()
-        .session_ttl(Duration::from_secs(300))
-        .server()
+        .start()
         .await;
-    let client = client_of(&server).await;
     let reader = client.reader(read_settings());
     let err = reader
         .put_object()
@@ -159,14 +156,13 @@ async fn a_read_only_session_cannot_write_and_a_read_write_one_can() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_is_reused_for_its_lifetime_and_replaced_after_it() {
     // Sessions of 2 s: the client refreshes a fifth of the lifetime before the end.
-    let server = LabBuilder::new()
-        .buckets(&[(DIRECTORY_BUCKET, LatencyProfile::None)])
+    let (server, client) = LabBuilder::new()
+        .bucket(DIRECTORY_BUCKET, LatencyProfile::None)
         .tls()
         .session_ttl(Duration::from_secs(2))
-        .server()
+        .seed(DIRECTORY_BUCKET, 5, 100)
+        .start()
         .await;
-    let client = client_of(&server).await;
-    seed_bucket(&client, DIRECTORY_BUCKET, 5, 100).await;
     let reader = client.reader(read_settings());
     let before = client.transport().counters().session_requests;
     for i in 0..10 {
@@ -210,14 +206,12 @@ async fn a_session_is_reused_for_its_lifetime_and_replaced_after_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_session_is_refused_counted_by_kind_and_replaced() {
-    let server = LabBuilder::new()
-        .buckets(&[(DIRECTORY_BUCKET, LatencyProfile::None)])
+    let (server, client) = LabBuilder::new()
+        .bucket(DIRECTORY_BUCKET, LatencyProfile::None)
         .tls()
-        .session_ttl(Duration::from_secs(300))
-        .server()
+        .seed(DIRECTORY_BUCKET, 20, 100)
+        .start()
         .await;
-    let client = client_of(&server).await;
-    seed_bucket(&client, DIRECTORY_BUCKET, 20, 100).await;
     let plan = Plan::from_json(&format!(
         r#"{{"buckets": ["{DIRECTORY_BUCKET}"], "object_count": 20, "workers": [1], "warmup": false}}"#
     ))
@@ -251,9 +245,8 @@ async fn an_expired_session_is_refused_counted_by_kind_and_replaced() {
 async fn a_client_gone_mid_handshake_is_abandoned_not_failed() {
     use tokio::io::AsyncWriteExt;
     let server = LabBuilder::new()
-        .buckets(&[(GENERAL_BUCKET, LatencyProfile::None)])
+        .bucket(GENERAL_BUCKET, LatencyProfile::None)
         .tls()
-        .session_ttl(Duration::from_secs(300))
         .server()
         .await;
     // A client that connects and goes away before the handshake ends (a killed process).

@@ -76,10 +76,7 @@ async fn clean_cli(manifest: &std::path::Path) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn manifests_without_an_owner_marker_delete_nothing() {
-    let server = LabBuilder::new()
-        .buckets(&[(BUCKET, LatencyProfile::None)])
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(BUCKET, LatencyProfile::None).server().await;
     // Two user objects with one body: the same size and ETag.
     for key in [USER_KEY, NUMBERED_KEY] {
         server
@@ -117,10 +114,7 @@ async fn manifests_without_an_owner_marker_delete_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_marked_manifest_naming_a_users_key_as_its_probe_object_keeps_it() {
     let bucket = "forged-probe";
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     server.store().insert(bucket, USER_KEY, Bytes::from_static(b"12345678"));
     let client = client_of(&server).await;
     let s3 = client.s3(seed_settings());

@@ -24,10 +24,7 @@ async fn raw(addr: &str, request: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigv2_signatures_and_post_forms_get_s3s_answer() {
     let bucket = "v2-bucket";
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     server.store().insert(bucket, "k", Bytes::from_static(b"secret"));
     let addr = server.endpoint().trim_start_matches("http://").to_string();
     let header = format!(

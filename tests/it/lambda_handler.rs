@@ -67,7 +67,7 @@ fn event(payload: Value, deadline_in: Option<Duration>) -> LambdaEvent<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_valid_event_returns_the_result_document() {
     let server = common::LabBuilder::new()
-        .buckets(&[("handler-bucket", LatencyProfile::None)])
+        .bucket("handler-bucket", LatencyProfile::None)
         .server()
         .await;
     let f = function(&server.endpoint(), 5_000).await;
@@ -152,7 +152,7 @@ async fn invalid_events_name_every_bad_field_and_cannot_set_the_endpoint() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_that_cannot_start_says_why_and_how_to_fix_it() {
     let server = common::LabBuilder::new()
-        .buckets(&[("empty-bucket", LatencyProfile::None)])
+        .bucket("empty-bucket", LatencyProfile::None)
         .server()
         .await;
     let f = function(&server.endpoint(), 5_000).await;
@@ -187,7 +187,7 @@ async fn a_sweep_that_cannot_start_says_why_and_how_to_fix_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deadline_too_close_for_anything_skips_every_configuration() {
     let server = common::LabBuilder::new()
-        .buckets(&[("deadline-bucket", LatencyProfile::None)])
+        .bucket("deadline-bucket", LatencyProfile::None)
         .server()
         .await;
     // 2 s left, a 3 s margin: not even the first configuration may start.
@@ -220,7 +220,7 @@ async fn a_preflight_that_outlasts_the_deadline_is_stopped_in_time() {
     // first-byte timeout) three times. With 3 s left and a 1 s margin the handler must
     // give up at 2 s with a clear error, not be killed at the deadline.
     let server = common::LabBuilder::new()
-        .buckets(&[("late-bucket", LatencyProfile::None)])
+        .bucket("late-bucket", LatencyProfile::None)
         .server()
         .await;
     let f = function(&server.endpoint(), 1_000).await;
@@ -252,7 +252,7 @@ async fn a_short_deadline_cuts_the_configuration_that_would_overrun() {
     // cut short with the GETs it finished, the others are skipped, and the handler
     // answers right after the cut.
     let server = common::LabBuilder::new()
-        .buckets(&[("short-bucket", LatencyProfile::Standard)])
+        .bucket("short-bucket", LatencyProfile::Standard)
         .server()
         .await;
     let f = function(&server.endpoint(), 9_600).await;
@@ -349,7 +349,7 @@ fn every_file_in_events_is_a_valid_request() {
 async fn a_key_prefix_event_sweeps_the_listed_keys() {
     let bucket = "handler-prefix";
     let server = common::LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
+        .bucket(bucket, LatencyProfile::None)
         .server()
         .await;
     let f = function(&server.endpoint(), 5_000).await;

@@ -31,7 +31,7 @@ async fn load(requests: u32, workers: u32, max_rss_growth_mib: u64, limit: Durat
         panic!("{e}");
     }
     let server = LabBuilder::new()
-        .buckets(&[("load-bucket", LatencyProfile::None)])
+        .bucket("load-bucket", LatencyProfile::None)
         .server()
         .await;
     let body = Bytes::from(vec![7u8; OBJECT_BYTES]);

@@ -40,17 +40,6 @@ pub(crate) fn settings(endpoint: &str, coordinator: bool) -> FunctionSettings {
     .unwrap()
 }
 
-/// The lab with one seeded bucket.
-pub(crate) async fn lab() -> RunningServer {
-    let server = common::LabBuilder::new()
-        .buckets(&[(BUCKET, LatencyProfile::Express)])
-        .server()
-        .await;
-    let client = common::client_of(&server).await;
-    common::seed_bucket(&client, BUCKET, 40, 1024).await;
-    server
-}
-
 /// The Invoke handler: the child's real sweep, in a function built like the
 /// coordinator's, its context saying the version and memory invoked. Its Lambda client
 /// (for a fan-out within the size) talks to the API at `api` once that is known.
@@ -93,7 +82,12 @@ pub(crate) struct Setup {
 }
 
 pub(crate) async fn setup() -> Setup {
-    let lab = lab().await;
+    // The lab with one seeded bucket.
+    let lab = common::LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::Express)
+        .seed(BUCKET, 40, 1024)
+        .server()
+        .await;
     let endpoint = lab.endpoint();
     let known = Arc::new(OnceLock::new());
     let handler = child_handler(&endpoint, known.clone()).await;

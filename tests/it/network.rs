@@ -165,12 +165,11 @@ async fn relay(
 /// The lab with one bucket of `count` objects of 46,080 bytes, and the probe object of
 /// `probe_mib` when asked for (written directly, not through the proxy).
 async fn lab_with_objects(count: u32, probe_mib: Option<u64>) -> RunningServer {
-    let server = common::LabBuilder::new()
-        .buckets(&[(BUCKET, LatencyProfile::None)])
-        .server()
+    let (server, client) = common::LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::None)
+        .seed(BUCKET, count, 46_080)
+        .start()
         .await;
-    let client = common::client_of(&server).await;
-    common::seed_bucket(&client, BUCKET, count, 46_080).await;
     if let Some(mib) = probe_mib {
         let s3 = client.s3(common::seed_settings());
         let written = seed_probe_object(&s3, client.endpoint(), BUCKET, "s3sweep/probe-object", mib << 20, "m")
@@ -283,11 +282,10 @@ async fn other_traffic_on_the_interface_is_flagged_in_the_row() {
             (BUCKET, LatencyProfile::None),
             ("slow-bucket", LatencyProfile::Standard),
         ])
+        .seed(BUCKET, 200, 46_080)
+        .seed("slow-bucket", 60, 46_080)
         .server()
         .await;
-    let client = common::client_of(&server).await;
-    common::seed_bucket(&client, BUCKET, 200, 46_080).await;
-    common::seed_bucket(&client, "slow-bucket", 60, 46_080).await;
     let endpoint = server.endpoint();
     let before = server.faults().tally().get_requests;
     // The second process: 16 workers reading the no-latency bucket over and over
@@ -538,7 +536,7 @@ async fn run_probe_bandwidth_from_the_command_line() {
 async fn seed_writes_the_probe_object_and_clean_removes_it() {
     let _one = common::one_at_a_time_async().await;
     let server = common::LabBuilder::new()
-        .buckets(&[(BUCKET, LatencyProfile::None)])
+        .bucket(BUCKET, LatencyProfile::None)
         .server()
         .await;
     let dir = std::env::temp_dir().join(format!("s3sweep-net-seed-{}", std::process::id()));

@@ -139,7 +139,7 @@ fn the_red_teams_inputs_are_clear_errors_not_panics() {
 async fn seed_streams_a_3_gib_body_and_reports_the_labs_early_answer() {
     let bucket = "big-seed";
     let server = crate::common::LabBuilder::new()
-        .buckets(&[(bucket, crate::common::lab::LatencyProfile::None)])
+        .bucket(bucket, crate::common::lab::LatencyProfile::None)
         .server()
         .await;
     let manifest = tmp("big-seed-manifest.json");

@@ -33,10 +33,7 @@ async fn lab_client(endpoint: &str) -> SweepClient {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manifest_knowing_a_users_key_size_and_etag_deletes_nothing() {
     let bucket = "forged-bucket";
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     server
         .store()
         .insert(bucket, "user/1.db", Bytes::from_static(b"12345678"));
@@ -71,10 +68,7 @@ async fn a_manifest_knowing_a_users_key_size_and_etag_deletes_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seed_killed_mid_put_never_deletes_a_users_identical_object() {
     let bucket = "killed-put-bucket";
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     let client = lab_client(&server.endpoint()).await;
     let s3 = client.s3(seed_settings());
     let dir = tmp_dir("killed-put");
@@ -150,10 +144,7 @@ async fn overwrite_until(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_overwriting_seeded_keys_while_clean_runs_keeps_every_object_they_wrote() {
     const BUCKET: &str = "race-clean-bucket";
-    let server = LabBuilder::new()
-        .buckets(&[(BUCKET, LatencyProfile::Express)])
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(BUCKET, LatencyProfile::Express).server().await;
     let client = lab_client(&server.endpoint()).await;
     let s3 = client.s3(seed_settings());
     let spec = s3sweep::s3::seed::SeedSpec {
@@ -384,10 +375,7 @@ async fn the_results_writer_leaves_an_object_it_did_not_write_alone() {
     use s3sweep::plan::ResultsUri;
     use s3sweep::s3::results::ResultsWriter;
     let bucket = "results-owner-bucket";
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     server
         .store()
         .insert(bucket, "runs/taken.json", Bytes::from_static(b"the user's"));

@@ -18,7 +18,7 @@ use s3sweep::plan::Plan;
 use s3sweep::s3::list::ListingError;
 use s3sweep::s3::SweepClient;
 
-use crate::common::{client_of, options, seed_spec, seed_with, LabBuilder};
+use crate::common::{options, seed_spec, seed_with, LabBuilder};
 
 pub(crate) const SIZES: [u64; 3] = [1000, 46_080, 200_000];
 pub(crate) const UNDER: u32 = 30;
@@ -26,11 +26,7 @@ pub(crate) const UNDER: u32 = 30;
 /// A bucket with `UNDER` objects of mixed sizes under `data/` and keys beside it of
 /// sizes the sweep's bytes would show: a sibling prefix and keys sharing `data`.
 pub(crate) async fn mixed_bucket(bucket: &str) -> (RunningServer, SweepClient) {
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
-    let client = client_of(&server).await;
+    let (server, client) = LabBuilder::new().bucket(bucket, LatencyProfile::None).start().await;
     let mut spec = seed_spec(bucket, "data/{i}", UNDER, SIZES[0]);
     spec.size_cycle_bytes = SIZES.to_vec();
     assert_eq!(seed_with(&client, &spec).await.written.len() as u32, UNDER);
@@ -113,11 +109,7 @@ async fn reads_exactly_the_keys_under_the_prefix_with_their_sizes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_listing_follows_pages_past_a_thousand_keys() {
     let bucket = "prefix-pages";
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
-    let client = client_of(&server).await;
+    let (server, client) = LabBuilder::new().bucket(bucket, LatencyProfile::None).start().await;
     for i in 0..1100 {
         server
             .store()

@@ -121,10 +121,7 @@ async fn a_coordinator_lists_once_and_its_invoked_children_read_every_key_once()
 async fn a_listing_slower_than_the_deadline_allows_answers_in_time() {
     const KEYS: u32 = 5000;
     let bucket = "prefix-slow-listing";
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     for i in 0..KEYS {
         server
             .store()

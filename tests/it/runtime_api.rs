@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::common::lab::LatencyProfile;
 use crate::common::runtime::{Ending, Runtime, RESPONSE_LIMIT_BYTES};
-use crate::common::{seed_bucket, LabBuilder};
+use crate::common::LabBuilder;
 use s3sweep::s3::SweepClient;
 
 const LAMBDA: &str = env!("CARGO_BIN_EXE_s3sweep-lambda");
@@ -23,11 +23,11 @@ async fn lab_and_functions(
     processes: usize,
     env: impl FnOnce(&Runtime) -> Vec<(&'static str, String)>,
 ) -> (crate::common::lab::RunningServer, Runtime) {
-    let server = LabBuilder::new().buckets(&[(bucket, profile)]).server().await;
-    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    seed_bucket(&client, bucket, objects, size).await;
+    let server = LabBuilder::new()
+        .buckets(&[(bucket, profile)])
+        .seed(bucket, objects, size)
+        .server()
+        .await;
     let rt = Runtime::start().await;
     let mut all = env(&rt);
     all.push(("S3SWEEP_ENDPOINT_URL", server.endpoint()));

@@ -42,11 +42,7 @@ fn spec(bucket: &str) -> SeedSpec {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_size_reads_exactly_its_bytes_at_every_worker_count() {
     let bucket = "sizes-bytes";
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
-    let client = client_of(&server).await;
+    let (_server, client) = LabBuilder::new().bucket(bucket, LatencyProfile::None).start().await;
     let path = manifest_path("bytes");
     let s3 = client.s3(seed_settings());
     let manifest = seed_recorded(&s3, client.endpoint(), &spec(bucket), &path)
@@ -102,10 +98,7 @@ async fn each_size_reads_exactly_its_bytes_at_every_worker_count() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clean_removes_every_size_and_nothing_beside_them() {
     let bucket = "sizes-clean";
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     // The user's keys: one a seed of size 4,096 would write (so it is skipped and not
     // recorded), others beside the sizes' prefixes.
     let foreign = [

@@ -96,10 +96,7 @@ async fn sweep(client: &SweepClient, plan: &Plan) -> ConfigResult {
 async fn first_byte_follows_the_delay_line_and_client_work_is_apart() {
     let _one = common::one_at_a_time_async().await;
     let bucket = "wire-bucket";
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     let direct = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
@@ -166,10 +163,7 @@ async fn a_wait_for_a_connection_inside_the_http_client_is_not_first_byte() {
     // the HTTP client for the first's connection (about one round trip). Its first byte
     // at the wire is still one round trip; from the call it is two.
     let bucket = "wait-bucket";
-    let server = LabBuilder::new()
-        .buckets(&[(bucket, LatencyProfile::None)])
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     let direct = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use s3sweep::engine::SweepOptions;
 
+pub(crate) mod faulted;
 pub(crate) mod iam;
 pub(crate) mod lab;
 pub(crate) mod lambda_api;
