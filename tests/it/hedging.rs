@@ -347,23 +347,7 @@ fn a_memory_sweep_hedges_and_compare_pairs_hedged_rows_with_hedged_rows() {
     };
     // Each memory size ran each policy: the rows carry both axes.
     let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
-    let rows = doc["results"].as_array().unwrap();
-    let axes: Vec<(u64, bool, bool)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["memory_mb"].as_u64().unwrap(),
-                r["hedge"].is_object(),
-                r["hedging"].is_object(),
-            )
-        })
-        .collect();
-    for memory_mb in [512, 1769] {
-        for hedged in [false, true] {
-            let n = axes.iter().filter(|x| **x == (memory_mb, hedged, hedged)).count();
-            assert_eq!(n, 2, "{memory_mb} MB, hedged {hedged}, a row per bucket: {axes:?}");
-        }
-    }
+    every_memory_size_ran_every_policy(doc["results"].as_array().unwrap());
     assert!(
         stdout.contains("memory for standard-like (hedge 20ms): fastest"),
         "{stdout}"
@@ -381,31 +365,58 @@ fn a_memory_sweep_hedges_and_compare_pairs_hedged_rows_with_hedged_rows() {
         serde_json::from_str(&s3sweep(&["compare", &a_path, &b_path, "--json"]).unwrap()).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     for pair in compared["pairs"].as_array().unwrap() {
-        let configs: Vec<(u64, bool, f64)> = pair["configs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                (
-                    c["memory_mb"].as_u64().unwrap(),
-                    c["hedge"].is_object(),
-                    c["wall_ratio"].as_f64().unwrap(),
-                )
-            })
-            .collect();
-        let want = vec![
-            (512, false, 1.0),
-            (512, true, 0.5),
-            (1769, false, 1.0),
-            (1769, true, 0.5),
-        ];
-        let mut got = configs.clone();
-        got.sort_by_key(|x| (x.0, x.1));
-        let near = got.len() == 4
-            && got
-                .iter()
-                .zip(&want)
-                .all(|(g, w)| (g.0, g.1) == (w.0, w.1) && (g.2 - w.2).abs() < 0.01);
-        assert!(near, "{}: {configs:?}", pair["bucket_a"]);
+        a_pairs_hedged_rows_are_twice_as_fast(pair);
     }
+}
+
+/// A row per bucket for each memory size (512, 1769 MB) and each policy, carrying
+/// both axes (a hedged row its hedging figures).
+fn every_memory_size_ran_every_policy(rows: &[serde_json::Value]) {
+    let axes: Vec<(u64, bool, bool)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["memory_mb"].as_u64().unwrap(),
+                r["hedge"].is_object(),
+                r["hedging"].is_object(),
+            )
+        })
+        .collect();
+    for memory_mb in [512, 1769] {
+        for hedged in [false, true] {
+            let n = axes.iter().filter(|x| **x == (memory_mb, hedged, hedged)).count();
+            assert_eq!(n, 2, "{memory_mb} MB, hedged {hedged}, a row per bucket: {axes:?}");
+        }
+    }
+}
+
+/// A compared pair of buckets: each row paired with its own memory size and policy,
+/// the hedged ones at half the wall time (B halved them), the others the same.
+fn a_pairs_hedged_rows_are_twice_as_fast(pair: &serde_json::Value) {
+    let configs: Vec<(u64, bool, f64)> = pair["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["memory_mb"].as_u64().unwrap(),
+                c["hedge"].is_object(),
+                c["wall_ratio"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let want = vec![
+        (512, false, 1.0),
+        (512, true, 0.5),
+        (1769, false, 1.0),
+        (1769, true, 0.5),
+    ];
+    let mut got = configs.clone();
+    got.sort_by_key(|x| (x.0, x.1));
+    let near = got.len() == 4
+        && got
+            .iter()
+            .zip(&want)
+            .all(|(g, w)| (g.0, g.1) == (w.0, w.1) && (g.2 - w.2).abs() < 0.01);
+    assert!(near, "{}: {configs:?}", pair["bucket_a"]);
 }
