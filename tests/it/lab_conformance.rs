@@ -157,6 +157,33 @@ async fn listings_page_with_a_delimiter_and_give_every_entry_once() {
     }
     let s3 = sdk(&server).await;
     // v2: top level, two entries a page.
+    let (seen, pages) = v2_pages_of_two(&s3).await;
+    assert_eq!(seen, ["a", "d/", "e/", "f", "g/", "z"]);
+    assert_eq!(pages, 3);
+    // v1 with a prefix, one entry a page, following NextMarker.
+    assert_eq!(v1_pages_of_one_under_g(&s3).await, ["g/1", "g/h/"]);
+    // No delimiter, start-after: every key after it, in order.
+    let page = s3
+        .list_objects_v2()
+        .bucket(PLAIN)
+        .start_after("e/1")
+        .send()
+        .await
+        .unwrap();
+    let got: Vec<&str> = page.contents().iter().filter_map(|o| o.key()).collect();
+    assert_eq!(got, ["e/2", "f", "g/1", "g/h/2", "z"]);
+    assert_eq!(page.contents()[0].e_tag(), Some("\"9dd4e461268c8034f5c8564e155c67a6\""));
+    let buckets = s3.list_buckets().send().await.unwrap();
+    let names: Vec<&str> = buckets.buckets().iter().filter_map(|b| b.name()).collect();
+    assert_eq!(names, [DIR, PLAIN]);
+    s3.head_bucket().bucket(PLAIN).send().await.unwrap();
+    let err = s3.head_bucket().bucket("nope").send().await.unwrap_err();
+    assert_eq!(status(&err), 404);
+}
+
+/// ListObjectsV2 of [`PLAIN`] with the delimiter `/`, two entries a page (each page's
+/// keys and common prefixes, at most two): every entry, and the pages.
+async fn v2_pages_of_two(s3: &aws_sdk_s3::Client) -> (Vec<String>, u32) {
     let (mut seen, mut token, mut pages) = (Vec::new(), None::<String>, 0);
     loop {
         let page = s3
@@ -187,9 +214,12 @@ async fn listings_page_with_a_delimiter_and_give_every_entry_once() {
             None => break,
         }
     }
-    assert_eq!(seen, ["a", "d/", "e/", "f", "g/", "z"]);
-    assert_eq!(pages, 3);
-    // v1 with a prefix, one entry a page, following NextMarker.
+    (seen, pages)
+}
+
+/// ListObjects (v1) of [`PLAIN`] under `g/` with the delimiter `/`, one entry a page,
+/// following NextMarker: every entry.
+async fn v1_pages_of_one_under_g(s3: &aws_sdk_s3::Client) -> Vec<String> {
     let (mut seen, mut marker) = (Vec::new(), None::<String>);
     loop {
         let page = s3
@@ -213,24 +243,7 @@ async fn listings_page_with_a_delimiter_and_give_every_entry_once() {
         }
         marker = page.next_marker().map(str::to_string);
     }
-    assert_eq!(seen, ["g/1", "g/h/"]);
-    // No delimiter, start-after: every key after it, in order.
-    let page = s3
-        .list_objects_v2()
-        .bucket(PLAIN)
-        .start_after("e/1")
-        .send()
-        .await
-        .unwrap();
-    let got: Vec<&str> = page.contents().iter().filter_map(|o| o.key()).collect();
-    assert_eq!(got, ["e/2", "f", "g/1", "g/h/2", "z"]);
-    assert_eq!(page.contents()[0].e_tag(), Some("\"9dd4e461268c8034f5c8564e155c67a6\""));
-    let buckets = s3.list_buckets().send().await.unwrap();
-    let names: Vec<&str> = buckets.buckets().iter().filter_map(|b| b.name()).collect();
-    assert_eq!(names, [DIR, PLAIN]);
-    s3.head_bucket().bucket(PLAIN).send().await.unwrap();
-    let err = s3.head_bucket().bucket("nope").send().await.unwrap_err();
-    assert_eq!(status(&err), 404);
+    seen
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
