@@ -271,17 +271,15 @@ fn run_with_prefix_from_the_command_line() {
         manifest.to_str().unwrap(),
     ]);
     assert!(seeded.status.success(), "{}", String::from_utf8_lossy(&seeded.stderr));
-    let out = cmd(&[
-        "run",
-        "--bucket",
-        bucket,
-        "--prefix",
-        "set/",
-        "--objects",
-        "20",
-        "--workers",
-        "1,4",
-    ]);
+    // `s3sweep run` of the bucket's prefix `set/` with more flags.
+    let run = |more: &str| {
+        cmd(&[
+            &["run", "--bucket", bucket, "--prefix", "set/"],
+            &more.split_whitespace().collect::<Vec<_>>()[..],
+        ]
+        .concat())
+    };
+    let out = run("--objects 20 --workers 1,4");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
@@ -297,32 +295,11 @@ fn run_with_prefix_from_the_command_line() {
             json!({"min": 10, "p50": 300, "p99": 5000, "max": 5000})
         );
     }
-    let few = cmd(&[
-        "run",
-        "--bucket",
-        bucket,
-        "--prefix",
-        "set/",
-        "--objects",
-        "25",
-        "--workers",
-        "1",
-    ]);
+    let few = run("--objects 25 --workers 1");
     let stderr = String::from_utf8_lossy(&few.stderr);
     assert!(!few.status.success());
     assert!(stderr.contains("holds 20 keys") && stderr.contains("(25)"), "{stderr}");
-    let allowed = cmd(&[
-        "run",
-        "--bucket",
-        bucket,
-        "--prefix",
-        "set/",
-        "--objects",
-        "25",
-        "--workers",
-        "1",
-        "--allow-fewer",
-    ]);
+    let allowed = run("--objects 25 --workers 1 --allow-fewer");
     assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
     let result: serde_json::Value = serde_json::from_slice(&allowed.stdout).unwrap();
     assert_eq!(result["results"][0]["ok"], 20);
