@@ -263,19 +263,7 @@ fn the_aws_cli_copies_lists_and_syncs_exact_bytes_over_http_and_https() {
             "aws s3 cp --recursive down: the bytes differ"
         );
 
-        let s3_sync = format!("s3://{BUCKET}/sync/");
-        let out = aws(&python, &server, &["s3", "sync", src.to_str().unwrap(), &s3_sync]);
-        let first = stdout_lines(&out).iter().filter(|l| l.starts_with("upload:")).count();
-        assert_eq!(first, files.len(), "{}", text(&out));
-        let out = aws(&python, &server, &["s3", "sync", src.to_str().unwrap(), &s3_sync]);
-        assert!(
-            stdout_lines(&out).is_empty(),
-            "the second sync copies nothing: {}",
-            text(&out)
-        );
-        let back = root.join("back");
-        aws(&python, &server, &["s3", "sync", &s3_sync, back.to_str().unwrap()]);
-        assert!(read_tree(&back) == files, "aws s3 sync down: the bytes differ");
+        let first = sync_up_twice_then_down(&python, &server, &src, &root, &files);
         println!(
             "aws cli ({}): cp --recursive up {} files, ls one level {:?}, ls --recursive {} keys, \
              cp --recursive down exact, sync {} then 0, sync down exact",
@@ -287,6 +275,31 @@ fn the_aws_cli_copies_lists_and_syncs_exact_bytes_over_http_and_https() {
         );
         let _ = std::fs::remove_dir_all(&root);
     }
+}
+
+/// `aws s3 sync` of `src` up (every file), up again (nothing), and down into `root`:
+/// the bytes of `files`. How many the first sync uploaded.
+fn sync_up_twice_then_down(
+    python: &Path,
+    server: &Serve,
+    src: &Path,
+    root: &Path,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> usize {
+    let s3_sync = format!("s3://{BUCKET}/sync/");
+    let out = aws(python, server, &["s3", "sync", src.to_str().unwrap(), &s3_sync]);
+    let first = stdout_lines(&out).iter().filter(|l| l.starts_with("upload:")).count();
+    assert_eq!(first, files.len(), "{}", text(&out));
+    let out = aws(python, server, &["s3", "sync", src.to_str().unwrap(), &s3_sync]);
+    assert!(
+        stdout_lines(&out).is_empty(),
+        "the second sync copies nothing: {}",
+        text(&out)
+    );
+    let back = root.join("back");
+    aws(python, server, &["s3", "sync", &s3_sync, back.to_str().unwrap()]);
+    assert!(read_tree(&back) == *files, "aws s3 sync down: the bytes differ");
+    first
 }
 
 /// rclone, configured for the lab only (remote `lab:`), or `None` when not installed.
