@@ -13,11 +13,10 @@ const FAR: &str = "pre-far";
 const DIRECTORY: &str = "pre--lab1-az1--x-s3";
 
 fn serve() -> Serve {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0", "--bucket", HERE, "--bucket", FAR, "--bucket"])
-        .arg(format!("{DIRECTORY}=express"))
-        .args(["--bucket-region", &format!("{FAR}=eu-west-1")]);
-    Serve::spawn(&mut cmd)
+    Serve::start(
+        &[HERE, FAR, &format!("{DIRECTORY}=express")],
+        &["--bucket-region", &format!("{FAR}=eu-west-1")],
+    )
 }
 
 fn s3sweep(args: &[&str]) -> (bool, String) {
