@@ -39,7 +39,7 @@ fn event(payload: Value, deadline_in: Option<Duration>) -> LambdaEvent<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_valid_event_returns_the_result_document() {
-    let server = common::LabBuilder::new()
+    let server = LabBuilder::new()
         .bucket("handler-bucket", LatencyProfile::None)
         .seed("handler-bucket", 40, 1024)
         .server()
@@ -124,7 +124,7 @@ async fn invalid_events_name_every_bad_field_and_cannot_set_the_endpoint() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_that_cannot_start_says_why_and_how_to_fix_it() {
-    let server = common::LabBuilder::new()
+    let server = LabBuilder::new()
         .bucket("empty-bucket", LatencyProfile::None)
         .server()
         .await;
@@ -159,7 +159,7 @@ async fn a_sweep_that_cannot_start_says_why_and_how_to_fix_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deadline_too_close_for_anything_skips_every_configuration() {
-    let server = common::LabBuilder::new()
+    let server = LabBuilder::new()
         .bucket("deadline-bucket", LatencyProfile::None)
         .seed("deadline-bucket", 10, 1024)
         .server()
@@ -192,7 +192,7 @@ async fn a_preflight_that_outlasts_the_deadline_is_stopped_in_time() {
     // Every GET's first byte comes 15 s late; the preflight would wait 10 s (the
     // first-byte timeout) three times. With 3 s left and a 1 s margin the handler must
     // give up at 2 s with a clear error, not be killed at the deadline.
-    let server = common::LabBuilder::new()
+    let server = LabBuilder::new()
         .bucket("late-bucket", LatencyProfile::None)
         .seed("late-bucket", 4, 1024)
         .server()
@@ -224,7 +224,7 @@ async fn a_short_deadline_cuts_the_configuration_that_would_overrun() {
     // left and a 9.6 s margin the sweep must stop 0.4 s in: the first configuration is
     // cut short with the GETs it finished, the others are skipped, and the handler
     // answers right after the cut.
-    let server = common::LabBuilder::new()
+    let server = LabBuilder::new()
         .bucket("short-bucket", LatencyProfile::Standard)
         .seed("short-bucket", 40, 1024)
         .server()
@@ -321,10 +321,7 @@ fn every_file_in_events_is_a_valid_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_prefix_event_sweeps_the_listed_keys() {
     let bucket = "handler-prefix";
-    let server = common::LabBuilder::new()
-        .bucket(bucket, LatencyProfile::None)
-        .server()
-        .await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     let f = function(&server.endpoint(), 5_000).await;
     for i in 0..12u64 {
         let size = [100, 2_000, 30_000][i as usize % 3];
@@ -359,14 +356,7 @@ async fn a_key_prefix_event_sweeps_the_listed_keys() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
-    let server = LabBuilder::new()
-        .buckets(&[
-            ("handler-bucket", LatencyProfile::None),
-            ("results-bucket", LatencyProfile::None),
-        ])
-        .seed("handler-bucket", 20, 1024)
-        .server()
-        .await;
+    let server = results_lab().server().await;
     let f = function(&server.endpoint(), 5_000).await;
     let sweep =
         |uri: &str| json!({"buckets": ["handler-bucket"], "object_count": 20, "workers": [1, 4], "results_uri": uri});
@@ -417,6 +407,14 @@ async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
     server.shutdown().await;
 }
 
+/// The lab with `handler-bucket` (20 objects of 1 KiB) and an empty `results-bucket`.
+fn results_lab() -> LabBuilder {
+    LabBuilder::new()
+        .bucket("handler-bucket", LatencyProfile::None)
+        .bucket("results-bucket", LatencyProfile::None)
+        .seed("handler-bucket", 20, 1024)
+}
+
 /// The result document kept at `uri`, read back through `f`'s client.
 async fn kept_result(f: &Function, uri: &str) -> s3sweep::model::SweepResult {
     let bytes = s3sweep::s3::results::read_object(f.client(), &s3sweep::plan::ObjectUri::parse(uri).unwrap(), 1 << 20)
@@ -457,14 +455,7 @@ async fn the_page_is_written_beside_the_result(f: &Function, request: serde_json
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_request_log_is_written_in_s3_under_the_results_location() {
     use std::io::Read;
-    let server = LabBuilder::new()
-        .buckets(&[
-            ("handler-bucket", LatencyProfile::None),
-            ("results-bucket", LatencyProfile::None),
-        ])
-        .seed("handler-bucket", 20, 1024)
-        .server()
-        .await;
+    let server = results_lab().server().await;
     let endpoint = server.endpoint();
     let settings = FunctionSettings::from_lookup(|name| match name {
         ENDPOINT_ENV => Some(endpoint.to_string()),

@@ -4,9 +4,7 @@
 //! a missing object and a directory bucket outside the subnets' zones are each one
 //! line with its fix, and the command fails; buckets that are right are named ok.
 
-use std::process::Command;
-
-use crate::common::{run_bounded, Serve, BIN};
+use crate::common::{s3sweep_said as s3sweep, Serve};
 
 const HERE: &str = "pre-here";
 const FAR: &str = "pre-far";
@@ -17,16 +15,6 @@ fn serve() -> Serve {
         &[HERE, FAR, &format!("{DIRECTORY}=express")],
         &["--bucket-region", &format!("{FAR}=eu-west-1")],
     )
-}
-
-fn s3sweep(args: &[&str]) -> (bool, String) {
-    let out = run_bounded(Command::new(BIN).args(args));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
 }
 
 fn seed(server: &Serve, bucket: &str, dir: &std::path::Path) {

@@ -5,23 +5,11 @@
 //! line with its fix, and the command fails; a right one takes a test write under the
 //! prefix that is removed at once (nothing is left under the prefix).
 
-use std::process::Command;
-
-use crate::common::{run_bounded, Serve, BIN};
+use crate::common::{s3sweep_said as s3sweep, Serve};
 
 const HERE: &str = "res-here";
 const RESULTS: &str = "res-results";
 const FAR: &str = "res-far";
-
-fn s3sweep(args: &[&str]) -> (bool, String) {
-    let out = run_bounded(Command::new(BIN).args(args));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
 
 fn preflight(server: &Serve, more: &[&str]) -> (bool, String) {
     let mut args = vec![

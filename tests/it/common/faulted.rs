@@ -7,7 +7,9 @@
 use s3sweep::plan::Plan;
 use s3sweep::s3::seed::SeedSpec;
 
-use super::lab::{FaultTiming, LatencyProfile};
+use s3sweep::model::ConfigResult;
+
+use super::lab::{FaultKind, FaultTally, FaultTiming, LatencyProfile};
 use super::{seed_spec, LabBuilder};
 
 pub(crate) const OBJECTS: u32 = 60;
@@ -31,6 +33,29 @@ pub(crate) fn lab(buckets: &[&str]) -> LabBuilder {
                 ..seed_spec(bucket, "f/{i}", OBJECTS, SIZE)
             })
         })
+}
+
+/// A row read with retries (`sent` attempts, `injected` by the lab): every attempt
+/// beyond a request's first is a retry, each in the GET's own timing with the sleeps
+/// between them apart; each retry has its cause, and every 503 and 500 injected was
+/// retried or counted as the row's error.
+pub(crate) fn retries_add_up(row: &ConfigResult, injected: &FaultTally, sent: u64) {
+    assert_eq!(row.retries, sent - row.requests);
+    let b = row.breakdown.as_ref().expect("a breakdown");
+    assert_eq!(b.attempts, sent, "{b:?}");
+    assert!(b.backoff_ms_total > 0.0, "retries sleep first: {b:?}");
+    let causes = row.retries_by_cause;
+    assert_eq!(causes.total(), row.retries, "{causes:?}");
+    assert_eq!(
+        causes.throttled + row.errors.throttled,
+        injected.of(FaultKind::SlowDown),
+        "{causes:?}"
+    );
+    assert_eq!(
+        causes.server_error + row.errors.server_error,
+        injected.of(FaultKind::InternalError),
+        "{causes:?}"
+    );
 }
 
 /// The plan that reads `bucket`'s objects once with `workers` (as many connections),

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use s3sweep::engine::SweepOptions;
 
+pub(crate) mod chunked;
 pub(crate) mod faulted;
 pub(crate) mod iam;
 pub(crate) mod lab;
@@ -24,7 +25,9 @@ pub(crate) mod runtime;
 mod serve;
 pub(crate) use lab::LabBuilder;
 use lab::RunningServer;
-pub(crate) use process::{baseline_rss_kib, run_bounded, run_measured, run_within, stop_gently, vm_hwm_kib, Group};
+pub(crate) use process::{
+    baseline_rss_kib, run_bounded, run_measured, run_within, s3sweep_said, stop_gently, vm_hwm_kib, Group,
+};
 use s3sweep::plan::KeyTemplate;
 use s3sweep::s3::seed::{seed, SeedManifest, SeedSpec};
 use s3sweep::s3::{RequestSettings, SweepClient};
