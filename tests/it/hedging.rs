@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::lab::{FaultKind, FaultSpec, FaultTiming, LatencyProfile, RunningServer, Tail};
+use crate::common::lab::{FaultKind, FaultSpec, FaultTiming, LatencyProfile, Tail};
 use crate::common::options;
 use crate::common::LabBuilder;
 use s3sweep::analysis::analyse;
@@ -26,18 +26,12 @@ const EXPRESS: &str = "hedge--lab1-az1--x-s3";
 
 /// A lab with `buckets`, the standard far tail set to `tail`, each bucket seeded with
 /// `objects` objects of `size` bytes.
-async fn lab_with(
-    buckets: &[(&str, LatencyProfile)],
-    tail: Tail,
-    (objects, size): (u32, u64),
-    tls: bool,
-) -> (RunningServer, SweepClient) {
+fn lab_with(buckets: &[(&str, LatencyProfile)], tail: Tail, (objects, size): (u32, u64), tls: bool) -> LabBuilder {
     // Seeding does not read: the tail, set before it, does not slow it.
     let lab = LabBuilder::new().buckets(buckets).tls_if(tls).tail(tail);
-    let lab = buckets
+    buckets
         .iter()
-        .fold(lab, |lab, (bucket, _)| lab.seed(bucket, objects, size));
-    lab.start().await
+        .fold(lab, |lab, (bucket, _)| lab.seed(bucket, objects, size))
 }
 
 /// The sweep of `request`, bounded in time.
@@ -88,7 +82,7 @@ async fn hedging_at_p95_cuts_the_far_tail_within_its_budget() {
     };
     let (objects, size) = (400, 4096);
     let buckets = [(STANDARD, LatencyProfile::Standard), (EXPRESS, LatencyProfile::Express)];
-    let (server, client) = lab_with(&buckets, tail, (objects, size), false).await;
+    let (server, client) = lab_with(&buckets, tail, (objects, size), false).start().await;
     let result = sweep(
         &client,
         serde_json::json!({
@@ -157,7 +151,9 @@ async fn the_budget_holds_when_every_get_is_slow() {
         stall_ms: 200,
     };
     let (objects, size) = (200, 1024);
-    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false).await;
+    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false)
+        .start()
+        .await;
     let result = sweep(
         &client,
         serde_json::json!({
@@ -188,7 +184,9 @@ async fn a_losing_copy_is_cancelled_not_read_to_its_end() {
         stall_ms: 300,
     };
     let (objects, size) = (120, 1 << 20);
-    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false).await;
+    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false)
+        .start()
+        .await;
     let result = sweep(
         &client,
         serde_json::json!({
@@ -223,7 +221,7 @@ async fn both_clients_read_the_same_bytes_hedged_over_https_and_express_sessions
     };
     let (objects, size) = (100, 8192);
     let buckets = [(STANDARD, LatencyProfile::Standard), (EXPRESS, LatencyProfile::Express)];
-    let (server, client) = lab_with(&buckets, tail, (objects, size), true).await;
+    let (server, client) = lab_with(&buckets, tail, (objects, size), true).start().await;
     server.faults().set_timing(FaultTiming {
         late_first_byte_ms: 200,
         ..FaultTiming::default()
@@ -268,7 +266,9 @@ async fn hedges_take_pool_slots_and_the_pool_never_exceeds_its_cap() {
         stall_ms: 300,
     };
     let (objects, size, workers, pool): (u32, u64, u32, u32) = (240, 1024, 16, 18);
-    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false).await;
+    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false)
+        .start()
+        .await;
     // The seeding's PUTs are not the sweep's.
     client.transport().take_requests_in_flight_peak();
     let result = sweep(

@@ -29,13 +29,12 @@ use crate::common::{client_of, seed_settings, Serve};
 const PLAIN: &str = "plain";
 const DIR: &str = "conf--lab1-az1--x-s3";
 
-async fn server(limits: LabLimits) -> RunningServer {
+/// The lab with the plain and the directory bucket, taking in what `limits` allow.
+fn lab(limits: LabLimits) -> LabBuilder {
     LabBuilder::new()
         .bucket(PLAIN, LatencyProfile::None)
         .bucket(DIR, LatencyProfile::None)
         .limits(limits)
-        .server()
-        .await
 }
 
 async fn sdk(server: &RunningServer) -> aws_sdk_s3::Client {
@@ -55,7 +54,7 @@ fn status<E>(e: &aws_sdk_s3::error::SdkError<E>) -> u16 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etags_are_md5_and_content_md5_is_checked() {
-    let server = server(LabLimits::default()).await;
+    let server = lab(LabLimits::default()).server().await;
     let s3 = sdk(&server).await;
     let put = s3
         .put_object()
@@ -92,7 +91,7 @@ async fn etags_are_md5_and_content_md5_is_checked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conditional_requests_answer_as_s3_documents() {
-    let server = server(LabLimits::default()).await;
+    let server = lab(LabLimits::default()).server().await;
     let s3 = sdk(&server).await;
     let put = |key: &'static str, body: &'static [u8]| {
         s3.put_object()
@@ -150,7 +149,7 @@ async fn conditional_requests_answer_as_s3_documents() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listings_page_with_a_delimiter_and_give_every_entry_once() {
-    let server = server(LabLimits::default()).await;
+    let server = lab(LabLimits::default()).server().await;
     let keys = ["a", "d/1", "d/2", "d/e/3", "e/1", "e/2", "f", "g/1", "g/h/2", "z"];
     for k in keys {
         server.store().insert(PLAIN, k, bytes::Bytes::from_static(b"x"));
@@ -248,7 +247,7 @@ async fn v1_pages_of_one_under_g(s3: &aws_sdk_s3::Client) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unimplemented_operations_answer_501_with_their_name() {
-    let server = server(LabLimits::default()).await;
+    let server = lab(LabLimits::default()).server().await;
     let s3 = sdk(&server).await;
     let err = s3
         .copy_object()
@@ -430,7 +429,7 @@ fn with_session(bucket: &'static str, session: &lab::Session) -> SignedPut<'stat
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_s3_express_path_refuses_every_bad_signature_the_ordinary_path_refuses() {
-    let server = server(LabLimits::default()).await;
+    let server = lab(LabLimits::default()).server().await;
     let addr = server.addr();
     let session = server.sessions().create(DIR, SessionMode::ReadWrite).unwrap();
     tokio::task::spawn_blocking(move || {
@@ -490,10 +489,11 @@ async fn the_s3_express_path_refuses_every_bad_signature_the_ordinary_path_refus
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_sent_headers_are_closed_after_the_header_read_timeout() {
-    let server = server(LabLimits {
+    let server = lab(LabLimits {
         header_read_timeout: Duration::from_millis(500),
         ..LabLimits::default()
     })
+    .server()
     .await;
     let addr = server.addr();
     tokio::task::spawn_blocking(move || {
@@ -516,10 +516,11 @@ async fn half_sent_headers_are_closed_after_the_header_read_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_past_the_cap_get_slow_down() {
-    let server = server(LabLimits {
+    let server = lab(LabLimits {
         max_connections: 2,
         ..LabLimits::default()
     })
+    .server()
     .await;
     let addr = server.addr();
     let refused = tokio::task::spawn_blocking(move || {
@@ -553,7 +554,7 @@ async fn connections_past_the_cap_get_slow_down() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bodies_past_the_object_cap_and_the_store_cap_are_refused() {
-    let server = server(LabLimits {
+    let server = lab(LabLimits {
         store: StoreLimits {
             max_object_bytes: 1000,
             max_store_bytes: 2500 + 2 * (256 + 1),
@@ -561,6 +562,7 @@ async fn bodies_past_the_object_cap_and_the_store_cap_are_refused() {
         },
         ..LabLimits::default()
     })
+    .server()
     .await;
     let s3 = sdk(&server).await;
     let put = |key: &'static str, len: usize| {

@@ -85,15 +85,14 @@ pub(crate) fn signed_put_head(addr: &str, bucket: &str, key: &str, len: usize) -
     )
 }
 
-async fn lab_with(store: crate::common::lab::StoreLimits) -> crate::common::lab::RunningServer {
+/// The lab with bucket `cap` and the store's caps `store`.
+fn lab_with(store: crate::common::lab::StoreLimits) -> LabBuilder {
     LabBuilder::new()
         .bucket("cap", LatencyProfile::None)
         .limits(crate::common::lab::LabLimits {
             store,
             ..crate::common::lab::LabLimits::default()
         })
-        .server()
-        .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -103,6 +102,7 @@ async fn a_put_reserves_its_room_before_its_body_and_a_trickling_body_is_closed(
         max_store_bytes: 64_000,
         body_read_timeout: Duration::from_millis(500),
     })
+    .server()
     .await;
     let addr = server.endpoint().trim_start_matches("http://").to_string();
     // A: declares 50,000 bytes, sends one, then nothing.
@@ -147,6 +147,7 @@ async fn empty_objects_with_long_keys_count_against_the_store_cap() {
         max_store_bytes: 64_000,
         ..crate::common::lab::StoreLimits::default()
     })
+    .server()
     .await;
     let s3 = crate::common::client_of(&server)
         .await

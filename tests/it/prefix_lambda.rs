@@ -39,7 +39,7 @@ async fn a_coordinator_lists_once_and_its_invoked_children_read_every_key_once()
     const N: usize = 3;
     const WORKERS: [u32; 2] = [1, 4];
     let bucket = "prefix-invoked";
-    let (server, _client) = mixed_bucket(bucket).await;
+    let (server, _client) = mixed_bucket(bucket).start().await;
     server.store().count_gets();
     let rt = Runtime::start().await;
     let mut env = fanout_env(&rt, &[]);
