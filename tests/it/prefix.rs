@@ -52,7 +52,9 @@ async fn sweep(client: &SweepClient, plan: &Plan) -> SweepResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_exactly_the_keys_under_the_prefix_with_their_sizes() {
     let bucket = "prefix-mixed";
-    let (_server, client) = mixed_bucket(bucket).start().await;
+    let (server, client) = mixed_bucket(bucket).start().await;
+    // The keys beside the prefix are there, so reading exactly the prefix's shows.
+    assert_eq!(server.store().object_count(bucket), Some(UNDER as usize + 5));
     let p = plan(
         json!({"buckets": [bucket], "key_prefix": "data/", "object_count": UNDER,
         "workers": [1, 4], "repetitions": 2, "pool_connections": 4, "warmup": false}),
