@@ -402,6 +402,24 @@ fn validate_emf(lines: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// `s3sweep seed` into the Standard-like bucket of the lab at `endpoint` (its CA
+/// `ca_file`): `count` objects `template` of `sizes` (cycled), its manifest under `tmp`.
+fn seed_sizes(endpoint: &str, ca_file: &Path, tmp: &Path, template: &str, count: u64, sizes: &str) {
+    let out = run_within(
+        "s3sweep seed",
+        Command::new(S3SWEEP)
+            .args(["seed", "--endpoint", endpoint, "--bucket", STANDARD_BUCKET])
+            .args(["--key-template", template, "--count", &count.to_string()])
+            .args(["--sizes", sizes])
+            .arg("--ca-file")
+            .arg(ca_file)
+            .arg("--manifest")
+            .arg(tmp.join(format!("manifest-{}.json", template.replace(['/', '{', '}'], "_")))),
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "seed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// events/prefix.json pointed at the lab: `mixed/` in the Standard-like bucket holds
 /// 30 objects of three sizes (`seed --sizes`), with keys of 7 bytes beside it on both
 /// sides in the listing's order (`mixed-{i}`, sharing its first characters, and the
@@ -411,21 +429,7 @@ fn validate_emf(lines: &str) -> Output {
 fn a_key_prefix_event(emulator: &mut Emulator, endpoint: &str, ca_file: &Path, tmp: &Path) {
     const SIZES: [u64; 3] = [1000, 46_080, 200_000];
     const COUNT: u64 = 30;
-    let seed = |template: &str, count: u64, sizes: &str| {
-        let out = run_within(
-            "s3sweep seed",
-            Command::new(S3SWEEP)
-                .args(["seed", "--endpoint", endpoint, "--bucket", STANDARD_BUCKET])
-                .args(["--key-template", template, "--count", &count.to_string()])
-                .args(["--sizes", sizes])
-                .arg("--ca-file")
-                .arg(ca_file)
-                .arg("--manifest")
-                .arg(tmp.join(format!("manifest-{}.json", template.replace(['/', '{', '}'], "_")))),
-            Duration::from_secs(60),
-        );
-        assert!(out.status.success(), "seed: {}", String::from_utf8_lossy(&out.stderr));
-    };
+    let seed = |template: &str, count: u64, sizes: &str| seed_sizes(endpoint, ca_file, tmp, template, count, sizes);
     seed("mixed/{i}", COUNT, "1000,46080,200000");
     seed("mixed-{i}", 2, "7");
     seed("mixed2/{i}", 2, "7");
