@@ -101,28 +101,43 @@ fn the_baseline_handler_reads_the_lab_and_compares_with_s3sweep() {
         &[&format!("{STANDARD}=standard"), &format!("{EXPRESS}=express")],
         &["--tls"],
     );
-    let ca = server.ca_file.clone().unwrap();
     let dir = std::env::temp_dir().join(format!("s3sweep-baseline-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for bucket in [STANDARD, EXPRESS] {
-        let out = run_bounded(
-            Command::new(BIN)
-                .args(["seed", "--endpoint", &server.endpoint, "--bucket", bucket])
-                .args(["--count", &OBJECTS.to_string(), "--size", &SIZE.to_string()])
-                .arg("--ca-file")
-                .arg(&ca)
-                .arg("--manifest")
-                .arg(dir.join(format!("manifest-{bucket}.json"))),
-        );
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        server.seed(bucket, OBJECTS, SIZE, &dir.join(format!("manifest-{bucket}.json")));
     }
 
     let event =
         json!({"buckets": [STANDARD, EXPRESS], "object_count": OBJECTS, "workers": [1, 8], "pool_connections": 8});
     // The heavier run also asks for 4 objects that do not exist: errors by kind.
     let heavier = json!({"buckets": [EXPRESS], "object_count": OBJECTS + 4, "workers": [4], "pool_connections": 4});
+    let got = run_the_driver(&python, &server, &event, &heavier);
+    let plain = &got["plain"];
+    every_object_is_read_in_s3sweeps_row_shape(plain);
+    cpu_per_get_is_the_process_clocks(&got);
+    // A bad event names each bad field.
+    let bad = got["bad"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a bad event was accepted: {got}"));
+    for field in ["buckets", "workers[0]", "fanout", "bogus"] {
+        assert!(bad.contains(field), "{field} not named in {bad:?}");
+    }
+    s3sweep_compares_its_run_with_the_baselines(&server, &dir, plain, &event);
+
+    // Stop the lab (SIGTERM): its tally shows the baseline's sessions were read-only
+    // (seeding's one ReadWrite session is the only one).
+    let stopped = server.stop();
+    let sessions = stopped.stderr_line("S3 Express sessions:");
+    assert!(sessions.contains("ReadWrite=1"), "{sessions}");
+    assert!(!sessions.contains("ReadOnly=0"), "{sessions}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// [`DRIVER`] run by `python` against `server` with `event` and `heavier`: its JSON.
+fn run_the_driver(python: &Path, server: &Serve, event: &Value, heavier: &Value) -> Value {
+    let ca = server.ca_file.clone().unwrap();
     let out = run_bounded(
-        baseline_python(&python, &server.endpoint, &ca)
+        baseline_python(python, &server.endpoint, &ca)
             .args(["-c", DRIVER])
             .arg(root().join("baseline"))
             .args([event.to_string(), heavier.to_string(), BURN_MS.to_string()]),
@@ -132,10 +147,11 @@ fn the_baseline_handler_reads_the_lab_and_compares_with_s3sweep() {
         "the handler failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let plain = &got["plain"];
+    serde_json::from_slice(&out.stdout).unwrap()
+}
 
-    // Every object of both buckets read at both worker counts, in s3sweep's row shape.
+/// Every object of both buckets read at both worker counts, in s3sweep's row shape.
+fn every_object_is_read_in_s3sweeps_row_shape(plain: &Value) {
     assert_eq!(plain["schema"], "s3sweep.result/v1");
     assert!(
         plain["tool"]["client"].as_str().unwrap().starts_with("boto3 "),
@@ -155,11 +171,14 @@ fn the_baseline_handler_reads_the_lab_and_compares_with_s3sweep() {
         .as_array()
         .unwrap()
         .contains(&json!("pool_wait_ms")));
+}
 
-    // CPU per GET from the process clock: positive; in total no more than the CPU
-    // this process spent over the call (measured here); and at one worker on the
-    // Standard-like bucket far below a GET's time to last byte, which a wall clock
-    // would equal.
+/// CPU per GET from the process clock: positive; in total no more than the CPU this
+/// process spent over the call (measured by the driver); at one worker on the
+/// Standard-like bucket far below a GET's time to last byte, which a wall clock would
+/// equal; and more work per GET shows in it.
+fn cpu_per_get_is_the_process_clocks(got: &Value) {
+    let plain = &got["plain"];
     let cpu_sum: f64 = plain["results"]
         .as_array()
         .unwrap()
@@ -195,15 +214,13 @@ fn the_baseline_handler_reads_the_lab_and_compares_with_s3sweep() {
     );
     assert_eq!(heavier["errors"]["not_found"].as_u64(), Some(4), "{heavier}");
     assert_eq!(heavier["errors"]["total"].as_u64(), Some(4), "{heavier}");
-    // A bad event names each bad field.
-    let bad = got["bad"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a bad event was accepted: {got}"));
-    for field in ["buckets", "workers[0]", "fanout", "bogus"] {
-        assert!(bad.contains(field), "{field} not named in {bad:?}");
-    }
+}
 
-    // s3sweep runs the same event; the real binary compares the two.
+/// s3sweep runs the same event; the real binary compares the two: the baseline's
+/// client and CPU per GET are named, what it did not measure said, and each pair of
+/// rows has a median CPU per GET on both sides.
+fn s3sweep_compares_its_run_with_the_baselines(server: &Serve, dir: &Path, plain: &Value, event: &Value) {
+    let ca = server.ca_file.clone().unwrap();
     let baseline = dir.join("baseline.json");
     std::fs::write(&baseline, plain.to_string()).unwrap();
     let event_file = dir.join("event.json");
@@ -249,14 +266,6 @@ fn the_baseline_handler_reads_the_lab_and_compares_with_s3sweep() {
         assert!(f(&config["a"]["median_cpu_ms_per_get"]) > 0.0, "{config}");
         assert!(f(&config["b"]["median_cpu_ms_per_get"]) > 0.0, "{config}");
     }
-
-    // Stop the lab (SIGTERM): its tally shows the baseline's sessions were read-only
-    // (seeding's one ReadWrite session is the only one).
-    let stopped = server.stop();
-    let sessions = stopped.stderr_line("S3 Express sessions:");
-    assert!(sessions.contains("ReadWrite=1"), "{sessions}");
-    assert!(!sessions.contains("ReadOnly=0"), "{sessions}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Issue 33: a baseline worker is a thread and Lambda allows 1,024 threads per
@@ -298,6 +307,23 @@ print(json.dumps(out))
     }
 }
 
+/// The baseline handler run once by `python` with `event` against `server` (off the
+/// runtime's threads).
+async fn handle(python: &Path, server: &crate::common::lab::RunningServer, event: &Value) -> std::process::Output {
+    let (endpoint, ca) = (server.endpoint(), server.ca_file().unwrap().to_path_buf());
+    let (python, event) = (python.to_path_buf(), event.to_string());
+    tokio::task::spawn_blocking(move || {
+        run_bounded(
+            baseline_python(&python, &endpoint, &ca)
+                .args(["-c", "import json, sys; sys.path.insert(0, sys.argv[1]); import handler; print(json.dumps(handler.handler(json.loads(sys.argv[2]), None)))"])
+                .arg(root().join("baseline"))
+                .arg(event),
+        )
+    })
+    .await
+    .unwrap()
+}
+
 /// Issue 33: the baseline's S3 calls run under its own role as SAM expands it
 /// (`Baseline=enabled`), enforced by the lab as S3 does: every GET of the Standard-like
 /// bucket (s3:GetObject) and of the directory bucket (a ReadOnly CreateSession, then
@@ -307,40 +333,28 @@ print(json.dumps(out))
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_baseline_reads_under_its_expanded_role() {
     use std::sync::Arc;
-    use std::time::Duration;
 
     use crate::common::iam::{baseline_role, Enforcer};
+    use crate::common::lab::LatencyProfile;
     use crate::common::{EXPRESS_BUCKET, STANDARD_BUCKET};
-    use s3sweep::lab::LatencyProfile;
 
     let Some(python) = bench_python("the baseline under its role") else {
         return;
     };
-    let python_again = python.clone();
-    let buckets = [
-        (STANDARD_BUCKET, LatencyProfile::None),
-        (EXPRESS_BUCKET, LatencyProfile::None),
-    ];
-    let server = crate::common::tls_server_with(&buckets, Duration::from_secs(300)).await;
-    let client = crate::common::client_of(&server).await;
-    crate::common::seed_bucket(&client, STANDARD_BUCKET, 8, 256).await;
-    crate::common::seed_bucket(&client, EXPRESS_BUCKET, 8, 256).await;
     let enforcer = Arc::new(Enforcer::new(baseline_role()));
-    server.iam().enforce(Some(enforcer.clone()));
+    let server = crate::common::LabBuilder::new()
+        .bucket(STANDARD_BUCKET, LatencyProfile::None)
+        .bucket(EXPRESS_BUCKET, LatencyProfile::None)
+        .tls()
+        .seed(STANDARD_BUCKET, 8, 256)
+        .seed(EXPRESS_BUCKET, 8, 256)
+        .iam(enforcer.clone())
+        .server()
+        .await;
 
     let event =
         json!({"buckets": [STANDARD_BUCKET, EXPRESS_BUCKET], "object_count": 8, "workers": [2], "pool_connections": 2});
-    let (endpoint, ca) = (server.endpoint(), server.ca_file().unwrap().to_path_buf());
-    let out = tokio::task::spawn_blocking(move || {
-        run_bounded(
-            baseline_python(&python, &endpoint, &ca)
-                .args(["-c", "import json, sys; sys.path.insert(0, sys.argv[1]); import handler; print(json.dumps(handler.handler(json.loads(sys.argv[2]), None)))"])
-                .arg(root().join("baseline"))
-                .arg(event.to_string()),
-        )
-    })
-    .await
-    .unwrap();
+    let out = handle(&python, &server, &event).await;
     assert!(
         out.status.success(),
         "the handler failed:\n{}",
@@ -359,17 +373,7 @@ async fn the_baseline_reads_under_its_expanded_role() {
     // may list the Standard bucket, as s3sweep's role may, so both count a missing key
     // as not_found and compare-baseline compares like with like.
     let missing = json!({"buckets": [STANDARD_BUCKET], "object_count": 10, "workers": [2], "pool_connections": 2});
-    let (endpoint, ca) = (server.endpoint(), server.ca_file().unwrap().to_path_buf());
-    let out = tokio::task::spawn_blocking(move || {
-        run_bounded(
-            baseline_python(&python_again, &endpoint, &ca)
-                .args(["-c", "import json, sys; sys.path.insert(0, sys.argv[1]); import handler; print(json.dumps(handler.handler(json.loads(sys.argv[2]), None)))"])
-                .arg(root().join("baseline"))
-                .arg(missing.to_string()),
-        )
-    })
-    .await
-    .unwrap();
+    let out = handle(&python, &server, &missing).await;
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     let row = rows(&got, STANDARD_BUCKET)[0];
     eprintln!(

@@ -113,6 +113,21 @@ fn the_clients_bench_prints_every_client_and_every_target() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the bench failed:\n{stdout}\n{stderr}");
 
+    every_client_reads_every_object(&stdout, &stderr);
+    every_target_is_a_ratio_with_a_verdict(&stdout);
+    assert!(
+        stdout.contains("rounds: 2 (the limit of 2 rounds reached before every interval was within +/-0.01%"),
+        "two rounds, then the limit:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("machine: ") && stdout.contains("clocksource") && stdout.contains("load average"),
+        "the machine beside the figures:\n{stdout}"
+    );
+}
+
+/// A row per client on each server (the static one and the lab), its figures positive,
+/// no GET failed, every object read once (but by wrk, which reads as it can).
+fn every_client_reads_every_object(stdout: &str, stderr: &str) {
     let clients = [
         ("static", "s3sweep lean path"),
         ("static", "bare aws-sdk-s3"),
@@ -123,7 +138,7 @@ fn the_clients_bench_prints_every_client_and_every_target() {
         ("lab", "s3sweep SDK path"),
     ];
     for (server, client) in clients {
-        let found = rows(&stdout, &format!("| http | {server} | {client} | 16 |"));
+        let found = rows(stdout, &format!("| http | {server} | {client} | 16 |"));
         assert_eq!(found.len(), 1, "one row of {client} on {server}:\n{stdout}");
         let cells = &found[0];
         // wall ms, wall ms/GET, CPU ms/GET, GETs (over the two rounds), errors
@@ -140,7 +155,11 @@ fn the_clients_bench_prints_every_client_and_every_target() {
             );
         }
     }
+}
 
+/// A row per target: its ratio at 16 workers inside its interval and a verdict; no
+/// other target rows.
+fn every_target_is_a_ratio_with_a_verdict(stdout: &str) {
     let targets = [
         ("| lean CPU/GET <= 0.5x bare SDK | http | static |", 1),
         ("| lean CPU/GET <= 0.5x bare SDK | http | lab |", 1),
@@ -149,7 +168,7 @@ fn the_clients_bench_prints_every_client_and_every_target() {
         ("| s3sweep SDK path CPU/GET <= 1.05x bare SDK | http | lab |", 1),
     ];
     for (prefix, n) in targets {
-        let found = rows(&stdout, prefix);
+        let found = rows(stdout, prefix);
         assert_eq!(found.len(), n, "{prefix}:\n{stdout}");
         let cells = &found[0];
         let (median, lo, hi) = interval(cells[3]).unwrap_or_else(|| panic!("{prefix}: {cells:?}"));
@@ -166,14 +185,6 @@ fn the_clients_bench_prints_every_client_and_every_target() {
             .count(),
         targets.len(),
         "no other target rows:\n{stdout}"
-    );
-    assert!(
-        stdout.contains("rounds: 2 (the limit of 2 rounds reached before every interval was within +/-0.01%"),
-        "two rounds, then the limit:\n{stdout}"
-    );
-    assert!(
-        stdout.contains("machine: ") && stdout.contains("clocksource") && stdout.contains("load average"),
-        "the machine beside the figures:\n{stdout}"
     );
 }
 

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{seed_settings, seed_spec, seed_with, server_with};
+use crate::common::lab::LatencyProfile;
+use crate::common::{seed_settings, seed_spec, seed_with, LabBuilder};
 use bytes::Bytes;
-use s3sweep::lab::LatencyProfile;
 use s3sweep::s3::clean;
 use s3sweep::s3::seed::SeedSpec;
 use s3sweep::s3::SweepClient;
@@ -14,7 +14,7 @@ use s3sweep::s3::SweepClient;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clean_deletes_only_the_manifest_keys() {
     let bucket = "clean-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     // The user's own keys under the same prefix, one of them a key the seed would
     // write (it exists, so the seed skips it and must not record it).
     let foreign = [
@@ -28,7 +28,7 @@ async fn clean_deletes_only_the_manifest_keys() {
     for k in foreign {
         server.store().insert(bucket, k, Bytes::from_static(b"mine"));
     }
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     let spec = SeedSpec {

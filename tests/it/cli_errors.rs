@@ -211,7 +211,13 @@ fn access_denied_is_one_line_with_advice() {
             "s3:GetObject",
         ],
     );
-    // Keys the lab does not accept: the lab's key id with a wrong secret.
+    wrong_keys_are_refused_with_advice(&lab);
+}
+
+/// Keys the lab does not accept (the lab's key id with a wrong secret): `seed`, `clean`
+/// and `run` each fail in one line naming AccessDenied and what to do.
+fn wrong_keys_are_refused_with_advice(lab: &Lab) {
+    let ep = lab.serve.endpoint.as_str();
     let wrong_keys = |c: &mut Command| {
         c.env("AWS_ACCESS_KEY_ID", "s3sweep")
             .env("AWS_SECRET_ACCESS_KEY", "not-the-lab-secret");

@@ -230,8 +230,14 @@ fn elsewhere_the_aws_chain_signs_and_the_result_says_so() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.starts_with("error: ObjectNotFound: "), "{err}");
 
-    // --credentials lab forces the lab's keys (no probe); the deprecated
-    // --aws-credentials still means chain.
+    credentials_lab_forces_the_labs_keys(&endpoint, &seen);
+    let _ = std::fs::remove_file(json);
+}
+
+/// `--credentials lab` forces the lab's keys against `endpoint` (no probe, as `seen`
+/// records); the deprecated `--aws-credentials` still means chain, so the two together
+/// are refused.
+fn credentials_lab_forces_the_labs_keys(endpoint: &str, seen: &Mutex<Vec<String>>) {
     seen.lock().unwrap().clear();
     let out = run_bounded(&mut cmd(&[
         "run",
@@ -242,7 +248,7 @@ fn elsewhere_the_aws_chain_signs_and_the_result_says_so() {
         "--workers",
         "1",
         "--endpoint",
-        &endpoint,
+        endpoint,
         "--no-preflight",
         "--quiet",
         "--credentials",
@@ -262,13 +268,12 @@ fn elsewhere_the_aws_chain_signs_and_the_result_says_so() {
         "--bucket",
         "b-1",
         "--endpoint",
-        &endpoint,
+        endpoint,
         "--aws-credentials",
         "--credentials",
         "lab",
     ]));
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
-    let _ = std::fs::remove_file(json);
 }
 
 #[test]

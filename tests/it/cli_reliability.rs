@@ -273,8 +273,6 @@ fn too_few_file_descriptors_is_a_clear_error() {
 
 #[test]
 fn credentials_never_appear_in_logs_errors_or_results() {
-    const SECRET: &str = "s3sweepSECRETcanary0123456789abcdefXYZ";
-    const TOKEN: &str = "s3sweepSESSIONTOKENcanary9876543210";
     let server = Serve::start(&[], &["--bucket", "secret-bucket=none"]);
     let manifest = tmp("secret-manifest.json");
     let out = seed(&server.endpoint, "secret-bucket", "s/{i}", 5, &manifest);
@@ -334,14 +332,31 @@ fn credentials_never_appear_in_logs_errors_or_results() {
         }
     }
     assert_eq!(seen_errors, 2, "both runs failed on the signature, as they should");
-    // At the default and info log levels not even the access key ID is printed (the
-    // SDK's own debug/trace logs show it, with the secret redacted).
+    not_even_the_key_id_at_default_and_info_levels(&server, &e);
+    let result = std::fs::read_to_string(&json).unwrap();
+    assert!(result.contains("error_samples"));
+    assert!(!result.contains(SECRET) && !result.contains(TOKEN));
+    let printed = server.stop().stdout;
+    assert!(!printed.contains(SECRET) && !printed.contains(TOKEN));
+    for p in [event, json, manifest] {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// The canary secret key and session token of [`credentials_never_appear_in_logs_errors_or_results`].
+const SECRET: &str = "s3sweepSECRETcanary0123456789abcdefXYZ";
+const TOKEN: &str = "s3sweepSESSIONTOKENcanary9876543210";
+
+/// `run` of `event` against `server` with the canary keys, at the default and info log
+/// levels: the access is denied, and not even the access key ID is printed (the
+/// SDK's own debug/trace logs show it, with the secret redacted).
+fn not_even_the_key_id_at_default_and_info_levels(server: &Serve, event: &str) {
     for level in [None, Some("info")] {
         let mut cmd = Command::new(BIN);
         cmd.args([
             "run",
             "--event",
-            &e,
+            event,
             "--endpoint",
             &server.endpoint,
             "--aws-credentials",
@@ -366,14 +381,6 @@ fn credentials_never_appear_in_logs_errors_or_results() {
             "{level:?}: {all}"
         );
     }
-    let result = std::fs::read_to_string(&json).unwrap();
-    assert!(result.contains("error_samples"));
-    assert!(!result.contains(SECRET) && !result.contains(TOKEN));
-    let printed = server.stop().stdout;
-    assert!(!printed.contains(SECRET) && !printed.contains(TOKEN));
-    for p in [event, json, manifest] {
-        let _ = std::fs::remove_file(p);
-    }
 }
 
 /// A client that leaves mid-body (over HTTPS, as the lean client at 256 in flight did)
@@ -384,11 +391,9 @@ fn credentials_never_appear_in_logs_errors_or_results() {
 /// With SIGPIPE's default action in the binary (as it was), `serve` died of signal 13 here.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_resetting_mid_body_do_not_end_the_lab() {
-    use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut serve = Serve::start(&["reset-bucket=none"], &["--tls"]);
     let ca = serve.ca_file.clone().unwrap();
-    let mut options = s3sweep::lab::client_options(&serve.endpoint);
+    let mut options = crate::common::lab::client_options(&serve.endpoint);
     options = options.with_ca_file(Some(ca.clone()));
     let client = s3sweep::s3::SweepClient::new(options).await.unwrap();
     let s3 = client.s3(crate::common::seed_settings());
@@ -400,69 +405,16 @@ async fn clients_resetting_mid_body_do_not_end_the_lab() {
         .send()
         .await
         .unwrap();
-    let config = aws_sdk_s3::presigning::PresigningConfig::expires_in(Duration::from_secs(300)).unwrap();
-    let url = s3
-        .get_object()
-        .bucket("reset-bucket")
-        .key("big")
-        .presigned(config)
-        .await
-        .unwrap();
-    let uri: http::Uri = url.uri().parse().unwrap();
-    let addr = format!("{}:{}", uri.host().unwrap(), uri.port_u16().unwrap());
-    let request = format!(
-        "GET {} HTTP/1.1\r\nHost: {}\r\n\r\n",
-        uri.path_and_query().unwrap(),
-        uri.authority().unwrap()
-    );
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(CertificateDer::from_pem_file(&ca).unwrap()).unwrap();
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(tls));
+    let (addr, request) = presigned_get(&s3, "reset-bucket", "big").await;
+    let connector = tls_connector(&ca);
     let request = Arc::new(request);
     for round in 0..20 {
         let mut tasks = Vec::new();
         for i in 0..64u64 {
             let (connector, addr, request) = (connector.clone(), addr.clone(), request.clone());
-            tasks.push(tokio::spawn(async move {
-                // A lab that died refuses or resets: the check after the rounds says so.
-                let Ok(tcp) = tokio::net::TcpStream::connect(&addr).await else {
-                    return;
-                };
-                let raw = std::os::fd::AsRawFd::as_raw_fd(&tcp);
-                let name = ServerName::try_from("127.0.0.1").unwrap();
-                let Ok(mut stream) = connector.connect(name, tcp).await else {
-                    return;
-                };
-                if stream.write_all(request.as_bytes()).await.is_err() {
-                    return;
-                }
-                // Half read the first bytes of the body, half leave at once.
-                if (i + round) % 2 == 0 {
-                    let mut first = [0u8; 4096];
-                    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut first)).await;
-                }
-                // SO_LINGER 0: the close is an RST while the lab still has megabytes to send.
-                let linger = libc::linger {
-                    l_onoff: 1,
-                    l_linger: 0,
-                };
-                // SAFETY: setsockopt on a socket this task owns, with a valid struct and size.
-                unsafe {
-                    libc::setsockopt(
-                        raw,
-                        libc::SOL_SOCKET,
-                        libc::SO_LINGER,
-                        &linger as *const libc::linger as *const libc::c_void,
-                        std::mem::size_of::<libc::linger>() as libc::socklen_t,
-                    );
-                }
-                drop(stream);
-            }));
+            // Half read the first bytes of the body, half leave at once.
+            let read_first = (i + round) % 2 == 0;
+            tasks.push(tokio::spawn(reset_mid_body(connector, addr, request, read_first)));
         }
         for t in tasks {
             t.await.unwrap();
@@ -475,4 +427,69 @@ async fn clients_resetting_mid_body_do_not_end_the_lab() {
         serve.child.try_wait()
     );
     assert!(s3.head_object().bucket("reset-bucket").key("big").send().await.is_ok());
+}
+
+/// A presigned GET of `bucket`/`key`: the address to connect to and the raw request.
+async fn presigned_get(s3: &aws_sdk_s3::Client, bucket: &str, key: &str) -> (String, String) {
+    let config = aws_sdk_s3::presigning::PresigningConfig::expires_in(Duration::from_secs(300)).unwrap();
+    let url = s3.get_object().bucket(bucket).key(key).presigned(config).await.unwrap();
+    let uri: http::Uri = url.uri().parse().unwrap();
+    let addr = format!("{}:{}", uri.host().unwrap(), uri.port_u16().unwrap());
+    let request = format!(
+        "GET {} HTTP/1.1\r\nHost: {}\r\n\r\n",
+        uri.path_and_query().unwrap(),
+        uri.authority().unwrap()
+    );
+    (addr, request)
+}
+
+/// A TLS connector trusting only the CA in `ca`.
+fn tls_connector(ca: &std::path::Path) -> tokio_rustls::TlsConnector {
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(CertificateDer::from_pem_file(ca).unwrap()).unwrap();
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tokio_rustls::TlsConnector::from(Arc::new(tls))
+}
+
+/// One client that sends `request` over TLS to `addr`, reads the body's first bytes
+/// when `read_first`, and resets the connection (SO_LINGER 0) while the lab still has
+/// megabytes to send. A lab that died refuses or resets: the caller's check says so.
+async fn reset_mid_body(connector: tokio_rustls::TlsConnector, addr: String, request: Arc<String>, read_first: bool) {
+    use rustls::pki_types::ServerName;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(tcp) = tokio::net::TcpStream::connect(&addr).await else {
+        return;
+    };
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&tcp);
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    let Ok(mut stream) = connector.connect(name, tcp).await else {
+        return;
+    };
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return;
+    }
+    if read_first {
+        let mut first = [0u8; 4096];
+        let _ = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut first)).await;
+    }
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setsockopt on a socket this task owns, with a valid struct and size.
+    unsafe {
+        libc::setsockopt(
+            raw,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &linger as *const libc::linger as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+    drop(stream);
 }

@@ -113,63 +113,75 @@ fn an_emulated_memory_sweep_scales_with_the_quota_until_latency_binds() {
         rows.iter().all(|r| r["emulated"] == true),
         "every row is marked emulated"
     );
-    let at = |bucket: &str, mb: u64, workers: u64| {
-        rows.iter()
-            .find(|r| r["bucket"] == bucket && r["memory_mb"] == mb && r["workers"] == workers)
-            .unwrap_or_else(|| panic!("no row {bucket} {mb} MB {workers} workers"))
-    };
     for bucket in [STANDARD_BUCKET, EXPRESS_BUCKET] {
-        let rate = |mb| at(bucket, mb, 64)["objects_per_s"].as_f64().unwrap();
-        let cpu = |mb| at(bucket, mb, 64)["cpu_ms_per_get"].as_f64().unwrap();
-        eprintln!(
-            "{bucket} at 64 workers: objects/s {:.0} / {:.0} / {:.0}, cpu ms per GET {:.3} / {:.3} / {:.3}",
-            rate(256),
-            rate(512),
-            rate(1769),
-            cpu(256),
-            cpu(512),
-            cpu(1769)
-        );
-        // Throughput rises with the quota (ratios of rows of one run), checked where
-        // the effect is large: from 256 to 1,769 MB the quota grows 6.9x (measured on a
-        // quiet 2-core machine: 5.1x the objects/s on the Standard-like bucket, 6.3x on
-        // the Express-like one); without the quota the three rates are alike. The step
-        // to 512 MB (2x the quota) is only checked to rise: one quiet run measured
-        // 1.16x on the Express-like bucket, so a 1.4x bound there failed by noise.
-        assert!(
-            rate(1769) > 2.0 * rate(256),
-            "{bucket}: {} vs {}",
-            rate(1769),
-            rate(256)
-        );
-        assert!(rate(512) > rate(256), "{bucket}: {} vs {}", rate(512), rate(256));
-        // ...because each step's client used its quota and no more: CPU time is a
-        // CPU clock, so a row's `cpu_ms` cannot pass what the quota hands out over its
-        // wall time, give or take the period it started in (100 ms) and the kernel's
-        // overrun of a few %. CPU counted over all three steps would put the 1,769 MB
-        // row at several cores; a step run without its quota would put the 256 MB row
-        // at most of a core. The 256 MB row also used at least half its quota (it is
-        // bound by it). CPU per GET is not compared between steps: under 0.145 cores a
-        // debug client spends 1.5x-2.5x the CPU per GET it spends under a core
-        // (docs/testing.md).
-        for (mb, cores) in [(256, 0.1447), (1769, 1.0)] {
-            let row = at(bucket, mb, 64);
-            let cpu_ms = row["cpu_ms"].as_f64().unwrap();
-            let wall_ms = row["wall_ms"].as_f64().unwrap();
-            let most = 1.05 * cores * (wall_ms + 100.0);
-            assert!(
-                cpu_ms <= most,
-                "{bucket} {mb} MB: {cpu_ms} ms of CPU in {wall_ms} ms under {cores} cores"
-            );
-        }
-        let row = at(bucket, 256, 64);
-        let busy = row["cpu_ms"].as_f64().unwrap() / row["wall_ms"].as_f64().unwrap();
-        assert!(busy > 0.5 * 0.1447, "{bucket} 256 MB: {busy} cores busy");
-        assert_eq!(at(bucket, 256, 64)["diagnosis"]["verdict"], "client_cpu", "{bucket}");
+        throughput_follows_the_quota_the_client_used(rows, bucket);
     }
     // With a core, four requests in flight wait on latency, not on the CPU.
-    assert_eq!(at(EXPRESS_BUCKET, 1769, 4)["diagnosis"]["verdict"], "latency");
-    assert_eq!(at(EXPRESS_BUCKET, 256, 4)["diagnosis"]["verdict"], "client_cpu");
+    assert_eq!(row_at(rows, EXPRESS_BUCKET, 1769, 4)["diagnosis"]["verdict"], "latency");
+    assert_eq!(
+        row_at(rows, EXPRESS_BUCKET, 256, 4)["diagnosis"]["verdict"],
+        "client_cpu"
+    );
+}
+
+/// The row of `bucket` at `mb` MB and `workers`.
+fn row_at<'r>(rows: &'r [serde_json::Value], bucket: &str, mb: u64, workers: u64) -> &'r serde_json::Value {
+    rows.iter()
+        .find(|r| r["bucket"] == bucket && r["memory_mb"] == mb && r["workers"] == workers)
+        .unwrap_or_else(|| panic!("no row {bucket} {mb} MB {workers} workers"))
+}
+
+/// `bucket`'s rows at 64 workers: objects/s rise with the quota, each step's client
+/// used its quota and no more, and at 256 MB the diagnosis is the client's CPU.
+fn throughput_follows_the_quota_the_client_used(rows: &[serde_json::Value], bucket: &str) {
+    let at = |bucket: &str, mb: u64, workers: u64| row_at(rows, bucket, mb, workers);
+    let rate = |mb| at(bucket, mb, 64)["objects_per_s"].as_f64().unwrap();
+    let cpu = |mb| at(bucket, mb, 64)["cpu_ms_per_get"].as_f64().unwrap();
+    eprintln!(
+        "{bucket} at 64 workers: objects/s {:.0} / {:.0} / {:.0}, cpu ms per GET {:.3} / {:.3} / {:.3}",
+        rate(256),
+        rate(512),
+        rate(1769),
+        cpu(256),
+        cpu(512),
+        cpu(1769)
+    );
+    // Throughput rises with the quota (ratios of rows of one run), checked where
+    // the effect is large: from 256 to 1,769 MB the quota grows 6.9x (measured on a
+    // quiet 2-core machine: 5.1x the objects/s on the Standard-like bucket, 6.3x on
+    // the Express-like one); without the quota the three rates are alike. The step
+    // to 512 MB (2x the quota) is only checked to rise: one quiet run measured
+    // 1.16x on the Express-like bucket, so a 1.4x bound there failed by noise.
+    assert!(
+        rate(1769) > 2.0 * rate(256),
+        "{bucket}: {} vs {}",
+        rate(1769),
+        rate(256)
+    );
+    assert!(rate(512) > rate(256), "{bucket}: {} vs {}", rate(512), rate(256));
+    // ...because each step's client used its quota and no more: CPU time is a
+    // CPU clock, so a row's `cpu_ms` cannot pass what the quota hands out over its
+    // wall time, give or take the period it started in (100 ms) and the kernel's
+    // overrun of a few %. CPU counted over all three steps would put the 1,769 MB
+    // row at several cores; a step run without its quota would put the 256 MB row
+    // at most of a core. The 256 MB row also used at least half its quota (it is
+    // bound by it). CPU per GET is not compared between steps: under 0.145 cores a
+    // debug client spends 1.5x-2.5x the CPU per GET it spends under a core
+    // (docs/testing.md).
+    for (mb, cores) in [(256, 0.1447), (1769, 1.0)] {
+        let row = at(bucket, mb, 64);
+        let cpu_ms = row["cpu_ms"].as_f64().unwrap();
+        let wall_ms = row["wall_ms"].as_f64().unwrap();
+        let most = 1.05 * cores * (wall_ms + 100.0);
+        assert!(
+            cpu_ms <= most,
+            "{bucket} {mb} MB: {cpu_ms} ms of CPU in {wall_ms} ms under {cores} cores"
+        );
+    }
+    let row = at(bucket, 256, 64);
+    let busy = row["cpu_ms"].as_f64().unwrap() / row["wall_ms"].as_f64().unwrap();
+    assert!(busy > 0.5 * 0.1447, "{bucket} 256 MB: {busy} cores busy");
+    assert_eq!(at(bucket, 256, 64)["diagnosis"]["verdict"], "client_cpu", "{bucket}");
 }
 
 #[test]

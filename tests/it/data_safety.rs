@@ -11,12 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{baseline_rss_kib, run_measured, seed_settings, seed_spec, server_with};
+use crate::common::lab::LatencyProfile;
+use crate::common::{baseline_rss_kib, run_measured, seed_settings, seed_spec, LabBuilder};
 use bytes::Bytes;
-use s3sweep::lab::LatencyProfile;
 use s3sweep::s3::clean;
 use s3sweep::s3::seed::{seed, seed_recorded, SeedSpec};
-use s3sweep::s3::SweepClient;
 
 use crate::common::BIN;
 
@@ -30,10 +29,7 @@ fn tmp_dir(name: &str) -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_concurrent_seeds_over_one_template_claim_disjoint_keys() {
     let bucket = "race-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
+    let (server, client) = LabBuilder::new().bucket(bucket, LatencyProfile::None).start().await;
     let s3 = client.s3(seed_settings());
     let spec = SeedSpec {
         concurrency: 32,
@@ -66,10 +62,7 @@ async fn two_concurrent_seeds_over_one_template_claim_disjoint_keys() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crafted_manifest_deletes_nothing_it_cannot_prove() {
     let bucket = "crafted-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
+    let (server, client) = LabBuilder::new().bucket(bucket, LatencyProfile::None).start().await;
     let s3 = client.s3(seed_settings());
     let dir = tmp_dir("crafted");
     let path = dir.join("m.json");
@@ -120,7 +113,7 @@ async fn a_crafted_manifest_deletes_nothing_it_cannot_prove() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seed_killed_mid_way_leaves_a_record_that_cleans_every_object_it_wrote() {
     let bucket = "killed-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     server.store().insert(bucket, "k/5", Bytes::from_static(b"the user's"));
     let dir = tmp_dir("killed");
     let path = dir.join("m.json");

@@ -15,9 +15,10 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::lab::LatencyProfile;
+use crate::common::LabBuilder;
 use crate::common::{self, options, seed_bucket};
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{self, LatencyProfile, ServerConfig};
 use s3sweep::model::{ConfigResult, SweepResult};
 use s3sweep::model::{Figure, FigureName, Thresholds, Verdict};
 use s3sweep::plan::Plan;
@@ -46,12 +47,7 @@ impl ServerThread {
                 .build()
                 .unwrap();
             rt.block_on(async move {
-                let running = lab::start(ServerConfig {
-                    buckets: vec![(bucket, profile)],
-                    ..ServerConfig::default()
-                })
-                .await
-                .expect("server starts on 127.0.0.1:0");
+                let running = LabBuilder::new().bucket(&bucket, profile).server().await;
                 tx.send(running.endpoint()).unwrap();
                 let _ = stopped.await;
                 running.shutdown().await;
@@ -78,7 +74,7 @@ impl Drop for ServerThread {
 }
 
 async fn seeded_client(server: &ServerThread, bucket: &str, count: u32, size: u64) -> SweepClient {
-    let client = SweepClient::new(s3sweep::lab::client_options(&server.endpoint))
+    let client = SweepClient::new(crate::common::lab::client_options(&server.endpoint))
         .await
         .unwrap();
     seed_bucket(&client, bucket, count, size).await;

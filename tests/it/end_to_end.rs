@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{options, seed_bucket, server_with};
+use crate::common::lab::LatencyProfile;
+use crate::common::{options, seed_bucket, LabBuilder};
 use s3sweep::engine::{self, BucketError, Quiet};
-use s3sweep::lab::LatencyProfile;
 use s3sweep::plan::Plan;
 use s3sweep::s3::{ClientOptions, SweepClient};
 
@@ -15,11 +15,11 @@ use crate::common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counts_are_exact_and_missing_keys_are_not_found() {
-    let server = server_with(&[("e2e-bucket", LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    seed_bucket(&client, "e2e-bucket", 50, 1000).await;
+    let (server, client) = LabBuilder::new()
+        .bucket("e2e-bucket", LatencyProfile::None)
+        .seed("e2e-bucket", 50, 1000)
+        .start()
+        .await;
     assert_eq!(server.store().object_count("e2e-bucket"), Some(50));
 
     let plan =
@@ -70,11 +70,11 @@ async fn counts_are_exact_and_missing_keys_are_not_found() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_worker_has_no_delayed_ack_stall() {
-    let server = server_with(&[("quick-bucket", LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    seed_bucket(&client, "quick-bucket", 200, 46_080).await;
+    let (_server, client) = LabBuilder::new()
+        .bucket("quick-bucket", LatencyProfile::None)
+        .seed("quick-bucket", 200, 46_080)
+        .start()
+        .await;
     let plan = Plan::from_json(r#"{"buckets": ["quick-bucket"], "object_count": 200, "workers": [1]}"#).unwrap();
     let result = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
     let row = &result.results[0];
@@ -89,11 +89,11 @@ async fn one_worker_has_no_delayed_ack_stall() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pool_caps_connections_and_measures_the_wait() {
-    let server = server_with(&[("pool-bucket", LatencyProfile::Express)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    seed_bucket(&client, "pool-bucket", 160, 1000).await;
+    let (server, client) = LabBuilder::new()
+        .bucket("pool-bucket", LatencyProfile::Express)
+        .seed("pool-bucket", 160, 1000)
+        .start()
+        .await;
     let accepted_before = server.connections_accepted();
     let opened_before = client.transport().counters().connections_opened;
     let plan =
@@ -120,10 +120,10 @@ async fn pool_caps_connections_and_measures_the_wait() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn preflight_says_what_to_fix() {
-    let server = server_with(&[("present-bucket", LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
+    let (server, client) = LabBuilder::new()
+        .bucket("present-bucket", LatencyProfile::None)
+        .start()
+        .await;
 
     let plan = Plan::from_json(r#"{"buckets": ["absent-bucket"], "object_count": 5, "workers": [1]}"#).unwrap();
     let err = engine::preflight(&client, &plan).await.unwrap_err();
@@ -140,7 +140,7 @@ async fn preflight_says_what_to_fix() {
 
     let wrong = SweepClient::new(ClientOptions {
         credentials: s3sweep::s3::CredentialSource::Chain,
-        ..s3sweep::lab::client_options(server.endpoint())
+        ..crate::common::lab::client_options(server.endpoint())
     });
     // With no credentials in this environment the chain yields none or wrong ones;
     // either way the first request must fail with a clear start error, not a panic.
@@ -163,7 +163,7 @@ async fn unreachable_endpoint_is_counted_not_fatal() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let client = SweepClient::new(s3sweep::lab::client_options(format!("http://127.0.0.1:{port}")))
+    let client = SweepClient::new(crate::common::lab::client_options(format!("http://127.0.0.1:{port}")))
         .await
         .unwrap();
     let plan = Plan::from_json(
@@ -198,9 +198,12 @@ fn client_socket_timers(port: u16) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tcp_keepalive_is_on_the_sockets_only_when_asked_for() {
-    let server = server_with(&[("keepalive-bucket", LatencyProfile::None)]).await;
+    let server = LabBuilder::new()
+        .bucket("keepalive-bucket", LatencyProfile::None)
+        .server()
+        .await;
     let port = server.addr().port();
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     seed_bucket(&client, "keepalive-bucket", 1, 100).await;

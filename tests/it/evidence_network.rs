@@ -9,7 +9,7 @@ use crate::common;
 use crate::network::{proxy, sweep, Pacer};
 use std::time::Duration;
 
-use s3sweep::lab::LatencyProfile;
+use crate::common::lab::LatencyProfile;
 use s3sweep::model::{CeilingSource, ConfigResult, SweepResult, Verdict};
 use s3sweep::render::{render_tables, Style};
 
@@ -129,9 +129,11 @@ fn the_labs_nic_is_found_by_its_evidence_with_no_flag() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rate_limit_the_lab_does_not_know_about_is_found_too() {
     let _one = common::one_at_a_time_async().await;
-    let server = common::server_with(&[(BUCKET, LatencyProfile::Standard)]).await;
-    let client = common::client_of(&server).await;
-    common::seed_bucket(&client, BUCKET, 300, 46_080).await;
+    let server = common::LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::Standard)
+        .seed(BUCKET, 300, 46_080)
+        .server()
+        .await;
     let (endpoint, _) = proxy(server.addr(), Some(Pacer::new(10.0, None)), None).await;
     let request = format!(
         r#"{{"buckets": ["{BUCKET}"], "object_count": 300, "workers": [2, 8, 32, 64], "pool_connections": 64}}"#
@@ -150,9 +152,11 @@ async fn a_rate_limit_the_lab_does_not_know_about_is_found_too() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_latency_bound_sweep_is_not_called_bandwidth() {
     let _one = common::one_at_a_time_async().await;
-    let server = common::server_with(&[(BUCKET, LatencyProfile::Standard)]).await;
-    let client = common::client_of(&server).await;
-    common::seed_bucket(&client, BUCKET, 300, 46_080).await;
+    let server = common::LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::Standard)
+        .seed(BUCKET, 300, 46_080)
+        .server()
+        .await;
     let request = format!(
         r#"{{"buckets": ["{BUCKET}"], "object_count": 300, "workers": [2, 8, 32, 64], "pool_connections": 64}}"#
     );

@@ -9,9 +9,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{client_of, options, seed_bucket, seed_settings, tls_server_with};
+use crate::common::lab::LatencyProfile;
+use crate::common::{client_of, options, seed_bucket, seed_settings, LabBuilder};
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::LatencyProfile;
 use s3sweep::plan::Plan;
 use s3sweep::s3::get::get_one;
 use s3sweep::s3::RequestSettings;
@@ -29,14 +29,14 @@ fn read_settings() -> RequestSettings {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_use_one_read_only_session_and_one_handshake_per_connection() {
-    let server = tls_server_with(
-        &[
+    let server = LabBuilder::new()
+        .buckets(&[
             (DIRECTORY_BUCKET, LatencyProfile::None),
             (GENERAL_BUCKET, LatencyProfile::None),
-        ],
-        Duration::from_secs(300),
-    )
-    .await;
+        ])
+        .tls()
+        .server()
+        .await;
     assert!(
         server.endpoint().starts_with("https://127.0.0.1:"),
         "{}",
@@ -99,8 +99,11 @@ async fn reads_use_one_read_only_session_and_one_handshake_per_connection() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_only_session_cannot_write_and_a_read_write_one_can() {
-    let server = tls_server_with(&[(DIRECTORY_BUCKET, LatencyProfile::None)], Duration::from_secs(300)).await;
-    let client = client_of(&server).await;
+    let (server, client) = LabBuilder::new()
+        .bucket(DIRECTORY_BUCKET, LatencyProfile::None)
+        .tls()
+        .start()
+        .await;
     let reader = client.reader(read_settings());
     let err = reader
         .put_object()
@@ -153,9 +156,13 @@ async fn a_read_only_session_cannot_write_and_a_read_write_one_can() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_is_reused_for_its_lifetime_and_replaced_after_it() {
     // Sessions of 2 s: the client refreshes a fifth of the lifetime before the end.
-    let server = tls_server_with(&[(DIRECTORY_BUCKET, LatencyProfile::None)], Duration::from_secs(2)).await;
-    let client = client_of(&server).await;
-    seed_bucket(&client, DIRECTORY_BUCKET, 5, 100).await;
+    let (server, client) = LabBuilder::new()
+        .bucket(DIRECTORY_BUCKET, LatencyProfile::None)
+        .tls()
+        .session_ttl(Duration::from_secs(2))
+        .seed(DIRECTORY_BUCKET, 5, 100)
+        .start()
+        .await;
     let reader = client.reader(read_settings());
     let before = client.transport().counters().session_requests;
     for i in 0..10 {
@@ -199,9 +206,12 @@ async fn a_session_is_reused_for_its_lifetime_and_replaced_after_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_session_is_refused_counted_by_kind_and_replaced() {
-    let server = tls_server_with(&[(DIRECTORY_BUCKET, LatencyProfile::None)], Duration::from_secs(300)).await;
-    let client = client_of(&server).await;
-    seed_bucket(&client, DIRECTORY_BUCKET, 20, 100).await;
+    let (server, client) = LabBuilder::new()
+        .bucket(DIRECTORY_BUCKET, LatencyProfile::None)
+        .tls()
+        .seed(DIRECTORY_BUCKET, 20, 100)
+        .start()
+        .await;
     let plan = Plan::from_json(&format!(
         r#"{{"buckets": ["{DIRECTORY_BUCKET}"], "object_count": 20, "workers": [1], "warmup": false}}"#
     ))
@@ -234,7 +244,11 @@ async fn an_expired_session_is_refused_counted_by_kind_and_replaced() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_gone_mid_handshake_is_abandoned_not_failed() {
     use tokio::io::AsyncWriteExt;
-    let server = tls_server_with(&[(GENERAL_BUCKET, LatencyProfile::None)], Duration::from_secs(300)).await;
+    let server = LabBuilder::new()
+        .bucket(GENERAL_BUCKET, LatencyProfile::None)
+        .tls()
+        .server()
+        .await;
     // A client that connects and goes away before the handshake ends (a killed process).
     drop(tokio::net::TcpStream::connect(server.addr()).await.unwrap());
     // A client that does not speak TLS: a real handshake failure.

@@ -11,19 +11,17 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde_json::{json, Value};
 
-use s3sweep::lab::{LatencyProfile, RunningServer};
+use crate::common::lab::LatencyProfile;
 use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
 use s3sweep::model::decode_histogram;
-use s3sweep::s3::SweepClient;
 
 use crate::common;
 
-async fn server() -> RunningServer {
-    common::server_with(&[("fanout-bucket", LatencyProfile::None)]).await
-}
-
-async fn seed_bucket(client: &SweepClient, count: u32) {
-    common::seed_bucket(client, "fanout-bucket", count, 1024).await;
+/// The lab with `fanout-bucket`, `objects` objects of 1 KiB in it.
+fn lab(objects: u32) -> common::LabBuilder {
+    common::LabBuilder::new()
+        .bucket("fanout-bucket", LatencyProfile::None)
+        .seed("fanout-bucket", objects, 1024)
 }
 
 fn settings(endpoint: &str, margin_ms: u64, function_name: Option<&str>) -> FunctionSettings {
@@ -49,9 +47,8 @@ fn now_ms() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_reads_its_shard_after_the_shared_start_and_serializes_its_histograms() {
-    let server = server().await;
+    let server = lab(30).server().await;
     let f = Function::new(settings(&server.endpoint(), 0, None)).await.unwrap();
-    seed_bucket(f.client(), 30).await;
 
     let start = now_ms() + 800;
     let payload = json!({
@@ -100,10 +97,9 @@ async fn a_child_reads_its_shard_after_the_shared_start_and_serializes_its_histo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_stops_by_its_coordinators_finish_time() {
-    let server = server().await;
+    let server = lab(5).server().await;
     // A 1 s safety margin and a finish time 300 ms away: nothing may start.
     let f = Function::new(settings(&server.endpoint(), 1_000, None)).await.unwrap();
-    seed_bucket(f.client(), 5).await;
     let payload = json!({
         "buckets": ["fanout-bucket"], "object_count": 5, "workers": [1, 2],
         "from_coordinator": {"role": "child", "finish_by_unix_ms": now_ms() + 300}
@@ -118,11 +114,10 @@ async fn a_child_stops_by_its_coordinators_finish_time() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_coordinator_that_cannot_invoke_says_so() {
-    let server = server().await;
+    let server = lab(5).server().await;
     let payload = json!({"buckets": ["fanout-bucket"], "object_count": 5, "fanout": {"invocations": 2}});
     // No AWS_LAMBDA_FUNCTION_NAME (nor S3SWEEP_FANOUT_FUNCTION).
     let f = Function::new(settings(&server.endpoint(), 0, None)).await.unwrap();
-    seed_bucket(f.client(), 5).await;
     let err = f.handle(event(payload.clone())).await.unwrap_err();
     let d = Diagnostic::from(err);
     assert_eq!(d.error_type, "FanoutUnavailable");

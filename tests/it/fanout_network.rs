@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::common::lab::{LatencyProfile, NetworkConfig};
 use crate::common::runtime::{Ending, Runtime};
-use s3sweep::lab::{self, LatencyProfile, NetworkConfig, ServerConfig};
+use crate::common::LabBuilder;
 use s3sweep::s3::seed::object_body;
 
 const LAMBDA: &str = env!("CARGO_BIN_EXE_s3sweep-lambda");
@@ -59,16 +60,14 @@ fn merged(result: &Value) -> (String, u64, f64, u64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fan_out_over_one_prefix_is_throttled_and_spread_over_prefixes_is_not() {
     let _one = crate::common::one_at_a_time_async().await;
-    let server = lab::start(ServerConfig {
-        buckets: vec![(BUCKET.to_string(), LatencyProfile::None)],
-        network: NetworkConfig {
+    let server = LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::None)
+        .network(NetworkConfig {
             prefix_gets_per_s: Some(RATE),
             ..NetworkConfig::default()
-        },
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0");
+        })
+        .server()
+        .await;
     // Written straight into the store: seeding's requests would meet the rate too.
     let body = object_body(46_080);
     for i in 0..OBJECTS {
@@ -131,20 +130,18 @@ async fn a_fan_out_over_one_prefix_is_throttled_and_spread_over_prefixes_is_not(
 async fn a_fan_out_keeps_each_childs_probe_and_their_sum_is_the_ceiling() {
     let _one = crate::common::one_at_a_time_async().await;
     const NIC_MIB_S: f64 = 20.0;
-    let server = lab::start(ServerConfig {
-        buckets: vec![(BUCKET.to_string(), LatencyProfile::None)],
-        network: NetworkConfig {
-            nic: Some(s3sweep::lab::nic::NicConfig {
+    let server = LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::None)
+        .network(NetworkConfig {
+            nic: Some(crate::common::lab::nic::NicConfig {
                 rate_mib_s: NIC_MIB_S,
                 burst: None,
                 per_connection_mib_s: None,
             }),
             ..NetworkConfig::default()
-        },
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0");
+        })
+        .server()
+        .await;
     let body = object_body(46_080);
     for i in 0..20 {
         server

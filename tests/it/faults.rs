@@ -6,48 +6,17 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{expected_kind, options, seed_spec, seed_with, server_with};
+use crate::common::faulted::{self, ATTEMPT_MS, OBJECTS, SIZE, TIMING};
+use crate::common::lab::{self, FaultKind, FaultSpec, FaultTally};
+use crate::common::{expected_kind, options};
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile};
 use s3sweep::model::ConfigResult;
 use s3sweep::plan::Plan;
-use s3sweep::s3::seed::SeedSpec;
 use s3sweep::s3::SweepClient;
 
-const OBJECTS: u32 = 60;
-const SIZE: u64 = 8192;
-/// Client limits of these tests; the server's timing faults last longer.
-const FIRST_BYTE_MS: u64 = 1500;
-const ATTEMPT_MS: u64 = 3000;
-const TIMING: FaultTiming = FaultTiming {
-    stall_ms: 12_000,
-    late_first_byte_ms: 5_000,
-};
-
-async fn seeded_server(buckets: &[String]) -> (lab::RunningServer, SweepClient) {
-    let named: Vec<(&str, LatencyProfile)> = buckets.iter().map(|b| (b.as_str(), LatencyProfile::None)).collect();
-    let server = server_with(&named).await;
-    server.faults().set_timing(TIMING);
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    for bucket in buckets {
-        let spec = SeedSpec {
-            skip_existing: false,
-            ..seed_spec(bucket, "f/{i}", OBJECTS, SIZE)
-        };
-        seed_with(&client, &spec).await;
-    }
-    (server, client)
-}
-
+/// A plan of [`faulted::plan`] (the SDK's client).
 fn plan(bucket: &str, workers: u32, max_attempts: u32) -> Plan {
-    Plan::from_json(&format!(
-        r#"{{"buckets": ["{bucket}"], "key_template": "f/{{i}}", "object_count": {OBJECTS},
-            "workers": [{workers}], "pool_connections": {workers}, "warmup": false, "max_attempts": {max_attempts},
-            "timeouts_ms": {{"connect": 1000, "first_byte": {FIRST_BYTE_MS}, "attempt": {ATTEMPT_MS}}}}}"#
-    ))
-    .unwrap()
+    faulted::plan(bucket, workers, max_attempts, "")
 }
 
 /// Runs one sweep, bounded: a sweep that does not end within `limit` is a hang.
@@ -63,7 +32,8 @@ async fn sweep_bounded(client: &SweepClient, plan: &Plan, limit: Duration) -> (C
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_fault_kind_is_counted_exactly_under_its_error_kind() {
     let buckets: Vec<String> = FaultKind::ALL.iter().map(|k| format!("fault-{}", k.name())).collect();
-    let (server, client) = seeded_server(&buckets).await;
+    let names: Vec<&str> = buckets.iter().map(String::as_str).collect();
+    let (server, client) = faulted::lab(&names).start().await;
     let mut lines = Vec::new();
     for (kind, bucket) in FaultKind::ALL.iter().zip(&buckets) {
         server
@@ -121,7 +91,7 @@ async fn each_fault_kind_is_counted_exactly_under_its_error_kind() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retries_are_counted_apart_from_first_attempts() {
     let bucket = "retry-bucket".to_string();
-    let (server, client) = seeded_server(std::slice::from_ref(&bucket)).await;
+    let (server, client) = faulted::lab(&[&bucket]).start().await;
     let specs: Vec<FaultSpec> = FaultKind::ALL
         .iter()
         .map(|&kind| FaultSpec { kind, rate: 0.04 })
@@ -147,25 +117,9 @@ async fn retries_are_counted_apart_from_first_attempts() {
     // Every attempt the server saw was sent by the client, and every attempt beyond
     // the first of a request is a retry.
     assert_eq!(injected.get_requests, sent);
-    assert_eq!(row.retries, sent - row.requests);
-    // Each attempt is in the GET's own timing, and the sleeps between them apart.
-    let b = row.breakdown.as_ref().expect("a breakdown");
-    assert_eq!(b.attempts, sent, "{b:?}");
-    assert!(b.backoff_ms_total > 0.0, "retries sleep first: {b:?}");
-    // Retries by cause: each retried attempt ended by what the server injected.
+    faulted::retries_add_up(&row, &injected, sent);
     let causes = row.retries_by_cause;
     eprintln!("retries by cause: {}", causes.short());
-    assert_eq!(causes.total(), row.retries, "{causes:?}");
-    assert_eq!(
-        causes.throttled + row.errors.throttled,
-        injected.of(FaultKind::SlowDown),
-        "{causes:?}"
-    );
-    assert_eq!(
-        causes.server_error + row.errors.server_error,
-        injected.of(FaultKind::InternalError),
-        "{causes:?}"
-    );
     assert!(
         causes.connection > 0 || injected.of(FaultKind::ResetBeforeHeaders) == 0,
         "{causes:?}"
@@ -190,7 +144,7 @@ async fn retries_are_counted_apart_from_first_attempts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tally_endpoint_reports_what_was_injected() {
     let bucket = "tally-bucket".to_string();
-    let (server, client) = seeded_server(std::slice::from_ref(&bucket)).await;
+    let (server, client) = faulted::lab(&[&bucket]).start().await;
     server
         .faults()
         .set(
@@ -226,7 +180,7 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn preflight_survives_transient_faults_and_names_persistent_ones() {
     let bucket = "preflight-bucket".to_string();
-    let (server, client) = seeded_server(std::slice::from_ref(&bucket)).await;
+    let (server, client) = faulted::lab(&[&bucket]).start().await;
     let plan = plan(&bucket, 1, 1);
     // Half of all GETs answer 503 or reset: the preflight retries rather than aborting.
     server

@@ -5,13 +5,13 @@
 //! object keeps it (no marker on the object). The lab on 127.0.0.1 is the store and
 //! `s3sweep clean` the binary; the user's object is there afterwards every time.
 
+use crate::common::lab::LatencyProfile;
 use bytes::Bytes;
-use s3sweep::lab::LatencyProfile;
 use s3sweep::s3::clean;
 use serde_json::json;
 
 use crate::common::run_within;
-use crate::common::{client_of, seed_settings, server_with, BIN};
+use crate::common::{client_of, seed_settings, LabBuilder, BIN};
 
 const BUCKET: &str = "forged-manifests";
 const USER_KEY: &str = "important/db.sqlite";
@@ -76,7 +76,7 @@ async fn clean_cli(manifest: &std::path::Path) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn manifests_without_an_owner_marker_delete_nothing() {
-    let server = server_with(&[(BUCKET, LatencyProfile::None)]).await;
+    let server = LabBuilder::new().bucket(BUCKET, LatencyProfile::None).server().await;
     // Two user objects with one body: the same size and ETag.
     for key in [USER_KEY, NUMBERED_KEY] {
         server
@@ -114,7 +114,7 @@ async fn manifests_without_an_owner_marker_delete_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_marked_manifest_naming_a_users_key_as_its_probe_object_keeps_it() {
     let bucket = "forged-probe";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     server.store().insert(bucket, USER_KEY, Bytes::from_static(b"12345678"));
     let client = client_of(&server).await;
     let s3 = client.s3(seed_settings());

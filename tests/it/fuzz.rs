@@ -267,12 +267,11 @@ fn the_server_survives_random_requests() {
         .enable_all()
         .build()
         .unwrap();
-    let server = runtime
-        .block_on(s3sweep::lab::start(s3sweep::lab::ServerConfig {
-            buckets: vec![("fuzz-bucket".into(), s3sweep::lab::LatencyProfile::None)],
-            ..Default::default()
-        }))
-        .unwrap();
+    let server = runtime.block_on(
+        crate::common::LabBuilder::new()
+            .bucket("fuzz-bucket", crate::common::lab::LatencyProfile::None)
+            .server(),
+    );
     server
         .store()
         .insert("fuzz-bucket", "test/0/vectors", bytes::Bytes::from_static(b"hello"));
@@ -293,7 +292,7 @@ fn the_server_survives_random_requests() {
     let endpoint = server.endpoint();
     let plan = Plan::from_json(r#"{"buckets": ["fuzz-bucket"], "object_count": 1, "workers": [1]}"#).unwrap();
     runtime.block_on(async {
-        let client = s3sweep::s3::SweepClient::new(s3sweep::lab::client_options(endpoint))
+        let client = s3sweep::s3::SweepClient::new(crate::common::lab::client_options(endpoint))
             .await
             .unwrap();
         s3sweep::engine::preflight(&client, &plan).await.expect("still serving");

@@ -12,10 +12,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{client_of, options, seed_spec, seed_with};
+use crate::common::lab::{FaultKind, FaultSpec, FaultTiming, LatencyProfile, Tail};
+use crate::common::options;
+use crate::common::LabBuilder;
 use s3sweep::analysis::analyse;
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTiming, LatencyProfile, RunningServer, ServerConfig, Tail};
 use s3sweep::model::{ConfigResult, Hedge, SweepResult, Thresholds};
 use s3sweep::plan::Plan;
 use s3sweep::s3::SweepClient;
@@ -25,26 +26,12 @@ const EXPRESS: &str = "hedge--lab1-az1--x-s3";
 
 /// A lab with `buckets`, the standard far tail set to `tail`, each bucket seeded with
 /// `objects` objects of `size` bytes.
-async fn lab_with(
-    buckets: &[(&str, LatencyProfile)],
-    tail: Tail,
-    (objects, size): (u32, u64),
-    tls: bool,
-) -> (RunningServer, SweepClient) {
-    let server = lab::start(ServerConfig {
-        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
-        tls: tls.then(lab::TlsOptions::default),
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0");
-    // Seeding does not read: the tail is set before it only to keep one place.
-    server.profiles().set_tail(Some(tail));
-    let client = client_of(&server).await;
-    for (bucket, _) in buckets {
-        seed_with(&client, &seed_spec(bucket, "test/{i}/vectors", objects, size)).await;
-    }
-    (server, client)
+fn lab_with(buckets: &[(&str, LatencyProfile)], tail: Tail, (objects, size): (u32, u64), tls: bool) -> LabBuilder {
+    // Seeding does not read: the tail, set before it, does not slow it.
+    let lab = LabBuilder::new().buckets(buckets).tls_if(tls).tail(tail);
+    buckets
+        .iter()
+        .fold(lab, |lab, (bucket, _)| lab.seed(bucket, objects, size))
 }
 
 /// The sweep of `request`, bounded in time.
@@ -95,7 +82,7 @@ async fn hedging_at_p95_cuts_the_far_tail_within_its_budget() {
     };
     let (objects, size) = (400, 4096);
     let buckets = [(STANDARD, LatencyProfile::Standard), (EXPRESS, LatencyProfile::Express)];
-    let (server, client) = lab_with(&buckets, tail, (objects, size), false).await;
+    let (server, client) = lab_with(&buckets, tail, (objects, size), false).start().await;
     let result = sweep(
         &client,
         serde_json::json!({
@@ -164,7 +151,9 @@ async fn the_budget_holds_when_every_get_is_slow() {
         stall_ms: 200,
     };
     let (objects, size) = (200, 1024);
-    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false).await;
+    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false)
+        .start()
+        .await;
     let result = sweep(
         &client,
         serde_json::json!({
@@ -195,7 +184,9 @@ async fn a_losing_copy_is_cancelled_not_read_to_its_end() {
         stall_ms: 300,
     };
     let (objects, size) = (120, 1 << 20);
-    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false).await;
+    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false)
+        .start()
+        .await;
     let result = sweep(
         &client,
         serde_json::json!({
@@ -230,7 +221,7 @@ async fn both_clients_read_the_same_bytes_hedged_over_https_and_express_sessions
     };
     let (objects, size) = (100, 8192);
     let buckets = [(STANDARD, LatencyProfile::Standard), (EXPRESS, LatencyProfile::Express)];
-    let (server, client) = lab_with(&buckets, tail, (objects, size), true).await;
+    let (server, client) = lab_with(&buckets, tail, (objects, size), true).start().await;
     server.faults().set_timing(FaultTiming {
         late_first_byte_ms: 200,
         ..FaultTiming::default()
@@ -275,7 +266,9 @@ async fn hedges_take_pool_slots_and_the_pool_never_exceeds_its_cap() {
         stall_ms: 300,
     };
     let (objects, size, workers, pool): (u32, u64, u32, u32) = (240, 1024, 16, 18);
-    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false).await;
+    let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false)
+        .start()
+        .await;
     // The seeding's PUTs are not the sweep's.
     client.transport().take_requests_in_flight_peak();
     let result = sweep(
@@ -354,23 +347,7 @@ fn a_memory_sweep_hedges_and_compare_pairs_hedged_rows_with_hedged_rows() {
     };
     // Each memory size ran each policy: the rows carry both axes.
     let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
-    let rows = doc["results"].as_array().unwrap();
-    let axes: Vec<(u64, bool, bool)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["memory_mb"].as_u64().unwrap(),
-                r["hedge"].is_object(),
-                r["hedging"].is_object(),
-            )
-        })
-        .collect();
-    for memory_mb in [512, 1769] {
-        for hedged in [false, true] {
-            let n = axes.iter().filter(|x| **x == (memory_mb, hedged, hedged)).count();
-            assert_eq!(n, 2, "{memory_mb} MB, hedged {hedged}, a row per bucket: {axes:?}");
-        }
-    }
+    every_memory_size_ran_every_policy(doc["results"].as_array().unwrap());
     assert!(
         stdout.contains("memory for standard-like (hedge 20ms): fastest"),
         "{stdout}"
@@ -388,31 +365,58 @@ fn a_memory_sweep_hedges_and_compare_pairs_hedged_rows_with_hedged_rows() {
         serde_json::from_str(&s3sweep(&["compare", &a_path, &b_path, "--json"]).unwrap()).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     for pair in compared["pairs"].as_array().unwrap() {
-        let configs: Vec<(u64, bool, f64)> = pair["configs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                (
-                    c["memory_mb"].as_u64().unwrap(),
-                    c["hedge"].is_object(),
-                    c["wall_ratio"].as_f64().unwrap(),
-                )
-            })
-            .collect();
-        let want = vec![
-            (512, false, 1.0),
-            (512, true, 0.5),
-            (1769, false, 1.0),
-            (1769, true, 0.5),
-        ];
-        let mut got = configs.clone();
-        got.sort_by_key(|x| (x.0, x.1));
-        let near = got.len() == 4
-            && got
-                .iter()
-                .zip(&want)
-                .all(|(g, w)| (g.0, g.1) == (w.0, w.1) && (g.2 - w.2).abs() < 0.01);
-        assert!(near, "{}: {configs:?}", pair["bucket_a"]);
+        a_pairs_hedged_rows_are_twice_as_fast(pair);
     }
+}
+
+/// A row per bucket for each memory size (512, 1769 MB) and each policy, carrying
+/// both axes (a hedged row its hedging figures).
+fn every_memory_size_ran_every_policy(rows: &[serde_json::Value]) {
+    let axes: Vec<(u64, bool, bool)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["memory_mb"].as_u64().unwrap(),
+                r["hedge"].is_object(),
+                r["hedging"].is_object(),
+            )
+        })
+        .collect();
+    for memory_mb in [512, 1769] {
+        for hedged in [false, true] {
+            let n = axes.iter().filter(|x| **x == (memory_mb, hedged, hedged)).count();
+            assert_eq!(n, 2, "{memory_mb} MB, hedged {hedged}, a row per bucket: {axes:?}");
+        }
+    }
+}
+
+/// A compared pair of buckets: each row paired with its own memory size and policy,
+/// the hedged ones at half the wall time (B halved them), the others the same.
+fn a_pairs_hedged_rows_are_twice_as_fast(pair: &serde_json::Value) {
+    let configs: Vec<(u64, bool, f64)> = pair["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["memory_mb"].as_u64().unwrap(),
+                c["hedge"].is_object(),
+                c["wall_ratio"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let want = vec![
+        (512, false, 1.0),
+        (512, true, 0.5),
+        (1769, false, 1.0),
+        (1769, true, 0.5),
+    ];
+    let mut got = configs.clone();
+    got.sort_by_key(|x| (x.0, x.1));
+    let near = got.len() == 4
+        && got
+            .iter()
+            .zip(&want)
+            .all(|(g, w)| (g.0, g.1) == (w.0, w.1) && (g.2 - w.2).abs() < 0.01);
+    assert!(near, "{}: {configs:?}", pair["bucket_a"]);
 }

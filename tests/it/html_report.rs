@@ -170,29 +170,7 @@ fn the_html_report_in_a_headless_browser() {
         console(&stderr)
     );
 
-    // The figure: one SVG, a line per bucket (and more: percentiles, CDF), both
-    // buckets in its text.
-    assert_eq!(dom.matches("<svg").count(), 1, "one figure");
-    let svg = &dom[dom.find("<svg").unwrap()..dom.find("</svg>").unwrap()];
-    assert!(svg.matches("<polyline").count() >= 4, "lines drawn");
-    for bucket in ["standard-like", "express-like--lab1-az1--x-s3"] {
-        assert!(svg.contains(bucket), "{bucket} in the figure");
-    }
-
-    // Every table row of `report --markdown` is a row of the page.
-    let rows = dom_rows(&dom);
-    let wanted = markdown_rows(&markdown);
-    assert!(wanted.len() >= 20, "{} Markdown rows:\n{markdown}", wanted.len());
-    let missing: Vec<&String> = wanted.iter().filter(|r| !rows.contains(r)).collect();
-    assert!(
-        missing.is_empty(),
-        "rows of report --markdown not in the page: {missing:#?}"
-    );
-    // And the summary first: its table's rows name each bucket's best configuration.
-    let summary = &dom[dom.find("id=\"summary\"").unwrap()..dom.find("id=\"figures\"").unwrap()];
-    for bucket in ["standard-like", "express-like--lab1-az1--x-s3"] {
-        assert!(summary.contains(bucket), "{bucket} in the summary");
-    }
+    the_page_shows_the_figure_and_every_row(&dom, &markdown);
 
     // The console check can fail: a page that tries to load an image is refused, and
     // the browser says so.
@@ -219,4 +197,33 @@ fn the_html_report_in_a_headless_browser() {
         std::fs::copy(&shot, keep).unwrap();
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The page as the browser built it (`dom`): one figure with a line per bucket (and
+/// more: percentiles, CDF); every table row of `report --markdown` is a row of it; and
+/// the summary first, its rows naming each bucket's best configuration.
+fn the_page_shows_the_figure_and_every_row(dom: &str, markdown: &str) {
+    // The figure: one SVG, a line per bucket (and more: percentiles, CDF), both
+    // buckets in its text.
+    assert_eq!(dom.matches("<svg").count(), 1, "one figure");
+    let svg = &dom[dom.find("<svg").unwrap()..dom.find("</svg>").unwrap()];
+    assert!(svg.matches("<polyline").count() >= 4, "lines drawn");
+    for bucket in ["standard-like", "express-like--lab1-az1--x-s3"] {
+        assert!(svg.contains(bucket), "{bucket} in the figure");
+    }
+
+    // Every table row of `report --markdown` is a row of the page.
+    let rows = dom_rows(dom);
+    let wanted = markdown_rows(markdown);
+    assert!(wanted.len() >= 20, "{} Markdown rows:\n{markdown}", wanted.len());
+    let missing: Vec<&String> = wanted.iter().filter(|r| !rows.contains(r)).collect();
+    assert!(
+        missing.is_empty(),
+        "rows of report --markdown not in the page: {missing:#?}"
+    );
+    // And the summary first: its table's rows name each bucket's best configuration.
+    let summary = &dom[dom.find("id=\"summary\"").unwrap()..dom.find("id=\"figures\"").unwrap()];
+    for bucket in ["standard-like", "express-like--lab1-az1--x-s3"] {
+        assert!(summary.contains(bucket), "{bucket} in the summary");
+    }
 }

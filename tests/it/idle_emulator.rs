@@ -38,13 +38,15 @@ fn invoke(emulator: &mut Emulator, event: &Path, limit: Duration) -> SweepResult
 }
 
 fn get_requests(lab: &Serve) -> u64 {
-    lab.tally(s3sweep::lab::FAULTS_PATH)["tally"]["get_requests"]
+    lab.tally(crate::common::lab::FAULTS_PATH)["tally"]["get_requests"]
         .as_u64()
         .unwrap()
 }
 
 fn idle_closes(lab: &Serve) -> u64 {
-    lab.tally(s3sweep::lab::NETWORK_PATH)["idle_closes"].as_u64().unwrap()
+    lab.tally(crate::common::lab::NETWORK_PATH)["idle_closes"]
+        .as_u64()
+        .unwrap()
 }
 
 /// Every row: no error of any kind, no retry; the lab received exactly the GETs the
@@ -129,8 +131,29 @@ fn idle_connections_cost_no_error_after_a_pause_or_a_long_configuration() {
     let sweep = invoke(&mut emulator, &sweep_event, INVOKE_LIMIT);
     let after = get_requests(&lab);
     one_attempt_per_get("interleaved sweep", &sweep, after - before);
+    an_8_worker_pool_waits_out_a_long_1_worker_row(&sweep);
+    let closes = idle_closes(&lab);
+    eprintln!(
+        "idle emulator test: lab idle closes after the pause {closes_after_pause}, after the sweep {closes}; \
+         connections opened by the warm invocation {}; total {} ms",
+        second.results[0].connections_opened,
+        test_start.elapsed().as_millis()
+    );
+    assert_eq!(
+        (closes_after_pause, closes),
+        (0, 0),
+        "the function retired its idle connections first: the lab closed none"
+    );
+    drop(emulator);
+    let _ = lab.stop();
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// The interleaved sweep's rows, in plan order with `run_index` saying when each ran:
+/// each 1-worker row outlasts the lab's idle timeout, and an 8-worker row ran before
+/// and after one (its pooled connections waited through it).
+fn an_8_worker_pool_waits_out_a_long_1_worker_row(sweep: &SweepResult) {
     assert_eq!(sweep.network.as_ref().unwrap().order, Order::Interleaved);
-    // Rows stay in plan order; `run_index` says when each ran.
     let mut ran: Vec<(u32, u32)> = sweep
         .results
         .iter()
@@ -156,19 +179,4 @@ fn idle_connections_cost_no_error_after_a_pause_or_a_long_configuration() {
         follows_long,
         "an 8-worker configuration runs before and after a 1-worker one: {order:?}"
     );
-    let closes = idle_closes(&lab);
-    eprintln!(
-        "idle emulator test: lab idle closes after the pause {closes_after_pause}, after the sweep {closes}; \
-         connections opened by the warm invocation {}; total {} ms",
-        second.results[0].connections_opened,
-        test_start.elapsed().as_millis()
-    );
-    assert_eq!(
-        (closes_after_pause, closes),
-        (0, 0),
-        "the function retired its idle connections first: the lab closed none"
-    );
-    drop(emulator);
-    let _ = lab.stop();
-    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -19,26 +19,22 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::common::lab::{self, LabLimits, LatencyProfile, RunningServer, SessionMode, StoreLimits};
+use crate::common::LabBuilder;
 use aws_sdk_s3::primitives::ByteStream;
 use ring::{digest, hmac};
-use s3sweep::lab::{self, LabLimits, LatencyProfile, RunningServer, ServerConfig, SessionMode, StoreLimits};
 
 use crate::common::{client_of, seed_settings, Serve};
 
 const PLAIN: &str = "plain";
 const DIR: &str = "conf--lab1-az1--x-s3";
 
-async fn server(limits: LabLimits) -> RunningServer {
-    lab::start(ServerConfig {
-        buckets: vec![
-            (PLAIN.to_string(), LatencyProfile::None),
-            (DIR.to_string(), LatencyProfile::None),
-        ],
-        limits,
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("the lab starts")
+/// The lab with the plain and the directory bucket, taking in what `limits` allow.
+fn lab(limits: LabLimits) -> LabBuilder {
+    LabBuilder::new()
+        .bucket(PLAIN, LatencyProfile::None)
+        .bucket(DIR, LatencyProfile::None)
+        .limits(limits)
 }
 
 async fn sdk(server: &RunningServer) -> aws_sdk_s3::Client {
@@ -58,7 +54,7 @@ fn status<E>(e: &aws_sdk_s3::error::SdkError<E>) -> u16 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etags_are_md5_and_content_md5_is_checked() {
-    let server = server(LabLimits::default()).await;
+    let server = lab(LabLimits::default()).server().await;
     let s3 = sdk(&server).await;
     let put = s3
         .put_object()
@@ -95,7 +91,7 @@ async fn etags_are_md5_and_content_md5_is_checked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conditional_requests_answer_as_s3_documents() {
-    let server = server(LabLimits::default()).await;
+    let server = lab(LabLimits::default()).server().await;
     let s3 = sdk(&server).await;
     let put = |key: &'static str, body: &'static [u8]| {
         s3.put_object()
@@ -153,13 +149,40 @@ async fn conditional_requests_answer_as_s3_documents() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listings_page_with_a_delimiter_and_give_every_entry_once() {
-    let server = server(LabLimits::default()).await;
+    let server = lab(LabLimits::default()).server().await;
     let keys = ["a", "d/1", "d/2", "d/e/3", "e/1", "e/2", "f", "g/1", "g/h/2", "z"];
     for k in keys {
         server.store().insert(PLAIN, k, bytes::Bytes::from_static(b"x"));
     }
     let s3 = sdk(&server).await;
     // v2: top level, two entries a page.
+    let (seen, pages) = v2_pages_of_two(&s3).await;
+    assert_eq!(seen, ["a", "d/", "e/", "f", "g/", "z"]);
+    assert_eq!(pages, 3);
+    // v1 with a prefix, one entry a page, following NextMarker.
+    assert_eq!(v1_pages_of_one_under_g(&s3).await, ["g/1", "g/h/"]);
+    // No delimiter, start-after: every key after it, in order.
+    let page = s3
+        .list_objects_v2()
+        .bucket(PLAIN)
+        .start_after("e/1")
+        .send()
+        .await
+        .unwrap();
+    let got: Vec<&str> = page.contents().iter().filter_map(|o| o.key()).collect();
+    assert_eq!(got, ["e/2", "f", "g/1", "g/h/2", "z"]);
+    assert_eq!(page.contents()[0].e_tag(), Some("\"9dd4e461268c8034f5c8564e155c67a6\""));
+    let buckets = s3.list_buckets().send().await.unwrap();
+    let names: Vec<&str> = buckets.buckets().iter().filter_map(|b| b.name()).collect();
+    assert_eq!(names, [DIR, PLAIN]);
+    s3.head_bucket().bucket(PLAIN).send().await.unwrap();
+    let err = s3.head_bucket().bucket("nope").send().await.unwrap_err();
+    assert_eq!(status(&err), 404);
+}
+
+/// ListObjectsV2 of [`PLAIN`] with the delimiter `/`, two entries a page (each page's
+/// keys and common prefixes, at most two): every entry, and the pages.
+async fn v2_pages_of_two(s3: &aws_sdk_s3::Client) -> (Vec<String>, u32) {
     let (mut seen, mut token, mut pages) = (Vec::new(), None::<String>, 0);
     loop {
         let page = s3
@@ -190,9 +213,12 @@ async fn listings_page_with_a_delimiter_and_give_every_entry_once() {
             None => break,
         }
     }
-    assert_eq!(seen, ["a", "d/", "e/", "f", "g/", "z"]);
-    assert_eq!(pages, 3);
-    // v1 with a prefix, one entry a page, following NextMarker.
+    (seen, pages)
+}
+
+/// ListObjects (v1) of [`PLAIN`] under `g/` with the delimiter `/`, one entry a page,
+/// following NextMarker: every entry.
+async fn v1_pages_of_one_under_g(s3: &aws_sdk_s3::Client) -> Vec<String> {
     let (mut seen, mut marker) = (Vec::new(), None::<String>);
     loop {
         let page = s3
@@ -216,29 +242,12 @@ async fn listings_page_with_a_delimiter_and_give_every_entry_once() {
         }
         marker = page.next_marker().map(str::to_string);
     }
-    assert_eq!(seen, ["g/1", "g/h/"]);
-    // No delimiter, start-after: every key after it, in order.
-    let page = s3
-        .list_objects_v2()
-        .bucket(PLAIN)
-        .start_after("e/1")
-        .send()
-        .await
-        .unwrap();
-    let got: Vec<&str> = page.contents().iter().filter_map(|o| o.key()).collect();
-    assert_eq!(got, ["e/2", "f", "g/1", "g/h/2", "z"]);
-    assert_eq!(page.contents()[0].e_tag(), Some("\"9dd4e461268c8034f5c8564e155c67a6\""));
-    let buckets = s3.list_buckets().send().await.unwrap();
-    let names: Vec<&str> = buckets.buckets().iter().filter_map(|b| b.name()).collect();
-    assert_eq!(names, [DIR, PLAIN]);
-    s3.head_bucket().bucket(PLAIN).send().await.unwrap();
-    let err = s3.head_bucket().bucket("nope").send().await.unwrap_err();
-    assert_eq!(status(&err), 404);
+    seen
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unimplemented_operations_answer_501_with_their_name() {
-    let server = server(LabLimits::default()).await;
+    let server = lab(LabLimits::default()).server().await;
     let s3 = sdk(&server).await;
     let err = s3
         .copy_object()
@@ -420,7 +429,7 @@ fn with_session(bucket: &'static str, session: &lab::Session) -> SignedPut<'stat
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_s3_express_path_refuses_every_bad_signature_the_ordinary_path_refuses() {
-    let server = server(LabLimits::default()).await;
+    let server = lab(LabLimits::default()).server().await;
     let addr = server.addr();
     let session = server.sessions().create(DIR, SessionMode::ReadWrite).unwrap();
     tokio::task::spawn_blocking(move || {
@@ -480,10 +489,11 @@ async fn the_s3_express_path_refuses_every_bad_signature_the_ordinary_path_refus
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_sent_headers_are_closed_after_the_header_read_timeout() {
-    let server = server(LabLimits {
+    let server = lab(LabLimits {
         header_read_timeout: Duration::from_millis(500),
         ..LabLimits::default()
     })
+    .server()
     .await;
     let addr = server.addr();
     tokio::task::spawn_blocking(move || {
@@ -506,10 +516,11 @@ async fn half_sent_headers_are_closed_after_the_header_read_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_past_the_cap_get_slow_down() {
-    let server = server(LabLimits {
+    let server = lab(LabLimits {
         max_connections: 2,
         ..LabLimits::default()
     })
+    .server()
     .await;
     let addr = server.addr();
     let refused = tokio::task::spawn_blocking(move || {
@@ -543,7 +554,7 @@ async fn connections_past_the_cap_get_slow_down() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bodies_past_the_object_cap_and_the_store_cap_are_refused() {
-    let server = server(LabLimits {
+    let server = lab(LabLimits {
         store: StoreLimits {
             max_object_bytes: 1000,
             max_store_bytes: 2500 + 2 * (256 + 1),
@@ -551,6 +562,7 @@ async fn bodies_past_the_object_cap_and_the_store_cap_are_refused() {
         },
         ..LabLimits::default()
     })
+    .server()
     .await;
     let s3 = sdk(&server).await;
     let put = |key: &'static str, len: usize| {
@@ -589,12 +601,7 @@ fn openssl_text(pem: &std::path::Path) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ca_is_private_loopback_only_short_lived_and_removed_on_stop() {
     use std::os::unix::fs::PermissionsExt;
-    let server = lab::start(ServerConfig {
-        tls: Some(lab::TlsOptions::default()),
-        ..ServerConfig::default()
-    })
-    .await
-    .unwrap();
+    let server = LabBuilder::new().tls().server().await;
     let ca = server.ca_file().unwrap().to_path_buf();
     let dir = ca.parent().unwrap().to_path_buf();
     assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);

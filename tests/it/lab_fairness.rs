@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use s3sweep::lab::{self, LabLimits, ServerConfig};
+use crate::common::lab::LabLimits;
+use crate::common::LabBuilder;
 
 const CAP: usize = 8;
 const HELLO: &[u8] = b"GET /_s3sweep/hello HTTP/1.1\r\nhost: x\r\n\r\n";
@@ -62,15 +63,13 @@ fn hog(addr: SocketAddr, stop: Arc<AtomicBool>, reconnects: Arc<AtomicU64>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kept_alive_connections_at_the_cap_do_not_starve_another_client() {
-    let server = lab::start(ServerConfig {
-        limits: LabLimits {
+    let server = LabBuilder::new()
+        .limits(LabLimits {
             max_connections: CAP,
             ..LabLimits::default()
-        },
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("the lab starts");
+        })
+        .server()
+        .await;
     let addr = server.addr();
     let stop = Arc::new(AtomicBool::new(false));
     let reconnects = Arc::new(AtomicU64::new(0));

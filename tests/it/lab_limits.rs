@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use crate::common::server_with;
+use crate::common::lab::{LatencyProfile, SessionMode};
+use crate::common::LabBuilder;
 use bytes::Bytes;
-use s3sweep::lab::{LatencyProfile, SessionMode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Sends `request` (a whole HTTP/1.1 request) and returns the response's text.
@@ -24,7 +24,7 @@ async fn raw(addr: &str, request: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigv2_signatures_and_post_forms_get_s3s_answer() {
     let bucket = "v2-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     server.store().insert(bucket, "k", Bytes::from_static(b"secret"));
     let addr = server.endpoint().trim_start_matches("http://").to_string();
     let header = format!(
@@ -72,7 +72,7 @@ pub(crate) fn signed_put_head(addr: &str, bucket: &str, key: &str, len: usize) -
         hex(digest::digest(&digest::SHA256, canonical.as_bytes()).as_ref())
     );
     let mut k = mac(
-        format!("AWS4{}", s3sweep::lab::LOCAL_SECRET_KEY).as_bytes(),
+        format!("AWS4{}", crate::common::lab::LOCAL_SECRET_KEY).as_bytes(),
         &date.as_bytes()[..8],
     );
     for part in ["us-east-1", "s3", "aws4_request"] {
@@ -81,30 +81,28 @@ pub(crate) fn signed_put_head(addr: &str, bucket: &str, key: &str, len: usize) -
     let signature = hex(&mac(&k, to_sign.as_bytes()));
     format!(
         "PUT {path} HTTP/1.1\r\nhost: {addr}\r\nx-amz-content-sha256: UNSIGNED-PAYLOAD\r\nx-amz-date: {date}\r\nauthorization: AWS4-HMAC-SHA256 Credential={}/{scope}, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature={signature}\r\ncontent-length: {len}\r\n\r\n",
-        s3sweep::lab::LOCAL_ACCESS_KEY
+        crate::common::lab::LOCAL_ACCESS_KEY
     )
 }
 
-async fn lab_with(store: s3sweep::lab::StoreLimits) -> s3sweep::lab::RunningServer {
-    s3sweep::lab::start(s3sweep::lab::ServerConfig {
-        buckets: vec![("cap".to_string(), LatencyProfile::None)],
-        limits: s3sweep::lab::LabLimits {
+/// The lab with bucket `cap` and the store's caps `store`.
+fn lab_with(store: crate::common::lab::StoreLimits) -> LabBuilder {
+    LabBuilder::new()
+        .bucket("cap", LatencyProfile::None)
+        .limits(crate::common::lab::LabLimits {
             store,
-            ..s3sweep::lab::LabLimits::default()
-        },
-        ..s3sweep::lab::ServerConfig::default()
-    })
-    .await
-    .unwrap()
+            ..crate::common::lab::LabLimits::default()
+        })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_put_reserves_its_room_before_its_body_and_a_trickling_body_is_closed() {
-    let server = lab_with(s3sweep::lab::StoreLimits {
+    let server = lab_with(crate::common::lab::StoreLimits {
         max_object_bytes: 100_000,
         max_store_bytes: 64_000,
         body_read_timeout: Duration::from_millis(500),
     })
+    .server()
     .await;
     let addr = server.endpoint().trim_start_matches("http://").to_string();
     // A: declares 50,000 bytes, sends one, then nothing.
@@ -145,10 +143,11 @@ async fn a_put_reserves_its_room_before_its_body_and_a_trickling_body_is_closed(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn empty_objects_with_long_keys_count_against_the_store_cap() {
-    let server = lab_with(s3sweep::lab::StoreLimits {
+    let server = lab_with(crate::common::lab::StoreLimits {
         max_store_bytes: 64_000,
-        ..s3sweep::lab::StoreLimits::default()
+        ..crate::common::lab::StoreLimits::default()
     })
+    .server()
     .await;
     let s3 = crate::common::client_of(&server)
         .await
@@ -206,8 +205,8 @@ fn request<T>(input: T) -> s3s::S3Request<T> {
 #[tokio::test]
 async fn buckets_past_the_cap_get_too_many_buckets() {
     use s3s::S3;
-    let store = s3sweep::lab::MemStore::new();
-    for i in 0..s3sweep::lab::MAX_BUCKETS {
+    let store = crate::common::lab::MemStore::new();
+    for i in 0..crate::common::lab::MAX_BUCKETS {
         store.create_bucket(create_bucket(&format!("b-{i}"))).await.unwrap();
     }
     let e = store.create_bucket(create_bucket("one-more")).await.unwrap_err();
@@ -221,10 +220,10 @@ async fn buckets_past_the_cap_get_too_many_buckets() {
 #[tokio::test]
 async fn sessions_past_the_cap_get_slow_down() {
     use s3s::S3;
-    let store = s3sweep::lab::MemStore::new();
+    let store = crate::common::lab::MemStore::new();
     let dir = "d--az1--x-s3";
     store.create_bucket(create_bucket(dir)).await.unwrap();
-    for _ in 0..s3sweep::lab::MAX_SESSIONS {
+    for _ in 0..crate::common::lab::MAX_SESSIONS {
         store.sessions().create(dir, SessionMode::ReadOnly).unwrap();
     }
     let input = s3s::dto::CreateSessionInput::builder()

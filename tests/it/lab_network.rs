@@ -9,22 +9,18 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use s3sweep::lab::nic::{Burst, NicConfig};
-use s3sweep::lab::{self, LatencyProfile, NetworkConfig, RunningServer, ServerConfig};
+use crate::common::lab::nic::{Burst, NicConfig};
+use crate::common::lab::{self, LatencyProfile, NetworkConfig, RunningServer};
+use crate::common::LabBuilder;
 use s3sweep::s3::RequestSettings;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const BUCKET: &str = "net-bucket";
 const MIB: f64 = 1024.0 * 1024.0;
 
-async fn server(network: NetworkConfig) -> RunningServer {
-    lab::start(ServerConfig {
-        buckets: vec![(BUCKET.to_string(), LatencyProfile::None)],
-        network,
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0")
+/// The lab with the bucket behind `network`.
+fn lab(network: NetworkConfig) -> LabBuilder {
+    LabBuilder::new().bucket(BUCKET, LatencyProfile::None).network(network)
 }
 
 fn nic(rate_mib_s: f64) -> NetworkConfig {
@@ -127,7 +123,7 @@ async fn the_nic_holds_the_aggregate_rate_over_many_connections() {
     // of them while the other tests of this file run on a loaded 2-core machine: the
     // next test drives 256 with presigned GETs over raw connections.)
     for (tasks, size, secs) in [(64, 1 << 20, 3), (128, 1 << 20, 3)] {
-        let server = server(nic(40.0)).await;
+        let server = lab(nic(40.0)).server().await;
         let (s3, keys) = seeded(&server, &["data"], 32, size).await;
         let (started, arrivals) = read_for(&s3, &keys, tasks, Duration::from_secs(secs)).await;
         let measured = rate(started, &arrivals);
@@ -155,7 +151,7 @@ async fn a_burst_runs_faster_for_its_size_then_the_rate_settles() {
         rate_mib_s: 100.0,
         refill_mib_s: 0.0,
     });
-    let server = server(config).await;
+    let server = lab(config).server().await;
     let (s3, keys) = seeded(&server, &["data"], 16, 1 << 20).await;
     let tasks = 4;
     let (started, arrivals) = read_for(&s3, &keys, tasks, Duration::from_secs(3)).await;
@@ -188,7 +184,7 @@ async fn a_burst_runs_faster_for_its_size_then_the_rate_settles() {
 async fn the_per_connection_cap_binds_one_connection() {
     let mut config = nic(200.0);
     config.nic.as_mut().unwrap().per_connection_mib_s = Some(10.0);
-    let server = server(config).await;
+    let server = lab(config).server().await;
     // One request at a time, 4 MiB each (the SDK may move between two pooled
     // connections, but only one is ever busy). The rate is each body's: its bytes over
     // the time from the response's headers to its last byte. Counted from one GET's end
@@ -255,10 +251,11 @@ async fn paced_gets(s3: &aws_sdk_s3::Client, keys: &[String], per_s: u32, run_fo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_prefix_over_its_rate_gets_slow_down_and_spread_prefixes_do_not() {
-    let server = server(NetworkConfig {
+    let server = lab(NetworkConfig {
         prefix_gets_per_s: Some(40.0),
         ..NetworkConfig::default()
     })
+    .server()
     .await;
     let prefixes: Vec<String> = (0..17).map(|i| format!("p{i}")).collect();
     let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
@@ -322,10 +319,11 @@ async fn closed_within(s: &mut tokio::net::TcpStream, limit: Duration) -> Option
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_connection_is_closed_cleanly_after_the_timeout_and_counted() {
-    let server = server(NetworkConfig {
+    let server = lab(NetworkConfig {
         idle_timeout: Some(Duration::from_millis(1500)),
         ..NetworkConfig::default()
     })
+    .server()
     .await;
     // Requests every 0.5 s keep a connection open past the timeout.
     let mut busy = used_connection(&server).await;
@@ -372,10 +370,11 @@ async fn an_idle_connection_is_closed_cleanly_after_the_timeout_and_counted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_an_idle_timeout_the_connection_stays_open() {
-    let server = server(NetworkConfig {
+    let server = lab(NetworkConfig {
         idle_timeout: None,
         ..NetworkConfig::default()
     })
+    .server()
     .await;
     let mut s = used_connection(&server).await;
     assert_eq!(closed_within(&mut s, Duration::from_secs(3)).await, None);
@@ -532,7 +531,7 @@ fn p50_ms(mut ms: Vec<f64>) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_takes_its_share_of_the_link_and_frames_interleave() {
     let _one = crate::common::one_at_a_time_async().await;
-    let server = server(nic(40.0)).await;
+    let server = lab(nic(40.0)).server().await;
     let (s3, keys) = seeded(&server, &["data"], 256, 46_080).await;
     let urls = presigned(&s3, &keys).await;
     let run = raw_rate(&server, &urls, 32, Duration::from_secs(1), Duration::from_secs(3)).await;
@@ -576,7 +575,7 @@ async fn a_body_takes_its_share_of_the_link_and_frames_interleave() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_nic_holds_the_aggregate_rate_over_256_connections() {
     let _one = crate::common::one_at_a_time_async().await;
-    let server = server(nic(40.0)).await;
+    let server = lab(nic(40.0)).server().await;
     let (s3, keys) = seeded(&server, &["data"], 64, 128 << 10).await;
     let urls = presigned(&s3, &keys).await;
     let run = raw_rate(&server, &urls, 256, Duration::from_secs(1), Duration::from_secs(4)).await;

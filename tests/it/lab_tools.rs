@@ -183,8 +183,8 @@ fn aws(python: &Path, server: &Serve, args: &[&str]) -> Output {
         cmd.arg("--no-progress");
     }
     cmd.args(["--endpoint-url", &server.endpoint])
-        .env("AWS_ACCESS_KEY_ID", s3sweep::lab::LOCAL_ACCESS_KEY)
-        .env("AWS_SECRET_ACCESS_KEY", s3sweep::lab::LOCAL_SECRET_KEY)
+        .env("AWS_ACCESS_KEY_ID", crate::common::lab::LOCAL_ACCESS_KEY)
+        .env("AWS_SECRET_ACCESS_KEY", crate::common::lab::LOCAL_SECRET_KEY)
         .env("AWS_DEFAULT_REGION", "us-east-1")
         .env("AWS_CONFIG_FILE", "/dev/null")
         .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
@@ -263,19 +263,7 @@ fn the_aws_cli_copies_lists_and_syncs_exact_bytes_over_http_and_https() {
             "aws s3 cp --recursive down: the bytes differ"
         );
 
-        let s3_sync = format!("s3://{BUCKET}/sync/");
-        let out = aws(&python, &server, &["s3", "sync", src.to_str().unwrap(), &s3_sync]);
-        let first = stdout_lines(&out).iter().filter(|l| l.starts_with("upload:")).count();
-        assert_eq!(first, files.len(), "{}", text(&out));
-        let out = aws(&python, &server, &["s3", "sync", src.to_str().unwrap(), &s3_sync]);
-        assert!(
-            stdout_lines(&out).is_empty(),
-            "the second sync copies nothing: {}",
-            text(&out)
-        );
-        let back = root.join("back");
-        aws(&python, &server, &["s3", "sync", &s3_sync, back.to_str().unwrap()]);
-        assert!(read_tree(&back) == files, "aws s3 sync down: the bytes differ");
+        let first = sync_up_twice_then_down(&python, &server, &src, &root, &files);
         println!(
             "aws cli ({}): cp --recursive up {} files, ls one level {:?}, ls --recursive {} keys, \
              cp --recursive down exact, sync {} then 0, sync down exact",
@@ -287,6 +275,31 @@ fn the_aws_cli_copies_lists_and_syncs_exact_bytes_over_http_and_https() {
         );
         let _ = std::fs::remove_dir_all(&root);
     }
+}
+
+/// `aws s3 sync` of `src` up (every file), up again (nothing), and down into `root`:
+/// the bytes of `files`. How many the first sync uploaded.
+fn sync_up_twice_then_down(
+    python: &Path,
+    server: &Serve,
+    src: &Path,
+    root: &Path,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> usize {
+    let s3_sync = format!("s3://{BUCKET}/sync/");
+    let out = aws(python, server, &["s3", "sync", src.to_str().unwrap(), &s3_sync]);
+    let first = stdout_lines(&out).iter().filter(|l| l.starts_with("upload:")).count();
+    assert_eq!(first, files.len(), "{}", text(&out));
+    let out = aws(python, server, &["s3", "sync", src.to_str().unwrap(), &s3_sync]);
+    assert!(
+        stdout_lines(&out).is_empty(),
+        "the second sync copies nothing: {}",
+        text(&out)
+    );
+    let back = root.join("back");
+    aws(python, server, &["s3", "sync", &s3_sync, back.to_str().unwrap()]);
+    assert!(read_tree(&back) == *files, "aws s3 sync down: the bytes differ");
+    first
 }
 
 /// rclone, configured for the lab only (remote `lab:`), or `None` when not installed.
@@ -306,8 +319,11 @@ fn rclone(server: &Serve, config: &Path, args: &[&str]) -> Output {
         .env("RCLONE_CONFIG", config)
         .env("RCLONE_CONFIG_LAB_TYPE", "s3")
         .env("RCLONE_CONFIG_LAB_PROVIDER", "Other")
-        .env("RCLONE_CONFIG_LAB_ACCESS_KEY_ID", s3sweep::lab::LOCAL_ACCESS_KEY)
-        .env("RCLONE_CONFIG_LAB_SECRET_ACCESS_KEY", s3sweep::lab::LOCAL_SECRET_KEY)
+        .env("RCLONE_CONFIG_LAB_ACCESS_KEY_ID", crate::common::lab::LOCAL_ACCESS_KEY)
+        .env(
+            "RCLONE_CONFIG_LAB_SECRET_ACCESS_KEY",
+            crate::common::lab::LOCAL_SECRET_KEY,
+        )
         .env("RCLONE_CONFIG_LAB_ENDPOINT", &server.endpoint)
         .env("RCLONE_CONFIG_LAB_REGION", "us-east-1")
         .env("RCLONE_CONFIG_LAB_FORCE_PATH_STYLE", "true")

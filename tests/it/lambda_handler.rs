@@ -10,46 +10,11 @@ use std::time::Duration;
 use lambda_runtime::{Context, Diagnostic, LambdaEvent};
 use serde_json::{json, Value};
 
-use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
+use crate::common::lab::{self, LatencyProfile};
+use crate::common::LabBuilder;
 use s3sweep::lambda::{validate_event, Function, FunctionSettings, InvocationError, ENDPOINT_ENV};
-use s3sweep::plan::KeyTemplate;
-use s3sweep::s3::seed::{seed, SeedSpec};
-use s3sweep::s3::{RequestSettings, SweepClient};
 
 use crate::common;
-
-async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
-    lab::start(ServerConfig {
-        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0")
-}
-
-async fn seed_bucket(client: &SweepClient, bucket: &str, count: u32) {
-    let s3 = client.s3(RequestSettings {
-        max_attempts: 1,
-        first_byte_timeout: Duration::from_secs(5),
-        attempt_timeout: Duration::from_secs(10),
-    });
-    seed(
-        &s3,
-        client.endpoint(),
-        &SeedSpec {
-            bucket: bucket.into(),
-            keys: KeyTemplate::parse("test/{i}/vectors", count).unwrap(),
-            object_count: count,
-            object_size_bytes: 1024,
-            size_cycle_bytes: Vec::new(),
-            object_sizes_bytes: Vec::new(),
-            concurrency: 16,
-            skip_existing: true,
-        },
-    )
-    .await
-    .expect("seeding works");
-}
 
 /// The function as `main` builds it, from an environment pointing at `endpoint`.
 async fn function(endpoint: &str, safety_margin_ms: u64) -> Function {
@@ -74,9 +39,12 @@ fn event(payload: Value, deadline_in: Option<Duration>) -> LambdaEvent<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_valid_event_returns_the_result_document() {
-    let server = server_with(&[("handler-bucket", LatencyProfile::None)]).await;
+    let server = LabBuilder::new()
+        .bucket("handler-bucket", LatencyProfile::None)
+        .seed("handler-bucket", 40, 1024)
+        .server()
+        .await;
     let f = function(&server.endpoint(), 5_000).await;
-    seed_bucket(f.client(), "handler-bucket", 40).await;
 
     let payload = json!({"buckets": ["handler-bucket"], "object_count": 40, "workers": [1, 4], "pool_connections": 4});
     let result = f.handle(event(payload.clone(), None)).await.unwrap();
@@ -156,7 +124,10 @@ async fn invalid_events_name_every_bad_field_and_cannot_set_the_endpoint() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweep_that_cannot_start_says_why_and_how_to_fix_it() {
-    let server = server_with(&[("empty-bucket", LatencyProfile::None)]).await;
+    let server = LabBuilder::new()
+        .bucket("empty-bucket", LatencyProfile::None)
+        .server()
+        .await;
     let f = function(&server.endpoint(), 5_000).await;
     let d = Diagnostic::from(
         f.handle(event(json!({"buckets": ["empty-bucket"], "object_count": 3}), None))
@@ -188,10 +159,13 @@ async fn a_sweep_that_cannot_start_says_why_and_how_to_fix_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deadline_too_close_for_anything_skips_every_configuration() {
-    let server = server_with(&[("deadline-bucket", LatencyProfile::None)]).await;
+    let server = LabBuilder::new()
+        .bucket("deadline-bucket", LatencyProfile::None)
+        .seed("deadline-bucket", 10, 1024)
+        .server()
+        .await;
     // 2 s left, a 3 s margin: not even the first configuration may start.
     let f = function(&server.endpoint(), 3_000).await;
-    seed_bucket(f.client(), "deadline-bucket", 10).await;
     let result = f
         .handle(event(
             json!({"buckets": ["deadline-bucket"], "object_count": 10, "workers": [1, 2, 4]}),
@@ -218,9 +192,12 @@ async fn a_preflight_that_outlasts_the_deadline_is_stopped_in_time() {
     // Every GET's first byte comes 15 s late; the preflight would wait 10 s (the
     // first-byte timeout) three times. With 3 s left and a 1 s margin the handler must
     // give up at 2 s with a clear error, not be killed at the deadline.
-    let server = server_with(&[("late-bucket", LatencyProfile::None)]).await;
+    let server = LabBuilder::new()
+        .bucket("late-bucket", LatencyProfile::None)
+        .seed("late-bucket", 4, 1024)
+        .server()
+        .await;
     let f = function(&server.endpoint(), 1_000).await;
-    seed_bucket(f.client(), "late-bucket", 4).await;
     server
         .faults()
         .set_all(&["late-bucket=late-first-byte:1.0".parse::<lab::BucketFault>().unwrap()])
@@ -247,9 +224,12 @@ async fn a_short_deadline_cuts_the_configuration_that_would_overrun() {
     // left and a 9.6 s margin the sweep must stop 0.4 s in: the first configuration is
     // cut short with the GETs it finished, the others are skipped, and the handler
     // answers right after the cut.
-    let server = server_with(&[("short-bucket", LatencyProfile::Standard)]).await;
+    let server = LabBuilder::new()
+        .bucket("short-bucket", LatencyProfile::Standard)
+        .seed("short-bucket", 40, 1024)
+        .server()
+        .await;
     let f = function(&server.endpoint(), 9_600).await;
-    seed_bucket(f.client(), "short-bucket", 40).await;
     let started = std::time::Instant::now();
     let result = f
         .handle(event(
@@ -341,7 +321,7 @@ fn every_file_in_events_is_a_valid_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_prefix_event_sweeps_the_listed_keys() {
     let bucket = "handler-prefix";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     let f = function(&server.endpoint(), 5_000).await;
     for i in 0..12u64 {
         let size = [100, 2_000, 30_000][i as usize % 3];
@@ -376,13 +356,8 @@ async fn a_key_prefix_event_sweeps_the_listed_keys() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
-    let server = server_with(&[
-        ("handler-bucket", LatencyProfile::None),
-        ("results-bucket", LatencyProfile::None),
-    ])
-    .await;
+    let server = results_lab().server().await;
     let f = function(&server.endpoint(), 5_000).await;
-    seed_bucket(f.client(), "handler-bucket", 20).await;
     let sweep =
         |uri: &str| json!({"buckets": ["handler-bucket"], "object_count": 20, "workers": [1, 4], "results_uri": uri});
 
@@ -396,10 +371,7 @@ async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
         (3, 0, true),
         "{writes:?}"
     );
-    let bytes = s3sweep::s3::results::read_object(f.client(), &s3sweep::plan::ObjectUri::parse(uri).unwrap(), 1 << 20)
-        .await
-        .unwrap();
-    let kept = s3sweep::model::SweepResult::from_json(std::str::from_utf8(&bytes).unwrap()).unwrap();
+    let kept = kept_result(&f, uri).await;
     assert_eq!(kept.results, result.results);
     assert_eq!(kept.summary, result.summary);
     assert_eq!(kept.results_writes.unwrap().written, 2, "the writes before the last");
@@ -410,34 +382,10 @@ async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
     let result = f.handle(event(named, None)).await.unwrap();
     let uri = "s3://results-bucket/runs/nightly-1.json";
     assert_eq!(result.results_uri.as_deref(), Some(uri));
-    let bytes = s3sweep::s3::results::read_object(f.client(), &s3sweep::plan::ObjectUri::parse(uri).unwrap(), 1 << 20)
-        .await
-        .unwrap();
-    let kept = s3sweep::model::SweepResult::from_json(std::str::from_utf8(&bytes).unwrap()).unwrap();
+    let kept = kept_result(&f, uri).await;
     assert_eq!(kept.request.run_id.as_deref(), Some("nightly-1"));
 
-    // `results_html`: the page beside the result, counted as a write.
-    let mut paged = sweep("s3://results-bucket/runs");
-    paged["run_id"] = json!("paged-1");
-    paged["results_html"] = json!(true);
-    let result = f.handle(event(paged, None)).await.unwrap();
-    let writes = result.results_writes.clone().unwrap();
-    assert_eq!(
-        (writes.written, writes.failed),
-        (4, 0),
-        "3 of the result, 1 page: {writes:?}"
-    );
-    assert_eq!(writes.status, s3sweep::model::WritesStatus::Written);
-    let page_uri = s3sweep::plan::ObjectUri::parse("s3://results-bucket/runs/paged-1.html").unwrap();
-    let page = s3sweep::s3::results::read_object(f.client(), &page_uri, 8 << 20)
-        .await
-        .unwrap();
-    let page = String::from_utf8(page).unwrap();
-    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..page.len().min(200)]);
-    assert!(
-        page.contains("Content-Security-Policy") && page.contains("handler-bucket") && page.contains("<svg"),
-        "the report page of this run"
-    );
+    the_page_is_written_beside_the_result(&f, sweep("s3://results-bucket/runs")).await;
 
     // A destination that cannot be written: the sweep still answers, the failures counted.
     let result = f.handle(event(sweep("s3://no-such-bucket/runs"), None)).await.unwrap();
@@ -459,17 +407,55 @@ async fn the_result_is_kept_in_s3_and_a_failed_write_is_data() {
     server.shutdown().await;
 }
 
+/// The lab with `handler-bucket` (20 objects of 1 KiB) and an empty `results-bucket`.
+fn results_lab() -> LabBuilder {
+    LabBuilder::new()
+        .bucket("handler-bucket", LatencyProfile::None)
+        .bucket("results-bucket", LatencyProfile::None)
+        .seed("handler-bucket", 20, 1024)
+}
+
+/// The result document kept at `uri`, read back through `f`'s client.
+async fn kept_result(f: &Function, uri: &str) -> s3sweep::model::SweepResult {
+    let bytes = s3sweep::s3::results::read_object(f.client(), &s3sweep::plan::ObjectUri::parse(uri).unwrap(), 1 << 20)
+        .await
+        .unwrap();
+    s3sweep::model::SweepResult::from_json(std::str::from_utf8(&bytes).unwrap()).unwrap()
+}
+
+/// `request` with `results_html` (run `paged-1`): the report page of this run beside
+/// the result, counted as a write.
+async fn the_page_is_written_beside_the_result(f: &Function, request: serde_json::Value) {
+    let mut paged = request;
+    paged["run_id"] = json!("paged-1");
+    paged["results_html"] = json!(true);
+    let result = f.handle(event(paged, None)).await.unwrap();
+    let writes = result.results_writes.clone().unwrap();
+    assert_eq!(
+        (writes.written, writes.failed),
+        (4, 0),
+        "3 of the result, 1 page: {writes:?}"
+    );
+    assert_eq!(writes.status, s3sweep::model::WritesStatus::Written);
+    let page_uri = s3sweep::plan::ObjectUri::parse("s3://results-bucket/runs/paged-1.html").unwrap();
+    let page = s3sweep::s3::results::read_object(f.client(), &page_uri, 8 << 20)
+        .await
+        .unwrap();
+    let page = String::from_utf8(page).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..page.len().min(200)]);
+    assert!(
+        page.contains("Content-Security-Policy") && page.contains("handler-bucket") && page.contains("<svg"),
+        "the report page of this run"
+    );
+}
+
 /// `requests_log_uri`: the function writes the request log (gzipped CSV) in S3, a line
 /// per GET of each configuration; with the stack's results location set
 /// (`S3SWEEP_RESULTS_URI`), a place outside it is refused, naming the field.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_request_log_is_written_in_s3_under_the_results_location() {
     use std::io::Read;
-    let server = server_with(&[
-        ("handler-bucket", LatencyProfile::None),
-        ("results-bucket", LatencyProfile::None),
-    ])
-    .await;
+    let server = results_lab().server().await;
     let endpoint = server.endpoint();
     let settings = FunctionSettings::from_lookup(|name| match name {
         ENDPOINT_ENV => Some(endpoint.to_string()),
@@ -479,7 +465,6 @@ async fn the_request_log_is_written_in_s3_under_the_results_location() {
     })
     .unwrap();
     let f = Function::new(settings).await.unwrap();
-    seed_bucket(f.client(), "handler-bucket", 20).await;
     let sweep = |uri: &str| json!({"buckets": ["handler-bucket"], "object_count": 20, "workers": [1, 4], "requests_log_uri": uri});
     let result = f
         .handle(event(sweep("s3://results-bucket/stack/logs"), None))

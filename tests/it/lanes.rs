@@ -6,22 +6,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{seed_spec, seed_with, server_with};
+use crate::common::lab::LatencyProfile;
+use crate::common::{seed_spec, LabBuilder};
 use s3sweep::engine::{self, Observer, Quiet};
-use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::s3::get::get_one;
-use s3sweep::s3::{RequestSettings, SweepClient};
+use s3sweep::s3::RequestSettings;
 use s3sweep::transport::{Lanes, TransportSettings};
 
 const BUCKET: &str = "lanes-bucket";
 
-/// The embedded server with the bucket, and a client of it.
-async fn lab() -> (RunningServer, SweepClient) {
-    let server = server_with(&[(BUCKET, LatencyProfile::None)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    (server, client)
+/// The embedded server with the bucket.
+fn lab() -> LabBuilder {
+    LabBuilder::new().bucket(BUCKET, LatencyProfile::None)
 }
 
 /// `keys` read at once on lane `i`: the thread they ended on, and whether each worked.
@@ -40,8 +36,7 @@ async fn read_on(lanes: &Lanes, i: usize, s3: &aws_sdk_s3::Client, keys: &[&str]
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_lane_reads_through_its_own_share_of_the_pool() {
-    let (_server, client) = lab().await;
-    seed_with(&client, &seed_spec(BUCKET, "l/{i}", 6, 2048)).await;
+    let (_server, client) = lab().seed_spec(seed_spec(BUCKET, "l/{i}", 6, 2048)).start().await;
     // Two lanes of one connection each.
     client.transport().configure(TransportSettings {
         pool_connections: 2,
@@ -74,7 +69,7 @@ async fn each_lane_reads_through_its_own_share_of_the_pool() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lanes_never_outnumber_the_pooled_connections() {
-    let (_server, client) = lab().await;
+    let (_server, client) = lab().start().await;
     client.transport().configure(TransportSettings {
         pool_connections: 1,
         lanes: 4,
@@ -96,8 +91,7 @@ impl Observer for Threads {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweeps_drivers_run_one_per_lane() {
-    let (_server, client) = lab().await;
-    seed_with(&client, &seed_spec(BUCKET, "d/{i}", 200, 1024)).await;
+    let (_server, client) = lab().seed_spec(seed_spec(BUCKET, "d/{i}", 200, 1024)).start().await;
     let plan = s3sweep::plan::Plan::from_json(&format!(
         r#"{{"buckets": ["{BUCKET}"], "key_template": "d/{{i}}", "object_count": 200, "workers": [8],
             "pool_connections": 8}}"#
@@ -132,8 +126,7 @@ async fn a_sweeps_drivers_run_one_per_lane() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bandwidth_probe_spreads_over_the_lanes_and_has_the_whole_pool() {
-    let (_server, client) = lab().await;
-    seed_with(&client, &seed_spec(BUCKET, "p/{i}", 20, 64 * 1024)).await;
+    let (_server, client) = lab().seed_spec(seed_spec(BUCKET, "p/{i}", 20, 64 * 1024)).start().await;
     let plan = s3sweep::plan::Plan::from_json(&format!(
         r#"{{"buckets": ["{BUCKET}"], "key_template": "p/{{i}}", "object_count": 20, "workers": [1],
             "pool_connections": 8, "probe_bandwidth": true}}"#

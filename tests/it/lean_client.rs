@@ -9,9 +9,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{client_of, expected_kind, options, seed_spec, seed_with, server_with, tls_server_with};
+use crate::common::faulted;
+use crate::common::lab::{self, FaultKind, FaultSpec, FaultTally, LatencyProfile, RunningServer};
+use crate::common::{client_of, expected_kind, options, seed_spec, LabBuilder};
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{self, FaultKind, FaultSpec, FaultTally, FaultTiming, LatencyProfile, RunningServer};
 use s3sweep::model::{Client, ConfigResult, ErrorKind};
 use s3sweep::plan::Plan;
 use s3sweep::s3::get::get_one;
@@ -32,24 +33,24 @@ fn read_settings() -> RequestSettings {
 
 /// Objects of different sizes and contents (the seed's size cycle), so a body read
 /// from the wrong key or cut short shows.
-async fn seed_varied(client: &SweepClient, bucket: &str) {
-    let spec = SeedSpec {
+fn varied(bucket: &str) -> SeedSpec {
+    SeedSpec {
         size_cycle_bytes: vec![1000, 4096, 70_000, 1],
         ..seed_spec(bucket, "test/{i}/vectors", OBJECTS, 1000)
-    };
-    seed_with(client, &spec).await;
+    }
 }
 
-async fn both_buckets(server: &RunningServer) -> SweepClient {
-    let client = client_of(server).await;
-    seed_varied(&client, DIRECTORY_BUCKET).await;
-    seed_varied(&client, GENERAL_BUCKET).await;
-    client
+/// The lab with the directory and the general bucket, each seeded [`varied`].
+fn both_buckets() -> LabBuilder {
+    LabBuilder::new()
+        .bucket(DIRECTORY_BUCKET, LatencyProfile::None)
+        .bucket(GENERAL_BUCKET, LatencyProfile::None)
+        .seed_spec(varied(DIRECTORY_BUCKET))
+        .seed_spec(varied(GENERAL_BUCKET))
 }
 
 /// Every object, read by the SDK path and the lean client: the same bytes.
-async fn same_bytes(server: &RunningServer) {
-    let client = both_buckets(server).await;
+async fn same_bytes(server: &RunningServer, client: &SweepClient) {
     let lean = client.lean(read_settings());
     let sdk = client.s3(read_settings());
     let sent_before = client.transport().counters().requests_sent;
@@ -78,25 +79,14 @@ async fn same_bytes(server: &RunningServer) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lean_reads_the_same_bytes_as_the_sdk_over_http() {
-    let server = server_with(&[
-        (DIRECTORY_BUCKET, LatencyProfile::None),
-        (GENERAL_BUCKET, LatencyProfile::None),
-    ])
-    .await;
-    same_bytes(&server).await;
+    let (server, client) = both_buckets().start().await;
+    same_bytes(&server, &client).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lean_reads_the_same_bytes_as_the_sdk_over_https() {
-    let server = tls_server_with(
-        &[
-            (DIRECTORY_BUCKET, LatencyProfile::None),
-            (GENERAL_BUCKET, LatencyProfile::None),
-        ],
-        Duration::from_secs(300),
-    )
-    .await;
-    same_bytes(&server).await;
+    let (server, client) = both_buckets().tls().start().await;
+    same_bytes(&server, &client).await;
     let client = client_of(&server).await;
     let lean = client.lean(read_settings());
     assert_eq!(lean.get(GENERAL_BUCKET, "test/0/vectors").await, Ok(1000));
@@ -107,12 +97,7 @@ async fn lean_reads_the_same_bytes_as_the_sdk_over_https() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_secret_is_refused_with_the_same_kind_as_the_sdk_path() {
-    let server = server_with(&[
-        (DIRECTORY_BUCKET, LatencyProfile::None),
-        (GENERAL_BUCKET, LatencyProfile::None),
-    ])
-    .await;
-    both_buckets(&server).await;
+    let server = both_buckets().server().await;
     let wrong = lab::client_options(server.endpoint());
     let wrong = s3sweep::s3::ClientOptions {
         credentials: CredentialSource::Static(StaticCredentials {
@@ -141,9 +126,13 @@ async fn a_wrong_secret_is_refused_with_the_same_kind_as_the_sdk_path() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_session_is_renewed_and_a_refused_one_replaced() {
     // Sessions of 2 s: the lean client renews them as the SDK path does.
-    let server = tls_server_with(&[(DIRECTORY_BUCKET, LatencyProfile::None)], Duration::from_secs(2)).await;
-    let client = client_of(&server).await;
-    seed_varied(&client, DIRECTORY_BUCKET).await;
+    let (server, client) = LabBuilder::new()
+        .bucket(DIRECTORY_BUCKET, LatencyProfile::None)
+        .tls()
+        .session_ttl(Duration::from_secs(2))
+        .seed_spec(varied(DIRECTORY_BUCKET))
+        .start()
+        .await;
     let lean = client.lean(read_settings());
     let before = client.transport().counters().session_requests;
     for i in 0..OBJECTS {
@@ -173,38 +162,10 @@ async fn an_expired_session_is_renewed_and_a_refused_one_replaced() {
     assert_eq!((tally.created_read_only, tally.refused_expired), (3, 1), "{tally:?}");
 }
 
-/// Fault tests: objects, their size, and the client's limits (the server's timing
-/// faults last longer than them), as in tests/it/faults.rs.
-const FAULT_OBJECTS: u32 = 60;
-const FAULT_SIZE: u64 = 8192;
-const FIRST_BYTE_MS: u64 = 1500;
-const ATTEMPT_MS: u64 = 3000;
-const TIMING: FaultTiming = FaultTiming {
-    stall_ms: 12_000,
-    late_first_byte_ms: 5_000,
-};
-
+/// A plan of [`faulted::plan`] for `client`, unshuffled.
 fn fault_plan(bucket: &str, client: Client, workers: u32, max_attempts: u32) -> Plan {
-    Plan::from_json(&format!(
-        r#"{{"buckets": ["{bucket}"], "key_template": "f/{{i}}", "object_count": {FAULT_OBJECTS},
-            "workers": [{workers}], "pool_connections": {workers}, "warmup": false, "max_attempts": {max_attempts},
-            "clients": ["{}"], "shuffle": false,
-            "timeouts_ms": {{"connect": 1000, "first_byte": {FIRST_BYTE_MS}, "attempt": {ATTEMPT_MS}}}}}"#,
-        client.name()
-    ))
-    .unwrap()
-}
-
-async fn fault_server(bucket: &str) -> (RunningServer, SweepClient) {
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
-    server.faults().set_timing(TIMING);
-    let client = client_of(&server).await;
-    let spec = SeedSpec {
-        skip_existing: false,
-        ..seed_spec(bucket, "f/{i}", FAULT_OBJECTS, FAULT_SIZE)
-    };
-    seed_with(&client, &spec).await;
-    (server, client)
+    let more = format!(r#", "clients": ["{}"], "shuffle": false"#, client.name());
+    faulted::plan(bucket, workers, max_attempts, &more)
 }
 
 /// One sweep of `plan`, bounded: one that does not end within `limit` is a hang.
@@ -227,7 +188,7 @@ async fn faulted_sweep(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_fault_is_counted_under_the_same_kind_by_both_clients() {
     let bucket = "lean-faults";
-    let (server, client) = fault_server(bucket).await;
+    let (server, client) = faulted::lab(&[bucket]).start().await;
     let mut lines = Vec::new();
     for &kind in FaultKind::ALL.iter() {
         server
@@ -249,17 +210,20 @@ async fn each_fault_is_counted_under_the_same_kind_by_both_clients() {
             ));
             assert_eq!(row.axes.s3_client, c);
             assert!(n > 0, "{kind}: nothing injected; pick another rate");
-            assert_eq!(injected.get_requests, u64::from(FAULT_OBJECTS), "{kind} {c}");
-            assert_eq!(sent, u64::from(FAULT_OBJECTS), "{kind} {c}: one attempt per object");
+            assert_eq!(injected.get_requests, u64::from(faulted::OBJECTS), "{kind} {c}");
+            assert_eq!(sent, u64::from(faulted::OBJECTS), "{kind} {c}: one attempt per object");
             assert_eq!(row.errors.get(expected_kind(kind)), n, "{kind} {c}: {row:?}");
             assert_eq!(row.errors.total, n, "{kind} {c}: {row:?}");
             assert_eq!(row.ok, row.requests - n, "{kind} {c}");
-            assert_eq!(row.bytes, row.ok * FAULT_SIZE, "{kind} {c}: only whole bodies");
+            assert_eq!(row.bytes, row.ok * faulted::SIZE, "{kind} {c}: only whole bodies");
             assert_eq!(row.retries, 0, "{kind} {c}");
         }
     }
     server.faults().set(bucket, Vec::new()).unwrap();
-    eprintln!("fault kind, client: injected vs counted (rate 0.2, {FAULT_OBJECTS} GETs, 16 workers, 1 attempt)");
+    eprintln!(
+        "fault kind, client: injected vs counted (rate 0.2, {} GETs, 16 workers, 1 attempt)",
+        faulted::OBJECTS
+    );
     for l in &lines {
         eprintln!("{l}");
     }
@@ -268,7 +232,7 @@ async fn each_fault_is_counted_under_the_same_kind_by_both_clients() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_are_retried_by_the_same_rules_as_the_sdk_path() {
     let bucket = "lean-retries";
-    let (server, client) = fault_server(bucket).await;
+    let (server, client) = faulted::lab(&[bucket]).start().await;
     let specs: Vec<FaultSpec> = FaultKind::ALL
         .iter()
         .map(|&kind| FaultSpec { kind, rate: 0.04 })
@@ -291,27 +255,12 @@ async fn faults_are_retried_by_the_same_rules_as_the_sdk_path() {
         injected.get_requests, sent,
         "every attempt the lab saw was sent and counted"
     );
-    assert_eq!(row.retries, sent - row.requests);
-    let b = row.breakdown.as_ref().expect("a breakdown");
-    assert_eq!(b.attempts, sent, "{b:?}");
-    assert!(b.backoff_ms_total > 0.0, "retries sleep first: {b:?}");
-    let causes = row.retries_by_cause;
-    assert_eq!(causes.total(), row.retries, "{causes:?}");
     // 503 and 500 are retried until the attempts run out, as by the SDK.
-    assert_eq!(
-        causes.throttled + row.errors.throttled,
-        injected.of(FaultKind::SlowDown),
-        "{causes:?}"
-    );
-    assert_eq!(
-        causes.server_error + row.errors.server_error,
-        injected.of(FaultKind::InternalError),
-        "{causes:?}"
-    );
+    faulted::retries_add_up(&row, &injected, sent);
     assert_eq!(injected.injected_total, row.errors.total + row.retries, "{row:?}");
     assert!(row.retries > 0, "some faults are retryable");
     assert_eq!(row.errors.other, 0, "every failure has a kind: {row:?}");
-    assert_eq!(row.bytes, row.ok * FAULT_SIZE);
+    assert_eq!(row.bytes, row.ok * faulted::SIZE);
     // Body faults are the caller's (never retried), and 403 is final.
     let body_faults = injected.of(FaultKind::ResetMidBody)
         + injected.of(FaultKind::TruncatedBody)

@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{self, options, server_with};
+use crate::common::lab::LatencyProfile;
+use crate::common::{self, options, LabBuilder};
 use bytes::Bytes;
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::LatencyProfile;
 use s3sweep::plan::Plan;
 use s3sweep::s3::SweepClient;
 use s3sweep::sys::limits;
@@ -30,12 +30,15 @@ async fn load(requests: u32, workers: u32, max_rss_growth_mib: u64, limit: Durat
     if let Err(e) = limits::check_budget(&fd_limits, workers, 1, true) {
         panic!("{e}");
     }
-    let server = server_with(&[("load-bucket", LatencyProfile::None)]).await;
+    let server = LabBuilder::new()
+        .bucket("load-bucket", LatencyProfile::None)
+        .server()
+        .await;
     let body = Bytes::from(vec![7u8; OBJECT_BYTES]);
     for i in 0..requests {
         server.store().insert("load-bucket", &format!("load/{i}"), body.clone());
     }
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     let plan = Plan::from_json(&format!(

@@ -44,28 +44,13 @@ fn unredacted(text: &str, name: &str) -> Vec<String> {
 #[test]
 fn vvv_with_canary_secrets_shows_none_of_them() {
     let server = Serve::start(&[&format!("{BUCKET}=none")], &["--tls"]);
-    let ca = server.ca_file.clone().unwrap();
-    let endpoint = server
-        .endpoint
-        .replacen("https://", &format!("https://canary-user:{URL_PASSWORD}@"), 1);
     let dir = std::env::temp_dir().join(format!("s3sweep-log-secrets-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let manifest = dir.join("m.json");
-    let result = dir.join("r.json");
-    let common_args = |cmd: &mut Command| {
-        cmd.args(["-vvv", "--endpoint", &endpoint, "--ca-file"])
-            .arg(&ca)
-            .env_remove("RUST_LOG")
-            .env("RUST_BACKTRACE", "0")
-            // Chain credentials: the lab's keys with a canary session token.
-            .env("AWS_ACCESS_KEY_ID", s3sweep::lab::LOCAL_ACCESS_KEY)
-            .env("AWS_SECRET_ACCESS_KEY", s3sweep::lab::LOCAL_SECRET_KEY)
-            .env("AWS_SESSION_TOKEN", SESSION_TOKEN);
-    };
-    let mut written = String::new();
-    let steps: Vec<Vec<String>> = vec![
-        vec![
+    let (manifest, result) = (dir.join("m.json"), dir.join("r.json"));
+    let (m, r) = (manifest.display().to_string(), result.display().to_string());
+    let steps: [&[&str]; 3] = [
+        &[
             "seed",
             "--bucket",
             BUCKET,
@@ -76,12 +61,9 @@ fn vvv_with_canary_secrets_shows_none_of_them() {
             "--credentials",
             "chain",
             "--manifest",
-        ]
-        .into_iter()
-        .map(String::from)
-        .chain([manifest.display().to_string()])
-        .collect(),
-        vec![
+            &m,
+        ],
+        &[
             "run",
             "--bucket",
             BUCKET,
@@ -92,34 +74,13 @@ fn vvv_with_canary_secrets_shows_none_of_them() {
             "--credentials",
             "chain",
             "--json",
-        ]
-        .into_iter()
-        .map(String::from)
-        .chain([result.display().to_string()])
-        .collect(),
-        vec!["clean", "--credentials", "chain", "--manifest"]
-            .into_iter()
-            .map(String::from)
-            .chain([manifest.display().to_string()])
-            .collect(),
+            &r,
+        ],
+        &["clean", "--credentials", "chain", "--manifest", &m],
     ];
-    for step in &steps {
-        let mut cmd = Command::new(BIN);
-        cmd.args(step);
-        common_args(&mut cmd);
-        let out = run_bounded(&mut cmd);
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(
-            out.status.success(),
-            "{step:?}: {}",
-            stderr.lines().last().unwrap_or("")
-        );
-        written.push_str(&String::from_utf8_lossy(&out.stdout));
-        written.push_str(&stderr);
-        // The canaries reach the server: the token is sent, the logs are long.
-        if step[0] != "clean" {
-            assert!(stderr.len() > 100_000, "{step:?}: only {} bytes of trace", stderr.len());
-        }
+    let mut written = String::new();
+    for step in steps {
+        written.push_str(&at_vvv_with_canaries(&server, step));
     }
     for file in [&manifest, &result] {
         written.push_str(&std::fs::read_to_string(file).unwrap());
@@ -133,7 +94,7 @@ fn vvv_with_canary_secrets_shows_none_of_them() {
         session_headers > 0,
         "no S3 Express session was used: the test sees nothing"
     );
-    for canary in [URL_PASSWORD, SESSION_TOKEN, s3sweep::lab::LOCAL_SECRET_KEY] {
+    for canary in [URL_PASSWORD, SESSION_TOKEN, crate::common::lab::LOCAL_SECRET_KEY] {
         let n = written.matches(canary).count();
         assert_eq!(n, 0, "{canary} appears {n} times");
     }
@@ -152,4 +113,34 @@ fn vvv_with_canary_secrets_shows_none_of_them() {
         );
     }
     let _ = std::fs::remove_dir_all(PathBuf::from(&dir));
+}
+
+/// `s3sweep STEP -vvv` against `server` with the canaries (a password in the endpoint
+/// URL; chain credentials: the lab's keys with a canary session token); it must
+/// succeed. What it wrote on stdout and stderr; the canaries reach the server (the
+/// token is sent, the logs are long) except in `clean`'s short run.
+fn at_vvv_with_canaries(server: &Serve, step: &[&str]) -> String {
+    let endpoint = server
+        .endpoint
+        .replacen("https://", &format!("https://canary-user:{URL_PASSWORD}@"), 1);
+    let mut cmd = Command::new(BIN);
+    cmd.args(step)
+        .args(["-vvv", "--endpoint", &endpoint, "--ca-file"])
+        .arg(server.ca_file.as_ref().unwrap())
+        .env_remove("RUST_LOG")
+        .env("RUST_BACKTRACE", "0")
+        .env("AWS_ACCESS_KEY_ID", crate::common::lab::LOCAL_ACCESS_KEY)
+        .env("AWS_SECRET_ACCESS_KEY", crate::common::lab::LOCAL_SECRET_KEY)
+        .env("AWS_SESSION_TOKEN", SESSION_TOKEN);
+    let out = run_bounded(&mut cmd);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "{step:?}: {}",
+        stderr.lines().last().unwrap_or("")
+    );
+    if step[0] != "clean" {
+        assert!(stderr.len() > 100_000, "{step:?}: only {} bytes of trace", stderr.len());
+    }
+    format!("{}{stderr}", String::from_utf8_lossy(&out.stdout))
 }

@@ -43,20 +43,7 @@ fn a_memory_sweep_under_cargo_lambda_watch() {
         .unwrap();
     let emulator_port: Arc<Mutex<Option<u16>>> = Arc::new(Mutex::new(None));
     let forwarded: Arc<Mutex<Vec<(String, u32)>>> = Arc::new(Mutex::new(Vec::new()));
-    let handler: InvokeHandler = {
-        let (port, forwarded) = (emulator_port.clone(), forwarded.clone());
-        Arc::new(move |event: Value, meta: InvokeMeta| {
-            let port = port.lock().unwrap().expect("the emulator is up");
-            forwarded.lock().unwrap().push((meta.version.clone(), meta.memory_mb));
-            Box::pin(async move {
-                let invoker = Invoker::with_client(lambda_client(&format!("http://127.0.0.1:{port}")));
-                match invoker.invoke(FUNCTION, &event, Duration::from_secs(120)).await {
-                    Ok(result) => Ok(serde_json::to_value(result).unwrap()),
-                    Err(e) => Err(json!({"errorType": e.error_type, "errorMessage": e.message})),
-                }
-            })
-        })
-    };
+    let handler = forward_to_the_emulator(emulator_port.clone(), forwarded.clone());
     let api = rt.block_on(LambdaApi::start(FUNCTION, 2048, "deployed by SAM", handler));
     let api_endpoint = api.endpoint();
     let mut emulator = Emulator::start_full(
@@ -92,16 +79,53 @@ fn a_memory_sweep_under_cargo_lambda_watch() {
         emulator.log()
     );
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let calls = api.calls();
-    eprintln!("control-plane calls under cargo lambda watch:");
-    for c in &calls {
-        eprintln!("  {c}");
-    }
     // Every size ran in the function under the emulator, at the version published.
     assert_eq!(
         *forwarded.lock().unwrap(),
         vec![("2".to_string(), 512), ("3".to_string(), 1769)]
     );
+    every_size_ran_and_the_function_is_restored(&result, &api);
+    // The function's own logs: the coordinator's lock and finish, and each size's sweep.
+    let logs = emulator.json_logs();
+    let said = |m: &str| {
+        logs.iter()
+            .filter(|l| l["fields"]["message"].as_str().is_some_and(|x| x.contains(m)))
+            .count()
+    };
+    assert_eq!(said("memory sweep: lock taken"), 1, "{}", emulator.log());
+    assert_eq!(said("memory sweep finished"), 1);
+    assert!(said("sweep finished") >= 3, "the two sizes' sweeps and the coordinator");
+    drop(emulator);
+    drop(lab);
+    let _ = std::fs::remove_dir_all(Path::new(&tmp));
+}
+
+/// The scripted API's Invoke: forwarded with the real aws-sdk-lambda client to the
+/// emulator at the port set in `port` once it is up; each invocation's version and
+/// memory size recorded in `forwarded`.
+fn forward_to_the_emulator(port: Arc<Mutex<Option<u16>>>, forwarded: Arc<Mutex<Vec<(String, u32)>>>) -> InvokeHandler {
+    Arc::new(move |event: Value, meta: InvokeMeta| {
+        let port = port.lock().unwrap().expect("the emulator is up");
+        forwarded.lock().unwrap().push((meta.version.clone(), meta.memory_mb));
+        Box::pin(async move {
+            let invoker = Invoker::with_client(lambda_client(&format!("http://127.0.0.1:{port}")));
+            match invoker.invoke(FUNCTION, &event, Duration::from_secs(120)).await {
+                Ok(result) => Ok(serde_json::to_value(result).unwrap()),
+                Err(e) => Err(json!({"errorType": e.error_type, "errorMessage": e.message})),
+            }
+        })
+    })
+}
+
+/// The result's rows: each size at each worker count, every object read; the
+/// versions deleted and the function as SAM left it (memory, description, versions),
+/// its memory restored last.
+fn every_size_ran_and_the_function_is_restored(result: &Value, api: &LambdaApi) {
+    let calls = api.calls();
+    eprintln!("control-plane calls under cargo lambda watch:");
+    for c in &calls {
+        eprintln!("  {c}");
+    }
     let tagged: Vec<(u64, u64)> = result["results"]
         .as_array()
         .unwrap()
@@ -120,17 +144,4 @@ fn a_memory_sweep_under_cargo_lambda_watch() {
         "{calls:#?}"
     );
     assert!(calls.last().unwrap().ends_with("2048 MB, Successful"), "{calls:#?}");
-    // The function's own logs: the coordinator's lock and finish, and each size's sweep.
-    let logs = emulator.json_logs();
-    let said = |m: &str| {
-        logs.iter()
-            .filter(|l| l["fields"]["message"].as_str().is_some_and(|x| x.contains(m)))
-            .count()
-    };
-    assert_eq!(said("memory sweep: lock taken"), 1, "{}", emulator.log());
-    assert_eq!(said("memory sweep finished"), 1);
-    assert!(said("sweep finished") >= 3, "the two sizes' sweeps and the coordinator");
-    drop(emulator);
-    drop(lab);
-    let _ = std::fs::remove_dir_all(Path::new(&tmp));
 }

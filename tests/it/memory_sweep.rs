@@ -17,8 +17,8 @@ use std::time::Duration;
 use lambda_runtime::LambdaEvent;
 use serde_json::{json, Value};
 
+use crate::common::lab::{LatencyProfile, RunningServer};
 use crate::common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
-use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::lambda::invoke::Invoker;
 use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
 use s3sweep::lambda::{FUNCTION_ENV, MEMORY_POLL_ENV};
@@ -38,14 +38,6 @@ pub(crate) fn settings(endpoint: &str, coordinator: bool) -> FunctionSettings {
         _ => None,
     })
     .unwrap()
-}
-
-/// The lab with one seeded bucket.
-pub(crate) async fn lab() -> RunningServer {
-    let server = common::server_with(&[(BUCKET, LatencyProfile::Express)]).await;
-    let client = common::client_of(&server).await;
-    common::seed_bucket(&client, BUCKET, 40, 1024).await;
-    server
 }
 
 /// The Invoke handler: the child's real sweep, in a function built like the
@@ -90,7 +82,12 @@ pub(crate) struct Setup {
 }
 
 pub(crate) async fn setup() -> Setup {
-    let lab = lab().await;
+    // The lab with one seeded bucket.
+    let lab = common::LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::Express)
+        .seed(BUCKET, 40, 1024)
+        .server()
+        .await;
     let endpoint = lab.endpoint();
     let known = Arc::new(OnceLock::new());
     let handler = child_handler(&endpoint, known.clone()).await;
@@ -170,8 +167,14 @@ async fn set_publish_invoke_delete_restore_in_that_order() {
         eprintln!("  {c}");
     }
     assert_as_the_user_left_it(&s.api, "after a clean sweep");
-    // The lock first (a compare-and-set on the revision), then per size: set, poll
-    // until Successful, publish, invoke that version; then delete, restore.
+    the_calls_lock_then_set_publish_invoke_then_delete_restore(&calls);
+    the_document_tags_every_row_with_its_size_and_cost(&result);
+}
+
+/// The control-plane calls of a memory sweep of 512, 1769 and 3538 MB: the lock first
+/// (a compare-and-set on the revision), then per size: set, poll until Successful,
+/// publish, invoke that version once Active; then delete the versions, restore.
+fn the_calls_lock_then_set_publish_invoke_then_delete_restore(calls: &[String]) {
     assert!(
         calls[0].starts_with("GetFunctionConfiguration -> 1024 MB"),
         "{calls:#?}"
@@ -206,7 +209,7 @@ async fn set_publish_invoke_delete_restore_in_that_order() {
         "GetFunctionConfiguration",
         "GetFunctionConfiguration",
     ]);
-    assert_eq!(kinds(&calls), want, "{calls:#?}");
+    assert_eq!(kinds(calls), want, "{calls:#?}");
     for (i, (mb, version)) in [(512, 2), (1769, 3), (3538, 4)].into_iter().enumerate() {
         let at = 4 + i * 8;
         assert!(calls[at].contains(&format!("MemorySize={mb}")), "{}", calls[at]);
@@ -236,8 +239,11 @@ async fn set_publish_invoke_delete_restore_in_that_order() {
     assert!(
         calls[31].contains("MemorySize=1024") && calls[31].contains(&format!("Description={ORIGINAL_DESCRIPTION:?}"))
     );
+}
 
-    // The document: every row tagged, the steps, the cleanup, the choices.
+/// The document: every row tagged with its memory size, the steps, the cleanup, the
+/// choices, each configuration's cost at its own size, a summary per size.
+fn the_document_tags_every_row_with_its_size_and_cost(result: &Value) {
     let rows = result["results"].as_array().unwrap();
     let tagged: Vec<(u64, u64)> = rows
         .iter()

@@ -28,10 +28,7 @@ fn preflight_asks_ec2_for_the_subnets_zones_and_the_vpcs_endpoints() {
     let (vpc, a, zone_a, b, zone_b) = (&made[0], &made[1], &made[2], &made[3], &made[4]);
     assert_ne!(zone_a, zone_b);
     let directory = format!("vpc--{zone_a}--x-s3");
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0", "--bucket", HERE, "--bucket"])
-        .arg(format!("{directory}=express"));
-    let server = Serve::spawn(&mut cmd);
+    let server = Serve::start(&[HERE, &format!("{directory}=express")], &[]);
     let preflight = |subnets: &str| {
         let out = run_bounded(
             Command::new(BIN)
@@ -53,28 +50,7 @@ fn preflight_asks_ec2_for_the_subnets_zones_and_the_vpcs_endpoints() {
 
     // Two zones, no endpoints: the subnet outside the bucket's zone, and each endpoint.
     let (ok, text) = preflight(&format!("{a},{b}"));
-    assert!(!ok, "{text}");
-    assert!(
-        text.contains(&format!(
-            "PROBLEM: subnet {b} is in zone {zone_b}, the directory bucket {directory} in {zone_a}"
-        )),
-        "{text}"
-    );
-    assert!(!text.contains(&format!("PROBLEM: subnet {a} ")), "{text}");
-    for service in ["s3", "s3express"] {
-        assert!(
-            text.contains(&format!(
-                "PROBLEM: VPC {vpc} has no endpoint for com.amazonaws.us-east-1.{service},"
-            )),
-            "{service}: {text}"
-        );
-    }
-    assert!(
-        text.contains(&format!(
-            "WARNING: VPC {vpc} has no endpoint for com.amazonaws.us-east-1.lambda,"
-        )),
-        "{text}"
-    );
+    every_problem_of_two_zones_without_endpoints(ok, &text, &made, &directory);
 
     // A subnet EC2 does not know: EC2's error code, named (the Query API's error answer).
     let (ok, text) = preflight("subnet-0000000000000000f");
@@ -97,6 +73,36 @@ fn preflight_asks_ec2_for_the_subnets_zones_and_the_vpcs_endpoints() {
     assert!(text.contains(&format!("ok: subnets {a} in {zone_a}")), "{text}");
     assert!(
         text.contains(&format!("ok: VPC {vpc} has the S3, S3 Express and Lambda endpoints")),
+        "{text}"
+    );
+}
+
+/// What preflight said (`ok`, `text`) of subnets `a` and `b` in two zones of a VPC
+/// without endpoints (`made`: the VPC, then each subnet and its zone id): `b` is
+/// outside the directory bucket's zone, `a` is not, and each endpoint is missing
+/// (S3's and S3 Express's a problem, Lambda's a warning).
+fn every_problem_of_two_zones_without_endpoints(ok: bool, text: &str, made: &[String], directory: &str) {
+    let (vpc, a, zone_a, b, zone_b) = (&made[0], &made[1], &made[2], &made[3], &made[4]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(&format!(
+            "PROBLEM: subnet {b} is in zone {zone_b}, the directory bucket {directory} in {zone_a}"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains(&format!("PROBLEM: subnet {a} ")), "{text}");
+    for service in ["s3", "s3express"] {
+        assert!(
+            text.contains(&format!(
+                "PROBLEM: VPC {vpc} has no endpoint for com.amazonaws.us-east-1.{service},"
+            )),
+            "{service}: {text}"
+        );
+    }
+    assert!(
+        text.contains(&format!(
+            "WARNING: VPC {vpc} has no endpoint for com.amazonaws.us-east-1.lambda,"
+        )),
         "{text}"
     );
 }

@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::lab::{self, LatencyProfile, RunningServer};
 use s3sweep::analysis::analyse;
 use s3sweep::analysis::compare::{compare, CompareOptions};
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{self, LatencyProfile, RunningServer};
 use s3sweep::model::{CeilingSource, Figure, FigureName, ProbeObjectKind, SweepResult, Thresholds, Verdict};
 use s3sweep::plan::Plan;
 use s3sweep::render::{render_tables, Style};
@@ -165,9 +165,11 @@ async fn relay(
 /// The lab with one bucket of `count` objects of 46,080 bytes, and the probe object of
 /// `probe_mib` when asked for (written directly, not through the proxy).
 async fn lab_with_objects(count: u32, probe_mib: Option<u64>) -> RunningServer {
-    let server = common::server_with(&[(BUCKET, LatencyProfile::None)]).await;
-    let client = common::client_of(&server).await;
-    common::seed_bucket(&client, BUCKET, count, 46_080).await;
+    let (server, client) = common::LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::None)
+        .seed(BUCKET, count, 46_080)
+        .start()
+        .await;
     if let Some(mib) = probe_mib {
         let s3 = client.s3(common::seed_settings());
         let written = seed_probe_object(&s3, client.endpoint(), BUCKET, "s3sweep/probe-object", mib << 20, "m")
@@ -275,14 +277,15 @@ async fn wire_bytes_cover_the_bodies_without_a_proxy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn other_traffic_on_the_interface_is_flagged_in_the_row() {
     let _one = common::one_at_a_time_async().await;
-    let server = common::server_with(&[
-        (BUCKET, LatencyProfile::None),
-        ("slow-bucket", LatencyProfile::Standard),
-    ])
-    .await;
-    let client = common::client_of(&server).await;
-    common::seed_bucket(&client, BUCKET, 200, 46_080).await;
-    common::seed_bucket(&client, "slow-bucket", 60, 46_080).await;
+    let server = common::LabBuilder::new()
+        .buckets(&[
+            (BUCKET, LatencyProfile::None),
+            ("slow-bucket", LatencyProfile::Standard),
+        ])
+        .seed(BUCKET, 200, 46_080)
+        .seed("slow-bucket", 60, 46_080)
+        .server()
+        .await;
     let endpoint = server.endpoint();
     let before = server.faults().tally().get_requests;
     // The second process: 16 workers reading the no-latency bucket over and over
@@ -532,20 +535,15 @@ async fn run_probe_bandwidth_from_the_command_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_writes_the_probe_object_and_clean_removes_it() {
     let _one = common::one_at_a_time_async().await;
-    let server = common::server_with(&[(BUCKET, LatencyProfile::None)]).await;
+    let (server, client) = common::LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::None)
+        .start()
+        .await;
     let dir = std::env::temp_dir().join(format!("s3sweep-net-seed-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let manifest = dir.join("m.json");
     let m = manifest.display().to_string();
     let endpoint = server.endpoint();
-    let cli = |args: &[&str]| {
-        let out = std::process::Command::new(common::BIN).args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
     let seed = [
         "seed",
         "--endpoint",
@@ -563,7 +561,7 @@ async fn seed_writes_the_probe_object_and_clean_removes_it() {
         "--manifest",
         &m,
     ];
-    tokio::task::block_in_place(|| cli(&seed));
+    tokio::task::block_in_place(|| succeeds(&seed));
     let text = std::fs::read_to_string(&manifest).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert!(
@@ -575,8 +573,37 @@ async fn seed_writes_the_probe_object_and_clean_removes_it() {
         "{text}"
     );
     assert_eq!(v["probe_object"]["size_bytes"], 2 << 20, "{text}");
-    let client = common::client_of(&server).await;
     let s3 = client.s3(common::seed_settings());
+    the_probe_object_is_there_whole_and_in_ranges(&s3, &v).await;
+    // A second seed finds it there: left alone, recorded once, its record unchanged.
+    tokio::task::block_in_place(|| succeeds(&seed));
+    let again: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    assert_eq!(again["probe_object"], v["probe_object"]);
+    let probes = again["written"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| *k == "s3sweep/probe-object")
+        .count();
+    assert_eq!(probes, 1);
+    let marker = v["owner_marker"].as_str().unwrap();
+    clean_keeps_an_overwritten_probe_and_removes_its_own(&s3, &endpoint, &m, marker).await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `s3sweep ARGS` succeeds.
+fn succeeds(args: &[&str]) {
+    let out = std::process::Command::new(common::BIN).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The probe object `manifest` records: 2 MiB, read in a range as the probe reads it,
+/// proven by the ETag its PUT returned.
+async fn the_probe_object_is_there_whole_and_in_ranges(s3: &aws_sdk_s3::Client, manifest: &serde_json::Value) {
     let head = s3
         .head_object()
         .bucket(BUCKET)
@@ -597,56 +624,33 @@ async fn seed_writes_the_probe_object_and_clean_removes_it() {
     assert_eq!(part.content_range(), Some("bytes 1048576-1048675/2097152"));
     assert_eq!(part.body.collect().await.unwrap().into_bytes().len(), 100);
     // The manifest proves it by the ETag its PUT returned.
-    assert_eq!(v["probe_object"]["etag"].as_str(), head.e_tag(), "{text}");
-    // A second seed finds it there: left alone, recorded once, its record unchanged.
-    tokio::task::block_in_place(|| cli(&seed));
-    let again: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
-    assert_eq!(again["probe_object"], v["probe_object"]);
-    let probes = again["written"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|k| *k == "s3sweep/probe-object")
-        .count();
-    assert_eq!(probes, 1);
-    let clean = [
-        "clean",
-        "--endpoint",
-        &endpoint,
-        "--credentials",
-        "lab",
-        "--manifest",
-        &m,
-    ];
-    // Overwritten by someone else (same size, other bytes): clean keeps it. The
-    // bodies carry the manifest's owner marker (issue 35), so only the ETag decides.
-    let marker = v["owner_marker"].as_str().unwrap().to_string();
+    assert_eq!(manifest["probe_object"]["etag"].as_str(), head.e_tag(), "{manifest}");
+}
+
+/// `clean` of manifest `m`: keeps the probe object once someone else overwrote it
+/// (same size, other bytes; the bodies carry the manifest's owner `marker`, issue 35,
+/// so only the ETag decides), and removes it once it holds its own bytes again.
+async fn clean_keeps_an_overwritten_probe_and_removes_its_own(
+    s3: &aws_sdk_s3::Client,
+    endpoint: &str,
+    m: &str,
+    marker: &str,
+) {
+    let clean = ["clean", "--endpoint", endpoint, "--credentials", "lab", "--manifest", m];
     let put = |body: Vec<u8>| {
         s3.put_object()
             .bucket(BUCKET)
             .key("s3sweep/probe-object")
-            .metadata("s3sweep-owner", &marker)
+            .metadata("s3sweep-owner", marker)
             .body(body.into())
             .send()
     };
+    let there = || s3.head_object().bucket(BUCKET).key("s3sweep/probe-object").send();
     put(vec![7u8; 2 << 20]).await.unwrap();
-    tokio::task::block_in_place(|| cli(&clean));
-    assert!(s3
-        .head_object()
-        .bucket(BUCKET)
-        .key("s3sweep/probe-object")
-        .send()
-        .await
-        .is_ok());
+    tokio::task::block_in_place(|| succeeds(&clean));
+    assert!(there().await.is_ok(), "clean removed an object someone else overwrote");
     // Its own bytes again (the recorded ETag): the next clean removes it.
     put(object_body(2 << 20).to_vec()).await.unwrap();
-    tokio::task::block_in_place(|| cli(&clean));
-    assert!(s3
-        .head_object()
-        .bucket(BUCKET)
-        .key("s3sweep/probe-object")
-        .send()
-        .await
-        .is_err());
-    std::fs::remove_dir_all(&dir).unwrap();
+    tokio::task::block_in_place(|| succeeds(&clean));
+    assert!(there().await.is_err(), "clean left the probe object it wrote");
 }

@@ -33,101 +33,54 @@ fn the_red_teams_inputs_are_clear_errors_not_panics() {
     .unwrap();
     let key_uri = format!("s3://bkt/{}", "k".repeat(70_000));
     let down = "http://127.0.0.1:9";
-    let cases: Vec<(Vec<String>, &str)> = vec![
+    let (template, prefix) = (template_event.display().to_string(), prefix_event.display().to_string());
+    let max = "18446744073709551615";
+    let cases: &[(&[&str], &str)] = &[
+        (&["preflight", "--event", &template, "--endpoint", down], "key_template"),
+        (&["preflight", "--event", &prefix, "--endpoint", down], "key_prefix"),
+        (&["report", &key_uri, "--endpoint", down], "1024"),
+        (&["report", &key_uri], "1024"),
         (
-            vec![
-                "preflight".into(),
-                "--event".into(),
-                template_event.display().to_string(),
-                "--endpoint".into(),
-                down.into(),
-            ],
-            "key_template",
-        ),
-        (
-            vec![
-                "preflight".into(),
-                "--event".into(),
-                prefix_event.display().to_string(),
-                "--endpoint".into(),
-                down.into(),
-            ],
-            "key_prefix",
-        ),
-        (
-            vec!["report".into(), key_uri.clone(), "--endpoint".into(), down.into()],
-            "1024",
-        ),
-        (vec!["report".into(), key_uri], "1024"),
-        (
-            vec![
-                "run".into(),
-                "--bucket".into(),
-                "b-1".into(),
-                "--endpoint".into(),
-                down.into(),
-                "--region".into(),
-                "us-east-1\n".into(),
-            ],
+            &["run", "--bucket", "b-1", "--endpoint", down, "--region", "us-east-1\n"],
             "region",
         ),
+        (&["run", "--bucket", "b-1", "--region", "us-east-1\n"], "region"),
         (
-            vec![
-                "run".into(),
-                "--bucket".into(),
-                "b-1".into(),
-                "--region".into(),
-                "us-east-1\n".into(),
-            ],
-            "region",
-        ),
-        (
-            vec![
-                "seed".into(),
-                "--bucket".into(),
-                "b-1".into(),
-                "--endpoint".into(),
-                down.into(),
-                "--concurrency".into(),
-                "18446744073709551615".into(),
-            ],
+            &["seed", "--bucket", "b-1", "--endpoint", down, "--concurrency", max],
             "--concurrency",
         ),
-        (
-            vec![
-                "serve".into(),
-                "--port".into(),
-                "0".into(),
-                "--max-connections".into(),
-                "18446744073709551615".into(),
-            ],
-            "--max-connections",
-        ),
+        (&["serve", "--port", "0", "--max-connections", max], "--max-connections"),
     ];
     for (args, needle) in cases {
-        let out = run_within(
-            "a red-team input",
-            Command::new(BIN).args(&args),
-            Duration::from_secs(30),
-        );
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let shown: Vec<String> = args.iter().map(|a| a.chars().take(40).collect()).collect();
-        assert!(
-            matches!(out.status.code(), Some(1 | 2)),
-            "{shown:?}: {:?}: {stderr}",
-            out.status.code()
-        );
-        assert!(!stderr.contains("panicked"), "{shown:?}: {stderr}");
-        assert!(stderr.contains(needle), "{shown:?}: {needle:?} not in {stderr}");
-        assert!(
-            stderr.len() < 2_000,
-            "{shown:?}: the error repeats the input: {} bytes",
-            stderr.len()
-        );
+        a_short_clear_error(args, needle);
     }
     for f in [template_event, prefix_event] {
         let _ = std::fs::remove_file(f);
     }
+}
+
+/// `s3sweep ARGS` ends within 30 s with exit code 1 or 2, no panic, and a short error
+/// holding `needle` (not the input repeated).
+fn a_short_clear_error(args: &[&str], needle: &str) {
+    let out = run_within(
+        "a red-team input",
+        Command::new(BIN).args(args),
+        Duration::from_secs(30),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let shown: Vec<String> = args.iter().map(|a| a.chars().take(40).collect()).collect();
+    assert!(
+        matches!(out.status.code(), Some(1 | 2)),
+        "{shown:?}: {:?}: {stderr}",
+        out.status.code()
+    );
+    assert!(!stderr.contains("panicked"), "{shown:?}: {stderr}");
+    assert!(stderr.contains(needle), "{shown:?}: {needle:?} not in {stderr}");
+    assert!(
+        stderr.len() < 2_000,
+        "{shown:?}: the error repeats the input: {} bytes",
+        stderr.len()
+    );
 }
 
 /// `seed --size 3221225472` against the lab (whose cap is 64 MiB): the body is made as
@@ -138,7 +91,10 @@ fn the_red_teams_inputs_are_clear_errors_not_panics() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_streams_a_3_gib_body_and_reports_the_labs_early_answer() {
     let bucket = "big-seed";
-    let server = crate::common::server_with(&[(bucket, s3sweep::lab::LatencyProfile::None)]).await;
+    let server = crate::common::LabBuilder::new()
+        .bucket(bucket, crate::common::lab::LatencyProfile::None)
+        .server()
+        .await;
     let manifest = tmp("big-seed-manifest.json");
     let args: Vec<String> = [
         "seed",

@@ -9,9 +9,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::common::{seed_settings, seed_spec, server_with};
+use crate::common::lab::LatencyProfile;
+use crate::common::{seed_settings, seed_spec, LabBuilder};
 use bytes::Bytes;
-use s3sweep::lab::LatencyProfile;
 use s3sweep::s3::clean;
 use s3sweep::s3::manifest::{journal_path, Journal, OWNER_METADATA};
 use s3sweep::s3::seed::{object_body, seed, seed_recorded, SeedError, SeedManifest};
@@ -25,13 +25,15 @@ fn tmp_dir(name: &str) -> std::path::PathBuf {
 }
 
 async fn lab_client(endpoint: &str) -> SweepClient {
-    SweepClient::new(s3sweep::lab::client_options(endpoint)).await.unwrap()
+    SweepClient::new(crate::common::lab::client_options(endpoint))
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manifest_knowing_a_users_key_size_and_etag_deletes_nothing() {
     let bucket = "forged-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     server
         .store()
         .insert(bucket, "user/1.db", Bytes::from_static(b"12345678"));
@@ -66,7 +68,7 @@ async fn a_manifest_knowing_a_users_key_size_and_etag_deletes_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seed_killed_mid_put_never_deletes_a_users_identical_object() {
     let bucket = "killed-put-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     let client = lab_client(&server.endpoint()).await;
     let s3 = client.s3(seed_settings());
     let dir = tmp_dir("killed-put");
@@ -142,7 +144,7 @@ async fn overwrite_until(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_overwriting_seeded_keys_while_clean_runs_keeps_every_object_they_wrote() {
     const BUCKET: &str = "race-clean-bucket";
-    let server = server_with(&[(BUCKET, LatencyProfile::Express)]).await;
+    let server = LabBuilder::new().bucket(BUCKET, LatencyProfile::Express).server().await;
     let client = lab_client(&server.endpoint()).await;
     let s3 = client.s3(seed_settings());
     let spec = s3sweep::s3::seed::SeedSpec {
@@ -373,7 +375,7 @@ async fn the_results_writer_leaves_an_object_it_did_not_write_alone() {
     use s3sweep::plan::ResultsUri;
     use s3sweep::s3::results::ResultsWriter;
     let bucket = "results-owner-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     server
         .store()
         .insert(bucket, "runs/taken.json", Bytes::from_static(b"the user's"));

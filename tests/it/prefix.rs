@@ -11,36 +11,34 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::json;
 
+use crate::common::lab::LatencyProfile;
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::model::{SizeSpread, SweepResult};
 use s3sweep::plan::Plan;
 use s3sweep::s3::list::ListingError;
 use s3sweep::s3::SweepClient;
 
-use crate::common::{client_of, options, seed_spec, seed_with, server_with};
+use crate::common::{options, seed_spec, LabBuilder};
 
 pub(crate) const SIZES: [u64; 3] = [1000, 46_080, 200_000];
 pub(crate) const UNDER: u32 = 30;
 
 /// A bucket with `UNDER` objects of mixed sizes under `data/` and keys beside it of
 /// sizes the sweep's bytes would show: a sibling prefix and keys sharing `data`.
-pub(crate) async fn mixed_bucket(bucket: &str) -> (RunningServer, SweepClient) {
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
-    let client = client_of(&server).await;
+pub(crate) fn mixed_bucket(bucket: &str) -> LabBuilder {
     let mut spec = seed_spec(bucket, "data/{i}", UNDER, SIZES[0]);
     spec.size_cycle_bytes = SIZES.to_vec();
-    assert_eq!(seed_with(&client, &spec).await.written.len() as u32, UNDER);
-    for (key, size) in [
+    let beside = [
         ("data2/a", 7),
         ("data2/b", 7),
         ("data", 11),
         ("datum/x", 13),
         ("other/y", 17),
-    ] {
-        server.store().insert(bucket, key, Bytes::from(vec![b'x'; size]));
-    }
-    (server, client)
+    ];
+    beside.into_iter().fold(
+        LabBuilder::new().bucket(bucket, LatencyProfile::None).seed_spec(spec),
+        |lab, (key, size)| lab.stored(bucket, key, Bytes::from(vec![b'x'; size])),
+    )
 }
 
 fn plan(value: serde_json::Value) -> Plan {
@@ -54,7 +52,9 @@ async fn sweep(client: &SweepClient, plan: &Plan) -> SweepResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_exactly_the_keys_under_the_prefix_with_their_sizes() {
     let bucket = "prefix-mixed";
-    let (_server, client) = mixed_bucket(bucket).await;
+    let (server, client) = mixed_bucket(bucket).start().await;
+    // The keys beside the prefix are there, so reading exactly the prefix's shows.
+    assert_eq!(server.store().object_count(bucket), Some(UNDER as usize + 5));
     let p = plan(
         json!({"buckets": [bucket], "key_prefix": "data/", "object_count": UNDER,
         "workers": [1, 4], "repetitions": 2, "pool_connections": 4, "warmup": false}),
@@ -110,8 +110,7 @@ async fn reads_exactly_the_keys_under_the_prefix_with_their_sizes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_listing_follows_pages_past_a_thousand_keys() {
     let bucket = "prefix-pages";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
-    let client = client_of(&server).await;
+    let (server, client) = LabBuilder::new().bucket(bucket, LatencyProfile::None).start().await;
     for i in 0..1100 {
         server
             .store()
@@ -138,7 +137,7 @@ async fn the_listing_follows_pages_past_a_thousand_keys() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn too_few_keys_is_an_error_naming_both_numbers_unless_allowed() {
     let bucket = "prefix-fewer";
-    let (_server, client) = mixed_bucket(bucket).await;
+    let (_server, client) = mixed_bucket(bucket).start().await;
     let asked = json!({"buckets": [bucket], "key_prefix": "data/", "object_count": 45,
         "workers": [2], "pool_connections": 2, "warmup": false});
     let err = engine::list_keys(&client, &plan(asked.clone())).await.unwrap_err();
@@ -219,7 +218,7 @@ fn requests_naming_objects_both_ways_or_misplacing_listed_shares_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seeded_mixed_sizes_are_recorded_and_proven_by_clean() {
     let bucket = "prefix-clean";
-    let (server, client) = mixed_bucket(bucket).await;
+    let (server, client) = mixed_bucket(bucket).start().await;
     let s3 = client.s3(crate::common::seed_settings());
     let mut spec = seed_spec(bucket, "data/{i}", UNDER, SIZES[0]);
     spec.size_cycle_bytes = SIZES.to_vec();
@@ -273,17 +272,15 @@ fn run_with_prefix_from_the_command_line() {
         manifest.to_str().unwrap(),
     ]);
     assert!(seeded.status.success(), "{}", String::from_utf8_lossy(&seeded.stderr));
-    let out = cmd(&[
-        "run",
-        "--bucket",
-        bucket,
-        "--prefix",
-        "set/",
-        "--objects",
-        "20",
-        "--workers",
-        "1,4",
-    ]);
+    // `s3sweep run` of the bucket's prefix `set/` with more flags.
+    let run = |more: &str| {
+        cmd(&[
+            &["run", "--bucket", bucket, "--prefix", "set/"],
+            &more.split_whitespace().collect::<Vec<_>>()[..],
+        ]
+        .concat())
+    };
+    let out = run("--objects 20 --workers 1,4");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
@@ -299,32 +296,11 @@ fn run_with_prefix_from_the_command_line() {
             json!({"min": 10, "p50": 300, "p99": 5000, "max": 5000})
         );
     }
-    let few = cmd(&[
-        "run",
-        "--bucket",
-        bucket,
-        "--prefix",
-        "set/",
-        "--objects",
-        "25",
-        "--workers",
-        "1",
-    ]);
+    let few = run("--objects 25 --workers 1");
     let stderr = String::from_utf8_lossy(&few.stderr);
     assert!(!few.status.success());
     assert!(stderr.contains("holds 20 keys") && stderr.contains("(25)"), "{stderr}");
-    let allowed = cmd(&[
-        "run",
-        "--bucket",
-        bucket,
-        "--prefix",
-        "set/",
-        "--objects",
-        "25",
-        "--workers",
-        "1",
-        "--allow-fewer",
-    ]);
+    let allowed = run("--objects 25 --workers 1 --allow-fewer");
     assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
     let result: serde_json::Value = serde_json::from_slice(&allowed.stdout).unwrap();
     assert_eq!(result["results"][0]["ok"], 20);
@@ -337,7 +313,7 @@ fn run_with_prefix_from_the_command_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fanout_splits_the_listed_keys_so_each_is_read_once() {
     let bucket = "prefix-fanout";
-    let (_server, client) = mixed_bucket(bucket).await;
+    let (_server, client) = mixed_bucket(bucket).start().await;
     let coordinator = plan(
         json!({"buckets": [bucket], "key_prefix": "data/", "object_count": UNDER,
         "workers": [2], "warmup": false, "fanout": {"invocations": 4}}),

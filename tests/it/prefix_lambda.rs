@@ -15,16 +15,16 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+use crate::common::lab::LatencyProfile;
 use crate::common::runtime::{Ending, Runtime};
-use crate::common::server_with;
+use crate::common::LabBuilder;
 use crate::prefix::{mixed_bucket, SIZES, UNDER};
 use crate::runtime_api::{answered, fanout_env};
-use s3sweep::lab::LatencyProfile;
 
 const LAMBDA: &str = env!("CARGO_BIN_EXE_s3sweep-lambda");
 
 /// The GETs of each key of `bucket` the lab counted.
-fn gets_of(server: &s3sweep::lab::RunningServer, bucket: &str) -> BTreeMap<String, u64> {
+fn gets_of(server: &crate::common::lab::RunningServer, bucket: &str) -> BTreeMap<String, u64> {
     server
         .store()
         .gets()
@@ -39,7 +39,7 @@ async fn a_coordinator_lists_once_and_its_invoked_children_read_every_key_once()
     const N: usize = 3;
     const WORKERS: [u32; 2] = [1, 4];
     let bucket = "prefix-invoked";
-    let (server, _client) = mixed_bucket(bucket).await;
+    let (server, _client) = mixed_bucket(bucket).start().await;
     server.store().count_gets();
     let rt = Runtime::start().await;
     let mut env = fanout_env(&rt, &[]);
@@ -121,7 +121,7 @@ async fn a_coordinator_lists_once_and_its_invoked_children_read_every_key_once()
 async fn a_listing_slower_than_the_deadline_allows_answers_in_time() {
     const KEYS: u32 = 5000;
     let bucket = "prefix-slow-listing";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     for i in 0..KEYS {
         server
             .store()

@@ -4,30 +4,17 @@
 //! a missing object and a directory bucket outside the subnets' zones are each one
 //! line with its fix, and the command fails; buckets that are right are named ok.
 
-use std::process::Command;
-
-use crate::common::{run_bounded, Serve, BIN};
+use crate::common::{s3sweep_said as s3sweep, Serve};
 
 const HERE: &str = "pre-here";
 const FAR: &str = "pre-far";
 const DIRECTORY: &str = "pre--lab1-az1--x-s3";
 
 fn serve() -> Serve {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0", "--bucket", HERE, "--bucket", FAR, "--bucket"])
-        .arg(format!("{DIRECTORY}=express"))
-        .args(["--bucket-region", &format!("{FAR}=eu-west-1")]);
-    Serve::spawn(&mut cmd)
-}
-
-fn s3sweep(args: &[&str]) -> (bool, String) {
-    let out = run_bounded(Command::new(BIN).args(args));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    Serve::start(
+        &[HERE, FAR, &format!("{DIRECTORY}=express")],
+        &["--bucket-region", &format!("{FAR}=eu-west-1")],
+    )
 }
 
 fn seed(server: &Serve, bucket: &str, dir: &std::path::Path) {

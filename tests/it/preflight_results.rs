@@ -5,23 +5,11 @@
 //! line with its fix, and the command fails; a right one takes a test write under the
 //! prefix that is removed at once (nothing is left under the prefix).
 
-use std::process::Command;
-
-use crate::common::{run_bounded, Serve, BIN};
+use crate::common::{s3sweep_said as s3sweep, Serve};
 
 const HERE: &str = "res-here";
 const RESULTS: &str = "res-results";
 const FAR: &str = "res-far";
-
-fn s3sweep(args: &[&str]) -> (bool, String) {
-    let out = run_bounded(Command::new(BIN).args(args));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
 
 fn preflight(server: &Serve, more: &[&str]) -> (bool, String) {
     let mut args = vec![
@@ -39,11 +27,7 @@ fn preflight(server: &Serve, more: &[&str]) -> (bool, String) {
 
 #[test]
 fn preflight_names_a_missing_results_bucket_one_in_another_region_and_a_refused_write() {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0"])
-        .args(["--bucket", HERE, "--bucket", RESULTS, "--bucket", FAR])
-        .args(["--bucket-region", &format!("{FAR}=eu-west-1")]);
-    let server = Serve::spawn(&mut cmd);
+    let server = Serve::start(&[HERE, RESULTS, FAR], &["--bucket-region", &format!("{FAR}=eu-west-1")]);
 
     // Right: the test write goes under the prefix and is removed.
     let uri = format!("s3://{RESULTS}/runs");
@@ -93,10 +77,7 @@ fn preflight_names_a_missing_results_bucket_one_in_another_region_and_a_refused_
         {"Effect": "Allow", "Action": ["s3:ListBucket", "s3:GetObject"], "Resource": "*"}
     ]});
     std::fs::write(&policy, doc.to_string()).unwrap();
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0", "--bucket", HERE, "--bucket", RESULTS])
-        .args(["--iam-policy", &policy.display().to_string()]);
-    let server = Serve::spawn(&mut cmd);
+    let server = Serve::start(&[HERE, RESULTS], &["--iam-policy", &policy.display().to_string()]);
     let (ok, text) = preflight(&server, &["--results-uri", &uri]);
     println!("{text}");
     assert!(!ok, "{text}");
@@ -113,9 +94,7 @@ fn preflight_names_a_missing_results_bucket_one_in_another_region_and_a_refused_
 /// holding 10 objects passes an event reading 5 and fails one reading 20, named.
 #[test]
 fn preflight_looks_at_every_events_objects() {
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0", "--bucket", HERE]);
-    let server = Serve::spawn(&mut cmd);
+    let server = Serve::start(&[HERE], &[]);
     let dir = std::env::temp_dir().join(format!("s3sweep-preflight-events-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     server.seed(HERE, 10, 64, &dir.join("manifest.json"));

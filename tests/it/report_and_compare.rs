@@ -422,34 +422,8 @@ fn run_writes_its_result_to_s3_and_report_and_compare_read_it_back() {
     let file = dir.path("run.json");
     write(Path::new(&file), &stdout);
 
-    // report reads the object as it reads the file: the same tables.
-    let (from_s3, _) = ok(&run(&["report", &uri, "--endpoint", e]));
-    let (from_file, _) = ok(&run(&["report", &file]));
-    // The first paragraph names the source (wrapped at the width: one line or two).
-    let body = |t: &str| t.split_once("\n\n").map_or(String::new(), |(_, b)| b.to_string());
-    assert!(from_s3.starts_with(&uri), "{from_s3}");
-    assert!(from_s3.contains("people-bucket"), "{from_s3}");
-    assert_eq!(body(&from_s3), body(&from_file));
-    let (json, _) = ok(&run(&["report", &uri, "--endpoint", e, "--json"]));
-    let kept: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(kept["results"].as_array().unwrap().len(), 2);
-    assert_eq!(kept["results_writes"]["complete"], true);
-    assert_eq!(kept["results_writes"]["written"], 2, "the writes before the last");
-    let (text, _) = ok(&run(&["compare", &uri, &file, "--endpoint", e]));
-    assert!(text.contains("1.00"), "{text}");
-
-    // An object that is not there, and a URI that names no object: clear errors.
-    let out = run(&["report", "s3://results-bucket/runs/nothing.json", "--endpoint", e]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("s3://results-bucket/runs/nothing.json") && err.contains("NoSuchKey"),
-        "{err}"
-    );
-    let out = run(&["compare", "s3://results-bucket/", &file, "--endpoint", e]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("names no object"));
-
+    report_and_compare_read_the_object_as_the_file(&uri, &file, e);
+    a_missing_object_or_a_uri_without_one_is_a_clear_error(&file, e);
     // A bad destination is refused before anything runs, named by its flag.
     let out = run(&with(&sweep, &["--results-uri", "results-bucket/runs"]));
     assert!(!out.status.success());
@@ -457,7 +431,49 @@ fn run_writes_its_result_to_s3_and_report_and_compare_read_it_back() {
     // A destination that cannot be written: the result is printed whole, says so
     // (`results_writes.status` failed), and the run fails (issue 49: no result lost
     // without a word).
-    let out = run(&with(&sweep, &["--results-uri", "s3://no-such-bucket/runs"]));
+    a_result_s3_does_not_hold_fails_the_run_and_says_so(&run(&with(
+        &sweep,
+        &["--results-uri", "s3://no-such-bucket/runs"],
+    )));
+}
+
+/// `report` reads the result object `uri` as it reads its copy `file`: the same tables,
+/// its first paragraph naming the source; its JSON keeps the rows and the writes;
+/// `compare` reads it too.
+fn report_and_compare_read_the_object_as_the_file(uri: &str, file: &str, e: &str) {
+    let (from_s3, _) = ok(&run(&["report", uri, "--endpoint", e]));
+    let (from_file, _) = ok(&run(&["report", file]));
+    // The first paragraph names the source (wrapped at the width: one line or two).
+    let body = |t: &str| t.split_once("\n\n").map_or(String::new(), |(_, b)| b.to_string());
+    assert!(from_s3.starts_with(uri), "{from_s3}");
+    assert!(from_s3.contains("people-bucket"), "{from_s3}");
+    assert_eq!(body(&from_s3), body(&from_file));
+    let (json, _) = ok(&run(&["report", uri, "--endpoint", e, "--json"]));
+    let kept: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(kept["results"].as_array().unwrap().len(), 2);
+    assert_eq!(kept["results_writes"]["complete"], true);
+    assert_eq!(kept["results_writes"]["written"], 2, "the writes before the last");
+    let (text, _) = ok(&run(&["compare", uri, file, "--endpoint", e]));
+    assert!(text.contains("1.00"), "{text}");
+}
+
+/// An object that is not there, and a URI that names no object: clear errors.
+fn a_missing_object_or_a_uri_without_one_is_a_clear_error(file: &str, e: &str) {
+    let out = run(&["report", "s3://results-bucket/runs/nothing.json", "--endpoint", e]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("s3://results-bucket/runs/nothing.json") && err.contains("NoSuchKey"),
+        "{err}"
+    );
+    let out = run(&["compare", "s3://results-bucket/", file, "--endpoint", e]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("names no object"));
+}
+
+/// A run whose result could not be written (`out`): it failed, printed the result
+/// whole with `results_writes.status` failed, and said S3 does not hold it.
+fn a_result_s3_does_not_hold_fails_the_run_and_says_so(out: &std::process::Output) {
     assert!(!out.status.success(), "a lost result fails the run");
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),

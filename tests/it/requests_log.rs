@@ -10,10 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::{client_of, options, seed_spec, seed_with};
+use crate::common::lab::{LatencyProfile, Tail};
+use crate::common::options;
+use crate::common::LabBuilder;
 use s3sweep::engine::requests_log::RequestsLog;
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::{self, LatencyProfile, ServerConfig, Tail};
 use s3sweep::plan::Plan;
 
 const BUCKET: &str = "log-bucket";
@@ -23,6 +24,9 @@ type Config = (String, String, String);
 
 /// A configuration's lines: the GETs' lines, its copies, those won, those cancelled.
 type Tally = (u64, u64, u64, u64);
+
+/// The GETs' final lines: configuration (workers, client, policy) and GET number.
+type Finals = BTreeSet<(String, String, String, String)>;
 
 /// A file under the temporary directory, removed when dropped.
 struct TempFile(std::path::PathBuf);
@@ -39,21 +43,18 @@ fn temp(name: &str) -> TempFile {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_line_names_its_axes_and_hedge_copies_are_lines_with_their_fate() {
-    let server = lab::start(ServerConfig {
-        buckets: vec![(BUCKET.to_string(), LatencyProfile::Standard)],
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0");
+    let objects = 80;
     // One read in ten stalls 150 ms: a copy sent after 5 ms without a first byte wins
     // those, and loses (is cancelled) where the first answers soon after.
-    server.profiles().set_tail(Some(Tail {
-        rate: 0.1,
-        stall_ms: 150,
-    }));
-    let client = client_of(&server).await;
-    let objects = 80;
-    seed_with(&client, &seed_spec(BUCKET, "test/{i}/vectors", objects, 1024)).await;
+    let (_server, client) = LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::Standard)
+        .tail(Tail {
+            rate: 0.1,
+            stall_ms: 150,
+        })
+        .seed(BUCKET, objects, 1024)
+        .start()
+        .await;
     let plan = Plan::from_value(serde_json::json!({
         "buckets": [BUCKET], "object_count": objects, "workers": [4, 8], "repetitions": 1,
         "clients": ["sdk", "lean"], "hedge": ["off", {"after_ms": 5}], "max_hedge_percent": 50
@@ -73,75 +74,8 @@ async fn every_line_names_its_axes_and_hedge_copies_are_lines_with_their_fate() 
     assert_eq!(result.results.len(), 2 * 2 * 2, "workers x clients x policies");
 
     let text = std::fs::read_to_string(&csv.0).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .unwrap_or_else(|| panic!("{name}: {header:?}"))
-    };
-    let (workers, get, attempt, attempts, bytes, outcome) = (
-        col("workers"),
-        col("get"),
-        col("attempt"),
-        col("attempts"),
-        col("bytes"),
-        col("outcome"),
-    );
-    let (client_col, hedge, memory, size, copy, fate) = (
-        col("s3_client"),
-        col("hedge"),
-        col("memory_mb"),
-        col("object_size_bytes"),
-        col("copy"),
-        col("fate"),
-    );
-    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    assert!(
-        rows.iter().all(|r| r.len() == header.len()),
-        "every line has every column"
-    );
-    assert!(
-        rows.iter().all(|r| r[memory].is_empty() && r[size].is_empty()),
-        "no memory or size axis"
-    );
-    // The configuration of a line: its workers, client and policy.
-    let config =
-        |r: &Vec<&str>| -> Config { (r[workers].to_string(), r[client_col].to_string(), r[hedge].to_string()) };
-    let mut finals: BTreeSet<(String, String, String, String)> = BTreeSet::new();
-    let mut per_config: BTreeMap<Config, Tally> = BTreeMap::new();
-    for r in &rows {
-        let entry = per_config.entry(config(r)).or_default();
-        match r[copy] {
-            "get" => {
-                entry.0 += 1;
-                if r[attempt] == r[attempts] {
-                    let (w, c, h) = config(r);
-                    assert!(
-                        finals.insert((w, c, h, r[get].to_string())),
-                        "a GET's final line twice: {r:?}"
-                    );
-                }
-            }
-            "hedge" => {
-                entry.1 += 1;
-                entry.2 += u64::from(r[fate] == "won");
-                entry.3 += u64::from(r[fate] == "cancelled");
-                assert!(["won", "lost", "cancelled"].contains(&r[fate]), "{r:?}");
-                if r[fate] == "cancelled" {
-                    assert_eq!(r[outcome], "cancelled", "{r:?}");
-                }
-                if r[fate] == "won" {
-                    assert!(
-                        r[bytes] == "1024" && r[outcome] == "ok",
-                        "a winning copy read the body: {r:?}"
-                    );
-                }
-            }
-            other => panic!("copy {other}: {r:?}"),
-        }
-    }
+    let lines = CsvLines::read(&text);
+    let (finals, per_config) = lines.tally();
     assert_eq!(
         per_config.len(),
         result.results.len(),
@@ -149,40 +83,146 @@ async fn every_line_names_its_axes_and_hedge_copies_are_lines_with_their_fate() 
     );
     let (mut won, mut cancelled) = (0, 0);
     for row in &result.results {
-        let key = (
-            row.workers.to_string(),
-            row.axes.s3_client.to_string(),
-            row.axes.hedge.to_string(),
-        );
-        let (gets, copies, wins, drops) = per_config[&key];
-        assert_eq!(
-            gets,
-            row.requests + row.retries,
-            "{key:?}: the GETs' lines add up to the row"
-        );
-        let finals_here = finals
-            .iter()
-            .filter(|(w, c, h, _)| (w, c, h) == (&key.0, &key.1, &key.2))
-            .count() as u64;
-        assert_eq!(finals_here, row.requests, "{key:?}: one final line per GET");
-        let hedging = row.hedging.unwrap_or_default();
-        assert_eq!(copies, hedging.hedges_sent, "{key:?}: a line per copy sent");
-        assert_eq!(wins, hedging.hedges_won, "{key:?}: the won copies");
+        let (wins, drops) = the_lines_add_up_to_the_row(row, &finals, &per_config);
         (won, cancelled) = (won + wins, cancelled + drops);
     }
-    eprintln!("{} lines; copies won {won}, cancelled {cancelled}", rows.len());
+    eprintln!("{} lines; copies won {won}, cancelled {cancelled}", lines.rows.len());
     assert!(
         won > 0 && cancelled > 0,
         "both fates seen: won {won}, cancelled {cancelled}"
     );
+    the_json_lines_are_the_same_typed(&jsonl, lines.rows.len());
+}
 
-    // The same lines as JSON, the axes typed.
+/// A request log in CSV: its header and its lines split into fields.
+struct CsvLines<'t> {
+    header: Vec<&'t str>,
+    rows: Vec<Vec<&'t str>>,
+}
+
+impl<'t> CsvLines<'t> {
+    /// The lines of `text`; every one has every column, and none a memory or size axis.
+    fn read(text: &'t str) -> CsvLines<'t> {
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        let csv = CsvLines { header, rows };
+        assert!(
+            csv.rows.iter().all(|r| r.len() == csv.header.len()),
+            "every line has every column"
+        );
+        let (memory, size) = (csv.col("memory_mb"), csv.col("object_size_bytes"));
+        assert!(
+            csv.rows.iter().all(|r| r[memory].is_empty() && r[size].is_empty()),
+            "no memory or size axis"
+        );
+        csv
+    }
+
+    fn col(&self, name: &str) -> usize {
+        self.header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("{name}: {:?}", self.header))
+    }
+
+    /// The configuration of a line: its workers, client and policy.
+    fn config(&self, r: &[&str]) -> Config {
+        let field = |name: &str| r[self.col(name)].to_string();
+        (field("workers"), field("s3_client"), field("hedge"))
+    }
+
+    /// Each GET's final line (once each: a second is a failure), and each
+    /// configuration's [`Tally`]; each hedge copy's fate checked on its line.
+    fn tally(&self) -> (Finals, BTreeMap<Config, Tally>) {
+        let (get, attempt, attempts, copy) = (
+            self.col("get"),
+            self.col("attempt"),
+            self.col("attempts"),
+            self.col("copy"),
+        );
+        let mut finals = BTreeSet::new();
+        let mut per_config: BTreeMap<Config, Tally> = BTreeMap::new();
+        for r in &self.rows {
+            let entry = per_config.entry(self.config(r)).or_default();
+            match r[copy] {
+                "get" => {
+                    entry.0 += 1;
+                    if r[attempt] == r[attempts] {
+                        let (w, c, h) = self.config(r);
+                        assert!(
+                            finals.insert((w, c, h, r[get].to_string())),
+                            "a GET's final line twice: {r:?}"
+                        );
+                    }
+                }
+                "hedge" => {
+                    let fate = self.hedge_copys_fate(r);
+                    entry.1 += 1;
+                    entry.2 += u64::from(fate == "won");
+                    entry.3 += u64::from(fate == "cancelled");
+                }
+                other => panic!("copy {other}: {r:?}"),
+            }
+        }
+        (finals, per_config)
+    }
+
+    /// A hedge copy's line: its fate, which agrees with its outcome.
+    fn hedge_copys_fate<'r>(&self, r: &[&'r str]) -> &'r str {
+        let (fate, outcome, bytes) = (r[self.col("fate")], r[self.col("outcome")], r[self.col("bytes")]);
+        assert!(["won", "lost", "cancelled"].contains(&fate), "{r:?}");
+        if fate == "cancelled" {
+            assert_eq!(outcome, "cancelled", "{r:?}");
+        }
+        if fate == "won" {
+            assert!(
+                bytes == "1024" && outcome == "ok",
+                "a winning copy read the body: {r:?}"
+            );
+        }
+        fate
+    }
+}
+
+/// A row's lines: the GETs' lines add up to its requests and retries, one final line
+/// per GET, a line per hedge copy sent and as many won as it says. Returns the copies
+/// won and cancelled.
+fn the_lines_add_up_to_the_row(
+    row: &s3sweep::model::ConfigResult,
+    finals: &Finals,
+    per_config: &BTreeMap<Config, Tally>,
+) -> (u64, u64) {
+    let key = (
+        row.workers.to_string(),
+        row.axes.s3_client.to_string(),
+        row.axes.hedge.to_string(),
+    );
+    let (gets, copies, wins, drops) = per_config[&key];
+    assert_eq!(
+        gets,
+        row.requests + row.retries,
+        "{key:?}: the GETs' lines add up to the row"
+    );
+    let finals_here = finals
+        .iter()
+        .filter(|(w, c, h, _)| (w, c, h) == (&key.0, &key.1, &key.2))
+        .count() as u64;
+    assert_eq!(finals_here, row.requests, "{key:?}: one final line per GET");
+    let hedging = row.hedging.unwrap_or_default();
+    assert_eq!(copies, hedging.hedges_sent, "{key:?}: a line per copy sent");
+    assert_eq!(wins, hedging.hedges_won, "{key:?}: the won copies");
+    (wins, drops)
+}
+
+/// The same `lines` lines as JSON, the axes typed.
+fn the_json_lines_are_the_same_typed(jsonl: &TempFile, lines: usize) {
     let json: Vec<serde_json::Value> = std::fs::read_to_string(&jsonl.0)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(json.len(), rows.len());
+    assert_eq!(json.len(), lines);
     let copy_line = json.iter().find(|v| v["copy"] == "hedge").expect("a hedge line");
     assert_eq!(copy_line["hedge"], "5ms", "{copy_line}");
     assert!(
@@ -200,14 +240,11 @@ async fn every_line_names_its_axes_and_hedge_copies_are_lines_with_their_fate() 
 /// request log carries the memory size, as the local memory sweep runs each size.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_memory_steps_lines_carry_its_memory_size() {
-    let server = lab::start(ServerConfig {
-        buckets: vec![(BUCKET.to_string(), LatencyProfile::Express)],
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0");
-    let client = client_of(&server).await;
-    seed_with(&client, &seed_spec(BUCKET, "test/{i}/vectors", 20, 256)).await;
+    let (_server, client) = LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::Express)
+        .seed(BUCKET, 20, 256)
+        .start()
+        .await;
     let plan = Plan::from_value(serde_json::json!({"buckets": [BUCKET], "object_count": 20, "workers": [2]})).unwrap();
     let csv = temp("memory.csv");
     let log = Arc::new(RequestsLog::create(&csv.0, 1 << 30, Arc::new(Quiet), false).unwrap());

@@ -7,9 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use crate::common::lab::LatencyProfile;
 use crate::common::runtime::{Ending, Runtime, RESPONSE_LIMIT_BYTES};
-use crate::common::{seed_bucket, server_with};
-use s3sweep::lab::LatencyProfile;
+use crate::common::LabBuilder;
 use s3sweep::s3::SweepClient;
 
 const LAMBDA: &str = env!("CARGO_BIN_EXE_s3sweep-lambda");
@@ -22,12 +22,12 @@ async fn lab_and_functions(
     (objects, size): (u32, u64),
     processes: usize,
     env: impl FnOnce(&Runtime) -> Vec<(&'static str, String)>,
-) -> (s3sweep::lab::RunningServer, Runtime) {
-    let server = server_with(&[(bucket, profile)]).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    seed_bucket(&client, bucket, objects, size).await;
+) -> (crate::common::lab::RunningServer, Runtime) {
+    let server = LabBuilder::new()
+        .buckets(&[(bucket, profile)])
+        .seed(bucket, objects, size)
+        .server()
+        .await;
     let rt = Runtime::start().await;
     let mut all = env(&rt);
     all.push(("S3SWEEP_ENDPOINT_URL", server.endpoint()));
@@ -49,7 +49,9 @@ pub(crate) fn fanout_env(rt: &Runtime, more: &[(&'static str, &str)]) -> Vec<(&'
 
 /// A bucket `name` made empty in the lab at `endpoint`, for results.
 async fn results_bucket(endpoint: &str, name: &str) -> SweepClient {
-    let client = SweepClient::new(s3sweep::lab::client_options(endpoint)).await.unwrap();
+    let client = SweepClient::new(crate::common::lab::client_options(endpoint))
+        .await
+        .unwrap();
     client
         .s3(crate::common::seed_settings())
         .create_bucket()

@@ -14,30 +14,24 @@ use lambda_runtime::LambdaEvent;
 use serde_json::{json, Value};
 
 use crate::common::iam::{sweep_enforcer, Enforcer, RESULTS_BUCKET};
+use crate::common::lab::{LatencyProfile, RunningServer};
 use crate::common::{self, EXPRESS_BUCKET, STANDARD_BUCKET};
-use s3sweep::lab::{LatencyProfile, RunningServer};
 use s3sweep::lambda::{Function, FunctionSettings, CA_BUNDLE_ENV, ENDPOINT_ENV, RESULTS_URI_ENV};
 use s3sweep::s3::RequestSettings;
 
 const RESULTS: &[(&str, &str)] = &[("ResultsBucket", RESULTS_BUCKET)];
 
-/// The lab over HTTPS with the role's three buckets, seeded, then enforcing the role.
-async fn gated_lab() -> (RunningServer, Arc<Enforcer>) {
-    let server = common::tls_server_with(
-        &[
-            (STANDARD_BUCKET, LatencyProfile::None),
-            (EXPRESS_BUCKET, LatencyProfile::None),
-            (RESULTS_BUCKET, LatencyProfile::None),
-        ],
-        Duration::from_secs(300),
-    )
-    .await;
-    let client = common::client_of(&server).await;
-    common::seed_bucket(&client, STANDARD_BUCKET, 12, 256).await;
-    common::seed_bucket(&client, EXPRESS_BUCKET, 12, 256).await;
-    let enforcer = sweep_enforcer(RESULTS);
-    server.iam().enforce(Some(enforcer.clone()));
-    (server, enforcer)
+/// The lab over HTTPS with the role's three buckets, seeded, then enforcing
+/// `enforcer` (the role's policy).
+fn gated_lab(enforcer: &Arc<Enforcer>) -> common::LabBuilder {
+    common::LabBuilder::new()
+        .bucket(STANDARD_BUCKET, LatencyProfile::None)
+        .bucket(EXPRESS_BUCKET, LatencyProfile::None)
+        .bucket(RESULTS_BUCKET, LatencyProfile::None)
+        .tls()
+        .seed(STANDARD_BUCKET, 12, 256)
+        .seed(EXPRESS_BUCKET, 12, 256)
+        .iam(enforcer.clone())
 }
 
 async fn function(server: &RunningServer) -> Function {
@@ -65,7 +59,8 @@ async fn handle(f: &Function, id: &str, event: Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_handlers_s3_calls_are_all_allowed_by_the_expanded_role() {
-    let (server, enforcer) = gated_lab().await;
+    let enforcer = sweep_enforcer(RESULTS);
+    let server = gated_lab(&enforcer).server().await;
     let f = function(&server).await;
     let sweep = handle(
         &f,
@@ -101,7 +96,8 @@ async fn the_handlers_s3_calls_are_all_allowed_by_the_expanded_role() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_outside_the_role_is_access_denied_naming_action_and_resource() {
-    let (server, enforcer) = gated_lab().await;
+    let enforcer = sweep_enforcer(RESULTS);
+    let server = gated_lab(&enforcer).server().await;
     let client = common::client_of(&server).await;
     let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(5)));
     let err = s3

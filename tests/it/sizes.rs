@@ -11,13 +11,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::json;
 
+use crate::common::lab::LatencyProfile;
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::LatencyProfile;
 use s3sweep::plan::Plan;
 use s3sweep::s3::clean;
 use s3sweep::s3::seed::{seed_recorded, SeedSpec};
 
-use crate::common::{client_of, options, run_bounded, seed_settings, seed_spec, server_with, Serve, BIN};
+use crate::common::{client_of, options, run_bounded, seed_settings, seed_spec, LabBuilder, Serve, BIN};
 
 const SIZES: [u64; 3] = [4096, 46_080, 1_048_576];
 const COUNT: u32 = 6;
@@ -42,8 +42,7 @@ fn spec(bucket: &str) -> SeedSpec {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_size_reads_exactly_its_bytes_at_every_worker_count() {
     let bucket = "sizes-bytes";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
-    let client = client_of(&server).await;
+    let (_server, client) = LabBuilder::new().bucket(bucket, LatencyProfile::None).start().await;
     let path = manifest_path("bytes");
     let s3 = client.s3(seed_settings());
     let manifest = seed_recorded(&s3, client.endpoint(), &spec(bucket), &path)
@@ -99,7 +98,7 @@ async fn each_size_reads_exactly_its_bytes_at_every_worker_count() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clean_removes_every_size_and_nothing_beside_them() {
     let bucket = "sizes-clean";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
     // The user's keys: one a seed of size 4,096 would write (so it is skipped and not
     // recorded), others beside the sizes' prefixes.
     let foreign = [

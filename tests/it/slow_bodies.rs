@@ -9,44 +9,21 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-
+use crate::common::chunked::{Answer, Chunked};
 use crate::common::run_within;
 use crate::common::BIN;
 
-/// A server answering every request 200 with a chunked body of one byte a second.
+/// A server answering every request 200 with a chunked body of one byte a second (at
+/// most 10 minutes of it: the test's process ends long before).
 async fn trickle() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let endpoint = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            tokio::spawn(answer(tcp));
-        }
-    });
-    endpoint
-}
-
-async fn answer(mut tcp: TcpStream) {
-    let mut request = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-        match tcp.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => request.extend_from_slice(&buf[..n]),
-        }
-    }
-    let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
-    if tcp.write_all(head.as_bytes()).await.is_err() {
-        return;
-    }
-    // At most 10 minutes of it: the test's process ends long before.
-    for _ in 0..600 {
-        if tcp.write_all(b"1\r\n \r\n").await.is_err() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+    let answer = Answer {
+        status: "200 OK",
+        content_type: "application/json",
+        chunk: b" ".to_vec(),
+        chunks: 600,
+        pause: Duration::from_secs(1),
+    };
+    Chunked::start(answer).await.endpoint
 }
 
 async fn s3sweep(args: Vec<String>) -> (std::process::Output, Duration) {

@@ -141,12 +141,14 @@ fn a_nic() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_keys() {
+    use crate::common::lab::LatencyProfile;
     use s3sweep::engine::{self, Quiet};
-    use s3sweep::lab::LatencyProfile;
     // Half the keys asked for were never written: errors at every count.
-    let server = common::server_with(&[("holey-court", LatencyProfile::None)]).await;
-    let client = common::client_of(&server).await;
-    common::seed_bucket(&client, "holey-court", 20, 100).await;
+    let (_server, client) = common::LabBuilder::new()
+        .bucket("holey-court", LatencyProfile::None)
+        .seed("holey-court", 20, 100)
+        .start()
+        .await;
     let plan = s3sweep::plan::Plan::from_json(r#"{"buckets": ["holey-court"], "object_count": 40, "workers": [1, 4]}"#)
         .unwrap();
     let mut result = engine::run(&client, &plan, &common::options(), std::sync::Arc::new(Quiet)).await;

@@ -14,13 +14,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{one_at_a_time_async, options, seed_spec, seed_with};
+use crate::common::lab::nic::{Burst, NicConfig};
+use crate::common::lab::{self, LatencyProfile, NetworkConfig, RunningServer};
+use crate::common::lab::{FaultKind, FaultSpec, FaultTiming};
+use crate::common::LabBuilder;
+use crate::common::{one_at_a_time_async, options};
 use s3sweep::analysis::analyse;
 use s3sweep::engine::requests_log::RequestsLog;
 use s3sweep::engine::{self, Observer, Quiet};
-use s3sweep::lab::nic::{Burst, NicConfig};
-use s3sweep::lab::{self, LatencyProfile, NetworkConfig, RunningServer, ServerConfig};
-use s3sweep::lab::{FaultKind, FaultSpec, FaultTiming};
 use s3sweep::model::{ConfigResult, FigureName, SweepResult, Thresholds, BASE_INTERVAL_MS};
 use s3sweep::plan::Plan;
 use s3sweep::s3::SweepClient;
@@ -28,17 +29,12 @@ use s3sweep::s3::SweepClient;
 const BUCKET: &str = "timeline-bucket";
 const SIZE: u64 = 64 * 1024;
 
-async fn seeded(network: NetworkConfig, profile: LatencyProfile, objects: u32) -> (RunningServer, SweepClient) {
-    let server = lab::start(ServerConfig {
-        buckets: vec![(BUCKET.to_string(), profile)],
-        network,
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0");
-    let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
-    seed_with(&client, &seed_spec(BUCKET, "test/{i}/vectors", objects, SIZE)).await;
-    (server, client)
+/// The lab with the bucket behind `profile` and `network`, seeded with `objects`.
+fn lab(network: NetworkConfig, profile: LatencyProfile, objects: u32) -> LabBuilder {
+    LabBuilder::new()
+        .bucket(BUCKET, profile)
+        .network(network)
+        .seed(BUCKET, objects, SIZE)
 }
 
 /// A share of the bucket's GETs answered 503 SlowDown (retried by the clients).
@@ -125,7 +121,7 @@ async fn a_row_that_outlasts_the_nics_burst_names_the_burst_and_the_settled_rate
         }),
         ..NetworkConfig::default()
     };
-    let (server, client) = seeded(network, LatencyProfile::None, 280).await;
+    let (server, client) = lab(network, LatencyProfile::None, 280).start().await;
     // Seeding sent bodies the other way (not shaped): the burst is nearly whole.
     assert!(server.network().tally().nic_tally.unwrap().burst_bytes < 1 << 20);
     let (result, _) = sweep(&client, &plan(280, 16, 3)).await;
@@ -173,7 +169,7 @@ async fn a_burst_then_an_idle_gap(refill_mib_s: f64) -> SweepResult {
         }),
         ..NetworkConfig::default()
     };
-    let (_server, client) = seeded(network, LatencyProfile::None, 240).await;
+    let (_server, client) = lab(network, LatencyProfile::None, 240).start().await;
     let (mut result, _) = sweep(&client, &plan(240, 16, 3)).await;
     tokio::time::sleep(Duration::from_millis(600)).await;
     let (second, _) = sweep(&client, &plan(96, 16, 3)).await;
@@ -229,7 +225,7 @@ async fn the_wire_bytes_per_interval_add_up_to_what_the_server_sent() {
         }),
         ..NetworkConfig::default()
     };
-    let (server, client) = seeded(network, LatencyProfile::Express, 300).await;
+    let (server, client) = lab(network, LatencyProfile::Express, 300).start().await;
     let sent_before = server.network().tally().nic_tally.unwrap().bytes_shaped;
     let (result, _) = sweep(&client, &plan(300, 8, 3)).await;
     let server_sent = server.network().tally().nic_tally.unwrap().bytes_shaped - sent_before;
@@ -263,7 +259,9 @@ async fn the_wire_bytes_per_interval_add_up_to_what_the_server_sent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_paused_for_2_s_mid_row_is_a_stall_of_about_2_s_at_its_offset() {
-    let (server, client) = seeded(NetworkConfig::default(), LatencyProfile::Express, 600).await;
+    let (server, client) = lab(NetworkConfig::default(), LatencyProfile::Express, 600)
+        .start()
+        .await;
     let faults = server.faults().clone();
     let pause_in = Duration::from_millis(700);
     let pauser = tokio::spawn(async move {
@@ -293,7 +291,7 @@ async fn a_prefix_rate_reached_mid_row_dates_the_throttling_within_one_interval(
         prefix_gets_per_s: Some(1_000_000.0),
         ..NetworkConfig::default()
     };
-    let (server, client) = seeded(network, LatencyProfile::Express, 400).await;
+    let (server, client) = lab(network, LatencyProfile::Express, 400).start().await;
     let lowered_in = Duration::from_millis(500);
     let net = server.network().clone();
     let lowerer = tokio::spawn(async move {
@@ -352,7 +350,9 @@ fn log_lines(path: &std::path::Path) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_request_log_has_a_line_per_attempt_adding_up_to_the_row_and_keeps_its_cap() {
-    let (server, client) = seeded(NetworkConfig::default(), LatencyProfile::Express, 300).await;
+    let (server, client) = lab(NetworkConfig::default(), LatencyProfile::Express, 300)
+        .start()
+        .await;
     // A tenth of the GETs answered 503 SlowDown: retried (3 attempts at most), some
     // failing after their last.
     slow_down(&server, 0.1);
@@ -414,7 +414,9 @@ async fn the_request_log_has_a_line_per_attempt_adding_up_to_the_row_and_keeps_i
 /// late is allowed 1 ms (0.5 ms was seen under load).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_get_names_its_connection_as_many_as_the_row_opened_none_shared_at_once() {
-    let (server, _) = seeded(NetworkConfig::default(), LatencyProfile::Express, 200).await;
+    let (server, _) = lab(NetworkConfig::default(), LatencyProfile::Express, 200)
+        .start()
+        .await;
     for name in ["sdk", "lean"] {
         // Its own client: every connection of the row is opened in the row.
         let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
@@ -463,7 +465,9 @@ async fn each_get_names_its_connection_as_many_as_the_row_opened_none_shared_at_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stragglers_share_on_the_standard_profile_is_the_request_logs_arithmetic() {
-    let (server, client) = seeded(NetworkConfig::default(), LatencyProfile::Standard, 400).await;
+    let (server, client) = lab(NetworkConfig::default(), LatencyProfile::Standard, 400)
+        .start()
+        .await;
     // One GET in a hundred answers 1.5 s late: the stragglers decide the wall time.
     server.faults().set_timing(FaultTiming {
         late_first_byte_ms: 1_500,
@@ -517,7 +521,7 @@ async fn the_stragglers_share_on_the_standard_profile_is_the_request_logs_arithm
 /// a connection, a 503 answer's first byte logged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retried_gets_attempts_each_have_their_times_and_connection() {
-    let (server, _) = seeded(NetworkConfig::default(), LatencyProfile::Express, 60).await;
+    let (server, _) = lab(NetworkConfig::default(), LatencyProfile::Express, 60).start().await;
     // 30% of the answers 503 SlowDown: retried up to 3 attempts (18 GETs retried, on
     // average, of 60).
     slow_down(&server, 0.3);

@@ -35,7 +35,7 @@ fn temp(name: &str) -> PathBuf {
 /// A CA certificate that did not sign the lab's certificate.
 fn other_ca() -> PathBuf {
     let path = temp("other-ca.pem");
-    std::fs::write(&path, s3sweep::lab::tls::generate().unwrap().ca_pem).unwrap();
+    std::fs::write(&path, crate::common::lab::tls::generate().unwrap().ca_pem).unwrap();
     path
 }
 

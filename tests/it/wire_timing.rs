@@ -9,9 +9,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{self, options, seed_spec, seed_with, server_with};
+use crate::common::lab::LatencyProfile;
+use crate::common::{self, options, seed_spec, seed_with, LabBuilder};
 use s3sweep::engine::{self, Quiet};
-use s3sweep::lab::LatencyProfile;
 use s3sweep::model::ConfigResult;
 use s3sweep::plan::Plan;
 use s3sweep::s3::get::get_one;
@@ -96,14 +96,14 @@ async fn sweep(client: &SweepClient, plan: &Plan) -> ConfigResult {
 async fn first_byte_follows_the_delay_line_and_client_work_is_apart() {
     let _one = common::one_at_a_time_async().await;
     let bucket = "wire-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
-    let direct = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
+    let direct = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     seed_with(&direct, &seed_spec(bucket, "w/{i}", OBJECTS, 4096)).await;
     let upstream: SocketAddr = server.endpoint().trim_start_matches("http://").parse().unwrap();
     let line = delay_line(upstream, ONE_WAY).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(format!("http://{line}")))
+    let client = SweepClient::new(crate::common::lab::client_options(format!("http://{line}")))
         .await
         .unwrap();
     let rtt_ms = 2.0 * ONE_WAY.as_secs_f64() * 1000.0;
@@ -163,14 +163,14 @@ async fn a_wait_for_a_connection_inside_the_http_client_is_not_first_byte() {
     // the HTTP client for the first's connection (about one round trip). Its first byte
     // at the wire is still one round trip; from the call it is two.
     let bucket = "wait-bucket";
-    let server = server_with(&[(bucket, LatencyProfile::None)]).await;
-    let direct = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+    let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
+    let direct = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     seed_with(&direct, &seed_spec(bucket, "w/{i}", 4, 4096)).await;
     let upstream: SocketAddr = server.endpoint().trim_start_matches("http://").parse().unwrap();
     let line = delay_line(upstream, ONE_WAY).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(format!("http://{line}")))
+    let client = SweepClient::new(crate::common::lab::client_options(format!("http://{line}")))
         .await
         .unwrap();
     client.transport().configure(s3sweep::transport::TransportSettings {

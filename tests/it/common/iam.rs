@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
-pub(crate) use s3sweep::lab::iam::{Enforcer, Policy};
+pub(crate) use super::lab::{Enforcer, Policy};
 
 pub(crate) const ACCOUNT: &str = "123456789012";
 pub(crate) const REGION: &str = "us-east-1";

@@ -1,4 +1,5 @@
-//! Helpers the integration tests share: the embedded server on 127.0.0.1:0, seeding a
+//! Helpers the integration tests share: the embedded server on 127.0.0.1:0 ([`LabBuilder`],
+//! and the lab types tests use, in [`lab`]), seeding a
 //! bucket through the SDK, the sweep options every test uses, and the `s3sweep` binary
 //! (`serve` as a child process: [`Serve`]; commands bounded in time: [`run_bounded`]),
 //! the directory bucket's name, [`isolated`] for a test that must be alone in its
@@ -14,40 +15,23 @@ use std::time::{Duration, Instant};
 
 use s3sweep::engine::SweepOptions;
 
+pub(crate) mod chunked;
+pub(crate) mod faulted;
 pub(crate) mod iam;
+pub(crate) mod lab;
 pub(crate) mod lambda_api;
 mod process;
 pub(crate) mod runtime;
 mod serve;
-pub(crate) use process::{baseline_rss_kib, run_bounded, run_measured, run_within, stop_gently, vm_hwm_kib, Group};
-use s3sweep::lab::{self, LatencyProfile, RunningServer, ServerConfig};
+pub(crate) use lab::LabBuilder;
+use lab::RunningServer;
+pub(crate) use process::{
+    baseline_rss_kib, run_bounded, run_measured, run_within, s3sweep_said, stop_gently, vm_hwm_kib, Group,
+};
 use s3sweep::plan::KeyTemplate;
 use s3sweep::s3::seed::{seed, SeedManifest, SeedSpec};
 use s3sweep::s3::{RequestSettings, SweepClient};
 pub(crate) use serve::Serve;
-
-/// The embedded server with these buckets, each behind its latency profile.
-pub(crate) async fn server_with(buckets: &[(&str, LatencyProfile)]) -> RunningServer {
-    lab::start(ServerConfig {
-        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0")
-}
-
-/// The embedded server over HTTPS (a CA of its own, written to a file under the
-/// temporary folder) with these buckets and S3 Express sessions of `session_ttl`.
-pub(crate) async fn tls_server_with(buckets: &[(&str, LatencyProfile)], session_ttl: Duration) -> RunningServer {
-    lab::start(ServerConfig {
-        buckets: buckets.iter().map(|(b, p)| (b.to_string(), *p)).collect(),
-        tls: Some(lab::TlsOptions::default()),
-        session_ttl,
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0 with HTTPS")
-}
 
 /// A client of `server` (its CA trusted when it serves HTTPS).
 pub(crate) async fn client_of(server: &RunningServer) -> SweepClient {
@@ -284,8 +268,8 @@ pub(crate) fn cargo_lambda_for(test: &str) -> Option<PathBuf> {
 
 /// The error kind an injected fault must be counted under (on the SDK's path and the
 /// lean client's alike).
-pub(crate) fn expected_kind(kind: s3sweep::lab::FaultKind) -> s3sweep::model::ErrorKind {
-    use s3sweep::lab::FaultKind;
+pub(crate) fn expected_kind(kind: lab::FaultKind) -> s3sweep::model::ErrorKind {
+    use lab::FaultKind;
     use s3sweep::model::ErrorKind;
     match kind {
         FaultKind::SlowDown => ErrorKind::Throttled,

@@ -65,6 +65,18 @@ pub(crate) fn run_bounded(cmd: &mut Command) -> Output {
     run_within("the command", cmd, RUN_LIMIT)
 }
 
+/// `s3sweep ARGS` run to the end with [`run_bounded`]: whether it succeeded, and what
+/// it printed (stdout, then stderr).
+pub(crate) fn s3sweep_said(args: &[&str]) -> (bool, String) {
+    let out = run_bounded(Command::new(super::BIN).args(args));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
 /// Runs `cmd` (`what`, in a failure's message) to the end within `limit`: stdin
 /// closed, stdout and stderr read; past `limit` its process group is killed and the
 /// test fails.

@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use s3sweep::lab::child::{self, Banner, ChildOptions};
+use super::lab::child::{self, Banner, ChildOptions};
 use serde_json::Value;
 
 use super::{run_within, stop_gently, BIN};
@@ -62,8 +62,8 @@ impl Serve {
         Serve::spawn(&mut Serve::command(buckets, args))
     }
 
-    /// The command [`Serve::start`] runs, to add to before [`Serve::spawn`].
-    pub(crate) fn command(buckets: &[&str], args: &[&str]) -> Command {
+    /// The command [`Serve::start`] runs.
+    fn command(buckets: &[&str], args: &[&str]) -> Command {
         let serve_args = buckets
             .iter()
             .flat_map(|b| ["--bucket", b])
@@ -79,7 +79,7 @@ impl Serve {
 
     /// Spawns `cmd` (a `serve` command) with its output piped, and reads its banner
     /// within 30 s.
-    pub(crate) fn spawn(cmd: &mut Command) -> Serve {
+    fn spawn(cmd: &mut Command) -> Serve {
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
         let mut stderr_pipe = child.stderr.take().unwrap();

@@ -30,50 +30,7 @@ fn vpc_permissions_only_when_subnets_are_given() {
         "!Not [!Equals [!Join [\",\", !Ref SubnetIds], \"\"]]"
     );
     for function in ["SweepFunction", "BaselineFunction"] {
-        // The role is written out (SAM would add the policy whenever VpcConfig is
-        // present, tests/it/deploy_files/expanded.rs checks what it deploys): the VPC
-        // policy is one !If [InVpc, policy, AWS::NoValue] item of its ManagedPolicyArns.
-        let role = format!("{function}Role");
-        assert_eq!(
-            path(&properties_of(function), &["Role"]).inline,
-            format!("!GetAtt {role}.Arn"),
-            "{function}: its own role, not SAM's"
-        );
-        let arns = path(&t, &["Resources", &role, "Properties", "ManagedPolicyArns"]);
-        let vpc: Vec<String> = items(&arns.body)
-            .into_iter()
-            .filter(|i| i.contains("AWSLambdaVPCAccessExecutionRole"))
-            .collect();
-        assert_eq!(vpc.len(), 1, "{function}: one VPC policy: {vpc:?}");
-        let lines: Vec<String> = vpc[0]
-            .lines()
-            .filter(|l| is_content(l))
-            .map(|l| unquote(l.trim().trim_start_matches("- ")))
-            .collect();
-        assert_eq!(
-            lines,
-            ["!If", "InVpc", VPC_POLICY, "!Ref AWS::NoValue"],
-            "{function}: VPC permissions without subnets"
-        );
-        assert!(
-            policies_of(function).iter().all(|(_, p)| !p.contains("ec2:")),
-            "{function}: no EC2 action in its inline policies"
-        );
-        let props = properties_of(function);
-        let config = path(&props, &["VpcConfig"]);
-        let lines: Vec<&str> = config.body.lines().filter(|l| is_content(l)).map(str::trim).collect();
-        assert_eq!(config.inline, "!If", "{function}: VpcConfig must be conditional");
-        assert_eq!(lines.first(), Some(&"- InVpc"), "{function}: {lines:?}");
-        assert_eq!(lines.last(), Some(&"- !Ref AWS::NoValue"), "{function}: {lines:?}");
-        let vars = path(&props, &["Environment", "Variables"]).body;
-        assert_eq!(
-            child(&vars, "S3SWEEP_NETWORK_PATH").unwrap().inline,
-            "!If [InVpc, vpc, default]"
-        );
-        assert_eq!(
-            child(&vars, "S3SWEEP_SUBNET_ZONE_IDS").unwrap().inline,
-            "!If [InVpc, !Ref SubnetZoneIds, \"\"]"
-        );
+        its_vpc_is_conditional(&t, function);
     }
     let resources: String = path(&t, &["Resources"])
         .body
@@ -90,6 +47,61 @@ fn vpc_permissions_only_when_subnets_are_given() {
         !resources.contains("ec2:"),
         "no EC2 action outside the conditional managed policy"
     );
+    docs_and_make_deploy_pass_the_vpc();
+}
+
+/// `function`'s VPC: its own role, whose VPC policy is one `!If [InVpc, policy,
+/// AWS::NoValue]` item of its ManagedPolicyArns; no EC2 action inline; its VpcConfig
+/// and network variables conditional on InVpc.
+fn its_vpc_is_conditional(t: &str, function: &str) {
+    // The role is written out (SAM would add the policy whenever VpcConfig is
+    // present, tests/it/deploy_files/expanded.rs checks what it deploys): the VPC
+    // policy is one !If [InVpc, policy, AWS::NoValue] item of its ManagedPolicyArns.
+    let role = format!("{function}Role");
+    assert_eq!(
+        path(&properties_of(function), &["Role"]).inline,
+        format!("!GetAtt {role}.Arn"),
+        "{function}: its own role, not SAM's"
+    );
+    let arns = path(t, &["Resources", &role, "Properties", "ManagedPolicyArns"]);
+    let vpc: Vec<String> = items(&arns.body)
+        .into_iter()
+        .filter(|i| i.contains("AWSLambdaVPCAccessExecutionRole"))
+        .collect();
+    assert_eq!(vpc.len(), 1, "{function}: one VPC policy: {vpc:?}");
+    let lines: Vec<String> = vpc[0]
+        .lines()
+        .filter(|l| is_content(l))
+        .map(|l| unquote(l.trim().trim_start_matches("- ")))
+        .collect();
+    assert_eq!(
+        lines,
+        ["!If", "InVpc", VPC_POLICY, "!Ref AWS::NoValue"],
+        "{function}: VPC permissions without subnets"
+    );
+    assert!(
+        policies_of(function).iter().all(|(_, p)| !p.contains("ec2:")),
+        "{function}: no EC2 action in its inline policies"
+    );
+    let props = properties_of(function);
+    let config = path(&props, &["VpcConfig"]);
+    let lines: Vec<&str> = config.body.lines().filter(|l| is_content(l)).map(str::trim).collect();
+    assert_eq!(config.inline, "!If", "{function}: VpcConfig must be conditional");
+    assert_eq!(lines.first(), Some(&"- InVpc"), "{function}: {lines:?}");
+    assert_eq!(lines.last(), Some(&"- !Ref AWS::NoValue"), "{function}: {lines:?}");
+    let vars = path(&props, &["Environment", "Variables"]).body;
+    assert_eq!(
+        child(&vars, "S3SWEEP_NETWORK_PATH").unwrap().inline,
+        "!If [InVpc, vpc, default]"
+    );
+    assert_eq!(
+        child(&vars, "S3SWEEP_SUBNET_ZONE_IDS").unwrap().inline,
+        "!If [InVpc, !Ref SubnetZoneIds, \"\"]"
+    );
+}
+
+/// docs/deploy.md explains the VPC settings and `make deploy` passes them.
+fn docs_and_make_deploy_pass_the_vpc() {
     let docs = read("docs/deploy.md");
     for needle in [
         "SUBNET_IDS=",

@@ -386,6 +386,13 @@ fn destroy_removes_what_the_deploy_made_and_says_what_it_left() {
         dry.contains("make destroy DELETE_BUCKETS=yes") && dry.contains("aws-sam-cli-managed-default"),
         "{dry}"
     );
+    deleting_buckets_deletes_only_empty_ones(&args);
+    a_real_destroy_keeps_a_bucket_with_objects();
+}
+
+/// `make -n destroy ARGS DELETE_BUCKETS=yes`: both buckets cleaned and then deleted,
+/// each only when empty.
+fn deleting_buckets_deletes_only_empty_ones(args: &[&str]) {
     let mut asked = args.to_vec();
     asked.push("DELETE_BUCKETS=yes");
     let dry = make(&asked, &[]);
@@ -402,8 +409,11 @@ fn destroy_removes_what_the_deploy_made_and_says_what_it_left() {
         dry.contains(r#"if [ "$n" = 0 ]; then aws s3api delete-bucket"#),
         "only an empty bucket: {dry}"
     );
-    // Run for real against the fake aws: no manifests here, nothing cleaned; a bucket
-    // holding objects is kept.
+}
+
+/// `make destroy` for real against the fake aws: no manifests here, nothing cleaned;
+/// a bucket holding objects is kept; docs/deploy.md explains the teardown.
+fn a_real_destroy_keeps_a_bucket_with_objects() {
     let aws = fake_aws(&[("delete-stack", ""), ("wait", ""), ("list-objects-v2", "3\n")]);
     let out = make(
         &[
