@@ -10,11 +10,10 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::common::lab::{LatencyProfile, RunningServer};
 use crate::common::runtime::Runtime;
-use crate::common::{seed_bucket, server_with};
+use crate::common::LabBuilder;
 use crate::runtime_api::answered;
-use s3sweep::lab::LatencyProfile;
-use s3sweep::s3::SweepClient;
 
 const OBJECTS: u64 = 240;
 
@@ -31,15 +30,14 @@ async fn two_at_once(rt: &Runtime) -> [Value; 2] {
 
 /// Starts a lab with the two buckets (standard-like: ~17 ms a GET, so a sweep of 240
 /// GETs at 4 workers takes about a second) and one function process with `env`.
-async fn one_process(env: Vec<(&'static str, String)>) -> (s3sweep::lab::RunningServer, Runtime) {
-    let buckets = [("lmi-a", LatencyProfile::Standard), ("lmi-b", LatencyProfile::Standard)];
-    let server = server_with(&buckets).await;
-    let client = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    for (bucket, _) in buckets {
-        seed_bucket(&client, bucket, OBJECTS as u32, 1024).await;
-    }
+async fn one_process(env: Vec<(&'static str, String)>) -> (RunningServer, Runtime) {
+    let server = LabBuilder::new()
+        .bucket("lmi-a", LatencyProfile::Standard)
+        .bucket("lmi-b", LatencyProfile::Standard)
+        .seed("lmi-a", OBJECTS as u32, 1024)
+        .seed("lmi-b", OBJECTS as u32, 1024)
+        .server()
+        .await;
     let rt = Runtime::start().await;
     let mut all = env;
     all.push(("S3SWEEP_ENDPOINT_URL", server.endpoint()));

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::lab::{LatencyProfile, Tail};
+use crate::common::lab::{FaultKind, FaultSpec, LatencyProfile, Tail};
 use crate::common::options;
 use crate::common::LabBuilder;
 use s3sweep::engine::requests_log::RequestsLog;
@@ -274,24 +274,21 @@ async fn a_memory_steps_lines_carry_its_memory_size() {
 /// failure, its GET's final line `ok`; the copies' lines add up to `hedges_sent`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_copy_that_fails_while_its_get_goes_on_is_lost() {
-    let server = lab::start(ServerConfig {
-        buckets: vec![(BUCKET.to_string(), LatencyProfile::Standard)],
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("server starts on 127.0.0.1:0");
-    server.profiles().set_tail(Some(Tail {
-        rate: 0.3,
-        stall_ms: 150,
-    }));
-    let client = client_of(&server).await;
-    seed_with(&client, &seed_spec(BUCKET, "test/{i}/vectors", 100, 256)).await;
     // After seeding: three GETs in ten are refused (a copy as much as a first request).
-    let fault = lab::FaultSpec {
-        kind: lab::FaultKind::AccessDenied,
+    let fault = FaultSpec {
+        kind: FaultKind::AccessDenied,
         rate: 0.3,
     };
-    server.faults().set(BUCKET, vec![fault]).unwrap();
+    let (_server, client) = LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::Standard)
+        .tail(Tail {
+            rate: 0.3,
+            stall_ms: 150,
+        })
+        .seed(BUCKET, 100, 256)
+        .faults(BUCKET, vec![fault])
+        .start()
+        .await;
     let plan = Plan::from_value(serde_json::json!({
         "buckets": [BUCKET], "object_count": 100, "workers": [4], "clients": ["lean"],
         "hedge": [{"after_ms": 5}], "max_hedge_percent": 100
