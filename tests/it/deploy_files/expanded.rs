@@ -59,8 +59,24 @@ pub(super) fn python() -> Option<PathBuf> {
 }
 
 /// template.yaml expanded and resolved for the buckets above and `params`; Err: the
-/// expander's message (a parameter refused, a template SAM cannot translate).
+/// expander's message (a parameter refused, a template SAM cannot translate). Each
+/// parameter set is expanded once per test process and shared: three tests here read
+/// all seven sets and schedule.rs reads some again, and each run of the expander costs
+/// about 0.75 s of CPU (most of it importing samtranslator).
 pub(super) fn try_expand(python: &Path, params: &[(&str, &str)]) -> Result<Value, String> {
+    type Key = (PathBuf, Vec<(String, String)>);
+    type Cell = std::sync::Arc<std::sync::OnceLock<Result<Value, String>>>;
+    static EXPANDED: std::sync::Mutex<std::collections::BTreeMap<Key, Cell>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    let key = (
+        python.to_path_buf(),
+        params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+    );
+    let cell = EXPANDED.lock().unwrap().entry(key).or_default().clone();
+    cell.get_or_init(|| run_expander(python, params)).clone()
+}
+
+fn run_expander(python: &Path, params: &[(&str, &str)]) -> Result<Value, String> {
     let mut cmd = std::process::Command::new(python);
     cmd.current_dir(root())
         .args(["tests/deploy/sam_expand.py", "template.yaml"])
