@@ -197,6 +197,9 @@ impl QuotaArgs {
                 })
                 .collect());
         }
+        if let Some(cores) = self.cpu_quota {
+            CpuQuota::check(cores).map_err(|e| CliError::Usage(format!("--cpu-quota: {e}")))?;
+        }
         Ok(self
             .cpu_quota
             .map(|cores| QuotaStep {

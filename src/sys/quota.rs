@@ -31,12 +31,20 @@ pub struct CpuQuota {
 }
 
 impl CpuQuota {
+    /// `cores` is a quota this machine can give: from `MIN_QUOTA_CORES` to its core
+    /// count. Checked before any work starts, and again by [`CpuQuota::enter`].
+    pub fn check(cores: f64) -> Result<(), QuotaError> {
+        let max = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        if cores.is_finite() && (MIN_QUOTA_CORES..=max).contains(&cores) {
+            Ok(())
+        } else {
+            Err(QuotaError::OutOfRange { got: cores, max })
+        }
+    }
+
     /// Puts this process under a quota of `cores`.
     pub fn enter(cores: f64) -> Result<CpuQuota, QuotaError> {
-        let max = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-        if !(cores.is_finite() && (MIN_QUOTA_CORES..=max).contains(&cores)) {
-            return Err(QuotaError::OutOfRange { got: cores, max });
-        }
+        CpuQuota::check(cores)?;
         let proc_cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let quota_us = (cores * PERIOD_US as f64).round() as u64;
         let mut reasons = Vec::new();
