@@ -1,6 +1,6 @@
 //! Two results side by side, as tables: per bucket pair and worker count, wall time
-//! with its spread, throughput, first byte, errors and the significance of the
-//! difference.
+//! with its spread, throughput, first byte, cost per 1,000 objects read, errors and
+//! the significance of the difference.
 
 use std::fmt::Write as _;
 
@@ -128,9 +128,11 @@ const COMPARE_ESSENTIAL: [&str; 8] = [
 /// The other compare columns in the order a narrow table adds them while they fit:
 /// the CPU per GET first (the headline that carries over to AWS), then the figures
 /// the ratios come from.
-const COMPARE_BY_PRIORITY: [&str; 9] = [
+const COMPARE_BY_PRIORITY: [&str; 11] = [
     "A cpu ms/GET",
     "B cpu ms/GET",
+    "A $/1k objects",
+    "B $/1k objects",
     "A objects/s",
     "B objects/s",
     "A wall ms",
@@ -168,6 +170,8 @@ fn pair_table(p: &BucketPair, layout: &Layout, c: &Comparison) -> (comfy_table::
                 ("B ttfb p50", ttfb(&c.not_measured_b, m.b.median_ttfb_p50_ms)),
                 ("A cpu ms/GET", format!("{:.3}", m.a.median_cpu_ms_per_get)),
                 ("B cpu ms/GET", format!("{:.3}", m.b.median_cpu_ms_per_get)),
+                ("A $/1k objects", super::cost::usd(m.a.median_per_1000_objects_usd)),
+                ("B $/1k objects", super::cost::usd(m.b.median_per_1000_objects_usd)),
                 ("errors A/B", format!("{}/{}", m.a.errors, m.b.errors)),
                 ("significance", m.significance.text()),
             ]);
