@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use crate::model::closed_set::closed_set;
 use crate::model::stats::{median, tidy};
-use crate::model::{Axes, ConfigResult, Deployment, Runner, SweepResult, Unmeasured};
+use crate::model::{Axes, ConfigResult, Deployment, Runner, SubstrateInfo, SweepResult, Unmeasured};
 
 use super::cost::per_1000_objects;
 use super::significance::{holm, mann_whitney_p, sign_test_p, Test, ALPHA};
@@ -77,8 +77,7 @@ pub struct Spread {
     /// The client's own CPU per GET (its process clock), median over repetitions.
     #[serde(serialize_with = "tidy::sig4")]
     pub median_cpu_ms_per_get: f64,
-    /// What 1,000 objects read cost, median over repetitions ([`super::cost`]: on Lambda
-    /// Managed Instances the instance, fee and requests, else GB-seconds).
+    /// Cost per 1,000 objects read, median over repetitions (priced by [`super::cost`]).
     #[serde(serialize_with = "tidy::sig4")]
     pub median_per_1000_objects_usd: f64,
     pub errors: u64,
@@ -332,7 +331,8 @@ pub fn environment(r: &SweepResult) -> String {
     }
     if let Some(l) = &e.lambda {
         if let Some(m) = l.memory_size_mb {
-            let _ = write!(s, ", Lambda {m} MB");
+            let on = l.substrate.as_ref().map(SubstrateInfo::describe);
+            let _ = write!(s, ", Lambda {m} MB{}", on.map_or(String::new(), |d| format!(" on {d}")));
         }
         if let Some(d) = &l.deployment {
             let _ = write!(s, ", network {}", d.describe());
