@@ -28,8 +28,9 @@ use serde::Serialize;
 
 use crate::model::closed_set::closed_set;
 use crate::model::stats::{median, tidy};
-use crate::model::{Axes, ConfigResult, Deployment, Runner, SweepResult, Unmeasured};
+use crate::model::{Axes, ConfigResult, Deployment, Runner, SubstrateInfo, SweepResult, Unmeasured};
 
+use super::cost::per_1000_objects;
 use super::significance::{holm, mann_whitney_p, sign_test_p, Test, ALPHA};
 
 /// Repetitions each side needs before any test is tried.
@@ -76,11 +77,14 @@ pub struct Spread {
     /// The client's own CPU per GET (its process clock), median over repetitions.
     #[serde(serialize_with = "tidy::sig4")]
     pub median_cpu_ms_per_get: f64,
+    /// Cost per 1,000 objects read, median over repetitions (priced by [`super::cost`]).
+    #[serde(serialize_with = "tidy::sig4")]
+    pub median_per_1000_objects_usd: f64,
     pub errors: u64,
 }
 
 impl Spread {
-    fn of(rows: &[&ConfigResult]) -> Spread {
+    fn of(rows: &[&ConfigResult], price: &super::cost::Price<'_>) -> Spread {
         let med = |v: Vec<f64>| median(v).unwrap_or(0.0);
         let walls: Vec<f64> = rows.iter().map(|r| r.wall_ms).collect();
         Spread {
@@ -91,6 +95,7 @@ impl Spread {
             median_objects_per_s: med(rows.iter().map(|r| r.objects_per_s).collect()),
             median_ttfb_p50_ms: med(rows.iter().map(|r| r.ttfb_ms.p50).collect()),
             median_cpu_ms_per_get: med(rows.iter().map(|r| r.cpu_ms_per_get).collect()),
+            median_per_1000_objects_usd: med(rows.iter().map(|r| price(r)).collect()),
             errors: rows.iter().map(|r| r.errors.total).sum(),
         }
     }
@@ -334,7 +339,8 @@ pub fn environment(r: &SweepResult) -> String {
     }
     if let Some(l) = &e.lambda {
         if let Some(m) = l.memory_size_mb {
-            let _ = write!(s, ", Lambda {m} MB");
+            let on = l.substrate.as_ref().map(SubstrateInfo::describe);
+            let _ = write!(s, ", Lambda {m} MB{}", on.map_or(String::new(), |d| format!(" on {d}")));
         }
         if let Some(d) = &l.deployment {
             let _ = write!(s, ", network {}", d.describe());
@@ -458,13 +464,18 @@ fn rows_at<'a>(rows: &[&'a ConfigResult], (axes, w): ConfigKey) -> Vec<&'a Confi
 
 /// The configurations of `rows_a` and `rows_b` present on both sides, matched, their
 /// tests corrected together.
-fn matched_configs(rows_a: &[&ConfigResult], rows_b: &[&ConfigResult], keys: &[ConfigKey]) -> Vec<MatchedConfig> {
+fn matched_configs(
+    rows: [&[&ConfigResult]; 2],
+    keys: &[ConfigKey],
+    price: [&super::cost::Price<'_>; 2],
+) -> Vec<MatchedConfig> {
+    let [rows_a, rows_b] = rows;
     let mut tested = Vec::new();
     let mut configs: Vec<MatchedConfig> = keys
         .iter()
         .map(|&(axes, w)| {
             let (ra, rb) = (rows_at(rows_a, (axes, w)), rows_at(rows_b, (axes, w)));
-            let (sa, sb) = (Spread::of(&ra), Spread::of(&rb));
+            let (sa, sb) = (Spread::of(&ra, price[0]), Spread::of(&rb, price[1]));
             let t = test_config(&ra, &rb);
             tested.push(t);
             MatchedConfig {
@@ -502,7 +513,7 @@ fn bucket_pair(a: &SweepResult, b: &SweepResult, x: String, y: String, matched_b
         .iter()
         .find(|s| s.bucket == y && s.axes.object_size_bytes == size);
     BucketPair {
-        configs: matched_configs(&rows_a, &rows_b, &both),
+        configs: matched_configs([&rows_a, &rows_b], &both, [&per_1000_objects(a), &per_1000_objects(b)]),
         only_in_a: only(&ka, &kb),
         only_in_b: only(&kb, &ka),
         best_a: sum_a.map(|s| (s.best_workers, s.best_wall_ms)),

@@ -161,10 +161,14 @@ pub(crate) struct LinkEvidence {
     pub(crate) ceiling: Option<BandwidthCeiling>,
 }
 
-/// A row the evidence can read: answered, no failure or throttling, steady requests.
+/// A row the evidence can read: answered, no failure or throttling, steady requests,
+/// and not shared with another invocation (Lambda Managed Instances: a neighbour's
+/// traffic on the same interface slows its bodies, which is no evidence of the link
+/// at this row's rate).
 fn readable(r: &ConfigResult) -> Option<(f64, f64)> {
     let b = r.breakdown.as_ref().filter(|b| b.steady_requests > 0)?;
-    (r.ok > 0 && r.errors.total == 0 && r.throttled_responses == 0)
+    let alone = !r.overlap.as_ref().is_some_and(crate::model::Overlap::shared);
+    (alone && r.ok > 0 && r.errors.total == 0 && r.throttled_responses == 0)
         .then_some((b.steady_body_ms.p50, b.steady_ttlb_ms.p50))
 }
 
@@ -584,6 +588,36 @@ mod tests {
             .rows
             .iter()
             .all(Option::is_none));
+    }
+
+    #[test]
+    fn a_row_another_invocation_overlapped_gives_no_ceiling() {
+        // Still rising to 16 workers; at 32 the bodies grew and MiB/s stayed flat, but
+        // another invocation ran beside that row for 60% of it: its neighbour filled
+        // the link, and 21 MiB/s is not the link's ceiling.
+        let rows = |overlap: Option<crate::model::Overlap>| {
+            let mut rows = vec![
+                linked("std", 1, 2.4, 0.3, 19.0),
+                linked("std", 16, 20.0, 4.0, 30.0),
+                linked("std", 32, 21.0, 12.0, 40.0),
+            ];
+            rows[2].overlap = overlap;
+            rows
+        };
+        let alone = analysed(rows(None), &Thresholds::default());
+        let c = alone.network.as_ref().and_then(|n| n.ceiling);
+        assert_eq!(c.map(|c| c.mib_per_s), Some(21.0), "the same row alone counts: {c:?}");
+        let shared = crate::model::Overlap {
+            other_invocations: 1,
+            overlapped_fraction: 0.6,
+        };
+        let r = analysed(rows(Some(shared)), &Thresholds::default());
+        assert!(r.network.as_ref().and_then(|n| n.ceiling).is_none(), "{:?}", r.network);
+        assert!(
+            verdicts(&r).iter().all(|v| v.2 != crate::model::Verdict::Bandwidth),
+            "{:?}",
+            verdicts(&r)
+        );
     }
 
     #[test]

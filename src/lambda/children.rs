@@ -255,7 +255,9 @@ mod tests {
                 "s3_standard_get_per_1000_usd": 0.5, "s3_express_get_per_1000_usd": 0.25,
                 "s3_express_retrieval_per_gb_usd": 0.125, "lambda_x86_64_gb_s_usd": 0.0625,
                 "lambda_arm64_gb_s_usd": 0.03125, "lambda_memory_mb": 512,
-                "lambda_architecture": "arm64", "express_buckets": ["e-1"]
+                "lambda_architecture": "arm64", "express_buckets": ["e-1"],
+                "lmi_instance_hour_usd": 0.5, "lmi_management_fee_share": 0.25,
+                "lmi_request_per_million_usd": 0.125
             },
             "target_wall_ms": 1000, "memory_mb": [512, 1024], "order": "interleaved",
             "probe_bandwidth": true, "probe_key": "p/k", "pool_idle_timeout_ms": 1000,

@@ -369,6 +369,13 @@ pub struct Prices {
     pub s3_express_retrieval_per_gb_usd: f64,
     pub lambda_x86_64_gb_s_usd: f64,
     pub lambda_arm64_gb_s_usd: f64,
+    /// Lambda Managed Instances: the EC2 On-Demand price of the instance, per hour.
+    pub lmi_instance_hour_usd: f64,
+    /// Lambda Managed Instances: the compute management fee, a share of the instance
+    /// price (0.15 = 15%).
+    pub lmi_management_fee_share: f64,
+    /// Lambda Managed Instances: the request charge, per million invocations.
+    pub lmi_request_per_million_usd: f64,
     pub lambda_memory_mb: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lambda_architecture: Option<Architecture>,
@@ -390,6 +397,12 @@ impl Default for Prices {
             lambda_memory_mb: 10_240,
             lambda_architecture: None,
             express_buckets: Vec::new(),
+            // c7gn.large (the template's first managed-instances type), us-east-1 Linux
+            // On-Demand; the fee and request charge from aws.amazon.com/lambda/pricing
+            // (see analysis/cost.rs).
+            lmi_instance_hour_usd: 0.1248,
+            lmi_management_fee_share: 0.15,
+            lmi_request_per_million_usd: 0.20,
         }
     }
 }

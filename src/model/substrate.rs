@@ -40,6 +40,27 @@ pub struct SubstrateInfo {
     pub vcpus: Option<u32>,
 }
 
+impl SubstrateInfo {
+    /// In words: `Lambda Managed Instances on c7gn.large, 2 vCPUs, up to 8 invocations
+    /// at once` (what is not known is left out).
+    pub fn describe(&self) -> String {
+        let mut s = match self.kind {
+            Substrate::Lambda => "Lambda".to_string(),
+            Substrate::ManagedInstances => "Lambda Managed Instances".to_string(),
+        };
+        if let Some(t) = &self.instance_type {
+            s.push_str(&format!(" on {t}"));
+        }
+        if let Some(v) = self.vcpus {
+            s.push_str(&format!(", {v} vCPUs"));
+        }
+        if let Some(c) = self.max_concurrency {
+            s.push_str(&format!(", up to {c} invocations at once per execution environment"));
+        }
+        s
+    }
+}
+
 /// Other invocations of the same process that ran while a row was measured (they
 /// shared its CPU, its network interface and its connections' machine).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -33,6 +33,10 @@ pub const MAX_TARGET_WALL_MS: u64 = 86_400_000;
 const MAX_REQUEST_PRICE_USD: f64 = 1.0;
 /// Highest price accepted per GB-second.
 const MAX_GB_S_PRICE_USD: f64 = 0.01;
+/// Highest instance price accepted per hour (the largest EC2 instances list below it).
+const MAX_INSTANCE_HOUR_USD: f64 = 1000.0;
+/// Highest management fee accepted, as a share of the instance price.
+const MAX_FEE_SHARE: f64 = 1.0;
 
 /// The fields of the coordinator's envelope ([`FROM_COORDINATOR_FIELD`]).
 const FROM_COORDINATOR_FIELDS: &[&str] = &[
@@ -53,6 +57,9 @@ const PRICE_FIELDS: &[&str] = &[
     "lambda_memory_mb",
     "lambda_architecture",
     "express_buckets",
+    "lmi_instance_hour_usd",
+    "lmi_management_fee_share",
+    "lmi_request_per_million_usd",
 ];
 
 /// `clients`: at least one, none twice.
@@ -219,6 +226,17 @@ pub(super) fn typed_prices(value: Value, problems: &mut Vec<FieldProblem>) -> Pr
         &mut prices.lambda_architecture,
     );
     p.take("express_buckets", "a list of bucket names", &mut prices.express_buckets);
+    p.take("lmi_instance_hour_usd", usd, &mut prices.lmi_instance_hour_usd);
+    p.take(
+        "lmi_management_fee_share",
+        "a share of the instance price (0.15 = 15%)",
+        &mut prices.lmi_management_fee_share,
+    );
+    p.take(
+        "lmi_request_per_million_usd",
+        usd,
+        &mut prices.lmi_request_per_million_usd,
+    );
     prices
 }
 
@@ -250,6 +268,16 @@ pub(crate) fn check_prices(prices: &Prices, target_wall_ms: Option<u64>, problem
             prices.lambda_arm64_gb_s_usd,
             MAX_GB_S_PRICE_USD,
         ),
+        (
+            "lmi_instance_hour_usd",
+            prices.lmi_instance_hour_usd,
+            MAX_INSTANCE_HOUR_USD,
+        ),
+        (
+            "lmi_request_per_million_usd",
+            prices.lmi_request_per_million_usd,
+            MAX_REQUEST_PRICE_USD,
+        ),
     ] {
         if !(v.is_finite() && (0.0..=max).contains(&v)) {
             problems.push(FieldProblem {
@@ -257,6 +285,13 @@ pub(crate) fn check_prices(prices: &Prices, target_wall_ms: Option<u64>, problem
                 message: format!("must be between 0 and {max} US dollars, got {v}"),
             });
         }
+    }
+    let fee = prices.lmi_management_fee_share;
+    if !(fee.is_finite() && (0.0..=MAX_FEE_SHARE).contains(&fee)) {
+        problems.push(FieldProblem {
+            field: "prices.lmi_management_fee_share".into(),
+            message: format!("must be a share between 0 and {MAX_FEE_SHARE} (0.15 = 15%), got {fee}"),
+        });
     }
     if !LAMBDA_MEMORY_MB.contains(&prices.lambda_memory_mb) {
         problems.push(FieldProblem {

@@ -1,6 +1,6 @@
 //! Two results side by side, as tables: per bucket pair and worker count, wall time
-//! with its spread, throughput, first byte, errors and the significance of the
-//! difference.
+//! with its spread, throughput, first byte, cost per 1,000 objects read, errors and
+//! the significance of the difference.
 
 use std::fmt::Write as _;
 
@@ -144,9 +144,11 @@ const COMPARE_ESSENTIAL: [&str; 8] = [
 /// The other compare columns in the order a narrow table adds them while they fit:
 /// the CPU per GET first (the headline that carries over to AWS), then the figures
 /// the ratios come from.
-const COMPARE_BY_PRIORITY: [&str; 9] = [
+const COMPARE_BY_PRIORITY: [&str; 11] = [
     "A cpu ms/GET",
     "B cpu ms/GET",
+    "A $/1k objects",
+    "B $/1k objects",
     "A objects/s",
     "B objects/s",
     "A wall ms",
@@ -184,6 +186,8 @@ fn pair_table(p: &BucketPair, layout: &Layout, c: &Comparison) -> (comfy_table::
                 ("B ttfb p50", ttfb(&c.not_measured_b, m.b.median_ttfb_p50_ms)),
                 ("A cpu ms/GET", format!("{:.3}", m.a.median_cpu_ms_per_get)),
                 ("B cpu ms/GET", format!("{:.3}", m.b.median_cpu_ms_per_get)),
+                ("A $/1k objects", super::cost::usd(m.a.median_per_1000_objects_usd)),
+                ("B $/1k objects", super::cost::usd(m.b.median_per_1000_objects_usd)),
                 ("errors A/B", format!("{}/{}", m.a.errors, m.b.errors)),
                 ("significance", m.significance.text()),
             ]);
@@ -383,6 +387,37 @@ mod tests {
     }
 
     /// docs/demo.json, the committed result.
+    #[test]
+    fn compare_prices_each_side_on_its_own_substrate() {
+        use crate::model::test_rows::row;
+        use crate::render::tables::tests::from_lambda;
+        let rows = || vec![row("std-bucket", 1, 1, 1000.0, 0), row("std-bucket", 8, 1, 300.0, 0)];
+        let a = from_lambda(rows(), false);
+        let mut b = from_lambda(rows(), true);
+        b.request.prices.lmi_instance_hour_usd = 0.36;
+        let c = compare(&a, &b, &CompareOptions::default()).unwrap();
+        let m = &c.pairs[0].configs[1];
+        // A, Lambda: 2 GB x 0.3 s x $0.0000133334 + 100 GETs x $0.0004 / 1,000, per
+        // 100 objects: $0.0000480000, so $0.000480 per 1,000.
+        // B, Managed Instances: 0.3 s x $0.0001 x 1.15 + $0.2 / 1e6 / 2 rows + S3
+        // $0.00004 = $0.0000746 per 100 objects, $0.000746 per 1,000.
+        assert!((m.a.median_per_1000_objects_usd - 4.8e-4).abs() < 1e-9, "{m:?}");
+        assert!((m.b.median_per_1000_objects_usd - 7.46e-4).abs() < 1e-9, "{m:?}");
+        let text = render_comparison(&c, Style::Markdown);
+        assert!(text.contains("| A $/1k objects | B $/1k objects |"), "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.contains(" $0.000480 |") && l.contains(" $0.000746 |")),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "B: lambda on linux aarch64, 2 vCPUs, Lambda 2048 MB on Lambda Managed Instances on c7gn.large"
+            ),
+            "{text}"
+        );
+    }
+
     fn demo() -> crate::model::SweepResult {
         let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/demo.json")).unwrap();
         serde_json::from_str(&text).unwrap()

@@ -47,6 +47,15 @@ pub(crate) fn render_cost(report: &CostReport, layout: &Layout) -> String {
 /// the memory comes from.
 fn basis_line(report: &CostReport, sized: bool) -> String {
     let l = &report.lambda;
+    if let Some(m) = &l.managed_instances {
+        return format!(
+            "cost (list prices, see `prices` in the request; Lambda Managed Instances{}: the instance at {} per hour + {:.0}% management fee + {} per million requests, charged for each row's wall time; `Lambda GB-s` is 0 there):",
+            m.instance_type.as_ref().map_or(String::new(), |t| format!(" on {t}")),
+            usd(m.instance_hour_usd),
+            m.management_fee_share * 100.0,
+            usd(m.request_per_million_usd),
+        );
+    }
     format!(
         "cost (list prices, see `prices` in the request; Lambda at {} {}, {} per GB-s, {}):",
         if sized {

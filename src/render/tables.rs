@@ -29,6 +29,7 @@ pub fn render_tables(result: &SweepResult, style: Style) -> String {
 /// under the tables wrapped at the same width.
 pub fn render_tables_in(result: &SweepResult, layout: &Layout) -> String {
     let mut out = layout.wrap(&render_listing(result));
+    out.push_str(&layout.wrap(&render_substrate(result)));
     out.push_str(&layout.wrap(&render_network(result)));
     let mut said = Vec::new();
     for summary in &result.summary {
@@ -95,6 +96,55 @@ fn wire_cell(r: &ConfigResult) -> String {
         Some(w) => format!("{:.1}", w.rx_mib_per_s),
         None => "-".into(),
     }
+}
+
+/// Rows named in the overlap line at most (the others counted).
+const OVERLAPS_NAMED: usize = 6;
+
+/// Lines before the tables on what the function ran on (`environment.lambda.substrate`)
+/// and which rows other invocations of the same execution environment overlapped
+/// (Lambda Managed Instances): nothing when neither was recorded.
+fn render_substrate(result: &SweepResult) -> String {
+    let mut out = String::new();
+    if let Some(s) = result.environment.lambda.as_ref().and_then(|l| l.substrate.as_ref()) {
+        let _ = writeln!(out, "substrate: {}", s.describe());
+    }
+    let overlapped: Vec<(&ConfigResult, &crate::model::Overlap)> = result
+        .results
+        .iter()
+        .filter_map(|r| r.overlap.as_ref().filter(|o| o.other_invocations > 0).map(|o| (r, o)))
+        .collect();
+    if !overlapped.is_empty() {
+        let named: Vec<String> = overlapped
+            .iter()
+            .take(OVERLAPS_NAMED)
+            .map(|(r, o)| {
+                format!(
+                    "{} {} workers rep {} ({} other(s), {:.0}%)",
+                    r.bucket,
+                    r.workers,
+                    r.repetition,
+                    o.other_invocations,
+                    o.overlapped_fraction * 100.0
+                )
+            })
+            .collect();
+        let more = overlapped.len().saturating_sub(OVERLAPS_NAMED);
+        let _ = writeln!(
+            out,
+            "overlap: {} of {} rows ran while other invocations of the same execution environment did, sharing its CPU and network interface (their figures are the sweeps together; the rows' notes say more): {}{}",
+            overlapped.len(),
+            result.results.len(),
+            named.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        );
+    } else if result.results.iter().any(|r| r.overlap.is_some()) {
+        let _ = writeln!(out, "overlap: no row ran beside another invocation");
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
 }
 
 /// Lines on the network before the tables: the bandwidth probe, the ceiling used and
@@ -358,7 +408,7 @@ fn tls_p50(r: &ConfigResult) -> Option<f64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::test_rows::row;
 
@@ -385,6 +435,75 @@ mod tests {
             text.contains("### bucket a-bucket\n") && !text.contains("| client |"),
             "{text}"
         );
+    }
+
+    /// `rows` as measured by a Lambda function (2,048 MB, arm64), on Managed Instances
+    /// (a c7gn.large seen, 8 invocations at once) when `lmi`.
+    pub(crate) fn from_lambda(rows: Vec<ConfigResult>, lmi: bool) -> SweepResult {
+        let mut r = crate::analysis::summarized(rows);
+        r.environment.runner = Runner::Lambda;
+        r.environment.arch = "aarch64".into();
+        r.environment.lambda = Some(crate::model::LambdaEnvironment {
+            function_name: Some("s3sweep-lmi".into()),
+            function_version: None,
+            memory_size_mb: Some(2048),
+            cold_start: false,
+            architecture: Some(crate::model::Architecture::Arm64),
+            region: Some("us-east-1".into()),
+            request_id: None,
+            remaining_ms_at_start: None,
+            safety_margin_ms: 0,
+            deployment: None,
+            substrate: lmi.then(|| crate::model::SubstrateInfo {
+                kind: crate::model::Substrate::ManagedInstances,
+                max_concurrency: Some(8),
+                instance_type: Some("c7gn.large".into()),
+                vcpus: Some(2),
+            }),
+        });
+        r
+    }
+
+    #[test]
+    fn the_substrate_and_the_overlapped_rows_are_in_the_report_and_the_page() {
+        let mut rows = vec![row("std-bucket", 1, 1, 1000.0, 0), row("std-bucket", 8, 1, 300.0, 0)];
+        rows[0].overlap = Some(crate::model::Overlap {
+            other_invocations: 0,
+            overlapped_fraction: 0.0,
+        });
+        rows[1].overlap = Some(crate::model::Overlap {
+            other_invocations: 2,
+            overlapped_fraction: 0.45,
+        });
+        let r = from_lambda(rows, true);
+        let defaults = crate::analysis::cost::CostOverrides::default();
+        let text = super::super::report_text(&r, &Layout::wide(Style::Terminal), defaults);
+        for said in [
+            "substrate: Lambda Managed Instances on c7gn.large, 2 vCPUs, up to 8 invocations at once",
+            "overlap: 1 of 2 rows ran while other invocations",
+            "std-bucket 8 workers rep 1 (2 other(s), 45%)",
+            "Lambda Managed Instances on c7gn.large: the instance at $0.1248 per hour + 15% management fee",
+        ] {
+            assert!(text.contains(said), "{said:?} not in\n{text}");
+        }
+        let page = crate::render::html::report_page(&r, "test", defaults);
+        for said in ["substrate: Lambda Managed Instances on c7gn.large", "2 other(s), 45%"] {
+            assert!(page.contains(said), "{said:?} not in the page");
+        }
+        // On Lambda, the substrate says so; a result that recorded neither says nothing.
+        let mut plain = from_lambda(vec![row("std-bucket", 1, 1, 1000.0, 0)], false);
+        let text = render_tables(&plain, Style::Terminal);
+        assert!(!text.contains("substrate:") && !text.contains("overlap:"), "{text}");
+        if let Some(l) = plain.environment.lambda.as_mut() {
+            l.substrate = Some(crate::model::SubstrateInfo {
+                kind: crate::model::Substrate::Lambda,
+                max_concurrency: None,
+                instance_type: None,
+                vcpus: Some(2),
+            });
+        }
+        let text = render_tables(&plain, Style::Terminal);
+        assert!(text.contains("substrate: Lambda, 2 vCPUs\n"), "{text}");
     }
 
     /// A two-bucket result as the demo's: every worker count with a verdict.

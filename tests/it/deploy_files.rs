@@ -603,6 +603,7 @@ fn deploy_docs_name_the_directory_bucket_with_the_account_id() {
 }
 
 mod baseline_vpc;
+mod compare_lmi;
 mod day_two;
 mod defaults;
 mod expanded;

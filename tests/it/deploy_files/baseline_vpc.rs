@@ -296,7 +296,7 @@ fn cfn_lint_and_checkov_pass_on_every_variant() {
 
 /// A fake `aws` whose `lambda invoke` writes the document `doc-FUNCTION.json` of the
 /// function named to the output file, or a function error for `error-FUNCTION`.
-fn fake_lambda(docs: &[(&str, String)]) -> TempDir {
+pub(super) fn fake_lambda(docs: &[(&str, String)]) -> TempDir {
     use std::os::unix::fs::PermissionsExt;
     let dir = TempDir::new();
     let script = format!(
