@@ -185,7 +185,7 @@ build-release:
 ## own with its own Cargo.lock: none of it enters s3sweep's), against nginx serving the
 ## objects as files and against the lab, over HTTP and HTTPS, 16/64/256 in flight, with
 ## the targets of issues 25, 39 and 51 (wrk and nginx from `make bench-tools`; tens of
-## minutes). bench-tm's first release build takes about N minutes on 2 cores
+## minutes). bench-tm's first release build took an hour on 2 loaded cores
 ## (docs/performance.md); `TM=no` leaves the transfer manager out.
 BENCH_VENV ?= .venv-bench
 MODE ?=

@@ -234,6 +234,13 @@ async fn bench(args: Args) -> serde_json::Value {
         });
         per_object(&tm, &args, &keys[..workers.min(keys.len())], workers).await;
         let dest = std::env::temp_dir().join(format!("tm-ref-{}-{workers}", std::process::id()));
+        if args.mode == "objects" {
+            // download_objects writes under the destination; it does not create it.
+            std::fs::create_dir_all(&dest).unwrap_or_else(|e| {
+                eprintln!("tm-ref: {}: {e}", dest.display());
+                std::process::exit(2)
+            });
+        }
         let cpu0 = cpu_seconds();
         let t0 = Instant::now();
         let (ok, errors, bytes) = match args.mode.as_str() {
@@ -264,7 +271,7 @@ async fn bench(args: Args) -> serde_json::Value {
         }));
     }
     serde_json::json!({
-        "client": format!("aws-sdk-s3-transfer-manager 0.3.1, {} per object, HTTP {}", args.mode, args.http),
+        "client": format!("aws-sdk-s3-transfer-manager 0.3.1, {}, HTTP {}", if args.mode == "objects" { "download_objects" } else { "download per object" }, args.http),
         "results": results,
     })
 }
