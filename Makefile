@@ -44,7 +44,8 @@ docs-figures:
 ## in .venv-moto), and the AWS CLI (bench-py/requirements.txt) and rclone (`make rclone`)
 ## against the lab (tests/lab_tools.rs), and `make bench MODE=clients` at a tiny size
 ## (tests/it/bench_clients.rs: wrk and nginx from `make bench-tools`, the debug build
-## of examples/bare_sdk.rs).
+## of examples/bare_sdk.rs, awscrt in .venv-bench; not the transfer manager's bench-tm,
+## whose build is longer than the suite).
 # Integration tests whose figures are timings or verdicts read from the machine's CPU
 # (a delay line's first byte, a CPU quota, a NIC's rate): in one test binary they would
 # share the cores with every other test, so `make test` runs them in a second pass of
@@ -212,16 +213,24 @@ build-release:
 ## and the boto3 thread-pool baseline on one lab, over HTTP and HTTPS, with the targets
 ## PASS or MISS (several minutes).
 ## `make bench MODE=clients`: the clients side by side on the same objects (bench-py/clients.py,
-## docs/performance.md): s3sweep's lean path, the bare SDK, s3sweep's SDK path and
-## wrk (unsigned), against nginx serving the objects as files and against the lab, over
-## HTTP and HTTPS, 16/64/256 in flight, with the targets of issues 25 and 39 (wrk
-## and nginx from `make bench-tools`; a few minutes).
+## docs/performance.md): s3sweep's lean path, the bare SDK, s3sweep's SDK path,
+## wrk (unsigned), and the outside references: awscrt's S3 client (the CRT, pinned in
+## bench-py/requirements.txt) and AWS's Rust transfer manager (bench-tm/, a crate of its
+## own with its own Cargo.lock: none of it enters s3sweep's), against nginx serving the
+## objects as files and against the lab, over HTTP and HTTPS, 16/64/256 in flight, with
+## the targets of issues 25, 39 and 51 (wrk and nginx from `make bench-tools`; tens of
+## minutes). bench-tm's first release build took an hour on 2 loaded cores
+## (docs/performance.md); `TM=no` leaves the transfer manager out.
 BENCH_VENV ?= .venv-bench
 MODE ?=
+TM ?= yes
+BENCH_TM = $(if $(filter yes,$(TM)),--tm-client bench-tm/target/release/tm-ref)
 ifeq ($(MODE),clients)
-bench: bench-tools
+bench: bench-tools bench-venv
 	$(CARGO) build --release --bin s3sweep --example bare_sdk
-	$(PYTHON) bench-py/clients.py --s3sweep target/release/s3sweep --bench-client target/release/examples/bare_sdk $(BENCH_ARGS)
+	$(if $(BENCH_TM),cd bench-tm && $(CARGO) build --release --locked)
+	$(PYTHON) bench-py/clients.py --s3sweep target/release/s3sweep --bench-client target/release/examples/bare_sdk \
+		--crt-python $(BENCH_VENV)/bin/python $(BENCH_TM) $(BENCH_ARGS)
 else ifeq ($(MODE),)
 bench: bench-venv
 	$(CARGO) build --release --bin s3sweep --example bare_sdk

@@ -60,11 +60,24 @@ KEY = "test/{i}/vectors"
 LEAN_CPU_VS_BARE = 0.5
 LEAN_CPU_VS_WRK = 2
 ENGINE_VS_BARE = 1.05
-# Clients and the servers each reads; wrk reads files by path, so the static server only.
-CLIENTS = ("lean", "bare", "engine", "wrk")
+ENGINE_VS_TM = 1.05
+LEAN_VS_BEST = 1.0
+# Clients and the servers each reads; wrk reads files by path, so the static server only;
+# the transfer manager's download_objects lists the prefix, which only the lab answers.
+CLIENTS = ("lean", "bare", "engine", "wrk", "crt", "tm", "tm-prefix", "tm-sdk")
 LABEL = {"lean": "s3sweep lean path", "bare": "bare aws-sdk-s3", "engine": "s3sweep SDK path",
-         "wrk": "wrk (unsigned)"}
+         "wrk": "wrk (unsigned)", "crt": "CRT (awscrt)", "tm": "transfer manager",
+         "tm-prefix": "transfer manager download_objects", "tm-sdk": "transfer manager, SDK HTTP client"}
+ONLY_ON = {"wrk": "static", "tm-prefix": "lab"}
+# The outside S3 clients the lean client is held to (signed GETs, as the lean client's;
+# wrk is unsigned and has its own target).
+OUTSIDE = ("bare", "crt", "tm", "tm-prefix", "tm-sdk")
+TM_MODE = {"tm": ("download", "managed"), "tm-prefix": ("objects", "managed"), "tm-sdk": ("download", "sdk")}
 SERVERS = ("static", "lab")
+
+
+def runs_on(client, server):
+    return ONLY_ON.get(client, server) == server
 
 
 def free_port():
@@ -240,6 +253,36 @@ def run_bare(args, url, ca, workers, out):
     return per_get(json.load(open(out)), workers)
 
 
+def run_crt(args, url, ca, workers, out):
+    """awscrt's S3 client (bench-py/crt_ref.py, in --crt-python)."""
+    argv = [args.crt_python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "crt_ref.py"),
+            "--endpoint", url, "--bucket", BUCKET, "--objects", str(args.objects),
+            "--workers", ",".join(map(str, workers))]
+    if ca:
+        argv += ["--ca-file", ca]
+    code, _, _ = run_child(argv, out, child_env())
+    if code != 0:
+        sys.exit(f"clients bench: {LABEL['crt']} failed against {url}")
+    return per_get(json.load(open(out)), workers)
+
+
+def run_tm(args, client, url, ca, workers, out):
+    """The transfer manager (bench-tm, built by `make bench MODE=clients`): per-object
+    downloads or download_objects, on its own HTTP client (which takes no CA: over HTTPS
+    it reads the CA from SSL_CERT_FILE) or on the SDK's, handed to it with the CA."""
+    mode, http = TM_MODE[client]
+    argv = [args.tm_client, "--mode", mode, "--http", http, "--endpoint", url, "--bucket", BUCKET,
+            "--objects", str(args.objects), "--workers", ",".join(map(str, workers))]
+    env = child_env()
+    if ca:
+        argv += ["--ca-file", ca]
+        env["SSL_CERT_FILE"] = ca
+    code, _, _ = run_child(argv, out, env)
+    if code != 0:
+        sys.exit(f"clients bench: {LABEL[client]} failed against {url}")
+    return per_get(json.load(open(out)), workers)
+
+
 def run_engine(args, client, url, ca, workers, out, tmp):
     """`s3sweep run` on its SDK path (`engine`) or its lean signed GET (`lean`)."""
     event = os.path.join(tmp, "event.json")
@@ -300,13 +343,17 @@ def one_round(args, rnd, servers, workers, tmp, data, alive):
         for server in SERVERS:
             url, ca = servers[(server, scheme)]
             for client in order:
-                if client == "wrk" and server != "static":
+                if not runs_on(client, server):
                     continue
                 out = os.path.join(tmp, f"{rnd}-{scheme}-{server}-{client}.out")
                 if client == "wrk":
                     got = run_wrk(args, url, workers, out, tmp)
                 elif client in ("engine", "lean"):
                     got = run_engine(args, client, url, ca, workers, out, tmp)
+                elif client == "crt":
+                    got = run_crt(args, url, ca, workers, out)
+                elif client in TM_MODE:
+                    got = run_tm(args, client, url, ca, workers, out)
                 else:
                     got = run_bare(args, url, ca, workers, out)
                 failed = sum(f[4] for f in got.values())
@@ -332,6 +379,14 @@ def ratio(data, a, b, col=2):
     return Interval([x[col] / max(y[col], 1e-9) for x, y in zip(ra, rb)])
 
 
+def best_outside(data, scheme, server, ran, w):
+    """Each round's lowest CPU per GET of the outside S3 clients that read this server, as
+    a run of rows (the figure in column 2), and their names."""
+    names = [c for c in OUTSIDE if c in ran and runs_on(c, server)]
+    rounds = zip(*(data[(scheme, server, c, w)] for c in names))
+    return [(0, 0, min(r[2] for r in row)) for row in rounds], names
+
+
 def checks(data, args, workers):
     """(target, scheme, server, {workers: Interval}, limit) for every target whose two
     clients ran (--clients)."""
@@ -352,6 +407,22 @@ def checks(data, args, workers):
         for server in SERVERS:
             add(f"s3sweep SDK path CPU/GET <= {ENGINE_VS_BARE}x bare SDK", scheme, server, "engine", "bare",
                 ENGINE_VS_BARE)
+    for scheme in args.schemes:
+        for server in SERVERS:
+            add(f"s3sweep SDK path CPU/GET <= {ENGINE_VS_TM}x transfer manager", scheme, server, "engine", "tm",
+                ENGINE_VS_TM)
+    # The lean client against the best outside S3 client, round by round, where one
+    # besides the bare SDK (which has its own target above) ran.
+    if "lean" in ran and ran & (set(OUTSIDE) - {"bare"}):
+        for scheme in args.schemes:
+            for server in SERVERS:
+                intervals = {}
+                for w in workers:
+                    best, names = best_outside(data, scheme, server, ran, w)
+                    intervals[w] = Interval([x[2] / max(y[2], 1e-9)
+                                             for x, y in zip(data[(scheme, server, "lean", w)], best)])
+                rows.append((f"lean CPU/GET <= best outside client ({', '.join(names)})", scheme, server,
+                             intervals, LEAN_VS_BEST))
     return rows
 
 
@@ -410,7 +481,7 @@ def report(data, args, workers, rounds, loads):
     for scheme in args.schemes:
         for server in SERVERS:
             for client in args.clients:
-                if client == "wrk" and server != "static":
+                if not runs_on(client, server):
                     continue
                 for w in workers:
                     runs = data[(scheme, server, client, w)]
@@ -460,17 +531,30 @@ def main():
     p.add_argument("--wrk-seconds", type=int, default=2, help="wrk's run per in-flight count, seconds")
     p.add_argument("--wrk-threads", type=int, default=2)
     p.add_argument("--nginx-workers", type=int, default=2)
-    p.add_argument("--clients", default=",".join(CLIENTS),
+    p.add_argument("--crt-python",
+                   help="a Python that imports awscrt (bench-py/requirements.txt, .venv-bench): runs the CRT "
+                        "reference (bench-py/crt_ref.py)")
+    p.add_argument("--tm-client",
+                   help="bench-tm's binary (bench-tm/target/release/tm-ref): runs the transfer manager's "
+                        "references")
+    p.add_argument("--clients",
                    help="the clients to run, of " + ", ".join(CLIENTS) + " (a target is checked when both "
-                        "of its clients run)")
+                        "of its clients run); by default all of them whose program is given (crt needs "
+                        "--crt-python, tm, tm-prefix and tm-sdk --tm-client)")
     args = p.parse_args()
     args.schemes = args.schemes.split(",")
-    asked = args.clients.split(",")
+    needs = {"crt": args.crt_python, "tm": args.tm_client, "tm-prefix": args.tm_client,
+             "tm-sdk": args.tm_client}
+    asked = args.clients.split(",") if args.clients else [c for c in CLIENTS if needs.get(c, True)]
     args.clients = tuple(c for c in CLIENTS if c in asked)
     unknown = set(asked) - set(CLIENTS)
     if unknown or len(args.clients) < 2:
         p.error(f"--clients: {', '.join(sorted(unknown)) or 'fewer than two'}: name two or more of "
                 + ", ".join(CLIENTS))
+    unrunnable = [c for c in args.clients if not needs.get(c, True)]
+    if unrunnable:
+        p.error(f"--clients: {', '.join(unrunnable)} named without "
+                + " and ".join(sorted({"--crt-python" if c == "crt" else "--tm-client" for c in unrunnable})))
     if not 1 <= args.rounds <= args.max_rounds or not 0 < args.precision < 1:
         p.error(f"--rounds {args.rounds} must be at least 1 and at most --max-rounds {args.max_rounds}, "
                 f"and --precision {args.precision} between 0 and 1")

@@ -1,17 +1,22 @@
 //! `make bench MODE=clients` (bench-py/clients.py) at a tiny size: 200 GETs per client, 16
 //! in flight, HTTP, at most two rounds, wrk for one second. It must print a row for every
-//! client on every server (s3sweep's lean path, the bare SDK and s3sweep's SDK path on
-//! nginx and on the lab, wrk on nginx) with every GET answered, every target's ratio
+//! client on every server (s3sweep's lean path, the bare SDK, s3sweep's SDK path and the
+//! CRT reference (awscrt, from the suite's bench Python) on nginx and on the lab, wrk on
+//! nginx) with every GET answered, every target's ratio
 //! with its interval and PASS, MISS or UNSURE, and stop adding rounds at its limit
 //! (a precision no two rounds reach). The figures themselves are not checked (debug
 //! builds, a loaded machine): the bench's targets are for release builds, read from its
 //! table. The interval's arithmetic has its own unit tests (bench-py/test_intervals.py),
-//! run here too.
+//! run here too. The transfer manager's reference (bench-tm/) is not built by the suite:
+//! its first build takes longer than the whole suite may (docs/performance.md), so only
+//! `make bench MODE=clients` runs it.
 //!
 //! Needs wrk, nginx and openssl (`make bench-tools`, which `make test` runs) and the
 //! debug build of examples/bare_sdk.rs next to the `s3sweep` binary (`make test` builds
 //! it: `cargo test --test it` does not build examples). Without them the test skips,
-//! saying why, unless CI=true, where it fails. Also: without the tools the bench
+//! saying why, unless CI=true, where it fails. The Python with awscrt is the suite's
+//! bench Python (`common::bench_python_importing`: `.venv-bench`, which `make test`
+//! installs from bench-py/requirements.txt), which fails the test when it is missing. Also: without the tools the bench
 //! refuses, saying which are missing and how to install them.
 
 use std::path::{Path, PathBuf};
@@ -85,6 +90,9 @@ fn the_clients_bench_prints_every_client_and_every_target() {
         eprintln!("SKIPPED: {why}");
         return;
     }
+    let Some(crt_python) = crate::common::bench_python_importing("the clients bench", "awscrt") else {
+        return;
+    };
     let _alone = one_at_a_time();
     let out = run_limited(
         Command::new("python3").arg(SCRIPT).args([
@@ -106,6 +114,8 @@ fn the_clients_bench_prints_every_client_and_every_target() {
             "0.0001",
             "--wrk-seconds",
             "1",
+            "--crt-python",
+            crt_python.to_str().unwrap(),
         ]),
         Duration::from_secs(180),
     );
@@ -133,9 +143,11 @@ fn every_client_reads_every_object(stdout: &str, stderr: &str) {
         ("static", "bare aws-sdk-s3"),
         ("static", "s3sweep SDK path"),
         ("static", "wrk (unsigned)"),
+        ("static", "CRT (awscrt)"),
         ("lab", "s3sweep lean path"),
         ("lab", "bare aws-sdk-s3"),
         ("lab", "s3sweep SDK path"),
+        ("lab", "CRT (awscrt)"),
     ];
     for (server, client) in clients {
         let found = rows(stdout, &format!("| http | {server} | {client} | 16 |"));
@@ -166,6 +178,8 @@ fn every_target_is_a_ratio_with_a_verdict(stdout: &str) {
         ("| lean CPU/GET <= 2x wrk (unsigned) | http | static |", 1),
         ("| s3sweep SDK path CPU/GET <= 1.05x bare SDK | http | static |", 1),
         ("| s3sweep SDK path CPU/GET <= 1.05x bare SDK | http | lab |", 1),
+        ("| lean CPU/GET <= best outside client (bare, crt) | http | static |", 1),
+        ("| lean CPU/GET <= best outside client (bare, crt) | http | lab |", 1),
     ];
     for (prefix, n) in targets {
         let found = rows(stdout, prefix);
@@ -222,7 +236,13 @@ fn the_clients_bench_refuses_without_wrk_and_nginx() {
     };
     let python = String::from_utf8(found.stdout).unwrap().trim().to_string();
     // A client it does not know, or only one, is refused before anything starts.
-    for (clients, said) in [("bare,boto", "boto"), ("bare", "fewer than two")] {
+    // A reference named without its program is refused too.
+    for (clients, said) in [
+        ("bare,boto", "boto"),
+        ("bare", "fewer than two"),
+        ("bare,crt", "crt named without --crt-python"),
+        ("lean,tm-prefix", "tm-prefix named without --tm-client"),
+    ] {
         let out = run_limited(
             Command::new(&python).arg(SCRIPT).args([
                 "--s3sweep",
