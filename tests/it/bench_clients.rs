@@ -58,11 +58,20 @@ fn missing() -> Option<String> {
 
 /// Runs `cmd`, killed after `limit`.
 fn run_limited(cmd: &mut Command, limit: Duration) -> Output {
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    use std::os::unix::process::CommandExt;
+    // Its own process group, so a timeout stops the servers it started too (they
+    // would hold the output pipes open, and the test would wait on them).
+    let mut child = cmd
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > limit {
-            let _ = child.kill();
+            // SAFETY: kill(2) with a negative pid signals the child's own group.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
             let out = child.wait_with_output().unwrap();
             panic!(
                 "still running after {limit:?}:\n{}",
