@@ -96,7 +96,7 @@ fn make_deploy_builds_every_function_and_keeps_the_stacks_baseline() {
                 _ => assert!(build.contains("baseline=$(aws cloudformation describe-stacks --region eu-west-1 --stack-name s3sweep --query \"Stacks[0].Parameters[?ParameterKey=='Baseline'].ParameterValue\""), "{build}"),
             }
             assert!(
-                build.contains("if [ \"$baseline\" = enabled ]; then ")
+                build.contains("if [ \"$baseline\" = enabled ] || [ \"$managed\" = enabled ]; then ")
                     && build.contains("sam build --beta-features --parameter-overrides Architecture=arm64; else ")
                     && build.contains(
                         "sam build SweepFunction --beta-features --parameter-overrides Architecture=arm64; fi"
