@@ -54,9 +54,12 @@ fn plan(bucket: &str, workers: u32, max_attempts: u32) -> Plan {
 async fn sweep_bounded(client: &SweepClient, plan: &Plan, limit: Duration) -> (ConfigResult, Duration) {
     let started = Instant::now();
     let options = options();
-    let result = tokio::time::timeout(limit, engine::run(client, plan, &options, Arc::new(Quiet)))
-        .await
-        .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));
+    let result = tokio::time::timeout(
+        limit,
+        engine::run(&client.session(plan), plan, &options, Arc::new(Quiet)),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));
     (result.results[0].clone(), started.elapsed())
 }
 
@@ -248,7 +251,7 @@ async fn preflight_survives_transient_faults_and_names_persistent_ones() {
     let before = server.faults().tally();
     let mut failed = 0u64;
     for _ in 0..20 {
-        if let Err(e) = engine::preflight(&client, &plan).await {
+        if let Err(e) = engine::preflight(&client.session(&plan), &plan).await {
             // Only a run of PREFLIGHT_TRIES faults in a row may stop it.
             assert!(
                 matches!(
@@ -289,7 +292,7 @@ async fn preflight_survives_transient_faults_and_names_persistent_ones() {
         )
         .unwrap();
     let before = server.faults().tally();
-    let err = engine::preflight(&client, &plan).await.unwrap_err();
+    let err = engine::preflight(&client.session(&plan), &plan).await.unwrap_err();
     assert!(err.to_string().contains("SlowDown"), "{err}");
     assert_eq!(
         server.faults().tally().since(&before).get_requests,

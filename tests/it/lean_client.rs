@@ -217,9 +217,12 @@ async fn faulted_sweep(
 ) -> (ConfigResult, FaultTally, u64) {
     let before = server.faults().tally();
     let sent_before = client.transport().counters().requests_sent;
-    let result = tokio::time::timeout(limit, engine::run(client, plan, &options(), Arc::new(Quiet)))
-        .await
-        .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));
+    let result = tokio::time::timeout(
+        limit,
+        engine::run(&client.session(plan), plan, &options(), Arc::new(Quiet)),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));
     let sent = client.transport().counters().requests_sent - sent_before;
     (result.results[0].clone(), server.faults().tally().since(&before), sent)
 }

@@ -63,9 +63,12 @@ async fn load(requests: u32, workers: u32, max_rss_growth_mib: u64, limit: Durat
     let sent_before = client.transport().counters().requests_sent;
     let started = Instant::now();
     let options = options();
-    let result = tokio::time::timeout(limit, engine::run(&client, &plan, &options, Arc::new(Quiet)))
-        .await
-        .unwrap_or_else(|_| panic!("{requests} requests at {workers} workers not done within {limit:?}"));
+    let result = tokio::time::timeout(
+        limit,
+        engine::run(&client.session(&plan), &plan, &options, Arc::new(Quiet)),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{requests} requests at {workers} workers not done within {limit:?}"));
     let took = started.elapsed();
     done.store(true, Ordering::Relaxed);
     watcher.join().unwrap();
