@@ -38,9 +38,10 @@ const B: Side = Side {
 };
 
 /// The first-byte median of a row run beside another session may differ from the same
-/// row run alone by at most this factor either way. Measured on a 2-core machine
-/// shared by other builds (load 15-20): two runs alone differed by up to 1.3x, a run
-/// beside the other session by up to 1.5x (tests/it/sessions.rs in the notes).
+/// row run alone by at most this factor either way: the noise between two runs alone.
+/// Measured with this test on a 2-core machine shared by other builds (load 16-20):
+/// two runs alone differed by 0.90x to 1.74x; a run beside the other session was
+/// 0.93x to 1.15x of its first run alone.
 const NOISE_FACTOR: f64 = 2.0;
 
 impl Side {
