@@ -182,9 +182,13 @@ async fn s3sweep_reader(args: &Args, workers: usize) -> aws_sdk_s3::Client {
 
 /// s3sweep's lean signed GET client, built from the same client and settings.
 async fn lean_reader(args: &Args, workers: usize) -> Reader {
-    s3sweep_session(args, workers)
+    match s3sweep_session(args, workers)
         .await
         .reader(0, s3sweep::model::Client::Lean)
+    {
+        s3sweep::s3::get::Reader::Lean(lean) => Reader::Lean(lean),
+        s3sweep::s3::get::Reader::Sdk(s3) => Reader::Sdk(s3),
+    }
 }
 
 /// A session of s3sweep's client with one lane sized for `workers`, and the request
@@ -206,7 +210,7 @@ async fn s3sweep_session(args: &Args, workers: usize) -> s3sweep::s3::SweepSessi
     .expect("a valid plan");
     let settings = s3sweep::s3::request_settings(&plan);
     // One lane: the bench's loop runs on its own runtime, through lane 0.
-    let session = client.session_with(
+    client.session_with(
         s3sweep::transport::TransportSettings {
             pool_connections: workers,
             connect_timeout: plan.connect_timeout(),
@@ -214,8 +218,7 @@ async fn s3sweep_session(args: &Args, workers: usize) -> s3sweep::s3::SweepSessi
             ..Default::default()
         },
         settings,
-    );
-    session
+    )
 }
 
 async fn get(reader: &Reader, bucket: &str, key: String) -> Option<u64> {
