@@ -106,10 +106,10 @@ fn main() {
         ))
         .unwrap();
         let (c0, s0) = thread_cpu();
-        let requests_before = client.transport().counters().requests_sent;
-        let result = engine::run(&client, &plan, &SweepOptions::default(), Arc::new(Quiet)).await;
+        let session = client.session(&plan);
+        let result = engine::run(&session, &plan, &SweepOptions::default(), Arc::new(Quiet)).await;
         let (c1, s1) = thread_cpu();
-        let gets = (client.transport().counters().requests_sent - requests_before) as f64;
+        let gets = session.transport().counters().requests_sent as f64;
         for r in &result.results {
             println!(
                 "workers {} rep {}: {:.0} ms, {:.0} objects/s, process CPU {:.3} ms/GET, ttfb p50 {:.3} ms, errors {}",

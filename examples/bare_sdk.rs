@@ -177,19 +177,23 @@ fn http_client(args: &Args, pool_cap: usize) -> Result<SharedHttpClient, String>
 /// s3sweep's own SDK client (its configuration, timeouts, endpoint cache and S3 Express
 /// sessions) with the settings of a default request, on its transport.
 async fn s3sweep_reader(args: &Args, workers: usize) -> aws_sdk_s3::Client {
-    let (client, settings) = s3sweep_client(args, workers).await;
-    client.reader(settings)
+    s3sweep_session(args, workers).await.sdk(0).clone()
 }
 
 /// s3sweep's lean signed GET client, built from the same client and settings.
 async fn lean_reader(args: &Args, workers: usize) -> Reader {
-    let (client, settings) = s3sweep_client(args, workers).await;
-    Reader::Lean(client.lean(settings))
+    match s3sweep_session(args, workers)
+        .await
+        .reader(0, s3sweep::model::Client::Lean)
+    {
+        s3sweep::s3::get::Reader::Lean(lean) => Reader::Lean(lean),
+        s3sweep::s3::get::Reader::Sdk(s3) => Reader::Sdk(s3),
+    }
 }
 
-/// s3sweep's SDK client with its transport sized for `workers`, and the request
+/// A session of s3sweep's client with one lane sized for `workers`, and the request
 /// settings of a default plan.
-async fn s3sweep_client(args: &Args, workers: usize) -> (s3sweep::s3::SweepClient, s3sweep::s3::RequestSettings) {
+async fn s3sweep_session(args: &Args, workers: usize) -> s3sweep::s3::SweepSession {
     use s3sweep::s3::{ClientOptions, CredentialSource, StaticCredentials, SweepClient};
     let credentials = CredentialSource::Static(StaticCredentials {
         access_key_id: "s3sweep".into(),
@@ -204,18 +208,17 @@ async fn s3sweep_client(args: &Args, workers: usize) -> (s3sweep::s3::SweepClien
         args.bucket, args.objects
     ))
     .expect("a valid plan");
-    client.transport().configure(s3sweep::transport::TransportSettings {
-        pool_connections: workers,
-        connect_timeout: plan.connect_timeout(),
-        tcp_keepalive: None,
-        ..Default::default()
-    });
-    let settings = s3sweep::s3::RequestSettings {
-        max_attempts: plan.max_attempts(),
-        first_byte_timeout: plan.first_byte_timeout(),
-        attempt_timeout: plan.attempt_timeout(),
-    };
-    (client, settings)
+    let settings = s3sweep::s3::request_settings(&plan);
+    // One lane: the bench's loop runs on its own runtime, through lane 0.
+    client.session_with(
+        s3sweep::transport::TransportSettings {
+            pool_connections: workers,
+            connect_timeout: plan.connect_timeout(),
+            tcp_keepalive: None,
+            ..Default::default()
+        },
+        settings,
+    )
 }
 
 async fn get(reader: &Reader, bucket: &str, key: String) -> Option<u64> {

@@ -135,8 +135,8 @@ pub(crate) async fn compare(args: CompareArgs) -> Result<(), CliError> {
 
 /// A `key_prefix` sweep's listing, before the preflight (which reads the first listed
 /// key); says on stderr what it found and what it cost.
-async fn list_prefix(client: &crate::s3::SweepClient, plan: &crate::plan::Plan) -> Result<(), CliError> {
-    engine::list_keys(client, plan).await.map_err(|e| match e {
+async fn list_prefix(session: &crate::s3::SweepSession, plan: &crate::plan::Plan) -> Result<(), CliError> {
+    engine::list_keys(session, plan).await.map_err(|e| match e {
         crate::s3::list::ListingError::Bucket(b) => CliError::Bucket(b),
         other => CliError::other(other),
     })?;
@@ -170,10 +170,14 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
     let steps = quota.steps()?;
     plan.check_fd_budget(false).map_err(CliError::other)?;
     let client = args.target.client(&plan.buckets()[0]).await?;
-    list_prefix(&client, &plan).await?;
+    // The listing's and the preflight's session; each sweep step makes its own (a
+    // memory step's CPU quota sets its lanes).
+    let session = client.session(&plan);
+    list_prefix(&session, &plan).await?;
     if !args.no_preflight {
-        engine::preflight(&client, &plan).await.map_err(CliError::Bucket)?;
+        engine::preflight(&session, &plan).await.map_err(CliError::Bucket)?;
     }
+    drop(session);
     eprintln!(
         "sweeping {} bucket(s) at {} (credentials: {}), workers {:?}, {} objects each, {} requests in all",
         plan.buckets().len(),

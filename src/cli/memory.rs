@@ -53,7 +53,7 @@ pub(crate) async fn sweep_steps(
     }
     if sized.is_empty() {
         let quota = steps.first().map(QuotaStep::enter).transpose()?;
-        let result = engine::run(client, plan, options, observer).await;
+        let result = engine::run(&client.session(plan), plan, options, observer).await;
         drop(quota);
         return Ok(result);
     }
@@ -74,7 +74,8 @@ pub(crate) async fn sweep_steps(
             memory_mb: Some(memory_mb),
             ..options.clone()
         };
-        let mut result = engine::run(client, plan, &at_size, observer.clone()).await;
+        // After the quota: the session's lanes follow the cores it leaves.
+        let mut result = engine::run(&client.session(plan), plan, &at_size, observer.clone()).await;
         drop(quota);
         for row in &mut result.results {
             row.axes.memory_mb = Some(memory_mb);

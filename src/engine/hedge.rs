@@ -1,22 +1,26 @@
-//! Hedged GETs: a GET that has no first byte after the configuration's hedge delay
-//! (a fixed delay, or the running percentile of the first-byte times it has seen,
-//! once [`WARM_UP_GETS`] have finished) gets one more copy, through the same client
-//! and so on another connection; the first copy to finish with its whole body wins
-//! and the other is dropped: cancelled where it is, its body not read on (the bytes it
-//! had read are counted as discarded). At most one hedge per GET; the budget
-//! (`max_hedge_percent`) refuses a hedge that would take the hedges over that share
-//! of the GETs started so far (a GET refused asks again every [`RECHECK`] while it
-//! still has no first byte, as the budget grows with the GETs started); each hedge
+//! Hedged GETs: a GET that has no first byte after its driver's hedge delay (a fixed
+//! delay, or the running percentile of the first-byte times that driver has seen, once
+//! [`WARM_UP_GETS`] have finished) gets one more copy, through the same client and so
+//! on another connection of the same lane; the first copy to finish with its whole
+//! body wins and the other is dropped: cancelled where it is, its body not read on (the
+//! bytes it had read are counted as discarded). At most one hedge per GET; the budget
+//! (`max_hedge_percent`) refuses a hedge that would take the driver's hedges over that
+//! share of its GETs started so far, so the configuration's stay within it too (a GET
+//! refused asks again every [`RECHECK`] while it still has no first byte, as the
+//! budget grows with the GETs started); each hedge
 //! takes a slot of its driver's share of the sweep's pool like any GET, so the pool's
 //! cap holds (a hedge still waiting for its slot when its GET ends was never sent, and
 //! is not counted).
 //! A hedge is not a retry, and a losing copy is not an error.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use hdrhistogram::Histogram;
 use tokio::sync::Semaphore;
 
+use crate::model::stats::{histogram_us, micros};
 use crate::model::{ErrorKind, Hedge, HedgeCounts};
 use crate::s3::get::{Outcome, Progress, Reader};
 
@@ -84,40 +88,58 @@ impl HedgeCopy {
     }
 }
 
-/// One configuration's hedging: its policy, budget, what it has seen and done.
+/// One driver's hedging: its policy, its budget, what its GETs have seen and what it
+/// did. Each driver of a configuration has its own (its lane's GETs, its lane's first
+/// bytes), so drivers never wait on each other; the rows add their counts up
+/// ([`HedgeCounts::add`]). The first-byte estimate is an hdrhistogram (an O(1) record
+/// per GET), its percentile read again every [`REFRESH_EVERY`] GETs into `delay_us`.
 #[derive(Debug)]
 pub(crate) struct Hedger {
     policy: Hedge,
     max_percent: u32,
-    state: Mutex<State>,
+    /// GETs started.
+    gets: AtomicU64,
+    sent: AtomicU64,
+    refused: AtomicU64,
+    won: AtomicU64,
+    discarded_bytes: AtomicU64,
+    /// The percentile policy's delay, µs; [`NOT_YET`] while it warms up.
+    delay_us: AtomicU64,
+    /// First-byte times of the finished GETs, µs (locked by this driver's GETs alone,
+    /// one at a time: never contended).
+    first_bytes_us: Mutex<Histogram<u64>>,
 }
 
-#[derive(Debug, Default)]
-struct State {
-    /// GETs started.
-    gets: u64,
-    /// First-byte times of the finished GETs, µs, sorted.
-    first_bytes_us: Vec<u64>,
-    counts: HedgeCounts,
-}
+/// How many first bytes a percentile policy learns between two reads of its percentile.
+const REFRESH_EVERY: u64 = 16;
+
+/// `delay_us` before a percentile policy has seen [`WARM_UP_GETS`] first bytes.
+const NOT_YET: u64 = u64::MAX;
 
 impl Hedger {
-    /// The hedger of a configuration with `policy` (`None`: off).
+    /// The hedger of a driver with `policy` (`None`: off).
     pub(crate) fn new(policy: Hedge, max_percent: u32) -> Option<Hedger> {
         (!policy.is_off()).then(|| Hedger {
             policy,
             max_percent,
-            state: Mutex::new(State::default()),
+            gets: AtomicU64::new(0),
+            sent: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            won: AtomicU64::new(0),
+            discarded_bytes: AtomicU64::new(0),
+            delay_us: AtomicU64::new(NOT_YET),
+            first_bytes_us: Mutex::new(histogram_us()),
         })
-    }
-
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// What hedging did so far.
     pub(crate) fn counts(&self) -> HedgeCounts {
-        self.state().counts
+        HedgeCounts {
+            hedges_sent: self.sent.load(Ordering::Relaxed),
+            hedges_won: self.won.load(Ordering::Relaxed),
+            hedge_discarded_bytes: self.discarded_bytes.load(Ordering::Relaxed),
+            hedges_refused: self.refused.load(Ordering::Relaxed),
+        }
     }
 
     /// How long a GET waits for its first byte before it is hedged (`None`: not yet,
@@ -126,44 +148,50 @@ impl Hedger {
         match self.policy {
             Hedge::Off => None,
             Hedge::AfterMs(ms) => Some(Duration::from_millis(u64::from(ms))),
-            Hedge::Percentile(p) => {
-                let state = self.state();
-                let seen = &state.first_bytes_us;
-                (seen.len() >= WARM_UP_GETS).then(|| {
-                    let at = (seen.len() - 1) * usize::from(p) / 100;
-                    Duration::from_micros(seen[at])
-                })
-            }
+            Hedge::Percentile(_) => match self.delay_us.load(Ordering::Relaxed) {
+                NOT_YET => None,
+                us => Some(Duration::from_micros(us)),
+            },
         }
     }
 
-    /// Takes one hedge from the budget, or counts the GET refused (once: `refused`
-    /// says whether it was already).
+    /// Takes one hedge from the budget (at most `max_percent` of the GETs started), or
+    /// counts the GET refused (once: `refused` says whether it was already).
     fn try_spend(&self, refused: &mut bool) -> Option<Reservation<'_>> {
-        let mut state = self.state();
-        let allowed = (state.counts.hedges_sent + 1) * 100 <= u64::from(self.max_percent) * state.gets;
-        if allowed {
-            state.counts.hedges_sent += 1;
+        let gets = self.gets.load(Ordering::Relaxed);
+        let budget = u64::from(self.max_percent) * gets;
+        let spent = self.sent.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |sent| {
+            ((sent + 1) * 100 <= budget).then_some(sent + 1)
+        });
+        if spent.is_ok() {
             return Some(Reservation {
                 hedger: self,
                 sent: false,
             });
         }
         if !std::mem::replace(refused, true) {
-            state.counts.hedges_refused += 1;
+            self.refused.fetch_add(1, Ordering::Relaxed);
         }
         None
     }
 
     /// Records a GET's first byte (from the GET's start) for the percentile: the
     /// configuration's untimed warm-up GETs are seen too, so the timed phase can hedge
-    /// from its first GET.
+    /// from its first GET. The percentile is read again at the warm-up's end and every
+    /// [`REFRESH_EVERY`] first bytes after.
     pub(crate) fn learn(&self, outcome: &Outcome) {
-        if outcome.result.is_ok() {
-            let us = outcome.headers_at.as_micros() as u64;
-            let mut state = self.state();
-            let at = state.first_bytes_us.partition_point(|&x| x <= us);
-            state.first_bytes_us.insert(at, us);
+        let Hedge::Percentile(p) = self.policy else {
+            return;
+        };
+        if outcome.result.is_err() {
+            return;
+        }
+        let mut seen = self.first_bytes_us.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = seen.record(micros(outcome.headers_at));
+        let n = seen.len();
+        if n >= WARM_UP_GETS as u64 && (n - WARM_UP_GETS as u64).is_multiple_of(REFRESH_EVERY) {
+            let at = seen.value_at_quantile(f64::from(p) / 100.0);
+            self.delay_us.store(at, Ordering::Relaxed);
         }
     }
 
@@ -171,9 +199,8 @@ impl Hedger {
     /// won and the bytes the loser had read.
     fn finished(&self, outcome: Outcome, hedge_won: bool, discarded_bytes: u64) -> Outcome {
         self.learn(&outcome);
-        let mut state = self.state();
-        state.counts.hedges_won += u64::from(hedge_won);
-        state.counts.hedge_discarded_bytes += discarded_bytes;
+        self.won.fetch_add(u64::from(hedge_won), Ordering::Relaxed);
+        self.discarded_bytes.fetch_add(discarded_bytes, Ordering::Relaxed);
         outcome
     }
 
@@ -188,7 +215,7 @@ impl Hedger {
         limit: Duration,
         pool: &Semaphore,
     ) -> (Outcome, Option<HedgeCopy>) {
-        self.state().gets += 1;
+        self.gets.fetch_add(1, Ordering::Relaxed);
         let start = Instant::now();
         let first = Progress::default();
         let primary = s3.get_watched(bucket, key, limit, &first);
@@ -292,8 +319,7 @@ struct Reservation<'a> {
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
         if !self.sent {
-            let mut state = self.hedger.state();
-            state.counts.hedges_sent = state.counts.hedges_sent.saturating_sub(1);
+            self.hedger.sent.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
@@ -316,14 +342,14 @@ mod tests {
         let h = hedger(Hedge::AfterMs(1), 5);
         let mut refused = false;
         let spend = |refused: &mut bool| h.try_spend(refused).map(|mut r| r.sent = true).is_some();
-        h.state().gets = 19;
+        h.gets.store(19, Ordering::Relaxed);
         assert!(!spend(&mut refused), "19 GETs: no 5% hedge yet");
         assert!(!spend(&mut refused), "asked again");
-        h.state().gets = 20;
+        h.gets.store(20, Ordering::Relaxed);
         assert!(spend(&mut refused));
         let mut other = false;
         assert!(!spend(&mut other), "one per 20 GETs");
-        h.state().gets = 40;
+        h.gets.store(40, Ordering::Relaxed);
         assert!(spend(&mut other));
         let c = h.counts();
         assert_eq!(
@@ -338,10 +364,30 @@ mod tests {
     #[test]
     fn a_percentile_policy_waits_for_its_warm_up() {
         let h = hedger(Hedge::Percentile(90), 5);
-        assert_eq!(h.delay(), None);
-        h.state().first_bytes_us = (1..=WARM_UP_GETS as u64).map(|i| i * 1000).collect();
-        // p90 of 1..=20 ms, the lower of the two around it.
-        assert_eq!(h.delay(), Some(Duration::from_millis(18)));
+        let first_byte_ms = |ms: u64| Outcome {
+            pool_wait: Duration::ZERO,
+            ttfb: Duration::from_millis(ms),
+            headers_at: Duration::from_millis(ms),
+            ttlb: Duration::from_millis(ms),
+            result: Ok(0),
+            cold: Default::default(),
+        };
+        for ms in 1..WARM_UP_GETS as u64 {
+            h.learn(&first_byte_ms(ms));
+        }
+        assert_eq!(h.delay(), None, "19 first bytes: still warming up");
+        h.learn(&first_byte_ms(WARM_UP_GETS as u64));
+        // p90 of 1..=20 ms: the 18th, within the histogram's 3 significant figures.
+        let delay = h.delay().unwrap().as_micros();
+        assert!((18_000..18_020).contains(&delay), "{delay} µs");
+        // Read again only every REFRESH_EVERY first bytes: 15 slow ones change nothing,
+        // the 16th moves it.
+        for _ in 1..REFRESH_EVERY {
+            h.learn(&first_byte_ms(1000));
+        }
+        assert_eq!(h.delay().unwrap().as_micros(), delay);
+        h.learn(&first_byte_ms(1000));
+        assert!(h.delay().unwrap() >= Duration::from_millis(999), "{:?}", h.delay());
         assert_eq!(hedger(Hedge::AfterMs(40), 5).delay(), Some(Duration::from_millis(40)));
     }
 }

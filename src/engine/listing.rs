@@ -9,21 +9,21 @@
 use crate::model::KeyListing;
 use crate::plan::Plan;
 use crate::s3::list::{list_prefix_after, ListLimits, ListingError};
-use crate::s3::SweepClient;
+use crate::s3::SweepSession;
 
-use super::{request_settings, transport_settings, Deadline};
+use super::Deadline;
 
 /// Lists the plan's prefix in each of its buckets, unless the plan names no prefix or
 /// was already listed. Fewer keys than `object_count` is an error unless the request
 /// allows it.
-pub async fn list_keys(client: &SweepClient, plan: &Plan) -> Result<(), ListingError> {
-    list_keys_within(client, plan, None).await
+pub async fn list_keys(session: &SweepSession, plan: &Plan) -> Result<(), ListingError> {
+    list_keys_within(session, plan, None).await
 }
 
 /// [`list_keys`] within `deadline`'s listing budget, taken when it starts (one budget
 /// for every bucket); without a deadline, unbounded.
 pub async fn list_keys_within(
-    client: &SweepClient,
+    session: &SweepSession,
     plan: &Plan,
     deadline: Option<Deadline>,
 ) -> Result<(), ListingError> {
@@ -33,13 +33,12 @@ pub async fn list_keys_within(
     if plan.listing().is_some() {
         return Ok(());
     }
-    client.transport().configure(transport_settings(plan));
-    let s3 = client.reader(request_settings(plan));
+    let s3 = session.sdk(0);
     let mut listed = Vec::with_capacity(plan.buckets().len());
     let shares = plan.listed_shares();
     let stop_at = deadline.map(|d| d.listing_stop(std::time::Instant::now()));
     for (i, bucket) in plan.buckets().iter().enumerate() {
-        let endpoint = client.endpoint_name();
+        let endpoint = session.client().endpoint_name();
         // A fan-out child lists only its share of its coordinator's listing.
         let (start_after, want) = match shares.get(i) {
             Some(s) => (s.start_after.as_deref(), s.count),
@@ -50,7 +49,7 @@ pub async fn list_keys_within(
             allow_fewer: plan.allow_fewer_keys(),
             stop_at,
         };
-        let listing = list_prefix_after(&s3, (bucket, prefix, start_after), limits, &endpoint).await?;
+        let listing = list_prefix_after(s3, (bucket, prefix, start_after), limits, &endpoint).await?;
         tracing::info!(
             bucket,
             prefix,

@@ -50,17 +50,15 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::model::stats::round3;
-use crate::model::{Axes, Client};
+use crate::model::Axes;
 use crate::model::{
     BandwidthCeiling, CeilingSource, ConfigResult, Environment, LambdaEnvironment, NetworkReport, Order, ProbeReport,
     Runner, SkippedConfig, SweepResult,
 };
 use crate::plan::Plan;
-use crate::s3::get::Reader;
-use crate::s3::{RequestSettings, SweepClient};
+use crate::s3::{sweep_lanes, SweepClient, SweepSession};
 use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
-use crate::transport::TransportSettings;
 
 pub use crate::s3::errors::BucketError;
 pub use deadline::Deadline;
@@ -127,42 +125,13 @@ async fn slot(pool: &tokio::sync::Semaphore) -> tokio::sync::SemaphorePermit<'_>
     }
 }
 
-pub(crate) fn transport_settings(plan: &Plan) -> TransportSettings {
-    TransportSettings {
-        pool_connections: plan.pool_connections() as usize,
-        connect_timeout: plan.connect_timeout(),
-        tcp_keepalive: None,
-        pool_idle_timeout: plan.pool_idle_timeout(),
-        lanes: lane_count(UsableCpu::read().cores, runtime_threads()),
-    }
-}
-
-/// The transport's lanes for a sweep: one per usable core (its CPU quota or Lambda
-/// share, rounded up), at most one per thread of the runtime the sweep was started on
-/// (`--runtime-threads 1` keeps it to one core). Each lane is a thread with its own
-/// runtime and its own share of the pool, and runs one driver of each configuration
-/// (docs/performance.md, "Lanes: a thread, runtime and pool per core").
-fn lane_count(usable_cores: f64, runtime_threads: usize) -> usize {
-    (usable_cores.ceil() as usize).clamp(1, runtime_threads.max(1))
-}
-
-/// Worker threads of the runtime this runs on (1 off a runtime).
-fn runtime_threads() -> usize {
-    tokio::runtime::Handle::try_current().map_or(1, |h| h.metrics().num_workers())
-}
-
-pub(crate) fn request_settings(plan: &Plan) -> RequestSettings {
-    RequestSettings {
-        max_attempts: plan.max_attempts(),
-        first_byte_timeout: plan.first_byte_timeout(),
-        attempt_timeout: plan.attempt_timeout(),
-    }
-}
-
-/// Runs the whole plan and returns the result document with the measured rows (the
-/// adapters then call [`crate::analysis::analyse`] for summaries and diagnosis).
+/// Runs the whole plan through `session` (made for it: [`SweepClient::session`]) and
+/// returns the result document with the measured rows (the adapters then call
+/// [`crate::analysis::analyse`] for summaries and diagnosis). Everything the sweep
+/// sends goes through the session's transport, so sweeps of other sessions may run at
+/// the same time in this process.
 pub async fn run(
-    client: &SweepClient,
+    session: &SweepSession,
     plan: &Plan,
     options: &SweepOptions,
     observer: Arc<dyn Observer>,
@@ -171,34 +140,21 @@ pub async fn run(
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
     let run_start = Instant::now();
-    client.transport().configure(transport_settings(plan));
-    let listed = listing::list_keys_within(client, plan, options.deadline).await;
-    let s3 = client.reader(request_settings(plan));
+    let listed = listing::list_keys_within(session, plan, options.deadline).await;
     let probe = if plan.probe_bandwidth() {
-        Some(
-            probe::probe(
-                (&s3, &client.transport().lanes()),
-                plan,
-                &plan.buckets()[0],
-                probe::ProbeSettings::default(),
-            )
-            .await,
-        )
+        Some(probe::probe(session, plan, &plan.buckets()[0], probe::ProbeSettings::default()).await)
     } else {
         None
     };
     let mut result = SweepResult::new(
-        environment(client, options.runner, options.lambda.clone()),
+        environment(session.client(), options.runner, options.lambda.clone()),
         plan.request().clone(),
         started_unix_ms,
     );
     result.network = Some(network_report(plan, probe));
     result.listing = listing::reports(plan);
     let (results, skipped) = match listed {
-        Ok(()) => {
-            let readers = readers(client, &s3, plan);
-            run_steps(client, &readers, plan, options, &observer, (&result, run_start)).await
-        }
+        Ok(()) => run_steps(session, plan, options, &observer, (&result, run_start)).await,
         Err(err) => (Vec::new(), all_skipped(plan, &format!("the listing failed: {err}"))),
     };
     result.total_wall_ms = round3(run_start.elapsed().as_secs_f64() * 1000.0);
@@ -206,18 +162,6 @@ pub async fn run(
     result.results = results;
     result.skipped = skipped;
     result
-}
-
-/// The plan's clients, in its order: the SDK's reading client `s3`, or the lean
-/// client on the same transport.
-fn readers(client: &SweepClient, s3: &aws_sdk_s3::Client, plan: &Plan) -> Vec<Reader> {
-    plan.clients()
-        .iter()
-        .map(|c| match c {
-            Client::Sdk => Reader::Sdk(s3.clone()),
-            Client::Lean => Reader::Lean(client.lean(request_settings(plan))),
-        })
-        .collect()
 }
 
 /// A run refused before it started: no row, every configuration of the plan skipped
@@ -255,8 +199,7 @@ fn all_skipped(plan: &Plan, reason: &str) -> Vec<SkippedConfig> {
 /// returns the rows and the skipped configurations, both in plan order (bucket,
 /// workers, repetition), whatever order they ran in.
 async fn run_steps(
-    client: &SweepClient,
-    readers: &[Reader],
+    session: &SweepSession,
     plan: &Plan,
     options: &SweepOptions,
     observer: &Arc<dyn Observer>,
@@ -287,10 +230,7 @@ async fn run_steps(
             continue;
         }
         let schedule = options.schedule.map(|c| c.for_configuration(index, results.is_empty()));
-        let Some(reader) = readers.iter().find(|r| r.client() == step.axes.s3_client) else {
-            continue;
-        };
-        let ran = run_config(client, reader, plan, &step, schedule, stop_at, observer).await;
+        let ran = run_config(session, plan, &step, schedule, stop_at, observer).await;
         match ran {
             Some(mut row) => {
                 row.round = step.round;
@@ -387,7 +327,7 @@ pub fn environment(client: &SweepClient, runner: Runner, lambda: Option<LambdaEn
         os: std::env::consts::OS.to_string(),
         arch: std::env::consts::ARCH.to_string(),
         vcpus: usage::vcpus() as u32,
-        runtime_worker_threads: lane_count(usable.cores, runtime_threads()) as u32,
+        runtime_worker_threads: sweep_lanes() as u32,
         memory_total_bytes: usage::memory_total_bytes(),
         region: client.region().to_string(),
         endpoint: client.endpoint().map(str::to_string),

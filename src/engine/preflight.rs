@@ -8,9 +8,7 @@ use std::time::Duration;
 use crate::plan::Plan;
 use crate::s3::errors::{Action, BucketError};
 use crate::s3::get::get_one;
-use crate::s3::SweepClient;
-
-use super::{request_settings, transport_settings};
+use crate::s3::SweepSession;
 
 /// Tries the preflight gives a bucket whose first read fails in a way that may pass
 /// (throttling, 5xx, a timeout, a dropped connection): one bad response on a bad day
@@ -21,9 +19,8 @@ pub const PREFLIGHT_TRIES: u32 = 3;
 /// fast with a [`BucketError`] (the kind, the bucket or key, the endpoint, and what to
 /// do; the type `seed` and `clean` report too) that says how to fix it, instead of counting the same
 /// failure a million times. Transient failures get [`PREFLIGHT_TRIES`] tries.
-pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), BucketError> {
-    client.transport().configure(transport_settings(plan));
-    let s3 = client.reader(request_settings(plan));
+pub async fn preflight(session: &SweepSession, plan: &Plan) -> Result<(), BucketError> {
+    let s3 = session.sdk(0);
     // On a size axis, every size's first object: each size is under its own prefix.
     let firsts = plan.buckets().iter().enumerate().flat_map(|(i, bucket)| {
         plan.size_axis()
@@ -36,12 +33,12 @@ pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), BucketEr
         }
         let key = keys.key(plan.key_range().start.min(keys.count() - 1));
         let limit = plan.attempt_timeout() * plan.max_attempts();
-        let mut outcome = get_one(&s3, bucket, &key, limit).await;
+        let mut outcome = get_one(s3, bucket, &key, limit).await;
         for _ in 1..PREFLIGHT_TRIES {
             match &outcome.result {
                 Err(failure) if failure.kind.is_transient() => {
                     tokio::time::sleep(Duration::from_millis(100)).await;
-                    outcome = get_one(&s3, bucket, &key, limit).await;
+                    outcome = get_one(s3, bucket, &key, limit).await;
                 }
                 _ => break,
             }
@@ -52,7 +49,7 @@ pub async fn preflight(client: &SweepClient, plan: &Plan) -> Result<(), BucketEr
                 Action::Read,
                 bucket,
                 &key,
-                &client.endpoint_name(),
+                &session.client().endpoint_name(),
             ));
         }
     }

@@ -19,9 +19,9 @@ use crate::model::network::ProbeStop;
 use crate::model::stats::{median, round3};
 use crate::model::{ProbeBurst, ProbeObjectKind, ProbeReport};
 use crate::plan::Plan;
+use crate::s3::SweepSession;
 use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
-use crate::transport::Lanes;
 
 /// The probe's budget and shape. Defaults: 4 s, 1 GiB, 100 ms intervals, 8 ranged GETs
 /// of 8 MiB in flight (probe object) or 64 GETs (the sweep's objects).
@@ -68,16 +68,13 @@ enum Source {
 }
 
 /// Runs the probe on `bucket`: the probe object when it is there (HEAD), the sweep's
-/// objects otherwise. Its streams are spread over the transport's `lanes`, so together
-/// they have the whole pool (each lane holds its share).
-pub(crate) async fn probe(
-    (s3, lanes): (&aws_sdk_s3::Client, &Lanes),
-    plan: &Plan,
-    bucket: &str,
-    settings: ProbeSettings,
-) -> ProbeReport {
+/// objects otherwise. Its streams are spread over the session's lanes, each stream on
+/// its lane's thread with its lane's client, so together they have the whole pool
+/// (each lane holds its share).
+pub(crate) async fn probe(session: &SweepSession, plan: &Plan, bucket: &str, settings: ProbeSettings) -> ProbeReport {
     let key = plan.probe_key().to_string();
-    let size = s3
+    let size = session
+        .sdk(0)
         .head_object()
         .bucket(bucket)
         .key(&key)
@@ -90,7 +87,7 @@ pub(crate) async fn probe(
         Some(n) => Source::Ranges { key, size: n as u64 },
         None => Source::Objects,
     };
-    run_probe((s3, lanes), plan, bucket, source, settings).await
+    run_probe(session, plan, bucket, source, settings).await
 }
 
 /// Shared state of the probe's GETs.
@@ -103,7 +100,7 @@ struct Tally {
 }
 
 async fn run_probe(
-    s3: (&aws_sdk_s3::Client, &Lanes),
+    session: &SweepSession,
     plan: &Plan,
     bucket: &str,
     source: Source,
@@ -119,7 +116,15 @@ async fn run_probe(
     let machine_before = usage::machine_busy_time();
     let start = Instant::now();
     let stop_at = start + settings.time_budget;
-    let mut tasks = spawn_streams(s3, plan, bucket, (source.clone(), streams), &tally, settings, stop_at);
+    let mut tasks = spawn_streams(
+        session,
+        plan,
+        bucket,
+        (source.clone(), streams),
+        &tally,
+        settings,
+        stop_at,
+    );
     let samples = sample(&tally, settings, start, stop_at, &mut tasks).await;
     tasks.abort_all();
     while tasks.join_next().await.is_some() {}
@@ -202,7 +207,7 @@ fn probed_object(source: &Source, plan: &Plan) -> (ProbeObjectKind, String) {
 /// Starts `streams` tasks, each keeping one probe GET in flight until `stop_at` or the
 /// byte budget, stream `i` on lane `i` (modulo the lanes).
 fn spawn_streams(
-    (s3, lanes): (&aws_sdk_s3::Client, &Lanes),
+    session: &SweepSession,
     plan: &Plan,
     bucket: &str,
     (source, streams): (Arc<Source>, u32),
@@ -212,12 +217,12 @@ fn spawn_streams(
 ) -> tokio::task::JoinSet<()> {
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..streams {
-        let (s3, tally, source) = (s3.clone(), tally.clone(), source.clone());
+        let (s3, tally, source) = (session.sdk(i as usize).clone(), tally.clone(), source.clone());
         // On a size axis, the sweep's largest objects: the fewest requests per byte.
         let largest = plan.object_sizes().iter().max().copied();
         let (bucket, keys) = (bucket.to_string(), plan.keys_at(0, largest));
         let objects = u64::from(plan.object_count().min(keys.count()).max(1));
-        lanes.spawn(&mut tasks, i as usize, async move {
+        session.transport().spawn(&mut tasks, i as usize, async move {
             while Instant::now() < stop_at && tally.bytes.load(Ordering::Relaxed) < settings.byte_budget {
                 let n = tally.next.fetch_add(1, Ordering::Relaxed);
                 let request = match &*source {

@@ -183,8 +183,6 @@ pub(crate) struct Shard {
     pub(crate) error_samples: Vec<String>,
     pub(crate) ok: u64,
     pub(crate) bytes: u64,
-    /// GETs started (their first attempt, not retries).
-    pub(crate) started: u64,
     /// Retried attempts by what ended them.
     pub(crate) retry_causes: RetryCauses,
     /// Every GET of the timed phase, for the timeline and the request log.
@@ -208,7 +206,6 @@ impl Shard {
             error_samples: Vec::new(),
             ok: 0,
             bytes: 0,
-            started: 0,
             retry_causes: RetryCauses::default(),
             events: Vec::new(),
             attempts: Vec::new(),
@@ -256,7 +253,6 @@ impl Shard {
         }
         self.ok += other.ok;
         self.bytes += other.bytes;
-        self.started += other.started;
         self.retry_causes.add_all(&other.retry_causes);
         let base = u32::try_from(self.events.len()).unwrap_or(u32::MAX);
         self.attempts.extend(

@@ -1,10 +1,11 @@
 //! One configuration: bucket x workers x repetition. Untimed warm-up requests first
 //! (so connections are open), then exactly `workers` GETs kept in flight until every
 //! object has been read once, each request recorded; then the row: counts, rates,
-//! percentiles, CPU time, transport counters and the client side. With a hedge
-//! policy, each timed GET goes through the configuration's [`Hedger`].
+//! percentiles, CPU time, transport counters and the client side. Each driver reads
+//! through its lane's reader of the session; with a hedge policy, each timed GET goes
+//! through its driver's [`Hedger`].
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -15,17 +16,18 @@ use tokio::sync::Semaphore;
 
 use crate::model::histogram::encode_cdf;
 use crate::model::stats::{cpu_ms_per_get, rates, round3};
+use crate::model::HedgeCounts;
 use crate::model::{
     Axes, Breakdown, ChildMeasure, ClientMeasure, ClientSide, ConfigResult, Named, ObjectSize, Percentiles, SizeSpread,
     WireCounts,
 };
 use crate::plan::{Keys, Plan};
 use crate::s3::get::Reader;
-use crate::s3::SweepClient;
+use crate::s3::SweepSession;
 use crate::sys::cpu::UsableCpu;
 use crate::sys::netdev::{Interfaces, RxSnapshot};
 use crate::sys::usage;
-use crate::transport::TransportCounters;
+use crate::transport::{share, Transport, TransportCounters};
 
 use super::hedge::Hedger;
 use super::order::Step;
@@ -34,7 +36,6 @@ use super::schedule::StartSchedule;
 use super::slot;
 use super::timeline::{self, AttemptEvent, GetEvent, HedgeEvent, WireSampler};
 use super::Observer;
-use crate::transport::{share, Lanes};
 
 /// The order objects are read in one configuration.
 /// The indices are the plan's key range, within the keys there are (a listing that
@@ -71,8 +72,7 @@ pub(crate) fn progress_name(plan: &Plan, step: &Step) -> String {
 /// deadline came before the timed phase began (during the warm-up or the wait for a
 /// shared start).
 pub(crate) async fn run_config(
-    client: &SweepClient,
-    s3: &Reader,
+    session: &SweepSession,
     plan: &Plan,
     step: &Step,
     schedule: Option<StartSchedule>,
@@ -84,11 +84,10 @@ pub(crate) async fn run_config(
     let keys = plan.keys_at(step.bucket, size);
     let order = Arc::new(key_order(plan, &keys, workers, repetition));
     let whole_request = plan.attempt_timeout() * plan.max_attempts();
-    let drivers = Drivers::of(client, plan, workers as usize, order.len());
-    let hedger = Hedger::new(step.axes.hedge, plan.max_hedge_percent()).map(Arc::new);
+    let drivers = Drivers::of(session, plan, step, order.len());
     let before_timed_phase = async {
         let warmup = if plan.warmup() {
-            Some(warm_up(s3, &drivers, (bucket, &keys), hedger.clone(), &order, whole_request).await)
+            Some(warm_up(&drivers, (bucket, &keys), &order, whole_request).await)
         } else {
             None
         };
@@ -102,28 +101,29 @@ pub(crate) async fn run_config(
     let warmup = until(stop_at, before_timed_phase).await?;
     let name = progress_name(plan, step);
     observer.config_started(&name, workers, repetition, order.len() as u64);
-    let before = Before::now(client, &drivers.lanes);
-    // Shared by the drivers: the next position in `order`, the hedging.
+    let before = Before::now(session);
+    // Shared by the drivers: the next position in `order`.
     let next = Arc::new(AtomicUsize::new(0));
     let started_at = SystemTime::now();
     let start = Instant::now();
-    let sampler = WireSampler::start(client.transport(), start);
+    let sampler = WireSampler::start(session.transport(), start);
     let mut tasks = tokio::task::JoinSet::new();
     for (d, part) in drivers.shares.iter().enumerate() {
         let driver = Driver {
-            s3: s3.clone(),
+            s3: part.reader.clone(),
             bucket: bucket.to_string(),
             keys: keys.clone(),
             order: order.clone(),
             next: next.clone(),
             pool: part.pool.clone(),
-            hedger: hedger.clone(),
+            hedger: part.hedger.clone(),
             observer: observer.clone(),
             limit: whole_request,
-            started: AtomicU64::new(0),
             start,
         };
-        drivers.lanes.spawn(&mut tasks, d, driver.run(part.in_flight, stop_at));
+        drivers
+            .transport
+            .spawn(&mut tasks, d, driver.run(part.in_flight, stop_at));
     }
     let mut recorded = joined(tasks).await;
     let events = std::mem::take(&mut recorded.events);
@@ -139,8 +139,8 @@ pub(crate) async fn run_config(
         warmup,
     };
     let wall = timed.wall;
-    let mut row = measured_row(client, plan, (bucket, workers, repetition), schedule, before, timed);
-    with_axes(&mut row, step, hedger.as_deref());
+    let mut row = measured_row(plan, (bucket, workers, repetition), schedule, before, timed);
+    with_axes(&mut row, step, drivers.hedging());
     row.timeline = Some(timeline::build(&events, wall, &wire));
     observer.gets_done(&row, &events, &attempts, &hedges);
     Some(row)
@@ -154,59 +154,72 @@ fn sizes_of(size: Option<u64>, order: &[u32], keys: &Keys) -> Option<ObjectSize>
     }
 }
 
-/// A configuration's drivers, one per lane of the transport it uses (at most one per
+/// A configuration's drivers, one per lane of the session's transport (at most one per
 /// worker and per object): each keeps its share of the `workers` GETs in flight on its
-/// lane's thread, through its lane's connections, with as many of the sweep's pool
-/// slots as its lane has connections. A task per lane, not per GET: many GETs per task
+/// lane's thread, through its lane's reader and so its lane's connections, with as
+/// many of the sweep's pool slots as its lane has connections, and hedges with its own
+/// [`Hedger`]. A task per lane, not per GET: many GETs per task
 /// wake the runtime far less often (in `make bench`, a task per worker cost about 40%
 /// more CPU per GET), and each driver records into its own [`Shard`], without locks.
 /// On a lane's thread, not the shared runtime: a GET's answer wakes its driver on the
 /// thread that read it (docs/performance.md, "Lanes: a thread, runtime and pool per core").
 struct Drivers {
-    /// The lanes, held (threads and connections alive) until the configuration ends.
-    lanes: Lanes,
+    /// The session's transport: its lanes' threads run the drivers.
+    transport: Transport,
     shares: Vec<DriverShare>,
 }
 
-/// One driver's share: its GETs in flight, and its lane's slots of the pool.
+/// One driver's share: its GETs in flight, its lane's slots of the pool, its lane's
+/// reader and its hedging (`None`: the policy is off).
 struct DriverShare {
     in_flight: usize,
     slots: usize,
     pool: Arc<Semaphore>,
+    reader: Reader,
+    hedger: Option<Arc<Hedger>>,
 }
 
 impl Drivers {
-    fn of(client: &SweepClient, plan: &Plan, workers: usize, objects: usize) -> Drivers {
-        let lanes = client.transport().lanes();
+    fn of(session: &SweepSession, plan: &Plan, step: &Step, objects: usize) -> Drivers {
+        let transport = session.transport().clone();
+        let (workers, lanes) = (step.workers as usize, transport.lanes().len());
         // Without the lanes' threads, one driver on this runtime, with lane 0's share.
-        let drivers = match lanes.start() {
-            true => lanes.count().min(workers.min(objects)).max(1),
+        let drivers = match transport.start() {
+            true => lanes.min(workers.min(objects)).max(1),
             false => 1,
         };
         let pool = plan.pool_connections() as usize;
         let shares = (0..drivers)
             .map(|d| {
-                let slots = share(pool, lanes.count(), d);
+                let slots = share(pool, lanes, d);
                 DriverShare {
                     in_flight: share(workers, drivers, d),
                     slots,
                     pool: Arc::new(Semaphore::new(slots)),
+                    reader: session.reader(d, step.axes.s3_client),
+                    hedger: Hedger::new(step.axes.hedge, plan.max_hedge_percent()).map(Arc::new),
                 }
             })
             .collect();
-        Drivers { lanes, shares }
+        Drivers { transport, shares }
+    }
+
+    /// What the drivers' hedging did, added up (`None`: the policy is off).
+    fn hedging(&self) -> Option<HedgeCounts> {
+        let mut hedgers = self.shares.iter().filter_map(|s| s.hedger.as_deref()).peekable();
+        hedgers.peek()?;
+        Some(hedgers.fold(HedgeCounts::default(), |mut all, h| {
+            all.add(&h.counts());
+            all
+        }))
     }
 }
 
-/// The row's point on the axes (the step's) and, when it hedged, what hedging did:
-/// the hedges went through the transport too, and are not retries.
-fn with_axes(row: &mut ConfigResult, step: &Step, hedger: Option<&Hedger>) {
+/// The row's point on the axes (the step's) and, when it hedged, what hedging did
+/// (the hedges are not retries: the transport counts a retry where it sends one).
+fn with_axes(row: &mut ConfigResult, step: &Step, hedging: Option<HedgeCounts>) {
     row.axes = row.axes.at_point(step.axes);
-    if let Some(h) = hedger {
-        let counts = h.counts();
-        row.retries = row.retries.saturating_sub(counts.hedges_sent);
-        row.hedging = Some(counts);
-    }
+    row.hedging = hedging;
 }
 
 /// The drivers' shards, added into one as each driver ends.
@@ -224,8 +237,9 @@ async fn joined(mut tasks: tokio::task::JoinSet<Shard>) -> Shard {
 /// What is read just before a configuration's timed phase, to take the differences
 /// after it.
 struct Before {
-    /// The lanes the drivers run on: their busy time is read again after.
-    lanes: Lanes,
+    /// The transport whose lanes the drivers run on: their busy time and its counters
+    /// are read again after.
+    transport: Transport,
     busy: Option<(Duration, u32)>,
     counters: TransportCounters,
     cpu: Duration,
@@ -237,12 +251,13 @@ struct Before {
 }
 
 impl Before {
-    fn now(client: &SweepClient, lanes: &Lanes) -> Before {
-        let interfaces = Interfaces::for_endpoint(client.endpoint());
+    fn now(session: &SweepSession) -> Before {
+        let interfaces = Interfaces::for_endpoint(session.client().endpoint());
+        let transport = session.transport().clone();
         Before {
-            lanes: lanes.clone(),
-            busy: busy_of(lanes),
-            counters: client.transport().counters(),
+            busy: busy_of(&transport),
+            counters: transport.counters(),
+            transport,
             cpu: usage::process_cpu_time(),
             machine: usage::machine_busy_time(),
             usable: UsableCpu::read(),
@@ -278,29 +293,28 @@ struct Since {
 
 /// The busy time of the threads the drivers run on, and their number: the transport's
 /// lanes, or this runtime when they did not start.
-fn busy_of(lanes: &Lanes) -> Option<(Duration, u32)> {
-    lanes.busy().or_else(runtime_busy)
+fn busy_of(transport: &Transport) -> Option<(Duration, u32)> {
+    transport.busy().or_else(runtime_busy)
 }
 
-fn since(client: &SweepClient, before: &Before) -> Since {
+fn since(before: &Before) -> Since {
     Since {
         rx: before
             .rx
             .as_ref()
             .and_then(|b| RxSnapshot::read(before.interfaces).map(|a| a.since(b))),
         cpu: usage::process_cpu_time().saturating_sub(before.cpu),
-        busy: match (before.busy, busy_of(&before.lanes)) {
+        busy: match (before.busy, busy_of(&before.transport)) {
             (Some((a, _)), Some((b, n))) => (b.saturating_sub(a), n),
             _ => (Duration::ZERO, 1),
         },
-        counters: client.transport().counters().since(&before.counters),
+        counters: before.transport.counters().since(&before.counters),
     }
 }
 
 /// The row of one configuration: counts, rates, percentiles, CPU time, transport
 /// counters (each the difference from `before`) and the client side.
 fn measured_row(
-    client: &SweepClient,
     plan: &Plan,
     (bucket, workers, repetition): (&str, u32, u32),
     schedule: Option<StartSchedule>,
@@ -312,7 +326,7 @@ fn measured_row(
         cpu,
         busy,
         counters,
-    } = since(client, &before);
+    } = since(&before);
     let breakdown = timed.recorded.breakdown();
     let Shard {
         ttfb_us: ttfb,
@@ -322,7 +336,6 @@ fn measured_row(
         error_samples,
         ok,
         bytes,
-        started,
         retry_causes,
         ..
     } = timed.recorded;
@@ -339,7 +352,7 @@ fn measured_row(
         requests,
         ok,
         errors,
-        retries: counters.requests_sent.saturating_sub(started),
+        retries: counters.retries,
         retries_by_cause: retry_causes,
         throttled_responses: counters.throttled_responses,
         bytes,
@@ -420,13 +433,10 @@ struct Driver {
     next: Arc<AtomicUsize>,
     /// The sweep's own pool of `pool_connections` slots.
     pool: Arc<Semaphore>,
-    /// The configuration's hedging (`None`: its policy is off).
+    /// This driver's hedging (`None`: its policy is off).
     hedger: Option<Arc<Hedger>>,
     observer: Arc<dyn Observer>,
     limit: Duration,
-    /// GETs this driver started (after their slot): with the ones cancelled at the
-    /// deadline, so `requests_sent - started` counts only retries.
-    started: AtomicU64,
     /// The start of the timed phase: the timeline's zero.
     start: Instant,
 }
@@ -448,7 +458,6 @@ impl Driver {
                 let queued = Instant::now();
                 let permit = slot(&this.pool).await;
                 let pool_wait = queued.elapsed();
-                this.started.fetch_add(1, Ordering::Relaxed);
                 let sent = this.start.elapsed();
                 let (mut outcome, copy) = match &this.hedger {
                     Some(h) => h.get(&this.s3, &this.bucket, &key, this.limit, &this.pool).await,
@@ -472,7 +481,6 @@ impl Driver {
             self.observer.request_done(outcome.result.is_ok());
         })
         .await;
-        shard.started = self.started.load(Ordering::Relaxed);
         shard
     }
 }
@@ -511,14 +519,7 @@ async fn until<T>(stop_at: Option<Instant>, work: impl std::future::Future<Outpu
 /// session) are ready: `min(workers, pool_connections)` of them at once, twice; their
 /// first bytes are the hedger's first (a percentile policy's warm-up). Returns what
 /// they paid for, as a breakdown (connections, TCP and TLS times, sessions).
-async fn warm_up(
-    s3: &Reader,
-    drivers: &Drivers,
-    (bucket, keys): (&str, &Keys),
-    hedger: Option<Arc<Hedger>>,
-    order: &[u32],
-    limit: Duration,
-) -> Breakdown {
+async fn warm_up(drivers: &Drivers, (bucket, keys): (&str, &Keys), order: &[u32], limit: Duration) -> Breakdown {
     let phases = Arc::new(Mutex::new(PhaseShard::new()));
     let mut set = tokio::task::JoinSet::new();
     let mut taken = 0;
@@ -527,8 +528,13 @@ async fn warm_up(
         let n = part.in_flight.min(part.slots).min(order.len() - taken);
         let mine: Vec<String> = order[taken..taken + n].iter().map(|&i| keys.key(i)).collect();
         taken += n;
-        let (s3, bucket, phases, hedger) = (s3.clone(), bucket.to_string(), phases.clone(), hedger.clone());
-        drivers.lanes.spawn(&mut set, d, async move {
+        let (s3, bucket, phases, hedger) = (
+            part.reader.clone(),
+            bucket.to_string(),
+            phases.clone(),
+            part.hedger.clone(),
+        );
+        drivers.transport.spawn(&mut set, d, async move {
             for _ in 0..2 {
                 futures_util::future::join_all(mine.iter().map(|key| async {
                     let outcome = s3.get_one(&bucket, key, limit).await;

@@ -328,10 +328,12 @@ impl Function {
         }
         self.list_keys(plan, deadline).await?;
         let preflight = async {
-            engine::preflight(&self.client, plan).await.map_err(|err| {
-                tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
-                InvocationError::Start(err)
-            })
+            engine::preflight(&self.client.session(plan), plan)
+                .await
+                .map_err(|err| {
+                    tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
+                    InvocationError::Start(err)
+                })
         };
         match deadline {
             Some(d) => tokio::time::timeout_at(d.stop_at().into(), preflight)
@@ -361,7 +363,7 @@ impl Function {
     /// The listing of a `key_prefix` (nothing without one, or once listed), within
     /// `deadline`'s listing budget.
     async fn list_keys(&self, plan: &Plan, deadline: Option<Deadline>) -> Result<(), InvocationError> {
-        engine::list_keys_within(&self.client, plan, deadline)
+        engine::list_keys_within(&self.client.session(plan), plan, deadline)
             .await
             .map_err(|err| {
                 tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
@@ -386,7 +388,9 @@ impl Function {
             self.invocations.clone(),
             invocation.id,
         ));
-        let mut result = engine::run(&self.client, plan, &options, overlaps.clone()).await;
+        // The invocation's own session: its transport, lanes and counters are shared
+        // with no other invocation in this process.
+        let mut result = engine::run(&self.client.session(plan), plan, &options, overlaps.clone()).await;
         let concurrent = self.settings.substrate.kind == Substrate::ManagedInstances;
         overlaps.apply(&mut result, concurrent);
         analysis::analyse(&mut result, &Thresholds::default());

@@ -32,7 +32,7 @@ use aws_smithy_types::body::SdkBody;
 use http_body_util::BodyExt;
 
 use crate::model::ErrorKind;
-use crate::transport::{current_probe, Transport};
+use crate::transport::{current_probe, Lane};
 
 use super::errors::{self, Failure, Origin};
 use super::express::ReadOnlySessions;
@@ -64,11 +64,11 @@ const RETRIED_CODES: [&str; 8] = [
 /// Statuses the SDK's standard strategy retries whatever the code.
 const RETRIED_STATUSES: [u16; 4] = [500, 502, 503, 504];
 
-/// The lean client: signed GETs on the [`SweepClient`]'s transport, credentials and
-/// sessions. Cheap to clone.
+/// The lean client: signed GETs on one lane of a transport, with the credentials and
+/// S3 Express sessions of its [`SweepClient`] or sweep session. Cheap to clone.
 #[derive(Clone)]
 pub struct LeanClient {
-    transport: Transport,
+    lane: Lane,
     endpoint: Option<String>,
     region: String,
     credentials: Arc<CachedCredentials>,
@@ -95,7 +95,7 @@ impl LeanClient {
 
     /// Built by [`SweepClient::lean`].
     pub(crate) fn from_parts(
-        transport: Transport,
+        lane: Lane,
         endpoint: Option<String>,
         region: String,
         provider: Option<SharedCredentialsProvider>,
@@ -103,7 +103,7 @@ impl LeanClient {
         settings: RequestSettings,
     ) -> Self {
         LeanClient {
-            transport,
+            lane,
             endpoint: endpoint.map(|e| e.trim_end_matches('/').to_string()),
             region,
             credentials: Arc::new(CachedCredentials::new(provider)),
@@ -112,9 +112,9 @@ impl LeanClient {
         }
     }
 
-    /// The transport, for its counters.
-    pub fn transport(&self) -> &Transport {
-        &self.transport
+    /// The lane its requests go out on.
+    pub fn lane(&self) -> &Lane {
+        &self.lane
     }
 
     /// The retries and timeouts of this client.
@@ -239,7 +239,7 @@ impl LeanClient {
         let limit = self.settings.attempt_timeout;
         let work = async {
             let response = self
-                .transport
+                .lane
                 .send(request, Some(self.settings.first_byte_timeout))
                 .await
                 .map_err(|e| Attempted::of(errors::classify_connector_error(&e)))?;

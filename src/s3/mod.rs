@@ -1,6 +1,7 @@
-//! The S3 client s3sweep measures with: one `aws_sdk_s3::Client` per process on the
-//! [`crate::transport::Transport`], built once and reused for every sweep, with the
-//! retries and timeouts of each sweep applied per derived client. Credentials are
+//! The S3 client s3sweep measures with: one [`SweepClient`] per process (credentials,
+//! region, endpoint, the SDK's base configuration), built once; each sweep reads through
+//! a [`SweepSession`] of its own ([`session`]: its transport, and per lane the reading
+//! clients on that lane), with the sweep's retries and timeouts. Credentials are
 //! passed in ([`CredentialSource`]): the standard AWS chain, or static keys the caller
 //! chose; so is an extra CA file to trust; this module knows nothing of the embedded
 //! server. Reads ([`SweepClient::reader`]) use ReadOnly S3 Express sessions
@@ -21,6 +22,7 @@ pub mod list;
 pub mod manifest;
 pub mod results;
 pub mod seed;
+mod session;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -37,6 +39,7 @@ use crate::transport::{Transport, TransportSettings, TrustError};
 pub use errors::Failure;
 use express::{ReadOnlyScheme, ReadOnlySessions, SessionRefusals};
 pub use lean::LeanClient;
+pub use session::{request_settings, sweep_lanes, transport_settings, SweepSession};
 
 /// Errors building the client. Request-level failures are never errors here: the sweep
 /// counts them by kind.
@@ -166,8 +169,10 @@ impl RequestSettings {
     }
 }
 
-/// The process's S3 client: one SDK client on one [`Transport`], built once and reused
-/// for every sweep. Cheap to clone.
+/// The process's S3 client: one SDK client on one [`Transport`] of default settings,
+/// built once and reused for seeding, cleaning and other work that is not a sweep; a
+/// sweep reads through a [`SweepSession`] of its own ([`SweepClient::session`]). Cheap
+/// to clone.
 #[derive(Clone, Debug)]
 pub struct SweepClient {
     base: aws_sdk_s3::Config,
@@ -188,7 +193,7 @@ const SESSION_SETTINGS: RequestSettings = RequestSettings::maintenance(Duration:
 
 impl SweepClient {
     /// Builds the client: region and credentials from `options`, the transport with
-    /// default settings (each sweep sets its own).
+    /// default settings (each sweep's session has its own).
     pub async fn new(options: ClientOptions) -> Result<Self, ClientError> {
         if let Some(url) = &options.endpoint {
             validate_endpoint(url)?;
@@ -249,7 +254,8 @@ impl SweepClient {
         })
     }
 
-    /// The transport, for its counters and settings.
+    /// The client's own transport (seeding, cleaning, the lean client of
+    /// [`SweepClient::lean`]), for its counters and settings; not a sweep's.
     pub fn transport(&self) -> &Transport {
         &self.transport
     }
@@ -289,7 +295,7 @@ impl SweepClient {
     /// Express sessions, with the retries and timeouts of `settings`.
     pub fn lean(&self, settings: RequestSettings) -> LeanClient {
         LeanClient::from_parts(
-            self.transport.clone(),
+            self.transport.lane(0).clone(),
             self.endpoint.clone(),
             self.region.clone(),
             self.provider.clone(),
@@ -303,14 +309,24 @@ impl SweepClient {
     /// settings.
     pub fn reader(&self, settings: RequestSettings) -> aws_sdk_s3::Client {
         cached(&self.readers, settings, || {
-            with_settings(&self.base, settings)
-                .to_builder()
-                .push_auth_scheme(ReadOnlyScheme::new(self.sessions.clone()))
-                .interceptor(SessionRefusals(self.sessions.clone()))
-                .interceptor(get::AttemptClock)
-                .build()
+            reader_config(&self.base, settings, &self.sessions)
         })
     }
+}
+
+/// The configuration of a reading client: `base` with `settings`, its S3 Express
+/// sessions ReadOnly from `sessions`.
+fn reader_config(
+    base: &aws_sdk_s3::Config,
+    settings: RequestSettings,
+    sessions: &Arc<ReadOnlySessions>,
+) -> aws_sdk_s3::Config {
+    with_settings(base, settings)
+        .to_builder()
+        .push_auth_scheme(ReadOnlyScheme::new(sessions.clone()))
+        .interceptor(SessionRefusals(sessions.clone()))
+        .interceptor(get::AttemptClock)
+        .build()
 }
 
 /// The client of `slot` if it has `settings`, else a new one from `config`.

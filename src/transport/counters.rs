@@ -1,8 +1,9 @@
 //! The transport's counters: the monotonic ones the engine snapshots between
-//! configurations ([`TransportCounters`]), the atomics behind them, and the bytes the
-//! transport has read from its connections ([`super::Transport::rx_bytes`]), which a
-//! configuration samples at its timeline's interval edges, and the requests in flight
-//! with their peak ([`InFlight`]: from the hand-over to the end of the response body).
+//! configurations ([`TransportCounters`]: connections, requests, retries counted where
+//! they are sent, sessions), the atomics behind them, the bytes the transport has read
+//! from its connections ([`super::Transport::rx_bytes`]), which a configuration samples
+//! at its timeline's interval edges, and the requests in flight with their peak
+//! ([`InFlight`]: from the hand-over to the end of the response body).
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -24,6 +25,9 @@ pub struct TransportCounters {
     pub tls_handshake_ns: u64,
     /// HTTP requests sent other than S3 Express `CreateSession` (each retry counts).
     pub requests_sent: u64,
+    /// Retries among them: attempts sent after an attempt of the same request ended
+    /// (counted where they are sent; a hedge is a request of its own, not a retry).
+    pub retries: u64,
     /// S3 Express `CreateSession` calls sent.
     pub session_requests: u64,
     /// 503 / 429 answers to requests other than `CreateSession`.
@@ -40,6 +44,7 @@ impl TransportCounters {
             tls_handshakes: self.tls_handshakes - earlier.tls_handshakes,
             tls_handshake_ns: self.tls_handshake_ns - earlier.tls_handshake_ns,
             requests_sent: self.requests_sent - earlier.requests_sent,
+            retries: self.retries - earlier.retries,
             session_requests: self.session_requests - earlier.session_requests,
             throttled_responses: self.throttled_responses - earlier.throttled_responses,
         }
@@ -54,6 +59,7 @@ pub(crate) struct Counters {
     pub(super) tls_handshakes: AtomicU64,
     pub(super) tls_handshake_ns: AtomicU64,
     pub(super) requests_sent: AtomicU64,
+    pub(super) retries: AtomicU64,
     pub(super) session_requests: AtomicU64,
     pub(super) throttled_responses: AtomicU64,
     pub(super) connections_open: AtomicI64,
@@ -146,6 +152,7 @@ mod tests {
             tls_handshakes: 2,
             tls_handshake_ns: 6,
             requests_sent: 5,
+            retries: 1,
             session_requests: 1,
             throttled_responses: 1,
         };
@@ -156,6 +163,7 @@ mod tests {
             tls_handshakes: 5,
             tls_handshake_ns: 20,
             requests_sent: 9,
+            retries: 2,
             session_requests: 1,
             throttled_responses: 3,
         };
@@ -166,6 +174,7 @@ mod tests {
         assert_eq!(d.tls_handshakes, 3);
         assert_eq!(d.tls_handshake_ns, 14);
         assert_eq!(d.requests_sent, 4);
+        assert_eq!(d.retries, 1);
         assert_eq!(d.session_requests, 0);
         assert_eq!(d.throttled_responses, 2);
     }

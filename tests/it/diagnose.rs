@@ -83,7 +83,7 @@ async fn seeded_client(server: &ServerThread, bucket: &str, count: u32, size: u6
 
 async fn sweep(client: &SweepClient, plan: &str) -> SweepResult {
     let plan = Plan::from_json(plan).unwrap();
-    let mut result = engine::run(client, &plan, &options(), Arc::new(Quiet)).await;
+    let mut result = engine::run(&client.session(&plan), &plan, &options(), Arc::new(Quiet)).await;
     s3sweep::analysis::analyse(&mut result, &Thresholds::default());
     result
 }

@@ -25,7 +25,7 @@ async fn counts_are_exact_and_missing_keys_are_not_found() {
     let plan =
         Plan::from_json(r#"{"buckets": ["e2e-bucket"], "object_count": 60, "workers": [1, 4], "repetitions": 2}"#)
             .unwrap();
-    let mut result = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    let mut result = engine::run(&client.session(&plan), &plan, &options(), Arc::new(Quiet)).await;
     s3sweep::analysis::analyse(&mut result, &Default::default());
     assert_eq!(result.schema, "s3sweep.result/v1");
     assert_eq!(result.results.len(), 4);
@@ -76,7 +76,7 @@ async fn one_worker_has_no_delayed_ack_stall() {
         .start()
         .await;
     let plan = Plan::from_json(r#"{"buckets": ["quick-bucket"], "object_count": 200, "workers": [1]}"#).unwrap();
-    let result = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    let result = engine::run(&client.session(&plan), &plan, &options(), Arc::new(Quiet)).await;
     let row = &result.results[0];
     assert_eq!(row.ok, 200);
     let per_get_ms = row.wall_ms / 200.0;
@@ -95,27 +95,21 @@ async fn pool_caps_connections_and_measures_the_wait() {
         .start()
         .await;
     let accepted_before = server.connections_accepted();
-    let opened_before = client.transport().counters().connections_opened;
     let plan =
         Plan::from_json(r#"{"buckets": ["pool-bucket"], "object_count": 160, "workers": [32], "pool_connections": 8}"#)
             .unwrap();
-    let result = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    let session = client.session(&plan);
+    let result = engine::run(&session, &plan, &options(), Arc::new(Quiet)).await;
     let row = &result.results[0];
     assert_eq!(row.ok, 160, "{row:?}");
     assert!(row.connections_opened <= 8, "{row:?}");
-    let opened = client.transport().counters().connections_opened - opened_before;
+    let opened = session.transport().counters().connections_opened;
     assert!(opened <= 8, "{opened} connections opened in all, warm-up included");
     assert!(server.connections_accepted() - accepted_before <= 8);
     // 32 workers share 8 connections: most requests waited for one.
     assert!(row.pool_wait_ms.p50 > 1.0, "{:?}", row.pool_wait_ms);
-    // Connections of the pool used for seeding (an earlier generation, cap 20) close
-    // asynchronously after `run` replaced it; give them a moment, then no more than the
-    // cap may be open.
-    let settle = std::time::Instant::now();
-    while client.transport().connections_open() > 8 && settle.elapsed() < std::time::Duration::from_secs(5) {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert!(client.transport().connections_open() <= 8);
+    // The session never had more than its cap open.
+    assert!(session.transport().connections_open() <= 8);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -126,17 +120,19 @@ async fn preflight_says_what_to_fix() {
         .await;
 
     let plan = Plan::from_json(r#"{"buckets": ["absent-bucket"], "object_count": 5, "workers": [1]}"#).unwrap();
-    let err = engine::preflight(&client, &plan).await.unwrap_err();
+    let err = engine::preflight(&client.session(&plan), &plan).await.unwrap_err();
     assert!(matches!(err, BucketError::BucketNotFound { .. }), "{err:?}");
 
     let plan = Plan::from_json(r#"{"buckets": ["present-bucket"], "object_count": 5, "workers": [1]}"#).unwrap();
-    let err = engine::preflight(&client, &plan).await.unwrap_err();
+    let err = engine::preflight(&client.session(&plan), &plan).await.unwrap_err();
     assert!(matches!(err, BucketError::ObjectNotFound { .. }), "{err:?}");
     assert_eq!(err.error_type(), "ObjectNotFound");
     assert!(err.to_string().contains("s3sweep seed"), "{err}");
 
     seed_bucket(&client, "present-bucket", 5, 10).await;
-    engine::preflight(&client, &plan).await.expect("seeded bucket passes");
+    engine::preflight(&client.session(&plan), &plan)
+        .await
+        .expect("seeded bucket passes");
 
     let wrong = SweepClient::new(ClientOptions {
         credentials: s3sweep::s3::CredentialSource::Chain,
@@ -145,7 +141,9 @@ async fn preflight_says_what_to_fix() {
     // With no credentials in this environment the chain yields none or wrong ones;
     // either way the first request must fail with a clear start error, not a panic.
     if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
-        let err = engine::preflight(&wrong.await.unwrap(), &plan).await.unwrap_err();
+        let err = engine::preflight(&wrong.await.unwrap().session(&plan), &plan)
+            .await
+            .unwrap_err();
         assert!(
             matches!(
                 err,
@@ -170,9 +168,9 @@ async fn unreachable_endpoint_is_counted_not_fatal() {
         r#"{"buckets": ["gone-bucket"], "object_count": 20, "workers": [4], "warmup": false, "timeouts_ms": {"connect": 500}}"#,
     )
     .unwrap();
-    let err = engine::preflight(&client, &plan).await.unwrap_err();
+    let err = engine::preflight(&client.session(&plan), &plan).await.unwrap_err();
     assert_eq!(err.error_type(), "EndpointUnreachable", "{err:?}");
-    let result = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    let result = engine::run(&client.session(&plan), &plan, &options(), Arc::new(Quiet)).await;
     let row = &result.results[0];
     assert_eq!(row.ok, 0);
     assert_eq!(row.errors.total, 20);
@@ -206,15 +204,29 @@ async fn tcp_keepalive_is_on_the_sockets_only_when_asked_for() {
     let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
-    seed_bucket(&client, "keepalive-bucket", 1, 100).await;
+    // Seeded by a client of its own, dropped (its connection closed) before the sweeps'
+    // sessions open theirs.
+    let seeder = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
+        .await
+        .unwrap();
+    seed_bucket(&seeder, "keepalive-bucket", 1, 100).await;
+    drop(seeder);
+    let settle = std::time::Instant::now();
+    while !client_socket_timers(port).is_empty() && settle.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     for keepalive in [None, Some(Duration::from_secs(60))] {
-        client.transport().configure(s3sweep::transport::TransportSettings {
-            pool_connections: 1,
-            connect_timeout: Duration::from_secs(3),
-            tcp_keepalive: keepalive,
-            ..Default::default()
-        });
-        let s3 = client.s3(common::seed_settings());
+        // A session of its own per setting: the last one's connections close with it.
+        let session = client.session_with(
+            s3sweep::transport::TransportSettings {
+                pool_connections: 1,
+                connect_timeout: Duration::from_secs(3),
+                tcp_keepalive: keepalive,
+                ..Default::default()
+            },
+            common::seed_settings(),
+        );
+        let s3 = session.sdk(0);
         let out = s3
             .get_object()
             .bucket("keepalive-bucket")
@@ -223,7 +235,7 @@ async fn tcp_keepalive_is_on_the_sockets_only_when_asked_for() {
             .await
             .unwrap();
         out.body.collect().await.unwrap();
-        // The connection is now idle in the pool; the old pool's closed on configure.
+        // The connection is now idle in the pool; the last session's closed with it.
         tokio::time::sleep(Duration::from_millis(100)).await;
         let timers = client_socket_timers(port);
         assert!(!timers.is_empty(), "no established client socket to port {port}");

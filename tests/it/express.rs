@@ -51,13 +51,13 @@ async fn reads_use_one_read_only_session_and_one_handshake_per_connection() {
         "seeding: the SDK's own (ReadWrite) session: {seeded:?}"
     );
     assert_eq!(seeded.created_read_only, 0, "{seeded:?}");
-    let sessions_before = client.transport().counters().session_requests;
 
     let plan = Plan::from_json(&format!(
         r#"{{"buckets": ["{DIRECTORY_BUCKET}", "{GENERAL_BUCKET}"], "object_count": 40, "workers": [1, 4, 8], "pool_connections": 8}}"#
     ))
     .unwrap();
-    let result = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    let session = client.session(&plan);
+    let result = engine::run(&session, &plan, &options(), Arc::new(Quiet)).await;
     for row in &result.results {
         assert_eq!(row.ok, 40, "{row:?}");
     }
@@ -66,7 +66,7 @@ async fn reads_use_one_read_only_session_and_one_handshake_per_connection() {
     let tally = server.sessions().tally();
     assert_eq!(tally.created_read_only, 1, "{tally:?}");
     assert_eq!(tally.created_read_write, 1, "{tally:?}");
-    assert_eq!(client.transport().counters().session_requests - sessions_before, 1);
+    assert_eq!(session.transport().counters().session_requests, 1);
     let first = &result.results[0];
     assert_eq!(first.warmup.as_ref().map(|w| w.session_requests), Some(1), "{first:?}");
     let sessions_in_rows: u64 = result
@@ -78,12 +78,17 @@ async fn reads_use_one_read_only_session_and_one_handshake_per_connection() {
     // Every GET of the directory bucket carried the session: accepted by the lab.
     assert!(tally.accepted >= 3 * 40, "{tally:?}");
 
-    // One TLS handshake per connection: the client's counters, the rows' warm-up and
-    // timed breakdowns, and the server's count agree.
-    let counters = client.transport().counters();
+    // One TLS handshake per connection: the session's counters (the seeding's on the
+    // client's own transport), the rows' warm-up and timed breakdowns, and the
+    // server's count agree.
+    let counters = session.transport().counters();
+    let seeding = client.transport().counters();
     assert!(counters.connections_opened > 0);
     assert_eq!(counters.tls_handshakes, counters.connections_opened, "{counters:?}");
-    assert_eq!(server.tls_handshakes(), counters.connections_opened);
+    assert_eq!(
+        server.tls_handshakes(),
+        counters.connections_opened + seeding.connections_opened
+    );
     assert_eq!(server.tls_handshakes_failed(), 0);
     let in_rows: (u64, u64) = result
         .results
@@ -216,13 +221,15 @@ async fn an_expired_session_is_refused_counted_by_kind_and_replaced() {
         r#"{{"buckets": ["{DIRECTORY_BUCKET}"], "object_count": 20, "workers": [1], "warmup": false}}"#
     ))
     .unwrap();
-    let first = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    // One session for both runs: its S3 Express sessions are what expires.
+    let session = client.session(&plan);
+    let first = engine::run(&session, &plan, &options(), Arc::new(Quiet)).await;
     assert_eq!(first.results[0].ok, 20);
     assert_eq!(first.results[0].session_requests, 1);
     // The lab ends every session before the client expects (a session revoked early,
     // or a client clock running behind): the next GET carries an expired session.
     server.sessions().expire_all();
-    let second = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    let second = engine::run(&session, &plan, &options(), Arc::new(Quiet)).await;
     let row = &second.results[0];
     assert_eq!(
         row.errors.session, 1,

@@ -19,14 +19,17 @@ fn plan(bucket: &str, workers: u32, max_attempts: u32) -> Plan {
     faulted::plan(bucket, workers, max_attempts, "")
 }
 
-/// Runs one sweep, bounded: a sweep that does not end within `limit` is a hang.
-async fn sweep_bounded(client: &SweepClient, plan: &Plan, limit: Duration) -> (ConfigResult, Duration) {
+/// Runs one sweep, bounded: a sweep that does not end within `limit` is a hang. Also
+/// the requests its session sent (warm-up included).
+async fn sweep_bounded(client: &SweepClient, plan: &Plan, limit: Duration) -> (ConfigResult, Duration, u64) {
     let started = Instant::now();
     let options = options();
-    let result = tokio::time::timeout(limit, engine::run(client, plan, &options, Arc::new(Quiet)))
+    let session = client.session(plan);
+    let result = tokio::time::timeout(limit, engine::run(&session, plan, &options, Arc::new(Quiet)))
         .await
         .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));
-    (result.results[0].clone(), started.elapsed())
+    let sent = session.transport().counters().requests_sent;
+    (result.results[0].clone(), started.elapsed(), sent)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -41,10 +44,8 @@ async fn each_fault_kind_is_counted_exactly_under_its_error_kind() {
             .set(bucket, vec![FaultSpec { kind: *kind, rate: 0.2 }])
             .unwrap();
         let before = server.faults().tally();
-        let sent_before = client.transport().counters().requests_sent;
-        let (row, took) = sweep_bounded(&client, &plan(bucket, 16, 1), Duration::from_secs(30)).await;
+        let (row, took, sent) = sweep_bounded(&client, &plan(bucket, 16, 1), Duration::from_secs(30)).await;
         let injected: FaultTally = server.faults().tally().since(&before);
-        let sent = client.transport().counters().requests_sent - sent_before;
         let n = injected.of(*kind);
         let counted = row.errors.get(expected_kind(*kind));
         lines.push(format!(
@@ -98,10 +99,8 @@ async fn retries_are_counted_apart_from_first_attempts() {
         .collect();
     server.faults().set(&bucket, specs).unwrap();
     let before = server.faults().tally();
-    let sent_before = client.transport().counters().requests_sent;
-    let (row, took) = sweep_bounded(&client, &plan(&bucket, 16, 3), Duration::from_secs(60)).await;
+    let (row, took, sent) = sweep_bounded(&client, &plan(&bucket, 16, 3), Duration::from_secs(60)).await;
     let injected = server.faults().tally().since(&before);
-    let sent = client.transport().counters().requests_sent - sent_before;
     eprintln!(
         "retries: injected {} ({}), errors {} ({}), retries {}, ok {}, {} ms",
         injected.injected_total,
@@ -155,7 +154,7 @@ async fn the_tally_endpoint_reports_what_was_injected() {
             }],
         )
         .unwrap();
-    let (row, _) = sweep_bounded(&client, &plan(&bucket, 4, 1), Duration::from_secs(30)).await;
+    let (row, _, _) = sweep_bounded(&client, &plan(&bucket, 4, 1), Duration::from_secs(30)).await;
     // A plain HTTP GET, as a test of the `serve` binary would make it.
     let body = http_get(server.addr(), lab::FAULTS_PATH).await;
     let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -202,7 +201,7 @@ async fn preflight_survives_transient_faults_and_names_persistent_ones() {
     let before = server.faults().tally();
     let mut failed = 0u64;
     for _ in 0..20 {
-        if let Err(e) = engine::preflight(&client, &plan).await {
+        if let Err(e) = engine::preflight(&client.session(&plan), &plan).await {
             // Only a run of PREFLIGHT_TRIES faults in a row may stop it.
             assert!(
                 matches!(
@@ -243,7 +242,7 @@ async fn preflight_survives_transient_faults_and_names_persistent_ones() {
         )
         .unwrap();
     let before = server.faults().tally();
-    let err = engine::preflight(&client, &plan).await.unwrap_err();
+    let err = engine::preflight(&client.session(&plan), &plan).await.unwrap_err();
     assert!(err.to_string().contains("SlowDown"), "{err}");
     assert_eq!(
         server.faults().tally().since(&before).get_requests,

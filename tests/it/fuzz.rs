@@ -295,7 +295,9 @@ fn the_server_survives_random_requests() {
         let client = s3sweep::s3::SweepClient::new(crate::common::lab::client_options(endpoint))
             .await
             .unwrap();
-        s3sweep::engine::preflight(&client, &plan).await.expect("still serving");
+        s3sweep::engine::preflight(&client.session(&plan), &plan)
+            .await
+            .expect("still serving");
     });
     assert_eq!(PANICS.load(Ordering::SeqCst), 0);
     drop(server);

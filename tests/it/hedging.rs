@@ -19,7 +19,7 @@ use s3sweep::analysis::analyse;
 use s3sweep::engine::{self, Quiet};
 use s3sweep::model::{ConfigResult, Hedge, SweepResult, Thresholds};
 use s3sweep::plan::Plan;
-use s3sweep::s3::SweepClient;
+use s3sweep::s3::{SweepClient, SweepSession};
 
 const STANDARD: &str = "hedge-bucket";
 const EXPRESS: &str = "hedge--lab1-az1--x-s3";
@@ -37,9 +37,14 @@ fn lab_with(buckets: &[(&str, LatencyProfile)], tail: Tail, (objects, size): (u3
 /// The sweep of `request`, bounded in time.
 async fn sweep(client: &SweepClient, request: serde_json::Value) -> SweepResult {
     let plan = Plan::from_value(request).unwrap();
+    sweep_in(&client.session(&plan), &plan).await
+}
+
+/// The sweep of `plan` through `session`, bounded in time.
+async fn sweep_in(session: &SweepSession, plan: &Plan) -> SweepResult {
     tokio::time::timeout(
         Duration::from_secs(90),
-        engine::run(client, &plan, &options(), Arc::new(Quiet)),
+        engine::run(session, plan, &options(), Arc::new(Quiet)),
     )
     .await
     .expect("the sweep ends within 90 s")
@@ -269,17 +274,15 @@ async fn hedges_take_pool_slots_and_the_pool_never_exceeds_its_cap() {
     let (server, client) = lab_with(&[(STANDARD, LatencyProfile::Standard)], tail, (objects, size), false)
         .start()
         .await;
-    // The seeding's PUTs are not the sweep's.
-    client.transport().take_requests_in_flight_peak();
-    let result = sweep(
-        &client,
-        serde_json::json!({
-            "buckets": [STANDARD], "object_count": objects, "workers": [workers], "pool_connections": pool,
-            "clients": ["sdk", "lean"], "hedge": [{"after_ms": 30}], "max_hedge_percent": 50
-        }),
-    )
-    .await;
-    let peak = client.transport().take_requests_in_flight_peak();
+    let plan = Plan::from_value(serde_json::json!({
+        "buckets": [STANDARD], "object_count": objects, "workers": [workers], "pool_connections": pool,
+        "clients": ["sdk", "lean"], "hedge": [{"after_ms": 30}], "max_hedge_percent": 50
+    }))
+    .unwrap();
+    // The session's own transport: the seeding's PUTs went through the client's.
+    let session = client.session(&plan);
+    let result = sweep_in(&session, &plan).await;
+    let peak = session.transport().take_requests_in_flight_peak();
     let sent: Vec<u64> = result.results.iter().map(|r| r.hedging.unwrap().hedges_sent).collect();
     // A loser's connection is closed: a row opens more connections than the pool
     // holds at once (not a bound to check).

@@ -1,6 +1,7 @@
-//! The transport's lanes on the embedded server: work spawned on a lane runs on that
-//! lane's thread and reads through that lane's own connections, each lane holding its
-//! share of `pool_connections`, so the whole pool never opens more than the cap.
+//! A session's lanes on the embedded server: work spawned on a lane with that lane's
+//! reader runs on that lane's thread and reads through that lane's own connections,
+//! each lane holding its share of `pool_connections`, so the whole pool never opens
+//! more than the cap.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,7 +12,7 @@ use crate::common::{seed_spec, LabBuilder};
 use s3sweep::engine::{self, Observer, Quiet};
 use s3sweep::s3::get::get_one;
 use s3sweep::s3::RequestSettings;
-use s3sweep::transport::{Lanes, TransportSettings};
+use s3sweep::transport::{Transport, TransportSettings};
 
 const BUCKET: &str = "lanes-bucket";
 
@@ -20,8 +21,9 @@ fn lab() -> LabBuilder {
     LabBuilder::new().bucket(BUCKET, LatencyProfile::None)
 }
 
-/// `keys` read at once on lane `i`: the thread they ended on, and whether each worked.
-async fn read_on(lanes: &Lanes, i: usize, s3: &aws_sdk_s3::Client, keys: &[&str]) -> (String, Vec<bool>) {
+/// `keys` read at once on lane `i` with `s3`: the thread they ended on, and whether each
+/// worked.
+async fn read_on(lanes: &Transport, i: usize, s3: &aws_sdk_s3::Client, keys: &[&str]) -> (String, Vec<bool>) {
     let (s3, keys): (aws_sdk_s3::Client, Vec<String>) = (s3.clone(), keys.iter().map(|k| k.to_string()).collect());
     let mut set = tokio::task::JoinSet::new();
     lanes.spawn(&mut set, i, async move {
@@ -38,44 +40,46 @@ async fn read_on(lanes: &Lanes, i: usize, s3: &aws_sdk_s3::Client, keys: &[&str]
 async fn each_lane_reads_through_its_own_share_of_the_pool() {
     let (_server, client) = lab().seed_spec(seed_spec(BUCKET, "l/{i}", 6, 2048)).start().await;
     // Two lanes of one connection each.
-    client.transport().configure(TransportSettings {
-        pool_connections: 2,
-        lanes: 2,
-        ..Default::default()
-    });
-    let lanes = client.transport().lanes();
+    let session = client.session_with(
+        TransportSettings {
+            pool_connections: 2,
+            lanes: 2,
+            ..Default::default()
+        },
+        RequestSettings::maintenance(Duration::from_secs(10)),
+    );
+    let lanes = session.transport();
     assert!(lanes.start(), "the lanes' threads start");
-    assert_eq!(lanes.count(), 2);
-    let s3 = client.reader(RequestSettings::maintenance(Duration::from_secs(10)));
-    let seeding = client.transport().counters().connections_opened;
-    let opened = || client.transport().counters().connections_opened - seeding;
+    assert_eq!(lanes.lanes().len(), 2);
+    let opened = || lanes.counters().connections_opened;
 
     // Two GETs at once on lane 0: its one connection serves both, one after the other.
-    let (thread, ok) = read_on(&lanes, 0, &s3, &["l/0", "l/1"]).await;
+    let (thread, ok) = read_on(lanes, 0, session.sdk(0), &["l/0", "l/1"]).await;
     assert_eq!((thread.as_str(), ok), ("s3sweep-lane-0", vec![true, true]));
     assert_eq!(opened(), 1, "lane 0's share of the pool is one connection");
 
     // Lane 1 does not take lane 0's idle connection: it opens its own.
-    let (thread, ok) = read_on(&lanes, 1, &s3, &["l/2", "l/3"]).await;
+    let (thread, ok) = read_on(lanes, 1, session.sdk(1), &["l/2", "l/3"]).await;
     assert_eq!((thread.as_str(), ok), ("s3sweep-lane-1", vec![true, true]));
     assert_eq!(opened(), 2, "lane 1 opened a connection of its own");
 
     // Each lane reuses its own: the pool stays at its cap of two.
-    read_on(&lanes, 0, &s3, &["l/4"]).await;
-    read_on(&lanes, 1, &s3, &["l/5"]).await;
+    read_on(lanes, 0, session.sdk(0), &["l/4"]).await;
+    read_on(lanes, 1, session.sdk(1), &["l/5"]).await;
     assert_eq!(opened(), 2);
-    assert_eq!(client.transport().connections_open(), 2);
+    assert_eq!(lanes.connections_open(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lanes_never_outnumber_the_pooled_connections() {
     let (_server, client) = lab().start().await;
-    client.transport().configure(TransportSettings {
+    let settings = TransportSettings {
         pool_connections: 1,
         lanes: 4,
         ..Default::default()
-    });
-    assert_eq!(client.transport().lanes().count(), 1);
+    };
+    let session = client.session_with(settings, RequestSettings::maintenance(Duration::from_secs(10)));
+    assert_eq!(session.transport().lanes().len(), 1);
 }
 
 /// The threads the GETs of each configuration ended on.
@@ -98,7 +102,7 @@ async fn a_sweeps_drivers_run_one_per_lane() {
     ))
     .unwrap();
     let threads = Arc::new(Threads::default());
-    let result = engine::run(&client, &plan, &Default::default(), threads.clone()).await;
+    let result = engine::run(&client.session(&plan), &plan, &Default::default(), threads.clone()).await;
     let row = &result.results[0];
     assert_eq!(row.ok, 200, "{row:?}");
     // One lane per usable core, at most the runtime's two threads.
@@ -132,19 +136,10 @@ async fn the_bandwidth_probe_spreads_over_the_lanes_and_has_the_whole_pool() {
             "pool_connections": 8, "probe_bandwidth": true}}"#
     ))
     .unwrap();
-    // The seeding's connections closed first (a new pool drops the old one's).
-    client.transport().configure(TransportSettings {
-        pool_connections: 1,
-        ..Default::default()
-    });
-    let closed = async {
-        while client.transport().connections_open() > 0 {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), closed).await.unwrap();
-    // The most connections open at once over the sweep, sampled every 2 ms.
-    let (transport, done) = (client.transport().clone(), Arc::new(AtomicBool::new(false)));
+    // The session's own connections (the seeding's are the client's), the most open at
+    // once over the sweep, sampled every 2 ms.
+    let session = client.session(&plan);
+    let (transport, done) = (session.transport().clone(), Arc::new(AtomicBool::new(false)));
     let sampled = done.clone();
     let most = tokio::spawn(async move {
         let mut most = 0;
@@ -154,7 +149,7 @@ async fn the_bandwidth_probe_spreads_over_the_lanes_and_has_the_whole_pool() {
         }
         most
     });
-    let result = engine::run(&client, &plan, &Default::default(), Arc::new(Quiet)).await;
+    let result = engine::run(&session, &plan, &Default::default(), Arc::new(Quiet)).await;
     done.store(true, Ordering::Relaxed);
     assert!(result.network.and_then(|n| n.probe).is_some());
     // The probe's 64 object streams had the whole pool open, each lane its share (not

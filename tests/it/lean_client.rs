@@ -177,11 +177,12 @@ async fn faulted_sweep(
     limit: Duration,
 ) -> (ConfigResult, FaultTally, u64) {
     let before = server.faults().tally();
-    let sent_before = client.transport().counters().requests_sent;
-    let result = tokio::time::timeout(limit, engine::run(client, plan, &options(), Arc::new(Quiet)))
+    // The session's own counters: every request of the sweep, warm-up included.
+    let session = client.session(plan);
+    let result = tokio::time::timeout(limit, engine::run(&session, plan, &options(), Arc::new(Quiet)))
         .await
         .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));
-    let sent = client.transport().counters().requests_sent - sent_before;
+    let sent = session.transport().counters().requests_sent;
     (result.results[0].clone(), server.faults().tally().since(&before), sent)
 }
 

@@ -81,6 +81,7 @@ mod report_and_compare;
 mod requests_log;
 mod runtime_api;
 mod s3_iam;
+mod sessions;
 mod sizes;
 mod slow_bodies;
 mod stdout_closed;

@@ -183,7 +183,7 @@ async fn lab_with_objects(count: u32, probe_mib: Option<u64>) -> RunningServer {
 pub(crate) async fn sweep(endpoint: &str, request: &str) -> SweepResult {
     let plan = Plan::from_json(request).unwrap();
     let client = SweepClient::new(lab::client_options(endpoint)).await.unwrap();
-    let mut result = engine::run(&client, &plan, &common::options(), Arc::new(Quiet)).await;
+    let mut result = engine::run(&client.session(&plan), &plan, &common::options(), Arc::new(Quiet)).await;
     analyse(&mut result, &Thresholds::default());
     result
 }
@@ -457,9 +457,11 @@ async fn the_pool_retires_idle_connections_before_the_server_would() {
         "warmup": false, "pool_idle_timeout_ms": 200}"#;
     let plan = Plan::from_json(request).unwrap();
     let client = SweepClient::new(lab::client_options(&endpoint)).await.unwrap();
-    let first = engine::run(&client, &plan, &common::options(), Arc::new(Quiet)).await;
+    // One session for both runs: its pool is what the pause tests.
+    let session = client.session(&plan);
+    let first = engine::run(&session, &plan, &common::options(), Arc::new(Quiet)).await;
     tokio::time::sleep(Duration::from_millis(1_000)).await;
-    let second = engine::run(&client, &plan, &common::options(), Arc::new(Quiet)).await;
+    let second = engine::run(&session, &plan, &common::options(), Arc::new(Quiet)).await;
     for r in first.results.iter().chain(&second.results) {
         assert_eq!(r.errors.total, 0, "{:?}", r.error_samples);
         assert_eq!(r.retries, 0);

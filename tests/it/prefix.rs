@@ -46,7 +46,7 @@ fn plan(value: serde_json::Value) -> Plan {
 }
 
 async fn sweep(client: &SweepClient, plan: &Plan) -> SweepResult {
-    engine::run(client, plan, &options(), Arc::new(Quiet)).await
+    engine::run(&client.session(plan), plan, &options(), Arc::new(Quiet)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -140,7 +140,8 @@ async fn too_few_keys_is_an_error_naming_both_numbers_unless_allowed() {
     let (_server, client) = mixed_bucket(bucket).start().await;
     let asked = json!({"buckets": [bucket], "key_prefix": "data/", "object_count": 45,
         "workers": [2], "pool_connections": 2, "warmup": false});
-    let err = engine::list_keys(&client, &plan(asked.clone())).await.unwrap_err();
+    let fewer = plan(asked.clone());
+    let err = engine::list_keys(&client.session(&fewer), &fewer).await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -162,7 +163,7 @@ async fn too_few_keys_is_an_error_naming_both_numbers_unless_allowed() {
     let mut allowed = asked;
     allowed["allow_fewer_keys"] = json!(true);
     let p = plan(allowed);
-    engine::list_keys(&client, &p).await.unwrap();
+    engine::list_keys(&client.session(&p), &p).await.unwrap();
     let result = sweep(&client, &p).await;
     assert_eq!((result.listing[0].keys_found, result.listing[0].keys_asked), (30, 45));
     let r = &result.results[0];
@@ -318,7 +319,9 @@ async fn a_fanout_splits_the_listed_keys_so_each_is_read_once() {
         json!({"buckets": [bucket], "key_prefix": "data/", "object_count": UNDER,
         "workers": [2], "warmup": false, "fanout": {"invocations": 4}}),
     );
-    engine::list_keys(&client, &coordinator).await.unwrap();
+    engine::list_keys(&client.session(&coordinator), &coordinator)
+        .await
+        .unwrap();
     let children = s3sweep::lambda::child_requests(&coordinator, 0, None);
     assert_eq!(children.len(), 4);
 

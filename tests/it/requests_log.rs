@@ -65,7 +65,7 @@ async fn every_line_names_its_axes_and_hedge_copies_are_lines_with_their_fate() 
     let json_log = Arc::new(RequestsLog::create(&jsonl.0, 1 << 30, csv_log.clone(), false).unwrap());
     let result = tokio::time::timeout(
         Duration::from_secs(90),
-        engine::run(&client, &plan, &options(), json_log.clone()),
+        engine::run(&client.session(&plan), &plan, &options(), json_log.clone()),
     )
     .await
     .expect("the sweep ends within 90 s");
@@ -254,7 +254,7 @@ async fn a_memory_steps_lines_carry_its_memory_size() {
     };
     let result = tokio::time::timeout(
         Duration::from_secs(60),
-        engine::run(&client, &plan, &options, log.clone()),
+        engine::run(&client.session(&plan), &plan, &options, log.clone()),
     )
     .await
     .expect("the sweep ends within 60 s");
@@ -297,7 +297,8 @@ async fn a_copy_that_fails_while_its_get_goes_on_is_lost() {
     let csv = temp("lost.csv");
     let log = Arc::new(RequestsLog::create(&csv.0, 1 << 30, Arc::new(Quiet), false).unwrap());
     let options = options();
-    let run = engine::run(&client, &plan, &options, log.clone());
+    let session = client.session(&plan);
+    let run = engine::run(&session, &plan, &options, log.clone());
     let result = tokio::time::timeout(Duration::from_secs(60), run)
         .await
         .expect("the sweep ends within 60 s");

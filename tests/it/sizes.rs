@@ -60,7 +60,7 @@ async fn each_size_reads_exactly_its_bytes_at_every_worker_count() {
         "object_sizes_bytes": SIZES, "warmup": false
     }))
     .unwrap();
-    let result = engine::run(&client, &plan, &options(), Arc::new(Quiet)).await;
+    let result = engine::run(&client.session(&plan), &plan, &options(), Arc::new(Quiet)).await;
     assert_eq!(result.results.len(), SIZES.len() * 2, "size x workers");
     for r in &result.results {
         let size = r.size_axis_bytes().expect("a size axis's row carries its size");

@@ -151,7 +151,13 @@ async fn missing_keys() {
         .await;
     let plan = s3sweep::plan::Plan::from_json(r#"{"buckets": ["holey-court"], "object_count": 40, "workers": [1, 4]}"#)
         .unwrap();
-    let mut result = engine::run(&client, &plan, &common::options(), std::sync::Arc::new(Quiet)).await;
+    let mut result = engine::run(
+        &client.session(&plan),
+        &plan,
+        &common::options(),
+        std::sync::Arc::new(Quiet),
+    )
+    .await;
     s3sweep::analysis::analyse(&mut result, &s3sweep::model::Thresholds::default());
     assert_eq!(binding(&result), vec![("holey-court".to_string(), Verdict::Errors)]);
     let found = s3sweep::render::court::hear(&result);

@@ -24,7 +24,7 @@ use s3sweep::engine::requests_log::RequestsLog;
 use s3sweep::engine::{self, Observer, Quiet};
 use s3sweep::model::{ConfigResult, FigureName, SweepResult, Thresholds, BASE_INTERVAL_MS};
 use s3sweep::plan::Plan;
-use s3sweep::s3::SweepClient;
+use s3sweep::s3::{SweepClient, SweepSession};
 
 const BUCKET: &str = "timeline-bucket";
 const SIZE: u64 = 64 * 1024;
@@ -66,10 +66,18 @@ async fn sweep(client: &SweepClient, plan: &Plan) -> (SweepResult, Instant) {
 
 /// [`sweep`] telling `observer`.
 async fn sweep_told(client: &SweepClient, plan: &Plan, observer: Arc<dyn Observer>) -> (SweepResult, Instant) {
+    sweep_in(&client.session(plan), plan, observer).await
+}
+
+/// [`sweep_told`] through `session`.
+async fn sweep_in(session: &SweepSession, plan: &Plan, observer: Arc<dyn Observer>) -> (SweepResult, Instant) {
     let called = Instant::now();
-    let mut result = tokio::time::timeout(Duration::from_secs(60), engine::run(client, plan, &options(), observer))
-        .await
-        .expect("the sweep ends within 60 s");
+    let mut result = tokio::time::timeout(
+        Duration::from_secs(60),
+        engine::run(session, plan, &options(), observer),
+    )
+    .await
+    .expect("the sweep ends within 60 s");
     analyse(&mut result, &Thresholds::default());
     (result, called)
 }
@@ -364,9 +372,10 @@ async fn the_request_log_has_a_line_per_attempt_adding_up_to_the_row_and_keeps_i
     let csv_log = Arc::new(RequestsLog::create(&csv.0, 1 << 30, Arc::new(Quiet), false).unwrap());
     let json_log = Arc::new(RequestsLog::create(&jsonl.0, 1 << 30, csv_log.clone(), false).unwrap());
     let cap_log = Arc::new(RequestsLog::create(&capped.0, 4_000, json_log.clone(), false).unwrap());
-    let sent_before = client.transport().counters().requests_sent;
-    let (result, _) = sweep_told(&client, &plan(300, 8, 3), cap_log.clone()).await;
-    let sent = client.transport().counters().requests_sent - sent_before;
+    let sweep_plan = plan(300, 8, 3);
+    let session = client.session(&sweep_plan);
+    let (result, _) = sweep_in(&session, &sweep_plan, cap_log.clone()).await;
+    let sent = session.transport().counters().requests_sent;
     let tallies: Vec<_> = [&csv_log, &json_log, &cap_log]
         .iter()
         .map(|l| l.finish().unwrap())

@@ -85,7 +85,8 @@ fn plan(bucket: &str, workers: u32, pool: u32) -> Plan {
 
 async fn sweep(client: &SweepClient, plan: &Plan) -> ConfigResult {
     let options = options();
-    let run = engine::run(client, plan, &options, Arc::new(Quiet));
+    let session = client.session(plan);
+    let run = engine::run(&session, plan, &options, Arc::new(Quiet));
     let result = tokio::time::timeout(Duration::from_secs(60), run)
         .await
         .expect("the sweep ends");
@@ -173,15 +174,18 @@ async fn a_wait_for_a_connection_inside_the_http_client_is_not_first_byte() {
     let client = SweepClient::new(crate::common::lab::client_options(format!("http://{line}")))
         .await
         .unwrap();
-    client.transport().configure(s3sweep::transport::TransportSettings {
-        pool_connections: 1,
-        ..Default::default()
-    });
-    let s3 = client.reader(s3sweep::s3::RequestSettings::maintenance(Duration::from_secs(10)));
+    let session = client.session_with(
+        s3sweep::transport::TransportSettings {
+            pool_connections: 1,
+            ..Default::default()
+        },
+        s3sweep::s3::RequestSettings::maintenance(Duration::from_secs(10)),
+    );
+    let s3 = session.sdk(0);
     let limit = Duration::from_secs(10);
-    let warm = get_one(&s3, bucket, "w/0", limit).await;
+    let warm = get_one(s3, bucket, "w/0", limit).await;
     assert!(warm.result.is_ok() && warm.cold.connections == 1, "{:?}", warm.cold);
-    let (a, b) = tokio::join!(get_one(&s3, bucket, "w/1", limit), get_one(&s3, bucket, "w/2", limit));
+    let (a, b) = tokio::join!(get_one(s3, bucket, "w/1", limit), get_one(s3, bucket, "w/2", limit));
     let (first, second) = if a.headers_at <= b.headers_at { (a, b) } else { (b, a) };
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let ns_ms = |ns: u64| ns as f64 / 1e6;
