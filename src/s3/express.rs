@@ -71,9 +71,12 @@ struct Cached {
 
 /// ReadOnly sessions per bucket, created with `create` (a client on the same
 /// transport and base credentials, whose `CreateSession` is signed with plain SigV4).
+/// The sweep sessions of one client share the cache ([`ReadOnlySessions::sharing`]),
+/// as the SDK's own provider is shared by a client: one S3 Express session per bucket
+/// per process, created through the transport of the sweep that first needs it.
 pub(crate) struct ReadOnlySessions {
     create: aws_sdk_s3::Client,
-    buckets: Mutex<HashMap<String, Arc<BucketSession>>>,
+    buckets: Arc<Mutex<HashMap<String, Arc<BucketSession>>>>,
 }
 
 impl fmt::Debug for ReadOnlySessions {
@@ -87,7 +90,15 @@ impl ReadOnlySessions {
     pub(crate) fn new(create: aws_sdk_s3::Client) -> Self {
         ReadOnlySessions {
             create,
-            buckets: Mutex::new(HashMap::new()),
+            buckets: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// Sessions created with `create` that share `other`'s cache of them.
+    pub(crate) fn sharing(create: aws_sdk_s3::Client, other: &ReadOnlySessions) -> Self {
+        ReadOnlySessions {
+            create,
+            buckets: other.buckets.clone(),
         }
     }
 

@@ -1,14 +1,15 @@
 //! A sweep session: the value one sweep (one CLI run, one Lambda invocation) reads
 //! through. [`SweepClient::session`] builds it from a plan: a [`Transport`] of its own
 //! with the plan's settings (its lanes, each its own connection pool, its threads, its
-//! counters), on each lane an SDK reading client and a lean client whose HTTP client is
-//! that lane, and its own ReadOnly S3 Express sessions. Nothing of it is shared with
-//! another session in the process, and nothing is reconfigured: a sweep with other
-//! settings is another session. Building one starts no thread and opens no connection
-//! (the lanes' threads start with the first work spawned on them), so each invocation
-//! can make its own; the connections close and the threads stop when it is dropped.
-//! What two sessions do share is the [`SweepClient`]'s credentials and the endpoint
-//! rules' cache, which hold no connection.
+//! counters), and on each lane an SDK reading client and a lean client whose HTTP
+//! client is that lane. Nothing of it is shared with another session in the process,
+//! and nothing is reconfigured: a sweep with other settings is another session.
+//! Building one starts no thread and opens no connection (the lanes' threads start with
+//! the first work spawned on them), so each invocation can make its own; the
+//! connections close and the threads stop when it is dropped. What two sessions of one
+//! [`SweepClient`] do share holds no connection: the credentials, the endpoint rules'
+//! cache, and the ReadOnly S3 Express sessions (one per bucket per process, created
+//! through the transport of the sweep that first needs one, and counted there).
 
 use std::sync::Arc;
 
@@ -53,7 +54,10 @@ impl SweepClient {
             .to_builder()
             .http_client(transport.lane(0).http_client())
             .build();
-        let sessions = Arc::new(ReadOnlySessions::new(aws_sdk_s3::Client::from_conf(create)));
+        let sessions = Arc::new(ReadOnlySessions::sharing(
+            aws_sdk_s3::Client::from_conf(create),
+            &self.sessions,
+        ));
         let lanes = transport
             .lanes()
             .iter()
