@@ -158,50 +158,8 @@ impl FunctionSettings {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, SettingsError> {
         let get = |name: &str| lookup(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         let mut problems = Vec::new();
-        let endpoint = get(ENDPOINT_ENV);
         let region = get("AWS_REGION").or_else(|| get("AWS_DEFAULT_REGION"));
-        let credentials = match get(CREDENTIALS_ENV).as_deref() {
-            None => None,
-            Some("chain") => Some(Credentials::Chain),
-            Some("lab" | "local") => Some(Credentials::Lab),
-            Some(other) => {
-                problems.push(format!(
-                    "{CREDENTIALS_ENV}={other:?}: must be \"lab\" (the embedded server's fixed credentials; \"local\" is an alias) or \"chain\" (the function's role)"
-                ));
-                None
-            }
-        };
-        let client = match endpoint {
-            Some(url) => {
-                if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    problems.push(format!(
-                        "{ENDPOINT_ENV}={url:?}: must be an http:// or https:// URL, e.g. http://127.0.0.1:9000"
-                    ));
-                }
-                match credentials.unwrap_or(Credentials::Lab) {
-                    Credentials::Lab => lab::client_options(url),
-                    Credentials::Chain => {
-                        ClientOptions::for_endpoint(Some(url), region.clone(), CredentialSource::Chain)
-                    }
-                }
-            }
-            None => {
-                if credentials == Some(Credentials::Lab) {
-                    problems.push(format!(
-                        "{CREDENTIALS_ENV}=lab: the lab's fixed credentials only work with {ENDPOINT_ENV} pointing at an s3sweep server; unset it to use the function's role"
-                    ));
-                }
-                ClientOptions::aws()
-            }
-        };
-        let ca_file = get(CA_BUNDLE_ENV).map(std::path::PathBuf::from);
-        if let Some(path) = ca_file.as_ref().filter(|p| !p.is_file()) {
-            problems.push(format!(
-                "{CA_BUNDLE_ENV}={}: no such file (a PEM file of CA certificates to trust)",
-                path.display()
-            ));
-        }
-        let client = client.with_ca_file(ca_file);
+        let client = client_options(&get, region.clone(), &mut problems);
         let safety_margin = safety_margin(get(SAFETY_MARGIN_ENV), &mut problems);
         let memory_poll = memory_poll(get(MEMORY_POLL_ENV), &mut problems);
         let results_uri = get(RESULTS_URI_ENV).and_then(|text| {
@@ -236,6 +194,57 @@ impl FunctionSettings {
             Err(SettingsError { problems })
         }
     }
+}
+
+/// The S3 client's options from the environment: the endpoint (a lab, or AWS), the
+/// credentials (the lab's fixed keys, or the function's role) and the CA bundle;
+/// what is wrong with them goes into `problems`.
+fn client_options(
+    get: &impl Fn(&str) -> Option<String>,
+    region: Option<String>,
+    problems: &mut Vec<String>,
+) -> ClientOptions {
+    let endpoint = get(ENDPOINT_ENV);
+    let credentials = match get(CREDENTIALS_ENV).as_deref() {
+        None => None,
+        Some("chain") => Some(Credentials::Chain),
+        Some("lab" | "local") => Some(Credentials::Lab),
+        Some(other) => {
+            problems.push(format!(
+                "{CREDENTIALS_ENV}={other:?}: must be \"lab\" (the embedded server's fixed credentials; \"local\" is an alias) or \"chain\" (the function's role)"
+            ));
+            None
+        }
+    };
+    let client = match endpoint {
+        Some(url) => {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                problems.push(format!(
+                    "{ENDPOINT_ENV}={url:?}: must be an http:// or https:// URL, e.g. http://127.0.0.1:9000"
+                ));
+            }
+            match credentials.unwrap_or(Credentials::Lab) {
+                Credentials::Lab => lab::client_options(url),
+                Credentials::Chain => ClientOptions::for_endpoint(Some(url), region, CredentialSource::Chain),
+            }
+        }
+        None => {
+            if credentials == Some(Credentials::Lab) {
+                problems.push(format!(
+                    "{CREDENTIALS_ENV}=lab: the lab's fixed credentials only work with {ENDPOINT_ENV} pointing at an s3sweep server; unset it to use the function's role"
+                ));
+            }
+            ClientOptions::aws()
+        }
+    };
+    let ca_file = get(CA_BUNDLE_ENV).map(std::path::PathBuf::from);
+    if let Some(path) = ca_file.as_ref().filter(|p| !p.is_file()) {
+        problems.push(format!(
+            "{CA_BUNDLE_ENV}={}: no such file (a PEM file of CA certificates to trust)",
+            path.display()
+        ));
+    }
+    client.with_ca_file(ca_file)
 }
 
 /// [`SAFETY_MARGIN_ENV`]'s value, or [`DEFAULT_SAFETY_MARGIN`] (also when it is bad:

@@ -242,6 +242,14 @@ pub(super) fn typed_prices(value: Value, problems: &mut Vec<FieldProblem>) -> Pr
 
 /// Range checks of a typed price table and `target_wall_ms`; one problem per bad field.
 pub(crate) fn check_prices(prices: &Prices, target_wall_ms: Option<u64>, problems: &mut Vec<FieldProblem>) {
+    check_dollar_prices(prices, problems);
+    check_fee_and_memory(prices, problems);
+    check_express_buckets(prices, problems);
+    check_target_wall(target_wall_ms, problems);
+}
+
+/// Each price in dollars: from 0 to its kind's ceiling.
+fn check_dollar_prices(prices: &Prices, problems: &mut Vec<FieldProblem>) {
     for (name, v, max) in [
         (
             "s3_standard_get_per_1000_usd",
@@ -286,6 +294,10 @@ pub(crate) fn check_prices(prices: &Prices, target_wall_ms: Option<u64>, problem
             });
         }
     }
+}
+
+/// The management fee is a share; the memory size one Lambda allows.
+fn check_fee_and_memory(prices: &Prices, problems: &mut Vec<FieldProblem>) {
     let fee = prices.lmi_management_fee_share;
     if !(fee.is_finite() && (0.0..=MAX_FEE_SHARE).contains(&fee)) {
         problems.push(FieldProblem {
@@ -304,6 +316,10 @@ pub(crate) fn check_prices(prices: &Prices, target_wall_ms: Option<u64>, problem
             ),
         });
     }
+}
+
+/// Each bucket named as a directory bucket is a valid bucket name.
+fn check_express_buckets(prices: &Prices, problems: &mut Vec<FieldProblem>) {
     // Problems past the listed ones would only be counted: not made at all.
     for (i, b) in prices
         .express_buckets
@@ -318,6 +334,10 @@ pub(crate) fn check_prices(prices: &Prices, target_wall_ms: Option<u64>, problem
             });
         }
     }
+}
+
+/// The wall time a fan-out aims at, when given: 1 ms to its ceiling.
+fn check_target_wall(target_wall_ms: Option<u64>, problems: &mut Vec<FieldProblem>) {
     if let Some(t) = target_wall_ms {
         if t == 0 || t > MAX_TARGET_WALL_MS {
             problems.push(FieldProblem {

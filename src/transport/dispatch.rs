@@ -149,13 +149,7 @@ impl Lane {
         let served = Arc::new(RequestServed::default());
         let response = REQUEST_SERVED.scope(served.clone(), lane.inner.client.request(request));
         // CreateSession calls are part of some GET's preparation, not attempts of it.
-        let probe = probe.filter(|_| !session);
-        let mut attempt = AttemptRecord {
-            connecting_before: probe.as_ref().map_or(0, |p| p.connect_ns.load(Ordering::Relaxed)),
-            probe,
-            sent,
-            conn_at: None,
-        };
+        let mut attempt = AttemptRecord::starting(probe.filter(|_| !session), sent);
         async move {
             let conn_at = &mut attempt.conn_at;
             // The lane, kept alive (moved in) while the request is in flight, and used
@@ -201,11 +195,7 @@ impl Lane {
             };
             served.set();
             connector::note_connection(attempt.probe.as_deref(), connection.connection_metadata().as_ref());
-            let (headers, cause) = match &response {
-                None => (false, Some(Cause::Timeout)),
-                Some(Err(_)) => (false, Some(Cause::Connection)),
-                Some(Ok(r)) => (true, Cause::of_status(r.status().as_u16())),
-            };
+            let (headers, cause) = headers_and_cause(&response);
             retire_after_an_error_answer(cause, &connection);
             attempt.ended(headers, cause);
             answer_of(response, read_timeout, (!session).then_some(&counters), in_flight)
@@ -255,7 +245,28 @@ struct AttemptRecord {
     connecting_before: u64,
 }
 
+/// Whether an attempt's headers came, and why it failed if it did: `None` is a
+/// request that ran out of its read timeout.
+fn headers_and_cause<B, E>(response: &Option<Result<http::Response<B>, E>>) -> (bool, Option<Cause>) {
+    match response {
+        None => (false, Some(Cause::Timeout)),
+        Some(Err(_)) => (false, Some(Cause::Connection)),
+        Some(Ok(r)) => (true, Cause::of_status(r.status().as_u16())),
+    }
+}
+
 impl AttemptRecord {
+    /// An attempt sent at `sent`, stamped into `probe` (its connect time so far kept,
+    /// to tell this attempt's own).
+    fn starting(probe: Option<Arc<RequestProbe>>, sent: u64) -> AttemptRecord {
+        AttemptRecord {
+            connecting_before: probe.as_ref().map_or(0, |p| p.connect_ns.load(Ordering::Relaxed)),
+            probe,
+            sent,
+            conn_at: None,
+        }
+    }
+
     fn ended(&mut self, headers: bool, cause: Option<Cause>) {
         if let Some(probe) = self.probe.take() {
             let connecting = probe
