@@ -455,14 +455,7 @@ pub(super) mod tests {
     use std::time::Duration;
 
     pub(in crate::analysis) fn pct(mean: f64) -> Percentiles {
-        Percentiles {
-            p50: mean,
-            p90: mean,
-            p99: mean,
-            max: mean,
-            mean,
-            count: 100,
-        }
+        Percentiles::all_at(mean, 100)
     }
 
     /// A healthy row: 100 requests, 10 workers, 10 ms each, 1000 objects/s.

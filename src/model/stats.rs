@@ -24,6 +24,19 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
+    /// `count` values all equal to `value`: every percentile, the max and the mean are
+    /// `value` (synthetic rows of the story court and of the analysis tests).
+    pub fn all_at(value: f64, count: u64) -> Self {
+        Percentiles {
+            p50: value,
+            p90: value,
+            p99: value,
+            max: value,
+            mean: value,
+            count,
+        }
+    }
+
     /// Summarises a histogram of microseconds.
     pub fn from_histogram_us(h: &Histogram<u64>) -> Self {
         if h.is_empty() {

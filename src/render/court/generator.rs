@@ -327,12 +327,5 @@ fn burst_timeline(x: f64, wall_ms: f64, object_bytes: f64) -> Timeline {
 
 /// Percentiles all at `mean`.
 fn pct(mean: f64) -> Percentiles {
-    Percentiles {
-        p50: mean,
-        p90: mean,
-        p99: mean,
-        max: mean,
-        mean,
-        count: OBJECTS,
-    }
+    Percentiles::all_at(mean, OBJECTS)
 }
