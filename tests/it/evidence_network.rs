@@ -124,16 +124,22 @@ fn the_labs_nic_is_found_by_its_evidence_with_no_flag() {
     assert!(!text.contains("still latency-bound"), "{text}");
 }
 
+/// The lab both in-process sweeps read: one Standard-like bucket of 300 objects of
+/// 45 KiB.
+async fn standard_lab() -> common::lab::RunningServer {
+    common::LabBuilder::new()
+        .bucket(BUCKET, LatencyProfile::Standard)
+        .seed(BUCKET, 300, 46_080)
+        .server()
+        .await
+}
+
 /// A 10 MiB/s pacing proxy in front of the lab, which the lab does not know about: the
 /// rows past the knee are `bandwidth` by evidence, with an interval containing 10.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rate_limit_the_lab_does_not_know_about_is_found_too() {
     let _one = common::one_at_a_time_async().await;
-    let server = common::LabBuilder::new()
-        .bucket(BUCKET, LatencyProfile::Standard)
-        .seed(BUCKET, 300, 46_080)
-        .server()
-        .await;
+    let server = standard_lab().await;
     let (endpoint, _) = proxy(server.addr(), Some(Pacer::new(10.0, None)), None).await;
     let request = format!(
         r#"{{"buckets": ["{BUCKET}"], "object_count": 300, "workers": [2, 8, 32, 64], "pool_connections": 64}}"#
@@ -152,11 +158,7 @@ async fn a_rate_limit_the_lab_does_not_know_about_is_found_too() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_latency_bound_sweep_is_not_called_bandwidth() {
     let _one = common::one_at_a_time_async().await;
-    let server = common::LabBuilder::new()
-        .bucket(BUCKET, LatencyProfile::Standard)
-        .seed(BUCKET, 300, 46_080)
-        .server()
-        .await;
+    let server = standard_lab().await;
     let request = format!(
         r#"{{"buckets": ["{BUCKET}"], "object_count": 300, "workers": [2, 8, 32, 64], "pool_connections": 64}}"#
     );
