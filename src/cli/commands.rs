@@ -200,7 +200,8 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
         },
         observer,
     )
-    .await?;
+    .await?
+    .result;
     super::finish_requests_log(requests_log.as_deref())?;
     analyse(&mut result, &thresholds);
     if let Some(log) = &results {

@@ -40,7 +40,6 @@ pub(crate) async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(),
     // memory sizes the whole sweep runs once per size, each under its own quota.
     let seed_sessions = client.transport().counters().session_requests;
     let server_cpu_before = server.cpu_time();
-    let requests_before = client.transport().counters().requests_sent;
     let (observer, requests_log) = args.output.observer()?;
     let swept = sweep_steps(
         &client,
@@ -54,15 +53,14 @@ pub(crate) async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(),
     )
     .await;
     let swept = swept.and_then(|r| super::finish_requests_log(requests_log.as_deref()).map(|()| r));
-    let mut result = match swept {
-        Ok(result) => result,
+    let (mut result, requests) = match swept {
+        Ok(swept) => (swept.result, swept.requests_sent),
         Err(e) => {
             server.stop().await;
             return Err(e);
         }
     };
     analyse(&mut result, &thresholds);
-    let requests = client.transport().counters().requests_sent - requests_before;
     let server_cpu = match (server_cpu_before, server.cpu_time()) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),
         _ => None,

@@ -33,6 +33,14 @@ fn emulated_report() -> MemorySweepReport {
     }
 }
 
+/// What [`sweep_steps`] swept: one result, and the requests its sessions sent (each
+/// sweep sends through a session of its own, not through the client's transport).
+pub(crate) struct Swept {
+    pub(crate) result: SweepResult,
+    /// Every request the sweeps' sessions put on the wire, warm-up and retries included.
+    pub(crate) requests_sent: u64,
+}
+
 /// Runs `plan` once per quota step (none: once, without a quota) and returns one
 /// result. A step whose quota cannot be set stops the sweep with the quota's error.
 pub(crate) async fn sweep_steps(
@@ -41,7 +49,7 @@ pub(crate) async fn sweep_steps(
     steps: &[QuotaStep],
     options: &SweepOptions,
     observer: Arc<dyn Observer>,
-) -> Result<SweepResult, CliError> {
+) -> Result<Swept, CliError> {
     let sized: Vec<&QuotaStep> = steps.iter().filter(|s| s.memory_mb.is_some()).collect();
     // The same cap as every entry point's ([`MAX_CONFIGURATIONS`]), sizes included.
     let configurations = plan.configurations() * sized.len().max(1) as u64;
@@ -53,12 +61,15 @@ pub(crate) async fn sweep_steps(
     }
     if sized.is_empty() {
         let quota = steps.first().map(QuotaStep::enter).transpose()?;
-        let result = engine::run(&client.session(plan), plan, options, observer).await;
+        let session = client.session(plan);
+        let result = engine::run(&session, plan, options, observer).await;
         drop(quota);
-        return Ok(result);
+        let requests_sent = session.transport().counters().requests_sent;
+        return Ok(Swept { result, requests_sent });
     }
     let started = Instant::now();
     let mut merged: Option<SweepResult> = None;
+    let mut requests_sent = 0;
     let mut report = emulated_report();
     // A size's rows alone would replace the sizes before them in S3: a memory sweep's
     // result is written once, at the end.
@@ -75,8 +86,10 @@ pub(crate) async fn sweep_steps(
             ..options.clone()
         };
         // After the quota: the session's lanes follow the cores it leaves.
-        let mut result = engine::run(&client.session(plan), plan, &at_size, observer.clone()).await;
+        let session = client.session(plan);
+        let mut result = engine::run(&session, plan, &at_size, observer.clone()).await;
         drop(quota);
+        requests_sent += session.transport().counters().requests_sent;
         for row in &mut result.results {
             row.axes.memory_mb = Some(memory_mb);
             row.emulated = true;
@@ -105,5 +118,5 @@ pub(crate) async fn sweep_steps(
     result.environment.cpu_source = Some(CpuSource::QuotaPerMemorySize);
     result.total_wall_ms = round3(started.elapsed().as_secs_f64() * 1000.0);
     result.memory = Some(report);
-    Ok(result)
+    Ok(Swept { result, requests_sent })
 }

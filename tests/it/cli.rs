@@ -155,6 +155,34 @@ fn advice_after_an_empty_bucket_carries_the_endpoint_given() {
     assert!(err.contains(&seed), "{err}");
 }
 
+/// The closing line's GET count is every GET the sweeps' sessions sent: each row's timed
+/// requests, retries and warm-up attempts (the line once counted the client's own
+/// transport, which sends none since sweeps send through sessions: "0 GETs", and the
+/// whole server CPU divided by it).
+fn assert_server_cpu_counts_every_get(tables: &str, rows: &[serde_json::Value]) {
+    let line = tables.lines().find(|l| l.starts_with("embedded server CPU:")).unwrap();
+    let count = |l: &str| -> Option<u64> { l.split_once(" GETs incl")?.0.rsplit_once('(')?.1.parse().ok() };
+    let gets = count(line).unwrap_or_else(|| panic!("no GET count in {line:?}"));
+    let sent: u64 = rows
+        .iter()
+        .map(|r| {
+            let n = |v: &serde_json::Value| v.as_u64().unwrap();
+            n(&r["requests"]) + n(&r["retries"]) + n(&r["warmup"]["attempts"])
+        })
+        .sum();
+    assert_eq!(gets, sent, "{line}");
+    let ms_per_get: f64 = line
+        .split_once("CPU: ")
+        .unwrap()
+        .1
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(ms_per_get < 20.0, "{line}");
+}
+
 /// The demo's directory bucket (`local`'s Express-like bucket).
 
 #[test]
@@ -188,6 +216,7 @@ fn local_runs_the_demo_end_to_end_over_https() {
     let rows = result["results"].as_array().unwrap();
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r["ok"] == 40 && r["bytes"] == 40 * 4096));
+    assert_server_cpu_counts_every_get(&tables, rows);
     // The directory bucket's first warm-up created the sweep's one (ReadOnly) session.
     let express = rows.iter().find(|r| r["bucket"] == EXPRESS_BUCKET).unwrap();
     assert_eq!(express["warmup"]["session_requests"], 1, "{express}");
