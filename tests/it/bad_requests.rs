@@ -157,8 +157,8 @@ fn the_lambda_names_exactly_the_bad_fields() {
         let Ok(value) = serde_json::from_str::<s3sweep::plan::json::EventJson>(&text) else {
             continue;
         };
-        let err = s3sweep::lambda::validate_event(value).expect_err(&name);
-        let invocation = s3sweep::lambda::InvocationError::InvalidEvent(err.clone());
+        let err = s3sweep_lambda::validate_event(value).expect_err(&name);
+        let invocation = s3sweep_lambda::InvocationError::InvalidEvent(err.clone());
         assert_eq!(invocation.error_type(), "InvalidEvent", "{name}");
         let fields: BTreeSet<String> = err.fields().into_iter().map(str::to_string).collect();
         assert_eq!(fields, expected, "{name}: {err}");

@@ -90,7 +90,7 @@ fn print_event_replayed_with_event_is_the_same_request() {
     let (again, _) = ok(run_bounded(&mut cmd(&["run", "--event", &f, "--print-event"])));
     assert_eq!(serde_json::from_str::<serde_json::Value>(&again).unwrap(), event);
     // ... and the Lambda's own validation takes it as it is.
-    let plan = s3sweep::lambda::validate_event(event.clone()).expect("the Lambda accepts the printed event");
+    let plan = s3sweep_lambda::validate_event(event.clone()).expect("the Lambda accepts the printed event");
     assert_eq!(serde_json::to_value(plan.request()).unwrap(), event);
     // Flags replace the file's fields.
     let (changed, _) = ok(run_bounded(&mut cmd(&[

@@ -12,7 +12,7 @@ use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde_json::{json, Value};
 
 use crate::common::lab::LatencyProfile;
-use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
+use s3sweep_lambda::{Function, FunctionSettings, ENDPOINT_ENV};
 use s3sweep::model::decode_histogram;
 
 use crate::common;

@@ -16,7 +16,6 @@ use crate::common::runtime::{Ending, Runtime};
 use crate::common::LabBuilder;
 use s3sweep::s3::seed::object_body;
 
-const LAMBDA: &str = env!("CARGO_BIN_EXE_s3sweep-lambda");
 const BUCKET: &str = "prefix-bucket";
 /// The lab's rate per prefix partition, GET/s (S3's is 5,500: scaled down with the load).
 const RATE: f64 = 50.0;
@@ -82,7 +81,7 @@ async fn a_fan_out_over_one_prefix_is_throttled_and_spread_over_prefixes_is_not(
         ("AWS_ACCESS_KEY_ID", "test".into()),
         ("AWS_SECRET_ACCESS_KEY", "test".into()),
     ];
-    rt.spawn_functions(LAMBDA, 1 + CHILDREN as usize, &env);
+    rt.spawn_functions(crate::common::lambda_bin(), 1 + CHILDREN as usize, &env);
 
     // 1. One prefix (`hot/`): far over its rate, S3 pushes back.
     let hot = fan_out(&rt, "hot/{i}").await;
@@ -159,7 +158,7 @@ async fn a_fan_out_keeps_each_childs_probe_and_their_sum_is_the_ceiling() {
         ("AWS_ACCESS_KEY_ID", "test".into()),
         ("AWS_SECRET_ACCESS_KEY", "test".into()),
     ];
-    rt.spawn_functions(LAMBDA, 3, &env);
+    rt.spawn_functions(crate::common::lambda_bin(), 3, &env);
     let event = json!({
         "buckets": [BUCKET], "object_count": 20, "workers": [2], "warmup": false, "probe_bandwidth": true,
         "fanout": {"invocations": 2, "start_delay_ms": 500}

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::common::lab::{self, LatencyProfile};
 use crate::common::LabBuilder;
-use s3sweep::lambda::{validate_event, Function, FunctionSettings, InvocationError, ENDPOINT_ENV};
+use s3sweep_lambda::{validate_event, Function, FunctionSettings, InvocationError, ENDPOINT_ENV};
 
 use crate::common;
 

@@ -1,8 +1,10 @@
-//! The layers of `src/` stay one-way: each module imports only modules below it, and
-//! no import goes round in a circle. Read from the source text: every `crate::a::...`
-//! path (and `super::x` between sibling files) outside comments is an import of the
-//! module it names. The checker is tested on small made-up sources first, so a broken
-//! checker cannot pass the real tree by finding nothing.
+//! The layers of the workspace stay one-way: each module imports only modules below it,
+//! no import goes round in a circle, and no crate reaches a crate it must not. Read
+//! from the source text: every `crate::a::...` path (and `super::x` between sibling
+//! files, and `s3sweep_core::a::...` between crates) outside comments is an import of
+//! the module it names. The checker is tested on small made-up sources first, so a
+//! broken checker cannot pass the real tree by finding nothing. The crates' manifests
+//! and the function's dependency tree (`cargo tree`) are checked too.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -17,12 +19,61 @@ const RANKS: &[(&str, u32)] = &[
     ("transport", 3),
     ("s3", 4),
     ("engine", 5),
-    ("lab", 5),
     ("analysis", 6),
     ("render", 7),
+    ("lab", 8),
     ("lambda", 8),
     ("cli", 9),
 ];
+
+/// The crates, as (crate, folder of its sources, its top-level modules); a module of
+/// the core crate is named as is, the lab's and the function's under `lab`/`lambda`.
+const CRATES: &[(&str, &str, &[&str])] = &[
+    (
+        "s3sweep-core",
+        "crates/core/src",
+        &["model", "sys", "plan", "transport", "s3", "engine", "analysis", "render"],
+    ),
+    ("s3sweep-lab", "crates/lab/src", &["lab"]),
+    ("s3sweep-lambda", "crates/lambda/src", &["lambda"]),
+    ("s3sweep", "src", &["cli"]),
+];
+
+/// Which crate may import which (besides itself). The function never reaches the lab,
+/// nor the core anything above it.
+const CRATE_DEPS: &[(&str, &[&str])] = &[
+    ("s3sweep-core", &[]),
+    ("s3sweep-lab", &["s3sweep-core"]),
+    ("s3sweep-lambda", &["s3sweep-core"]),
+    ("s3sweep", &["s3sweep-core", "s3sweep-lab"]),
+];
+
+fn crate_of(module: &str) -> &'static str {
+    CRATES
+        .iter()
+        .find(|(_, _, tops)| tops.contains(&top(module)))
+        .map(|(c, _, _)| *c)
+        .unwrap_or("?")
+}
+
+/// The whole workspace: every crate's modules, in one tree.
+fn read_workspace(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (name, dir, tops) in CRATES {
+        let prefix = if *name == "s3sweep-core" || *name == "s3sweep" { "" } else { tops[0] };
+        let tree = read_tree(&root.join(dir));
+        let skip = ["main", "lib"];
+        for (module, text) in tree {
+            if *name != "s3sweep-core" && *name != "s3sweep" && module == "lib" {
+                out.insert(prefix.to_string(), text);
+            } else if !skip.contains(&module.as_str()) {
+                let m = if prefix.is_empty() { module } else { format!("{prefix}::{module}") };
+                out.insert(m, text);
+            }
+        }
+    }
+    out
+}
 
 /// Module path (`engine::config`, `engine` for engine/mod.rs) -> source text, for
 /// every `.rs` file under `src/` except `lib.rs` and the binaries.
@@ -39,9 +90,6 @@ fn read_tree(root: &Path) -> BTreeMap<String, String> {
                 let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
                 if parts.last().is_some_and(|p| p == "mod") {
                     parts.pop();
-                }
-                if parts == ["lib"] {
-                    continue;
                 }
                 out.insert(parts.join("::"), std::fs::read_to_string(&path).unwrap());
             }
@@ -110,8 +158,25 @@ fn edges(tree: &BTreeMap<String, String>) -> BTreeSet<(String, String)> {
             p
         };
         let mut targets = Vec::new();
+        // Inside the lab's and the function's crates, `crate::x` is theirs first
+        // (`lab::x`), else a core module that their root imports.
+        let own: Vec<&str> = match top(module) {
+            t @ ("lab" | "lambda") => vec![t],
+            _ => vec![],
+        };
         for segs in paths_after(&code, "crate::") {
-            targets.extend(resolve(&modules, &segs));
+            let mine: Vec<&str> = own.iter().copied().chain(segs.iter().copied()).collect();
+            targets.extend(resolve(&modules, &mine).filter(|_| !own.is_empty()).or_else(|| resolve(&modules, &segs)));
+        }
+        for (krate, named) in [("s3sweep_core::", ""), ("s3sweep_lab::", "lab"), ("s3sweep_lambda::", "lambda")] {
+            for segs in paths_after(&code, krate) {
+                let full: Vec<&str> = [named].into_iter().filter(|n| !n.is_empty()).chain(segs.iter().copied()).collect();
+                targets.extend(resolve(&modules, &full));
+            }
+            // `use s3sweep_lab as lab;`, `s3sweep_lambda::{..}`: the crate itself.
+            if !named.is_empty() && code.contains(krate.trim_end_matches("::")) {
+                targets.push(named.to_string());
+            }
         }
         for segs in paths_after(&code, "super::") {
             let full: Vec<&str> = parent.iter().copied().chain(segs.iter().copied()).collect();
@@ -147,6 +212,16 @@ fn upward(edges: &BTreeSet<(String, String)>) -> Vec<String> {
         }
     }
     bad
+}
+
+/// Imports from one crate into another that `CRATE_DEPS` does not allow.
+fn across_crates(edges: &BTreeSet<(String, String)>) -> Vec<String> {
+    let allowed = |a: &str, b: &str| CRATE_DEPS.iter().any(|(c, deps)| *c == a && deps.contains(&b));
+    edges
+        .iter()
+        .filter(|(from, to)| crate_of(from) != crate_of(to) && !allowed(crate_of(from), crate_of(to)))
+        .map(|(from, to)| format!("{from} -> {to}: crate {} may not depend on crate {}", crate_of(from), crate_of(to)))
+        .collect()
 }
 
 /// One cycle in the graph, if there is one (depth-first search).
@@ -197,6 +272,7 @@ fn cycle(nodes: &BTreeSet<String>, edges: &BTreeSet<(String, String)>) -> Option
 fn problems(tree: &BTreeMap<String, String>) -> Vec<String> {
     let e = edges(tree);
     let mut out = upward(&e);
+    out.extend(across_crates(&e));
     let tops: BTreeSet<String> = tree.keys().map(|m| top(m).to_string()).collect();
     let top_edges: BTreeSet<(String, String)> = e
         .iter()
@@ -248,6 +324,20 @@ fn the_checker_finds_cycles_and_upward_imports() {
     files.insert("engine::helper".into(), "use super::run::x;".into());
     let found = problems(&files);
     assert!(found.iter().any(|p| p.starts_with("cycle between files")), "{found:?}");
+    // The function reaching the lab: allowed by rank (both above the core), not by crate.
+    let mut lab = clean.clone();
+    lab.insert("lab".into(), "use crate::model::A;".into());
+    lab.insert("lambda".into(), "use crate::engine::run; use crate::model::A;".into());
+    assert_eq!(problems(&lab), Vec::<String>::new());
+    lab.insert("lambda::settings".into(), "use s3sweep_lab::credentials;".into());
+    let found = problems(&lab);
+    assert!(
+        found.iter().any(|p| p.contains("lambda::settings -> lab: crate s3sweep-lambda may not depend on crate s3sweep-lab")),
+        "{found:?}"
+    );
+    // ...nor the core the lab.
+    lab.insert("engine::helper".into(), "use s3sweep_lab::start;".into());
+    assert!(problems(&lab).iter().any(|p| p.contains("engine::helper -> lab: crate s3sweep-core")));
     // A module that is not in the layer table.
     let mut unknown = clean;
     unknown.insert("stray".into(), "use crate::model::A;".into());
@@ -255,8 +345,8 @@ fn the_checker_finds_cycles_and_upward_imports() {
 }
 
 #[test]
-fn src_layers_are_one_way() {
-    let tree = read_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+fn workspace_layers_are_one_way() {
+    let tree = read_workspace(Path::new(env!("CARGO_MANIFEST_DIR")));
     assert!(tree.len() > 30, "read {} modules", tree.len());
     let e = edges(&tree);
     assert!(e.len() > 50, "found only {} imports: the reader is broken", e.len());
@@ -268,7 +358,7 @@ fn src_layers_are_one_way() {
 /// --nocapture --exact layers::graph`), for the architecture notes.
 #[test]
 fn graph() {
-    let tree = read_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let tree = read_workspace(Path::new(env!("CARGO_MANIFEST_DIR")));
     let mut by_top: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (a, b) in edges(&tree) {
         if top(&a) != top(&b) {
@@ -281,4 +371,76 @@ fn graph() {
     for (a, bs) in by_top {
         println!("{a} -> {}", bs.into_iter().collect::<Vec<_>>().join(", "));
     }
+}
+
+/// The `s3sweep-*` crates a manifest's `[dependencies]` names (not its dev-dependencies:
+/// the tests may use every crate).
+fn manifest_deps(manifest: &str) -> BTreeSet<String> {
+    let mut in_deps = false;
+    let mut out = BTreeSet::new();
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_deps = line == "[dependencies]";
+        } else if in_deps && line.starts_with("s3sweep") {
+            out.insert(line.split(|c: char| c == '.' || c == ' ' || c == '=').next().unwrap().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn each_crate_depends_only_on_the_crates_below_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The reader on a made-up manifest first.
+    let made_up = "[dependencies]\ns3sweep-core.workspace = true\ns3sweep-lab = { workspace = true }\n\n[dev-dependencies]\ns3sweep-lambda.workspace = true\n";
+    assert_eq!(manifest_deps(made_up), ["s3sweep-core", "s3sweep-lab"].map(String::from).into());
+    for (name, dir, _) in CRATES {
+        let manifest_dir = root.join(dir).parent().unwrap().to_path_buf();
+        let text = std::fs::read_to_string(manifest_dir.join("Cargo.toml")).unwrap();
+        let allowed: BTreeSet<String> = CRATE_DEPS
+            .iter()
+            .find(|(c, _)| c == name)
+            .unwrap()
+            .1
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let deps = manifest_deps(&text);
+        let extra: Vec<&String> = deps.difference(&allowed).collect();
+        assert!(extra.is_empty(), "{name} depends on {extra:?}; it may depend on {allowed:?} only");
+    }
+}
+
+/// The crates the function's build compiles: `cargo tree` of its package, normal
+/// dependencies only, as `cargo build -p s3sweep-lambda` and `cargo lambda build`
+/// resolve them (its own features, not the CLI's).
+fn function_tree() -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["tree", "--offline", "-p", "s3sweep-lambda", "-e", "normal", "--prefix", "none", "--format", "{p}"])
+        .output()
+        .expect("running cargo tree");
+    assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect()
+}
+
+#[test]
+fn the_function_builds_without_the_lab_the_cli_or_sso() {
+    let tree = function_tree();
+    assert!(
+        ["s3sweep-core", "aws-sdk-s3", "aws-config", "lambda_runtime"].iter().all(|c| tree.contains(*c)),
+        "the reader is broken: {tree:?}"
+    );
+    // The lab and its server, the CLI's parsers and tables, the SSO providers of
+    // aws-config's `sso` feature (the CLI's `aws sso login` profiles).
+    let carried: Vec<&str> = ["s3sweep-lab", "s3s", "rcgen", "clap", "aws-sdk-sso", "aws-sdk-ssooidc", "quick-xml"]
+        .into_iter()
+        .filter(|c| tree.contains(*c))
+        .collect();
+    assert!(carried.is_empty(), "the function's build carries {carried:?}");
 }

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use crate::common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
 use crate::common::{cargo_lambda_for, Serve};
 use crate::emulator::*;
-use s3sweep::lambda::invoke::Invoker;
+use s3sweep_lambda::invoke::Invoker;
 
 const FUNCTION: &str = "s3sweep-lambda";
 

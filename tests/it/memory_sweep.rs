@@ -19,9 +19,9 @@ use serde_json::{json, Value};
 
 use crate::common::lab::{LatencyProfile, RunningServer};
 use crate::common::lambda_api::{lambda_client, InvokeHandler, InvokeMeta, LambdaApi};
-use s3sweep::lambda::invoke::Invoker;
-use s3sweep::lambda::{Function, FunctionSettings, ENDPOINT_ENV};
-use s3sweep::lambda::{FUNCTION_ENV, MEMORY_POLL_ENV};
+use s3sweep_lambda::invoke::Invoker;
+use s3sweep_lambda::{Function, FunctionSettings, ENDPOINT_ENV};
+use s3sweep_lambda::{FUNCTION_ENV, MEMORY_POLL_ENV};
 
 pub(crate) const FUNCTION: &str = "s3sweep-test";
 pub(crate) const ORIGINAL_MB: u32 = 1024;

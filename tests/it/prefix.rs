@@ -322,13 +322,13 @@ async fn a_fanout_splits_the_listed_keys_so_each_is_read_once() {
     engine::list_keys(&client.session(&coordinator), &coordinator)
         .await
         .unwrap();
-    let children = s3sweep::lambda::child_requests(&coordinator, 0, None);
+    let children = s3sweep_lambda::child_requests(&coordinator, 0, None);
     assert_eq!(children.len(), 4);
 
     let mut read: Vec<String> = Vec::new();
     let mut bytes_read = 0u64;
     for (_, request) in &children {
-        let child = Plan::from_value(s3sweep::lambda::child_event(request)).unwrap();
+        let child = Plan::from_value(s3sweep_lambda::child_event(request)).unwrap();
         let result = sweep(&client, &child).await;
         let share = &request.from_coordinator.as_ref().unwrap().listed_shares[0];
         let l = &result.listing[0];
@@ -351,6 +351,6 @@ async fn a_fanout_splits_the_listed_keys_so_each_is_read_once() {
     let expected_bytes: u64 = (0..UNDER).map(|i| SIZES[i as usize % 3]).sum();
     assert_eq!(bytes_read, expected_bytes);
     // The coordinator's listing block says how the keys were split.
-    let reports = s3sweep::lambda::listing_reports(&coordinator);
+    let reports = s3sweep_lambda::listing_reports(&coordinator);
     assert_eq!(reports[0].keys_per_child, vec![7, 8, 7, 8]);
 }

@@ -21,7 +21,6 @@ use crate::common::LabBuilder;
 use crate::prefix::{mixed_bucket, SIZES, UNDER};
 use crate::runtime_api::{answered, fanout_env};
 
-const LAMBDA: &str = env!("CARGO_BIN_EXE_s3sweep-lambda");
 
 /// The GETs of each key of `bucket` the lab counted.
 fn gets_of(server: &crate::common::lab::RunningServer, bucket: &str) -> BTreeMap<String, u64> {
@@ -44,7 +43,7 @@ async fn a_coordinator_lists_once_and_its_invoked_children_read_every_key_once()
     let rt = Runtime::start().await;
     let mut env = fanout_env(&rt, &[]);
     env.push(("S3SWEEP_ENDPOINT_URL", server.endpoint()));
-    rt.spawn_functions(LAMBDA, 1 + N, &env);
+    rt.spawn_functions(crate::common::lambda_bin(), 1 + N, &env);
     let event = json!({
         "buckets": [bucket], "key_prefix": "data/", "object_count": UNDER, "workers": WORKERS,
         "pool_connections": 4, "warmup": false,
@@ -130,7 +129,7 @@ async fn a_listing_slower_than_the_deadline_allows_answers_in_time() {
     server.profiles().set_list_delay(Duration::from_secs(2));
     let rt = Runtime::start().await;
     rt.spawn_functions(
-        LAMBDA,
+        crate::common::lambda_bin(),
         1,
         &[
             ("S3SWEEP_ENDPOINT_URL", server.endpoint()),

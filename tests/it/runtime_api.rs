@@ -12,7 +12,6 @@ use crate::common::runtime::{Ending, Runtime, RESPONSE_LIMIT_BYTES};
 use crate::common::LabBuilder;
 use s3sweep::s3::SweepClient;
 
-const LAMBDA: &str = env!("CARGO_BIN_EXE_s3sweep-lambda");
 
 /// The embedded server with `bucket` (`objects` of `size` bytes seeded) and a Runtime
 /// API with `processes` function processes pointed at it, with the variables `env`
@@ -31,7 +30,7 @@ async fn lab_and_functions(
     let rt = Runtime::start().await;
     let mut all = env(&rt);
     all.push(("S3SWEEP_ENDPOINT_URL", server.endpoint()));
-    rt.spawn_functions(LAMBDA, processes, &all);
+    rt.spawn_functions(crate::common::lambda_bin(), processes, &all);
     (server, rt)
 }
 

@@ -195,7 +195,7 @@ fn innermost(err: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::{start, ServerConfig};
+    use crate::{start, ServerConfig};
 
     #[tokio::test]
     async fn the_lab_says_who_it_is_and_others_do_not() {

@@ -175,10 +175,10 @@ impl<S: S3> S3 for WithIam<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::iam::Policy;
-    use crate::lab::store::MemStore;
+    use crate::iam::Policy;
+    use crate::store::MemStore;
 
-    use crate::lab::layered::test_request as request;
+    use crate::layered::test_request as request;
 
     fn gated(policy: serde_json::Value) -> WithIam<MemStore> {
         let store = MemStore::new();

@@ -100,7 +100,7 @@ pub(crate) fn test_request<T>(input: T) -> S3Request<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::store::MemStore;
+    use crate::store::MemStore;
 
     struct PassThrough;
     impl ReadLayer for PassThrough {}

@@ -29,6 +29,9 @@
 //!   requests over HTTP/1.1 (or HTTPS) with `TCP_NODELAY` on every accepted socket, and
 //!   returns a [`RunningServer`] handle.
 
+// The core's modules under their own names, so `crate::model::...` reads as before.
+use s3sweep_core::{model, plan, s3, sys, transport};
+
 mod caps;
 pub mod child;
 mod conditions;
@@ -66,7 +69,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::s3::{ClientOptions, CredentialSource, StaticCredentials};
+use crate::s3::ClientOptions;
 
 pub use caps::{MAX_BUCKETS, MAX_PREFIX_PARTITIONS, MAX_SESSIONS};
 pub use conn::FAULTS_PATH;
@@ -79,24 +82,9 @@ pub use regions::{BucketRegion, BucketRegions, LAB_REGION};
 pub use sessions::{Session, SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
 pub use store::{GetTally, MemStore, StoreLimits};
 
-/// Access key the embedded server accepts (and the only one).
-pub const LOCAL_ACCESS_KEY: &str = "s3sweep";
-/// Secret key of [`LOCAL_ACCESS_KEY`]. Not a secret: it only guards a loopback test server.
-pub const LOCAL_SECRET_KEY: &str = "s3sweep-local-secret";
-
-/// The lab's credentials, for a client that talks to it.
-pub fn credentials() -> CredentialSource {
-    CredentialSource::Static(StaticCredentials {
-        access_key_id: LOCAL_ACCESS_KEY.to_string(),
-        secret_access_key: LOCAL_SECRET_KEY.to_string(),
-        provider_name: "lab",
-    })
-}
-
-/// Client options for the lab at `endpoint`: its credentials, region us-east-1.
-pub fn client_options(endpoint: impl Into<String>) -> ClientOptions {
-    ClientOptions::for_endpoint(Some(endpoint.into()), Some("us-east-1".into()), credentials())
-}
+// How a client talks to the lab lives in the core, below the function and the lab:
+// the function reaches a lab without depending on it.
+pub use crate::s3::lab_client::{client_options, credentials, LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
 
 /// Client options for a running lab: its endpoint, and its CA when it serves HTTPS.
 pub fn client_options_for(server: &RunningServer) -> ClientOptions {

@@ -22,6 +22,9 @@
 //! (`S3SWEEP_ENDPOINT_URL`); the event schema has no such field and rejects unknown
 //! fields, so an event cannot point the function at another host.
 
+// The core's modules under their own names, so `crate::model::...` reads as before.
+use s3sweep_core::{analysis, engine, model, plan, render, s3, sys, transport};
+
 pub(crate) mod children;
 pub mod control;
 pub(crate) mod event;
@@ -40,7 +43,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lambda_runtime::{Context, Diagnostic, LambdaEvent};
 
-use crate::analysis;
 use crate::engine::{self, BucketError, Deadline, Observer, ResultsLog, StartSchedule, SweepOptions};
 use crate::model::stats::round3;
 use crate::model::{Architecture, ConfigResult, LambdaEnvironment, Role, Runner, Substrate, SweepResult, Thresholds};

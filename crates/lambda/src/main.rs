@@ -1,5 +1,5 @@
 //! The Lambda function `s3sweep-lambda`: logging, one S3 client built before the
-//! runtime loop, and the handler in `s3sweep::lambda`. Thin: everything testable is in
+//! runtime loop, and the handler in the `s3sweep_lambda` library. Thin: everything testable is in
 //! the library.
 
 #![recursion_limit = "256"]
@@ -8,16 +8,16 @@ use std::sync::Arc;
 
 use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};
 
-use s3sweep::lambda::{Function, FunctionSettings};
-use s3sweep::plan::json::EventJson;
+use s3sweep_lambda::{Function, FunctionSettings};
+use s3sweep_core::plan::json::EventJson;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     // Honours AWS_LAMBDA_LOG_LEVEL (else RUST_LOG, else INFO) and
     // AWS_LAMBDA_LOG_FORMAT=JSON. Every line redacted (session tokens, URL passwords).
-    lambda_runtime::tracing::init_default_subscriber_with_writer(s3sweep::sys::redact::Redacting(std::io::stdout));
+    lambda_runtime::tracing::init_default_subscriber_with_writer(s3sweep_core::sys::redact::Redacting(std::io::stdout));
     // Many pooled connections need many descriptors: lift the soft limit to the hard one.
-    let fd_limits = s3sweep::sys::limits::raise_nofile();
+    let fd_limits = s3sweep_core::sys::limits::raise_nofile();
     tracing::debug!(soft = fd_limits.soft, hard = fd_limits.hard, "file descriptor limits");
     let settings = FunctionSettings::from_env().inspect_err(|e| tracing::error!("{e}"))?;
     let function = Arc::new(

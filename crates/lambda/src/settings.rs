@@ -5,7 +5,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::lab;
+use crate::s3::lab_client;
 use crate::model::{Deployment, NetworkPath, Substrate, SubstrateInfo};
 
 use super::control::PollSettings;
@@ -224,7 +224,7 @@ fn client_options(
                 ));
             }
             match credentials.unwrap_or(Credentials::Lab) {
-                Credentials::Lab => lab::client_options(url),
+                Credentials::Lab => lab_client::client_options(url),
                 Credentials::Chain => ClientOptions::for_endpoint(Some(url), region, CredentialSource::Chain),
             }
         }
@@ -476,7 +476,7 @@ mod tests {
     fn the_override_uses_local_credentials_unless_chain_is_asked_for() {
         let s = settings(&[(ENDPOINT_ENV, "http://127.0.0.1:9000")]).unwrap();
         assert_eq!(s.client.endpoint.as_deref(), Some("http://127.0.0.1:9000"));
-        assert_eq!(s.client.credentials, lab::credentials());
+        assert_eq!(s.client.credentials, lab_client::credentials());
         assert_eq!(s.client.ca_file, None);
         let ca = std::env::temp_dir().join(format!("s3sweep-settings-ca-{}.pem", std::process::id()));
         std::fs::write(&ca, "").unwrap();

@@ -84,6 +84,28 @@ pub(crate) fn options() -> SweepOptions {
 /// The `s3sweep` binary cargo built for these tests.
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_s3sweep");
 
+/// The function's binary `s3sweep-lambda`, built as it ships and as `cargo lambda
+/// watch` builds it: its package alone (`cargo build -p s3sweep-lambda`, no SSO, no
+/// lab), beside [`BIN`]. Built once per test process; up to date after `make test`'s
+/// build, so this costs a second at most.
+pub(crate) fn lambda_bin() -> &'static str {
+    static BUILT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        crate::emulator::without_cargo_test_env(&mut cmd);
+        let status = cmd
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["build", "--quiet", "-p", "s3sweep-lambda", "--bin", "s3sweep-lambda"])
+            .status()
+            .expect("running cargo build -p s3sweep-lambda");
+        assert!(status.success(), "cargo build -p s3sweep-lambda failed: {status}");
+        let bin = Path::new(BIN).with_file_name(format!("s3sweep-lambda{}", std::env::consts::EXE_SUFFIX));
+        assert!(bin.is_file(), "{} was not built", bin.display());
+        bin.to_string_lossy().into_owned()
+    })
+}
+
 /// A Lambda context as the runtime makes one (function `s3sweep-test`, 2,048 MB), with
 /// the deadline `deadline_in` from now (`None`: the 1970 deadline `cargo lambda watch`
 /// sends).

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 pub(crate) const S3SWEEP: &str = env!("CARGO_BIN_EXE_s3sweep");
 pub(crate) const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
-/// First invocation: `cargo lambda watch` runs `cargo run --bin s3sweep-lambda`, which
+/// First invocation: `cargo lambda watch` runs `cargo run -p s3sweep-lambda`, which
 /// is up to date after `cargo test` built it, but allow for a rebuild on a slow machine.
 pub(crate) const FIRST_INVOKE_LIMIT: Duration = Duration::from_secs(600);
 pub(crate) const INVOKE_LIMIT: Duration = Duration::from_secs(120);
@@ -99,7 +99,7 @@ impl Emulator {
             let mut cmd = Command::new(cargo_lambda);
             without_cargo_test_env(&mut cmd);
             cmd.current_dir(MANIFEST_DIR)
-                .args(["lambda", "watch", "--ignore-changes", "--bin", "s3sweep-lambda"])
+                .args(["lambda", "watch", "--ignore-changes", "-p", "s3sweep-lambda", "--bin", "s3sweep-lambda"])
                 .args(["--invoke-address", "127.0.0.1", "--invoke-port", &port.to_string()])
                 .args(["--env-var", &format!("S3SWEEP_ENDPOINT_URL={endpoint}")])
                 .args(["--env-var", "AWS_LAMBDA_LOG_FORMAT=JSON"])

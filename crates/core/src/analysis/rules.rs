@@ -508,14 +508,14 @@ pub(super) mod tests {
             .chain(CURVE_VERDICTS.iter().copied())
             .map(|v| v.name().to_string())
             .collect();
-        assert_eq!(documented_rules(include_str!("../../docs/diagnosis.md")), coded);
+        assert_eq!(documented_rules(include_str!("../../../../docs/diagnosis.md")), coded);
         let mut sorted = coded.clone();
         sorted.sort();
         let mut all: Vec<String> = Verdict::ALL.iter().map(|v| v.name().to_string()).collect();
         all.sort();
         assert_eq!(sorted, all, "every verdict has exactly one rule");
         // The reader of the table sees a change of order.
-        let swapped = include_str!("../../docs/diagnosis.md").replace("| `errors` |", "| `errors2` |");
+        let swapped = include_str!("../../../../docs/diagnosis.md").replace("| `errors` |", "| `errors2` |");
         assert_ne!(documented_rules(&swapped), coded);
     }
 

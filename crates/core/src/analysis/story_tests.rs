@@ -16,7 +16,7 @@ fn documented_rules(docs: &str) -> Vec<String> {
 #[test]
 fn the_docs_list_the_story_rules_in_their_order() {
     let coded: Vec<String> = RULES.iter().map(|r| r.name.to_string()).collect();
-    let docs = include_str!("../../docs/diagnosis.md");
+    let docs = include_str!("../../../../docs/diagnosis.md");
     assert_eq!(documented_rules(docs), coded);
     let swapped = docs.replace("| `still_rising` |", "| `still_rising2` |");
     assert_ne!(documented_rules(&swapped), coded);

@@ -20,7 +20,9 @@
 /// `#[serde(rename = "cli")]` on each variant, `Runner::ALL` (every variant, in the
 /// order written, its length counted by the compiler), `name()` (the JSON name) and
 /// `Display` (the name). Further attributes (`#[derive(Default)]`, `#[default]` on a
-/// variant) pass through.
+/// variant) pass through. Exported for the lab's and the function's crates (the
+/// crate using it needs `serde`).
+#[macro_export]
 macro_rules! closed_set {
     (
         $(#[$meta:meta])*
@@ -60,7 +62,7 @@ macro_rules! closed_set {
     };
 }
 
-pub(crate) use closed_set;
+pub use crate::closed_set;
 
 closed_set! {
     /// The S3 client that makes a sweep's GETs (request `clients`, a row's

@@ -4,7 +4,7 @@
 //! every other layer speaks in these types.
 
 pub(crate) mod axes;
-pub(crate) mod closed_set;
+pub mod closed_set;
 pub(crate) mod diagnosis;
 pub(crate) mod errors;
 pub(crate) mod fanout;

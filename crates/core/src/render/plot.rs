@@ -44,7 +44,7 @@ pub(crate) enum PlotError {
 pub(crate) const WIDTH: u32 = 1400;
 pub(crate) const HEIGHT: u32 = 1000;
 
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 
 pub(super) fn register_font() {

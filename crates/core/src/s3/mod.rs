@@ -17,6 +17,7 @@ pub(crate) mod errors;
 pub(crate) mod express;
 pub mod get;
 pub mod guards;
+pub mod lab_client;
 pub(crate) mod lean;
 pub mod list;
 pub mod manifest;

@@ -216,7 +216,7 @@ pub(crate) fn read_capped(path: &Path, cap_bytes: u64, what: &'static str) -> Re
 }
 
 /// [`read_capped`] as UTF-8 text.
-pub(crate) fn read_capped_text(path: &Path, cap_bytes: u64, what: &'static str) -> Result<String, FileError> {
+pub fn read_capped_text(path: &Path, cap_bytes: u64, what: &'static str) -> Result<String, FileError> {
     let bytes = read_capped(path, cap_bytes, what)?;
     String::from_utf8(bytes).map_err(|e| FileError::io(path, io::Error::new(io::ErrorKind::InvalidData, e)))
 }

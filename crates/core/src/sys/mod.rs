@@ -6,7 +6,7 @@
 //! milliseconds ([`now_unix_ms`]). Imports nothing from the crate.
 
 pub(crate) mod cpu;
-pub(crate) mod files;
+pub mod files;
 pub mod limits;
 pub(crate) mod netdev;
 pub(crate) mod quota;

@@ -25,7 +25,7 @@ mod counters;
 mod dispatch;
 mod lanes;
 mod probe;
-mod tls;
+pub(crate) mod tls;
 
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -44,7 +44,7 @@ use lanes::LaneThreads;
 pub use lanes::{share, Lane};
 pub use probe::{clock_ns, current_probe, ColdWork, RequestProbe, REQUEST_PROBE};
 
-pub(crate) use tls::{handshake, server_name, Trust};
+pub use tls::{handshake, server_name, Trust};
 pub use tls::{TlsHandshakeError, TrustError};
 
 /// Settings of a transport, fixed when it is built: a sweep with other limits builds

@@ -39,7 +39,7 @@ pub enum TrustError {
 
 /// The certificates a transport trusts, and how to say so in an error message.
 #[derive(Clone)]
-pub(crate) struct Trust {
+pub struct Trust {
     pub(crate) config: Arc<rustls::ClientConfig>,
     /// `the webpki roots` or `the webpki roots and the CA file /x/ca.pem (N certificates)`.
     pub(crate) described: Arc<str>,
@@ -47,7 +47,7 @@ pub(crate) struct Trust {
 
 impl Trust {
     /// The webpki roots, and the certificates of `ca_file` when given.
-    pub(crate) fn load(ca_file: Option<&Path>) -> Result<Trust, TrustError> {
+    pub fn load(ca_file: Option<&Path>) -> Result<Trust, TrustError> {
         let mut roots = rustls::RootCertStore {
             roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
         };
@@ -116,7 +116,7 @@ impl fmt::Display for TlsHandshakeError {
 impl std::error::Error for TlsHandshakeError {}
 
 /// The name the server's certificate must carry: the URI's host (an IP address too).
-pub(crate) fn server_name(uri: &Uri) -> Result<ServerName<'static>, String> {
+pub fn server_name(uri: &Uri) -> Result<ServerName<'static>, String> {
     let host = uri.host().unwrap_or_default();
     let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
     ServerName::try_from(host.to_string()).map_err(|e| format!("{host:?} is not a valid TLS server name: {e}"))
@@ -262,7 +262,7 @@ impl AsyncWrite for FillTls {
 }
 
 /// The TLS handshake on a connected socket.
-pub(crate) async fn handshake(
+pub async fn handshake(
     trust: &Trust,
     name: ServerName<'static>,
     authority: &str,

@@ -99,7 +99,7 @@ fn documented(docs: &str) -> Vec<String> {
 #[test]
 fn the_docs_list_every_rule_of_contradiction_and_no_other() {
     let coded: Vec<String> = CONTRADICTIONS.iter().map(|c| c.name.to_string()).collect();
-    let docs = include_str!("../../../docs/diagnosis.md");
+    let docs = include_str!("../../../../../docs/diagnosis.md");
     assert_eq!(documented(docs), coded);
     let renamed = docs.replace("| `rising_where_bound` |", "| `rising_where_bound2` |");
     assert_ne!(documented(&renamed), coded);
