@@ -244,8 +244,7 @@ fn an_event_with_100000_unknown_keys_gets_a_bounded_error() {
     assert!(shown.len() < 4096, "{} bytes", shown.len());
     assert!(shown.contains("99990 more unknown field(s)"), "{shown}");
     assert_eq!(shown.matches("known fields are").count(), 1, "{shown}");
-    let lambda =
-        s3sweep_lambda::validate_event(serde_json::from_str::<serde_json::Value>(&text).unwrap()).unwrap_err();
+    let lambda = s3sweep_lambda::validate_event(serde_json::from_str::<serde_json::Value>(&text).unwrap()).unwrap_err();
     assert!(lambda.to_string().len() < 4096);
 
     let event = dir.join("event.json");

@@ -12,8 +12,8 @@ use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde_json::{json, Value};
 
 use crate::common::lab::LatencyProfile;
-use s3sweep_lambda::{Function, FunctionSettings, ENDPOINT_ENV};
 use s3sweep::model::decode_histogram;
+use s3sweep_lambda::{Function, FunctionSettings, ENDPOINT_ENV};
 
 use crate::common;
 

@@ -32,7 +32,16 @@ const CRATES: &[(&str, &str, &[&str])] = &[
     (
         "s3sweep-core",
         "crates/core/src",
-        &["model", "sys", "plan", "transport", "s3", "engine", "analysis", "render"],
+        &[
+            "model",
+            "sys",
+            "plan",
+            "transport",
+            "s3",
+            "engine",
+            "analysis",
+            "render",
+        ],
     ),
     ("s3sweep-lab", "crates/lab/src", &["lab"]),
     ("s3sweep-lambda", "crates/lambda/src", &["lambda"]),
@@ -60,14 +69,22 @@ fn crate_of(module: &str) -> &'static str {
 fn read_workspace(root: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for (name, dir, tops) in CRATES {
-        let prefix = if *name == "s3sweep-core" || *name == "s3sweep" { "" } else { tops[0] };
+        let prefix = if *name == "s3sweep-core" || *name == "s3sweep" {
+            ""
+        } else {
+            tops[0]
+        };
         let tree = read_tree(&root.join(dir));
         let skip = ["main", "lib"];
         for (module, text) in tree {
             if *name != "s3sweep-core" && *name != "s3sweep" && module == "lib" {
                 out.insert(prefix.to_string(), text);
             } else if !skip.contains(&module.as_str()) {
-                let m = if prefix.is_empty() { module } else { format!("{prefix}::{module}") };
+                let m = if prefix.is_empty() {
+                    module
+                } else {
+                    format!("{prefix}::{module}")
+                };
                 out.insert(m, text);
             }
         }
@@ -166,11 +183,23 @@ fn edges(tree: &BTreeMap<String, String>) -> BTreeSet<(String, String)> {
         };
         for segs in paths_after(&code, "crate::") {
             let mine: Vec<&str> = own.iter().copied().chain(segs.iter().copied()).collect();
-            targets.extend(resolve(&modules, &mine).filter(|_| !own.is_empty()).or_else(|| resolve(&modules, &segs)));
+            targets.extend(
+                resolve(&modules, &mine)
+                    .filter(|_| !own.is_empty())
+                    .or_else(|| resolve(&modules, &segs)),
+            );
         }
-        for (krate, named) in [("s3sweep_core::", ""), ("s3sweep_lab::", "lab"), ("s3sweep_lambda::", "lambda")] {
+        for (krate, named) in [
+            ("s3sweep_core::", ""),
+            ("s3sweep_lab::", "lab"),
+            ("s3sweep_lambda::", "lambda"),
+        ] {
             for segs in paths_after(&code, krate) {
-                let full: Vec<&str> = [named].into_iter().filter(|n| !n.is_empty()).chain(segs.iter().copied()).collect();
+                let full: Vec<&str> = [named]
+                    .into_iter()
+                    .filter(|n| !n.is_empty())
+                    .chain(segs.iter().copied())
+                    .collect();
                 targets.extend(resolve(&modules, &full));
             }
             // `use s3sweep_lab as lab;`, `s3sweep_lambda::{..}`: the crate itself.
@@ -220,7 +249,13 @@ fn across_crates(edges: &BTreeSet<(String, String)>) -> Vec<String> {
     edges
         .iter()
         .filter(|(from, to)| crate_of(from) != crate_of(to) && !allowed(crate_of(from), crate_of(to)))
-        .map(|(from, to)| format!("{from} -> {to}: crate {} may not depend on crate {}", crate_of(from), crate_of(to)))
+        .map(|(from, to)| {
+            format!(
+                "{from} -> {to}: crate {} may not depend on crate {}",
+                crate_of(from),
+                crate_of(to)
+            )
+        })
         .collect()
 }
 
@@ -332,12 +367,16 @@ fn the_checker_finds_cycles_and_upward_imports() {
     lab.insert("lambda::settings".into(), "use s3sweep_lab::credentials;".into());
     let found = problems(&lab);
     assert!(
-        found.iter().any(|p| p.contains("lambda::settings -> lab: crate s3sweep-lambda may not depend on crate s3sweep-lab")),
+        found
+            .iter()
+            .any(|p| p.contains("lambda::settings -> lab: crate s3sweep-lambda may not depend on crate s3sweep-lab")),
         "{found:?}"
     );
     // ...nor the core the lab.
     lab.insert("engine::helper".into(), "use s3sweep_lab::start;".into());
-    assert!(problems(&lab).iter().any(|p| p.contains("engine::helper -> lab: crate s3sweep-core")));
+    assert!(problems(&lab)
+        .iter()
+        .any(|p| p.contains("engine::helper -> lab: crate s3sweep-core")));
     // A module that is not in the layer table.
     let mut unknown = clean;
     unknown.insert("stray".into(), "use crate::model::A;".into());
@@ -383,7 +422,7 @@ fn manifest_deps(manifest: &str) -> BTreeSet<String> {
         if line.starts_with('[') {
             in_deps = line == "[dependencies]";
         } else if in_deps && line.starts_with("s3sweep") {
-            out.insert(line.split(|c: char| c == '.' || c == ' ' || c == '=').next().unwrap().to_string());
+            out.insert(line.split(['.', ' ', '=']).next().unwrap().to_string());
         }
     }
     out
@@ -394,7 +433,10 @@ fn each_crate_depends_only_on_the_crates_below_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     // The reader on a made-up manifest first.
     let made_up = "[dependencies]\ns3sweep-core.workspace = true\ns3sweep-lab = { workspace = true }\n\n[dev-dependencies]\ns3sweep-lambda.workspace = true\n";
-    assert_eq!(manifest_deps(made_up), ["s3sweep-core", "s3sweep-lab"].map(String::from).into());
+    assert_eq!(
+        manifest_deps(made_up),
+        ["s3sweep-core", "s3sweep-lab"].map(String::from).into()
+    );
     for (name, dir, _) in CRATES {
         let manifest_dir = root.join(dir).parent().unwrap().to_path_buf();
         let text = std::fs::read_to_string(manifest_dir.join("Cargo.toml")).unwrap();
@@ -408,7 +450,10 @@ fn each_crate_depends_only_on_the_crates_below_it() {
             .collect();
         let deps = manifest_deps(&text);
         let extra: Vec<&String> = deps.difference(&allowed).collect();
-        assert!(extra.is_empty(), "{name} depends on {extra:?}; it may depend on {allowed:?} only");
+        assert!(
+            extra.is_empty(),
+            "{name} depends on {extra:?}; it may depend on {allowed:?} only"
+        );
     }
 }
 
@@ -419,10 +464,25 @@ fn function_tree() -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["tree", "--offline", "-p", "s3sweep-lambda", "-e", "normal", "--prefix", "none", "--format", "{p}"])
+        .args([
+            "tree",
+            "--offline",
+            "-p",
+            "s3sweep-lambda",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
         .output()
         .expect("running cargo tree");
-    assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo tree: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.split_whitespace().next().map(String::from))
@@ -433,14 +493,24 @@ fn function_tree() -> BTreeSet<String> {
 fn the_function_builds_without_the_lab_the_cli_or_sso() {
     let tree = function_tree();
     assert!(
-        ["s3sweep-core", "aws-sdk-s3", "aws-config", "lambda_runtime"].iter().all(|c| tree.contains(*c)),
+        ["s3sweep-core", "aws-sdk-s3", "aws-config", "lambda_runtime"]
+            .iter()
+            .all(|c| tree.contains(*c)),
         "the reader is broken: {tree:?}"
     );
     // The lab and its server, the CLI's parsers and tables, the SSO providers of
     // aws-config's `sso` feature (the CLI's `aws sso login` profiles).
-    let carried: Vec<&str> = ["s3sweep-lab", "s3s", "rcgen", "clap", "aws-sdk-sso", "aws-sdk-ssooidc", "quick-xml"]
-        .into_iter()
-        .filter(|c| tree.contains(*c))
-        .collect();
+    let carried: Vec<&str> = [
+        "s3sweep-lab",
+        "s3s",
+        "rcgen",
+        "clap",
+        "aws-sdk-sso",
+        "aws-sdk-ssooidc",
+        "quick-xml",
+    ]
+    .into_iter()
+    .filter(|c| tree.contains(*c))
+    .collect();
     assert!(carried.is_empty(), "the function's build carries {carried:?}");
 }

@@ -41,7 +41,7 @@ async fn one_process(env: Vec<(&'static str, String)>) -> (RunningServer, Runtim
     let rt = Runtime::start().await;
     let mut all = env;
     all.push(("S3SWEEP_ENDPOINT_URL", server.endpoint()));
-    rt.spawn_functions(env!("CARGO_BIN_EXE_s3sweep-lambda"), 1, &all);
+    rt.spawn_functions(crate::common::lambda_bin(), 1, &all);
     (server, rt)
 }
 

@@ -19,10 +19,10 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use s3sweep::plan::Plan;
 use s3sweep_lambda::control::{ControlPlane, PollSettings};
 use s3sweep_lambda::invoke::Invoker;
 use s3sweep_lambda::memory::{sweep_memory, MemorySweepError};
-use s3sweep::plan::Plan;
 
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 

@@ -21,7 +21,6 @@ use crate::common::LabBuilder;
 use crate::prefix::{mixed_bucket, SIZES, UNDER};
 use crate::runtime_api::{answered, fanout_env};
 
-
 /// The GETs of each key of `bucket` the lab counted.
 fn gets_of(server: &crate::common::lab::RunningServer, bucket: &str) -> BTreeMap<String, u64> {
     server

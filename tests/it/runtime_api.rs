@@ -12,7 +12,6 @@ use crate::common::runtime::{Ending, Runtime, RESPONSE_LIMIT_BYTES};
 use crate::common::LabBuilder;
 use s3sweep::s3::SweepClient;
 
-
 /// The embedded server with `bucket` (`objects` of `size` bytes seeded) and a Runtime
 /// API with `processes` function processes pointed at it, with the variables `env`
 /// gives for that Runtime API.

@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 use crate::common::iam::{sweep_enforcer, Enforcer, RESULTS_BUCKET};
 use crate::common::lab::{LatencyProfile, RunningServer};
 use crate::common::{self, EXPRESS_BUCKET, STANDARD_BUCKET};
-use s3sweep_lambda::{Function, FunctionSettings, CA_BUNDLE_ENV, ENDPOINT_ENV, RESULTS_URI_ENV};
 use s3sweep::s3::RequestSettings;
+use s3sweep_lambda::{Function, FunctionSettings, CA_BUNDLE_ENV, ENDPOINT_ENV, RESULTS_URI_ENV};
 
 const RESULTS: &[(&str, &str)] = &[("ResultsBucket", RESULTS_BUCKET)];
 

@@ -25,7 +25,7 @@ pub(crate) const SERVER_NAME: &str = "s3sweep";
 
 /// What the lab says at [`HELLO_PATH`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Hello {
+pub struct Hello {
     /// Always [`SERVER_NAME`].
     pub server: String,
     /// The s3sweep version serving.
@@ -47,7 +47,7 @@ impl Hello {
 
 /// What the question found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Detected {
+pub enum Detected {
     /// The endpoint is the lab.
     Lab(Hello),
     /// Something else answered (or, for `https://`, nothing was asked): why we think so.
@@ -56,7 +56,7 @@ pub(crate) enum Detected {
 
 /// The endpoint could not be asked at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum DetectError {
+pub enum DetectError {
     #[error("invalid endpoint URL {url:?}: {reason}")]
     BadUrl { url: String, reason: String },
     /// No TCP connection: refused, no route, or no answer to the connect in time.
@@ -79,7 +79,7 @@ pub(crate) async fn detect(endpoint: &str, timeout: Duration) -> Result<Detected
 /// Asks `endpoint` whether it is the lab, within `timeout` for the connection and
 /// again for the answer, trusting `ca_file` for an `https://` endpoint. The lab's TLS
 /// server answers the question like its plain one ([`super::tls`]).
-pub(crate) async fn detect_trusting(
+pub async fn detect_trusting(
     endpoint: &str,
     ca_file: Option<&Path>,
     timeout: Duration,

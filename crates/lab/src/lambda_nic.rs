@@ -24,7 +24,7 @@ fn mbit_s(mbit: f64) -> f64 {
 }
 
 /// Sustained rate measured from Lambda: 600 Mbit/s (71.5 MiB/s).
-pub(crate) fn sustained_mib_s() -> f64 {
+pub fn sustained_mib_s() -> f64 {
     mbit_s(600.0)
 }
 
@@ -40,7 +40,7 @@ pub(crate) fn burst() -> Burst {
 }
 
 /// The `lambda` NIC at `rate_mib_s` sustained.
-pub(crate) fn nic(rate_mib_s: f64) -> NicConfig {
+pub fn nic(rate_mib_s: f64) -> NicConfig {
     NicConfig {
         rate_mib_s,
         burst: Some(burst()),
@@ -50,7 +50,7 @@ pub(crate) fn nic(rate_mib_s: f64) -> NicConfig {
 
 /// A table of sustained rate by memory size.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct NicTable {
+pub struct NicTable {
     /// `(memory_mb, rate_mib_s)`, by memory ascending.
     rows: Vec<(u32, f64)>,
 }
@@ -82,7 +82,7 @@ impl NicTable {
 
     /// A built-in table by name, or a file of `MEMORY_MB RATE_MIB_S` lines (blank
     /// lines and `#` comments skipped; commas or spaces between the two).
-    pub(crate) fn load(name_or_file: &str) -> Result<Self, String> {
+    pub fn load(name_or_file: &str) -> Result<Self, String> {
         match name_or_file {
             "measured-2024" => Ok(Self::measured_2024()),
             "announced-2026" => Ok(Self::announced_2026()),
@@ -134,7 +134,7 @@ impl NicTable {
 
     /// The sustained rate at `memory_mb`: linear between rows, the end rows' rate
     /// outside them.
-    pub(crate) fn rate_mib_s(&self, memory_mb: u32) -> f64 {
+    pub fn rate_mib_s(&self, memory_mb: u32) -> f64 {
         let rows = &self.rows;
         let first = rows[0];
         let last = rows[rows.len() - 1];

@@ -29,7 +29,7 @@ use super::layered::ReadLayer;
 use crate::plan::is_directory_bucket;
 
 /// S3 Standard's published rate: 5,500 GET/HEAD per second per partitioned prefix.
-pub(crate) const S3_GETS_PER_S: f64 = 5_500.0;
+pub const S3_GETS_PER_S: f64 = 5_500.0;
 
 /// How much of a second's requests a partition's bucket holds (its burst).
 const DEPTH_S: f64 = 0.1;

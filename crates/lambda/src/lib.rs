@@ -43,7 +43,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lambda_runtime::{Context, Diagnostic, LambdaEvent};
 
-use crate::engine::{self, BucketError, Deadline, Observer, ResultsLog, StartSchedule, SweepOptions};
+use crate::engine::{BucketError, Deadline, Observer, ResultsLog, StartSchedule, SweepOptions};
 use crate::model::stats::round3;
 use crate::model::{Architecture, ConfigResult, LambdaEnvironment, Role, Runner, Substrate, SweepResult, Thresholds};
 use crate::plan::json::EventJson;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};
 
-use s3sweep_lambda::{Function, FunctionSettings};
 use s3sweep_core::plan::json::EventJson;
+use s3sweep_lambda::{Function, FunctionSettings};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {

@@ -225,7 +225,7 @@ mod tests {
     /// parts free, its timelines go, last, and the answer fits.
     #[test]
     fn timelines_go_last_and_the_answer_fits() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/demo.json");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/demo.json");
         let mut demo: SweepResult = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let largest = demo
             .results

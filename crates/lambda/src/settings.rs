@@ -5,8 +5,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::s3::lab_client;
 use crate::model::{Deployment, NetworkPath, Substrate, SubstrateInfo};
+use crate::s3::lab_client;
 
 use super::control::PollSettings;
 use crate::plan::{FieldProblem, Plan, MAX_INVOCATIONS};

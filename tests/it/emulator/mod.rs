@@ -99,7 +99,15 @@ impl Emulator {
             let mut cmd = Command::new(cargo_lambda);
             without_cargo_test_env(&mut cmd);
             cmd.current_dir(MANIFEST_DIR)
-                .args(["lambda", "watch", "--ignore-changes", "-p", "s3sweep-lambda", "--bin", "s3sweep-lambda"])
+                .args([
+                    "lambda",
+                    "watch",
+                    "--ignore-changes",
+                    "-p",
+                    "s3sweep-lambda",
+                    "--bin",
+                    "s3sweep-lambda",
+                ])
                 .args(["--invoke-address", "127.0.0.1", "--invoke-port", &port.to_string()])
                 .args(["--env-var", &format!("S3SWEEP_ENDPOINT_URL={endpoint}")])
                 .args(["--env-var", "AWS_LAMBDA_LOG_FORMAT=JSON"])

@@ -248,7 +248,7 @@ pub(crate) fn config_cost(prices: &Prices, lambda: &LambdaBasis, r: &ConfigResul
 
 /// Overrides applied when reading a result (e.g. `s3sweep report --lambda-memory-mb`).
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct CostOverrides {
+pub struct CostOverrides {
     pub lambda_memory_mb: Option<u32>,
     pub target_wall_ms: Option<u64>,
 }

@@ -22,7 +22,7 @@ use super::significance::{holm, mann_whitney_p_of_u, ALPHA};
 
 /// One run of one configuration: its repetitions' medians.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Point {
+pub struct Point {
     /// The run's position among the runs read, oldest first, from 1.
     pub run: usize,
     pub run_id: String,
@@ -67,7 +67,7 @@ fn setup_of(result: &SweepResult, rows: &[&ConfigResult]) -> String {
 /// The measures a change point is looked for in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Measure {
+pub enum Measure {
     ObjectsPerS,
     TtfbP50Ms,
 }
@@ -83,7 +83,7 @@ impl Measure {
 
 /// A step in one measure of one series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct ChangePoint {
+pub struct ChangePoint {
     pub measure: Measure,
     /// The first run after the change ([`Point::run`]).
     pub run: usize,
@@ -99,7 +99,7 @@ pub(crate) struct ChangePoint {
 
 /// One configuration's runs and the changes found in them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Series {
+pub struct Series {
     pub bucket: String,
     pub workers: u32,
     pub axes: Axes,
@@ -111,7 +111,7 @@ pub(crate) struct Series {
 
 /// Every series of the results read, in the order first seen.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct History {
+pub struct History {
     pub runs: usize,
     pub series: Vec<Series>,
 }
@@ -126,7 +126,7 @@ pub(crate) const RULES: &[Rule] = &[
 ];
 
 /// The history of `results` (any order: they are sorted by start time).
-pub(crate) fn history(results: &[SweepResult]) -> History {
+pub fn history(results: &[SweepResult]) -> History {
     let mut runs: Vec<&SweepResult> = results.iter().collect();
     runs.sort_by_key(|r| r.started_unix_ms);
     let mut series: Vec<Series> = Vec::new();

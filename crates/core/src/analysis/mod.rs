@@ -29,11 +29,11 @@
 
 pub(crate) mod clients;
 pub mod compare;
-pub(crate) mod cost;
+pub mod cost;
 pub(crate) mod fit;
 pub(crate) mod forecast;
 pub(crate) mod hedging;
-pub(crate) mod history;
+pub mod history;
 pub(crate) mod link;
 pub(crate) mod memory;
 pub(crate) mod network;

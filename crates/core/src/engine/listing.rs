@@ -66,7 +66,7 @@ pub async fn list_keys_within(
 }
 
 /// The listing's report for the result: per bucket, found, bytes, requests, time.
-pub(crate) fn reports(plan: &Plan) -> Vec<KeyListing> {
+pub fn reports(plan: &Plan) -> Vec<KeyListing> {
     let (Some(prefix), Some(listing)) = (plan.key_prefix(), plan.listing()) else {
         return Vec::new();
     };

@@ -35,7 +35,7 @@
 
 pub(crate) mod deadline;
 pub(crate) mod hedge;
-pub(crate) mod listing;
+pub mod listing;
 pub(crate) mod order;
 pub(crate) mod preflight;
 pub(crate) mod probe;
@@ -295,7 +295,7 @@ fn progress_copy(
 
 /// The network block of a sweep: its order, the pool's idle timeout, and the probe
 /// with the ceiling it found (a ceiling the user gives is added by the analysis).
-pub(crate) fn network_report(plan: &Plan, probe: Option<ProbeReport>) -> NetworkReport {
+pub fn network_report(plan: &Plan, probe: Option<ProbeReport>) -> NetworkReport {
     let order = plan.order();
     NetworkReport {
         order,

@@ -170,7 +170,7 @@ pub(crate) fn cdf_histogram(h: &Histogram<u64>) -> Histogram<u64> {
 }
 
 /// The row field: [`cdf_histogram`] of `h`, encoded; `None` for an empty histogram.
-pub(crate) fn encode_cdf(h: &Histogram<u64>) -> Option<String> {
+pub fn encode_cdf(h: &Histogram<u64>) -> Option<String> {
     (!h.is_empty()).then(|| encode_histogram(&cdf_histogram(h)))
 }
 

@@ -10,15 +10,15 @@ pub(crate) mod errors;
 pub(crate) mod fanout;
 pub(crate) mod figures;
 pub(crate) mod hedge;
-pub(crate) mod histogram;
+pub mod histogram;
 pub(crate) mod listing;
 pub(crate) mod memory;
-pub(crate) mod network;
+pub mod network;
 pub(crate) mod provenance;
-pub(crate) mod request;
+pub mod request;
 pub(crate) mod result;
 pub(crate) mod run_kind;
-pub(crate) mod stats;
+pub mod stats;
 pub(crate) mod substrate;
 pub(crate) mod timeline;
 
@@ -53,12 +53,14 @@ pub use stats::Percentiles;
 pub use substrate::{Overlap, Substrate, SubstrateInfo};
 pub use timeline::{Bounded, KindCounts, Timeline, BASE_INTERVAL_MS, MAX_TIMELINE_INTERVALS};
 
-#[cfg(test)]
-pub(crate) mod test_rows {
+// Rows and results for unit tests, this crate's and the function's (another crate,
+// where `#[cfg(test)]` items of this one are not compiled). Not part of the API.
+#[doc(hidden)]
+pub mod test_rows {
     //! Rows and results for unit tests.
-    use super::*;
+    pub use super::*;
 
-    pub(crate) fn row(bucket: &str, workers: u32, rep: u32, wall_ms: f64, errors: u64) -> ConfigResult {
+    pub fn row(bucket: &str, workers: u32, rep: u32, wall_ms: f64, errors: u64) -> ConfigResult {
         let mut e = ErrorCounts::default();
         e.add(ErrorKind::NotFound, errors);
         ConfigResult {
@@ -108,7 +110,7 @@ pub(crate) mod test_rows {
 
     /// A timeline of 100 ms intervals with `gets` GETs each (64 KiB apiece), first
     /// bytes at 1/2 ms (p50/p99), 4 in flight, 99% done at 150 ms.
-    pub(crate) fn timeline(gets: &[u32]) -> Timeline {
+    pub fn timeline(gets: &[u32]) -> Timeline {
         Timeline {
             interval_ms: 100,
             gets: gets.to_vec(),
@@ -122,7 +124,7 @@ pub(crate) mod test_rows {
     }
 
     /// A bandwidth probe's report of `mib_per_s` per interval of `interval_ms`.
-    pub(crate) fn probe_report(interval_ms: u64, mib_per_s: Vec<f64>) -> ProbeReport {
+    pub fn probe_report(interval_ms: u64, mib_per_s: Vec<f64>) -> ProbeReport {
         ProbeReport {
             bucket: "b-1".into(),
             kind: ProbeObjectKind::ProbeObject,
@@ -149,7 +151,7 @@ pub(crate) mod test_rows {
     /// A whole result document around `rows`: a local run on linux/x86_64, requesting
     /// the rows' buckets in the order they first appear, with no summary (see
     /// `analysis::summarized`).
-    pub(crate) fn result(rows: Vec<ConfigResult>) -> SweepResult {
+    pub fn result(rows: Vec<ConfigResult>) -> SweepResult {
         let names = stats::first_seen(rows.iter().map(|r| r.bucket.clone()));
         SweepResult {
             schema: SCHEMA.into(),
@@ -188,7 +190,7 @@ pub(crate) mod test_rows {
     }
 
     /// One row per wall time in `walls`: repetitions 1, 2, ... of (`bucket`, `workers`).
-    pub(crate) fn reps(bucket: &str, workers: u32, walls: &[f64]) -> Vec<ConfigResult> {
+    pub fn reps(bucket: &str, workers: u32, walls: &[f64]) -> Vec<ConfigResult> {
         walls
             .iter()
             .enumerate()
@@ -198,7 +200,7 @@ pub(crate) mod test_rows {
 
     /// The original measurement's wall times (workers, ms per 1,000 objects) for the
     /// Express One Zone bucket (docs/background.md).
-    pub(crate) const SEED_EXPRESS_MS: [(u32, f64); 6] = [
+    pub const SEED_EXPRESS_MS: [(u32, f64); 6] = [
         (1, 7831.0),
         (2, 4037.0),
         (4, 2625.0),
@@ -207,7 +209,7 @@ pub(crate) mod test_rows {
         (20, 2410.0),
     ];
     /// The same for the S3 Standard bucket.
-    pub(crate) const SEED_STANDARD_MS: [(u32, f64); 6] = [
+    pub const SEED_STANDARD_MS: [(u32, f64); 6] = [
         (1, 47625.0),
         (2, 17334.0),
         (4, 6993.0),

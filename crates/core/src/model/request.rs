@@ -163,7 +163,7 @@ impl Default for TimeoutsMs {
 }
 
 /// The key `seed --probe-object-mib` writes the probe object to, and the probe reads.
-pub(crate) const DEFAULT_PROBE_KEY: &str = "s3sweep/probe-object";
+pub const DEFAULT_PROBE_KEY: &str = "s3sweep/probe-object";
 /// Default `pool_idle_timeout_ms`: below S3's idle close (about 20 s), so the client
 /// retires a connection before the server does.
 pub(crate) const DEFAULT_POOL_IDLE_TIMEOUT_MS: u64 = 15_000;

@@ -788,7 +788,9 @@ mod tests {
     fn stored_v1_results_round_trip_byte_for_byte() {
         let added_since: [(&str, &[&str]); 2] = [("docs/demo.json", &[]), ("docs/memory-demo.json", &[])];
         for (name, added) in added_since {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../..")
+                .join(name);
             let text = std::fs::read_to_string(&path).unwrap();
             let again = without_fields(&SweepResult::from_json(&text).unwrap().to_json(), added);
             if let Some((n, (was, now))) = text.lines().zip(again.lines()).enumerate().find(|(_, (a, b))| a != b) {

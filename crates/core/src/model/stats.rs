@@ -56,7 +56,7 @@ impl Percentiles {
 
 /// A new microsecond histogram: auto-resizing, 3 significant figures. Histograms made
 /// here always merge with each other.
-pub(crate) fn histogram_us() -> Histogram<u64> {
+pub fn histogram_us() -> Histogram<u64> {
     Histogram::<u64>::new(3).expect("3 significant figures is valid")
 }
 
@@ -67,7 +67,7 @@ pub(crate) fn micros(d: std::time::Duration) -> u64 {
 
 /// Rounds to three decimals (microsecond resolution in milliseconds). The result is
 /// the double nearest to a decimal with three places, so it prints as one.
-pub(crate) fn round3(x: f64) -> f64 {
+pub fn round3(x: f64) -> f64 {
     if !x.is_finite() {
         return x;
     }
@@ -77,7 +77,7 @@ pub(crate) fn round3(x: f64) -> f64 {
 /// Rounds to four significant digits (ratios, shares, per-request CPU). The result is
 /// the double nearest to that decimal (an integer times or over an exact power of
 /// ten), so it prints as one.
-pub(crate) fn sig4(x: f64) -> f64 {
+pub fn sig4(x: f64) -> f64 {
     if !x.is_finite() || x == 0.0 {
         return x;
     }
@@ -132,7 +132,7 @@ pub(crate) mod tidy {
 
 /// Successful GETs per second and body MiB per second over `wall_s` seconds, as a
 /// result row reports them.
-pub(crate) fn rates(ok: u64, bytes: u64, wall_s: f64) -> (f64, f64) {
+pub fn rates(ok: u64, bytes: u64, wall_s: f64) -> (f64, f64) {
     (
         round3(ok as f64 / wall_s),
         round3(bytes as f64 / wall_s / (1024.0 * 1024.0)),
@@ -140,12 +140,12 @@ pub(crate) fn rates(ok: u64, bytes: u64, wall_s: f64) -> (f64, f64) {
 }
 
 /// CPU milliseconds per request, to four significant digits.
-pub(crate) fn cpu_ms_per_get(cpu_ms: f64, requests: u64) -> f64 {
+pub fn cpu_ms_per_get(cpu_ms: f64, requests: u64) -> f64 {
     sig4(cpu_ms / requests.max(1) as f64)
 }
 
 /// The median (the upper one of an even count); `None` for no values.
-pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
+pub fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
     }

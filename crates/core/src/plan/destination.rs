@@ -31,7 +31,7 @@ pub enum DestinationError {
 }
 
 /// The scheme every S3 URI starts with.
-pub(crate) const S3_SCHEME: &str = "s3://";
+pub const S3_SCHEME: &str = "s3://";
 /// Longest prefix accepted, bytes: room under S3's 1,024-byte keys for the run id.
 pub(crate) const MAX_RESULTS_PREFIX_BYTES: usize = 900;
 /// Longest run id used in a key, bytes (a Lambda request id is 36).

@@ -5,15 +5,15 @@
 //! 1..=4096, object_count 1..=1,000,000, at most 10,000,000 timed requests per run.
 
 pub(crate) mod bucket_name;
-pub(crate) mod destination;
+pub mod destination;
 pub(crate) mod fields;
 pub mod json;
 pub(crate) mod key_template;
 pub(crate) mod keys;
 pub mod names;
-pub(crate) mod request_fields;
+pub mod request_fields;
 pub(crate) mod sections;
-pub(crate) mod sizes;
+pub mod sizes;
 mod typed;
 
 use std::collections::BTreeSet;
@@ -93,7 +93,7 @@ impl RequestError {
         RequestError { problems }
     }
 
-    pub(crate) fn single(field: &str, message: impl Into<String>) -> Self {
+    pub fn single(field: &str, message: impl Into<String>) -> Self {
         RequestError {
             problems: vec![FieldProblem {
                 field: field.to_string(),

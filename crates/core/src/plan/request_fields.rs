@@ -92,11 +92,7 @@ request_fields! {
 /// Reads the request's own section (`map` less the coordinator's envelope) into
 /// `request`, every field by its row; a field no row reads is a problem when the
 /// section closes ([`Section`]'s finish).
-pub(crate) fn read_request(
-    map: serde_json::Map<String, Value>,
-    request: &mut SweepRequest,
-    problems: &mut Vec<FieldProblem>,
-) {
+pub fn read_request(map: serde_json::Map<String, Value>, request: &mut SweepRequest, problems: &mut Vec<FieldProblem>) {
     if let Some(mut s) = Section::open("", Value::Object(map), REQUEST_FIELDS, "{}", problems) {
         read_fields(&mut s, request);
     }
@@ -105,7 +101,7 @@ pub(crate) fn read_request(
 /// Field by field typing, so one pass reports every wrong type and unknown field.
 /// The coordinator's envelope is taken out first: it is not one of the fields a user
 /// is shown.
-pub(crate) fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<FieldProblem>) -> SweepRequest {
+pub fn typed_request(mut map: Map<String, Value>, problems: &mut Vec<FieldProblem>) -> SweepRequest {
     let mut request = SweepRequest::new(Vec::new());
     if let Some(v) = map.remove(FROM_COORDINATOR_FIELD) {
         request.from_coordinator = typed_from_coordinator(v, problems);

@@ -70,7 +70,7 @@ pub(crate) fn check_object_sizes(request: &SweepRequest, problems: &mut Vec<Fiel
 
 /// The problems of a list of object sizes given as `field` (`object_sizes_bytes`, or
 /// a flag): too many, a size out of 1..=5 GiB, a size twice; each named by its place.
-pub(crate) fn size_problems(sizes: &[u64], field: &str) -> Vec<FieldProblem> {
+pub fn size_problems(sizes: &[u64], field: &str) -> Vec<FieldProblem> {
     let mut problems = Vec::new();
     let mut bad = |field: String, message: String| problems.push(FieldProblem { field, message });
     if sizes.len() > MAX_OBJECT_SIZES {

@@ -419,7 +419,7 @@ mod tests {
     }
 
     fn demo() -> crate::model::SweepResult {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/demo.json")).unwrap();
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/demo.json")).unwrap();
         serde_json::from_str(&text).unwrap()
     }
 

@@ -63,7 +63,7 @@ const METRICS: &[Metric] = &[
 
 /// One EMF line per configuration of `result`, in `namespace`, stamped `timestamp_ms`,
 /// and for a result written to S3 one line counting its failed writes.
-pub(crate) fn lines(result: &SweepResult, namespace: &str, timestamp_ms: u64) -> Vec<String> {
+pub fn lines(result: &SweepResult, namespace: &str, timestamp_ms: u64) -> Vec<String> {
     let function_mb = result.environment.lambda.as_ref().and_then(|l| l.memory_size_mb);
     result
         .results

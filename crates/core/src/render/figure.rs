@@ -26,7 +26,7 @@ const UNDER_HEIGHT: u32 = 420;
 
 /// The pictures a result can be drawn as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Figure {
+pub enum Figure {
     /// Four panels, a line per bucket ([`super::plot`]).
     Curves,
     /// The four panels and under them the best and knee configurations' timelines
@@ -108,12 +108,12 @@ impl Figure {
 /// at all: only the values a figure can draw ([`super::sane`]), rendered in memory,
 /// then put in place by the project's one atomic write (a new temporary file that
 /// follows no link, renamed over `path`). Returns what was left out of the figure.
-pub(crate) fn render_file(result: &SweepResult, path: &Path) -> Result<LeftOut, PlotError> {
+pub fn render_file(result: &SweepResult, path: &Path) -> Result<LeftOut, PlotError> {
     render_file_as(result, path, Figure::of(result))
 }
 
 /// [`render_file`] of the picture `figure`.
-pub(crate) fn render_file_as(result: &SweepResult, path: &Path, figure: Figure) -> Result<LeftOut, PlotError> {
+pub fn render_file_as(result: &SweepResult, path: &Path, figure: Figure) -> Result<LeftOut, PlotError> {
     let format = plot::format_of(path)?;
     let (result, left_out) = sane::plottable(result);
     let bytes = figure.render(&result, format)?;

@@ -188,12 +188,12 @@ fn quiet_line(s: &Series) -> String {
 /// The trend tables of the series with a change or runs of different setups (what
 /// differs said, and a change at a setup's edge said as one), with the columns left
 /// out to fit said once; one line each for the others.
-pub(crate) fn render_history(h: &History, style: Style) -> String {
+pub fn render_history(h: &History, style: Style) -> String {
     render_history_in(h, &Layout::wide(style))
 }
 
 /// [`render_history`] laid out by `layout`: tables fitted and lines wrapped to its width.
-pub(crate) fn render_history_in(h: &History, layout: &Layout) -> String {
+pub fn render_history_in(h: &History, layout: &Layout) -> String {
     let markdown = layout.style == Style::Markdown;
     let mut out = String::new();
     let bullet = if markdown { "- " } else { "" };
@@ -254,7 +254,7 @@ pub(crate) fn render_history_in(h: &History, layout: &Layout) -> String {
 }
 
 /// The summary for `--html`: one line per configuration, its changes or none.
-pub(crate) fn summary_markdown(h: &History) -> String {
+pub fn summary_markdown(h: &History) -> String {
     let mut out = format!("{} runs, {} configurations.\n\n", h.runs, h.series.len());
     for s in &h.series {
         let changes: Vec<String> = s.changes.iter().map(change_line).collect();
@@ -273,7 +273,7 @@ const HEIGHT_PX: u32 = 540;
 
 /// The trend plot as an SVG document: objects/s per run, one line per
 /// configuration, a vertical rule at each change. `None` when nothing is drawable.
-pub(crate) fn trend_svg(h: &History) -> Option<String> {
+pub fn trend_svg(h: &History) -> Option<String> {
     let lines: Vec<(String, Vec<(f64, f64)>)> = h
         .series
         .iter()
@@ -351,7 +351,7 @@ mod tests {
 
     /// docs/demo.json, started `minutes` later, read `objects` objects.
     fn demo(minutes: u64, objects: u32) -> SweepResult {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/demo.json")).unwrap();
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/demo.json")).unwrap();
         let mut r: SweepResult = serde_json::from_str(&text).unwrap();
         r.started_unix_ms += minutes * 60_000;
         r.request.object_count = objects;

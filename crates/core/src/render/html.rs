@@ -36,7 +36,7 @@ code{font-size:.85em;background:#f6f8fa;padding:0 .2em}\
 
 /// A whole page: `title`, a line saying where it came from, the summary and details
 /// (Markdown, as `report --markdown` prints them) and the figure (an SVG document).
-pub(crate) fn page(title: &str, source: &str, summary_md: &str, figure_svg: Option<&str>, details_md: &str) -> String {
+pub fn page(title: &str, source: &str, summary_md: &str, figure_svg: Option<&str>, details_md: &str) -> String {
     let mut out = String::with_capacity(details_md.len() * 2 + figure_svg.map_or(0, str::len) + 4096);
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
@@ -68,11 +68,7 @@ pub(crate) fn page(title: &str, source: &str, summary_md: &str, figure_svg: Opti
 
 /// The page of `result` (`report --html`, and the Lambda's page beside its result):
 /// `source` says where it came from; `overrides` as the cost table takes them.
-pub(crate) fn report_page(
-    result: &SweepResult,
-    source: &str,
-    overrides: crate::analysis::cost::CostOverrides,
-) -> String {
+pub fn report_page(result: &SweepResult, source: &str, overrides: crate::analysis::cost::CostOverrides) -> String {
     let svg = super::figure::render_svg(result).ok();
     let details = super::report_text(result, &super::Layout::wide(super::Style::Markdown), overrides);
     page(

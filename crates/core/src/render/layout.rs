@@ -57,7 +57,7 @@ impl Layout {
 
     /// `text` with every line longer than the width broken at spaces; a continued
     /// line keeps the first line's indent plus two spaces. Unchanged without a width.
-    pub(crate) fn wrap(&self, text: &str) -> String {
+    pub fn wrap(&self, text: &str) -> String {
         match self.width_chars {
             Some(w) => wrap_text(text, w),
             None => text.to_string(),
@@ -96,7 +96,7 @@ pub(crate) fn line_chars(line: &str) -> usize {
 }
 
 /// See [`Layout::wrap`].
-pub(crate) fn wrap_text(text: &str, width: usize) -> String {
+pub fn wrap_text(text: &str, width: usize) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / width.max(1) * 4);
     for (i, line) in text.split('\n').enumerate() {
         if i > 0 {

@@ -12,17 +12,17 @@ pub mod compare;
 pub(crate) mod cost;
 pub mod court;
 pub(crate) mod diagnosis;
-pub(crate) mod emf;
+pub mod emf;
 #[cfg(test)]
 mod every_config_tests;
-pub(crate) mod figure;
-pub(crate) mod history;
-pub(crate) mod html;
+pub mod figure;
+pub mod history;
+pub mod html;
 pub(crate) mod labels;
 pub mod layout;
 pub(crate) mod memory_plot;
-pub(crate) mod plot;
-pub(crate) mod progress;
+pub mod plot;
+pub mod progress;
 pub(crate) mod sane;
 pub(crate) mod size_plot;
 pub(crate) mod tables;
@@ -39,7 +39,7 @@ use crate::model::SweepResult;
 /// The whole report of `result` for people (or as Markdown), laid out by `layout`: the
 /// tables with the lines under them, the cost, and the memory choices. `report`,
 /// `run`, `local` and the HTML page all print this one text.
-pub(crate) fn report_text(result: &SweepResult, layout: &Layout, overrides: CostOverrides) -> String {
+pub fn report_text(result: &SweepResult, layout: &Layout, overrides: CostOverrides) -> String {
     let target = overrides.target_wall_ms.or(result.request.target_wall_ms);
     format!(
         "{}{}{}",

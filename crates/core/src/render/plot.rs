@@ -31,7 +31,7 @@ use super::labels::{draw_knees, draw_legend};
 
 /// Why a plot could not be drawn.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum PlotError {
+pub enum PlotError {
     #[error("unknown plot format {0:?}: use a file name ending in .svg or .png")]
     UnknownFormat(String),
     #[error("the result has no configurations to plot")]
@@ -162,13 +162,13 @@ pub(crate) fn curves(result: &SweepResult) -> Vec<Curve> {
 
 /// The image formats a plot can be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
+pub enum Format {
     Svg,
     Png,
 }
 
 /// The format of a plot file, from its extension; check it before a long run.
-pub(crate) fn format_of(path: &Path) -> Result<Format, PlotError> {
+pub fn format_of(path: &Path) -> Result<Format, PlotError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())

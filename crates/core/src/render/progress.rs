@@ -35,7 +35,7 @@ pub(crate) fn config_line(name: &str, r: &ConfigResult) -> String {
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ProgressMode {
+pub enum ProgressMode {
     /// A live bar per configuration (stderr is a terminal).
     Bars,
     /// One line per finished configuration.
@@ -46,7 +46,7 @@ pub(crate) enum ProgressMode {
 
 impl ProgressMode {
     /// Bars on a terminal, lines elsewhere, nothing when `quiet`.
-    pub(crate) fn for_stderr(quiet: bool) -> Self {
+    pub fn for_stderr(quiet: bool) -> Self {
         if quiet {
             ProgressMode::Quiet
         } else if std::io::stderr().is_terminal() {
@@ -58,7 +58,7 @@ impl ProgressMode {
 
     /// The observer for this mode, drawing on stderr, each finished line wrapped at
     /// `width_chars` (the width the tables use).
-    pub(crate) fn observer(self, width_chars: usize) -> Arc<dyn Observer> {
+    pub fn observer(self, width_chars: usize) -> Arc<dyn Observer> {
         match self {
             ProgressMode::Bars => Arc::new(Bars {
                 width_chars,

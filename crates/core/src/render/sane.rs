@@ -95,7 +95,7 @@ fn timeline_sane(row: &ConfigResult) -> bool {
 
 /// What [`plottable`] left out of a figure.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct LeftOut {
+pub struct LeftOut {
     /// Rows with a plotted value out of range, none of their values drawn.
     pub rows: usize,
     /// Rows whose histogram CDF was out of range (their percentiles drawn instead).
@@ -108,7 +108,7 @@ pub(crate) struct LeftOut {
 
 impl LeftOut {
     /// A line for stderr, or `None` when nothing was left out.
-    pub(crate) fn note(&self) -> Option<String> {
+    pub fn note(&self) -> Option<String> {
         if self.rows == 0 && self.histograms == 0 && self.timelines == 0 {
             return None;
         }

@@ -627,7 +627,7 @@ pub(crate) mod tests {
 
     /// docs/demo.json, the committed result.
     fn demo() -> SweepResult {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/demo.json")).unwrap();
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/demo.json")).unwrap();
         serde_json::from_str(&text).unwrap()
     }
 

@@ -69,7 +69,7 @@ fn rows_at(result: &SweepResult, workers: u32) -> Vec<&ConfigResult> {
 }
 
 /// The worker counts that have a timeline, in increasing order.
-pub(crate) fn timeline_workers(result: &SweepResult) -> Vec<u32> {
+pub fn timeline_workers(result: &SweepResult) -> Vec<u32> {
     let mut w: Vec<u32> = result
         .results
         .iter()

@@ -83,7 +83,7 @@ impl Failure {
 
 /// Sorts an SDK error of any S3 operation into a [`Failure`]. The full `Debug` form
 /// goes to the debug log (`-v`, `RUST_LOG=debug`), not into the message.
-pub(crate) fn classify<E>(err: &SdkError<E, HttpResponse>) -> Failure
+pub fn classify<E>(err: &SdkError<E, HttpResponse>) -> Failure
 where
     E: ProvideErrorMetadata + StdError + 'static,
 {
@@ -187,9 +187,7 @@ fn unanswered(kind: ErrorKind, err: &(dyn StdError + 'static)) -> Failure {
 }
 
 /// Sorts a failed GET into a kind, with a one-line message.
-pub(crate) fn classify_sdk_error(
-    err: &SdkError<aws_sdk_s3::operation::get_object::GetObjectError, HttpResponse>,
-) -> Failure {
+pub fn classify_sdk_error(err: &SdkError<aws_sdk_s3::operation::get_object::GetObjectError, HttpResponse>) -> Failure {
     classify(err)
 }
 
@@ -259,7 +257,7 @@ pub(crate) fn classify_io_body_error(err: &(dyn StdError + Send + Sync + 'static
 
 /// The `Display` of an error and of each of its sources, joined with `: `; a source
 /// whose text the previous one already contains is left out.
-pub(crate) fn chain(err: &(dyn StdError + 'static)) -> String {
+pub fn chain(err: &(dyn StdError + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut next = Some(err);
     while let Some(e) = next {

@@ -23,4 +23,3 @@ pub fn credentials() -> CredentialSource {
 pub fn client_options(endpoint: impl Into<String>) -> ClientOptions {
     ClientOptions::for_endpoint(Some(endpoint.into()), Some("us-east-1".into()), credentials())
 }
-

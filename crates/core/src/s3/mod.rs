@@ -12,8 +12,8 @@
 //! conditions they rely on; [`results`] keeps a result document in S3.
 
 pub mod clean;
-mod endpoint;
-pub(crate) mod errors;
+pub mod endpoint;
+pub mod errors;
 pub(crate) mod express;
 pub mod get;
 pub mod guards;

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// Lambda memory that buys one vCPU's worth of CPU time, MB.
-pub(crate) const LAMBDA_MB_PER_VCPU: f64 = 1_769.0;
+pub const LAMBDA_MB_PER_VCPU: f64 = 1_769.0;
 /// The most vCPUs a Lambda function gets.
-pub(crate) const LAMBDA_MAX_VCPUS: f64 = 6.0;
+pub const LAMBDA_MAX_VCPUS: f64 = 6.0;
 
 /// Where the usable CPU figure comes from: a closed set of the result contract.
 pub(crate) use crate::model::CpuSource;

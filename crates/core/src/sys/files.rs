@@ -112,7 +112,7 @@ pub(crate) fn next_temp_paths(path: &Path, count: u64) -> Vec<PathBuf> {
 
 /// Writes `bytes` to `path` atomically: the old file (if any) stays until the new one
 /// is complete and on disk.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
     replace_with(path, |tmp| {
         let file = OpenOptions::new().write(true).create_new(true).open(tmp)?;
         let mut w = Limited {

@@ -5,17 +5,17 @@
 //! obeyed, by a terminal or a browser ([`visible`]), and the wall clock as Unix
 //! milliseconds ([`now_unix_ms`]). Imports nothing from the crate.
 
-pub(crate) mod cpu;
+pub mod cpu;
 pub mod files;
 pub mod limits;
 pub(crate) mod netdev;
-pub(crate) mod quota;
+pub mod quota;
 pub mod redact;
 pub mod usage;
 pub mod visible;
 
 /// The wall clock, ms since the Unix epoch (0 if the clock is before it).
-pub(crate) fn now_unix_ms() -> u64 {
+pub fn now_unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)

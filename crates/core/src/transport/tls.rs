@@ -212,7 +212,7 @@ impl GulpReader {
 
 /// A TLS stream whose reads return all the plaintext that can be had without I/O (up to
 /// the caller's buffer), not one record at a time.
-pub(crate) struct FillTls(pub(crate) TlsStream<GulpReader>);
+pub struct FillTls(pub(crate) TlsStream<GulpReader>);
 
 impl AsyncRead for FillTls {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, out: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {

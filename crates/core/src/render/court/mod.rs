@@ -6,7 +6,7 @@
 //! the lab's sweeps are heard by `tests/it/story_court.rs`. docs/diagnosis.md lists
 //! the rules.
 
-mod contradictions;
+pub mod contradictions;
 #[cfg(test)]
 mod generator;
 #[cfg(test)]
