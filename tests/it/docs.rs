@@ -267,7 +267,7 @@ fn the_link_check_catches_a_broken_link() {
 }
 
 /// The paths the module table of docs/architecture.md names: the first cell of each
-/// row under `## Modules, one line each`, one path under `src/` in backticks.
+/// row under `## Modules, one line each`, one path in the repository in backticks.
 fn module_table(architecture: &str) -> Vec<String> {
     let section = architecture
         .split("\n## ")
@@ -304,14 +304,14 @@ fn table_problems(rows: &[String], files: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
     for file in files {
         match rows.iter().filter(|r| *r == file).count() {
-            0 => problems.push(format!("src/{file} has no row")),
+            0 => problems.push(format!("{file} has no row")),
             1 => {}
-            n => problems.push(format!("src/{file} has {n} rows")),
+            n => problems.push(format!("{file} has {n} rows")),
         }
     }
     for row in rows {
         if !files.contains(row) {
-            problems.push(format!("the row `{row}` names no file under src/"));
+            problems.push(format!("the row `{row}` names no file of the crates"));
         }
     }
     problems
@@ -322,14 +322,16 @@ fn the_module_table_names_every_src_file() {
     let root = root();
     let rows = module_table(&read(&root.join("docs/architecture.md")));
     let mut files = Vec::new();
-    rust_files(&root.join("src"), &root.join("src"), &mut files);
+    for dir in CRATE_SOURCES {
+        rust_files(&root, &root.join(dir), &mut files);
+    }
     files.sort();
-    assert!(files.len() > 50, "src/ holds only {} files", files.len());
+    assert!(files.len() > 50, "the crates hold only {} files", files.len());
     let problems = table_problems(&rows, &files);
     assert!(
         problems.is_empty(),
         "docs/architecture.md's module table (`## Modules, one line each`, one row per \
-         file, keyed by its path under src/) is out of date:\n{}",
+         file, keyed by its path in the repository) is out of date:\n{}",
         problems.join("\n")
     );
 }
@@ -337,13 +339,16 @@ fn the_module_table_names_every_src_file() {
 #[test]
 fn the_module_table_check_catches_a_missing_and_a_gone_file() {
     let table = "# A\n\n## Modules, one line each\n\n| file | what |\n|---|---|\n\
-                 | `lib.rs` | map |\n| `old.rs` | gone |\n\n## Next\n\n| `x.rs` | other table |\n";
+                 | `src/lib.rs` | map |\n| `src/old.rs` | gone |\n\n## Next\n\n| `x.rs` | other table |\n";
     let rows = module_table(table);
-    assert_eq!(rows, ["lib.rs", "old.rs"]);
-    let files = ["lib.rs".to_string(), "new/mod.rs".to_string()];
+    assert_eq!(rows, ["src/lib.rs", "src/old.rs"]);
+    let files = ["src/lib.rs".to_string(), "crates/lab/src/new.rs".to_string()];
     assert_eq!(
         table_problems(&rows, &files),
-        ["src/new/mod.rs has no row", "the row `old.rs` names no file under src/"]
+        [
+            "crates/lab/src/new.rs has no row",
+            "the row `src/old.rs` names no file of the crates"
+        ]
     );
 }
 
@@ -367,8 +372,31 @@ fn limits_table_tests(markdown: &str) -> Vec<String> {
         .collect()
 }
 
+/// The four crates' source folders: the CLI at the root, the core, the lab, the function.
+const CRATE_SOURCES: [&str; 4] = ["src", "crates/core/src", "crates/lab/src", "crates/lambda/src"];
+
+/// Where a unit test's module path lives: `lab::x` and `lambda::x` in their crates
+/// (`x` under its `src/`), `cli::x` under the root's `src/`, the rest in the core.
+fn module_file(root: &Path, path: &[&str]) -> PathBuf {
+    let (dir, rest) = match path.first() {
+        Some(&top @ ("lab" | "lambda")) => (format!("crates/{top}/src"), &path[1..]),
+        Some(&"cli") => ("src".to_string(), path),
+        _ => ("crates/core/src".to_string(), path),
+    };
+    let base = root.join(dir);
+    if rest.is_empty() {
+        return base.join("lib.rs");
+    }
+    let file = base.join(format!("{}.rs", rest.join("/")));
+    if file.exists() {
+        file
+    } else {
+        base.join(rest.join("/")).join("mod.rs")
+    }
+}
+
 /// The file a test name points at (`module::name`: tests/it/module.rs; a unit
-/// test's module path: its file under src/), when it holds `fn name(`; else why not.
+/// test's module path: its file in its crate), when it holds `fn name(`; else why not.
 fn test_problem(root: &Path, name: &str) -> Option<String> {
     let parts: Vec<&str> = name.split("::").collect();
     let (module, function) = (&parts[..parts.len() - 1], parts[parts.len() - 1]);
@@ -377,12 +405,7 @@ fn test_problem(root: &Path, name: &str) -> Option<String> {
         it
     } else {
         let path: Vec<&str> = module.iter().copied().filter(|m| *m != "tests").collect();
-        let file = root.join("src").join(format!("{}.rs", path.join("/")));
-        if file.exists() {
-            file
-        } else {
-            root.join("src").join(path.join("/")).join("mod.rs")
-        }
+        module_file(root, &path)
     };
     let text = fs::read_to_string(&file).unwrap_or_default();
     (!text.contains(&format!("fn {function}("))).then(|| format!("{name}: no fn {function} in {}", file.display()))

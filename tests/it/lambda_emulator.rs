@@ -131,8 +131,8 @@ fn seeded_lab_over_https(event: &SweepRequest, tmp: &Path) -> Serve {
 }
 
 /// Step 1 of [`the_function_under_cargo_lambda_watch`]: the result's environment is the
-/// function's (runner, endpoint from its environment, a cold first invocation); its
-/// Lambda block is returned.
+/// function's (runner, endpoint from its environment, a cold first invocation, its
+/// init time); its Lambda block is returned.
 fn the_environment_is_the_functions<'r>(
     result: &'r SweepResult,
     endpoint: &str,
@@ -152,6 +152,9 @@ fn the_environment_is_the_functions<'r>(
     let architecture = json_of(&lambda.architecture);
     assert!(architecture == "x86_64" || architecture == "arm64", "{architecture}");
     assert!(lambda.request_id.as_deref().is_some_and(|id| !id.is_empty()));
+    // The binary timed its own init (main to ready: logging, settings, the S3 client).
+    let init_us = lambda.init_us.expect("the function's init time");
+    assert!((100..10_000_000).contains(&init_us), "init {init_us} us");
     lambda
 }
 

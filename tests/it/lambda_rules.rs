@@ -117,7 +117,7 @@ async fn an_update_in_progress_or_on_a_stale_revision_is_refused() {
 }
 
 /// Every test docs/testing.md's rule table names exists: `module::name` in
-/// tests/it/MODULE.rs (or tests/it/common/), `lab::...::tests::name` in src/lab/.
+/// tests/it/MODULE.rs (or tests/it/common/), `lab::...::tests::name` in crates/lab/src/.
 #[test]
 fn the_rule_table_names_only_tests_that_exist() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -132,7 +132,7 @@ fn the_rule_table_names_only_tests_that_exist() {
         for name in tests.split(',').map(|t| t.trim().trim_matches('`')) {
             let parts: Vec<&str> = name.split("::").collect();
             let file = match parts[0] {
-                "lab" => root.join(format!("src/lab/{}.rs", parts[1])),
+                "lab" => root.join(format!("crates/lab/src/{}.rs", parts[1])),
                 "common" => root.join(format!("tests/it/common/{}.rs", parts[1])),
                 module => root.join(format!("tests/it/{module}.rs")),
             };

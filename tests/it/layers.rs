@@ -183,11 +183,10 @@ fn edges(tree: &BTreeMap<String, String>) -> BTreeSet<(String, String)> {
         };
         for segs in paths_after(&code, "crate::") {
             let mine: Vec<&str> = own.iter().copied().chain(segs.iter().copied()).collect();
-            targets.extend(
-                resolve(&modules, &mine)
-                    .filter(|_| !own.is_empty())
-                    .or_else(|| resolve(&modules, &segs)),
-            );
+            // A module of their own below the root; the root itself (`lab` for
+            // `crate::model`) only names their crate, so the path is the core's.
+            let theirs = resolve(&modules, &mine).filter(|m| own.first().is_some_and(|o| m != o));
+            targets.extend(theirs.or_else(|| resolve(&modules, &segs)));
         }
         for (krate, named) in [
             ("s3sweep_core::", ""),
@@ -364,6 +363,17 @@ fn the_checker_finds_cycles_and_upward_imports() {
     lab.insert("lab".into(), "use crate::model::A;".into());
     lab.insert("lambda".into(), "use crate::engine::run; use crate::model::A;".into());
     assert_eq!(problems(&lab), Vec::<String>::new());
+    // In the lab's crate `crate::model` is the core's model (the root imports it), and
+    // `crate::conn` the lab's own module.
+    lab.insert("lab::conn".into(), "pub fn c() {}".into());
+    lab.insert(
+        "lab::store".into(),
+        "use crate::model::a::A; use crate::conn::c;".into(),
+    );
+    let e = edges(&lab);
+    for to in ["model::a", "lab::conn"] {
+        assert!(e.contains(&("lab::store".to_string(), to.to_string())), "{e:?}");
+    }
     lab.insert("lambda::settings".into(), "use s3sweep_lab::credentials;".into());
     let found = problems(&lab);
     assert!(

@@ -1,6 +1,6 @@
 //! S3 as strict as AWS: the lab authorizes every request against the function's role
 //! as SAM expands it (`ResultsBucket` set, tests/it/common/iam.rs), as S3 does
-//! (src/lab/iam_s3.rs), and the handler's paths that call S3 run under it: the sweep
+//! (crates/lab/src/iam_s3.rs), and the handler's paths that call S3 run under it: the sweep
 //! of a general purpose and a directory bucket (GetObject, CreateSession ReadOnly), a
 //! `key_prefix` listing (ListBucket) and the results write (PutObject). None is refused;
 //! a request outside the role is refused with S3's 403 AccessDenied naming the action

@@ -157,6 +157,8 @@ pub struct Function {
     invoker: Option<Invoker>,
     /// The invocations running in this process (more than one on Managed Instances).
     invocations: Arc<overlap::Invocations>,
+    /// The execution environment's init (`main` to ready), when the binary measured it.
+    init: Option<Duration>,
 }
 
 impl Function {
@@ -176,7 +178,15 @@ impl Function {
             observer: Arc::new(LogProgress),
             invoker: None,
             invocations: Arc::default(),
+            init: None,
         }
+    }
+
+    /// The same function knowing how long its execution environment's init took: every
+    /// result reports it as `environment.lambda.init_us`.
+    pub fn with_init_time(mut self, init: Duration) -> Self {
+        self.init = Some(init);
+        self
     }
 
     /// The same function with a Lambda client for fan-out.
@@ -419,7 +429,7 @@ impl Function {
         SweepOptions {
             runner: Runner::Lambda,
             deadline: self.deadline_of(plan, invocation.deadline),
-            lambda: Some(lambda_environment(invocation, &self.settings)),
+            lambda: Some(lambda_environment(invocation, &self.settings, self.init)),
             schedule: StartSchedule::of(plan),
             results,
             memory_mb: None,
@@ -518,7 +528,7 @@ impl Function {
         let environment = engine::environment(
             &self.client,
             Runner::Lambda,
-            Some(lambda_environment(invocation, &self.settings)),
+            Some(lambda_environment(invocation, &self.settings, self.init)),
         );
         let mut merged = merge::merged_result(environment, plan, &c.function, start_unix_ms, outcomes);
         merged.listing = children::listing_reports(plan);
@@ -556,7 +566,7 @@ impl Function {
         let environment = engine::environment(
             &self.client,
             Runner::Lambda,
-            Some(lambda_environment(invocation, &self.settings)),
+            Some(lambda_environment(invocation, &self.settings, self.init)),
         );
         let base = SweepResult::new(environment, plan.request().clone(), c.started_unix_ms);
         let result = self.finish_coordination(memory::merged(base, results, report), c.started);
@@ -565,7 +575,11 @@ impl Function {
     }
 }
 
-fn lambda_environment(invocation: &Invocation, settings: &FunctionSettings) -> LambdaEnvironment {
+fn lambda_environment(
+    invocation: &Invocation,
+    settings: &FunctionSettings,
+    init: Option<Duration>,
+) -> LambdaEnvironment {
     let context = &invocation.context;
     let config = &context.env_config;
     let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
@@ -581,6 +595,7 @@ fn lambda_environment(invocation: &Invocation, settings: &FunctionSettings) -> L
         safety_margin_ms: settings.safety_margin.as_millis() as u64,
         deployment: settings.deployment.clone(),
         substrate: Some(settings.substrate.clone()),
+        init_us: init.map(|d| d.as_micros() as u64),
     }
 }
 

@@ -5,6 +5,7 @@
 #![recursion_limit = "256"]
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use lambda_runtime::{service_fn, Diagnostic, LambdaEvent};
 
@@ -13,6 +14,8 @@ use s3sweep_lambda::{Function, FunctionSettings};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
+    // The init the results report: from here to ready for the first event.
+    let started = Instant::now();
     // Honours AWS_LAMBDA_LOG_LEVEL (else RUST_LOG, else INFO) and
     // AWS_LAMBDA_LOG_FORMAT=JSON. Every line redacted (session tokens, URL passwords).
     lambda_runtime::tracing::init_default_subscriber_with_writer(s3sweep_core::sys::redact::Redacting(std::io::stdout));
@@ -23,7 +26,8 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let function = Arc::new(
         Function::new(settings)
             .await
-            .inspect_err(|e| tracing::error!("building the S3 client: {e}"))?,
+            .inspect_err(|e| tracing::error!("building the S3 client: {e}"))?
+            .with_init_time(started.elapsed()),
     );
     tracing::info!(
         endpoint = function.client().endpoint().unwrap_or("AWS"),

@@ -435,6 +435,7 @@ mod tests {
             safety_margin_ms: 0,
             deployment: None,
             substrate: None,
+            init_us: None,
         });
         r
     }

@@ -275,6 +275,11 @@ pub struct LambdaEnvironment {
     /// Lambda or Lambda Managed Instances, and the instance when visible (absent in older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub substrate: Option<super::SubstrateInfo>,
+    /// This execution environment's init, as the function measured it: from its `main`
+    /// to ready for its first event (logging, settings and the S3 client built). The
+    /// same on every invocation of the environment; absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_us: Option<u64>,
 }
 
 /// One configuration: one bucket, one worker count, one repetition.

@@ -331,6 +331,7 @@ mod tests {
                     subnet_zone_ids: zones.iter().map(|z| z.to_string()).collect(),
                 }),
                 substrate: None,
+                init_us: None,
             });
             r
         };

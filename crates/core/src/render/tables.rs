@@ -460,6 +460,7 @@ pub(crate) mod tests {
                 instance_type: Some("c7gn.large".into()),
                 vcpus: Some(2),
             }),
+            init_us: None,
         });
         r
     }
