@@ -5,7 +5,8 @@ Plays the Lambda Runtime API (the part a function uses: /invocation/next and
 /invocation/{id}/response) on 127.0.0.1, starts `s3sweep serve` with one seeded
 bucket, then execs the function with AWS_LAMBDA_RUNTIME_API pointing at the fake
 runtime and S3SWEEP_ENDPOINT_URL at the server, hands it one small event, and
-measures exec -> response received. Repeats a few times; prints the median.
+measures exec -> its first GET /invocation/next (the init: ready for its first event)
+and exec -> response received. Repeats 20 times; prints the medians.
 
     python3 bench-py/lambda_start.py [--lambda target/release/s3sweep-lambda] [--s3sweep target/release/s3sweep]
 """
@@ -27,6 +28,7 @@ class Runtime(http.server.BaseHTTPRequestHandler):
     done = None  # threading.Event set when the response arrives
     result = None
     served = False
+    ready_at = None  # perf_counter() of the first GET /invocation/next: ready for its first event
 
     def log_message(self, *args):
         pass
@@ -37,6 +39,7 @@ class Runtime(http.server.BaseHTTPRequestHandler):
                 time.sleep(30)  # no second event: the function waits here until killed
                 return
             Runtime.served = True
+            Runtime.ready_at = time.perf_counter()
             self.send_response(200)
             self.send_header("Lambda-Runtime-Aws-Request-Id", "start-bench-1")
             self.send_header("Lambda-Runtime-Deadline-Ms", str(int(time.time() * 1000) + 60_000))
@@ -65,7 +68,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--lambda", dest="function", default=os.path.join(here, "target/release/s3sweep-lambda"))
     p.add_argument("--s3sweep", default=os.path.join(here, "target/release/s3sweep"))
-    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--runs", type=int, default=20)
     args = p.parse_args()
 
     server = subprocess.Popen([args.s3sweep, "serve", "--port", "0", "--bucket", "start-bucket=none"],
@@ -78,6 +81,7 @@ def main():
         Runtime.event = json.dumps({"buckets": ["start-bucket"], "object_count": 4, "workers": [1],
                                     "warmup": False}).encode()
         times = []
+        inits = []
         for _ in range(args.runs):
             Runtime.served = False
             Runtime.done = threading.Event()
@@ -99,9 +103,12 @@ def main():
             body = json.loads(Runtime.result[1])
             assert body["results"][0]["ok"] == 4, body
             times.append(elapsed * 1000)
+            inits.append((Runtime.ready_at - t0) * 1000)
     finally:
         server.terminate()
     size = os.path.getsize(args.function)
+    print(f"s3sweep-lambda: init (process start to ready for its first event, GET /invocation/next): "
+          f"median {statistics.median(inits):.1f} ms over {len(inits)} starts (min {min(inits):.1f}, max {max(inits):.1f})")
     print(f"s3sweep-lambda: binary {size:,} bytes; process start to first event handled "
           f"(4 GETs, local server): median {statistics.median(times):.0f} ms over {len(times)} runs "
           f"(min {min(times):.0f}, max {max(times):.0f})")
