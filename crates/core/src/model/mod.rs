@@ -45,12 +45,12 @@ pub use request::{
 };
 pub use result::{
     BucketSummary, ChildError, ChildErrorKind, ChildReport, ConfigResult, Dropped, Environment, FanoutReport,
-    LambdaEnvironment, MergedConfig, ResultFileError, ResultsWrites, Runner, SkippedConfig, SweepResult, ToolInfo,
-    Trimmed, WritesStatus, SCHEMA,
+    MergedConfig, ResultFileError, ResultsWrites, Runner, SkippedConfig, SweepResult, ToolInfo, Trimmed, WritesStatus,
+    SCHEMA,
 };
 pub use run_kind::RunKind;
 pub use stats::Percentiles;
-pub use substrate::{Overlap, Substrate, SubstrateInfo};
+pub use substrate::{LambdaEnvironment, Overlap, Substrate, SubstrateInfo};
 pub use timeline::{Bounded, KindCounts, Timeline, BASE_INTERVAL_MS, MAX_TIMELINE_INTERVALS};
 
 // Rows and results for unit tests, this crate's and the function's (another crate,

@@ -15,8 +15,9 @@ use super::histogram::{cdf_points, decode_histogram, HistogramError};
 use super::listing::ObjectSize;
 use super::memory::MemorySweepReport;
 use super::network::{ChildWire, FanoutProbe, NetworkReport, WireCounts};
-use super::request::{Architecture, KeyRange, Split, SweepRequest};
+use super::request::{KeyRange, Split, SweepRequest};
 use super::stats::{first_seen, round3, tidy, Percentiles};
+use super::substrate::LambdaEnvironment;
 
 /// The schema name and version of the result document.
 pub const SCHEMA: &str = "s3sweep.result/v1";
@@ -242,44 +243,6 @@ pub struct Environment {
     /// Lambda facts when run in Lambda.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lambda: Option<LambdaEnvironment>,
-}
-
-/// Facts of the Lambda function that ran the sweep.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LambdaEnvironment {
-    pub function_name: Option<String>,
-    pub function_version: Option<String>,
-    pub memory_size_mb: Option<u32>,
-    /// True for the first invocation of this execution environment.
-    pub cold_start: bool,
-    #[serde(default)]
-    pub architecture: Option<Architecture>,
-    /// `AWS_REGION` of the function.
-    #[serde(default)]
-    pub region: Option<String>,
-    /// The invocation's request id.
-    #[serde(default)]
-    pub request_id: Option<String>,
-    /// Time left before the invocation's deadline when the handler started; `None`
-    /// when the deadline was not plausible (e.g. under `cargo lambda watch`) and the
-    /// sweep ran without one.
-    #[serde(default)]
-    pub remaining_ms_at_start: Option<u64>,
-    /// Kept free before the deadline: no configuration starts unless it is expected
-    /// to finish this long before the deadline.
-    #[serde(default)]
-    pub safety_margin_ms: u64,
-    /// The network path the function was deployed with (absent when the template did not say).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deployment: Option<super::Deployment>,
-    /// Lambda or Lambda Managed Instances, and the instance when visible (absent in older results).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub substrate: Option<super::SubstrateInfo>,
-    /// This execution environment's init, as the function measured it: from its `main`
-    /// to ready for its first event (logging, settings and the S3 client built). The
-    /// same on every invocation of the environment; absent in older results.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub init_us: Option<u64>,
 }
 
 /// One configuration: one bucket, one worker count, one repetition.

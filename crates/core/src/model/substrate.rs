@@ -1,12 +1,52 @@
-//! Where a Lambda invocation ran and what ran beside it: the substrate (Lambda, or
-//! Lambda Managed Instances, whose execution environments take several invocations at
-//! once), the instance when the function can see it, and for each row how many other
-//! invocations of the same process overlapped it (issue 50).
+//! Where a Lambda invocation ran and what ran beside it: the function's facts
+//! (`environment.lambda`: name, memory, cold start, init time, ...), the substrate
+//! (Lambda, or Lambda Managed Instances, whose execution environments take several
+//! invocations at once), the instance when the function can see it, and for each row
+//! how many other invocations of the same process overlapped it (issue 50).
 
 use serde::{Deserialize, Serialize};
 
 use super::closed_set::closed_set;
+use super::request::Architecture;
 use super::stats::tidy;
+
+/// Facts of the Lambda function that ran the sweep.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LambdaEnvironment {
+    pub function_name: Option<String>,
+    pub function_version: Option<String>,
+    pub memory_size_mb: Option<u32>,
+    /// True for the first invocation of this execution environment.
+    pub cold_start: bool,
+    #[serde(default)]
+    pub architecture: Option<Architecture>,
+    /// `AWS_REGION` of the function.
+    #[serde(default)]
+    pub region: Option<String>,
+    /// The invocation's request id.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// Time left before the invocation's deadline when the handler started; `None`
+    /// when the deadline was not plausible (e.g. under `cargo lambda watch`) and the
+    /// sweep ran without one.
+    #[serde(default)]
+    pub remaining_ms_at_start: Option<u64>,
+    /// Kept free before the deadline: no configuration starts unless it is expected
+    /// to finish this long before the deadline.
+    #[serde(default)]
+    pub safety_margin_ms: u64,
+    /// The network path the function was deployed with (absent when the template did not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<super::Deployment>,
+    /// Lambda or Lambda Managed Instances, and the instance when visible (absent in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub substrate: Option<SubstrateInfo>,
+    /// This execution environment's init, as the function measured it: from its `main`
+    /// to ready for its first event (logging, settings and the S3 client built). The
+    /// same on every invocation of the environment; absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_us: Option<u64>,
+}
 
 closed_set! {
     /// What the function ran on (`environment.lambda.substrate.kind`).
