@@ -75,33 +75,62 @@ fn demo_rows(demo: &serde_json::Value, part: &str) -> Vec<serde_json::Value> {
     rows
 }
 
+/// A number as the prose writes it (`1,234`); NaN if it is none.
+fn num(s: &str) -> f64 {
+    s.replace(',', "").parse::<f64>().unwrap_or(f64::NAN)
+}
+
+/// A number of the result at a JSON pointer; NaN if it is absent.
+fn field(r: &serde_json::Value, p: &str) -> f64 {
+    r.pointer(p).and_then(|v| v.as_f64()).unwrap_or(f64::NAN)
+}
+
+/// A row's verdict name.
+fn verdict(r: &serde_json::Value) -> String {
+    r.pointer("/diagnosis/verdict")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The row of `workers` workers.
+fn at(rows: &[serde_json::Value], workers: f64) -> Option<serde_json::Value> {
+    rows.iter().find(|r| field(r, "/workers") == workers).cloned()
+}
+
+/// The failed claims, each with what the result says.
+#[derive(Default)]
+struct Claims(Vec<String>);
+
+impl Claims {
+    fn check(&mut self, ok: bool, what: String) {
+        if !ok {
+            self.0.push(what);
+        }
+    }
+}
+
 /// What README.md's prose claims about docs/demo.json, checked against it; each
 /// entry a failure, with what the result says.
 fn readme_claim_failures(prose: &str, demo: &serde_json::Value) -> Vec<String> {
-    let mut bad = Vec::new();
-    let mut check = |ok: bool, what: String| {
-        if !ok {
-            bad.push(what);
-        }
-    };
-    let n = |s: &str| s.replace(',', "").parse::<f64>().unwrap_or(f64::NAN);
-    let f = |r: &serde_json::Value, p: &str| r.pointer(p).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
-    let verdict = |r: &serde_json::Value| {
-        r.pointer("/diagnosis/verdict")
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-            .to_string()
-    };
-    let at = |rows: &[serde_json::Value], w: f64| rows.iter().find(|r| f(r, "/workers") == w).cloned();
+    let mut claims = Claims::default();
     let express = demo_rows(demo, "--x-s3");
     let standard = demo_rows(demo, "standard");
+    one_worker_claims(&mut claims, prose, demo, &express);
+    busiest_claims(&mut claims, prose, &express);
+    standard_claims(&mut claims, prose, &standard);
+    claims.0
+}
+
+/// The defaults, the one-worker row and the directory bucket's verdicts.
+fn one_worker_claims(claims: &mut Claims, prose: &str, demo: &serde_json::Value, express: &[serde_json::Value]) {
     let c = capture(prose, "on a quiet 2-vCPU machine: {} objects, up to {} workers)");
-    let max_workers = express.iter().map(|r| f(r, "/workers")).fold(0.0, f64::max);
-    check(
-        n(&c[0]) == f(demo, "/request/object_count") && n(&c[1]) == max_workers,
+    let max_workers = express.iter().map(|r| field(r, "/workers")).fold(0.0, f64::max);
+    claims.check(
+        num(&c[0]) == field(demo, "/request/object_count") && num(&c[1]) == max_workers,
         format!(
             "defaults {c:?}: the result has {} objects, up to {max_workers} workers",
-            f(demo, "/request/object_count")
+            field(demo, "/request/object_count")
         ),
     );
     let c = capture(
@@ -109,80 +138,89 @@ fn readme_claim_failures(prose: &str, demo: &serde_json::Value) -> Vec<String> {
         "One request in flight reads {} objects/s, each waiting ~{} ms for its first byte ({}:",
     );
     let one = &express[0];
-    check(
-        format!("{:.0}", f(one, "/objects_per_s")) == c[0].replace(',', ""),
+    claims.check(
+        format!("{:.0}", field(one, "/objects_per_s")) == c[0].replace(',', ""),
         format!(
             "1 worker: {} objects/s quoted, {:.1} in the result",
             c[0],
-            f(one, "/objects_per_s")
+            field(one, "/objects_per_s")
         ),
     );
-    check(
-        format!("{:.0}", f(one, "/ttfb_ms/p50")) == c[1],
+    claims.check(
+        format!("{:.0}", field(one, "/ttfb_ms/p50")) == c[1],
         format!(
             "1 worker: first byte ~{} ms quoted, p50 {:.2} in the result",
             c[1],
-            f(one, "/ttfb_ms/p50")
+            field(one, "/ttfb_ms/p50")
         ),
     );
-    check(
+    claims.check(
         verdict(one) == c[2],
         format!("1 worker: `{}` quoted, `{}` in the result", c[2], verdict(one)),
     );
     let c = capture(prose, "the verdict stays {} at every count up to {} workers");
     let verdicts: Vec<String> = express.iter().map(verdict).collect();
-    check(
-        verdicts.iter().all(|v| *v == c[0]) && n(&c[1]) == max_workers,
+    claims.check(
+        verdicts.iter().all(|v| *v == c[0]) && num(&c[1]) == max_workers,
         format!(
             "`{}` at every count up to {} quoted; the result: {verdicts:?}",
             c[0], c[1]
         ),
     );
+}
+
+/// The directory bucket's busiest row: its rate, the cores busy, its CPU per GET.
+fn busiest_claims(claims: &mut Claims, prose: &str, express: &[serde_json::Value]) {
     let c = capture(
         prose,
         "At {} workers the curve reaches {} objects/s with {} of the {} usable cores busy in the client ({} of the machine's {} cores busy",
     );
-    let row = at(&express, n(&c[0])).unwrap_or_default();
-    check(
-        format!("{:.0}", f(&row, "/objects_per_s")) == c[1].replace(',', ""),
+    let row = at(express, num(&c[0])).unwrap_or_default();
+    claims.check(
+        format!("{:.0}", field(&row, "/objects_per_s")) == c[1].replace(',', ""),
         format!(
             "{} workers: {} objects/s quoted, {:.1} in the result",
             c[0],
             c[1],
-            f(&row, "/objects_per_s")
+            field(&row, "/objects_per_s")
         ),
     );
-    check(
-        format!("{:.2}", f(&row, "/client/cores_busy")) == c[2]
-            && format!("{:.2}", f(&row, "/client/usable_cores")) == c[3],
+    claims.check(
+        format!("{:.2}", field(&row, "/client/cores_busy")) == c[2]
+            && format!("{:.2}", field(&row, "/client/usable_cores")) == c[3],
         format!(
             "{} workers: {} of {} usable cores quoted, {} of {} in the result",
             c[0],
             c[2],
             c[3],
-            f(&row, "/client/cores_busy"),
-            f(&row, "/client/usable_cores")
+            field(&row, "/client/cores_busy"),
+            field(&row, "/client/usable_cores")
         ),
     );
-    check(
-        format!("{:.2}", f(&row, "/client/machine_cores_busy")) == c[4] && f(&row, "/client/vcpus") == n(&c[5]),
+    claims.check(
+        format!("{:.2}", field(&row, "/client/machine_cores_busy")) == c[4]
+            && field(&row, "/client/vcpus") == num(&c[5]),
         format!(
             "machine cores busy {} of {} quoted, {} of {} in the result",
             c[4],
             c[5],
-            f(&row, "/client/machine_cores_busy"),
-            f(&row, "/client/vcpus")
+            field(&row, "/client/machine_cores_busy"),
+            field(&row, "/client/vcpus")
         ),
     );
     let c = capture(prose, "same machine), at {} ms of client CPU per GET");
-    check(
-        format!("{:.3}", f(&row, "/cpu_ms_per_get")) == c[0],
+    claims.check(
+        format!("{:.3}", field(&row, "/cpu_ms_per_get")) == c[0],
         format!(
             "CPU per GET {} ms quoted, {} in the result",
             c[0],
-            f(&row, "/cpu_ms_per_get")
+            field(&row, "/cpu_ms_per_get")
         ),
     );
+}
+
+/// The Standard-like bucket's verdicts: one but one row alike, and that row's.
+fn standard_claims(claims: &mut Claims, prose: &str, standard: &[serde_json::Value]) {
     let c = capture(
         prose,
         "table of the same run is {} at every count but one: at {} workers one request",
@@ -190,22 +228,21 @@ fn readme_claim_failures(prose: &str, demo: &serde_json::Value) -> Vec<String> {
     let odd: Vec<f64> = standard
         .iter()
         .filter(|r| verdict(r) != c[0])
-        .map(|r| f(r, "/workers"))
+        .map(|r| field(r, "/workers"))
         .collect();
-    check(
-        odd == vec![n(&c[1])],
+    claims.check(
+        odd == vec![num(&c[1])],
         format!(
             "standard-like `{}` but at {} quoted; the other rows: {odd:?}",
             c[0], c[1]
         ),
     );
     let c2 = capture(prose, "and that row is a {} (throughput");
-    let end = at(&standard, n(&c[1])).map(|r| verdict(&r));
-    check(
+    let end = at(standard, num(&c[1])).map(|r| verdict(&r));
+    claims.check(
         end.as_deref() == Some(c2[0].as_str()),
         format!("standard-like at {} is `{}` quoted; the result: {end:?}", c[1], c2[0]),
     );
-    bad
 }
 
 /// Every figure README.md's demo section quotes from docs/demo.json (objects/s, first

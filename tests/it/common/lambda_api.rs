@@ -498,155 +498,169 @@ fn control(
         ("GET", "configuration") if qualifier.as_deref().is_some_and(|q| q != "$LATEST") => {
             version_configuration(s, qualifier.as_deref().unwrap_or_default())
         }
-        ("GET", "configuration") => {
-            let inject = count(s, "GetFunctionConfiguration");
-            let f = &mut s.function;
-            let status = if f.in_progress_reads > 0 {
-                f.in_progress_reads -= 1;
-                "InProgress"
-            } else {
-                f.settled_status
-            };
-            let line = format!("GetFunctionConfiguration -> {} MB, {status}", f.memory_mb);
-            let answer = config_json(f, status, "$LATEST", f.memory_mb, &f.description.clone());
-            s.calls
-                .push(format!("{line}{}", if inject { " [INJECTED FAILURE]" } else { "" }));
-            if inject {
-                return error(500, "ServiceException", "injected failure");
-            }
-            reply(StatusCode::OK, answer, &[])
-        }
-        ("PUT", "configuration") => {
-            let inject = count(s, "UpdateFunctionConfiguration");
-            let memory = body.get("MemorySize").and_then(Value::as_u64);
-            let description = body.get("Description").and_then(Value::as_str).map(str::to_string);
-            let mut line = "UpdateFunctionConfiguration".to_string();
-            if let Some(m) = memory {
-                line.push_str(&format!(" MemorySize={m}"));
-            }
-            if let Some(d) = &description {
-                line.push_str(&format!(" Description={d:?}"));
-            }
-            if let Some(r) = body.get("RevisionId").and_then(Value::as_str) {
-                line.push_str(&format!(" RevisionId={r}"));
-            }
-            if inject {
-                s.calls.push(format!("{line} [INJECTED FAILURE]"));
-                return error(500, "ServiceException", "injected failure");
-            }
-            if let (Some(m), Some(max)) = (memory, s.limits.max_memory_mb) {
-                if m > u64::from(max) {
-                    s.calls.push(format!("{line} -> 400 InvalidParameterValueException"));
-                    return error(
-                        400,
-                        "InvalidParameterValueException",
-                        &format!("1 validation error detected: Value '{m}' at 'memorySize' failed to satisfy constraint: Member must have value less than or equal to {max}"),
-                    );
-                }
-            }
-            let f = &s.function;
-            if f.in_progress_reads > 0 {
-                s.calls.push(format!("{line} -> 409 ResourceConflictException"));
-                return error(
-                    409,
-                    "ResourceConflictException",
-                    "An update is in progress for resource",
-                );
-            }
-            if let Some(r) = body.get("RevisionId").and_then(Value::as_str) {
-                if r != format!("rev-{}", f.revision) {
-                    s.calls.push(format!("{line} -> 412 PreconditionFailedException"));
-                    return error(
-                        412,
-                        "PreconditionFailedException",
-                        "The RevisionId provided does not match the latest RevisionId",
-                    );
-                }
-            }
-            let failed_update = count(s, "LastUpdateStatus");
-            let f = &mut s.function;
-            if let Some(m) = memory {
-                f.memory_mb = m as u32;
-            }
-            if let Some(d) = description {
-                f.description = d;
-            }
-            f.revision += 1;
-            f.in_progress_reads = 1;
-            f.settled_status = if failed_update { "Failed" } else { "Successful" };
-            let answer = config_json(f, "InProgress", "$LATEST", f.memory_mb, &f.description.clone());
-            s.calls.push(format!(
-                "{line}{}",
-                if failed_update {
-                    " [INJECTED: LastUpdateStatus Failed]"
-                } else {
-                    ""
-                }
-            ));
-            reply(StatusCode::OK, answer, &[])
-        }
-        ("POST", "versions") => {
-            let inject = count(s, "PublishVersion");
-            if inject {
-                s.calls.push("PublishVersion [INJECTED FAILURE]".into());
-                return error(500, "ServiceException", "injected failure");
-            }
-            let f = &s.function;
-            if let Some(r) = body.get("RevisionId").and_then(Value::as_str) {
-                if r != format!("rev-{}", f.revision) {
-                    s.calls.push("PublishVersion -> 412 PreconditionFailedException".into());
-                    return error(
-                        412,
-                        "PreconditionFailedException",
-                        "The RevisionId provided does not match",
-                    );
-                }
-            }
-            let description = body
-                .get("Description")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let pending_reads = s.limits.pending_reads;
-            let f = &mut s.function;
-            let n = f.next_version;
-            f.next_version += 1;
-            f.versions.insert(
-                n,
-                Version {
-                    memory_mb: f.memory_mb,
-                    description: description.clone(),
-                    pending_reads,
-                },
-            );
-            let answer = config_json(f, "Successful", &n.to_string(), f.memory_mb, &description);
-            let line = format!("PublishVersion -> version {n} ({} MB)", f.memory_mb);
-            s.calls.push(line);
-            reply(StatusCode::CREATED, answer, &[])
-        }
-        ("DELETE", "") => {
-            let inject = count(s, "DeleteFunction");
-            let Some(q) = qualifier else {
-                s.calls
-                    .push("DeleteFunction WITHOUT A QUALIFIER (the whole function!)".into());
-                return error(400, "InvalidParameterValueException", "refused by the test server");
-            };
-            let line = format!("DeleteFunction FunctionName={} -> version {q}", s.passed);
-            if inject {
-                s.calls.push(format!("{line} [INJECTED FAILURE]"));
-                return error(500, "ServiceException", "injected failure");
-            }
-            let removed = q.parse::<u64>().ok().and_then(|n| s.function.versions.remove(&n));
-            s.calls.push(line);
-            match removed {
-                Some(_) => Response::builder()
-                    .status(StatusCode::NO_CONTENT)
-                    .body(Full::new(Bytes::new()))
-                    .unwrap(),
-                None => error(404, "ResourceNotFoundException", &format!("no version {q}")),
-            }
-        }
+        ("GET", "configuration") => get_configuration(s),
+        ("PUT", "configuration") => update_configuration(s, &body),
+        ("POST", "versions") => publish_version(s, &body),
+        ("DELETE", "") => delete_version(s, qualifier),
         _ => error(404, "ResourceNotFoundException", &format!("no route {method} {path}")),
+    }
+}
+
+/// `GetFunctionConfiguration` of `$LATEST`: `InProgress` for as many reads as an
+/// update left, then its settled status.
+fn get_configuration(s: &mut State) -> Response<Full<Bytes>> {
+    let inject = count(s, "GetFunctionConfiguration");
+    let f = &mut s.function;
+    let status = if f.in_progress_reads > 0 {
+        f.in_progress_reads -= 1;
+        "InProgress"
+    } else {
+        f.settled_status
+    };
+    let line = format!("GetFunctionConfiguration -> {} MB, {status}", f.memory_mb);
+    let answer = config_json(f, status, "$LATEST", f.memory_mb, &f.description.clone());
+    s.calls
+        .push(format!("{line}{}", if inject { " [INJECTED FAILURE]" } else { "" }));
+    if inject {
+        return error(500, "ServiceException", "injected failure");
+    }
+    reply(StatusCode::OK, answer, &[])
+}
+
+/// `UpdateFunctionConfiguration`: memory and description, refused as Lambda refuses it
+/// (over the account's memory limit, during an update, on a stale revision).
+fn update_configuration(s: &mut State, body: &Value) -> Response<Full<Bytes>> {
+    let inject = count(s, "UpdateFunctionConfiguration");
+    let memory = body.get("MemorySize").and_then(Value::as_u64);
+    let description = body.get("Description").and_then(Value::as_str).map(str::to_string);
+    let mut line = "UpdateFunctionConfiguration".to_string();
+    if let Some(m) = memory {
+        line.push_str(&format!(" MemorySize={m}"));
+    }
+    if let Some(d) = &description {
+        line.push_str(&format!(" Description={d:?}"));
+    }
+    if let Some(r) = body.get("RevisionId").and_then(Value::as_str) {
+        line.push_str(&format!(" RevisionId={r}"));
+    }
+    if inject {
+        s.calls.push(format!("{line} [INJECTED FAILURE]"));
+        return error(500, "ServiceException", "injected failure");
+    }
+    if let (Some(m), Some(max)) = (memory, s.limits.max_memory_mb) {
+        if m > u64::from(max) {
+            s.calls.push(format!("{line} -> 400 InvalidParameterValueException"));
+            return error(
+                400,
+                "InvalidParameterValueException",
+                &format!("1 validation error detected: Value '{m}' at 'memorySize' failed to satisfy constraint: Member must have value less than or equal to {max}"),
+            );
+        }
+    }
+    let f = &s.function;
+    if f.in_progress_reads > 0 {
+        s.calls.push(format!("{line} -> 409 ResourceConflictException"));
+        return error(
+            409,
+            "ResourceConflictException",
+            "An update is in progress for resource",
+        );
+    }
+    if let Some(r) = body.get("RevisionId").and_then(Value::as_str) {
+        if r != format!("rev-{}", f.revision) {
+            s.calls.push(format!("{line} -> 412 PreconditionFailedException"));
+            return error(
+                412,
+                "PreconditionFailedException",
+                "The RevisionId provided does not match the latest RevisionId",
+            );
+        }
+    }
+    let failed_update = count(s, "LastUpdateStatus");
+    let f = &mut s.function;
+    if let Some(m) = memory {
+        f.memory_mb = m as u32;
+    }
+    if let Some(d) = description {
+        f.description = d;
+    }
+    f.revision += 1;
+    f.in_progress_reads = 1;
+    f.settled_status = if failed_update { "Failed" } else { "Successful" };
+    let answer = config_json(f, "InProgress", "$LATEST", f.memory_mb, &f.description.clone());
+    s.calls.push(format!(
+        "{line}{}",
+        if failed_update {
+            " [INJECTED: LastUpdateStatus Failed]"
+        } else {
+            ""
+        }
+    ));
+    reply(StatusCode::OK, answer, &[])
+}
+
+/// `PublishVersion`: a numbered version of `$LATEST` (refused on a stale revision).
+fn publish_version(s: &mut State, body: &Value) -> Response<Full<Bytes>> {
+    let inject = count(s, "PublishVersion");
+    if inject {
+        s.calls.push("PublishVersion [INJECTED FAILURE]".into());
+        return error(500, "ServiceException", "injected failure");
+    }
+    let f = &s.function;
+    if let Some(r) = body.get("RevisionId").and_then(Value::as_str) {
+        if r != format!("rev-{}", f.revision) {
+            s.calls.push("PublishVersion -> 412 PreconditionFailedException".into());
+            return error(
+                412,
+                "PreconditionFailedException",
+                "The RevisionId provided does not match",
+            );
+        }
+    }
+    let description = body
+        .get("Description")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let pending_reads = s.limits.pending_reads;
+    let f = &mut s.function;
+    let n = f.next_version;
+    f.next_version += 1;
+    f.versions.insert(
+        n,
+        Version {
+            memory_mb: f.memory_mb,
+            description: description.clone(),
+            pending_reads,
+        },
+    );
+    let answer = config_json(f, "Successful", &n.to_string(), f.memory_mb, &description);
+    let line = format!("PublishVersion -> version {n} ({} MB)", f.memory_mb);
+    s.calls.push(line);
+    reply(StatusCode::CREATED, answer, &[])
+}
+
+/// `DeleteFunction` of one version; without a qualifier (the whole function) refused.
+fn delete_version(s: &mut State, qualifier: Option<String>) -> Response<Full<Bytes>> {
+    let inject = count(s, "DeleteFunction");
+    let Some(q) = qualifier else {
+        s.calls
+            .push("DeleteFunction WITHOUT A QUALIFIER (the whole function!)".into());
+        return error(400, "InvalidParameterValueException", "refused by the test server");
+    };
+    let line = format!("DeleteFunction FunctionName={} -> version {q}", s.passed);
+    if inject {
+        s.calls.push(format!("{line} [INJECTED FAILURE]"));
+        return error(500, "ServiceException", "injected failure");
+    }
+    let removed = q.parse::<u64>().ok().and_then(|n| s.function.versions.remove(&n));
+    s.calls.push(line);
+    match removed {
+        Some(_) => Response::builder()
+            .status(StatusCode::NO_CONTENT)
+            .body(Full::new(Bytes::new()))
+            .unwrap(),
+        None => error(404, "ResourceNotFoundException", &format!("no version {q}")),
     }
 }
 

@@ -305,41 +305,7 @@ async fn route(req: Request<Incoming>, state: Arc<Mutex<State>>, queued: Arc<Not
         .map(|b| b.to_bytes().to_vec())
         .unwrap_or_default();
     if path == "/2018-06-01/runtime/invocation/next" {
-        loop {
-            let next = {
-                let mut s = state.lock().unwrap();
-                let p = s.queue.pop_front();
-                if let Some(p) = &p {
-                    let now = Instant::now();
-                    if let Some(i) = s.inflight.get_mut(&p.id) {
-                        i.handed_out = now;
-                        i.deadline = now + p.killed_after.unwrap_or(p.timeout).min(p.timeout);
-                    }
-                }
-                p
-            };
-            if let Some(p) = next {
-                let deadline_ms = (SystemTime::now() + p.timeout)
-                    .duration_since(UNIX_EPOCH)
-                    .unwrap()
-                    .as_millis();
-                return reply(
-                    StatusCode::OK,
-                    p.payload,
-                    &[
-                        ("lambda-runtime-aws-request-id", p.id),
-                        ("lambda-runtime-deadline-ms", deadline_ms.to_string()),
-                        (
-                            "lambda-runtime-invoked-function-arn",
-                            "arn:aws:lambda:us-east-1:123456789012:function:s3sweep".into(),
-                        ),
-                        ("lambda-runtime-trace-id", "Root=1-0-0".into()),
-                        ("content-type", "application/json".into()),
-                    ],
-                );
-            }
-            queued.notified().await;
-        }
+        return next_invocation(&state, &queued).await;
     }
     if let Some(rest) = path.strip_prefix("/2018-06-01/runtime/invocation/") {
         if let Some(id) = rest.strip_suffix("/response") {
@@ -357,38 +323,88 @@ async fn route(req: Request<Incoming>, state: Arc<Mutex<State>>, queued: Arc<Not
         }
     }
     if path.starts_with("/2015-03-31/functions/") && path.ends_with("/invocations") {
-        if let Some(denied) = invoke_refusal(&state, &path, &query) {
-            return denied;
-        }
-        // A synchronous Invoke: the child runs in the next free process, with the
-        // function's timeout of 60 s.
-        let (_, rx) = enqueue(&state, &queued, body, (Duration::from_secs(60), None));
-        return match rx.await.unwrap_or(Ending::Killed) {
-            Ending::Answered { body, .. } => reply(
-                StatusCode::OK,
-                body,
-                &[("x-amz-executed-version", "$LATEST".into())],
-            ),
-            Ending::Error { body, .. } => reply(
-                StatusCode::OK,
-                body,
-                &[("x-amz-function-error", "Unhandled".into())],
-            ),
-            Ending::TooLarge { .. } => reply(
-                StatusCode::BAD_GATEWAY,
-                br#"{"Type": "User", "message": "Response payload size exceeded maximum allowed payload size (6291556 bytes)."}"#.to_vec(),
-                &[("x-amzn-errortype", "RequestTooLargeException".into())],
-            ),
-            Ending::Killed => reply(
-                StatusCode::OK,
-                br#"{"errorType": "Sandbox.Timedout", "errorMessage": "Task timed out"}"#.to_vec(),
-                &[("x-amz-function-error", "Unhandled".into())],
-            ),
-        };
+        return invoke(&state, &queued, &path, &query, body).await;
     }
     if path == "/2018-06-01/runtime/init/error" {
         eprintln!("runtime: init error: {}", String::from_utf8_lossy(&body));
         return reply(StatusCode::ACCEPTED, b"{}".to_vec(), &[]);
     }
     reply(StatusCode::NOT_FOUND, b"{}".to_vec(), &[])
+}
+
+/// `GET /runtime/invocation/next`: the next queued event, its deadline starting now;
+/// waits until one is queued.
+async fn next_invocation(state: &Mutex<State>, queued: &Notify) -> Response<Full<Bytes>> {
+    loop {
+        let next = {
+            let mut s = state.lock().unwrap();
+            let p = s.queue.pop_front();
+            if let Some(p) = &p {
+                let now = Instant::now();
+                if let Some(i) = s.inflight.get_mut(&p.id) {
+                    i.handed_out = now;
+                    i.deadline = now + p.killed_after.unwrap_or(p.timeout).min(p.timeout);
+                }
+            }
+            p
+        };
+        if let Some(p) = next {
+            let deadline_ms = (SystemTime::now() + p.timeout)
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_millis();
+            return reply(
+                StatusCode::OK,
+                p.payload,
+                &[
+                    ("lambda-runtime-aws-request-id", p.id),
+                    ("lambda-runtime-deadline-ms", deadline_ms.to_string()),
+                    (
+                        "lambda-runtime-invoked-function-arn",
+                        "arn:aws:lambda:us-east-1:123456789012:function:s3sweep".into(),
+                    ),
+                    ("lambda-runtime-trace-id", "Root=1-0-0".into()),
+                    ("content-type", "application/json".into()),
+                ],
+            );
+        }
+        queued.notified().await;
+    }
+}
+
+/// A synchronous `Invoke` from the coordinator: refused as Lambda refuses it, else the
+/// child runs in the next free process, with the function's timeout of 60 s.
+async fn invoke(
+    state: &Arc<Mutex<State>>,
+    queued: &Notify,
+    path: &str,
+    query: &str,
+    body: Vec<u8>,
+) -> Response<Full<Bytes>> {
+    if let Some(denied) = invoke_refusal(state, path, query) {
+        return denied;
+    }
+    let (_, rx) = enqueue(state, queued, body, (Duration::from_secs(60), None));
+    match rx.await.unwrap_or(Ending::Killed) {
+        Ending::Answered { body, .. } => reply(
+            StatusCode::OK,
+            body,
+            &[("x-amz-executed-version", "$LATEST".into())],
+        ),
+        Ending::Error { body, .. } => reply(
+            StatusCode::OK,
+            body,
+            &[("x-amz-function-error", "Unhandled".into())],
+        ),
+        Ending::TooLarge { .. } => reply(
+            StatusCode::BAD_GATEWAY,
+            br#"{"Type": "User", "message": "Response payload size exceeded maximum allowed payload size (6291556 bytes)."}"#.to_vec(),
+            &[("x-amzn-errortype", "RequestTooLargeException".into())],
+        ),
+        Ending::Killed => reply(
+            StatusCode::OK,
+            br#"{"errorType": "Sandbox.Timedout", "errorMessage": "Task timed out"}"#.to_vec(),
+            &[("x-amz-function-error", "Unhandled".into())],
+        ),
+    }
 }
