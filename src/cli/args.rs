@@ -377,7 +377,7 @@ impl OutputArgs {
     /// before anything runs.
     pub fn check(&self) -> Result<(), CliError> {
         if let Some(path) = &self.plot {
-            plot::format_of(path).map_err(|e| CliError::Usage(format!("--plot {}: {e}", path.display())))?;
+            plot::format_of(path).map_err(|e| CliError::flag(format!("--plot {}", path.display()), e))?;
         }
         if let Some(path) = &self.requests_log {
             crate::engine::requests_log::check_free(path, self.force)

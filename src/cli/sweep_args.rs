@@ -150,7 +150,7 @@ impl QuotaStep {
         } else {
             "--cpu-quota"
         };
-        let quota = CpuQuota::enter(self.cores).map_err(|e| CliError::Usage(format!("{flag}: {e}")))?;
+        let quota = CpuQuota::enter(self.cores).map_err(|e| CliError::flag(flag, e))?;
         match (self.memory_mb, self.capped_from) {
             (Some(mb), Some(wanted)) => eprintln!(
                 "client CPU quota: {:.3} cores for {mb} MB (Lambda gives {wanted:.3}; this machine has only {:.0})",
@@ -182,7 +182,7 @@ impl QuotaArgs {
                 bad.push(format!("at most {} sizes", crate::plan::MAX_MEMORY_SIZES));
             }
             if !bad.is_empty() {
-                return Err(CliError::Usage(format!("--lambda-memory-mb: {}", bad.join("; "))));
+                return Err(CliError::flag("--lambda-memory-mb", bad.join("; ")));
             }
             return Ok(self
                 .memory_mb
@@ -198,7 +198,7 @@ impl QuotaArgs {
                 .collect());
         }
         if let Some(cores) = self.cpu_quota {
-            CpuQuota::check(cores).map_err(|e| CliError::Usage(format!("--cpu-quota: {e}")))?;
+            CpuQuota::check(cores).map_err(|e| CliError::flag("--cpu-quota", e))?;
         }
         Ok(self
             .cpu_quota
