@@ -57,11 +57,11 @@ docs-figures:
 TIMED_CPU := cpu_quota:: diagnose:: baseline_function:: hedging:: story_court::
 TIMED_WIRE := wire_timing:: network:: timeline::
 TIMED_TESTS := $(TIMED_CPU) $(TIMED_WIRE)
-# `make test TIMED_LANES=2`: the two kinds in two lanes at once, each one test at a
-# time (the timed tests mostly wait: together they used about a fifth of a core). Not
-# the default: a wire test's CPU beside a CPU test's can move the machine's busy share
-# that the verdicts read; it becomes the default once clean-clone runs pass with it.
-TIMED_LANES ?= 1
+# The two kinds run in two lanes at once, each one test at a time (the timed tests
+# mostly wait: together they used about a fifth of a core). `make test TIMED_LANES=1`
+# runs them all in one lane, one at a time: the way to tell, when a CPU verdict fails,
+# whether a wire test's CPU beside it moved the machine's busy share that it reads.
+TIMED_LANES ?= 2
 TIMED_WIRE_LOG = $(OUT)/timed-wire.log
 # The other integration tests mostly wait (on the lab's latency, a subprocess, Python's
 # start-up): one per core left the 2 cores of a CI machine about 40% idle (the pass's
