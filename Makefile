@@ -729,18 +729,22 @@ S3SWEEP ?= $(CARGO) run --release --quiet --bin s3sweep --
 # build beside sam build's.
 S3SWEEP_PREFLIGHT ?= $(if $(wildcard target/release/s3sweep),target/release/s3sweep,$(CARGO) run --quiet --bin s3sweep --)
 INVOKE_ONCE = AWS_MAX_ATTEMPTS=1 aws lambda invoke $(REGION_FLAG) --payload fileb://$(EVENT) --cli-read-timeout 0 --cli-connect-timeout 10
-compare-baseline:
-	@test -f "$(EVENT)" || { echo "compare-baseline: no $(EVENT): run make events STANDARD_BUCKET=... EXPRESS_BUCKET=... or pass EVENT=file"; exit 2; }
-	@baseline=$(BASELINE_FUNCTION); \
-	if [ -z "$$baseline" ] || [ "$$baseline" = None ]; then echo "compare-baseline: stack $(STACK) has no baseline function (no output BaselineFunctionName): deploy it with make deploy BASELINE=enabled"; exit 2; fi; \
-	for pair in "$$baseline $(BASELINE_RESULT)" "$(FUNCTION) $(RESULT)"; do \
+# $(call INVOKE_EACH,TARGET,"FUNCTION RESULT" ...): each function invoked once with
+# EVENT, in order, its answer in RESULT; a function error fails with its first 4,000
+# bytes. The shell loop of compare-baseline and compare-lmi, at the end of a recipe line.
+INVOKE_EACH = for pair in $(2); do \
 		set -- $$pair; \
-		if [ $$# -ne 2 ] || [ "$$1" = None ]; then echo "compare-baseline: no function found in stack $(STACK) (pass FUNCTION=name)"; exit 2; fi; \
+		if [ $$\# -ne 2 ] || [ "$$1" = None ]; then echo "$(1): no function found in stack $(STACK) (pass FUNCTION=name)"; exit 2; fi; \
 		echo "$(INVOKE_ONCE) --function-name $$1 $$2"; \
 		$(INVOKE_ONCE) --function-name "$$1" "$$2" > "$$2.meta" || exit 1; \
 		if grep -q FunctionError "$$2.meta"; then cat "$$2.meta"; head -c 4000 "$$2"; echo; rm -f "$$2.meta"; exit 1; fi; \
 		rm -f "$$2.meta"; \
 	done
+compare-baseline:
+	@test -f "$(EVENT)" || { echo "compare-baseline: no $(EVENT): run make events STANDARD_BUCKET=... EXPRESS_BUCKET=... or pass EVENT=file"; exit 2; }
+	@baseline=$(BASELINE_FUNCTION); \
+	if [ -z "$$baseline" ] || [ "$$baseline" = None ]; then echo "compare-baseline: stack $(STACK) has no baseline function (no output BaselineFunctionName): deploy it with make deploy BASELINE=enabled"; exit 2; fi; \
+	$(call INVOKE_EACH,compare-baseline,"$$baseline $(BASELINE_RESULT)" "$(FUNCTION) $(RESULT)")
 	$(S3SWEEP) compare $(BASELINE_RESULT) $(RESULT)
 
 ## The same EVENT on the Lambda function and on its twin on Lambda Managed Instances
@@ -753,14 +757,7 @@ compare-lmi:
 	@test -f "$(EVENT)" || { echo "compare-lmi: no $(EVENT): run make events STANDARD_BUCKET=... EXPRESS_BUCKET=... or pass EVENT=file"; exit 2; }
 	@lmi=$(LMI_FUNCTION); \
 	if [ -z "$$lmi" ] || [ "$$lmi" = None ]; then echo "compare-lmi: stack $(STACK) has no function on Lambda Managed Instances (no output ManagedInstancesFunctionName): deploy it with make deploy MANAGED_INSTANCES=enabled SUBNET_IDS=... SECURITY_GROUP_IDS=..."; exit 2; fi; \
-	for pair in "$(FUNCTION) $(RESULT)" "$$lmi $(LMI_RESULT)"; do \
-		set -- $$pair; \
-		if [ $$# -ne 2 ] || [ "$$1" = None ]; then echo "compare-lmi: no function found in stack $(STACK) (pass FUNCTION=name)"; exit 2; fi; \
-		echo "$(INVOKE_ONCE) --function-name $$1 $$2"; \
-		$(INVOKE_ONCE) --function-name "$$1" "$$2" > "$$2.meta" || exit 1; \
-		if grep -q FunctionError "$$2.meta"; then cat "$$2.meta"; head -c 4000 "$$2"; echo; rm -f "$$2.meta"; exit 1; fi; \
-		rm -f "$$2.meta"; \
-	done
+	$(call INVOKE_EACH,compare-lmi,"$(FUNCTION) $(RESULT)" "$$lmi $(LMI_RESULT)")
 	$(S3SWEEP) compare $(RESULT) $(LMI_RESULT)
 
 # --region for s3sweep when REGION is set (else the AWS configuration's region).

@@ -161,13 +161,9 @@ pub(crate) async fn run(args: RunArgs, thresholds: Thresholds) -> Result<(), Cli
             "`fanout` needs the Lambda function, which invokes itself N times (docs/fanout.md): remove the field for a sweep from this machine, or send the request (`run --print-event`) to the function".into(),
         ));
     }
-    // Memory sizes from --lambda-memory-mb, else the request's `memory_mb`: each is
-    // emulated here by a CPU quota (the Lambda sets its real memory instead).
-    let mut quota = args.quota.clone();
-    if quota.memory_mb.is_empty() && quota.cpu_quota.is_none() {
-        quota.memory_mb = plan.memory_mb().to_vec();
-    }
-    let steps = quota.steps()?;
+    // The plan's memory sizes (--lambda-memory-mb, else the request's `memory_mb`): each
+    // is emulated here by a CPU quota (the Lambda sets its real memory instead).
+    let steps = args.quota.steps(&plan)?;
     plan.check_fd_budget(false).map_err(CliError::other)?;
     let client = args.target.client(&plan.buckets()[0]).await?;
     // The listing's and the preflight's session; each sweep step makes its own (a

@@ -28,9 +28,9 @@ use super::{human, request, write_json, write_plot, CliError, Context};
 /// The demo: the lab, the objects, the sweep, the tables (each step below).
 pub(crate) async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(), CliError> {
     args.output.check()?;
-    let steps = args.quota.steps()?;
     let session_ttl = check_session_ttl(args.session_ttl_s).map_err(CliError::Usage)?;
     let plan = demo_plan(&args)?;
+    let steps = args.quota.steps(&plan)?;
     let server = start_lab(&args, session_ttl).await?;
     let endpoint = server.endpoint();
     let options = lab::client_options(&endpoint).with_ca_file(server.ca_file().map(Path::to_path_buf));

@@ -11,6 +11,7 @@ use clap::{Args, Command};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::plan::Plan;
 use crate::sys::cpu::{LAMBDA_MAX_VCPUS, LAMBDA_MB_PER_VCPU};
 use crate::sys::quota::CpuQuota;
 
@@ -164,28 +165,14 @@ impl QuotaStep {
 }
 
 impl QuotaArgs {
-    /// The quotas asked for, checked (every bad size named): one per memory size, or
-    /// the one `--cpu-quota`, or none.
-    pub fn steps(&self) -> Result<Vec<QuotaStep>, CliError> {
-        if !self.memory_mb.is_empty() {
+    /// The quotas to run `plan` under: one per memory size of the plan (from
+    /// --lambda-memory-mb or the request's `memory_mb`, checked when the plan was
+    /// validated), or the one `--cpu-quota` (checked here), or none.
+    pub fn steps(&self, plan: &Plan) -> Result<Vec<QuotaStep>, CliError> {
+        if self.cpu_quota.is_none() && !plan.memory_mb().is_empty() {
             let machine = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-            let mut bad = Vec::new();
-            let mut seen = std::collections::BTreeSet::new();
-            for &mb in &self.memory_mb {
-                if !crate::plan::LAMBDA_MEMORY_MB.contains(&mb) {
-                    bad.push(format!("must be between 128 and 10240 (Lambda's limits), got {mb}"));
-                } else if !seen.insert(mb) {
-                    bad.push(format!("{mb} is listed twice"));
-                }
-            }
-            if self.memory_mb.len() > crate::plan::MAX_MEMORY_SIZES {
-                bad.push(format!("at most {} sizes", crate::plan::MAX_MEMORY_SIZES));
-            }
-            if !bad.is_empty() {
-                return Err(CliError::flag("--lambda-memory-mb", bad.join("; ")));
-            }
-            return Ok(self
-                .memory_mb
+            return Ok(plan
+                .memory_mb()
                 .iter()
                 .map(|&mb| {
                     let wanted = (f64::from(mb) / LAMBDA_MB_PER_VCPU).min(LAMBDA_MAX_VCPUS);
