@@ -5,7 +5,6 @@
 //! [`OverlapObserver`] measures each row's span and, once the sweep is done, records in
 //! the row how many other invocations ran during it and for what part of it.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -114,18 +113,17 @@ impl Drop for Running {
     }
 }
 
-/// The row's identity while it runs: bucket, workers, repetition.
-type RowKey = (String, u32, u32);
-
 /// Passes every event on to `inner`, and measures each row's overlap with the other
-/// invocations of this process.
+/// invocations of this process. A sweep runs its configurations one at a time, so the
+/// one that started last is the one that finishes next.
 pub(crate) struct OverlapObserver {
     inner: Arc<dyn Observer>,
     registry: Arc<Invocations>,
     id: u64,
-    started: Mutex<HashMap<RowKey, Instant>>,
-    /// Each finished row's overlap: (run index, key), in the order rows finished.
-    finished: Mutex<Vec<(Option<u32>, RowKey, Overlap)>>,
+    /// When the running configuration started.
+    started: Mutex<Option<Instant>>,
+    /// Each finished row's overlap by its run index, in the order rows finished.
+    finished: Mutex<Vec<(Option<u32>, Overlap)>>,
 }
 
 impl OverlapObserver {
@@ -145,29 +143,21 @@ impl OverlapObserver {
     pub(crate) fn apply(&self, result: &mut SweepResult, always: bool) {
         let mut finished = self.finished.lock().unwrap_or_else(|e| e.into_inner());
         for row in &mut result.results {
-            let key = (row.bucket.clone(), row.workers, row.repetition);
-            let at = finished
-                .iter()
-                .position(|(index, k, _)| row.run_index.is_some() && *index == row.run_index && *k == key)
-                .or_else(|| finished.iter().position(|(_, k, _)| *k == key));
-            if let Some(at) = at {
-                let (_, _, overlap) = finished.remove(at);
-                if always || overlap.other_invocations > 0 {
-                    row.overlap = Some(overlap);
-                }
+            let Some(at) = finished.iter().position(|(index, _)| *index == row.run_index) else {
+                continue;
+            };
+            let (_, overlap) = finished.remove(at);
+            if always || overlap.other_invocations > 0 {
+                row.overlap = Some(overlap);
             }
         }
     }
 }
 
 impl Observer for OverlapObserver {
-    fn config_started(&self, bucket: &str, workers: u32, repetition: u32, requests: u64) {
-        let key = (bucket.to_string(), workers, repetition);
-        self.started
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, Instant::now());
-        self.inner.config_started(bucket, workers, repetition, requests);
+    fn config_started(&self, name: &str, workers: u32, repetition: u32, requests: u64) {
+        *self.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        self.inner.config_started(name, workers, repetition, requests);
     }
 
     fn request_done(&self, ok: bool) {
@@ -176,14 +166,13 @@ impl Observer for OverlapObserver {
 
     fn config_finished(&self, row: &ConfigResult) {
         let now = Instant::now();
-        let key = (row.bucket.clone(), row.workers, row.repetition);
-        let from = self.started.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+        let from = self.started.lock().unwrap_or_else(|e| e.into_inner()).take();
         let from = from.unwrap_or_else(|| now - std::time::Duration::from_secs_f64(row.wall_ms.max(0.0) / 1000.0));
         let overlap = self.registry.overlap(self.id, from, now);
         self.finished
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((row.run_index, key, overlap));
+            .push((row.run_index, overlap));
         self.inner.config_finished(row);
     }
 
@@ -235,6 +224,29 @@ mod tests {
         registry.end(0);
         let ids: Vec<u64> = registry.lock().iter().map(|s| s.id).collect();
         assert_eq!(ids, [3]);
+    }
+
+    /// The observer times a row from its configuration's start, whatever name the
+    /// progress lines give it (`b-1 lean hedge p95` for a row of bucket `b-1`): another
+    /// invocation that ended before the row did still overlapped it.
+    #[test]
+    fn a_row_is_timed_from_its_configurations_start() {
+        let registry = Arc::new(Invocations::default());
+        let own = registry.begin();
+        let other = registry.begin();
+        let observer = OverlapObserver::new(Arc::new(crate::engine::Quiet), registry.clone(), own.id());
+        observer.config_started("b-1 lean hedge p95", 4, 1, 10);
+        std::thread::sleep(Duration::from_millis(30));
+        drop(other);
+        std::thread::sleep(Duration::from_millis(5));
+        // wall_ms 0: a row timed from its end alone would see no one beside it.
+        let mut row = crate::model::test_rows::row("b-1", 4, 1, 0.0, 0);
+        row.run_index = Some(0);
+        observer.config_finished(&row);
+        let mut result = crate::model::test_rows::result(vec![row]);
+        observer.apply(&mut result, true);
+        let overlap = result.results[0].overlap.clone().expect("the row's overlap");
+        assert_eq!(overlap.other_invocations, 1, "{overlap:?}");
     }
 
     #[test]
