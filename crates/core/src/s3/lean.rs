@@ -131,6 +131,11 @@ impl LeanClient {
         }
     }
 
+    /// The same client (its credentials cache and settings) sending on `lane`.
+    pub(crate) fn on_lane(&self, lane: Lane) -> Self {
+        LeanClient { lane, ..self.clone() }
+    }
+
     /// GETs `bucket`/`key` and drains the body: the bytes read, or the failure (its
     /// kind as the SDK path sorts it). No limit on the whole GET: the caller sets one.
     pub async fn get(&self, bucket: &str, key: &str) -> Result<u64, Failure> {

@@ -28,7 +28,6 @@ use super::{LeanClient, RequestSettings, SweepClient, SESSION_SETTINGS};
 pub struct SweepSession {
     client: SweepClient,
     transport: Transport,
-    settings: RequestSettings,
     /// Per lane, in the transport's order: the clients whose HTTP client is that lane.
     lanes: Arc<Vec<LaneReaders>>,
 }
@@ -52,36 +51,34 @@ impl SweepClient {
         let transport = self.transport().sibling(transport);
         let create = super::with_settings(&self.base, SESSION_SETTINGS)
             .to_builder()
-            .http_client(transport.lane(0).http_client())
+            .http_client(transport.http_client())
             .build();
         let sessions = Arc::new(ReadOnlySessions::sharing(
             aws_sdk_s3::Client::from_conf(create),
             &self.sessions,
         ));
+        // One reader configuration and one lean client (one credentials cache) for the
+        // session; each lane gets them with its own HTTP client.
+        let reader = super::reader_config(&self.base, settings, &sessions);
+        let lean = LeanClient::from_parts(
+            transport.lane(0).clone(),
+            self.endpoint.clone(),
+            self.region.clone(),
+            self.provider.clone(),
+            sessions,
+            settings,
+        );
         let lanes = transport
             .lanes()
             .iter()
             .map(|lane| LaneReaders {
-                sdk: aws_sdk_s3::Client::from_conf(
-                    super::reader_config(&self.base, settings, &sessions)
-                        .to_builder()
-                        .http_client(lane.http_client())
-                        .build(),
-                ),
-                lean: LeanClient::from_parts(
-                    lane.clone(),
-                    self.endpoint.clone(),
-                    self.region.clone(),
-                    self.provider.clone(),
-                    sessions.clone(),
-                    settings,
-                ),
+                sdk: aws_sdk_s3::Client::from_conf(reader.to_builder().http_client(lane.http_client()).build()),
+                lean: lean.on_lane(lane.clone()),
             })
             .collect();
         SweepSession {
             client: self.clone(),
             transport,
-            settings,
             lanes: Arc::new(lanes),
         }
     }
@@ -96,11 +93,6 @@ impl SweepSession {
     /// The client it was made by (region, endpoint, credentials' name).
     pub fn client(&self) -> &SweepClient {
         &self.client
-    }
-
-    /// Its retries and timeouts.
-    pub fn settings(&self) -> RequestSettings {
-        self.settings
     }
 
     /// The SDK reading client of lane `lane` (modulo the lanes): lane 0 for work off the
@@ -144,7 +136,12 @@ pub fn request_settings(plan: &Plan) -> RequestSettings {
 /// The lanes of a sweep started here: one per usable core, at most one per thread of
 /// the runtime it runs on ([`lane_count`]).
 pub fn sweep_lanes() -> usize {
-    lane_count(UsableCpu::read().cores, runtime_threads())
+    lanes_for(UsableCpu::read().cores)
+}
+
+/// [`sweep_lanes`] for `usable_cores` already read.
+pub fn lanes_for(usable_cores: f64) -> usize {
+    lane_count(usable_cores, runtime_threads())
 }
 
 /// The transport's lanes for a sweep: one per usable core (its CPU quota or Lambda
