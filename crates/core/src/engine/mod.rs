@@ -56,7 +56,7 @@ use crate::model::{
     Runner, SkippedConfig, SweepResult,
 };
 use crate::plan::Plan;
-use crate::s3::{sweep_lanes, SweepClient, SweepSession};
+use crate::s3::{lanes_for, SweepClient, SweepSession};
 use crate::sys::cpu::UsableCpu;
 use crate::sys::usage;
 
@@ -327,7 +327,7 @@ pub fn environment(client: &SweepClient, runner: Runner, lambda: Option<LambdaEn
         os: std::env::consts::OS.to_string(),
         arch: std::env::consts::ARCH.to_string(),
         vcpus: usage::vcpus() as u32,
-        runtime_worker_threads: sweep_lanes() as u32,
+        runtime_worker_threads: lanes_for(usable.cores) as u32,
         memory_total_bytes: usage::memory_total_bytes(),
         region: client.region().to_string(),
         endpoint: client.endpoint().map(str::to_string),

@@ -193,12 +193,6 @@ pub(crate) struct Shard {
     pub(crate) hedges: Vec<HedgeEvent>,
 }
 
-impl Default for Shard {
-    fn default() -> Self {
-        Shard::new()
-    }
-}
-
 impl Shard {
     pub(crate) fn new() -> Self {
         let h = histogram_us;

@@ -40,7 +40,7 @@ use crate::transport::{Transport, TransportSettings, TrustError};
 pub use errors::Failure;
 use express::{ReadOnlyScheme, ReadOnlySessions, SessionRefusals};
 pub use lean::LeanClient;
-pub use session::{request_settings, sweep_lanes, transport_settings, SweepSession};
+pub use session::{lanes_for, request_settings, sweep_lanes, transport_settings, SweepSession};
 
 /// Errors building the client. Request-level failures are never errors here: the sweep
 /// counts them by kind.
