@@ -49,7 +49,7 @@ use crate::model::{Architecture, ConfigResult, LambdaEnvironment, Role, Runner, 
 use crate::plan::json::EventJson;
 use crate::plan::{Plan, RequestError};
 use crate::s3::results::ResultsWriter;
-use crate::s3::{ClientError, SweepClient};
+use crate::s3::{ClientError, SweepClient, SweepSession};
 
 pub use children::{child_event, child_requests, listing_reports, FanoutError};
 pub use event::{validate_event, validate_event_with};
@@ -338,14 +338,14 @@ impl Function {
             // as skipped.
             return Ok(());
         }
-        self.list_keys(plan, deadline).await?;
+        // One session for both: the preflight reuses the listing's connections.
+        let session = self.client.session(plan);
+        self.list_keys(&session, plan, deadline).await?;
         let preflight = async {
-            engine::preflight(&self.client.session(plan), plan)
-                .await
-                .map_err(|err| {
-                    tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
-                    InvocationError::Start(err)
-                })
+            engine::preflight(&session, plan).await.map_err(|err| {
+                tracing::error!(error_type = err.error_type(), error = %err, "sweep cannot start");
+                InvocationError::Start(err)
+            })
         };
         match deadline {
             Some(d) => tokio::time::timeout_at(d.stop_at().into(), preflight)
@@ -374,13 +374,16 @@ impl Function {
 
     /// The listing of a `key_prefix` (nothing without one, or once listed), within
     /// `deadline`'s listing budget.
-    async fn list_keys(&self, plan: &Plan, deadline: Option<Deadline>) -> Result<(), InvocationError> {
-        engine::list_keys_within(&self.client.session(plan), plan, deadline)
-            .await
-            .map_err(|err| {
-                tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
-                InvocationError::Listing(err)
-            })
+    async fn list_keys(
+        &self,
+        session: &SweepSession,
+        plan: &Plan,
+        deadline: Option<Deadline>,
+    ) -> Result<(), InvocationError> {
+        engine::list_keys_within(session, plan, deadline).await.map_err(|err| {
+            tracing::error!(error_type = err.error_type(), error = %err, "the listing of key_prefix failed");
+            InvocationError::Listing(err)
+        })
     }
 
     /// A plain sweep, or a child's: a child stops in time for its coordinator to merge
@@ -520,7 +523,8 @@ impl Function {
         tracing::info!(function = %c.function, fanout = ?plan.fanout(), "fan-out starting");
         // A listed prefix is listed once, by the preflight or here (within its budget):
         // each child lists only its share.
-        self.list_keys(plan, invocation.deadline).await?;
+        self.list_keys(&self.client.session(plan), plan, invocation.deadline)
+            .await?;
         let (start_unix_ms, outcomes) =
             children::invoke_children(c.invoker, &self.settings.fanout, &c.function, plan, invocation.deadline)
                 .await
