@@ -107,11 +107,8 @@ pub struct FunctionSettings {
     pub substrate: SubstrateInfo,
 }
 
-/// Set by Lambda on Lambda Managed Instances only: the invocations one execution
-/// environment takes at once (lambda_runtime 1.5's `run_concurrent` reads it; AWS's Go
-/// runtime, aws-lambda-go PR 600: "set by Lambda when a function is configured to use
-/// Managed Instances").
-pub(crate) const MAX_CONCURRENCY_ENV: &str = "AWS_LAMBDA_MAX_CONCURRENCY";
+/// Set by Lambda on Lambda Managed Instances only ([`crate::sys::cpu::MAX_CONCURRENCY_ENV`]).
+pub(crate) use crate::sys::cpu::MAX_CONCURRENCY_ENV;
 /// The EC2 instance type on a Nitro instance (DMI product name), when not hidden.
 const INSTANCE_TYPE_FILE: &str = "/sys/devices/virtual/dmi/id/product_name";
 
@@ -174,7 +171,7 @@ impl FunctionSettings {
                 .map(|()| text)
         });
         let deployment = deployment(get(NETWORK_PATH_ENV), get(SUBNET_ZONE_IDS_ENV), &mut problems);
-        let vcpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        let vcpus = crate::sys::usage::vcpus() as u32;
         let product = std::fs::read_to_string(INSTANCE_TYPE_FILE).ok();
         let substrate = substrate_of(get(MAX_CONCURRENCY_ENV), product, vcpus);
         let fanout = FanoutSettings::from_lookup(get, &mut problems);

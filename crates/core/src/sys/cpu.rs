@@ -13,6 +13,11 @@ use serde::{Deserialize, Serialize};
 pub const LAMBDA_MB_PER_VCPU: f64 = 1_769.0;
 /// The most vCPUs a Lambda function gets.
 pub const LAMBDA_MAX_VCPUS: f64 = 6.0;
+/// Set by Lambda on Lambda Managed Instances only: the invocations one execution
+/// environment takes at once (lambda_runtime 1.5's `run_concurrent` reads it; AWS's Go
+/// runtime, aws-lambda-go PR 600: "set by Lambda when a function is configured to use
+/// Managed Instances").
+pub const MAX_CONCURRENCY_ENV: &str = "AWS_LAMBDA_MAX_CONCURRENCY";
 
 /// Where the usable CPU figure comes from: a closed set of the result contract.
 pub(crate) use crate::model::CpuSource;
@@ -82,7 +87,7 @@ impl CpuFacts {
         // and cores show.
         let in_lambda = memory_table_applies(
             std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some(),
-            std::env::var_os("AWS_LAMBDA_MAX_CONCURRENCY").is_some(),
+            std::env::var_os(MAX_CONCURRENCY_ENV).is_some(),
         );
         CpuFacts {
             lambda_memory_mb: in_lambda
