@@ -144,6 +144,9 @@ LINTED = RUSTC_WORKSPACE_WRAPPER="$(CLIPPY_DRIVER)" CLIPPY_ARGS="-D__CLIPPY_HACK
 # compiled in the middle of the parallel pass, cost about 75 s (docs/testing.md, "One
 # variant of each crate"). .ci/variants.py compares the two builds' artifacts.
 TEST_BUILD_LOG = $(OUT)/test-build.json
+# Each build once: its artifacts as JSON lines into the log, its warnings and errors
+# rendered on stderr as usual.
+BUILD_JSON = --message-format=json-render-diagnostics
 LAMBDA_BUILD_LOG = $(OUT)/lambda-build.json
 
 # Formatting, then every target linted and built once (the binaries the tests run),
@@ -156,15 +159,11 @@ LAMBDA_BUILD_LOG = $(OUT)/lambda-build.json
 test-builds:
 	$(CARGO) fmt --all -- --check
 	$(call PHASE,test build starts)
-	$(LINTED) $(CARGO) test --no-run --lib --test '*' --bench '*'
-	$(LINTED) $(CARGO) build --examples
-	$(LINTED) $(CARGO) test -p s3sweep-lambda --lib --no-run
-	$(LINTED) $(CARGO) build -p s3sweep-lambda
 	@mkdir -p $(OUT)
-	@$(LINTED) $(CARGO) test --no-run --lib --test '*' --bench '*' --message-format=json > $(TEST_BUILD_LOG)
-	@$(LINTED) $(CARGO) build --examples --message-format=json >> $(TEST_BUILD_LOG)
-	@$(LINTED) $(CARGO) build -p s3sweep-lambda --message-format=json > $(LAMBDA_BUILD_LOG)
-	@$(LINTED) $(CARGO) test -p s3sweep-lambda --lib --no-run --message-format=json >> $(LAMBDA_BUILD_LOG)
+	$(LINTED) $(CARGO) test --no-run --lib --test '*' --bench '*' $(BUILD_JSON) > $(TEST_BUILD_LOG)
+	$(LINTED) $(CARGO) build --examples $(BUILD_JSON) >> $(TEST_BUILD_LOG)
+	$(LINTED) $(CARGO) test -p s3sweep-lambda --lib --no-run $(BUILD_JSON) > $(LAMBDA_BUILD_LOG)
+	$(LINTED) $(CARGO) build -p s3sweep-lambda $(BUILD_JSON) >> $(LAMBDA_BUILD_LOG)
 	$(PYTHON) .ci/variants.py $(TEST_BUILD_LOG) $(LAMBDA_BUILD_LOG)
 	$(call PHASE,test build done)
 
