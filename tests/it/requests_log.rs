@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::lab::{FaultKind, FaultSpec, LatencyProfile, Tail};
-use crate::common::options;
 use crate::common::LabBuilder;
+use crate::common::{options, TempFile};
 use s3sweep::engine::requests_log::RequestsLog;
 use s3sweep::engine::{self, Quiet};
 use s3sweep::plan::Plan;
@@ -28,17 +28,8 @@ type Tally = (u64, u64, u64, u64);
 /// The GETs' final lines: configuration (workers, client, policy) and GET number.
 type Finals = BTreeSet<(String, String, String, String)>;
 
-/// A file under the temporary directory, removed when dropped.
-struct TempFile(std::path::PathBuf);
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 fn temp(name: &str) -> TempFile {
-    TempFile(std::env::temp_dir().join(format!("s3sweep-reqlog-{}-{name}", std::process::id())))
+    TempFile::new("reqlog", name)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::lab::LatencyProfile;
-use crate::common::{options, LabBuilder};
+use crate::common::{options, LabBuilder, TempFile};
 use s3sweep::engine::requests_log::RequestsLog;
 use s3sweep::engine::{self, Quiet};
 use s3sweep::model::ConfigResult;
@@ -54,19 +54,10 @@ impl Side {
     }
 }
 
-/// A file under the temporary directory, removed when dropped.
-struct TempFile(std::path::PathBuf);
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 /// One sweep of `side` through `session`: its row, and the connection numbers of its
 /// request log (CSV, the `connection` column).
 async fn sweep(session: &SweepSession, side: &Side, tag: &str) -> (ConfigResult, BTreeSet<u64>) {
-    let path = TempFile(std::env::temp_dir().join(format!("s3sweep-sessions-{}-{tag}.csv", std::process::id())));
+    let path = TempFile::new("sessions", &format!("{tag}.csv"));
     let log = Arc::new(RequestsLog::create(&path.0, 1 << 30, Arc::new(Quiet), true).unwrap());
     let plan = side.plan();
     let options = options();

@@ -18,7 +18,7 @@ use crate::common::lab::nic::{Burst, NicConfig};
 use crate::common::lab::{self, LatencyProfile, NetworkConfig, RunningServer};
 use crate::common::lab::{FaultKind, FaultSpec, FaultTiming};
 use crate::common::LabBuilder;
-use crate::common::{one_at_a_time_async, options};
+use crate::common::{one_at_a_time_async, options, TempFile};
 use s3sweep::analysis::analyse;
 use s3sweep::engine::requests_log::RequestsLog;
 use s3sweep::engine::{self, Observer, Quiet};
@@ -326,21 +326,6 @@ async fn a_prefix_rate_reached_mid_row_dates_the_throttling_within_one_interval(
     );
 }
 
-/// A file under the temporary folder, removed when dropped.
-struct TempFile(std::path::PathBuf);
-
-impl TempFile {
-    fn new(name: &str) -> TempFile {
-        TempFile(std::env::temp_dir().join(format!("s3sweep-timeline-{}-{name}", std::process::id())))
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 /// The lines of a request log (gunzipped when its name ends in `.gz`).
 fn log_lines(path: &std::path::Path) -> Vec<String> {
     use std::io::Read;
@@ -365,9 +350,9 @@ async fn the_request_log_has_a_line_per_attempt_adding_up_to_the_row_and_keeps_i
     // failing after their last.
     slow_down(&server, 0.1);
     let (csv, jsonl, capped) = (
-        TempFile::new("r.csv"),
-        TempFile::new("r.jsonl.gz"),
-        TempFile::new("c.csv"),
+        TempFile::new("timeline", "r.csv"),
+        TempFile::new("timeline", "r.jsonl.gz"),
+        TempFile::new("timeline", "c.csv"),
     );
     let csv_log = Arc::new(RequestsLog::create(&csv.0, 1 << 30, Arc::new(Quiet), false).unwrap());
     let json_log = Arc::new(RequestsLog::create(&jsonl.0, 1 << 30, csv_log.clone(), false).unwrap());
@@ -429,7 +414,7 @@ async fn each_get_names_its_connection_as_many_as_the_row_opened_none_shared_at_
     for name in ["sdk", "lean"] {
         // Its own client: every connection of the row is opened in the row.
         let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
-        let file = TempFile::new(&format!("conn-{name}.csv"));
+        let file = TempFile::new("timeline", &format!("conn-{name}.csv"));
         let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet), false).unwrap());
         let plan = Plan::from_json(&format!(
             r#"{{"buckets": ["{BUCKET}"], "object_count": 200, "workers": [8], "pool_connections": 8,
@@ -492,7 +477,7 @@ async fn the_stragglers_share_on_the_standard_profile_is_the_request_logs_arithm
             }],
         )
         .unwrap();
-    let file = TempFile::new("s.csv");
+    let file = TempFile::new("timeline", "s.csv");
     let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet), false).unwrap());
     let (result, _) = sweep_told(&client, &plan(400, 16, 3), log.clone()).await;
     log.finish().unwrap();
@@ -536,7 +521,7 @@ async fn a_retried_gets_attempts_each_have_their_times_and_connection() {
     slow_down(&server, 0.3);
     for name in ["sdk", "lean"] {
         let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
-        let file = TempFile::new(&format!("attempts-{name}.csv"));
+        let file = TempFile::new("timeline", &format!("attempts-{name}.csv"));
         let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet), false).unwrap());
         let plan = Plan::from_json(&format!(
             r#"{{"buckets": ["{BUCKET}"], "object_count": 60, "workers": [12], "pool_connections": 12,

@@ -31,6 +31,21 @@ pub(crate) use process::{
 use s3sweep::plan::KeyTemplate;
 use s3sweep::s3::seed::{seed, SeedManifest, SeedSpec};
 use s3sweep::s3::{RequestSettings, SweepClient};
+
+/// A file under the temporary directory, `s3sweep-TAG-PID-NAME`, removed when dropped.
+pub(crate) struct TempFile(pub(crate) PathBuf);
+
+impl TempFile {
+    pub(crate) fn new(tag: &str, name: &str) -> TempFile {
+        TempFile(std::env::temp_dir().join(format!("s3sweep-{tag}-{}-{name}", std::process::id())))
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
 pub(crate) use serve::Serve;
 
 /// A client of `server` (its CA trusted when it serves HTTPS).
