@@ -3,33 +3,17 @@
 //! counted apart from first attempts; truncated bodies are never ok; nothing hangs.
 //! Each test starts its own server on 127.0.0.1:0 and makes a few hundred GETs at most.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::common::expected_kind;
 use crate::common::faulted::{self, ATTEMPT_MS, OBJECTS, SIZE, TIMING};
-use crate::common::lab::{self, FaultKind, FaultSpec, FaultTally};
-use crate::common::{expected_kind, options};
-use s3sweep::engine::{self, Quiet};
-use s3sweep::model::ConfigResult;
+use crate::common::lab::{self, FaultKind, FaultSpec};
+use s3sweep::engine;
 use s3sweep::plan::Plan;
-use s3sweep::s3::SweepClient;
 
 /// A plan of [`faulted::plan`] (the SDK's client).
 fn plan(bucket: &str, workers: u32, max_attempts: u32) -> Plan {
     faulted::plan(bucket, workers, max_attempts, "")
-}
-
-/// Runs one sweep, bounded: a sweep that does not end within `limit` is a hang. Also
-/// the requests its session sent (warm-up included).
-async fn sweep_bounded(client: &SweepClient, plan: &Plan, limit: Duration) -> (ConfigResult, Duration, u64) {
-    let started = Instant::now();
-    let options = options();
-    let session = client.session(plan);
-    let result = tokio::time::timeout(limit, engine::run(&session, plan, &options, Arc::new(Quiet)))
-        .await
-        .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));
-    let sent = session.transport().counters().requests_sent;
-    (result.results[0].clone(), started.elapsed(), sent)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -43,9 +27,8 @@ async fn each_fault_kind_is_counted_exactly_under_its_error_kind() {
             .faults()
             .set(bucket, vec![FaultSpec { kind: *kind, rate: 0.2 }])
             .unwrap();
-        let before = server.faults().tally();
-        let (row, took, sent) = sweep_bounded(&client, &plan(bucket, 16, 1), Duration::from_secs(30)).await;
-        let injected: FaultTally = server.faults().tally().since(&before);
+        let (row, injected, sent, took) =
+            faulted::sweep(&server, &client, &plan(bucket, 16, 1), Duration::from_secs(30)).await;
         let n = injected.of(*kind);
         let counted = row.errors.get(expected_kind(*kind));
         lines.push(format!(
@@ -98,9 +81,8 @@ async fn retries_are_counted_apart_from_first_attempts() {
         .map(|&kind| FaultSpec { kind, rate: 0.04 })
         .collect();
     server.faults().set(&bucket, specs).unwrap();
-    let before = server.faults().tally();
-    let (row, took, sent) = sweep_bounded(&client, &plan(&bucket, 16, 3), Duration::from_secs(60)).await;
-    let injected = server.faults().tally().since(&before);
+    let (row, injected, sent, took) =
+        faulted::sweep(&server, &client, &plan(&bucket, 16, 3), Duration::from_secs(60)).await;
     eprintln!(
         "retries: injected {} ({}), errors {} ({}), retries {}, ok {}, {} ms",
         injected.injected_total,
@@ -154,7 +136,7 @@ async fn the_tally_endpoint_reports_what_was_injected() {
             }],
         )
         .unwrap();
-    let (row, _, _) = sweep_bounded(&client, &plan(&bucket, 4, 1), Duration::from_secs(30)).await;
+    let (row, ..) = faulted::sweep(&server, &client, &plan(&bucket, 4, 1), Duration::from_secs(30)).await;
     // A plain HTTP GET, as a test of the `serve` binary would make it.
     let body = http_get(server.addr(), lab::FAULTS_PATH).await;
     let doc: serde_json::Value = serde_json::from_str(&body).unwrap();

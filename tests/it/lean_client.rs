@@ -6,14 +6,12 @@
 //! a sweep with `clients: ["sdk", "lean"]`. Everything on 127.0.0.1, bounded in
 //! requests (hundreds at most) and time (seconds).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::faulted;
-use crate::common::lab::{self, FaultKind, FaultSpec, FaultTally, LatencyProfile, RunningServer};
-use crate::common::{client_of, expected_kind, options, seed_spec, LabBuilder};
-use s3sweep::engine::{self, Quiet};
-use s3sweep::model::{Client, ConfigResult, ErrorKind};
+use crate::common::lab::{self, FaultKind, FaultSpec, LatencyProfile, RunningServer};
+use crate::common::{client_of, expected_kind, seed_spec, LabBuilder};
+use s3sweep::model::{Client, ErrorKind};
 use s3sweep::plan::Plan;
 use s3sweep::s3::get::get_one;
 use s3sweep::s3::seed::SeedSpec;
@@ -168,24 +166,6 @@ fn fault_plan(bucket: &str, client: Client, workers: u32, max_attempts: u32) -> 
     faulted::plan(bucket, workers, max_attempts, &more)
 }
 
-/// One sweep of `plan`, bounded: one that does not end within `limit` is a hang.
-/// The row, what the lab injected, and the attempts the client sent.
-async fn faulted_sweep(
-    server: &RunningServer,
-    client: &SweepClient,
-    plan: &Plan,
-    limit: Duration,
-) -> (ConfigResult, FaultTally, u64) {
-    let before = server.faults().tally();
-    // The session's own counters: every request of the sweep, warm-up included.
-    let session = client.session(plan);
-    let result = tokio::time::timeout(limit, engine::run(&session, plan, &options(), Arc::new(Quiet)))
-        .await
-        .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));
-    let sent = session.transport().counters().requests_sent;
-    (result.results[0].clone(), server.faults().tally().since(&before), sent)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_fault_is_counted_under_the_same_kind_by_both_clients() {
     let bucket = "lean-faults";
@@ -198,7 +178,7 @@ async fn each_fault_is_counted_under_the_same_kind_by_both_clients() {
             .unwrap();
         for c in [Client::Sdk, Client::Lean] {
             let plan = fault_plan(bucket, c, 16, 1);
-            let (row, injected, sent) = faulted_sweep(&server, &client, &plan, Duration::from_secs(30)).await;
+            let (row, injected, sent, _) = faulted::sweep(&server, &client, &plan, Duration::from_secs(30)).await;
             let n = injected.of(kind);
             lines.push(format!(
                 "{:<22} {:<4} injected {:>3} counted {:>3} as {:<13} ok {:>3}",
@@ -240,7 +220,7 @@ async fn faults_are_retried_by_the_same_rules_as_the_sdk_path() {
         .collect();
     server.faults().set(bucket, specs).unwrap();
     let plan = fault_plan(bucket, Client::Lean, 16, 3);
-    let (row, injected, sent) = faulted_sweep(&server, &client, &plan, Duration::from_secs(60)).await;
+    let (row, injected, sent, _) = faulted::sweep(&server, &client, &plan, Duration::from_secs(60)).await;
     eprintln!(
         "lean retries: injected {} ({}), errors {} ({}), retries {} ({}), ok {}",
         injected.injected_total,

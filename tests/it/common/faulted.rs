@@ -4,13 +4,17 @@
 //! client's limits ([`FIRST_BYTE_MS`], [`ATTEMPT_MS`]), and the plan reads them all
 //! once, unshuffled so the tally lines up with the objects.
 
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use s3sweep::engine::{self, Quiet};
+use s3sweep::model::ConfigResult;
 use s3sweep::plan::Plan;
 use s3sweep::s3::seed::SeedSpec;
+use s3sweep::s3::SweepClient;
 
-use s3sweep::model::ConfigResult;
-
-use super::lab::{FaultKind, FaultTally, FaultTiming, LatencyProfile};
-use super::{seed_spec, LabBuilder};
+use super::lab::{FaultKind, FaultTally, FaultTiming, LatencyProfile, RunningServer};
+use super::{options, seed_spec, LabBuilder};
 
 pub(crate) const OBJECTS: u32 = 60;
 pub(crate) const SIZE: u64 = 8192;
@@ -68,4 +72,23 @@ pub(crate) fn plan(bucket: &str, workers: u32, max_attempts: u32, more: &str) ->
             "timeouts_ms": {{"connect": 1000, "first_byte": {FIRST_BYTE_MS}, "attempt": {ATTEMPT_MS}}}{more}}}"#
     ))
     .unwrap()
+}
+
+/// One sweep of `plan`, bounded: one that does not end within `limit` is a hang. Its
+/// row, what the lab injected meanwhile, the requests its session sent (warm-up
+/// included, from the session's own counters) and how long it took.
+pub(crate) async fn sweep(
+    server: &RunningServer,
+    client: &SweepClient,
+    plan: &Plan,
+    limit: Duration,
+) -> (ConfigResult, FaultTally, u64, Duration) {
+    let (before, started) = (server.faults().tally(), Instant::now());
+    let session = client.session(plan);
+    let result = tokio::time::timeout(limit, engine::run(&session, plan, &options(), Arc::new(Quiet)))
+        .await
+        .unwrap_or_else(|_| panic!("the sweep hung: not done within {limit:?}"));
+    let sent = session.transport().counters().requests_sent;
+    let injected = server.faults().tally().since(&before);
+    (result.results[0].clone(), injected, sent, started.elapsed())
 }
