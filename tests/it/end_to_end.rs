@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::lab::LatencyProfile;
-use crate::common::{options, seed_bucket, LabBuilder};
+use crate::common::{client_of, options, seed_bucket, LabBuilder};
 use s3sweep::engine::{self, BucketError, Quiet};
 use s3sweep::plan::Plan;
 use s3sweep::s3::{ClientOptions, SweepClient};
@@ -196,21 +196,16 @@ fn client_socket_timers(port: u16) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tcp_keepalive_is_on_the_sockets_only_when_asked_for() {
-    let server = LabBuilder::new()
-        .bucket("keepalive-bucket", LatencyProfile::None)
-        .server()
-        .await;
-    let port = server.addr().port();
-    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    // Seeded by a client of its own, dropped (its connection closed) before the sweeps'
+    // Seeded by the lab's client, dropped (its connection closed) before the sweeps'
     // sessions open theirs.
-    let seeder = SweepClient::new(s3sweep::lab::client_options(server.endpoint()))
-        .await
-        .unwrap();
-    seed_bucket(&seeder, "keepalive-bucket", 1, 100).await;
+    let (server, seeder) = LabBuilder::new()
+        .bucket("keepalive-bucket", LatencyProfile::None)
+        .seed("keepalive-bucket", 1, 100)
+        .start()
+        .await;
     drop(seeder);
+    let port = server.addr().port();
+    let client = client_of(&server).await;
     let settle = std::time::Instant::now();
     while !client_socket_timers(port).is_empty() && settle.elapsed() < Duration::from_secs(5) {
         tokio::time::sleep(Duration::from_millis(20)).await;

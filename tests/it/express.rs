@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::lab::LatencyProfile;
-use crate::common::{client_of, options, seed_bucket, seed_settings, LabBuilder};
+use crate::common::{options, seed_settings, LabBuilder};
 use s3sweep::engine::{self, Quiet};
 use s3sweep::plan::Plan;
 use s3sweep::s3::get::get_one;
@@ -29,22 +29,21 @@ fn read_settings() -> RequestSettings {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_use_one_read_only_session_and_one_handshake_per_connection() {
-    let server = LabBuilder::new()
+    let (server, client) = LabBuilder::new()
         .buckets(&[
             (DIRECTORY_BUCKET, LatencyProfile::None),
             (GENERAL_BUCKET, LatencyProfile::None),
         ])
         .tls()
-        .server()
+        .seed(DIRECTORY_BUCKET, 40, 2048)
+        .seed(GENERAL_BUCKET, 40, 2048)
+        .start()
         .await;
     assert!(
         server.endpoint().starts_with("https://127.0.0.1:"),
         "{}",
         server.endpoint()
     );
-    let client = client_of(&server).await;
-    seed_bucket(&client, DIRECTORY_BUCKET, 40, 2048).await;
-    seed_bucket(&client, GENERAL_BUCKET, 40, 2048).await;
     let seeded = server.sessions().tally();
     assert_eq!(
         seeded.created_read_write, 1,
