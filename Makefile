@@ -525,8 +525,10 @@ SAM_BUILD = $(LAMBDA_PATH) sam build --beta-features --parameter-overrides Archi
 # baseline (pip installs its boto3) only when it is deployed: BASELINE=enabled, or
 # BASELINE empty on a stack whose Baseline parameter is enabled (SAM keeps that value);
 # otherwise the Rust function alone (`sam build SweepFunction`).
-STACK_BASELINE = aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Parameters[?ParameterKey=='Baseline'].ParameterValue" --output text 2>/dev/null
-STACK_MANAGED = aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Parameters[?ParameterKey=='ManagedInstances'].ParameterValue" --output text 2>/dev/null
+# $(call STACK_PARAM,KEY): the deployed stack's value of its parameter KEY.
+STACK_PARAM = aws cloudformation describe-stacks $(REGION_FLAG) --stack-name $(STACK) --query "Stacks[0].Parameters[?ParameterKey=='$(1)'].ParameterValue" --output text 2>/dev/null
+STACK_BASELINE = $(call STACK_PARAM,Baseline)
+STACK_MANAGED = $(call STACK_PARAM,ManagedInstances)
 SAM_BUILD_DEPLOYED = baseline=$(if $(BASELINE),$(BASELINE),$$($(STACK_BASELINE))); \
 	managed=$(if $(MANAGED_INSTANCES),$(MANAGED_INSTANCES),$$($(STACK_MANAGED))); \
 	if [ "$$baseline" = enabled ] || [ "$$managed" = enabled ]; then $(SAM_BUILD); else echo "deploy: the baseline is not deployed: building the Rust function only"; $(LAMBDA_PATH) sam build SweepFunction --beta-features --parameter-overrides Architecture=$(ARCH); fi
