@@ -387,7 +387,7 @@ mod tests {
         assert!(text.contains("lean") && text.contains("sdk"), "{text}");
     }
 
-    /// docs/demo.json, the committed result.
+    /// Lambda against Managed Instances: each side is priced by its own substrate.
     #[test]
     fn compare_prices_each_side_on_its_own_substrate() {
         use crate::model::test_rows::row;
@@ -419,6 +419,7 @@ mod tests {
         );
     }
 
+    /// docs/demo.json, the committed result.
     fn demo() -> crate::model::SweepResult {
         let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/demo.json")).unwrap();
         serde_json::from_str(&text).unwrap()

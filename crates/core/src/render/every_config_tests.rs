@@ -4,9 +4,9 @@
 //! result). In each output (the JSON, the text and Markdown tables, the HTML summary,
 //! the cost table and its total, the EMF lines, the plot legend, the `history` series
 //! and their lines, `compare`'s pairs and its table) every configuration has exactly
-//! one distinct entry, and none is dropped.
-//! The request log and the progress lines come from a real run: tests/it/requests_log.rs
-//! and engine::run_config's progress test.
+//! one distinct entry, and none is dropped. The progress lines and the request log
+//! (CSV and JSONL) are checked here too, from the names and lines the engine and
+//! `RequestsLog` write; tests/it/requests_log.rs reads them from a real run.
 
 use std::collections::{BTreeSet, HashSet};
 
