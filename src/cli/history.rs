@@ -300,7 +300,9 @@ async fn read_s3(args: &HistoryArgs) -> Result<Vec<SweepResult>, CliError> {
         };
         let client = &client;
         async move {
-            let bytes = crate::s3::results::read_object(client, &object, MAX_RESULT_FILE_BYTES).await?;
+            let bytes = crate::s3::results::read_object(client, &object, MAX_RESULT_FILE_BYTES)
+                .await
+                .map_err(|e| e.to_string())?;
             let text = String::from_utf8(bytes).map_err(|_| format!("{object}: not UTF-8 text"))?;
             super::result_from_json(&text).map_err(|e| format!("{object}: {e}"))
         }

@@ -56,20 +56,20 @@ pub struct NetworkArgs {
 }
 
 /// Why a network flag is refused; each names its flag.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum NetworkFlagError {
     /// `--tail`, in the lab's own words (they name the flag).
     #[error("{0}")]
     Tail(String),
     #[error("--nic-table {0}")]
-    NicTable(String),
+    NicTable(lambda_nic::NicTableError),
     #[error("--nic: want a rate in MiB/s or `lambda`, got {given:?}")]
     NicRate { given: String },
     #[error("--nic-burst-mib and --nic-burst-mib-s: give both for a burst (--nic-burst-refill-mib-s refills one)")]
     BurstHalf,
     /// The NIC the flags make, refused by the lab.
     #[error("--nic: {0}")]
-    Nic(String),
+    Nic(crate::lab::nic::NicError),
     #[error("--nic lambda follows one memory size, got --lambda-memory-mb {sizes:?}: run once per size")]
     OneMemorySize { sizes: Vec<u32> },
 }
@@ -241,8 +241,11 @@ mod tests {
         assert_eq!(burst.size_mib, 8.0);
         assert!((burst.rate_mib_s - 321.87).abs() < 0.01);
         // Several sizes cannot be followed by one server.
-        assert!(one_memory_size(&a, &[512, 1024]).is_err());
-        assert_eq!(one_memory_size(&args(), &[512, 1024]), Ok(None));
+        assert!(matches!(
+            one_memory_size(&a, &[512, 1024]),
+            Err(NetworkFlagError::OneMemorySize { sizes }) if sizes == [512, 1024]
+        ));
+        assert!(matches!(one_memory_size(&args(), &[512, 1024]), Ok(None)));
     }
 
     #[test]

@@ -387,7 +387,8 @@ async fn the_results_writer_leaves_an_object_it_did_not_write_alone() {
 
     let taken = ResultsWriter::new(&client, &destination, "taken");
     let err = taken.put(&result, limit).await.unwrap_err();
-    assert!(err.contains("there already"), "{err}");
+    assert!(matches!(err, s3sweep::s3::results::ResultsError::Taken { .. }), "{err}");
+    assert!(err.to_string().contains("there already"), "{err}");
     let s3 = client.s3(seed_settings());
     let got = s3
         .get_object()

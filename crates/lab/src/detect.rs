@@ -163,7 +163,7 @@ async fn detect_https(base: &http::Uri, ca_file: Option<&Path>, timeout: Duratio
             .map_err(|e| (true, e.to_string()))?;
         let _ = tcp.set_nodelay(true);
         let trust = Trust::load(ca_file).map_err(|e| (false, e.to_string()))?;
-        let name = server_name(base).map_err(|e| (false, e))?;
+        let name = server_name(base).map_err(|e| (false, e.to_string()))?;
         let tls = handshake(&trust, name, &authority, tcp)
             .await
             .map_err(|e| (false, format!("{TLS_MARK}{e}")))?;

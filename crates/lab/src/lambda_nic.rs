@@ -13,10 +13,35 @@
 use std::path::Path;
 
 use super::nic::{Burst, NicConfig};
-use crate::sys::files::read_capped_text;
+use crate::sys::files::{read_capped_text, FileError};
 
 /// Most bytes of a NIC table file read: a line per memory size is a few hundred.
 const MAX_TABLE_BYTES: u64 = 1 << 20;
+
+/// Why a NIC table could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum NicTableError {
+    #[error("{file}: {source} (give a file of `MEMORY_MB RATE_MIB_S` lines, or one of {TABLE_NAMES:?})")]
+    Read { file: String, source: FileError },
+    #[error("{file}: {lines}")]
+    Lines { file: String, lines: BadLines },
+}
+
+/// A line of a NIC table file that is not a row, with its number (from 1) and text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadLine {
+    #[error("line {line}: want a memory size in MB and a positive rate in MiB/s, got {text:?}")]
+    Values { line: usize, text: String },
+    #[error("line {line}: want two fields, MEMORY_MB RATE_MIB_S, got {text:?}")]
+    Fields { line: usize, text: String },
+    #[error("no rows")]
+    NoRows,
+}
+
+/// Every bad line of a NIC table file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct BadLines(pub Vec<BadLine>);
 
 /// Mbit/s in MiB/s.
 fn mbit_s(mbit: f64) -> f64 {
@@ -82,21 +107,27 @@ impl NicTable {
 
     /// A built-in table by name, or a file of `MEMORY_MB RATE_MIB_S` lines (blank
     /// lines and `#` comments skipped; commas or spaces between the two).
-    pub fn load(name_or_file: &str) -> Result<Self, String> {
+    pub fn load(name_or_file: &str) -> Result<Self, NicTableError> {
         match name_or_file {
             "measured-2024" => Ok(Self::measured_2024()),
             "announced-2026" => Ok(Self::announced_2026()),
             file => {
-                let text = read_capped_text(Path::new(file), MAX_TABLE_BYTES, "a NIC table").map_err(|e| {
-                    format!("{file}: {e} (give a file of `MEMORY_MB RATE_MIB_S` lines, or one of {TABLE_NAMES:?})")
+                let text = read_capped_text(Path::new(file), MAX_TABLE_BYTES, "a NIC table").map_err(|source| {
+                    NicTableError::Read {
+                        file: file.to_string(),
+                        source,
+                    }
                 })?;
-                Self::parse(&text).map_err(|e| format!("{file}: {e}"))
+                Self::parse(&text).map_err(|lines| NicTableError::Lines {
+                    file: file.to_string(),
+                    lines,
+                })
             }
         }
     }
 
     /// Parses `MEMORY_MB RATE_MIB_S` lines, naming every bad line.
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, BadLines> {
         let mut rows = Vec::new();
         let mut bad = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -111,22 +142,22 @@ impl NicTable {
             match fields.as_slice() {
                 [mb, rate] => match (mb.parse::<u32>(), rate.parse::<f64>()) {
                     (Ok(mb), Ok(rate)) if rate.is_finite() && rate > 0.0 => rows.push((mb, rate)),
-                    _ => bad.push(format!(
-                        "line {}: want a memory size in MB and a positive rate in MiB/s, got {line:?}",
-                        i + 1
-                    )),
+                    _ => bad.push(BadLine::Values {
+                        line: i + 1,
+                        text: line.to_string(),
+                    }),
                 },
-                _ => bad.push(format!(
-                    "line {}: want two fields, MEMORY_MB RATE_MIB_S, got {line:?}",
-                    i + 1
-                )),
+                _ => bad.push(BadLine::Fields {
+                    line: i + 1,
+                    text: line.to_string(),
+                }),
             }
         }
         if rows.is_empty() && bad.is_empty() {
-            bad.push("no rows".to_string());
+            bad.push(BadLine::NoRows);
         }
         if !bad.is_empty() {
-            return Err(bad.join("; "));
+            return Err(BadLines(bad));
         }
         rows.sort_by_key(|r| r.0);
         Ok(NicTable { rows })
@@ -177,13 +208,19 @@ mod tests {
         let t = NicTable::parse("# mine\n1024 10\n2048,20\n\n").unwrap();
         assert_eq!(t.rate_mib_s(1536), 15.0);
         let e = NicTable::parse("1024\nx 3\n512 -1\n").unwrap_err();
-        assert!(
-            e.contains("line 1") && e.contains("line 2") && e.contains("line 3"),
-            "{e}"
-        );
-        assert!(NicTable::parse("# nothing\n").is_err());
+        let lines: Vec<usize> =
+            e.0.iter()
+                .map(|b| match b {
+                    BadLine::Values { line, .. } | BadLine::Fields { line, .. } => *line,
+                    BadLine::NoRows => 0,
+                })
+                .collect();
+        assert_eq!(lines, [1, 2, 3], "{e}");
+        assert!(matches!(e.0[0], BadLine::Fields { .. }) && matches!(e.0[2], BadLine::Values { .. }));
+        assert_eq!(NicTable::parse("# nothing\n").unwrap_err().0, [BadLine::NoRows]);
         assert!(NicTable::load("/nonexistent/table")
             .unwrap_err()
+            .to_string()
             .contains("measured-2024"));
     }
 }

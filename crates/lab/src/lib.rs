@@ -77,9 +77,11 @@ pub use detect::HELLO_PATH;
 pub use faults::{BucketFault, FaultKind, FaultSpec, FaultTally, FaultTiming, Faults};
 pub use idle::DEFAULT_IDLE_TIMEOUT;
 pub use latency::{LatencyProfile, Profiles, Tail};
-pub use network::{Network, NetworkConfig, NetworkTally, NETWORK_PATH};
+pub use network::{Network, NetworkConfig, NetworkError, NetworkProblem, NetworkTally, NETWORK_PATH};
 pub use regions::{BucketRegion, BucketRegions, LAB_REGION};
-pub use sessions::{Session, SessionMode, SessionTally, Sessions, DEFAULT_SESSION_TTL, SESSIONS_PATH};
+pub use sessions::{
+    Session, SessionMode, SessionTally, Sessions, UnknownSessionMode, DEFAULT_SESSION_TTL, SESSIONS_PATH,
+};
 pub use store::{GetTally, MemStore, StoreLimits};
 
 // How a client talks to the lab lives in the core, below the function and the lab:
@@ -170,7 +172,7 @@ pub enum StartError {
     #[error(transparent)]
     Tls(#[from] tls::TlsSetupError),
     #[error("network settings: {0}")]
-    Network(String),
+    Network(#[from] network::NetworkError),
 }
 
 /// Counts of the server's TLS handshakes.
@@ -305,7 +307,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         addr: config.addr,
         source,
     };
-    config.network.check().map_err(StartError::Network)?;
+    config.network.check()?;
     let listener = TcpListener::bind(config.addr).await.map_err(bind)?;
     let addr = listener.local_addr().map_err(bind)?;
     let (tls, ca_file) = tls_for(&config, addr)?;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::idle::DEFAULT_IDLE_TIMEOUT;
-use super::nic::{Nic, NicConfig, NicTally};
+use super::nic::{Nic, NicConfig, NicError, NicTally};
 use super::prefix_rate::{PrefixRate, PrefixRateTally};
 
 /// Path of the network tally endpoint (not a valid bucket name, so never an S3 request).
@@ -41,29 +41,41 @@ impl Default for NetworkConfig {
     }
 }
 
+/// A network setting the lab refuses.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NetworkProblem {
+    #[error("NIC: {0}")]
+    Nic(NicError),
+    #[error("prefix rate must be a positive number of GETs per second, got {0}")]
+    PrefixRate(f64),
+    #[error("idle timeout must be more than 0 s (leave it out to never close)")]
+    IdleTimeoutZero,
+    /// A rate changed on a lab started without one.
+    #[error("the lab has no per-prefix rate")]
+    NoPrefixRate,
+}
+
+/// Every setting of a [`NetworkConfig`] the lab refuses.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct NetworkError(pub Vec<NetworkProblem>);
+
 impl NetworkConfig {
     /// Checks every setting, naming each bad one.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), NetworkError> {
         let mut bad = Vec::new();
-        if let Some(nic) = &self.nic {
-            if let Err(e) = nic.check() {
-                bad.push(format!("NIC: {e}"));
-            }
+        if let Some(Err(e)) = self.nic.as_ref().map(NicConfig::check) {
+            bad.push(NetworkProblem::Nic(e));
         }
-        if let Some(r) = self.prefix_gets_per_s {
-            if !(r.is_finite() && r > 0.0) {
-                bad.push(format!(
-                    "prefix rate must be a positive number of GETs per second, got {r}"
-                ));
-            }
+        if let Some(r) = self.prefix_gets_per_s.filter(|r| !(r.is_finite() && *r > 0.0)) {
+            bad.push(NetworkProblem::PrefixRate(r));
         }
         if self.idle_timeout.is_some_and(|t| t.is_zero()) {
-            bad.push("idle timeout must be more than 0 s (leave it out to never close)".to_string());
+            bad.push(NetworkProblem::IdleTimeoutZero);
         }
-        if bad.is_empty() {
-            Ok(())
-        } else {
-            Err(bad.join("; "))
+        match bad.is_empty() {
+            true => Ok(()),
+            false => Err(NetworkError(bad)),
         }
     }
 }
@@ -149,11 +161,11 @@ impl Network {
     /// Changes the per-prefix rate while the lab runs (a prefix's limit reached in
     /// the middle of a configuration); `Err` without a prefix rate or for a rate that
     /// is not a positive number.
-    pub fn set_prefix_gets_per_s(&self, gets_per_s: f64) -> Result<(), String> {
+    pub fn set_prefix_gets_per_s(&self, gets_per_s: f64) -> Result<(), NetworkProblem> {
         if !(gets_per_s.is_finite() && gets_per_s > 0.0) {
-            return Err(format!("the prefix rate must be positive, got {gets_per_s}"));
+            return Err(NetworkProblem::PrefixRate(gets_per_s));
         }
-        let prefix = self.prefix.as_ref().ok_or("the lab has no per-prefix rate")?;
+        let prefix = self.prefix.as_ref().ok_or(NetworkProblem::NoPrefixRate)?;
         prefix.set_gets_per_s(gets_per_s);
         Ok(())
     }
@@ -190,8 +202,12 @@ mod tests {
             idle_timeout: Some(Duration::ZERO),
         };
         let e = bad.check().unwrap_err();
+        assert!(matches!(
+            e.0[..],
+            [NetworkProblem::Nic(_), NetworkProblem::PrefixRate(r), NetworkProblem::IdleTimeoutZero] if r == 0.0
+        ));
         for part in ["NIC: rate", "prefix rate", "idle timeout"] {
-            assert!(e.contains(part), "{e}");
+            assert!(e.to_string().contains(part), "{e}");
         }
         assert!(NetworkConfig::default().check().is_ok());
     }

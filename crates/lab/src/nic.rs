@@ -99,42 +99,52 @@ pub struct NicConfig {
     pub per_connection_mib_s: Option<f64>,
 }
 
+/// A NIC setting the lab refuses, with the value given.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum NicProblem {
+    #[error("rate must be a positive number of MiB/s, got {0}")]
+    Rate(f64),
+    #[error("burst size must be 0 or more MiB, got {0}")]
+    BurstSize(f64),
+    #[error("burst rate must be a positive number of MiB/s, got {0}")]
+    BurstRate(f64),
+    #[error("burst refill must be 0 or more MiB/s, got {0}")]
+    BurstRefill(f64),
+    #[error("per-connection cap must be a positive number of MiB/s, got {0}")]
+    PerConnection(f64),
+}
+
+/// Every setting of a [`NicConfig`] the lab refuses.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct NicError(pub Vec<NicProblem>);
+
 impl NicConfig {
     /// Checks the rates and sizes, naming every bad one.
-    pub fn check(&self) -> Result<(), String> {
-        let mut bad = Vec::new();
+    pub fn check(&self) -> Result<(), NicError> {
         let positive = |v: f64| v.is_finite() && v > 0.0;
+        let at_least_0 = |v: f64| v.is_finite() && v >= 0.0;
+        let mut bad = Vec::new();
         if !positive(self.rate_mib_s) {
-            bad.push(format!(
-                "rate must be a positive number of MiB/s, got {}",
-                self.rate_mib_s
-            ));
+            bad.push(NicProblem::Rate(self.rate_mib_s));
         }
         if let Some(b) = self.burst {
-            if !(b.size_mib.is_finite() && b.size_mib >= 0.0) {
-                bad.push(format!("burst size must be 0 or more MiB, got {}", b.size_mib));
+            if !at_least_0(b.size_mib) {
+                bad.push(NicProblem::BurstSize(b.size_mib));
             }
             if !positive(b.rate_mib_s) {
-                bad.push(format!(
-                    "burst rate must be a positive number of MiB/s, got {}",
-                    b.rate_mib_s
-                ));
+                bad.push(NicProblem::BurstRate(b.rate_mib_s));
             }
-            if !(b.refill_mib_s.is_finite() && b.refill_mib_s >= 0.0) {
-                bad.push(format!("burst refill must be 0 or more MiB/s, got {}", b.refill_mib_s));
+            if !at_least_0(b.refill_mib_s) {
+                bad.push(NicProblem::BurstRefill(b.refill_mib_s));
             }
         }
-        if let Some(c) = self.per_connection_mib_s {
-            if !positive(c) {
-                bad.push(format!(
-                    "per-connection cap must be a positive number of MiB/s, got {c}"
-                ));
-            }
+        if let Some(c) = self.per_connection_mib_s.filter(|c| !positive(*c)) {
+            bad.push(NicProblem::PerConnection(c));
         }
-        if bad.is_empty() {
-            Ok(())
-        } else {
-            Err(bad.join("; "))
+        match bad.is_empty() {
+            true => Ok(()),
+            false => Err(NicError(bad)),
         }
     }
 
@@ -496,6 +506,10 @@ mod tests {
             per_connection_mib_s: Some(-2.0),
         };
         let e = bad.check().unwrap_err();
+        assert_eq!(e.0.len(), 5, "{e}");
+        assert!(
+            matches!(e.0[..], [NicProblem::Rate(r), NicProblem::BurstSize(_), NicProblem::BurstRate(_), NicProblem::BurstRefill(_), NicProblem::PerConnection(c)] if r == 0.0 && c == -2.0)
+        );
         for part in [
             "rate must",
             "burst size",
@@ -503,7 +517,7 @@ mod tests {
             "burst refill",
             "per-connection cap",
         ] {
-            assert!(e.contains(part), "{e}");
+            assert!(e.to_string().contains(part), "{e}");
         }
         assert!(config(40.0).check().is_ok());
     }

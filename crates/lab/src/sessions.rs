@@ -30,14 +30,19 @@ pub enum SessionMode {
 
 impl SessionMode {
     /// The mode a `CreateSession` asked for (`None`: S3's default, ReadWrite).
-    pub fn parse(asked: Option<&str>) -> Result<SessionMode, String> {
+    pub fn parse(asked: Option<&str>) -> Result<SessionMode, UnknownSessionMode> {
         match asked {
             None | Some("ReadWrite") => Ok(SessionMode::ReadWrite),
             Some("ReadOnly") => Ok(SessionMode::ReadOnly),
-            Some(other) => Err(format!("unknown session mode {other:?} (ReadOnly or ReadWrite)")),
+            Some(other) => Err(UnknownSessionMode(other.to_string())),
         }
     }
 }
+
+/// A `CreateSession` mode S3 does not have, as asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown session mode {0:?} (ReadOnly or ReadWrite)")]
+pub struct UnknownSessionMode(pub String);
 
 /// One session handed out.
 #[derive(Debug, Clone)]
@@ -211,7 +216,10 @@ mod tests {
         assert!(sessions.get("never-handed-out").is_none());
         assert_eq!(SessionMode::parse(None), Ok(SessionMode::ReadWrite));
         assert_eq!(SessionMode::parse(Some("ReadOnly")), Ok(SessionMode::ReadOnly));
-        assert!(SessionMode::parse(Some("Sometimes")).is_err());
+        assert_eq!(
+            SessionMode::parse(Some("Sometimes")),
+            Err(UnknownSessionMode("Sometimes".into()))
+        );
     }
 
     #[test]

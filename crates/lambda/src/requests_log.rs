@@ -10,11 +10,23 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::engine::requests_log::{RequestsLog, DEFAULT_MAX_BYTES};
+use crate::engine::requests_log::{LogError, RequestsLog, DEFAULT_MAX_BYTES};
 use crate::engine::Observer;
 use crate::plan::{Plan, RequestError, ResultsUri};
-use crate::s3::results::ResultsWriter;
+use crate::s3::results::{ResultsError, ResultsWriter};
 use crate::s3::SweepClient;
+
+/// Why the log did not reach S3: it was not written whole, could not be read back, or
+/// the PUT failed.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum PutLogError {
+    #[error(transparent)]
+    Log(LogError),
+    #[error("reading {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Put(#[from] ResultsError),
+}
 
 /// The log being written and where it goes.
 pub(super) struct S3RequestsLog {
@@ -85,9 +97,12 @@ impl S3RequestsLog {
 
     /// Closes the file, puts it in S3 within `limit` and removes it; the closing
     /// line, or what failed.
-    pub(super) async fn finish(self, limit: Duration) -> Result<String, String> {
-        let tally = self.log.finish().map_err(|e| e.to_string());
-        let bytes = std::fs::read(&self.path).map_err(|e| format!("reading {}: {e}", self.path.display()));
+    pub(super) async fn finish(self, limit: Duration) -> Result<String, PutLogError> {
+        let tally = self.log.finish().map_err(PutLogError::Log);
+        let bytes = std::fs::read(&self.path).map_err(|source| PutLogError::Read {
+            path: self.path.clone(),
+            source,
+        });
         let _ = std::fs::remove_file(&self.path);
         let (tally, bytes) = (tally?, bytes?);
         self.writer.put_bytes(bytes, "application/gzip", limit).await?;

@@ -63,7 +63,10 @@ impl ResultsLog {
         if let Err(e) = &outcome {
             tracing::warn!(error = %e, "the result could not be written to S3");
         }
-        self.writes.lock().unwrap_or_else(|e| e.into_inner()).add(outcome);
+        self.writes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(outcome.map_err(|e| e.to_string()));
     }
 
     /// Writes `body` beside the result (`runs/ID.json` -> `runs/ID.EXTENSION`), as the
@@ -75,7 +78,10 @@ impl ResultsLog {
         if let Err(e) = &outcome {
             tracing::warn!(error = %e, "the page could not be written to S3");
         }
-        self.writes.lock().unwrap_or_else(|e| e.into_inner()).add(outcome);
+        self.writes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(outcome.map_err(|e| e.to_string()));
         result.results_writes = Some(ResultsWrites {
             complete: true,
             ..self.writes()

@@ -149,26 +149,21 @@ impl Column {
 
     /// `--columns workers,wall_ms,verdict`: the columns in the order given, each once;
     /// an error naming every unknown name and the known ones.
-    pub fn parse_list(text: &str) -> Result<Vec<Column>, String> {
+    pub fn parse_list(text: &str) -> Result<Vec<Column>, ColumnsError> {
         let mut picked = Vec::new();
         let mut unknown = Vec::new();
         for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             match Column::ALL.iter().find(|c| c.name() == name) {
                 Some(c) if !picked.contains(c) => picked.push(*c),
                 Some(_) => {}
-                None => unknown.push(format!("{name:?}")),
+                None => unknown.push(name.to_string()),
             }
         }
         if !unknown.is_empty() {
-            let known: Vec<&str> = Column::ALL.iter().map(|c| c.name()).collect();
-            return Err(format!(
-                "unknown column(s) {}; the columns are {}",
-                unknown.join(", "),
-                known.join(", ")
-            ));
+            return Err(ColumnsError::Unknown(unknown));
         }
         if picked.is_empty() {
-            return Err("name at least one column".into());
+            return Err(ColumnsError::None);
         }
         Ok(picked)
     }
@@ -178,6 +173,20 @@ impl fmt::Display for Column {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// A `--columns` list that names no column, or names that are not columns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ColumnsError {
+    /// The unknown names, in the order given.
+    #[error(
+        "unknown column(s) {}; the columns are {}",
+        .0.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", "),
+        Column::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+    )]
+    Unknown(Vec<String>),
+    #[error("name at least one column")]
+    None,
 }
 
 #[cfg(test)]
@@ -198,11 +207,16 @@ mod tests {
     #[test]
     fn a_bad_column_list_names_every_bad_name() {
         let err = Column::parse_list("workers,wal_ms,nope").unwrap_err();
-        assert!(err.contains("\"wal_ms\", \"nope\"") && err.contains("wall_ms"), "{err}");
+        assert_eq!(err, ColumnsError::Unknown(vec!["wal_ms".into(), "nope".into()]));
+        let shown = err.to_string();
+        assert!(
+            shown.contains("\"wal_ms\", \"nope\"") && shown.contains("wall_ms"),
+            "{shown}"
+        );
         assert_eq!(
             Column::parse_list("verdict, workers,verdict"),
             Ok(vec![Column::Verdict, Column::Workers])
         );
-        assert!(Column::parse_list(" , ").is_err());
+        assert_eq!(Column::parse_list(" , "), Err(ColumnsError::None));
     }
 }

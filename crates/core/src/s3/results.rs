@@ -5,13 +5,15 @@
 //! later one replaces only the copy it wrote (`If-Match` on the ETag it got back). And [`read_object`] reads one back for `report`,
 //! `compare` and `history`, bounded in bytes and in time: the whole read, request to
 //! last byte, within [`read_deadline`] (a server sending a body at a byte a second
-//! is an error, not a hang). A failed write is returned as a message for the caller
-//! to record.
+//! is an error, not a hang). A failed write or read is a [`ResultsError`] naming the
+//! object, for the caller to record or show.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
+use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
 use crate::model::SweepResult;
 use crate::plan::{ObjectUri, ResultsUri};
@@ -40,13 +42,57 @@ pub fn read_deadline() -> Duration {
     READ_DEADLINE
 }
 
-/// The error of a read that ran past its deadline.
-fn out_of_time(what: &dyn std::fmt::Display, deadline: Duration, got_bytes: usize) -> String {
-    format!(
-        "reading {what}: not read whole within {:.1} s ({got_bytes} bytes came): the server sends too slowly or stalled; s3sweep gives a read {:.1} s from request to last byte",
-        deadline.as_secs_f64(),
-        deadline.as_secs_f64()
-    )
+/// Why a result could not be written to S3 or read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("serializing the result: {0}")]
+    Serialize(#[from] serde_json::Error),
+    #[error("writing {object}: an object is there already, not written by this run: left alone")]
+    Taken { object: ObjectUri },
+    /// The request failed: S3's or the connection's message and its error kind's name.
+    #[error("{} {object}: {message} ({kind})", if *.writing { "writing" } else { "reading" })]
+    Failed {
+        writing: bool,
+        object: ObjectUri,
+        message: String,
+        kind: &'static str,
+    },
+    #[error("writing {object}: no answer within {} ms", .limit.as_millis())]
+    WriteTimedOut { object: ObjectUri, limit: Duration },
+    #[error(
+        "reading {object}: not read whole within {secs:.1} s ({got_bytes} bytes came): the server sends too slowly or stalled; s3sweep gives a read {secs:.1} s from request to last byte",
+        secs = .deadline.as_secs_f64()
+    )]
+    ReadTimedOut {
+        object: ObjectUri,
+        deadline: Duration,
+        got_bytes: usize,
+    },
+    #[error("{object} is {length_bytes} bytes; a result is at most {max_bytes}")]
+    TooLong {
+        object: ObjectUri,
+        length_bytes: i64,
+        max_bytes: u64,
+    },
+    #[error("{object} is over {max_bytes} bytes; a result is at most that")]
+    OverLimit { object: ObjectUri, max_bytes: u64 },
+    #[error("reading {object}: {message}")]
+    Body { object: ObjectUri, message: String },
+}
+
+impl ResultsError {
+    fn failed<E>(writing: bool, object: &ObjectUri, e: &SdkError<E, HttpResponse>) -> Self
+    where
+        E: ProvideErrorMetadata + std::error::Error + 'static,
+    {
+        let failure = classify(e);
+        ResultsError::Failed {
+            writing,
+            object: object.clone(),
+            message: failure.message,
+            kind: failure.kind.name(),
+        }
+    }
 }
 
 /// Writes one run's result to `<prefix>/<run_id>.json` in the destination's bucket.
@@ -92,13 +138,13 @@ impl ResultsWriter {
 
     /// Writes `result` as JSON within `limit` (at most [`MAX_WRITE_TIME`]). The error
     /// is a message naming the object and what failed.
-    pub async fn put(&self, result: &SweepResult, limit: Duration) -> Result<(), String> {
-        let body = serde_json::to_vec(result).map_err(|e| format!("serializing the result: {e}"))?;
+    pub async fn put(&self, result: &SweepResult, limit: Duration) -> Result<(), ResultsError> {
+        let body = serde_json::to_vec(result)?;
         self.put_bytes(body, "application/json", limit).await
     }
 
     /// Writes `body` of `content_type`, as [`Self::put`] does (conditional PUTs).
-    pub async fn put_bytes(&self, body: Vec<u8>, content_type: &str, limit: Duration) -> Result<(), String> {
+    pub async fn put_bytes(&self, body: Vec<u8>, content_type: &str, limit: Duration) -> Result<(), ResultsError> {
         let len = body.len() as i64;
         let held = self.written.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let req = self
@@ -119,25 +165,15 @@ impl ResultsWriter {
                 Ok(())
             }
             Ok(Err(e)) if held.is_none() && e.raw_response().is_some_and(|r| r.status().as_u16() == 412) => {
-                Err(format!(
-                    "writing {}: an object is there already, not written by this run: left alone",
-                    self.object
-                ))
+                Err(ResultsError::Taken {
+                    object: self.object.clone(),
+                })
             }
-            Ok(Err(e)) => {
-                let failure = classify(&e);
-                Err(format!(
-                    "writing {}: {} ({})",
-                    self.object,
-                    failure.message,
-                    failure.kind.name()
-                ))
-            }
-            Err(_) => Err(format!(
-                "writing {}: no answer within {} ms",
-                self.object,
-                limit.min(MAX_WRITE_TIME).as_millis()
-            )),
+            Ok(Err(e)) => Err(ResultsError::failed(true, &self.object, &e)),
+            Err(_) => Err(ResultsError::WriteTimedOut {
+                object: self.object.clone(),
+                limit: limit.min(MAX_WRITE_TIME),
+            }),
         }
     }
 }
@@ -146,32 +182,45 @@ impl ResultsWriter {
 /// `Content-Length` before the body is read, else as soon as the body streamed in
 /// passes it (a chunked body has no length; it is never collected whole first); and
 /// one not read whole within [`read_deadline`].
-pub async fn read_object(client: &SweepClient, uri: &ObjectUri, max_bytes: u64) -> Result<Vec<u8>, String> {
+pub async fn read_object(client: &SweepClient, uri: &ObjectUri, max_bytes: u64) -> Result<Vec<u8>, ResultsError> {
     let deadline = read_deadline();
+    let out_of_time = |got_bytes| ResultsError::ReadTimedOut {
+        object: uri.clone(),
+        deadline,
+        got_bytes,
+    };
     let until = tokio::time::Instant::now() + deadline;
     let s3 = client.s3(RequestSettings::maintenance(deadline.min(Duration::from_secs(60))));
     let send = s3.get_object().bucket(&uri.bucket).key(&uri.key).send();
     let out = tokio::time::timeout_at(until, send)
         .await
-        .map_err(|_| out_of_time(uri, deadline, 0))?
-        .map_err(|e| {
-            let failure = classify(&e);
-            format!("reading {uri}: {} ({})", failure.message, failure.kind.name())
-        })?;
-    if let Some(len) = out.content_length().filter(|&l| l as u64 > max_bytes) {
-        return Err(format!("{uri} is {len} bytes; a result is at most {max_bytes}"));
+        .map_err(|_| out_of_time(0))?
+        .map_err(|e| ResultsError::failed(false, uri, &e))?;
+    if let Some(length_bytes) = out.content_length().filter(|&l| l as u64 > max_bytes) {
+        return Err(ResultsError::TooLong {
+            object: uri.clone(),
+            length_bytes,
+            max_bytes,
+        });
     }
     let mut body = out.body;
     let mut bytes = Vec::new();
     loop {
         let next = tokio::time::timeout_at(until, body.try_next())
             .await
-            .map_err(|_| out_of_time(uri, deadline, bytes.len()))?;
-        let Some(chunk) = next.map_err(|e| format!("reading {uri}: {e}"))? else {
+            .map_err(|_| out_of_time(bytes.len()))?;
+        let Some(chunk) = next.map_err(|e| ResultsError::Body {
+            object: uri.clone(),
+            message: e.to_string(),
+        })?
+        else {
             break;
         };
         if (bytes.len() + chunk.len()) as u64 > max_bytes {
-            return Err(format!("{uri} is over {max_bytes} bytes; a result is at most that"));
+            return Err(ResultsError::OverLimit {
+                object: uri.clone(),
+                max_bytes,
+            });
         }
         bytes.extend_from_slice(&chunk);
     }

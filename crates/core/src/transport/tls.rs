@@ -115,11 +115,23 @@ impl fmt::Display for TlsHandshakeError {
 }
 impl std::error::Error for TlsHandshakeError {}
 
+/// A host no certificate can name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{host:?} is not a valid TLS server name: {reason}")]
+pub struct BadServerName {
+    pub host: String,
+    /// rustls's reason.
+    pub reason: String,
+}
+
 /// The name the server's certificate must carry: the URI's host (an IP address too).
-pub fn server_name(uri: &Uri) -> Result<ServerName<'static>, String> {
+pub fn server_name(uri: &Uri) -> Result<ServerName<'static>, BadServerName> {
     let host = uri.host().unwrap_or_default();
     let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
-    ServerName::try_from(host.to_string()).map_err(|e| format!("{host:?} is not a valid TLS server name: {e}"))
+    ServerName::try_from(host.to_string()).map_err(|e| BadServerName {
+        host: host.to_string(),
+        reason: e.to_string(),
+    })
 }
 
 /// The most one socket read under TLS takes in: a 46 KB response in two reads. 64 KiB
