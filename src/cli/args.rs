@@ -380,8 +380,7 @@ impl OutputArgs {
             plot::format_of(path).map_err(|e| CliError::flag(format!("--plot {}", path.display()), e))?;
         }
         if let Some(path) = &self.requests_log {
-            crate::engine::requests_log::check_free(path, self.force)
-                .map_err(|e| CliError::Usage(format!("--requests-log {e}")))?;
+            crate::engine::requests_log::check_free(path, self.force)?;
         }
         self.layout().map(|_| ())
     }
@@ -394,8 +393,7 @@ impl OutputArgs {
             return Ok((progress, None));
         };
         let max_bytes = self.requests_log_max_mib.saturating_mul(1 << 20);
-        let log = RequestsLog::create(path, max_bytes, progress, self.force)
-            .map_err(|e| CliError::Usage(format!("--requests-log {e}")))?;
+        let log = RequestsLog::create(path, max_bytes, progress, self.force)?;
         let log = Arc::new(log);
         Ok((log.clone(), Some(log)))
     }

@@ -99,25 +99,41 @@ fn demo_plan(args: &LocalArgs) -> Result<Plan, CliError> {
     Ok(plan)
 }
 
+/// Objects that do not fit the lab's store ([`lab::StoreLimits`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LabRoomError {
+    #[error("--object-sizes: {size_bytes} bytes is larger than the lab's largest object ({max_object_bytes} bytes)")]
+    ObjectTooLarge { size_bytes: u64, max_object_bytes: u64 },
+    #[error("--objects {objects} x --object-sizes {sizes_bytes:?} x {buckets} buckets is {total_bytes} bytes; the lab holds at most {max_store_bytes}: use fewer --objects")]
+    StoreTooSmall {
+        objects: u32,
+        sizes_bytes: Vec<u64>,
+        buckets: usize,
+        total_bytes: u64,
+        max_store_bytes: u64,
+    },
+}
+
 /// A size axis must fit the lab's store ([`lab::StoreLimits`]): every size at most its
 /// largest object, and all sizes' objects in both buckets within its total.
-fn check_lab_room(plan: &Plan) -> Result<(), CliError> {
+fn check_lab_room(plan: &Plan) -> Result<(), LabRoomError> {
     let limits = lab::StoreLimits::default();
     let sizes = plan.object_sizes();
-    if let Some(big) = sizes.iter().find(|&&s| s > limits.max_object_bytes) {
-        return Err(CliError::Usage(format!(
-            "--object-sizes: {big} bytes is larger than the lab's largest object ({} bytes)",
-            limits.max_object_bytes
-        )));
+    if let Some(&size_bytes) = sizes.iter().find(|&&s| s > limits.max_object_bytes) {
+        return Err(LabRoomError::ObjectTooLarge {
+            size_bytes,
+            max_object_bytes: limits.max_object_bytes,
+        });
     }
-    let total = sizes.iter().sum::<u64>() * u64::from(plan.object_count()) * plan.buckets().len() as u64;
-    if total > limits.max_store_bytes {
-        return Err(CliError::Usage(format!(
-            "--objects {} x --object-sizes {sizes:?} x {} buckets is {total} bytes; the lab holds at most {}: use fewer --objects",
-            plan.object_count(),
-            plan.buckets().len(),
-            limits.max_store_bytes
-        )));
+    let total_bytes = sizes.iter().sum::<u64>() * u64::from(plan.object_count()) * plan.buckets().len() as u64;
+    if total_bytes > limits.max_store_bytes {
+        return Err(LabRoomError::StoreTooSmall {
+            objects: plan.object_count(),
+            sizes_bytes: sizes.to_vec(),
+            buckets: plan.buckets().len(),
+            total_bytes,
+            max_store_bytes: limits.max_store_bytes,
+        });
     }
     Ok(())
 }

@@ -50,6 +50,7 @@ use crate::render::{figure, Layout, Style};
 use crate::s3::errors::BucketError;
 
 pub use args::{Cli, Command};
+pub use local::LabRoomError;
 
 /// Why a command failed. Each variant holds what went wrong as data (the flag, the
 /// numbers, the path, the underlying error) and words it in its `Display`.
@@ -72,6 +73,12 @@ pub enum CliError {
         high: u64,
         got: u64,
     },
+    /// `--requests-log`'s file cannot be made (its path and why).
+    #[error("--requests-log {0}")]
+    RequestsLog(#[from] crate::engine::requests_log::LogError),
+    /// `local`'s objects do not fit the lab's store ([`crate::lab::StoreLimits`]).
+    #[error(transparent)]
+    LabRoom(#[from] LabRoomError),
     /// A network flag of `local` or `serve` (each names its flag).
     #[error(transparent)]
     Network(#[from] lab_network::NetworkFlagError),
