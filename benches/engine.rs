@@ -20,7 +20,7 @@ use s3sweep::engine::{self, Quiet, SweepOptions};
 use s3sweep::lab::{self, LatencyProfile, ServerConfig};
 use s3sweep::plan::{KeyTemplate, Plan};
 use s3sweep::s3::seed::{seed, SeedSpec};
-use s3sweep::s3::{RequestSettings, SweepClient};
+use s3sweep::s3::RequestSettings;
 
 /// CPU seconds of this process's threads, split by whether the thread name starts
 /// with `s3sweep-server`.
@@ -83,7 +83,7 @@ fn main() {
         .build()
         .unwrap();
     client_rt.block_on(async move {
-        let client = SweepClient::new(s3sweep::lab::client_options(&endpoint)).await.unwrap();
+        let client = s3sweep::sweep_client(s3sweep::lab::client_options(&endpoint)).await.unwrap();
         let s3 = client.s3(RequestSettings::maintenance(Duration::from_secs(30)));
         seed(
             &s3,

@@ -194,7 +194,7 @@ async fn lean_reader(args: &Args, workers: usize) -> Reader {
 /// A session of s3sweep's client with one lane sized for `workers`, and the request
 /// settings of a default plan.
 async fn s3sweep_session(args: &Args, workers: usize) -> s3sweep::s3::SweepSession {
-    use s3sweep::s3::{ClientOptions, CredentialSource, StaticCredentials, SweepClient};
+    use s3sweep::s3::{ClientOptions, CredentialSource, StaticCredentials};
     let credentials = CredentialSource::Static(StaticCredentials {
         access_key_id: "s3sweep".into(),
         secret_access_key: "s3sweep-local-secret".into(),
@@ -202,7 +202,7 @@ async fn s3sweep_session(args: &Args, workers: usize) -> s3sweep::s3::SweepSessi
     });
     let options = ClientOptions::for_endpoint(Some(args.endpoint.clone()), None, credentials)
         .with_ca_file(args.ca_file.clone().map(Into::into));
-    let client = SweepClient::new(options).await.expect("s3sweep's client builds");
+    let client = s3sweep::sweep_client(options).await.expect("s3sweep's client builds");
     let plan = s3sweep::plan::Plan::from_json(&format!(
         r#"{{"buckets": ["{}"], "object_count": {}, "workers": [{workers}], "pool_connections": {workers}}}"#,
         args.bucket, args.objects

@@ -34,7 +34,7 @@ pub(crate) async fn local(args: LocalArgs, thresholds: Thresholds) -> Result<(),
     let server = start_lab(&args, session_ttl).await?;
     let endpoint = server.endpoint();
     let options = lab::client_options(&endpoint).with_ca_file(server.ca_file().map(Path::to_path_buf));
-    let client = SweepClient::new(options).await.map_err(CliError::other)?;
+    let client = s3sweep_aws::sweep_client(options).await.map_err(CliError::other)?;
     seed_buckets(&client, &endpoint, &plan, (args.size, &args.sizes)).await?;
     // The quota takes the client only: the server was started before. With several
     // memory sizes the whole sweep runs once per size, each under its own quota.

@@ -268,6 +268,8 @@ impl CliError {
             | CliError::NoTimeline { .. }
             | CliError::NoCommand { .. }
             | CliError::Network(_)
+            | CliError::RequestsLog(_)
+            | CliError::LabRoom(_)
             | CliError::TooManyConfigurations { .. } => 2,
             _ => 1,
         }

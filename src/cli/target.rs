@@ -99,7 +99,7 @@ impl TargetArgs {
         };
         let options =
             ClientOptions::for_endpoint(self.endpoint.clone(), self.region.clone(), credentials).with_ca_file(ca_file);
-        SweepClient::new(options).await.map_err(|e| match e {
+        s3sweep_aws::sweep_client(options).await.map_err(|e| match e {
             crate::s3::ClientError::InvalidRegion { .. } => CliError::flag("--region", e),
             e => CliError::flag("--endpoint", e),
         })

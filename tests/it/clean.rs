@@ -9,7 +9,6 @@ use crate::common::{seed_settings, seed_spec, seed_with, LabBuilder};
 use bytes::Bytes;
 use s3sweep::s3::clean;
 use s3sweep::s3::seed::SeedSpec;
-use s3sweep::s3::SweepClient;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clean_deletes_only_the_manifest_keys() {
@@ -28,7 +27,7 @@ async fn clean_deletes_only_the_manifest_keys() {
     for k in foreign {
         server.store().insert(bucket, k, Bytes::from_static(b"mine"));
     }
-    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
+    let client = s3sweep::sweep_client(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     let spec = SeedSpec {

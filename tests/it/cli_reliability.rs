@@ -395,7 +395,7 @@ async fn clients_resetting_mid_body_do_not_end_the_lab() {
     let ca = serve.ca_file.clone().unwrap();
     let mut options = crate::common::lab::client_options(&serve.endpoint);
     options = options.with_ca_file(Some(ca.clone()));
-    let client = s3sweep::s3::SweepClient::new(options).await.unwrap();
+    let client = s3sweep::sweep_client(options).await.unwrap();
     let s3 = client.s3(crate::common::seed_settings());
     let body = vec![7u8; 1 << 20];
     s3.put_object()

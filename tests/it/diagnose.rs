@@ -74,7 +74,7 @@ impl Drop for ServerThread {
 }
 
 async fn seeded_client(server: &ServerThread, bucket: &str, count: u32, size: u64) -> SweepClient {
-    let client = SweepClient::new(crate::common::lab::client_options(&server.endpoint))
+    let client = s3sweep::sweep_client(crate::common::lab::client_options(&server.endpoint))
         .await
         .unwrap();
     seed_bucket(&client, bucket, count, size).await;

@@ -372,14 +372,20 @@ fn limits_table_tests(markdown: &str) -> Vec<String> {
         .collect()
 }
 
-/// The four crates' source folders: the CLI at the root, the core, the lab, the function.
-const CRATE_SOURCES: [&str; 4] = ["src", "crates/core/src", "crates/lab/src", "crates/lambda/src"];
+/// The five crates' source folders: the CLI at the root, the core, s3sweep-aws, the lab, the function.
+const CRATE_SOURCES: [&str; 5] = [
+    "src",
+    "crates/core/src",
+    "crates/aws/src",
+    "crates/lab/src",
+    "crates/lambda/src",
+];
 
 /// Where a unit test's module path lives: `lab::x` and `lambda::x` in their crates
 /// (`x` under its `src/`), `cli::x` under the root's `src/`, the rest in the core.
 fn module_file(root: &Path, path: &[&str]) -> PathBuf {
     let (dir, rest) = match path.first() {
-        Some(&top @ ("lab" | "lambda")) => (format!("crates/{top}/src"), &path[1..]),
+        Some(&top @ ("aws" | "lab" | "lambda")) => (format!("crates/{top}/src"), &path[1..]),
         Some(&"cli") => ("src".to_string(), path),
         _ => ("crates/core/src".to_string(), path),
     };

@@ -9,7 +9,7 @@ use crate::common::lab::LatencyProfile;
 use crate::common::{client_of, options, seed_bucket, LabBuilder};
 use s3sweep::engine::{self, BucketError, Quiet};
 use s3sweep::plan::Plan;
-use s3sweep::s3::{ClientOptions, SweepClient};
+use s3sweep::s3::ClientOptions;
 
 use crate::common;
 
@@ -134,7 +134,7 @@ async fn preflight_says_what_to_fix() {
         .await
         .expect("seeded bucket passes");
 
-    let wrong = SweepClient::new(ClientOptions {
+    let wrong = s3sweep::sweep_client(ClientOptions {
         credentials: s3sweep::s3::CredentialSource::Chain,
         ..crate::common::lab::client_options(server.endpoint())
     });
@@ -161,7 +161,7 @@ async fn unreachable_endpoint_is_counted_not_fatal() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let client = SweepClient::new(crate::common::lab::client_options(format!("http://127.0.0.1:{port}")))
+    let client = s3sweep::sweep_client(crate::common::lab::client_options(format!("http://127.0.0.1:{port}")))
         .await
         .unwrap();
     let plan = Plan::from_json(

@@ -292,7 +292,7 @@ fn the_server_survives_random_requests() {
     let endpoint = server.endpoint();
     let plan = Plan::from_json(r#"{"buckets": ["fuzz-bucket"], "object_count": 1, "workers": [1]}"#).unwrap();
     runtime.block_on(async {
-        let client = s3sweep::s3::SweepClient::new(crate::common::lab::client_options(endpoint))
+        let client = s3sweep::sweep_client(crate::common::lab::client_options(endpoint))
             .await
             .unwrap();
         s3sweep::engine::preflight(&client.session(&plan), &plan)

@@ -252,7 +252,7 @@ fn bad_sources_get_an_error_naming_what_is_wrong() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_s3_source_on_the_lab_reads_the_newest_results() {
     let server = Serve::start(&["results-bucket=none"], &[]);
-    let client = s3sweep::s3::SweepClient::new(crate::common::lab::client_options(&server.endpoint))
+    let client = s3sweep::sweep_client(crate::common::lab::client_options(&server.endpoint))
         .await
         .unwrap();
     let s3 = client.s3(crate::common::seed_settings());

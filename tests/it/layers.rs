@@ -21,13 +21,15 @@ const RANKS: &[(&str, u32)] = &[
     ("engine", 5),
     ("analysis", 6),
     ("render", 7),
+    // The core's S3 client with aws-config's shared configuration.
+    ("aws", 8),
     ("lab", 8),
-    ("lambda", 8),
-    ("cli", 9),
+    ("lambda", 9),
+    ("cli", 10),
 ];
 
 /// The crates, as (crate, folder of its sources, its top-level modules); a module of
-/// the core crate is named as is, the lab's and the function's under `lab`/`lambda`.
+/// the core crate is named as is, the others' under `aws`, `lab` and `lambda`.
 const CRATES: &[(&str, &str, &[&str])] = &[
     (
         "s3sweep-core",
@@ -43,6 +45,7 @@ const CRATES: &[(&str, &str, &[&str])] = &[
             "render",
         ],
     ),
+    ("s3sweep-aws", "crates/aws/src", &["aws"]),
     ("s3sweep-lab", "crates/lab/src", &["lab"]),
     ("s3sweep-lambda", "crates/lambda/src", &["lambda"]),
     ("s3sweep", "src", &["cli"]),
@@ -52,9 +55,10 @@ const CRATES: &[(&str, &str, &[&str])] = &[
 /// nor the core anything above it.
 const CRATE_DEPS: &[(&str, &[&str])] = &[
     ("s3sweep-core", &[]),
+    ("s3sweep-aws", &["s3sweep-core"]),
     ("s3sweep-lab", &["s3sweep-core"]),
-    ("s3sweep-lambda", &["s3sweep-core"]),
-    ("s3sweep", &["s3sweep-core", "s3sweep-lab"]),
+    ("s3sweep-lambda", &["s3sweep-core", "s3sweep-aws"]),
+    ("s3sweep", &["s3sweep-core", "s3sweep-aws", "s3sweep-lab"]),
 ];
 
 fn crate_of(module: &str) -> &'static str {
@@ -175,10 +179,10 @@ fn edges(tree: &BTreeMap<String, String>) -> BTreeSet<(String, String)> {
             p
         };
         let mut targets = Vec::new();
-        // Inside the lab's and the function's crates, `crate::x` is theirs first
+        // Inside the lab's, the function's and s3sweep-aws's crates, `crate::x` is theirs first
         // (`lab::x`), else a core module that their root imports.
         let own: Vec<&str> = match top(module) {
-            t @ ("lab" | "lambda") => vec![t],
+            t @ ("aws" | "lab" | "lambda") => vec![t],
             _ => vec![],
         };
         for segs in paths_after(&code, "crate::") {
@@ -190,6 +194,7 @@ fn edges(tree: &BTreeMap<String, String>) -> BTreeSet<(String, String)> {
         }
         for (krate, named) in [
             ("s3sweep_core::", ""),
+            ("s3sweep_aws::", "aws"),
             ("s3sweep_lab::", "lab"),
             ("s3sweep_lambda::", "lambda"),
         ] {

@@ -15,7 +15,7 @@ use s3sweep::model::{Client, ErrorKind};
 use s3sweep::plan::Plan;
 use s3sweep::s3::get::get_one;
 use s3sweep::s3::seed::SeedSpec;
-use s3sweep::s3::{CredentialSource, LeanClient, RequestSettings, StaticCredentials, SweepClient};
+use s3sweep::s3::{CredentialSource, RequestSettings, StaticCredentials, SweepClient};
 
 const DIRECTORY_BUCKET: &str = "lean-test--lab1-az1--x-s3";
 const GENERAL_BUCKET: &str = "lean-general";
@@ -108,8 +108,9 @@ async fn a_wrong_secret_is_refused_with_the_same_kind_as_the_sdk_path() {
         }),
         ..wrong
     };
-    let client = SweepClient::new(wrong.clone()).await.unwrap();
-    let lean = LeanClient::new(wrong, read_settings()).await.unwrap();
+    let client = s3sweep::sweep_client(wrong.clone()).await.unwrap();
+    // Its own client of the same options (its own transport and sessions).
+    let lean = s3sweep::sweep_client(wrong).await.unwrap().lean(read_settings());
     for bucket in [GENERAL_BUCKET, DIRECTORY_BUCKET] {
         let key = "test/0/vectors";
         let sdk = get_one(&client.reader(read_settings()), bucket, key, Duration::from_secs(10)).await;

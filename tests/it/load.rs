@@ -18,7 +18,6 @@ use crate::common::{self, options, LabBuilder};
 use bytes::Bytes;
 use s3sweep::engine::{self, Quiet};
 use s3sweep::plan::Plan;
-use s3sweep::s3::SweepClient;
 use s3sweep::sys::limits;
 use s3sweep::sys::usage;
 
@@ -38,7 +37,7 @@ async fn load(requests: u32, workers: u32, max_rss_growth_mib: u64, limit: Durat
     for i in 0..requests {
         server.store().insert("load-bucket", &format!("load/{i}"), body.clone());
     }
-    let client = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
+    let client = s3sweep::sweep_client(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     let plan = Plan::from_json(&format!(

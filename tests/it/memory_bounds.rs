@@ -216,7 +216,7 @@ async fn empty_objects_with_long_keys_are_refused_past_a_tiny_cap() {
     use futures_util::StreamExt;
     let serve = Serve::start(&["abuse=none"], &["--max-store-bytes", "1048576"]);
     let started = vm_hwm_kib(serve.child.id());
-    let client = s3sweep::s3::SweepClient::new(crate::common::lab::client_options(&serve.endpoint))
+    let client = s3sweep::sweep_client(crate::common::lab::client_options(&serve.endpoint))
         .await
         .unwrap();
     let s3 = client.s3(crate::common::seed_settings());

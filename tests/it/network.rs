@@ -19,7 +19,6 @@ use s3sweep::model::{CeilingSource, Figure, FigureName, ProbeObjectKind, SweepRe
 use s3sweep::plan::Plan;
 use s3sweep::render::{render_tables, Style};
 use s3sweep::s3::seed::{object_body, seed_probe_object};
-use s3sweep::s3::SweepClient;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -182,7 +181,7 @@ async fn lab_with_objects(count: u32, probe_mib: Option<u64>) -> RunningServer {
 
 pub(crate) async fn sweep(endpoint: &str, request: &str) -> SweepResult {
     let plan = Plan::from_json(request).unwrap();
-    let client = SweepClient::new(lab::client_options(endpoint)).await.unwrap();
+    let client = s3sweep::sweep_client(lab::client_options(endpoint)).await.unwrap();
     let mut result = engine::run(&client.session(&plan), &plan, &common::options(), Arc::new(Quiet)).await;
     analyse(&mut result, &Thresholds::default());
     result
@@ -456,7 +455,7 @@ async fn the_pool_retires_idle_connections_before_the_server_would() {
     let request = r#"{"buckets": ["net-bucket"], "object_count": 20, "workers": [2], "pool_connections": 2,
         "warmup": false, "pool_idle_timeout_ms": 200}"#;
     let plan = Plan::from_json(request).unwrap();
-    let client = SweepClient::new(lab::client_options(&endpoint)).await.unwrap();
+    let client = s3sweep::sweep_client(lab::client_options(&endpoint)).await.unwrap();
     // One session for both runs: its pool is what the pause tests.
     let session = client.session(&plan);
     let first = engine::run(&session, &plan, &common::options(), Arc::new(Quiet)).await;

@@ -25,7 +25,7 @@ fn tmp_dir(name: &str) -> std::path::PathBuf {
 }
 
 async fn lab_client(endpoint: &str) -> SweepClient {
-    SweepClient::new(crate::common::lab::client_options(endpoint))
+    s3sweep::sweep_client(crate::common::lab::client_options(endpoint))
         .await
         .unwrap()
 }

@@ -38,7 +38,7 @@ async fn scripted(status: &'static str, head: &'static str) -> Chunked {
 }
 
 async fn client(endpoint: &str) -> SweepClient {
-    SweepClient::new(crate::common::lab::client_options(endpoint))
+    s3sweep::sweep_client(crate::common::lab::client_options(endpoint))
         .await
         .unwrap()
 }

@@ -47,7 +47,7 @@ pub(crate) fn fanout_env(rt: &Runtime, more: &[(&'static str, &str)]) -> Vec<(&'
 
 /// A bucket `name` made empty in the lab at `endpoint`, for results.
 async fn results_bucket(endpoint: &str, name: &str) -> SweepClient {
-    let client = SweepClient::new(crate::common::lab::client_options(endpoint))
+    let client = s3sweep::sweep_client(crate::common::lab::client_options(endpoint))
         .await
         .unwrap();
     client

@@ -150,7 +150,7 @@ fn fails(args: &[&str]) -> String {
     let out = run_bounded(Command::new(BIN).args(args));
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!out.status.success(), "{args:?} succeeded");
-    assert_ne!(out.status.code(), Some(101), "a panic:\n{stderr}");
+    assert_eq!(out.status.code(), Some(2), "a usage error's status:\n{stderr}");
     stderr
 }
 

@@ -413,7 +413,9 @@ async fn each_get_names_its_connection_as_many_as_the_row_opened_none_shared_at_
         .await;
     for name in ["sdk", "lean"] {
         // Its own client: every connection of the row is opened in the row.
-        let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
+        let client = s3sweep::sweep_client(lab::client_options(server.endpoint()))
+            .await
+            .unwrap();
         let file = TempFile::new("timeline", &format!("conn-{name}.csv"));
         let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet), false).unwrap());
         let plan = Plan::from_json(&format!(
@@ -520,7 +522,9 @@ async fn a_retried_gets_attempts_each_have_their_times_and_connection() {
     // average, of 60).
     slow_down(&server, 0.3);
     for name in ["sdk", "lean"] {
-        let client = SweepClient::new(lab::client_options(server.endpoint())).await.unwrap();
+        let client = s3sweep::sweep_client(lab::client_options(server.endpoint()))
+            .await
+            .unwrap();
         let file = TempFile::new("timeline", &format!("attempts-{name}.csv"));
         let log = Arc::new(RequestsLog::create(&file.0, 1 << 30, Arc::new(Quiet), false).unwrap());
         let plan = Plan::from_json(&format!(

@@ -98,13 +98,13 @@ async fn first_byte_follows_the_delay_line_and_client_work_is_apart() {
     let _one = common::one_at_a_time_async().await;
     let bucket = "wire-bucket";
     let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
-    let direct = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
+    let direct = s3sweep::sweep_client(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     seed_with(&direct, &seed_spec(bucket, "w/{i}", OBJECTS, 4096)).await;
     let upstream: SocketAddr = server.endpoint().trim_start_matches("http://").parse().unwrap();
     let line = delay_line(upstream, ONE_WAY).await;
-    let client = SweepClient::new(crate::common::lab::client_options(format!("http://{line}")))
+    let client = s3sweep::sweep_client(crate::common::lab::client_options(format!("http://{line}")))
         .await
         .unwrap();
     let rtt_ms = 2.0 * ONE_WAY.as_secs_f64() * 1000.0;
@@ -165,13 +165,13 @@ async fn a_wait_for_a_connection_inside_the_http_client_is_not_first_byte() {
     // at the wire is still one round trip; from the call it is two.
     let bucket = "wait-bucket";
     let server = LabBuilder::new().bucket(bucket, LatencyProfile::None).server().await;
-    let direct = SweepClient::new(crate::common::lab::client_options(server.endpoint()))
+    let direct = s3sweep::sweep_client(crate::common::lab::client_options(server.endpoint()))
         .await
         .unwrap();
     seed_with(&direct, &seed_spec(bucket, "w/{i}", 4, 4096)).await;
     let upstream: SocketAddr = server.endpoint().trim_start_matches("http://").parse().unwrap();
     let line = delay_line(upstream, ONE_WAY).await;
-    let client = SweepClient::new(crate::common::lab::client_options(format!("http://{line}")))
+    let client = s3sweep::sweep_client(crate::common::lab::client_options(format!("http://{line}")))
         .await
         .unwrap();
     let session = client.session_with(

@@ -164,7 +164,7 @@ pub struct Function {
 impl Function {
     /// Builds the S3 client from the settings (once per execution environment).
     pub async fn new(settings: FunctionSettings) -> Result<Self, ClientError> {
-        let client = SweepClient::new(settings.client.clone()).await?;
+        let client = s3sweep_aws::sweep_client(settings.client.clone()).await?;
         let invoker = Invoker::new(&settings.fanout).await;
         Ok(Self::with_client(client, settings).with_invoker(invoker))
     }

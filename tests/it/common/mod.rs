@@ -50,7 +50,7 @@ pub(crate) use serve::Serve;
 
 /// A client of `server` (its CA trusted when it serves HTTPS).
 pub(crate) async fn client_of(server: &RunningServer) -> SweepClient {
-    SweepClient::new(lab::client_options_for(server))
+    s3sweep::sweep_client(lab::client_options_for(server))
         .await
         .expect("the client builds")
 }

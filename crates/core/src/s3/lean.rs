@@ -36,7 +36,7 @@ use crate::transport::{current_probe, Lane};
 
 use super::errors::{self, Failure, Origin};
 use super::express::ReadOnlySessions;
-use super::{ClientError, ClientOptions, RequestSettings, SweepClient};
+use super::RequestSettings;
 
 /// The header S3 Express takes the session token in.
 const SESSION_TOKEN_HEADER: &str = "x-amz-s3session-token";
@@ -65,7 +65,7 @@ const RETRIED_CODES: [&str; 8] = [
 const RETRIED_STATUSES: [u16; 4] = [500, 502, 503, 504];
 
 /// The lean client: signed GETs on one lane of a transport, with the credentials and
-/// S3 Express sessions of its [`SweepClient`] or sweep session. Cheap to clone.
+/// S3 Express sessions of its [`super::SweepClient`] or sweep session. Cheap to clone.
 #[derive(Clone)]
 pub struct LeanClient {
     lane: Lane,
@@ -87,13 +87,7 @@ impl std::fmt::Debug for LeanClient {
 }
 
 impl LeanClient {
-    /// A lean client built from the same options as [`SweepClient::new`] (its own
-    /// transport), with the retries and timeouts of `settings`.
-    pub async fn new(options: ClientOptions, settings: RequestSettings) -> Result<Self, ClientError> {
-        Ok(SweepClient::new(options).await?.lean(settings))
-    }
-
-    /// Built by [`SweepClient::lean`].
+    /// Built by [`super::SweepClient::lean`].
     pub(crate) fn from_parts(
         lane: Lane,
         endpoint: Option<String>,

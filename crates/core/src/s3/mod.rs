@@ -32,8 +32,9 @@ use std::time::Duration;
 
 use aws_sdk_s3::config::retry::RetryConfig;
 use aws_sdk_s3::config::timeout::TimeoutConfig;
-use aws_sdk_s3::config::{BehaviorVersion, Region, RequestChecksumCalculation};
+use aws_sdk_s3::config::{Region, RequestChecksumCalculation};
 use aws_sdk_s3::config::{ResponseChecksumValidation, StalledStreamProtectionConfig};
+use aws_types::SdkConfig;
 
 use crate::transport::{Transport, TransportSettings, TrustError};
 
@@ -193,9 +194,13 @@ pub struct SweepClient {
 const SESSION_SETTINGS: RequestSettings = RequestSettings::maintenance(Duration::from_secs(10));
 
 impl SweepClient {
-    /// Builds the client: region and credentials from `options`, the transport with
-    /// default settings (each sweep's session has its own).
-    pub async fn new(options: ClientOptions) -> Result<Self, ClientError> {
+    /// The first half of building the client: `options` checked, the transport made
+    /// with default settings (each sweep's session has its own). The AWS shared
+    /// configuration (the credential chain, the region) is loaded by the crate above
+    /// that owns aws-config (`s3sweep_aws::sweep_client`) over [`Prepared::http_client`],
+    /// then given to [`Prepared::finish`]: the core builds without aws-config, so the
+    /// CLI's build and the function's share it.
+    pub fn prepare(options: ClientOptions) -> Result<Prepared, ClientError> {
         if let Some(url) = &options.endpoint {
             validate_endpoint(url)?;
         }
@@ -203,56 +208,7 @@ impl SweepClient {
             check_region(region, "--region or the request")?;
         }
         let transport = Transport::with_ca_file(TransportSettings::default(), options.ca_file.as_deref())?;
-        let mut loader = aws_config::defaults(BehaviorVersion::latest()).http_client(transport.http_client());
-        if let Some(region) = &options.region {
-            loader = loader.region(Region::new(region.clone()));
-        }
-        if let CredentialSource::Static(keys) = &options.credentials {
-            loader = loader.credentials_provider(aws_credential_types::Credentials::new(
-                keys.access_key_id.clone(),
-                keys.secret_access_key.clone(),
-                None,
-                None,
-                keys.provider_name,
-            ));
-        }
-        let shared = loader.load().await;
-        let region = shared
-            .region()
-            .map(|r| r.to_string())
-            .unwrap_or_else(|| "us-east-1".to_string());
-        // The chain's region (AWS_REGION, a profile) is checked as a given one is.
-        check_region(&region, "AWS_REGION or the profile's region")?;
-        let mut builder = aws_sdk_s3::config::Builder::from(&shared)
-            .region(Region::new(region.clone()))
-            // Bodies are counted, not checked: a CRC per GET is client CPU the seed's
-            // question is not about, and S3 only returns checksums when asked.
-            .response_checksum_validation(ResponseChecksumValidation::WhenRequired)
-            .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
-            // Our own timeouts bound every body; the SDK's stall detector would add a
-            // second, differently defined one.
-            .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
-            // The SDK's rules, cached per bucket rather than per object ([`endpoint`]).
-            .endpoint_resolver(endpoint::KeyBlindCache::default());
-        if let Some(url) = &options.endpoint {
-            builder = builder.endpoint_url(url).force_path_style(true);
-        }
-        let base = builder.build();
-        let sessions = Arc::new(ReadOnlySessions::new(aws_sdk_s3::Client::from_conf(with_settings(
-            &base,
-            SESSION_SETTINGS,
-        ))));
-        Ok(SweepClient {
-            base,
-            transport,
-            endpoint: options.endpoint,
-            region,
-            credentials: options.credentials.name(),
-            derived: Arc::new(Mutex::new(None)),
-            readers: Arc::new(Mutex::new(None)),
-            sessions,
-            provider: shared.credentials_provider(),
-        })
+        Ok(Prepared { options, transport })
     }
 
     /// The client's own transport (seeding, cleaning, the lean client of
@@ -311,6 +267,83 @@ impl SweepClient {
     pub fn reader(&self, settings: RequestSettings) -> aws_sdk_s3::Client {
         cached(&self.readers, settings, || {
             reader_config(&self.base, settings, &self.sessions)
+        })
+    }
+}
+
+/// A client half built ([`SweepClient::prepare`]): its options checked and its
+/// transport made, waiting for the AWS shared configuration.
+#[derive(Debug)]
+pub struct Prepared {
+    options: ClientOptions,
+    transport: Transport,
+}
+
+impl Prepared {
+    /// The HTTP client the shared configuration's own calls (credentials from STS,
+    /// SSO or the instance's metadata) go through: the client's transport.
+    pub fn http_client(&self) -> aws_smithy_runtime_api::client::http::SharedHttpClient {
+        self.transport.http_client()
+    }
+
+    /// The region the options give (`None`: the chain's).
+    pub fn region(&self) -> Option<Region> {
+        self.options.region.clone().map(Region::new)
+    }
+
+    /// The static keys the options give (`None`: the chain's credentials).
+    pub fn static_credentials(&self) -> Option<aws_credential_types::Credentials> {
+        match &self.options.credentials {
+            CredentialSource::Static(keys) => Some(aws_credential_types::Credentials::new(
+                keys.access_key_id.clone(),
+                keys.secret_access_key.clone(),
+                None,
+                None,
+                keys.provider_name,
+            )),
+            CredentialSource::Chain => None,
+        }
+    }
+
+    /// The client, from the shared configuration loaded with [`Self::http_client`],
+    /// [`Self::region`] and [`Self::static_credentials`].
+    pub fn finish(self, shared: &SdkConfig) -> Result<SweepClient, ClientError> {
+        let Prepared { options, transport } = self;
+        let region = shared
+            .region()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|| "us-east-1".to_string());
+        // The chain's region (AWS_REGION, a profile) is checked as a given one is.
+        check_region(&region, "AWS_REGION or the profile's region")?;
+        let mut builder = aws_sdk_s3::config::Builder::from(shared)
+            .region(Region::new(region.clone()))
+            // Bodies are counted, not checked: a CRC per GET is client CPU the seed's
+            // question is not about, and S3 only returns checksums when asked.
+            .response_checksum_validation(ResponseChecksumValidation::WhenRequired)
+            .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
+            // Our own timeouts bound every body; the SDK's stall detector would add a
+            // second, differently defined one.
+            .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
+            // The SDK's rules, cached per bucket rather than per object ([`endpoint`]).
+            .endpoint_resolver(endpoint::KeyBlindCache::default());
+        if let Some(url) = &options.endpoint {
+            builder = builder.endpoint_url(url).force_path_style(true);
+        }
+        let base = builder.build();
+        let sessions = Arc::new(ReadOnlySessions::new(aws_sdk_s3::Client::from_conf(with_settings(
+            &base,
+            SESSION_SETTINGS,
+        ))));
+        Ok(SweepClient {
+            base,
+            transport,
+            endpoint: options.endpoint,
+            region,
+            credentials: options.credentials.name(),
+            derived: Arc::new(Mutex::new(None)),
+            readers: Arc::new(Mutex::new(None)),
+            sessions,
+            provider: shared.credentials_provider(),
         })
     }
 }

@@ -175,13 +175,23 @@ mod tests {
             secret_access_key: "secret".into(),
             provider_name: "test",
         });
-        SweepClient::new(ClientOptions::for_endpoint(
+        let prepared = SweepClient::prepare(ClientOptions::for_endpoint(
             Some("http://127.0.0.1:9".into()),
             None,
             keys,
         ))
-        .await
-        .unwrap()
+        .unwrap();
+        // What aws-config's loader gives for static keys and a region, by hand: the
+        // core has no aws-config.
+        let shared = aws_types::SdkConfig::builder()
+            .region(prepared.region())
+            .credentials_provider(aws_credential_types::provider::SharedCredentialsProvider::new(
+                prepared.static_credentials().unwrap(),
+            ))
+            .http_client(prepared.http_client())
+            .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
+            .build();
+        prepared.finish(&shared).unwrap()
     }
 
     #[test]
