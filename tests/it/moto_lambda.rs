@@ -15,7 +15,7 @@
 use crate::common::lambda_api::lambda_client;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -56,13 +56,26 @@ fn python() -> Option<PathBuf> {
 }
 
 impl Moto {
+    /// moto's server on a free port. The port is picked by binding port 0 and letting
+    /// it go, so another test's server or client may take it before moto binds it:
+    /// moto then exits, and a connect may even reach the other listener. So moto is
+    /// ready when it is still running and its own API answers; if it exited, it is
+    /// started again on another port (3 tries).
     fn start(python: PathBuf) -> Moto {
+        for _ in 0..3 {
+            if let Some(moto) = Moto::try_start(&python) {
+                return moto;
+            }
+        }
+        panic!("moto's server exited at start on 3 free ports in a row");
+    }
+
+    /// One start: `None` when moto exited before it answered (its port was taken).
+    fn try_start(python: &Path) -> Option<Moto> {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        // Its own empty folder as the working directory: nothing there can shadow a
-        // module of Python's standard library.
         let dir = std::env::temp_dir().join(format!("s3sweep-moto-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let child = Command::new(&python)
+        let child = Command::new(python)
             .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
             .current_dir(&dir)
             .stdin(Stdio::null())
@@ -71,24 +84,28 @@ impl Moto {
             .process_group(0)
             .spawn()
             .expect("moto's server starts");
-        let moto = Moto {
+        let mut moto = Moto {
             child,
             endpoint: format!("http://127.0.0.1:{port}"),
-            python,
+            python: python.to_path_buf(),
             dir,
         };
         let start = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        loop {
+            if moto.child.try_wait().unwrap().is_some() {
+                return None;
+            }
+            if moto_api_answers(port) {
+                return Some(moto);
+            }
             assert!(
                 start.elapsed() < Duration::from_secs(60),
-                "moto did not listen within 60 s"
+                "moto did not answer within 60 s"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
-        moto
     }
 
-    /// Runs a Python snippet with boto3 (moto's dependency) against the server.
     pub(crate) fn python(&self, code: &str) -> String {
         let prelude = format!(
             "import boto3, io, json, zipfile, urllib.request\n\
@@ -127,6 +144,22 @@ impl Moto {
              print(json.dumps([c['MemorySize'], c['Description'], v]))\n",
         )
     }
+}
+
+/// Whether moto's own API (`GET /moto-api/data.json`) answers 200 on `port`: a
+/// listener that is not moto (another test's server on a reused port) does not.
+fn moto_api_answers(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut tcp) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
+    let ask = format!("GET /moto-api/data.json HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    let mut head = [0u8; 12];
+    tcp.write_all(ask.as_bytes()).is_ok()
+        && tcp.read_exact(&mut head).is_ok()
+        && head.starts_with(b"HTTP/1.")
+        && &head[9..12] == b"200"
 }
 
 pub(crate) fn moto() -> Option<Moto> {
