@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::model::{ResultsWrites, SweepResult};
-use crate::s3::results::{ResultsWriter, MAX_WRITE_TIME};
+use crate::s3::results::{ResultsError, ResultsWriter, MAX_WRITE_TIME};
 
 use super::Deadline;
 
@@ -60,8 +60,13 @@ impl ResultsLog {
             ..self.writes()
         });
         let outcome = self.writer.put(result, self.time_left()).await;
+        self.count("the result", outcome);
+    }
+
+    /// Counts one write's `outcome` in the tally, warning when `what` failed.
+    fn count(&self, what: &str, outcome: Result<(), ResultsError>) {
         if let Err(e) = &outcome {
-            tracing::warn!(error = %e, "the result could not be written to S3");
+            tracing::warn!(error = %e, "{what} could not be written to S3");
         }
         self.writes
             .lock()
@@ -75,13 +80,7 @@ impl ResultsLog {
     pub async fn put_beside(&self, result: &mut SweepResult, extension: &str, body: Vec<u8>, content_type: &str) {
         let writer = self.writer.beside(extension);
         let outcome = writer.put_bytes(body, content_type, self.time_left()).await;
-        if let Err(e) = &outcome {
-            tracing::warn!(error = %e, "the page could not be written to S3");
-        }
-        self.writes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .add(outcome.map_err(|e| e.to_string()));
+        self.count("the page", outcome);
         result.results_writes = Some(ResultsWrites {
             complete: true,
             ..self.writes()

@@ -137,7 +137,7 @@ impl ResultsWriter {
     }
 
     /// Writes `result` as JSON within `limit` (at most [`MAX_WRITE_TIME`]). The error
-    /// is a message naming the object and what failed.
+    /// names the object and what failed.
     pub async fn put(&self, result: &SweepResult, limit: Duration) -> Result<(), ResultsError> {
         let body = serde_json::to_vec(result)?;
         self.put_bytes(body, "application/json", limit).await
