@@ -40,7 +40,7 @@ pub enum BadLine {
 
 /// Every bad line of a NIC table file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+#[error("{}", crate::each_named(&.0))]
 pub struct BadLines(pub Vec<BadLine>);
 
 /// Mbit/s in MiB/s.

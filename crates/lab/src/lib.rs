@@ -88,6 +88,12 @@ pub use store::{GetTally, MemStore, StoreLimits};
 // the function reaches a lab without depending on it.
 pub use crate::s3::lab_client::{client_options, credentials, LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY};
 
+/// `items`' texts joined with `; `: the message of an error that names every problem
+/// it found (the NIC's, the network's, a NIC table's bad lines).
+pub(crate) fn each_named<T: std::fmt::Display>(items: &[T]) -> String {
+    items.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}
+
 /// Client options for a running lab: its endpoint, and its CA when it serves HTTPS.
 pub fn client_options_for(server: &RunningServer) -> ClientOptions {
     client_options(server.endpoint()).with_ca_file(server.ca_file().map(Path::to_path_buf))

@@ -57,7 +57,7 @@ pub enum NetworkProblem {
 
 /// Every setting of a [`NetworkConfig`] the lab refuses.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+#[error("{}", crate::each_named(&.0))]
 pub struct NetworkError(pub Vec<NetworkProblem>);
 
 impl NetworkConfig {

@@ -116,7 +116,7 @@ pub enum NicProblem {
 
 /// Every setting of a [`NicConfig`] the lab refuses.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+#[error("{}", crate::each_named(&.0))]
 pub struct NicError(pub Vec<NicProblem>);
 
 impl NicConfig {
