@@ -75,6 +75,8 @@ impl Moto {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let dir = std::env::temp_dir().join(format!("s3sweep-moto-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        // Its own empty folder as the working directory: nothing there can shadow a
+        // module of Python's standard library.
         let child = Command::new(python)
             .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
             .current_dir(&dir)
@@ -106,6 +108,7 @@ impl Moto {
         }
     }
 
+    /// Runs a Python snippet with boto3 (moto's dependency) against the server.
     pub(crate) fn python(&self, code: &str) -> String {
         let prelude = format!(
             "import boto3, io, json, zipfile, urllib.request\n\
