@@ -9,7 +9,7 @@ endif
 
 # Every venv of the Makefile is made, and filled from its pins, by uv: the same packages
 # pip would install, in about a tenth of its CPU (pip's resolving and unpacking took
-# about 120 s of CPU on a 2-core machine, beside `make test`'s build; uv about 10 s,
+# about 120 s of CPU on a 2-core machine, beside `make test`'s build; uv about 20 s,
 # docs/testing.md). uv itself comes from PyPI, pinned, into a venv of its own made by
 # python3's venv and pip. Each venv still has pip (`--seed`) for a user's own installs.
 # uv trusts the system's certificates as pip does, uses the wheels in PIP_FIND_LINKS
